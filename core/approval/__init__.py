@@ -1,0 +1,1 @@
+"""The approval ladder: categories, levels and (later) the gate."""

@@ -1,0 +1,48 @@
+"""What every command can reach: the boot context, or the reason boot failed."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import attrs
+import typer
+
+from atomic_agent.config.app_config import AppConfig
+from atomic_agent.config.config_errors import ConfigError
+from atomic_agent.plugin_host.plugin_host import PluginHost
+from atomic_agent.runtime.boot_context import BootContext
+
+
+@attrs.define
+class CliState:
+    """Held in the click context; a failed boot is reported when a command needs config."""
+
+    host: PluginHost
+    boot_context: BootContext | None
+    boot_error: ConfigError | None
+    state_dir: Path | None
+
+    def require(self) -> BootContext:
+        if self.boot_context is None:
+            fail(str(self.boot_error) if self.boot_error else "atomic-agent did not boot")
+        assert self.boot_context is not None
+        return self.boot_context
+
+    @property
+    def config(self) -> AppConfig:
+        return self.require().config
+
+
+def current_cli_state(ctx: typer.Context) -> CliState:
+    """The CliState of the command being run; commands take `ctx: typer.Context` for it."""
+    state = ctx.find_object(CliState)
+    if state is None:
+        raise RuntimeError("atomic-agent CLI state is missing: run commands through atomic_agent.cli.main")
+    return state
+
+
+def fail(message: str, code: int = 2) -> None:
+    """Print a one-paragraph error on stderr and exit non-zero (no traceback)."""
+    print(f"atomic-agent: {message}", file=sys.stderr)
+    raise typer.Exit(code)

@@ -1,0 +1,63 @@
+"""`atomic-agent config path|show|get KEY|set KEY VALUE`."""
+
+from __future__ import annotations
+
+import json
+
+import typer
+
+from atomic_agent.cli.cli_state import current_cli_state, fail
+from atomic_agent.cli.output_format import print_json
+
+config_app = typer.Typer(no_args_is_help=True)
+
+
+@config_app.command("path")
+def config_path_command(ctx: typer.Context) -> None:
+    """Print the path of config.json."""
+    from atomic_agent.config.config_file import config_path
+    from atomic_agent.config.state_dir import resolve_state_dir
+
+    state = current_cli_state(ctx)
+    print(config_path(state.state_dir or resolve_state_dir()))
+
+
+@config_app.command("show")
+def config_show_command(ctx: typer.Context) -> None:
+    """Print the effective config (file values, defaults and env overrides) as JSON."""
+    from atomic_agent.config.config_file import render_config
+
+    cfg = current_cli_state(ctx).config
+    print(render_config(cfg.version, cfg.blocks, cfg.unknown_blocks), end="")
+
+
+@config_app.command("get")
+def config_get_command(ctx: typer.Context, key: str) -> None:
+    """Print one value, e.g. `agent.approvalLevel`."""
+    from atomic_agent.config.config_errors import ConfigError
+    from atomic_agent.config.config_file import render_config
+    from atomic_agent.config.config_keys import get_key
+
+    cfg = current_cli_state(ctx).config
+    effective = json.loads(render_config(cfg.version, cfg.blocks, cfg.unknown_blocks))
+    try:
+        value = get_key(effective, key)
+    except ConfigError as exc:
+        fail(str(exc))
+    print_json(value) if isinstance(value, (dict, list)) else print(json.dumps(value) if not isinstance(value, str) else value)
+
+
+@config_app.command("set")
+def config_set_command(ctx: typer.Context, key: str, value: str) -> None:
+    """Set one value (VALUE is parsed as JSON when it can be) and validate the whole file."""
+    from atomic_agent.config.config_errors import ConfigError
+    from atomic_agent.config.config_file import read_raw_config, save_raw_config
+    from atomic_agent.config.config_keys import parse_value, set_key
+
+    ctx = current_cli_state(ctx).require()
+    try:
+        raw = read_raw_config(ctx.config.path)
+        save_raw_config(ctx.config.path, set_key(raw, key, parse_value(value)), ctx.config_blocks)
+    except ConfigError as exc:
+        fail(str(exc))
+    print(f"{key} = {value}")

@@ -1,0 +1,78 @@
+"""Entry point of `atomic-agent`: boot, compose the typer app from plugins, run it."""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Sequence
+
+from atomic_agent import __version__
+
+
+def _pre_parse_state_dir(argv: Sequence[str]) -> str | None:
+    """--state-dir must be known before plugins load (config decides which ones do)."""
+    for i, arg in enumerate(argv):
+        if arg == "--state-dir" and i + 1 < len(argv):
+            return argv[i + 1]
+        if arg.startswith("--state-dir="):
+            return arg.split("=", 1)[1]
+        if arg == "--":
+            break
+    return None
+
+
+def build_app(state: object) -> object:
+    import typer
+
+    from atomic_agent.cli.config_command import config_app
+    from atomic_agent.cli.plugins_command import plugins_command
+
+    app = typer.Typer(name="atomic-agent", no_args_is_help=True, add_completion=False,
+                      help="A local operator agent runtime: llama-server, tools, approvals, memory.",
+                      context_settings={"obj": state, "help_option_names": ["-h", "--help"]},
+                      pretty_exceptions_enable=False, rich_markup_mode=None)
+
+    @app.callback()
+    def root(
+        state_dir: str = typer.Option(None, "--state-dir", help="State directory (default: $ATOMIC_AGENT_STATE_DIR or the user data dir)."),
+        version: bool = typer.Option(False, "--version", help="Print the version and exit.", is_eager=True),
+    ) -> None:
+        """atomic-agent: a local operator agent runtime."""
+        if version:
+            print(f"atomic-agent {__version__}")
+            raise typer.Exit(0)
+
+    app.command("plugins", help="List every plugin: name, distribution, hooks, status.")(plugins_command)
+    app.add_typer(config_app, name="config", help="Show and change config.json.")
+    state.host.hook.register_commands(app=app)  # type: ignore[attr-defined]
+    return app
+
+
+def main(argv: Sequence[str] | None = None) -> None:
+    args = list(sys.argv[1:] if argv is None else argv)
+    if args == ["--version"]:
+        print(f"atomic-agent {__version__}")
+        return
+    from atomic_agent.cli.cli_state import CliState
+    from atomic_agent.config.config_errors import ConfigError
+    from atomic_agent.plugin_host.plugin_host import build_plugin_host
+    from atomic_agent.runtime.boot_context import boot
+
+    state_dir = _pre_parse_state_dir(args)
+    try:
+        ctx = boot(state_dir)
+        state = CliState(host=ctx.host, boot_context=ctx, boot_error=None, state_dir=ctx.state_dir)
+    except ConfigError as exc:
+        state = CliState(host=build_plugin_host(), boot_context=None, boot_error=exc, state_dir=None)
+        if not _is_help(args):
+            print(f"atomic-agent: {exc}", file=sys.stderr)
+            sys.exit(2)
+    app = build_app(state)
+    app(args=args, prog_name="atomic-agent")  # type: ignore[operator]
+
+
+def _is_help(args: Sequence[str]) -> bool:
+    return not args or "--help" in args or "-h" in args
+
+
+if __name__ == "__main__":
+    main()

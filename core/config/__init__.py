@@ -1,0 +1,1 @@
+"""config.json, the state dir, `.env` and environment overrides."""

@@ -1,0 +1,63 @@
+"""The single cattrs converter for config blocks: camelCase keys, unknown keys refused."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import attrs
+import cattrs
+from cattrs.gen import make_dict_structure_fn, make_dict_unstructure_fn, override
+
+from atomic_agent.config.field_naming import to_camel
+
+
+def _make_converter(forbid_extra_keys: bool) -> cattrs.Converter:
+    conv = cattrs.Converter(forbid_extra_keys=forbid_extra_keys)
+
+    def structure_factory(cls: type) -> Any:
+        overrides = {f.name: override(rename=to_camel(f.name)) for f in attrs.fields(cls)}
+        return make_dict_structure_fn(cls, conv, _cattrs_forbid_extra_keys=forbid_extra_keys, **overrides)
+
+    def unstructure_factory(cls: type) -> Any:
+        overrides = {f.name: override(rename=to_camel(f.name)) for f in attrs.fields(cls)}
+        return make_dict_unstructure_fn(cls, conv, **overrides)
+
+    conv.register_structure_hook_factory(attrs.has, structure_factory)
+    conv.register_unstructure_hook_factory(attrs.has, unstructure_factory)
+    return conv
+
+
+#: for files at or below the running version: a misspelled key is an error
+strict_converter = _make_converter(forbid_extra_keys=True)
+#: for files written by a newer build: keys this build does not know are ignored
+lenient_converter = _make_converter(forbid_extra_keys=False)
+
+
+def unstructure_block(value: object) -> dict[str, Any]:
+    return strict_converter.unstructure(value)
+
+
+def describe_structure_error(exc: Exception, block_key: str) -> tuple[str, str]:
+    """(location, problem) for a structuring failure, with camelCase `block.field` paths."""
+    leaf = _first_validator_error(exc)
+    if leaf is not None:
+        field = str(leaf).split(" ", 1)[0]
+        return f"{block_key}.{field}", str(leaf)
+    if isinstance(exc, cattrs.BaseValidationError):
+        messages = cattrs.transform_error(exc, path=block_key)
+    else:
+        messages = [f"{exc} @ {block_key}"]
+    problem, _, location = messages[0].partition(" @ ")
+    parts = location.split(".")
+    return ".".join([parts[0], *(to_camel(p) for p in parts[1:])]), problem
+
+
+def _first_validator_error(exc: BaseException) -> BaseException | None:
+    """attrs validators raise ValueError with our own message; cattrs nests it."""
+    if isinstance(exc, cattrs.BaseValidationError):
+        for inner in exc.exceptions:
+            found = _first_validator_error(inner)
+            if found is not None:
+                return found
+        return None
+    return exc if type(exc) is ValueError and " must be " in str(exc) else None

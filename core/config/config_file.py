@@ -1,0 +1,140 @@
+"""Reading, migrating, validating and writing `<state>/config.json`."""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from atomic_agent.config.app_config import AppConfig
+from atomic_agent.config.atomic_write import write_atomic
+from atomic_agent.config.config_converter import describe_structure_error, lenient_converter, strict_converter
+from atomic_agent.config.config_errors import ConfigError
+from atomic_agent.config.core_blocks import CORE_BLOCKS
+from atomic_agent.config.dotenv_file import DotenvLoadResult
+from atomic_agent.config.env_overrides import apply_env_overrides
+from atomic_agent.config.migrate_config import CONFIG_VERSION, migrate_raw
+from atomic_agent.records.config_block import ConfigBlock
+
+CONFIG_FILE = "config.json"
+RESERVED_KEYS = {"version", *CORE_BLOCKS}
+
+
+def config_path(state_dir: Path) -> Path:
+    return state_dir / CONFIG_FILE
+
+
+def read_raw_config(path: Path) -> dict[str, Any]:
+    """The parsed JSON object in `path` ({} when missing). Malformed JSON is a ConfigError."""
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        return {}
+    except OSError as exc:
+        raise ConfigError(path, "", f"cannot be read ({exc.strerror})", "Check the file's permissions") from exc
+    try:
+        raw = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise ConfigError(path, f"line {exc.lineno}, column {exc.colno}", f"is not valid JSON ({exc.msg})",
+                          "Fix the syntax, or delete the file to start again from defaults") from None
+    if not isinstance(raw, dict):
+        raise ConfigError(path, "top level", f"must be a JSON object, found {type(raw).__name__}",
+                          "Wrap the settings in { ... }")
+    version = raw.get("version", 1)
+    if isinstance(version, bool) or not isinstance(version, int) or version < 1:
+        raise ConfigError(path, "version", f"must be a positive integer, found {version!r}",
+                          f"Set it to {CONFIG_VERSION} (the version this build writes)")
+    return raw
+
+
+def _all_blocks(plugin_blocks: Mapping[str, ConfigBlock]) -> dict[str, tuple[type, Any]]:
+    blocks: dict[str, tuple[type, Any]] = {key: (cls, None) for key, cls in CORE_BLOCKS.items()}
+    for key, block in plugin_blocks.items():
+        if key in RESERVED_KEYS:
+            raise ConfigError(None, key, f"plugin {block.plugin!r} registers a reserved config key",
+                              "Rename the plugin's block")
+        blocks[key] = (block.cls, block.migrate)
+    return blocks
+
+
+def structure_blocks(raw: Mapping[str, Any], plugin_blocks: Mapping[str, ConfigBlock], path: Path | None,
+                     newer: bool = False) -> tuple[dict[str, Any], dict[str, Any]]:
+    """(structured known blocks, unknown blocks kept verbatim) for a migrated raw config."""
+    converter = lenient_converter if newer else strict_converter
+    structured: dict[str, Any] = {}
+    for key, (cls, migrate) in _all_blocks(plugin_blocks).items():
+        block_raw = raw.get(key, {})
+        if not isinstance(block_raw, dict):
+            raise ConfigError(path, key, f"must be an object, found {type(block_raw).__name__}",
+                              f"Write it as \"{key}\": {{ ... }}, or remove it to use defaults")
+        if migrate is not None:
+            block_raw = migrate(dict(block_raw))
+        try:
+            structured[key] = converter.structure(block_raw, cls)
+        except Exception as exc:  # cattrs and attrs validators both land here
+            location, problem = describe_structure_error(exc, key)
+            allowed = ", ".join(sorted(_camel_fields(cls)))
+            raise ConfigError(path, location, problem,
+                              f"Allowed keys in {key!r}: {allowed}; fix the value or remove it to use the default") from None
+    unknown = {k: v for k, v in raw.items() if k != "version" and k not in structured}
+    return structured, unknown
+
+
+def _camel_fields(cls: type) -> list[str]:
+    import attrs
+
+    from atomic_agent.config.field_naming import to_camel
+
+    return [to_camel(f.name) for f in attrs.fields(cls)]
+
+
+def render_config(version: int, blocks: Mapping[str, Any], unknown: Mapping[str, Any]) -> str:
+    body: dict[str, Any] = {"version": version}
+    for key in sorted(blocks):
+        body[key] = strict_converter.unstructure(blocks[key])
+    for key in sorted(unknown):
+        body[key] = unknown[key]
+    return json.dumps(body, indent=2, sort_keys=False) + "\n"
+
+
+def load_config(state_dir: Path, plugin_blocks: Mapping[str, ConfigBlock] | None = None,
+                environ: Mapping[str, str] | None = None, dotenv: DotenvLoadResult | None = None,
+                write: bool = True) -> AppConfig:
+    """Load config.json: migrate older files forward (atomic rewrite, one stderr line),
+    read newer ones with this build's schema without rewriting them, fill defaults,
+    keep unknown blocks, then apply `ATOMIC_AGENT_*` overrides (never written back)."""
+    env = os.environ if environ is None else environ
+    path = config_path(state_dir)
+    raw = read_raw_config(path)
+    exists = path.exists()
+    disk_version = int(raw.get("version", CONFIG_VERSION if not exists else 1))
+    newer = disk_version > CONFIG_VERSION
+    if not newer:
+        raw, from_v, to_v = migrate_raw({**raw, "version": disk_version})
+    else:
+        from_v = to_v = disk_version
+    structured, unknown = structure_blocks(raw, plugin_blocks or {}, path, newer=newer)
+    if write and not newer and (not exists or from_v < CONFIG_VERSION):
+        write_atomic(path, render_config(CONFIG_VERSION, structured, unknown), mode=0o600)
+        if exists:
+            print(f"atomic-agent: migrated config v{from_v} -> v{to_v} ({path})", file=sys.stderr)
+    with_env = {key: apply_env_overrides(block, env) for key, block in structured.items()}
+    return AppConfig(state_dir=state_dir, path=path, version=disk_version if newer else CONFIG_VERSION,
+                     blocks=with_env, unknown_blocks=unknown, dotenv=dotenv)
+
+
+def save_raw_config(path: Path, raw: Mapping[str, Any], plugin_blocks: Mapping[str, ConfigBlock]) -> None:
+    """Validate and write a raw config; the version on disk is never lowered."""
+    disk = read_raw_config(path)
+    version = max(int(disk.get("version", CONFIG_VERSION)), int(raw.get("version", CONFIG_VERSION)), CONFIG_VERSION)
+    newer = version > CONFIG_VERSION
+    structured, unknown = structure_blocks(raw, plugin_blocks, path, newer=newer)
+    if newer:
+        # keep every key of a newer build's file verbatim; only validated values change
+        body = {**raw, "version": version}
+        write_atomic(path, json.dumps(body, indent=2) + "\n", mode=0o600)
+        return
+    write_atomic(path, render_config(version, structured, unknown), mode=0o600)

@@ -1,0 +1,47 @@
+"""The config blocks the core owns: agent, plugins, tracing. Plugins add their own."""
+
+from __future__ import annotations
+
+import attrs
+
+from atomic_agent.config.config_fields import int_field, value_field
+
+
+@attrs.frozen
+class AgentConfig:
+    """How the agent loop behaves. Loop-detector thresholds are env-only (see loop_detector)."""
+
+    approval_level: int = int_field(1, 1, 5)
+    max_steps: int = int_field(24, 1, 500, env="ATOMIC_AGENT_MAX_STEPS", clamp=True)
+    max_parallel_tool_calls: int = int_field(8, 1, 16, env="ATOMIC_AGENT_MAX_PARALLEL_TOOL_CALLS", clamp=True)
+    batch_tool_result_char_cap: int = int_field(16000, 500, 1_000_000,
+                                                env="ATOMIC_AGENT_BATCH_TOOL_RESULT_CHAR_CAP", clamp=True)
+    loaded_tools_cap: int = int_field(6, 1, 64)
+    loaded_tools_max_tokens: int = int_field(1200, 100, 32000)
+    auto_expand_rare_on_error: bool = value_field(True)
+    token_budget: int = int_field(600, 0, 32000)
+    conversation_max_tokens: int = int_field(32000, 256, 1_000_000)
+    world_snapshot_max_tokens: int = int_field(8000, 64, 1_000_000)
+    tool_result_summary_chars: int = int_field(1200, 100, 100_000)
+
+
+@attrs.frozen
+class PluginsConfig:
+    """Which installed plugins not to load (names as `atomic-agent plugins` lists them)."""
+
+    disabled: tuple[str, ...] = value_field(())
+
+
+@attrs.frozen
+class TracingConfig:
+    """Per-session NDJSON traces under `<state>/traces/`."""
+
+    enabled: bool = value_field(True, env="ATOMIC_AGENT_TRACING")
+    max_bytes_per_session: int = int_field(10 * 1024 * 1024, 1024, 1 << 34)
+
+
+CORE_BLOCKS: dict[str, type] = {
+    "agent": AgentConfig,
+    "plugins": PluginsConfig,
+    "tracing": TracingConfig,
+}

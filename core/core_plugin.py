@@ -1,0 +1,18 @@
+"""The core's own hook implementations, registered before any entry-point plugin.
+
+They are essential: `ATOMIC_AGENT_PLUGINS` and `plugins.disabled` cannot switch them off.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from atomic_agent.hook_markers import hookimpl
+from atomic_agent.records.approval_category import ApprovalCategory
+
+
+@hookimpl
+def register_approval_categories() -> Iterable[ApprovalCategory]:
+    from atomic_agent.approval.standard_categories import STANDARD_CATEGORIES
+
+    return STANDARD_CATEGORIES

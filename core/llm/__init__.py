@@ -1,0 +1,1 @@
+"""Provider-neutral LLM vocabulary: requests, completions, the provider protocol, profiles."""

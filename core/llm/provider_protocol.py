@@ -1,0 +1,61 @@
+"""The protocol every text provider implements (llama-server, OpenAI-compatible, CLIs)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Protocol, runtime_checkable
+
+from atomic_agent.llm.completion import Completion, CompletionRequest
+from atomic_agent.records.provider_kind import ProviderCapabilities
+
+DeltaCallback = Callable[[str], None]
+
+
+@runtime_checkable
+class TextProvider(Protocol):
+    """A built provider. Errors are raised as `ProviderError` subclasses."""
+
+    capabilities: ProviderCapabilities
+    mode: str  # e.g. "managed" | "external" | "cloud" — reported in llm_unavailable
+
+    async def complete(self, request: CompletionRequest, on_delta: DeltaCallback | None = None) -> Completion:
+        """Run one completion; with `request.stream`, call `on_delta(text)` per chunk."""
+        ...
+
+    async def context_window(self) -> int | None:
+        """Tokens available to one request (llama-server: per-slot n_ctx), None if unknown."""
+        ...
+
+    async def total_slots(self) -> int:
+        """How many parallel slots the backend has (1 for providers without slots)."""
+        ...
+
+    async def count_tokens(self, text: str) -> int | None:
+        """Exact token count when the backend can tokenize, else None."""
+        ...
+
+    async def describe(self) -> dict[str, object]:
+        """Facts for profile detection: chat_template, model_alias, modalities."""
+        ...
+
+    def unavailable_hint(self) -> str:
+        """One sentence telling the user how to bring the backend up."""
+        ...
+
+    async def close(self) -> None: ...
+
+
+class ProviderError(Exception):
+    """A provider failed. `status` is the HTTP status, None for a network failure."""
+
+    def __init__(self, message: str, status: int | None = None, url: str | None = None,
+                 body: object = None, error_type: str | None = None) -> None:
+        super().__init__(message)
+        self.status = status
+        self.url = url
+        self.body = body
+        self.error_type = error_type
+
+
+class ProviderUnavailableError(ProviderError):
+    """The backend cannot be reached at all (connection refused, DNS, loading forever)."""

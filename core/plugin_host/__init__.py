@@ -1,0 +1,1 @@
+"""Discovering, selecting, loading and reporting plugins."""

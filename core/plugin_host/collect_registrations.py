@@ -1,0 +1,77 @@
+"""Call a registration hook plugin by plugin: stamp, validate, de-duplicate, sort.
+
+The one module that walks pluggy's hook implementations directly, so each record can be
+attributed to the plugin that returned it and a duplicate can name both plugins.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Callable
+from typing import Any, TypeVar
+
+import attrs
+
+from atomic_agent.plugin_host.plugin_host import PluginHost
+
+R = TypeVar("R")
+
+
+class DuplicateRegistrationError(ValueError):
+    """Two plugins registered the same name for the same kind of record."""
+
+
+def collect_records(host: PluginHost, hook_name: str, record_type: type[R], *,
+                    key: Callable[[R], str] = lambda r: r.name,  # type: ignore[attr-defined]
+                    **kwargs: Any) -> list[R]:
+    """Every record the plugins return from `hook_name`, sorted by key.
+
+    A plugin whose implementation raises or returns something that is not a
+    `record_type` is reported on stderr and its records are skipped; a duplicate name is
+    an error that names both plugins.
+    """
+    caller = getattr(host.pm.hook, hook_name)
+    by_key: dict[str, R] = {}
+    for impl in caller.get_hookimpls():
+        plugin_name = impl.plugin_name
+        try:
+            produced = impl.function(**{arg: kwargs[arg] for arg in impl.argnames})
+            records = list(produced or [])
+            for record in records:
+                if not isinstance(record, record_type):
+                    raise TypeError(f"{hook_name} returned {type(record).__name__}, "
+                                    f"expected {record_type.__name__}")
+        except Exception as exc:
+            print(f"atomic-agent: plugin {plugin_name!r} failed in {hook_name} and was skipped: "
+                  f"{type(exc).__name__}: {exc}", file=sys.stderr)
+            _mark_failed(host, plugin_name, hook_name, exc)
+            continue
+        for record in records:
+            if attrs.has(type(record)) and "plugin" in attrs.fields_dict(type(record)):
+                record = attrs.evolve(record, plugin=plugin_name)  # type: ignore[misc]
+            name = key(record)
+            if name in by_key:
+                other = getattr(by_key[name], "plugin", "?")
+                raise DuplicateRegistrationError(
+                    f"{record_type.__name__} {name!r} is registered by both plugin {other!r} and "
+                    f"plugin {plugin_name!r}; disable one of them in plugins.disabled")
+            by_key[name] = record
+    return [by_key[k] for k in sorted(by_key)]
+
+
+def _mark_failed(host: PluginHost, plugin_name: str, hook_name: str, exc: Exception) -> None:
+    report = host.reports.get(plugin_name)
+    if report is not None and report.status == "loaded":
+        report.status = "failed"
+        report.error = f"{hook_name}: {type(exc).__name__}: {exc}"
+
+
+def call_lifecycle(host: PluginHost, hook_name: str, **kwargs: Any) -> None:
+    """Call a lifecycle hook on every plugin in name order; one failure never stops the rest."""
+    caller = getattr(host.pm.hook, hook_name)
+    for impl in sorted(caller.get_hookimpls(), key=lambda i: i.plugin_name):
+        try:
+            impl.function(**{arg: kwargs[arg] for arg in impl.argnames})
+        except Exception as exc:
+            print(f"atomic-agent: plugin {impl.plugin_name!r} raised in {hook_name}: "
+                  f"{type(exc).__name__}: {exc}", file=sys.stderr)

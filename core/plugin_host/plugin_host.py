@@ -1,0 +1,144 @@
+"""The plugin manager factory: entry points in, a checked pluggy manager and reports out."""
+
+from __future__ import annotations
+
+import os
+import sys
+from collections.abc import Iterable, Mapping
+from importlib.metadata import EntryPoint, entry_points
+from typing import Any
+
+import pluggy
+
+from atomic_agent import hookspecs
+from atomic_agent.hook_markers import PROJECT_NAME
+from atomic_agent.plugin_host.plugin_report import PluginReport
+from atomic_agent.plugin_host.select_plugins import allowed_names, is_selected
+
+ENTRY_POINT_GROUP = "atomic_agent"
+CORE_PLUGIN_NAME = "core"
+STRICT_ENV = "ATOMIC_AGENT_STRICT_PLUGINS"
+TRACE_ENV = "ATOMIC_AGENT_TRACE_PLUGINS"
+
+
+class PluginHost:
+    """Owns the pluggy manager and what happened to every plugin while loading."""
+
+    def __init__(self) -> None:
+        self.pm = pluggy.PluginManager(PROJECT_NAME)
+        self.pm.add_hookspecs(hookspecs)
+        self.reports: dict[str, PluginReport] = {}
+
+    @property
+    def hook(self) -> Any:
+        return self.pm.hook
+
+    def register(self, plugin: object, name: str, *, distribution: str = "", version: str = "",
+                 essential: bool = False) -> PluginReport:
+        """Register an in-process plugin; a plugin that fails validation is rolled back."""
+        try:
+            self.pm.register(plugin, name=name)
+            try:
+                self.pm.check_pending()
+            except pluggy.PluginValidationError:
+                self.pm.unregister(name=name)
+                raise
+        except Exception as exc:  # isolation: report, keep going
+            report = PluginReport(name, distribution, version, "failed", error=_describe(exc),
+                                  essential=essential)
+            self._fail(report, exc)
+            return report
+        report = PluginReport(name, distribution, version, "loaded",
+                              hooks=self._hook_names(plugin), essential=essential)
+        self.reports[name] = report
+        return report
+
+    def unregister(self, name: str) -> None:
+        if self.pm.get_plugin(name) is not None:
+            self.pm.unregister(name=name)
+        self.reports.pop(name, None)
+
+    def plugin_name_of(self, impl_plugin: object) -> str:
+        return self.pm.get_name(impl_plugin) or "?"
+
+    def _hook_names(self, plugin: object) -> list[str]:
+        callers = self.pm.get_hookcallers(plugin) or []
+        return sorted(caller.name for caller in callers)
+
+    def _fail(self, report: PluginReport, exc: BaseException) -> None:
+        self.reports[report.name] = report
+        print(f"atomic-agent: plugin {report.name!r} ({report.distribution or 'in-process'}) "
+              f"failed to load and was skipped: {report.error}", file=sys.stderr)
+        if os.environ.get(STRICT_ENV) == "1":
+            raise exc
+
+
+def _describe(exc: BaseException) -> str:
+    return f"{type(exc).__name__}: {exc}"
+
+
+def discover_entry_points() -> list[EntryPoint]:
+    """Every plugin entry point installed, sorted by name (load order is deterministic)."""
+    found = entry_points(group=ENTRY_POINT_GROUP)
+    return sorted(found, key=lambda ep: ep.name)
+
+
+def build_plugin_host(disabled: Iterable[str] = (), environ: Mapping[str, str] | None = None,
+                      entry_points_list: Iterable[EntryPoint] | None = None) -> PluginHost:
+    """Build a plugin host: the core's own hooks plus every selected entry-point plugin."""
+    env = os.environ if environ is None else environ
+    host = PluginHost()
+    from atomic_agent import core_plugin
+
+    host.register(core_plugin, CORE_PLUGIN_NAME, distribution="atomic-agent",
+                  version=_core_version(), essential=True)
+    allowed = allowed_names(env)
+    disabled_list = list(disabled)
+    eps = discover_entry_points() if entry_points_list is None else sorted(entry_points_list, key=lambda e: e.name)
+    seen: set[str] = set()
+    for ep in eps:
+        dist_name, dist_version = _distribution_of(ep)
+        if ep.name in seen:
+            host._fail(PluginReport(ep.name, dist_name, dist_version, "failed",
+                                    error="another installed distribution registers the same plugin name"),
+                       RuntimeError(f"duplicate plugin name {ep.name}"))
+            continue
+        seen.add(ep.name)
+        selected, why = is_selected(ep.name, allowed, disabled_list)
+        if not selected:
+            host.reports[ep.name] = PluginReport(ep.name, dist_name, dist_version, "disabled", error=why)
+            continue
+        try:
+            module = ep.load()
+        except Exception as exc:
+            host._fail(PluginReport(ep.name, dist_name, dist_version, "failed", error=_describe(exc)), exc)
+            continue
+        host.register(module, ep.name, distribution=dist_name, version=dist_version)
+    if env.get(TRACE_ENV) == "1":
+        _trace_hook_calls(host)
+    return host
+
+
+def _distribution_of(ep: EntryPoint) -> tuple[str, str]:
+    dist = getattr(ep, "dist", None)
+    if dist is None:
+        return "", ""
+    return dist.metadata["Name"] or "", dist.version or ""
+
+
+def _core_version() -> str:
+    from atomic_agent import __version__
+
+    return __version__
+
+
+def _trace_hook_calls(host: PluginHost) -> None:
+    def before(hook_name: str, impls: list[Any], kwargs: dict[str, Any]) -> None:
+        names = ", ".join(impl.plugin_name for impl in impls)
+        print(f"atomic-agent: hook {hook_name} -> [{names}]", file=sys.stderr)
+
+    def after(outcome: Any, hook_name: str, impls: list[Any], kwargs: dict[str, Any]) -> None:
+        return None
+
+    host.pm.add_hookcall_monitoring(before, after)
+

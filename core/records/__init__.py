@@ -1,0 +1,1 @@
+"""Typed records that registration hooks return (the public vocabulary of plugins)."""

@@ -1,0 +1,1 @@
+"""Composing the runtime: boot sequence, runtime view, turn entry points."""
