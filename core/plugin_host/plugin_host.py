@@ -24,7 +24,8 @@ TRACE_ENV = "ATOMIC_AGENT_TRACE_PLUGINS"
 class PluginHost:
     """Owns the pluggy manager and what happened to every plugin while loading."""
 
-    def __init__(self) -> None:
+    def __init__(self, strict: bool = False) -> None:
+        self.strict = strict  # re-raise plugin failures (CI, plugin development)
         self.pm = pluggy.PluginManager(PROJECT_NAME)
         self.pm.add_hookspecs(hookspecs)
         self.reports: dict[str, PluginReport] = {}
@@ -69,7 +70,7 @@ class PluginHost:
         self.reports[report.name] = report
         print(f"atomic-agent: plugin {report.name!r} ({report.distribution or 'in-process'}) "
               f"failed to load and was skipped: {report.error}", file=sys.stderr)
-        if os.environ.get(STRICT_ENV) == "1":
+        if self.strict:
             raise exc
 
 
@@ -87,7 +88,7 @@ def build_plugin_host(disabled: Iterable[str] = (), environ: Mapping[str, str] |
                       entry_points_list: Iterable[EntryPoint] | None = None) -> PluginHost:
     """Build a plugin host: the core's own hooks plus every selected entry-point plugin."""
     env = os.environ if environ is None else environ
-    host = PluginHost()
+    host = PluginHost(strict=env.get(STRICT_ENV) == "1")
     from atomic_agent import core_plugin
 
     host.register(core_plugin, CORE_PLUGIN_NAME, distribution="atomic-agent",

@@ -1,0 +1,72 @@
+"""The supported public surface of atomic-agent for plugin authors and embedders.
+
+Plugins — built-in ones included — import only from here (a test enforces it), so the
+internals can move without breaking anyone.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import Any
+
+# name -> defining module; resolved on first access (PEP 562) so that importing `hookimpl`
+# at a plugin's top level costs only the marker and `atomic-agent --help` stays fast
+_EXPORTS: dict[str, str] = {
+    "AppConfig": "atomic_agent.config.app_config",
+    "ApprovalCategory": "atomic_agent.records.approval_category",
+    "Channel": "atomic_agent.records.channel_spec",
+    "ChannelSpec": "atomic_agent.records.channel_spec",
+    "CliState": "atomic_agent.cli.cli_state",
+    "Completion": "atomic_agent.llm.completion",
+    "CompletionRequest": "atomic_agent.llm.completion",
+    "ConfigBlock": "atomic_agent.records.config_block",
+    "ConfigError": "atomic_agent.config.config_errors",
+    "MemoryPhase": "atomic_agent.records.memory_phase",
+    "PromptSection": "atomic_agent.records.memory_phase",
+    "ProviderCapabilities": "atomic_agent.records.provider_kind",
+    "ProviderError": "atomic_agent.llm.provider_protocol",
+    "ProviderKind": "atomic_agent.records.provider_kind",
+    "ProviderUnavailableError": "atomic_agent.llm.provider_protocol",
+    "ResourceClass": "atomic_agent.records.tool_spec",
+    "RuntimeView": "atomic_agent.runtime.runtime_view",
+    "TextProvider": "atomic_agent.llm.provider_protocol",
+    "Tier": "atomic_agent.records.tool_spec",
+    "ToolContext": "atomic_agent.records.tool_context",
+    "ToolResult": "atomic_agent.records.tool_spec",
+    "ToolSpec": "atomic_agent.records.tool_spec",
+    "TurnDigest": "atomic_agent.records.memory_phase",
+    "current_cli_state": "atomic_agent.cli.cli_state",
+    "fail": "atomic_agent.cli.cli_state",
+    "hookimpl": "atomic_agent.hook_markers",
+    "int_field": "atomic_agent.config.config_fields",
+    "print_json": "atomic_agent.cli.output_format",
+    "print_table": "atomic_agent.cli.output_format",
+    "read_raw_config": "atomic_agent.config.config_file",
+    "save_raw_config": "atomic_agent.config.config_file",
+    "set_dotenv_key": "atomic_agent.config.dotenv_file",
+    "set_key": "atomic_agent.config.config_keys",
+    "value_field": "atomic_agent.config.config_fields",
+    "write_atomic": "atomic_agent.config.atomic_write",
+    "fresh_plugin_host": "atomic_agent.testing.plugin_kit",
+    "installed_plugin_host": "atomic_agent.testing.plugin_kit",
+    "registered_plugin": "atomic_agent.testing.plugin_kit",
+    "collected_tools": "atomic_agent.testing.plugin_kit",
+    "make_tool_context": "atomic_agent.testing.tool_context_kit",
+    "make_runtime_view": "atomic_agent.testing.tool_context_kit",
+}
+
+__all__ = sorted(_EXPORTS)
+
+
+def __getattr__(name: str) -> Any:
+    try:
+        module = _EXPORTS[name]
+    except KeyError:
+        raise AttributeError(f"atomic_agent.api has no attribute {name!r}") from None
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return __all__

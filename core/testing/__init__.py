@@ -1,0 +1,1 @@
+"""The plugin-author test kit: fresh plugin hosts, in-process plugins, real servers."""

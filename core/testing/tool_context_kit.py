@@ -1,0 +1,45 @@
+"""A ToolContext and RuntimeView for calling a tool directly in a test."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+import attrs
+
+from atomic_agent.config.app_config import AppConfig
+from atomic_agent.records.tool_context import ToolContext
+
+
+@attrs.define
+class TestRuntimeView:
+    """A RuntimeView over a config loaded from `state_dir` with default blocks."""
+
+    config: AppConfig
+    state_dir: Path
+    services: dict[str, Any] = attrs.field(factory=dict)
+
+    __test__ = False  # not a pytest test class
+
+    def service(self, name: str) -> Any:
+        return self.services[name]
+
+
+def make_runtime_view(state_dir: Path, services: Mapping[str, Any] | None = None) -> TestRuntimeView:
+    from atomic_agent.config.config_file import load_config
+
+    state_dir.mkdir(parents=True, exist_ok=True)
+    return TestRuntimeView(load_config(state_dir, {}, environ={}), state_dir, dict(services or {}))
+
+
+def make_tool_context(working_dir: Path, *, approve: bool = True, session_id: str = "test-session",
+                      state_dir: Path | None = None) -> ToolContext:
+    """A context whose approval requests are answered `approve` without asking anyone."""
+
+    async def request_approval(category: str, summary: str) -> bool:
+        return approve
+
+    return ToolContext(session_id=session_id, working_dir=working_dir, state_dir=state_dir or working_dir,
+                       cancelled=asyncio.Event(), request_approval=request_approval)
