@@ -53,6 +53,26 @@ _EXPORTS: dict[str, str] = {
     "collected_tools": "atomic_agent.testing.plugin_kit",
     "make_tool_context": "atomic_agent.testing.tool_context_kit",
     "make_runtime_view": "atomic_agent.testing.tool_context_kit",
+    # tracing (core/tracing): recorder and field builders for the loop, readers for `trace`
+    "TraceRecorder": "atomic_agent.tracing.trace_recorder",
+    "TraceError": "atomic_agent.tracing.trace_errors",
+    "TraceFileInfo": "atomic_agent.tracing.trace_reader",
+    "StepDrift": "atomic_agent.tracing.prefix_drift",
+    "ReplayReport": "atomic_agent.tracing.prefix_replay",
+    "attribute_steps": "atomic_agent.tracing.step_attribution",
+    "build_chronology": "atomic_agent.tracing.trace_chronology",
+    "compare_prefix_hashes": "atomic_agent.tracing.prefix_drift",
+    "find_trace": "atomic_agent.tracing.trace_reader",
+    "hash_prefix": "atomic_agent.tracing.prefix_hash",
+    "list_traces": "atomic_agent.tracing.trace_reader",
+    "load_or_create_salt": "atomic_agent.tracing.prefix_hash",
+    "prompt_captured_fields": "atomic_agent.tracing.trace_events",
+    "read_trace": "atomic_agent.tracing.trace_reader",
+    "render_chronology": "atomic_agent.tracing.trace_chronology",
+    "replay_prefix_drift": "atomic_agent.tracing.prefix_replay",
+    "summarise_trace": "atomic_agent.tracing.trace_chronology",
+    "tool_invocation_fields": "atomic_agent.tracing.trace_events",
+    "traces_dir": "atomic_agent.tracing.trace_paths",
 }
 
 __all__ = sorted(_EXPORTS)

@@ -9,6 +9,7 @@ from collections.abc import Iterable
 
 from atomic_agent.hook_markers import hookimpl
 from atomic_agent.records.approval_category import ApprovalCategory
+from atomic_agent.records.tool_spec import ToolSpec
 
 
 @hookimpl
@@ -16,3 +17,10 @@ def register_approval_categories() -> Iterable[ApprovalCategory]:
     from atomic_agent.approval.standard_categories import STANDARD_CATEGORIES
 
     return STANDARD_CATEGORIES
+
+
+@hookimpl
+def register_tools(runtime: object) -> Iterable[ToolSpec]:
+    from atomic_agent.tools.builtin_tools import builtin_tool_specs
+
+    return builtin_tool_specs()

@@ -26,6 +26,10 @@ class TextProvider(Protocol):
         """Tokens available to one request (llama-server: per-slot n_ctx), None if unknown."""
         ...
 
+    def slot_for(self, session_id: str) -> int:
+        """The slot id every step of `session_id` uses, from its first step on (-1 = any)."""
+        ...
+
     async def total_slots(self) -> int:
         """How many parallel slots the backend has (1 for providers without slots)."""
         ...

@@ -12,14 +12,11 @@ import re
 import secrets
 from pathlib import Path
 
+from atomic_agent.tracing.trace_errors import SaltFileError
 from atomic_agent.tracing.trace_paths import traces_dir
 
 SALT_FILE_NAME = ".salt"
 _SALT = re.compile(r"^[0-9a-f]{32}$")
-
-
-class SaltFileError(Exception):
-    """The salt file exists but cannot be used; the message says how to recover."""
 
 
 def hash_prefix(prefix: str, salt: str) -> str:

@@ -5,15 +5,13 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+from atomic_agent.tracing.trace_errors import InvalidSessionIdError
+
 TRACES_DIR_NAME = "traces"
 TRACE_SUFFIX = ".ndjson"
 
 # session ids become file names: no separators, no leading dot, nothing a shell mangles
 _SESSION_ID = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.:@+-]{0,199}$")
-
-
-class InvalidSessionIdError(ValueError):
-    """A session id that cannot be used as a trace file name."""
 
 
 def validate_session_id(session_id: str) -> str:

@@ -58,11 +58,19 @@ class TraceRecorder:
     @property
     def truncated(self) -> bool:
         """True once the cap was hit (in this process or a previous one)."""
+        self._resume_if_enabled()
         return self._truncated
 
     @property
     def next_seq(self) -> int:
+        """The seq the next event gets (resumed from an existing file)."""
+        self._resume_if_enabled()
         return self._next_seq
+
+    def _resume_if_enabled(self) -> None:
+        if self.enabled:
+            with self._lock:
+                self._open()
 
     def record(self, event_type: str, **fields: Any) -> None:
         """Append one event; a no-op when disabled, failed, or past the cap."""

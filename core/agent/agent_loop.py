@@ -1,0 +1,145 @@
+"""One macro-turn: user message -> 0..N tool steps -> reply (or finish).
+
+The loop owns the turn's loop tracker, the step budget and the failure taxonomy: every
+failure is classified once, cancellation ends the turn as cancelled (not failed), and a
+tripped loop breaker ends it with a graceful synthetic reply (never a failure).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Awaitable, Callable, Sequence
+
+import attrs
+
+from atomic_agent.agent import agent_events as ev
+from atomic_agent.agent.loop_detector import ToolLoopTracker
+from atomic_agent.agent.loop_settings import LoopSettings
+from atomic_agent.agent.step_context import StepContext
+from atomic_agent.agent.step_executor import execute_step
+from atomic_agent.llm.provider_protocol import ProviderUnavailableError, TextProvider
+from atomic_agent.reliability.classify_failure import classify_failure
+from atomic_agent.reliability.failure_taxonomy import TurnCancelledError, error_code
+from atomic_agent.sessions.session_state import SessionState
+from atomic_agent.sessions.session_store import SessionStore
+from atomic_agent.tracing.trace_recorder import TraceRecorder
+from atomic_agent.sessions.transcript_entry import REPLY, TURN_FINISHED, TURN_STARTED, USER, TranscriptEntry
+
+INFRA_CATEGORIES = ("transport", "grammar", "model")
+
+
+@attrs.frozen
+class TurnResult:
+    session_id: str
+    turn_index: int
+    status: str  # "done" | "cancelled" | "failed"
+    reason: str  # "reply" | "finish" | "max_steps" | "cancelled" | <failure category>
+    reply: str = ""
+    steps: int = 0
+    category: str | None = None
+    error: str | None = None
+    duration_ms: float = 0.0
+
+
+StepContextFactory = Callable[[int, int, Sequence[str]], Awaitable[StepContext]]
+
+
+@attrs.define
+class TurnDeps:
+    """What the loop itself touches; everything else reaches a step through its context."""
+
+    session: SessionState
+    store: SessionStore
+    trace: TraceRecorder
+    provider: TextProvider
+    cancelled: asyncio.Event
+
+
+def max_steps_reply(steps: int) -> str:
+    return (f"I stopped after {steps} steps without finishing. Tell me how to continue, "
+            "or narrow the task, and I will pick it up from here.")
+
+
+async def run_turn(*, make_context: StepContextFactory, base: TurnDeps, text: str, max_steps: int,
+                   emit: ev.EventSink) -> TurnResult:
+    """Run one turn on `base.session`; `make_context(turn, step, notices)` builds each step.
+
+    The user message is stored before anything can fail, so an accepted message is never
+    lost; building the first step's context (which reaches the provider) happens inside
+    the failure handling."""
+    session, store, trace = base.session, base.store, base.trace
+    turn_index = session.next_turn_index
+    started = time.perf_counter()
+    store.append(session, [TranscriptEntry(TURN_STARTED, turn_index), TranscriptEntry(USER, turn_index, text=text)])
+    trace.record("turn_started", turnIndex=turn_index, userText=text)
+    emit(ev.event(ev.TURN_STARTED, sessionId=session.id, turnIndex=turn_index))
+    tracker = ToolLoopTracker(LoopSettings.from_env())
+    notices: list[str] = []
+    status, reason, reply, steps, category, error = "done", "max_steps", "", 0, None, None
+    try:
+        for step in range(max_steps):
+            if base.cancelled.is_set():
+                raise TurnCancelledError()
+            steps = step + 1
+            emit(ev.event(ev.STEP_STARTED, sessionId=session.id, turnIndex=turn_index, step=step))
+            trace.record("step_started", turnIndex=turn_index, step=step)
+            step_started = time.perf_counter()
+            ctx = await make_context(turn_index, step, notices)
+            ctx.tracker = tracker
+            outcome = await execute_step(ctx)
+            trace.record("step_finished", turnIndex=turn_index, step=step,
+                         durationMs=round((time.perf_counter() - step_started) * 1000, 1),
+                         cacheN=outcome.cache_n, promptN=outcome.prompt_n)
+            if outcome.cancelled:
+                raise TurnCancelledError()
+            if outcome.breaker:
+                reply, reason = tracker.forced_loop_reply(), "reply"
+                store.append(session, [TranscriptEntry(REPLY, turn_index, text=reply, tool="reply", step=step)])
+                break
+            if outcome.kind in ("reply", "finish"):
+                reply, reason = outcome.reply_text, outcome.kind
+                if outcome.kind == "finish":
+                    session.status = "finished"
+                    store.save_state(session)
+                break
+            notices = tracker.take_notices()
+        else:
+            reply = max_steps_reply(max_steps)
+            store.append(session, [TranscriptEntry(REPLY, turn_index, text=reply, tool="reply", step=steps)])
+    except (Exception, asyncio.CancelledError) as exc:
+        failure = classify_failure(exc, cancelled=base.cancelled.is_set())
+        category, error = failure.category, str(failure)
+        if category == "cancelled":
+            status, reason = "cancelled", "cancelled"
+        else:
+            status, reason = "failed", category
+            emit(ev.event(ev.STEP_ERROR, sessionId=session.id, turnIndex=turn_index, step=max(steps - 1, 0),
+                          category=category, code=error_code(category), message=error))
+            trace.record("error", turnIndex=turn_index, category=category, message=error)
+            if isinstance(exc, ProviderUnavailableError) or isinstance(exc.__cause__, ProviderUnavailableError):
+                emit(ev.event(ev.LLM_UNAVAILABLE, sessionId=session.id, mode=base.provider.mode,
+                              hint=base.provider.unavailable_hint()))
+            if category in INFRA_CATEGORIES:
+                emit(ev.event(ev.LOOP_FAILED, sessionId=session.id, turnIndex=turn_index, category=category,
+                              message=error))
+        if isinstance(exc, asyncio.CancelledError):
+            _finish(base, turn_index, status, reason, steps, started, emit, reply)
+            raise
+    _finish(base, turn_index, status, reason, steps, started, emit, reply)
+    return TurnResult(session.id, turn_index, status, reason, reply, steps, category, error,
+                      round((time.perf_counter() - started) * 1000, 1))
+
+
+def _finish(base: TurnDeps, turn_index: int, status: str, reason: str, steps: int, started: float,
+            emit: ev.EventSink, reply: str) -> None:
+    duration = round((time.perf_counter() - started) * 1000, 1)
+    base.store.append(base.session, [TranscriptEntry(TURN_FINISHED, turn_index, status=status, reason=reason)])
+    base.trace.record("turn_finished", turnIndex=turn_index, reason=reason, status=status, stepCount=steps,
+                      durationMs=duration)
+    if reply and status == "done":
+        emit(ev.event(ev.ASSISTANT_REPLY, sessionId=base.session.id, turnIndex=turn_index, text=reply))
+    emit(ev.event(ev.TURN_FINISHED, sessionId=base.session.id, turnIndex=turn_index, status=status, reason=reason,
+                  steps=steps, durationMs=duration))
+    if base.session.status == "finished":
+        emit(ev.event(ev.SESSION_FINISHED, sessionId=base.session.id))

@@ -1,0 +1,131 @@
+"""Run one step's tool calls by resource class; results come back in batch-index order.
+
+Phase 1 (synchronous gate): every non-terminal call, in index order, is checked and
+recorded by the turn's loop tracker before anything runs, so a duplicate later in the
+same batch sees its earlier sibling; a vetoed call never runs. Phase 2: pure reads fan
+out, every other class runs serially within its group, groups run concurrently. A
+failing call becomes an error result and never aborts its siblings. A terminal call
+(reply/finish) at the tail waits for everything else (the tail-terminal barrier) and is
+handed back to the step executor.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Awaitable, Callable, Sequence
+
+import attrs
+
+from atomic_agent.agent.loop_detector import ToolLoopTracker
+from atomic_agent.agent.loop_verdict import LoopVerdict
+from atomic_agent.agent.loop_veto import veto_result
+from atomic_agent.agent.tool_call import ToolCall
+from atomic_agent.records.tool_spec import ResourceClass, ToolResult
+from atomic_agent.tools.tool_registry import ToolRegistry
+
+RunCall = Callable[[int, ToolCall], Awaitable[ToolResult]]
+TRIM_MARKER = "…[trimmed: batch result cap]"
+
+
+@attrs.frozen
+class CallOutcome:
+    index: int
+    call: ToolCall
+    result: ToolResult
+    duration_ms: float
+    vetoed: bool = False
+
+
+@attrs.frozen
+class BatchResult:
+    outcomes: tuple[CallOutcome, ...]  # non-terminal calls, in batch-index order
+    terminal: ToolCall | None
+    loop_signals: tuple[LoopVerdict, ...] = ()
+    cancelled: bool = False
+
+
+def _cancelled_result() -> ToolResult:
+    return ToolResult("cancelled", "cancelled before it finished", {"cancelled": True})
+
+
+async def _run_one(index: int, call: ToolCall, run_call: RunCall, cancelled: asyncio.Event) -> tuple[ToolResult, float]:
+    if cancelled.is_set():
+        return _cancelled_result(), 0.0
+    started = time.perf_counter()
+    task = asyncio.ensure_future(run_call(index, call))
+    stopper = asyncio.ensure_future(cancelled.wait())
+    try:
+        done, _ = await asyncio.wait({task, stopper}, return_when=asyncio.FIRST_COMPLETED)
+    finally:
+        stopper.cancel()
+    elapsed = (time.perf_counter() - started) * 1000
+    if task not in done:
+        task.cancel()
+        await asyncio.gather(task, return_exceptions=True)
+        return _cancelled_result(), elapsed
+    try:
+        return task.result(), elapsed
+    except Exception as exc:  # failures isolate: the sibling calls keep running
+        return ToolResult.error(f"{call.tool} failed: {type(exc).__name__}: {exc}",
+                                exception=type(exc).__name__), elapsed
+
+
+def _groups(planned: Sequence[tuple[int, ToolCall]], registry: ToolRegistry) -> dict[ResourceClass, list[tuple[int, ToolCall]]]:
+    groups: dict[ResourceClass, list[tuple[int, ToolCall]]] = {}
+    for index, call in planned:
+        groups.setdefault(registry.resource_class(call.tool), []).append((index, call))
+    return groups
+
+
+def trim_to_cap(outcomes: list[CallOutcome], cap: int) -> list[CallOutcome]:
+    """Shorten summaries, oldest (lowest index) first, until their total fits `cap` chars."""
+    total = sum(len(o.result.summary) for o in outcomes)
+    out = list(outcomes)
+    for i, outcome in enumerate(out):
+        if total <= cap:
+            break
+        summary = outcome.result.summary
+        keep = max(0, len(summary) - (total - cap) - len(TRIM_MARKER))
+        new_summary = summary[:keep] + TRIM_MARKER
+        total -= len(summary) - len(new_summary)
+        out[i] = attrs.evolve(outcome, result=attrs.evolve(outcome.result, summary=new_summary))
+    return out
+
+
+async def execute_batch(calls: Sequence[ToolCall], registry: ToolRegistry, tracker: ToolLoopTracker,
+                        run_call: RunCall, cancelled: asyncio.Event, char_cap: int = 16000,
+                        on_loop: Callable[[LoopVerdict], None] | None = None) -> BatchResult:
+    terminal = calls[-1] if calls and registry.resource_class(calls[-1].tool) is ResourceClass.TERMINAL else None
+    body = list(enumerate(calls[:-1] if terminal is not None else calls))
+    results: dict[int, CallOutcome] = {}
+    signals: list[LoopVerdict] = []
+    survivors: list[tuple[int, ToolCall]] = []
+    for index, call in body:  # phase 1: the synchronous loop gate
+        verdict = tracker.record_call(call.tool, call.args)
+        if verdict.level != "none":
+            signals.append(verdict)
+            if on_loop:
+                on_loop(verdict)
+        if verdict.vetoes or tracker.breaker_tripped():
+            vetoed = veto_result(call.tool)
+            tracker.record_outcome(call.tool, call.args, vetoed, vetoed=True)
+            results[index] = CallOutcome(index, call, vetoed, 0.0, vetoed=True)
+        else:
+            survivors.append((index, call))
+
+    async def run_group(cls: ResourceClass, members: list[tuple[int, ToolCall]]) -> None:
+        if cls is ResourceClass.PURE_READ:
+            answers = await asyncio.gather(*(_run_one(i, c, run_call, cancelled) for i, c in members))
+            for (index, call), (result, ms) in zip(members, answers):
+                results[index] = CallOutcome(index, call, result, ms)
+                tracker.record_outcome(call.tool, call.args, result)
+            return
+        for index, call in members:  # serial within the group
+            result, ms = await _run_one(index, call, run_call, cancelled)
+            results[index] = CallOutcome(index, call, result, ms)
+            tracker.record_outcome(call.tool, call.args, result)
+
+    await asyncio.gather(*(run_group(cls, members) for cls, members in _groups(survivors, registry).items()))
+    ordered = trim_to_cap([results[i] for i in sorted(results)], char_cap)
+    return BatchResult(tuple(ordered), terminal, tuple(signals), cancelled=cancelled.is_set())

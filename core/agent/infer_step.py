@@ -1,0 +1,95 @@
+"""One inference: prompt -> completion -> parsed, validated tool calls.
+
+The parser retry is exactly one extra unary completion with the same prompt and slot;
+a model failure (truncated, empty, no stop) is never retried in place, because the
+same prompt would hit the same wall.
+"""
+
+from __future__ import annotations
+
+import time
+
+import attrs
+
+from atomic_agent.agent import agent_events as ev
+from atomic_agent.agent.parse_tool_calls import parse_tool_calls
+from atomic_agent.agent.step_context import StepContext
+from atomic_agent.agent.tool_call import ToolCallBatch, ToolCallParseError
+from atomic_agent.agent.validate_batch import BatchValidationError, validate_batch
+from atomic_agent.llm.completion import Completion, CompletionRequest
+from atomic_agent.llm.reasoning_stream_parser import ReasoningStreamParser
+from atomic_agent.prompt.build_prompt import BuiltPrompt
+from atomic_agent.prompt.estimate_tokens import estimate_tokens
+from atomic_agent.reliability.detect_model_failure import model_error_for
+from atomic_agent.reliability.failure_taxonomy import GrammarError
+
+
+@attrs.frozen
+class InferredStep:
+    batch: ToolCallBatch
+    completion: Completion
+    attempts: int
+
+
+def _request(ctx: StepContext, prompt: BuiltPrompt, stream: bool) -> CompletionRequest:
+    return CompletionRequest(prompt=prompt.text, grammar=ctx.grammar, n_predict=ctx.n_predict, slot_id=ctx.slot_id,
+                             cache_prompt=True, temperature=ctx.temperature, seed=ctx.seed, stream=stream,
+                             prefix_length=len(prompt.framed_prefix))
+
+
+def _record_completion(ctx: StepContext, completion: Completion, attempt: int, reasoning: str) -> None:
+    ctx.trace.record("llm_completion", turnIndex=ctx.turn_index, step=ctx.step, attempt=attempt,
+                     content=completion.content, reasoningContent=completion.reasoning_content or reasoning,
+                     durationMs=round(completion.duration_ms, 1), stopType=completion.stop_type,
+                     tokensPredicted=completion.tokens_predicted, tokensEvaluated=completion.tokens_evaluated,
+                     cacheN=completion.cache_n, promptN=completion.prompt_n, slotId=completion.slot_id)
+
+
+def _parse(ctx: StepContext, completion: Completion) -> ToolCallBatch:
+    prefilled = bool(ctx.profile.prefill) and ctx.profile.has_reasoning
+    batch = parse_tool_calls(completion.content, ctx.profile, prefilled_open=prefilled)
+    try:
+        validate_batch(batch.calls, ctx.registry, ctx.agent.max_parallel_tool_calls)
+    except BatchValidationError as exc:
+        exc.raw_preview = completion.content[:400]
+        raise
+    return batch
+
+
+async def infer_step(ctx: StepContext, prompt: BuiltPrompt) -> InferredStep:
+    ctx.trace.record("prompt_captured", turnIndex=ctx.turn_index, step=ctx.step, stablePrefixHash=ctx.prefix_hash,
+                     tail=prompt.tail, slotId=ctx.slot_id,
+                     tokens={"stablePrefix": estimate_tokens(prompt.framed_prefix), "tail": estimate_tokens(prompt.tail),
+                             "total": estimate_tokens(prompt.text), "estimated": True})
+    parser = ReasoningStreamParser(ctx.profile, pre_opened=bool(ctx.profile.prefill) and ctx.profile.has_reasoning)
+
+    def on_delta(text: str) -> None:
+        for kind, piece in parser.feed(text):
+            if piece:
+                ctx.emit(ev.event(ev.REASONING_DELTA if kind == "reasoning" else ev.TEXT_DELTA,
+                                  turnIndex=ctx.turn_index, step=ctx.step, delta=piece))
+
+    started = time.perf_counter()
+    completion = await ctx.provider.complete(_request(ctx, prompt, stream=True), on_delta)
+    parser.finish()
+    completion = attrs.evolve(completion, duration_ms=completion.duration_ms or (time.perf_counter() - started) * 1000)
+    _record_completion(ctx, completion, 1, parser.reasoning)
+    failure = model_error_for(completion)
+    if failure is not None:
+        raise failure
+    try:
+        return InferredStep(_parse(ctx, completion), completion, 1)
+    except (ToolCallParseError, BatchValidationError) as first:
+        ctx.emit(ev.event(ev.PARSE_RETRY, turnIndex=ctx.turn_index, step=ctx.step, reason=str(first)))
+        ctx.trace.record("parse_retry", turnIndex=ctx.turn_index, step=ctx.step, reason=str(first))
+        # the retry is unary so partial stream deltas are never emitted twice
+        retry = await ctx.provider.complete(_request(ctx, prompt, stream=False), None)
+        _record_completion(ctx, retry, 2, "")
+        failure = model_error_for(retry)
+        if failure is not None:
+            raise failure from first
+        try:
+            return InferredStep(_parse(ctx, retry), retry, 2)
+        except (ToolCallParseError, BatchValidationError) as second:
+            raise GrammarError(f"the model's answer did not parse twice: {first}; then: {second}",
+                               raw_preview=getattr(first, "raw_preview", "")) from second

@@ -1,0 +1,55 @@
+"""Run one validated call: check args, ask the gate when the tool is gated, run, compress."""
+
+from __future__ import annotations
+
+from atomic_agent.agent import agent_events as ev
+from atomic_agent.agent.compress_result import compress_result
+from atomic_agent.agent.step_context import StepContext
+from atomic_agent.agent.tool_call import ToolCall
+from atomic_agent.prompt.describe_tool import describe_full
+from atomic_agent.records.tool_context import ToolContext
+from atomic_agent.records.tool_spec import Tier, ToolResult
+from atomic_agent.tools.validate_args import args_errors
+
+INVALID_ARGS = "invalidArgs"
+
+
+def make_tool_context(ctx: StepContext, tool: str) -> ToolContext:
+    async def request_approval(category: str, summary: str) -> bool:
+        decision = await ctx.gate.request(ctx.session.id, tool, category, summary)
+        return decision.approved
+
+    return ToolContext(session_id=ctx.session.id, working_dir=ctx.session.working_dir,
+                       state_dir=ctx.services.get("state_dir", ctx.session.working_dir), cancelled=ctx.cancelled,
+                       request_approval=request_approval,
+                       services={**ctx.services, "tool_registry": ctx.registry, "session": ctx.session})
+
+
+async def run_tool_call(ctx: StepContext, index: int, call: ToolCall, batch_size: int) -> ToolResult:
+    spec = ctx.registry.get(call.tool)
+    where = ev.batch_fields(index, batch_size)
+    ctx.emit(ev.event(ev.TOOL_CALL_STARTED, turnIndex=ctx.turn_index, step=ctx.step, tool=call.tool,
+                      args=call.args, **where))
+    if spec is None:  # the registry check ran earlier; this guards replayed batches
+        result = ToolResult.error(f"{call.tool!r} is not a registered tool")
+    else:
+        problems = args_errors(spec.args_schema, call.args)
+        if problems:
+            hint = f" Schema: {describe_full(spec)}" if spec.tier is Tier.RARE else ""
+            result = ToolResult.error(f"invalid args for {call.tool}: {'; '.join(problems)}.{hint}",
+                                      **{INVALID_ARGS: problems})
+        elif spec.approval_category and not await _approved(ctx, spec.approval_category, call):
+            result = ToolResult.error(f"{call.tool} was not approved; do not retry it unchanged",
+                                      deniedReason="approval")
+        else:
+            result = await spec.run(call.args, make_tool_context(ctx, call.tool))
+    result = compress_result(result, ctx.agent.tool_result_summary_chars)
+    ctx.emit(ev.event(ev.TOOL_CALL_RESULT, turnIndex=ctx.turn_index, step=ctx.step, tool=call.tool,
+                      status=result.status, summary=result.summary, **where))
+    return result
+
+
+async def _approved(ctx: StepContext, category: str, call: ToolCall) -> bool:
+    summary = f"{call.tool} {call.args}"
+    decision = await ctx.gate.request(ctx.session.id, call.tool, category, summary[:500])
+    return decision.approved

@@ -1,0 +1,48 @@
+"""Reject batches the executor must not run: misplaced terminals, gated tools, unknowns, too many.
+
+A rejected batch is treated like a parse failure (one re-ask, then a grammar error).
+A length-1 batch skips these checks: any tool may run solo.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from atomic_agent.agent.tool_call import ToolCall
+from atomic_agent.records.tool_spec import ResourceClass
+from atomic_agent.tools.tool_registry import ToolRegistry
+
+FORBIDDEN_IN_BATCH = (ResourceClass.APPROVAL_GATED, ResourceClass.UNKNOWN)
+
+
+class BatchValidationError(ValueError):
+    """Why a batch was rejected, one reason per offending call."""
+
+    def __init__(self, reasons: Sequence[str], raw_preview: str = "") -> None:
+        super().__init__("; ".join(reasons))
+        self.reasons = list(reasons)
+        self.raw_preview = raw_preview
+
+
+def batch_problems(calls: Sequence[ToolCall], registry: ToolRegistry, max_calls: int) -> list[str]:
+    if len(calls) <= 1:
+        return []
+    problems: list[str] = []
+    if len(calls) > max_calls:
+        problems.append(f"{len(calls)} calls exceed agent.maxParallelToolCalls={max_calls}")
+    last = len(calls) - 1
+    for index, call in enumerate(calls):
+        cls = registry.resource_class(call.tool)
+        if cls is ResourceClass.TERMINAL and index != last:
+            problems.append(f"call {index}: terminal {call.tool!r} may only be the last call")
+        elif cls is ResourceClass.APPROVAL_GATED or (registry.get(call.tool) and registry.get(call.tool).approval_category):
+            problems.append(f"call {index}: {call.tool!r} asks for approval and must be the only call")
+        elif cls is ResourceClass.UNKNOWN:
+            problems.append(f"call {index}: {call.tool!r} is not a registered tool")
+    return problems
+
+
+def validate_batch(calls: Sequence[ToolCall], registry: ToolRegistry, max_calls: int) -> None:
+    problems = batch_problems(calls, registry, max_calls)
+    if problems:
+        raise BatchValidationError(problems)

@@ -1,0 +1,1 @@
+"""GBNF grammar assembly: the tool-call grammar sent with every grammar-transport step."""

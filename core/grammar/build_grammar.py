@@ -1,0 +1,137 @@
+"""Assemble the tool-call GBNF sent with every grammar-transport step.
+
+The shipped `grammars/tool-call.gbnf` holds the profile-independent part (array root,
+call shape, bounded JSON values). This module adds what varies per session:
+
+- `tool-name`: one alternative per registered tool, sorted, JSON-encoded and escaped;
+- the call-count bound, from max_calls clamped into 1..HARD_MAX_TOOL_CALLS;
+- for reasoning profiles, the prelude before the array: the bounded reasoning body, the
+  close sentinel (and the open sentinel when the model writes it), then the bounded
+  `prelude-trail-ws` seam, so a model cannot idle in whitespace after long thinking.
+
+The output depends only on the inputs: the same names, profile and bound give the same bytes.
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+from collections.abc import Sequence
+from importlib import resources
+
+from atomic_agent.grammar.gbnf_literals import gbnf_excluding_class, gbnf_string_literal, json_string_literal
+from atomic_agent.grammar.tool_call_limits import HARD_MAX_TOOL_CALLS
+from atomic_agent.llm.model_profile import ModelProfile
+
+GRAMMAR_PACKAGE = "atomic_agent.grammars"
+GRAMMAR_FILE = "tool-call.gbnf"
+# Roughly 1.5k tokens of thinking; at the bound the grammar only allows the close sentinel.
+REASONING_BODY_MAX_CHARS = 6000
+PRELUDE_TRAIL_WS_RULE = "prelude-trail-ws ::= ( [ \\t\\n\\r] ){0,8}"
+
+_RULE_LINE = re.compile(r"^([a-z][a-z0-9-]*) ::= (.+)$")
+_CALL_BOUND = "{0,%d}" % (HARD_MAX_TOOL_CALLS - 1)
+
+
+class GrammarSourceError(RuntimeError):
+    """The shipped tool-call.gbnf is not in the shape the builder expects."""
+
+
+def build_tool_call_grammar(
+    tool_names: Sequence[str],
+    profile: ModelProfile,
+    max_calls: int = HARD_MAX_TOOL_CALLS,
+    *,
+    reasoning_max_chars: int = REASONING_BODY_MAX_CHARS,
+) -> str:
+    """The complete GBNF for one step: root, reasoning prelude (if any), base rules, tool names."""
+    names = _checked_tool_names(tool_names)
+    if reasoning_max_chars < 1:
+        raise ValueError(f"reasoning_max_chars must be at least 1, got {reasoning_max_chars}")
+    calls = min(max(int(max_calls), 1), HARD_MAX_TOOL_CALLS)
+    lines = [_root_rule(profile)]
+    if profile.has_reasoning:
+        lines.append(_reasoning_body_rule(profile, reasoning_max_chars))
+        lines.append(PRELUDE_TRAIL_WS_RULE)
+    for name, rule in _base_rules():
+        if name == "root":
+            continue
+        if name == "tool-call-array":
+            rule = rule.replace(_CALL_BOUND, "{0,%d}" % (calls - 1))
+        lines.append(rule)
+    lines.append("tool-name ::= " + " | ".join(json_string_literal(name) for name in names))
+    return "\n".join(lines) + "\n"
+
+
+def tool_call_grammar_source() -> str:
+    """The shipped tool-call.gbnf exactly as packaged (comments included)."""
+    return resources.files(GRAMMAR_PACKAGE).joinpath(GRAMMAR_FILE).read_text(encoding="utf-8")
+
+
+@functools.cache
+def _base_rules() -> tuple[tuple[str, str], ...]:
+    """The shipped rules in file order, comments and blank lines dropped (they cost tokens)."""
+    rules: list[tuple[str, str]] = []
+    for number, raw in enumerate(tool_call_grammar_source().splitlines(), start=1):
+        line = raw.strip()
+        if not line or line.startswith("#"):
+            continue
+        match = _RULE_LINE.match(line)
+        if match is None:
+            raise GrammarSourceError(
+                f"{GRAMMAR_FILE} line {number}: expected one rule per line as 'name ::= body', got {raw!r}"
+            )
+        rules.append((match.group(1), line))
+    defined = {name for name, _ in rules}
+    if "tool-name" in defined:
+        raise GrammarSourceError(f"{GRAMMAR_FILE} must not define tool-name: it is generated from the tool registry")
+    array_rules = [rule for name, rule in rules if name == "tool-call-array"]
+    if len(array_rules) != 1 or array_rules[0].count(_CALL_BOUND) != 1:
+        raise GrammarSourceError(
+            f"{GRAMMAR_FILE} must define tool-call-array once with exactly one {_CALL_BOUND} call bound"
+        )
+    if ("root", "root ::= tool-call-array") not in rules:
+        raise GrammarSourceError(f"{GRAMMAR_FILE} must define 'root ::= tool-call-array' (array-only root)")
+    return tuple(rules)
+
+
+def _root_rule(profile: ModelProfile) -> str:
+    if not profile.has_reasoning:
+        return "root ::= tool-call-array"
+    parts = []
+    if profile.reasoning_open_emitted_by_model:
+        # the model writes the open sentinel itself; a prefilled one would switch thinking off
+        parts.append(gbnf_string_literal(profile.reasoning_open))
+    parts += [profile.reasoning_body_rule, gbnf_string_literal(profile.reasoning_close), "prelude-trail-ws"]
+    return "root ::= " + " ".join(parts) + " tool-call-array"
+
+
+def _reasoning_body_rule(profile: ModelProfile, max_chars: int) -> str:
+    """Any text without the close sentinel's first two characters in a row, bounded.
+
+    Forbidding the two-character start (e.g. "</") is stricter than forbidding the whole
+    sentinel, but keeps the rule tiny, and the body can then only end at the real close.
+    """
+    close = profile.reasoning_close
+    first = close[0]
+    if len(close) == 1:
+        unit = gbnf_excluding_class(first)
+    else:
+        unit = f"{gbnf_excluding_class(first)} | {gbnf_string_literal(first)} {gbnf_excluding_class(close[1] + first)}"
+    return f"{profile.reasoning_body_rule} ::= ( {unit} ){{0,{max_chars}}}"
+
+
+def _checked_tool_names(tool_names: Sequence[str]) -> list[str]:
+    if isinstance(tool_names, str):
+        raise TypeError("tool_names must be a sequence of names, not one string")
+    names: set[str] = set()
+    for name in tool_names:
+        if not isinstance(name, str) or not name or name != name.strip():
+            raise ValueError(
+                f"tool name {name!r} cannot go into the grammar: names must be non-empty strings "
+                "without surrounding whitespace"
+            )
+        names.add(name)
+    if not names:
+        raise ValueError("the tool-call grammar needs at least one tool name; register a tool (reply at least)")
+    return sorted(names)

@@ -1,0 +1,96 @@
+"""Assemble one step's prompt: the stable prefix, then the tail in mutability order.
+
+Tail order: loaded-tools, memory sections, session-facts, recall sections, world,
+conversation, notice, respond. Caps come from the agent config; the conversation cap is
+clamped to the room the server's context window leaves.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from datetime import date
+from typing import Any
+
+import attrs
+
+from atomic_agent.config.core_blocks import AgentConfig
+from atomic_agent.llm.model_profile import ModelProfile
+from atomic_agent.prompt.conversation_lines import lines_by_turn
+from atomic_agent.prompt.describe_tool import describe_full
+from atomic_agent.prompt.estimate_tokens import estimate_tokens
+from atomic_agent.prompt.pack_conversation import TRUNCATED, pack_conversation
+from atomic_agent.records.memory_phase import PromptSection
+from atomic_agent.sessions.session_state import SessionState
+from atomic_agent.tools.tool_registry import ToolRegistry
+
+NO_WORLD = "no world snapshot available"
+SAFETY_TOKENS = 64
+
+
+@attrs.frozen
+class BuiltPrompt:
+    """The prompt text plus its parts. `framed_prefix` is the byte-stable leading part."""
+
+    stable_prefix: str
+    tail: str
+    text: str
+    framed_prefix: str
+    sections: tuple[tuple[str, str], ...]
+    dropped_turns: int = 0
+
+
+def _cap_lines(lines: list[str], max_tokens: int, count: Callable[[str], int]) -> list[str]:
+    out, used = [], 0
+    for line in lines:
+        cost = count(line) + 1
+        if used + cost > max_tokens:
+            out.append(TRUNCATED)
+            break
+        out.append(line)
+        used += cost
+    return out
+
+
+def split_sections(tail: str) -> list[tuple[str, str]]:
+    """`### name` sections of a rendered tail, in order (for token accounting)."""
+    sections: list[tuple[str, str]] = []
+    for chunk in tail.split("### ")[1:]:
+        name = chunk.split("\n", 1)[0].strip()
+        sections.append((name, "### " + chunk))
+    return sections
+
+
+def build_prompt(*, env: Any, stable_prefix: str, profile: ModelProfile, registry: ToolRegistry,
+                 session: SessionState, agent: AgentConfig, memory_sections: Sequence[PromptSection] = (),
+                 notices: Sequence[str] = (), world: str = NO_WORLD, n_ctx: int | None = None,
+                 n_predict: int = 512, today: date | None = None,
+                 count: Callable[[str], int] = estimate_tokens) -> BuiltPrompt:
+    loaded = [describe_full(s) for name in session.loaded_tools if (s := registry.get(name)) is not None]
+    loaded = _cap_lines(loaded, agent.loaded_tools_max_tokens, count) if loaded else []
+    facts = _cap_lines(list(session.known_facts), agent.token_budget, count) if session.known_facts else []
+    world_lines = _cap_lines(world.splitlines() or [NO_WORLD], agent.world_snapshot_max_tokens, count)
+    context: dict[str, Any] = {
+        "loaded_tools": loaded,
+        "memory_sections": [s for s in memory_sections if s.slot != "recall"],
+        "recall_sections": [s for s in memory_sections if s.slot == "recall"],
+        "session_facts": facts,
+        "world": "\n".join(world_lines),
+        "notices": list(dict.fromkeys(notices)),  # deduplicated, first occurrence order
+        "today": (today or date.today()).isoformat(),
+        "conversation": [],
+    }
+    template = env.get_template("variable_tail.j2")
+    framed_prefix = profile.frame_stable_prefix(stable_prefix)
+    fixed_cost = count(framed_prefix) + count(template.render(**context)) + count(profile.prompt_ending)
+    cap = agent.conversation_max_tokens
+    if loaded:
+        cap -= agent.loaded_tools_max_tokens
+    if n_ctx:
+        cap = min(cap, n_ctx - fixed_cost - n_predict - SAFETY_TOKENS)
+    conversation, dropped = pack_conversation(lines_by_turn(session.entries), max(cap, 16), count)
+    context["conversation"] = conversation
+    tail = template.render(**context)
+    text = profile.frame_prompt(stable_prefix, tail)
+    sections = (("stable-prefix", framed_prefix), *split_sections(tail))
+    return BuiltPrompt(stable_prefix=stable_prefix, tail=tail, text=text, framed_prefix=framed_prefix,
+                       sections=sections, dropped_turns=dropped)

@@ -1,0 +1,32 @@
+"""The one Jinja2 environment factory for prompts (StrictUndefined, no autoescape).
+
+Template search order: `<state>/templates/` (a user's override) > plugin template
+folders > the core's `atomic_agent.templates` package.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+
+def core_templates_dir() -> Path:
+    from importlib import resources
+
+    return Path(str(resources.files("atomic_agent.templates")))
+
+
+def make_prompt_env(override_dirs: Sequence[Path] = ()) -> Any:
+    import jinja2
+
+    loaders: list[jinja2.BaseLoader] = [jinja2.FileSystemLoader([str(d) for d in override_dirs if d.is_dir()])]
+    loaders.append(jinja2.FileSystemLoader(str(core_templates_dir())))
+    return jinja2.Environment(
+        loader=jinja2.ChoiceLoader(loaders),
+        undefined=jinja2.StrictUndefined,
+        keep_trailing_newline=True,
+        trim_blocks=True,
+        lstrip_blocks=True,
+        autoescape=False,
+    )

@@ -1,0 +1,60 @@
+"""Fit the conversation into its token cap without losing the current turn.
+
+Older turns are dropped whole, oldest first, and replaced by one deterministic line
+naming how many and which; the latest turn (with the user's current message) is always
+kept, its longest lines clipped with a `[truncated]` marker if it alone is too big.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+
+TRUNCATED = "…[truncated]"
+
+
+def _clip(line: str, tokens_allowed: int, count: Callable[[str], int]) -> str:
+    if count(line) <= tokens_allowed:
+        return line
+    keep = max(0, int(len(line) * tokens_allowed / max(1, count(line))) - len(TRUNCATED))
+    return line[:keep] + TRUNCATED
+
+
+def pack_conversation(turns: Sequence[tuple[int, list[str]]], cap_tokens: int,
+                      count: Callable[[str], int]) -> tuple[list[str], int]:
+    """(lines, number of dropped turns) whose estimated size stays within `cap_tokens`."""
+    if not turns:
+        return [], 0
+    *older, (latest_index, latest) = turns
+    latest_cost = sum(count(line) + 1 for line in latest)
+    budget = cap_tokens - latest_cost
+    kept: list[tuple[int, list[str]]] = []
+    for index, lines in reversed(older):
+        cost = sum(count(line) + 1 for line in lines)
+        if cost > budget:
+            break
+        kept.insert(0, (index, lines))
+        budget -= cost
+    dropped = older[: len(older) - len(kept)]
+    out: list[str] = []
+    if dropped:
+        out.append(f"[{len(dropped)} older turns dropped (turns {dropped[0][0]}-{dropped[-1][0]})]")
+    for _, lines in kept:
+        out.extend(lines)
+    if latest_cost > cap_tokens:
+        latest = _clip_turn(latest, cap_tokens, count)
+    out.extend(latest)
+    return out, len(dropped)
+
+
+def _clip_turn(lines: list[str], cap_tokens: int, count: Callable[[str], int]) -> list[str]:
+    """Clip the longest lines first until the turn fits; the first (user) line goes last."""
+    lines = list(lines)
+    per_line_floor = max(8, cap_tokens // (2 * max(1, len(lines))))
+    order = sorted(range(len(lines)), key=lambda i: (i == 0, -count(lines[i])))
+    for i in order:
+        total = sum(count(line) + 1 for line in lines)
+        if total <= cap_tokens:
+            break
+        excess = total - cap_tokens
+        lines[i] = _clip(lines[i], max(per_line_floor, count(lines[i]) - excess), count)
+    return lines

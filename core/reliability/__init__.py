@@ -1,0 +1,1 @@
+"""The failure taxonomy: every terminal turn failure normalised into one category."""

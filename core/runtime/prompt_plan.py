@@ -1,0 +1,62 @@
+"""What every step of every session shares until the server changes: the model profile,
+the grammar, the context window, the template environment and the stable prefixes."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+import attrs
+
+from atomic_agent.config.app_config import AppConfig
+from atomic_agent.grammar.build_grammar import build_tool_call_grammar
+from atomic_agent.llm.detect_profile import detect_profile
+from atomic_agent.llm.model_profile import ModelProfile
+from atomic_agent.prompt.build_stable_prefix import build_stable_prefix, default_capabilities
+from atomic_agent.prompt.jinja_env import make_prompt_env
+from atomic_agent.tools.tool_registry import ToolRegistry
+
+PROFILE_ENV = "ATOMIC_AGENT_MODEL_PROFILE"
+SEED_ENV = "ATOMIC_AGENT_SEED"
+
+
+@attrs.define
+class PromptPlan:
+    profile: ModelProfile
+    grammar: str | None
+    n_ctx: int | None
+    n_predict: int
+    env: Any
+    registry: ToolRegistry
+    max_calls: int
+    temperature: float = 0.2
+    seed: int | None = None
+    _prefixes: dict[Path, str] = attrs.field(factory=dict)
+
+    def stable_prefix_for(self, working_dir: Path) -> str:
+        """Byte-identical for every call with the same working dir (cached)."""
+        if working_dir not in self._prefixes:
+            self._prefixes[working_dir] = build_stable_prefix(self.env, self.registry, default_capabilities(working_dir),
+                                                              max_calls=self.max_calls)
+        return self._prefixes[working_dir]
+
+
+def template_override_dirs(state_dir: Path) -> list[Path]:
+    return [state_dir / "templates"]
+
+
+async def plan_prompt(provider: Any, registry: ToolRegistry, config: AppConfig, state_dir: Path,
+                      environ: Mapping[str, str]) -> PromptPlan:
+    facts = await provider.describe()
+    profile = detect_profile(facts.get("chat_template"), facts.get("model_alias"), environ.get(PROFILE_ENV))
+    n_ctx = await provider.context_window()
+    max_calls = config.agent.max_parallel_tool_calls
+    grammar = None
+    if provider.capabilities.transport == "grammar":
+        grammar = build_tool_call_grammar(registry.names(), profile, max_calls)
+    seed = environ.get(SEED_ENV)
+    return PromptPlan(profile=profile, grammar=grammar, n_ctx=n_ctx, n_predict=int(getattr(provider, "max_tokens", 512)),
+                      env=make_prompt_env(template_override_dirs(state_dir)), registry=registry, max_calls=max_calls,
+                      temperature=float(getattr(provider, "temperature", 0.2)),
+                      seed=int(seed) if seed and seed.lstrip("-").isdigit() else None)

@@ -1,0 +1,183 @@
+"""The composed runtime: tools, approval gate, memory phases, provider, sessions, traces.
+
+`create_runtime()` is the one way to get one; every entry point (CLI, sidecar, HTTP,
+channels) goes through `Runtime.run_turn`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from atomic_agent.agent import agent_events as ev
+from atomic_agent.agent.agent_loop import TurnDeps, TurnResult, run_turn
+from atomic_agent.agent.loop_detector import ToolLoopTracker
+from atomic_agent.agent.step_context import StepContext
+from atomic_agent.approval.approval_gate import ApprovalGate, AskHost
+from atomic_agent.config.app_config import AppConfig
+from atomic_agent.plugin_host.collect_registrations import call_lifecycle, collect_records
+from atomic_agent.plugin_host.plugin_host import PluginHost
+from atomic_agent.records.approval_category import ApprovalCategory
+from atomic_agent.records.memory_phase import MemoryPhase, PromptSection
+from atomic_agent.records.tool_spec import ToolSpec
+from atomic_agent.runtime.boot_context import BootContext
+from atomic_agent.runtime.prompt_plan import PromptPlan, plan_prompt
+from atomic_agent.runtime.provider_selection import build_active_provider
+from atomic_agent.sessions.session_state import SessionState
+from atomic_agent.sessions.session_store import SessionStore
+from atomic_agent.tools.tool_registry import ToolRegistry
+from atomic_agent.tracing.prefix_hash import hash_prefix, load_or_create_salt
+from atomic_agent.tracing.trace_recorder import TraceRecorder
+
+
+class Runtime:
+    """Owns the long-lived pieces; `run_turn` is the only path into the agent loop."""
+
+    def __init__(self, boot: BootContext, provider: Any = None, ask: AskHost | None = None,
+                 environ: dict[str, str] | None = None) -> None:
+        self.boot = boot
+        self.host: PluginHost = boot.host
+        self._services: dict[str, Any] = {"state_dir": boot.state_dir}
+        self.environ = dict(os.environ if environ is None else environ)
+        self.registry = ToolRegistry(collect_records(self.host, "register_tools", ToolSpec, runtime=self))
+        categories = collect_records(self.host, "register_approval_categories", ApprovalCategory)
+        self.gate = ApprovalGate(categories, self.config.agent.approval_level, ask)
+        self.memory_phases = sorted(collect_records(self.host, "register_memory_phases", MemoryPhase, runtime=self),
+                                    key=lambda p: (p.order, p.name))
+        self._provider = provider
+        self._sessions: SessionStore | None = None
+        self._plan: PromptPlan | None = None
+        self._salt: str | None = None
+        self._background: set[asyncio.Task[Any]] = set()
+        self._services.update({"approval_gate": self.gate, "tool_registry": self.registry})
+        call_lifecycle(self.host, "runtime_started", runtime=self)
+
+    # -- RuntimeView ----------------------------------------------------------------------
+    @property
+    def config(self) -> AppConfig:
+        return self.boot.config
+
+    @property
+    def state_dir(self) -> Path:
+        return self.boot.state_dir
+
+    def service(self, name: str) -> Any:
+        if name == "sessions":
+            return self.sessions
+        return self._services[name]
+
+    # -- lazily built pieces ----------------------------------------------------------------
+    @property
+    def provider(self) -> Any:
+        if self._provider is None:
+            self._provider = build_active_provider(self.host, self)
+        return self._provider
+
+    @property
+    def sessions(self) -> SessionStore:
+        if self._sessions is None:
+            self._sessions = SessionStore(self.state_dir)
+        return self._sessions
+
+    async def prompt_plan(self, refresh: bool = False) -> PromptPlan:
+        """Profile, grammar, n_ctx and template env; asks the provider once (server facts)."""
+        if self._plan is None or refresh:
+            self._plan = await plan_prompt(self.provider, self.registry, self.config, self.state_dir, self.environ)
+        return self._plan
+
+    def trace_for(self, session_id: str) -> TraceRecorder:
+        cfg = self.config.tracing
+        return TraceRecorder.for_session(self.state_dir, session_id, max_bytes=cfg.max_bytes_per_session,
+                                         enabled=cfg.enabled)
+
+    def prefix_hash(self, framed_prefix: str) -> str:
+        if self._salt is None:
+            self._salt = load_or_create_salt(self.state_dir)
+        return hash_prefix(framed_prefix, self._salt)
+
+    def memory_sections(self, session_id: str, user_text: str) -> list[PromptSection]:
+        sections: list[PromptSection] = []
+        for phase in self.memory_phases:
+            if phase.sections is not None:
+                sections.extend(phase.sections(session_id, user_text))
+        return sections
+
+    # -- turns ------------------------------------------------------------------------------
+    def open_session(self, session_id: str | None, working_dir: Path | None = None) -> SessionState:
+        if session_id:
+            return self.sessions.load(session_id)
+        session = self.sessions.create(working_dir or Path.cwd())
+        self.trace_for(session.id).record("session_started", workingDir=str(session.working_dir))
+        return session
+
+    async def run_turn(self, text: str, session_id: str | None = None, on_event: ev.EventSink | None = None,
+                       working_dir: Path | None = None, cancelled: asyncio.Event | None = None) -> TurnResult:
+        emit = on_event or ev.discard
+        session = self.open_session(session_id, working_dir)
+        trace = self.trace_for(session.id)
+        cancel = cancelled or asyncio.Event()
+        deps = TurnDeps(session, self.sessions, trace, _LazyProvider(self), cancel)
+        slot: list[int] = []
+
+        async def make_context(turn_index: int, step: int, notices: Sequence[str]) -> StepContext:
+            plan = await self.prompt_plan()
+            prefix = plan.stable_prefix_for(session.working_dir)
+            if not slot:
+                slot.append(self.provider.slot_for(session.id))
+            return StepContext(
+                provider=self.provider, profile=plan.profile, registry=self.registry, gate=self.gate,
+                session=session, store=self.sessions, tracker=ToolLoopTracker(), trace=trace, emit=emit,
+                agent=self.config.agent, prompt_env=plan.env, stable_prefix=prefix,
+                prefix_hash=self.prefix_hash(plan.profile.frame_stable_prefix(prefix)), grammar=plan.grammar,
+                slot_id=slot[0], n_ctx=plan.n_ctx, n_predict=plan.n_predict, turn_index=turn_index, step=step,
+                cancelled=cancel, memory_sections=self.memory_sections(session.id, text), notices=notices,
+                services=self._services, temperature=plan.temperature, seed=plan.seed)
+
+        result = await run_turn(make_context=make_context, base=deps, text=text,
+                                max_steps=self.config.agent.max_steps, emit=emit)
+        self._after_turn(session, result, text)
+        return result
+
+    def _after_turn(self, session: SessionState, result: TurnResult, text: str) -> None:
+        from atomic_agent.records.memory_phase import TurnDigest
+
+        digest = TurnDigest(session.id, result.turn_index, text, result.reply)
+        for phase in self.memory_phases:
+            if phase.after_turn is not None:
+                task = asyncio.ensure_future(phase.after_turn(digest))
+                self._background.add(task)
+                task.add_done_callback(self._background.discard)
+
+    async def close(self) -> None:
+        if self._background:
+            await asyncio.gather(*self._background, return_exceptions=True)
+        call_lifecycle(self.host, "runtime_stopping", runtime=self)
+        if self._provider is not None:
+            await self._provider.close()
+        if self._sessions is not None:
+            self._sessions.close()
+
+
+class _LazyProvider:
+    """The loop reports `mode`/hint of a provider that may not be built yet."""
+
+    def __init__(self, runtime: Runtime) -> None:
+        self._runtime = runtime
+
+    @property
+    def mode(self) -> str:
+        return getattr(self._runtime.provider, "mode", "unknown")
+
+    def unavailable_hint(self) -> str:
+        return self._runtime.provider.unavailable_hint()
+
+
+async def create_runtime(state_dir: str | Path | None = None, *, provider: Any = None, ask: AskHost | None = None,
+                         boot_context: BootContext | None = None, environ: dict[str, str] | None = None) -> Runtime:
+    from atomic_agent.runtime.boot_context import boot
+
+    ctx = boot_context or boot(state_dir)
+    return Runtime(ctx, provider=provider, ask=ask, environ=environ)

@@ -1,0 +1,1 @@
+"""Multi-turn chat sessions persisted in `<state>/sessions.sqlite`."""

@@ -1,0 +1,139 @@
+"""sessions.sqlite: create, load, list and delete sessions; append transcript rows."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+import uuid
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+
+import attrs
+
+from atomic_agent.sessions.session_state import SessionState
+from atomic_agent.storage.sqlite_transaction import transaction
+from atomic_agent.sessions.transcript_entry import TranscriptEntry
+
+SESSIONS_FILE = "sessions.sqlite"
+
+
+class SessionNotFoundError(LookupError):
+    def __init__(self, session_id: str) -> None:
+        super().__init__(f"no session {session_id!r}; `atomic-agent sessions list` shows the ids")
+        self.session_id = session_id
+
+
+class SessionStoreError(RuntimeError):
+    """The database cannot be used (corrupt, locked, unreadable); the message says what to do."""
+
+
+def now_iso() -> str:
+    return datetime.now(timezone.utc).isoformat(timespec="milliseconds")
+
+
+def _dumps(value: Any) -> str | None:
+    return None if value is None else json.dumps(value, ensure_ascii=False, default=str)
+
+
+def _loads(value: str | None) -> Any:
+    return None if value is None else json.loads(value)
+
+
+class SessionStore:
+    """One SQLite file (WAL, busy timeout); every write commits before returning."""
+
+    def __init__(self, state_dir: Path) -> None:
+        import sqlite_utils
+
+        from atomic_agent.sessions.session_schema import migrate
+
+        self.path = state_dir / SESSIONS_FILE
+        try:
+            conn = sqlite3.connect(self.path, timeout=5.0, isolation_level=None, check_same_thread=False)
+            conn.execute("PRAGMA journal_mode=WAL")
+            conn.execute("PRAGMA synchronous=FULL")
+            self.db = sqlite_utils.Database(conn)
+            migrate(self.db)
+        except sqlite3.DatabaseError as exc:
+            raise SessionStoreError(
+                f"{self.path} cannot be used as a session database ({exc}). Move the file aside "
+                "(nothing else is touched) and run the command again to start a fresh one") from exc
+
+    def close(self) -> None:
+        self.db.conn.close()
+
+    def create(self, working_dir: Path, title: str = "") -> SessionState:
+        created = now_iso()
+        state = SessionState(id=uuid.uuid4().hex[:12], working_dir=working_dir, created_at=created, title=title)
+        with transaction(self.db.conn):
+            self.db.execute(
+                "insert into sessions (id, created_at, updated_at, working_dir, status, title, loaded_tools, "
+                "known_facts) values (?, ?, ?, ?, ?, ?, '[]', '[]')",
+                [state.id, created, created, str(working_dir), state.status, title])
+        return state
+
+    def exists(self, session_id: str) -> bool:
+        return self.db.execute("select 1 from sessions where id = ?", [session_id]).fetchone() is not None
+
+    def load(self, session_id: str) -> SessionState:
+        row = self.db.execute("select * from sessions where id = ?", [session_id]).fetchone()
+        if row is None:
+            raise SessionNotFoundError(session_id)
+        cols = [d[0] for d in self.db.execute("select * from sessions limit 0").description]
+        data = dict(zip(cols, row))
+        state = SessionState(id=data["id"], working_dir=Path(data["working_dir"]), created_at=data["created_at"],
+                             status=data["status"], title=data["title"] or "",
+                             loaded_tools=_loads(data["loaded_tools"]) or [],
+                             known_facts=_loads(data["known_facts"]) or [])
+        state.entries = self.entries(session_id)
+        return state
+
+    def entries(self, session_id: str) -> list[TranscriptEntry]:
+        rows = self.db.execute("select * from transcript where session_id = ? order by seq", [session_id])
+        cols = [d[0] for d in rows.description]
+        out = []
+        for row in rows.fetchall():
+            d = dict(zip(cols, row))
+            out.append(TranscriptEntry(kind=d["kind"], turn_index=d["turn_index"], text=d["text"] or "",
+                                       tool=d["tool"], args=_loads(d["args"]), status=d["status"],
+                                       reason=d["reason"], reasoning=d["reasoning"], details=_loads(d["details"]),
+                                       step=d["step"], batch_index=d["batch_index"], created_at=d["created_at"],
+                                       seq=d["seq"]))
+        return out
+
+    def append(self, state: SessionState, entries: list[TranscriptEntry]) -> list[TranscriptEntry]:
+        """Append rows in one transaction; returns them with seq and timestamp filled in."""
+        next_seq = 1 + max((e.seq for e in state.entries), default=-1)
+        stamped = [attrs.evolve(e, seq=next_seq + i, created_at=e.created_at or now_iso()) for i, e in enumerate(entries)]
+        with transaction(self.db.conn):
+            self.db.conn.executemany(
+                "insert into transcript (session_id, seq, turn_index, kind, text, tool, args, status, reason, "
+                "reasoning, details, step, batch_index, created_at) values (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                [(state.id, e.seq, e.turn_index, e.kind, e.text, e.tool, _dumps(e.args), e.status, e.reason,
+                  e.reasoning, _dumps(e.details), e.step, e.batch_index, e.created_at) for e in stamped])
+            self.db.execute("update sessions set updated_at = ? where id = ?", [now_iso(), state.id])
+        state.entries.extend(stamped)
+        return stamped
+
+    def save_state(self, state: SessionState) -> None:
+        """Persist the mutable session fields (status, title, loaded tools, facts)."""
+        with transaction(self.db.conn):
+            self.db.execute(
+                "update sessions set status = ?, title = ?, loaded_tools = ?, known_facts = ?, updated_at = ? where id = ?",
+                [state.status, state.title, _dumps(state.loaded_tools), _dumps(state.known_facts), now_iso(), state.id])
+
+    def list(self, limit: int = 50) -> list[dict[str, Any]]:
+        rows = self.db.execute(
+            "select s.id, s.created_at, s.updated_at, s.status, s.title, s.working_dir, "
+            "(select count(*) from transcript t where t.session_id = s.id and t.kind = 'turn_started') as turns "
+            "from sessions s order by s.updated_at desc limit ?", [limit])
+        cols = [d[0] for d in rows.description]
+        return [dict(zip(cols, r)) for r in rows.fetchall()]
+
+    def delete(self, session_id: str) -> None:
+        if not self.exists(session_id):
+            raise SessionNotFoundError(session_id)
+        with transaction(self.db.conn):
+            self.db.execute("delete from transcript where session_id = ?", [session_id])
+            self.db.execute("delete from sessions where id = ?", [session_id])

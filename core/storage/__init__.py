@@ -1,0 +1,1 @@
+"""Shared storage primitives (SQLite transactions)."""

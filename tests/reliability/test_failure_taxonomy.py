@@ -1,0 +1,46 @@
+"""The five categories and their host-surface names."""
+
+from __future__ import annotations
+
+import pytest
+
+from atomic_agent.reliability.failure_taxonomy import (
+    FAILURE_CATEGORIES,
+    GrammarError,
+    LlmFailure,
+    ModelError,
+    ToolExecutionError,
+    TransportError,
+    TurnCancelledError,
+    error_code,
+    openai_error_type,
+)
+
+
+def test_categories_are_exactly_the_five() -> None:
+    assert set(FAILURE_CATEGORIES) == {"transport", "grammar", "model", "tool", "cancelled"}
+    classes = [TransportError, GrammarError, ModelError, ToolExecutionError, TurnCancelledError]
+    assert [cls.category for cls in classes] == ["transport", "grammar", "model", "tool", "cancelled"]
+    assert all(issubclass(cls, LlmFailure) and issubclass(cls, Exception) for cls in classes)
+
+
+def test_failures_carry_their_postmortem_fields() -> None:
+    t = TransportError("down", status=503, url="http://127.0.0.1:1")
+    assert (t.status, t.url, str(t)) == (503, "http://127.0.0.1:1", "down")
+    assert GrammarError("bad", raw_preview="[{").raw_preview == "[{"
+    m = ModelError("cut off", reason="truncated", raw_preview="[{\"to")
+    assert (m.reason, m.raw_preview) == ("truncated", "[{\"to")
+    assert ToolExecutionError("missing", tool="os.nope").tool == "os.nope"
+    assert TurnCancelledError().message == "turn cancelled"
+
+
+def test_model_error_refuses_unknown_reasons() -> None:
+    with pytest.raises(ValueError, match="truncated, empty, no_stop"):
+        ModelError("x", reason="weird")  # type: ignore[arg-type]
+
+
+def test_host_surface_codes() -> None:
+    assert error_code("grammar") == "step_error:grammar"
+    assert openai_error_type("cancelled") == "agent.cancelled"
+    with pytest.raises(ValueError, match="unknown failure category"):
+        error_code("network")
