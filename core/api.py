@@ -73,6 +73,15 @@ _EXPORTS: dict[str, str] = {
     "summarise_trace": "atomic_agent.tracing.trace_chronology",
     "tool_invocation_fields": "atomic_agent.tracing.trace_events",
     "traces_dir": "atomic_agent.tracing.trace_paths",
+    "create_runtime": "atomic_agent.runtime.runtime",
+    "Runtime": "atomic_agent.runtime.runtime",
+    "TurnResult": "atomic_agent.agent.agent_loop",
+    "ApprovalRequest": "atomic_agent.approval.approval_gate",
+    "preview_prompt": "atomic_agent.runtime.preview_prompt",
+    "SessionNotFoundError": "atomic_agent.sessions.session_store",
+    "SessionStoreError": "atomic_agent.sessions.session_store",
+    "ScriptedProvider": "atomic_agent.testing.scripted_provider",
+    "SessionStore": "atomic_agent.sessions.session_store",
 }
 
 __all__ = sorted(_EXPORTS)

@@ -28,7 +28,14 @@ def parse_tool_calls(text: str, profile: ModelProfile, *, prefilled_open: bool) 
     completion starts inside the reasoning block; the tag is put back before splitting.
     """
     normalized = _restore_prefill(text, profile) if prefilled_open else text
-    reasoning, body = _split_reasoning(normalized, profile, text)
+    try:
+        reasoning, body = _split_reasoning(normalized, profile, text)
+    except ToolCallParseError:
+        # the reasoning may have gone to a separate channel (reasoning_content), leaving
+        # only the array in the content even though the prompt prefilled the open tag
+        if normalized is text or not text.lstrip().startswith(("[", "{")):
+            raise
+        reasoning, body = "", text
     value = _decode_single_json_value(body, text)
     if isinstance(value, list):
         return ToolCallBatch("batch", _checked_calls(value, text), reasoning)
@@ -108,7 +115,9 @@ def _decode_single_json_value(body: str, raw: str) -> Any:
 
 def _checked_calls(items: list[Any], raw: str) -> tuple[ToolCall, ...]:
     if not items:
-        raise ToolCallParseError.for_text(f"the tool-call array is empty; a step calls at least one tool; {_EXPECTED_SHAPE}", raw)
+        raise ToolCallParseError.for_text(
+            f"the tool-call array is empty; a step calls at least one tool; {_EXPECTED_SHAPE}", raw
+        )
     if len(items) > HARD_MAX_TOOL_CALLS:
         raise ToolCallParseError.for_text(
             f"the tool-call array has {len(items)} calls, more than the {HARD_MAX_TOOL_CALLS} a step allows; "
@@ -121,7 +130,9 @@ def _checked_calls(items: list[Any], raw: str) -> tuple[ToolCall, ...]:
 def _checked_call(item: Any, index: int | None, raw: str) -> ToolCall:
     where = "the tool call" if index is None else f"call #{index + 1}"
     if not isinstance(item, dict):
-        raise ToolCallParseError.for_text(f"{where} is a JSON {_json_kind(item)}, not an object; {_EXPECTED_SHAPE}", raw)
+        raise ToolCallParseError.for_text(
+            f"{where} is a JSON {_json_kind(item)}, not an object; {_EXPECTED_SHAPE}", raw
+        )
     tool = item.get("tool")
     if not isinstance(tool, str) or not tool.strip():
         raise ToolCallParseError.for_text(f'{where} has no non-empty string "tool"; {_EXPECTED_SHAPE}', raw)

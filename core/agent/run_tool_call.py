@@ -1,4 +1,4 @@
-"""Run one validated call: check args, ask the gate when the tool is gated, run, compress."""
+"""Run one validated call: check args, run (a gated tool asks the gate itself), compress."""
 
 from __future__ import annotations
 
@@ -38,9 +38,6 @@ async def run_tool_call(ctx: StepContext, index: int, call: ToolCall, batch_size
             hint = f" Schema: {describe_full(spec)}" if spec.tier is Tier.RARE else ""
             result = ToolResult.error(f"invalid args for {call.tool}: {'; '.join(problems)}.{hint}",
                                       **{INVALID_ARGS: problems})
-        elif spec.approval_category and not await _approved(ctx, spec.approval_category, call):
-            result = ToolResult.error(f"{call.tool} was not approved; do not retry it unchanged",
-                                      deniedReason="approval")
         else:
             result = await spec.run(call.args, make_tool_context(ctx, call.tool))
     result = compress_result(result, ctx.agent.tool_result_summary_chars)
@@ -48,8 +45,3 @@ async def run_tool_call(ctx: StepContext, index: int, call: ToolCall, batch_size
                       status=result.status, summary=result.summary, **where))
     return result
 
-
-async def _approved(ctx: StepContext, category: str, call: ToolCall) -> bool:
-    summary = f"{call.tool} {call.args}"
-    decision = await ctx.gate.request(ctx.session.id, call.tool, category, summary[:500])
-    return decision.approved

@@ -76,7 +76,7 @@ class ReasoningStreamParser:
         text = self._pending + chunk
         self._pending = ""
         if self._state is _State.AWAIT_OPEN:
-            text = self._consume_await_open(text, pieces)
+            text = self._consume_await_open(text)
         if self._state is _State.REASONING and text:
             text = self._consume_reasoning(text, pieces)
         if self._state is _State.CONTENT and text:
@@ -95,7 +95,7 @@ class ReasoningStreamParser:
             self._pending = ""
         return pieces
 
-    def _consume_await_open(self, text: str, pieces: list[Piece]) -> str:
+    def _consume_await_open(self, text: str) -> str:
         lead = text.lstrip()
         if lead.startswith(self._open):
             # whitespace before the block is noise, not content

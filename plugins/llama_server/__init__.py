@@ -1,1 +1,57 @@
-"""The llama-server plugin: the local provider kind and the `llama` / `models` commands."""
+"""The llama-server plugin: the local provider kind and the `llama` / `models` commands.
+
+Only hookimpls live here. Everything they touch is imported inside the hooks so that
+`atomic-agent --help` never pays for httpx, rich or platformdirs.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import TYPE_CHECKING, Any
+
+from atomic_agent.api import hookimpl
+
+if TYPE_CHECKING:
+    import typer
+
+
+@hookimpl
+def register_config_blocks() -> Iterable[Any]:
+    from atomic_agent.api import ConfigBlock
+
+    from .llama_config import LlamaConfig
+
+    return [ConfigBlock(key="llama", cls=LlamaConfig)]
+
+
+@hookimpl
+def register_commands(app: typer.Typer) -> None:
+    from .llama_commands import llama_app
+    from .models_commands import models_app
+
+    app.add_typer(llama_app, name="llama", help="Install, start, stop and inspect the local llama-server.")
+    app.add_typer(models_app, name="models", help="List, add, pull and choose local GGUF models.")
+
+
+@hookimpl
+def register_providers() -> Iterable[Any]:
+    from atomic_agent.api import ProviderCapabilities, ProviderKind
+
+    return [ProviderKind(name="llama-server", factory=_local_provider,
+                         capabilities=ProviderCapabilities(transport="grammar", slot_affinity=True),
+                         summary="A local llama.cpp llama-server over HTTP (GBNF tool calls, KV-cache slots).")]
+
+
+def _local_provider(entry: dict[str, Any], runtime: Any) -> Any:
+    """Fill an entry from the `llama` block (url/mode, retries, limits) where it is silent."""
+    from .llama_config import effective_llama_url
+    from .llama_provider import build_llama_provider
+
+    cfg = runtime.config.block("llama")
+    url, mode = effective_llama_url(cfg)
+    filled = {"url": url, "mode": mode, "retries": cfg.completion_retries,
+              "backoffMs": cfg.completion_retry_backoff_ms, "timeoutS": cfg.request_timeout_s,
+              "maxTokens": cfg.max_tokens, **{k: v for k, v in entry.items() if k not in ("id", "kind")}}
+    provider = build_llama_provider(filled, runtime)
+    provider.temperature = cfg.temperature
+    return provider

@@ -114,3 +114,9 @@ def test_raw_preview_is_the_first_400_characters() -> None:
 def test_parse_error_survives_pickling() -> None:
     error = pickle.loads(pickle.dumps(ToolCallParseError("bad", "raw")))
     assert (error.message, error.raw_preview, str(error)) == ("bad", "raw", "bad")
+
+
+def test_prefilled_open_with_reasoning_delivered_elsewhere_parses_the_bare_array() -> None:
+    # channel A: the server split the reasoning into reasoning_content; content is just the array
+    batch = parse_tool_calls('[{"tool":"reply","args":{}}]', QWEN_THINK_PROFILE, prefilled_open=True)
+    assert batch.reasoning == "" and batch.calls == (ToolCall("reply", {}),)

@@ -1,0 +1,54 @@
+"""`atomic-agent repl`: one session, one turn per input line, until `finish` or EOF."""
+
+from __future__ import annotations
+
+import asyncio
+import sys
+from pathlib import Path
+
+import typer
+
+from atomic_agent.api import current_cli_state, fail
+
+
+def repl_command(
+    ctx: typer.Context,
+    session: str = typer.Option(None, "--session", help="Continue this session."),
+    json_out: bool = typer.Option(False, "--json", help="Stream the typed events as NDJSON on stdout."),
+    no_approval: bool = typer.Option(False, "--no-approval", help="Full trust (level 5) for this process only."),
+) -> None:
+    from atomic_agent.api import SessionNotFoundError, SessionStoreError
+    from atomic_agent.plugins.chat_cli.turn_runner import event_sink, open_runtime, run_one_turn
+
+    state = current_cli_state(ctx)
+    emit = event_sink(json_out)
+    interactive = sys.stdin.isatty()
+
+    async def go() -> None:
+        runtime = await open_runtime(state, emit, no_approval)
+        session_id = session
+        try:
+            while True:
+                if interactive:
+                    print("> ", end="", file=sys.stderr, flush=True)
+                line = await asyncio.to_thread(sys.stdin.readline)
+                if not line:
+                    break
+                text = line.strip()
+                if not text:
+                    continue
+                result = await run_one_turn(runtime, text, session_id, emit, Path.cwd())
+                session_id = result.session_id
+                if not json_out and result.status == "done":
+                    print(result.reply, flush=True)
+                if result.reason == "finish":
+                    break
+        finally:
+            await runtime.close()
+        if session_id and not json_out:
+            print(f"session: {session_id}", file=sys.stderr)
+
+    try:
+        asyncio.run(go())
+    except (SessionNotFoundError, SessionStoreError) as exc:
+        fail(str(exc))

@@ -1,0 +1,43 @@
+"""`atomic-agent run MESSAGE`: one turn; progress on stderr, the reply on stdout."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+
+import typer
+
+from atomic_agent.api import current_cli_state, fail
+
+
+def run_command(
+    ctx: typer.Context,
+    message: str = typer.Argument(..., help="What to ask the agent."),
+    session: str = typer.Option(None, "--session", help="Continue this session (see `sessions list`)."),
+    json_out: bool = typer.Option(False, "--json", help="Stream the typed events as NDJSON on stdout."),
+    cwd: Path = typer.Option(None, "--cwd", help="Working directory of a new session (default: current)."),
+    no_approval: bool = typer.Option(False, "--no-approval", help="Full trust (level 5) for this process only."),
+) -> None:
+    from atomic_agent.api import SessionNotFoundError, SessionStoreError
+    from atomic_agent.plugins.chat_cli.turn_runner import event_sink, exit_code, open_runtime, run_one_turn
+
+    state = current_cli_state(ctx)
+    emit = event_sink(json_out)
+
+    async def go() -> int:
+        runtime = await open_runtime(state, emit, no_approval)
+        try:
+            result = await run_one_turn(runtime, message, session, emit, (cwd or Path.cwd()).resolve())
+        finally:
+            await runtime.close()
+        if not json_out:
+            if result.status == "done":
+                print(result.reply)
+            print(f"session: {result.session_id}", file=__import__("sys").stderr)
+        return exit_code(result)
+
+    try:
+        code = asyncio.run(go())
+    except (SessionNotFoundError, SessionStoreError) as exc:
+        fail(str(exc))
+    raise typer.Exit(code)

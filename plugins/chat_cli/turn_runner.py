@@ -1,0 +1,54 @@
+"""Run turns from the CLI: one runtime per process, Ctrl+C cancels the turn in flight."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import signal
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from atomic_agent.plugins.chat_cli.progress_printer import ProgressPrinter
+from atomic_agent.plugins.chat_cli.stdin_approval import terminal_approver
+
+
+def event_sink(json_out: bool) -> Callable[[dict[str, Any]], None]:
+    if json_out:
+        def emit(event: dict[str, Any]) -> None:
+            sys.stdout.write(json.dumps(event, ensure_ascii=False, default=str) + "\n")
+            sys.stdout.flush()
+        return emit
+    return ProgressPrinter()
+
+
+async def open_runtime(state: Any, emit: Callable[[dict[str, Any]], None], no_approval: bool) -> Any:
+    from atomic_agent.api import create_runtime
+
+    runtime = await create_runtime(boot_context=state.require(), ask=terminal_approver(emit))
+    if no_approval:  # --no-approval can only raise this one process to full trust
+        runtime.gate.set_level(5)
+    return runtime
+
+
+async def run_one_turn(runtime: Any, text: str, session_id: str | None, emit: Callable[[dict[str, Any]], None],
+                       working_dir: Path) -> Any:
+    cancelled = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    try:
+        loop.add_signal_handler(signal.SIGINT, cancelled.set)
+    except (NotImplementedError, RuntimeError):
+        pass
+    try:
+        return await runtime.run_turn(text, session_id=session_id, on_event=emit, working_dir=working_dir,
+                                      cancelled=cancelled)
+    finally:
+        try:
+            loop.remove_signal_handler(signal.SIGINT)
+        except (NotImplementedError, RuntimeError):
+            pass
+
+
+def exit_code(result: Any) -> int:
+    return {"done": 0, "cancelled": 130}.get(result.status, 1)

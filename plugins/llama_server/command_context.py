@@ -1,0 +1,19 @@
+"""What the `llama` and `models` commands read from the CLI state."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import typer
+
+from atomic_agent.api import current_cli_state
+
+from .llama_config import LlamaConfig
+
+LLAMA_BLOCK = "llama"
+
+
+def llama_settings(ctx: typer.Context) -> tuple[LlamaConfig, Path]:
+    """(the effective `llama` block, the state dir) of the running command."""
+    config = current_cli_state(ctx).config
+    return config.block(LLAMA_BLOCK), config.state_dir

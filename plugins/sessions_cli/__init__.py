@@ -1,0 +1,14 @@
+"""`atomic-agent sessions list|show|delete|export`."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from atomic_agent.api import hookimpl
+
+
+@hookimpl
+def register_commands(app: Any) -> None:
+    from atomic_agent.plugins.sessions_cli.sessions_commands import sessions_app
+
+    app.add_typer(sessions_app, name="sessions", help="List, show, export and delete chat sessions.")

@@ -1,0 +1,108 @@
+"""Session commands over `<state>/sessions.sqlite`."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import typer
+
+from atomic_agent.api import current_cli_state, fail, print_json, print_table
+
+sessions_app = typer.Typer(no_args_is_help=True)
+
+
+def _store(ctx: typer.Context) -> Any:
+    from atomic_agent.api import SessionStore, SessionStoreError
+
+    try:
+        return SessionStore(current_cli_state(ctx).require().state_dir)
+    except SessionStoreError as exc:
+        fail(str(exc))
+
+
+def _load(store: Any, session_id: str) -> Any:
+    from atomic_agent.api import SessionNotFoundError
+
+    try:
+        return store.load(session_id)
+    except SessionNotFoundError as exc:
+        fail(str(exc))
+
+
+def _entry_json(entry: Any) -> dict[str, Any]:
+    return {k: v for k, v in {
+        "seq": entry.seq, "kind": entry.kind, "turn": entry.turn_index, "step": entry.step,
+        "batchIndex": entry.batch_index, "tool": entry.tool, "args": entry.args, "status": entry.status,
+        "reason": entry.reason, "text": entry.text or None, "reasoning": entry.reasoning,
+        "details": entry.details, "createdAt": entry.created_at}.items() if v is not None}
+
+
+def session_json(state: Any) -> dict[str, Any]:
+    return {"id": state.id, "createdAt": state.created_at, "status": state.status, "title": state.title,
+            "workingDir": str(state.working_dir), "loadedTools": state.loaded_tools, "knownFacts": state.known_facts,
+            "turns": state.turn_summaries(), "transcript": [_entry_json(e) for e in state.entries]}
+
+
+@sessions_app.command("list")
+def sessions_list(ctx: typer.Context, limit: int = typer.Option(50, "--limit"),
+                  json_out: bool = typer.Option(False, "--json")) -> None:
+    """Most recently used sessions first."""
+    rows = _store(ctx).list(limit)
+    if json_out:
+        print_json(rows)
+        return
+    print_table(["id", "updated", "status", "turns", "working dir"],
+                [[r["id"], r["updated_at"][:19], r["status"], r["turns"], r["working_dir"]] for r in rows])
+
+
+@sessions_app.command("show")
+def sessions_show(ctx: typer.Context, session_id: str, json_out: bool = typer.Option(False, "--json")) -> None:
+    """The transcript, with each turn's state and reason."""
+    state = _load(_store(ctx), session_id)
+    if json_out:
+        print_json(session_json(state))
+        return
+    print(f"session {state.id} ({state.status}) in {state.working_dir}")
+    current = None
+    summaries = {t["turn"]: t for t in state.turn_summaries()}
+    for entry in state.entries:
+        if entry.turn_index != current:
+            current = entry.turn_index
+            t = summaries[current]
+            print(f"\n## turn {current}: {t['state']}" + (f" ({t['reason']})" if t["reason"] else ""))
+        if entry.kind == "user":
+            print(f"user: {entry.text}")
+        elif entry.kind == "assistant_tool_call":
+            print(f"  → {entry.tool} {json.dumps(entry.args, ensure_ascii=False)}")
+        elif entry.kind == "tool_result":
+            print(f"    {entry.status}: {entry.text[:200]}")
+        elif entry.kind == "assistant_reply":
+            print(f"assistant: {entry.text}")
+
+
+@sessions_app.command("export")
+def sessions_export(ctx: typer.Context, session_id: str,
+                    output: Path = typer.Option(None, "--output", "-o", help="Write to this file (default stdout).")) -> None:
+    """The whole session as JSON you can keep."""
+    from atomic_agent.api import write_atomic
+
+    data = json.dumps(session_json(_load(_store(ctx), session_id)), indent=2, ensure_ascii=False) + "\n"
+    if output is None:
+        print(data, end="")
+    else:
+        write_atomic(output, data, mode=0o600)
+        print(f"wrote {output}")
+
+
+@sessions_app.command("delete")
+def sessions_delete(ctx: typer.Context, session_id: str) -> None:
+    """Delete a session and its transcript (its trace file stays)."""
+    from atomic_agent.api import SessionNotFoundError
+
+    try:
+        _store(ctx).delete(session_id)
+    except SessionNotFoundError as exc:
+        fail(str(exc))
+    print(f"deleted {session_id}")
