@@ -49,21 +49,25 @@ def _cancelled_result() -> ToolResult:
     return ToolResult("cancelled", "cancelled before it finished", {"cancelled": True})
 
 
-async def _run_one(index: int, call: ToolCall, run_call: RunCall, cancelled: asyncio.Event) -> tuple[ToolResult, float]:
+async def _run_one(index: int, call: ToolCall, run_call: RunCall, cancelled: asyncio.Event,
+                   timeout_s: float | None = None) -> tuple[ToolResult, float]:
     if cancelled.is_set():
         return _cancelled_result(), 0.0
     started = time.perf_counter()
     task = asyncio.ensure_future(run_call(index, call))
     stopper = asyncio.ensure_future(cancelled.wait())
     try:
-        done, _ = await asyncio.wait({task, stopper}, return_when=asyncio.FIRST_COMPLETED)
+        done, _ = await asyncio.wait({task, stopper}, timeout=timeout_s, return_when=asyncio.FIRST_COMPLETED)
     finally:
         stopper.cancel()
     elapsed = (time.perf_counter() - started) * 1000
     if task not in done:
         task.cancel()
         await asyncio.gather(task, return_exceptions=True)
-        return _cancelled_result(), elapsed
+        if cancelled.is_set():
+            return _cancelled_result(), elapsed
+        return ToolResult.error(f"{call.tool} did not finish within {timeout_s:g} s and was stopped",
+                                timedOut=True), elapsed
     try:
         return task.result(), elapsed
     except Exception as exc:  # failures isolate: the sibling calls keep running
@@ -95,7 +99,8 @@ def trim_to_cap(outcomes: list[CallOutcome], cap: int) -> list[CallOutcome]:
 
 async def execute_batch(calls: Sequence[ToolCall], registry: ToolRegistry, tracker: ToolLoopTracker,
                         run_call: RunCall, cancelled: asyncio.Event, char_cap: int = 16000,
-                        on_loop: Callable[[LoopVerdict], None] | None = None) -> BatchResult:
+                        on_loop: Callable[[LoopVerdict], None] | None = None,
+                        timeout_s: float | None = None) -> BatchResult:
     terminal = calls[-1] if calls and registry.resource_class(calls[-1].tool) is ResourceClass.TERMINAL else None
     body = list(enumerate(calls[:-1] if terminal is not None else calls))
     results: dict[int, CallOutcome] = {}
@@ -116,13 +121,13 @@ async def execute_batch(calls: Sequence[ToolCall], registry: ToolRegistry, track
 
     async def run_group(cls: ResourceClass, members: list[tuple[int, ToolCall]]) -> None:
         if cls is ResourceClass.PURE_READ:
-            answers = await asyncio.gather(*(_run_one(i, c, run_call, cancelled) for i, c in members))
+            answers = await asyncio.gather(*(_run_one(i, c, run_call, cancelled, timeout_s) for i, c in members))
             for (index, call), (result, ms) in zip(members, answers):
                 results[index] = CallOutcome(index, call, result, ms)
                 tracker.record_outcome(call.tool, call.args, result)
             return
         for index, call in members:  # serial within the group
-            result, ms = await _run_one(index, call, run_call, cancelled)
+            result, ms = await _run_one(index, call, run_call, cancelled, timeout_s)
             results[index] = CallOutcome(index, call, result, ms)
             tracker.record_outcome(call.tool, call.args, result)
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import asyncio
+
 from atomic_agent.agent import agent_events as ev
 from atomic_agent.agent.compress_result import compress_result
 from atomic_agent.agent.step_context import StepContext
@@ -39,7 +41,15 @@ async def run_tool_call(ctx: StepContext, index: int, call: ToolCall, batch_size
             result = ToolResult.error(f"invalid args for {call.tool}: {'; '.join(problems)}.{hint}",
                                       **{INVALID_ARGS: problems})
         else:
-            result = await spec.run(call.args, make_tool_context(ctx, call.tool))
+            timeout = float(ctx.agent.tool_timeout_s)
+            try:
+                result = await asyncio.wait_for(spec.run(call.args, make_tool_context(ctx, call.tool)), timeout)
+            except TimeoutError:
+                result = ToolResult.error(f"{call.tool} did not finish within {timeout:g} s and was stopped",
+                                          timedOut=True)
+            except Exception as exc:  # a raising tool is an error result, never a failed turn
+                result = ToolResult.error(f"{call.tool} failed: {type(exc).__name__}: {exc}",
+                                          exception=type(exc).__name__)
     result = compress_result(result, ctx.agent.tool_result_summary_chars)
     ctx.emit(ev.event(ev.TOOL_CALL_RESULT, turnIndex=ctx.turn_index, step=ctx.step, tool=call.tool,
                       status=result.status, summary=result.summary, **where))

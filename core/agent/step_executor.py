@@ -73,6 +73,15 @@ def _apply_effects(ctx: StepContext, result: BatchResult) -> None:
             ctx.session.load_tool(spec.name, ctx.agent.loaded_tools_cap)
 
 
+def _report_unrun(ctx: StepContext, result: BatchResult, reported: set[int], size: int) -> None:
+    """Vetoed and cancelled-before-start calls still get a result event, so hosts see every slot."""
+    for outcome in result.outcomes:
+        if outcome.index not in reported:
+            ctx.emit(ev.event(ev.TOOL_CALL_RESULT, turnIndex=ctx.turn_index, step=ctx.step, tool=outcome.call.tool,
+                              status=outcome.result.status, summary=outcome.result.summary, vetoed=outcome.vetoed,
+                              **ev.batch_fields(outcome.index, size)))
+
+
 def _trace_invocations(ctx: StepContext, result: BatchResult, size: int) -> None:
     for outcome in result.outcomes:
         where = ev.batch_fields(outcome.index, size)
@@ -97,14 +106,19 @@ async def execute_step(ctx: StepContext) -> StepOutcome:
         ctx.emit(ev.event(ev.LOOP_DETECTED, turnIndex=ctx.turn_index, step=ctx.step, level=verdict.trace_level,
                           detector=verdict.detector, tool=verdict.tool))
 
+    reported: set[int] = set()
+
     async def run_call(index: int, call):  # type: ignore[no-untyped-def]
-        return await run_tool_call(ctx, index, call, size)
+        result = await run_tool_call(ctx, index, call, size)
+        reported.add(index)  # run_tool_call emitted its result event
+        return result
 
     composite = ctx.tracker.observe_batch([(c.tool, c.args) for c in batch.calls])
     if composite.level != "none":
         on_loop(composite)
     result = await execute_batch(batch.calls, ctx.registry, ctx.tracker, run_call, ctx.cancelled,
                                  ctx.agent.batch_tool_result_char_cap, on_loop)
+    _report_unrun(ctx, result, reported, size)
     _trace_invocations(ctx, result, size)
     ctx.store.append(ctx.session, _transcript(ctx, batch, result))
     _apply_effects(ctx, result)

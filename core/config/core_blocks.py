@@ -23,6 +23,7 @@ class AgentConfig:
     conversation_max_tokens: int = int_field(32000, 256, 1_000_000)
     world_snapshot_max_tokens: int = int_field(8000, 64, 1_000_000)
     tool_result_summary_chars: int = int_field(1200, 100, 100_000)
+    tool_timeout_s: int = int_field(300, 1, 86_400, env="ATOMIC_AGENT_TOOL_TIMEOUT_S", clamp=True)
 
 
 @attrs.frozen

@@ -138,6 +138,14 @@ class Runtime:
 
         result = await run_turn(make_context=make_context, base=deps, text=text,
                                 max_steps=self.config.agent.max_steps, emit=emit)
+        if result.status == "failed" and result.category in ("transport", "grammar"):
+            self._plan = None  # the server may have restarted with another n_ctx or template
+            refresh = getattr(self._provider, "refresh", None)
+            if refresh is not None:
+                try:
+                    await refresh()
+                except Exception:
+                    pass
         self._after_turn(session, result, text)
         return result
 

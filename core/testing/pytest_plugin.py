@@ -4,6 +4,8 @@
 - ``register_plugin``: ``register_plugin(obj, name)`` adds an in-process plugin to that
   host and removes it when the test ends, pass or fail.
 - ``agent_state_dir``: an empty state dir, also exported as ``ATOMIC_AGENT_STATE_DIR``.
+- ``llama_server``: a real llama-server with the starter model (session scope; builds
+  or reuses the cached binary and fails loudly when it cannot).
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ import pytest
 
 from atomic_agent.plugin_host.plugin_host import PluginHost
 from atomic_agent.plugin_host.plugin_report import PluginReport
+from atomic_agent.testing.llama_fixture import llama_server  # noqa: F401  (re-exported fixture)
 from atomic_agent.testing.plugin_kit import fresh_plugin_host
 
 
