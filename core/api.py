@@ -82,6 +82,8 @@ _EXPORTS: dict[str, str] = {
     "SessionStoreError": "atomic_agent.sessions.session_store",
     "ScriptedProvider": "atomic_agent.testing.scripted_provider",
     "SessionStore": "atomic_agent.sessions.session_store",
+    # subprocess environment filtering (core/subprocess_env)
+    "child_environment": "atomic_agent.subprocess_env.child_environment",
 }
 
 __all__ = sorted(_EXPORTS)

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import json
 
 import typer
@@ -21,6 +20,8 @@ def prompt_show_command(
     no_grammar: bool = typer.Option(False, "--no-grammar", help="Leave the grammar out."),
 ) -> None:
     """Render the prompt and grammar the next step would send; works with no server."""
+    import asyncio
+
     from atomic_agent.api import SessionNotFoundError, create_runtime, preview_prompt
 
     state = current_cli_state(ctx)

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import sys
 from pathlib import Path
 
@@ -17,6 +16,9 @@ def repl_command(
     json_out: bool = typer.Option(False, "--json", help="Stream the typed events as NDJSON on stdout."),
     no_approval: bool = typer.Option(False, "--no-approval", help="Full trust (level 5) for this process only."),
 ) -> None:
+
+    import asyncio
+
     from atomic_agent.api import SessionNotFoundError, SessionStoreError
     from atomic_agent.plugins.chat_cli.turn_runner import event_sink, open_runtime, run_one_turn
 

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 from pathlib import Path
 
 import typer
@@ -18,6 +17,9 @@ def run_command(
     cwd: Path = typer.Option(None, "--cwd", help="Working directory of a new session (default: current)."),
     no_approval: bool = typer.Option(False, "--no-approval", help="Full trust (level 5) for this process only."),
 ) -> None:
+
+    import asyncio
+
     from atomic_agent.api import SessionNotFoundError, SessionStoreError
     from atomic_agent.plugins.chat_cli.turn_runner import event_sink, exit_code, open_runtime, run_one_turn
 

@@ -1,0 +1,149 @@
+"""Every hookspec is documented and exercised: one `test_hook_<name>` per hook."""
+
+from __future__ import annotations
+
+import inspect
+from pathlib import Path
+
+import pytest
+
+from atomic_agent import hookspecs
+from atomic_agent.hook_markers import hookimpl
+from atomic_agent.plugin_host.collect_registrations import call_lifecycle, collect_records
+from atomic_agent.records.approval_category import ApprovalCategory
+from atomic_agent.records.channel_spec import ChannelSpec
+from atomic_agent.records.config_block import ConfigBlock
+from atomic_agent.records.memory_phase import MemoryPhase
+from atomic_agent.records.provider_kind import ProviderCapabilities, ProviderKind
+from atomic_agent.records.tool_spec import ResourceClass, ToolResult, ToolSpec
+from atomic_agent.testing.plugin_kit import fresh_plugin_host, registered_plugin
+
+HOOKS = sorted(name for name, fn in inspect.getmembers(hookspecs, inspect.isfunction)
+               if hasattr(fn, "atomic_agent_spec"))
+
+
+def test_hooks_are_few_and_named_verb_first():
+    assert HOOKS == sorted(["register_approval_categories", "register_channels", "register_commands",
+                            "register_config_blocks", "register_memory_phases", "register_providers",
+                            "register_tools", "runtime_started", "runtime_stopping"])
+
+
+@pytest.mark.parametrize("name", HOOKS)
+def test_every_hookspec_has_a_full_docstring(name: str):
+    doc = inspect.getdoc(getattr(hookspecs, name)) or ""
+    assert "Called" in doc and ("Returns" in doc or "Return" in doc), name
+
+
+@pytest.mark.parametrize("name", HOOKS)
+def test_every_hook_has_a_named_test(name: str):
+    assert f"def test_hook_{name}" in Path(__file__).read_text()
+
+
+async def _noop(args, ctx) -> ToolResult:
+    return ToolResult.ok("")
+
+
+class Everything:
+    @hookimpl
+    def register_config_blocks(self):
+        import attrs
+
+        @attrs.frozen
+        class C:
+            x: int = 1
+
+        return [ConfigBlock(key="everything", cls=C)]
+
+    @hookimpl
+    def register_providers(self):
+        return [ProviderKind("fake-kind", lambda entry, rt: None, ProviderCapabilities(transport="native_tools"))]
+
+    @hookimpl
+    def register_tools(self, runtime):
+        return [ToolSpec("e.tool", "x", {"type": "object"}, ResourceClass.PURE_READ, _noop)]
+
+    @hookimpl
+    def register_channels(self, runtime):
+        return [ChannelSpec("fake-channel", lambda rt: None)]
+
+    @hookimpl
+    def register_memory_phases(self, runtime):
+        return [MemoryPhase("fake-phase")]
+
+    @hookimpl
+    def register_approval_categories(self):
+        return [ApprovalCategory("e_cat", 2, "everything")]
+
+    @hookimpl
+    def register_commands(self, app):
+        app.command("everything-cmd")(lambda: None)
+
+    calls: list[str] = []
+
+    @hookimpl
+    def runtime_started(self, runtime):
+        self.calls.append("started")
+
+    @hookimpl
+    def runtime_stopping(self, runtime):
+        self.calls.append("stopping")
+
+
+@pytest.fixture
+def host():
+    h = fresh_plugin_host()
+    with registered_plugin(h, Everything(), "everything"):
+        yield h
+
+
+def test_hook_register_config_blocks(host):
+    blocks = collect_records(host, "register_config_blocks", ConfigBlock, key=lambda b: b.key)
+    assert [(b.key, b.plugin) for b in blocks] == [("everything", "everything")]
+
+
+def test_hook_register_providers(host):
+    kinds = collect_records(host, "register_providers", ProviderKind)
+    assert [k.name for k in kinds] == ["fake-kind"] and kinds[0].plugin == "everything"
+
+
+def test_hook_register_tools(host):
+    tools = collect_records(host, "register_tools", ToolSpec, runtime=None)
+    assert {"e.tool", "reply", "finish", "tool.view"} <= {t.name for t in tools}
+
+
+def test_hook_register_channels(host):
+    assert [c.name for c in collect_records(host, "register_channels", ChannelSpec, runtime=None)] == ["fake-channel"]
+
+
+def test_hook_register_memory_phases(host):
+    assert [p.name for p in collect_records(host, "register_memory_phases", MemoryPhase, runtime=None)] == ["fake-phase"]
+
+
+def test_hook_register_approval_categories(host):
+    cats = {c.name: c for c in collect_records(host, "register_approval_categories", ApprovalCategory)}
+    assert cats["e_cat"].auto_approve_level == 2 and len(cats) == 11
+
+
+def test_hook_register_commands(host):
+    import typer
+
+    app = typer.Typer()
+    host.hook.register_commands(app=app)
+    assert "everything-cmd" in [c.name for c in app.registered_commands]
+
+
+def test_hook_runtime_started(host):
+    Everything.calls.clear()
+    call_lifecycle(host, "runtime_started", runtime=None)
+    assert Everything.calls == ["started"]
+
+
+def test_hook_runtime_stopping(host):
+    Everything.calls.clear()
+    call_lifecycle(host, "runtime_stopping", runtime=None)
+    assert Everything.calls == ["stopping"]
+
+
+def test_tool_without_a_resource_class_is_refused():
+    with pytest.raises(TypeError, match="resource_class"):
+        ToolSpec("x", "x", {}, "pure_read", _noop)  # type: ignore[arg-type]
