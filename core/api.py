@@ -84,6 +84,24 @@ _EXPORTS: dict[str, str] = {
     "SessionStore": "atomic_agent.sessions.session_store",
     # subprocess environment filtering (core/subprocess_env)
     "child_environment": "atomic_agent.subprocess_env.child_environment",
+    # approval ladder (core/approval): answers, grants, bindings, audit, level changes, the CLI prompt
+    "AnswerKind": "atomic_agent.approval.approval_answer",
+    "ApprovalAnswer": "atomic_agent.approval.approval_answer",
+    "ApprovalAuditLog": "atomic_agent.approval.approval_audit",
+    "ApprovalBinding": "atomic_agent.approval.approval_binding",
+    "ApprovalDecision": "atomic_agent.approval.approval_gate",
+    "ApprovalGate": "atomic_agent.approval.approval_gate",
+    "ApprovalLevelError": "atomic_agent.approval.approval_level",
+    "audit_path": "atomic_agent.approval.approval_audit",
+    "bind_request_approval": "atomic_agent.approval.bound_request",
+    "binding_for_paths": "atomic_agent.approval.approval_binding",
+    "resolve_boot_level": "atomic_agent.approval.approval_level",
+    "set_approval_level": "atomic_agent.approval.approval_level",
+    "stdin_approver": "atomic_agent.approval.terminal_approver",
+    "LEVEL_NAMES": "atomic_agent.approval.standard_categories",
+    # running one tool outside the loop (`atomic-agent tools call`)
+    "args_errors": "atomic_agent.tools.validate_args",
+    "compress_result": "atomic_agent.agent.compress_result",
 }
 
 __all__ = sorted(_EXPORTS)

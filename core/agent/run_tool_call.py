@@ -17,10 +17,9 @@ INVALID_ARGS = "invalidArgs"
 
 
 def make_tool_context(ctx: StepContext, tool: str) -> ToolContext:
-    async def request_approval(category: str, summary: str) -> bool:
-        decision = await ctx.gate.request(ctx.session.id, tool, category, summary)
-        return decision.approved
+    from atomic_agent.approval.bound_request import bind_request_approval
 
+    request_approval = bind_request_approval(ctx.gate, ctx.session.id, tool)
     return ToolContext(session_id=ctx.session.id, working_dir=ctx.session.working_dir,
                        state_dir=ctx.services.get("state_dir", ctx.session.working_dir), cancelled=ctx.cancelled,
                        request_approval=request_approval,

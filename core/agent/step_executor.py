@@ -120,9 +120,8 @@ async def execute_step(ctx: StepContext) -> StepOutcome:
                                  ctx.agent.batch_tool_result_char_cap, on_loop)
     _report_unrun(ctx, result, reported, size)
     _trace_invocations(ctx, result, size)
-    ctx.store.append(ctx.session, _transcript(ctx, batch, result))
     _apply_effects(ctx, result)
-    ctx.store.save_state(ctx.session)
+    ctx.store.append(ctx.session, _transcript(ctx, batch, result), save_state=True)  # one commit per step
     cache = {"cache_n": inferred.completion.cache_n, "prompt_n": inferred.completion.prompt_n}
     if result.cancelled:
         return StepOutcome("continue", cancelled=True, **cache)

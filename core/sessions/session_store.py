@@ -102,8 +102,9 @@ class SessionStore:
                                        seq=d["seq"]))
         return out
 
-    def append(self, state: SessionState, entries: list[TranscriptEntry]) -> list[TranscriptEntry]:
-        """Append rows in one transaction; returns them with seq and timestamp filled in."""
+    def append(self, state: SessionState, entries: list[TranscriptEntry], *, save_state: bool = False) -> list[TranscriptEntry]:
+        """Append rows in one transaction (with the mutable session fields when `save_state`);
+        returns them with seq and timestamp filled in."""
         next_seq = 1 + max((e.seq for e in state.entries), default=-1)
         stamped = [attrs.evolve(e, seq=next_seq + i, created_at=e.created_at or now_iso()) for i, e in enumerate(entries)]
         with transaction(self.db.conn):
@@ -112,16 +113,22 @@ class SessionStore:
                 "reasoning, details, step, batch_index, created_at) values (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 [(state.id, e.seq, e.turn_index, e.kind, e.text, e.tool, _dumps(e.args), e.status, e.reason,
                   e.reasoning, _dumps(e.details), e.step, e.batch_index, e.created_at) for e in stamped])
-            self.db.execute("update sessions set updated_at = ? where id = ?", [now_iso(), state.id])
+            if save_state:
+                self._write_state(state)
+            else:
+                self.db.execute("update sessions set updated_at = ? where id = ?", [now_iso(), state.id])
         state.entries.extend(stamped)
         return stamped
 
     def save_state(self, state: SessionState) -> None:
         """Persist the mutable session fields (status, title, loaded tools, facts)."""
         with transaction(self.db.conn):
-            self.db.execute(
-                "update sessions set status = ?, title = ?, loaded_tools = ?, known_facts = ?, updated_at = ? where id = ?",
-                [state.status, state.title, _dumps(state.loaded_tools), _dumps(state.known_facts), now_iso(), state.id])
+            self._write_state(state)
+
+    def _write_state(self, state: SessionState) -> None:
+        self.db.execute(
+            "update sessions set status = ?, title = ?, loaded_tools = ?, known_facts = ?, updated_at = ? where id = ?",
+            [state.status, state.title, _dumps(state.loaded_tools), _dumps(state.known_facts), now_iso(), state.id])
 
     def list(self, limit: int = 50) -> list[dict[str, Any]]:
         rows = self.db.execute(

@@ -99,6 +99,7 @@ class RecordedRequest:
     method: str
     path: str
     body: Any
+    received_at: float = attrs.field(factory=time.time)  # wall clock, for start-up benchmarks
 
 
 @attrs.define
