@@ -14,7 +14,7 @@ import attrs
 from atomic_agent.agent import agent_events as ev
 from atomic_agent.agent.parse_tool_calls import parse_tool_calls
 from atomic_agent.agent.step_context import StepContext
-from atomic_agent.agent.tool_call import ToolCallBatch, ToolCallParseError
+from atomic_agent.agent.tool_call import ToolCall, ToolCallBatch, ToolCallParseError
 from atomic_agent.agent.validate_batch import BatchValidationError, validate_batch
 from atomic_agent.llm.completion import Completion, CompletionRequest
 from atomic_agent.llm.reasoning_stream_parser import ReasoningStreamParser
@@ -32,9 +32,26 @@ class InferredStep:
 
 
 def _request(ctx: StepContext, prompt: BuiltPrompt, stream: bool) -> CompletionRequest:
+    native = ctx.grammar is None
     return CompletionRequest(prompt=prompt.text, grammar=ctx.grammar, n_predict=ctx.n_predict, slot_id=ctx.slot_id,
                              cache_prompt=True, temperature=ctx.temperature, seed=ctx.seed, stream=stream,
-                             prefix_length=len(prompt.framed_prefix))
+                             prefix_length=len(prompt.framed_prefix),
+                             tools=tuple(ctx.registry.specs()) if native else ())
+
+
+def batch_from_native_calls(completion: Completion) -> ToolCallBatch:
+    """Native tool calls map onto the same batch shape the grammar path parses.
+
+    A completion with no calls but with text is read as a reply (the guarded recovery for
+    providers that answered in prose); with neither it is a parse failure.
+    """
+    calls = tuple(ToolCall(name, dict(args)) for name, args in completion.tool_calls or ())
+    if not calls:
+        text = completion.content.strip()
+        if not text:
+            raise ToolCallParseError.for_text("the provider returned neither tool calls nor text", completion.content)
+        calls = (ToolCall("reply", {"text": text}),)
+    return ToolCallBatch("batch", calls, completion.reasoning_content)
 
 
 def _record_completion(ctx: StepContext, completion: Completion, attempt: int, reasoning: str) -> None:
@@ -46,8 +63,11 @@ def _record_completion(ctx: StepContext, completion: Completion, attempt: int, r
 
 
 def _parse(ctx: StepContext, completion: Completion) -> ToolCallBatch:
-    prefilled = bool(ctx.profile.prefill) and ctx.profile.has_reasoning
-    batch = parse_tool_calls(completion.content, ctx.profile, prefilled_open=prefilled)
+    if completion.tool_calls is not None:
+        batch = batch_from_native_calls(completion)
+    else:
+        prefilled = bool(ctx.profile.prefill) and ctx.profile.has_reasoning
+        batch = parse_tool_calls(completion.content, ctx.profile, prefilled_open=prefilled)
     try:
         validate_batch(batch.calls, ctx.registry, ctx.agent.max_parallel_tool_calls)
     except BatchValidationError as exc:
@@ -61,6 +81,7 @@ async def infer_step(ctx: StepContext, prompt: BuiltPrompt) -> InferredStep:
                      tail=prompt.tail, slotId=ctx.slot_id,
                      tokens={"stablePrefix": estimate_tokens(prompt.framed_prefix), "tail": estimate_tokens(prompt.tail),
                              "total": estimate_tokens(prompt.text), "estimated": True})
+    ctx.profile.check_prompt_aligned(prompt.text)  # a misframed prompt would waste the whole step
     parser = ReasoningStreamParser(ctx.profile, pre_opened=bool(ctx.profile.prefill) and ctx.profile.has_reasoning)
 
     def on_delta(text: str) -> None:
@@ -74,7 +95,7 @@ async def infer_step(ctx: StepContext, prompt: BuiltPrompt) -> InferredStep:
     parser.finish()
     completion = attrs.evolve(completion, duration_ms=completion.duration_ms or (time.perf_counter() - started) * 1000)
     _record_completion(ctx, completion, 1, parser.reasoning)
-    failure = model_error_for(completion)
+    failure = model_error_for(completion) if completion.tool_calls is None else None
     if failure is not None:
         raise failure
     try:
@@ -85,7 +106,7 @@ async def infer_step(ctx: StepContext, prompt: BuiltPrompt) -> InferredStep:
         # the retry is unary so partial stream deltas are never emitted twice
         retry = await ctx.provider.complete(_request(ctx, prompt, stream=False), None)
         _record_completion(ctx, retry, 2, "")
-        failure = model_error_for(retry)
+        failure = model_error_for(retry) if retry.tool_calls is None else None
         if failure is not None:
             raise failure from first
         try:

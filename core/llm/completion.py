@@ -26,6 +26,8 @@ class CompletionRequest:
     stop: tuple[str, ...] = ()
     # split of `prompt` into (stable prefix, tail) for providers that speak chat messages
     prefix_length: int | None = None
+    # native_tools transport: the ToolSpecs offered as OpenAI-style functions (empty for grammar)
+    tools: tuple[Any, ...] = ()
     extra: dict[str, Any] = attrs.field(factory=dict)
 
 
@@ -45,4 +47,8 @@ class Completion:
     slot_id: int = -1
     reasoning_content: str = ""
     duration_ms: float = 0.0
+    # native_tools transport: the calls the provider returned as (tool name, args dict) pairs,
+    # already mapped back to registry names; None on the grammar transport
+    tool_calls: tuple[tuple[str, dict[str, Any]], ...] | None = None
+    usage: dict[str, Any] = attrs.field(factory=dict)
     raw: dict[str, Any] = attrs.field(factory=dict, repr=False, eq=False)

@@ -158,3 +158,23 @@ async def test_max_steps_ends_with_a_graceful_reply(tmp_path: Path):
     result = await rt.run_turn("go", working_dir=tmp_path)
     assert result.status == "done" and result.reason == "max_steps" and "3 steps" in result.reply
     await rt.close()
+
+
+async def test_native_tool_calls_map_to_the_same_batch_shape(tmp_path: Path):
+    native = Completion(content="", tool_calls=(("t.read", {"path": "a"}), ("t.read", {"path": "b"})))
+    provider = ScriptedProvider([native, Completion(content="", tool_calls=(("reply", {"text": "native ok"}),))],
+                                transport="native_tools")
+    rt = make_runtime(tmp_path, provider)
+    result = await rt.run_turn("go", working_dir=tmp_path)
+    assert result.reply == "native ok" and len(provider.requests) == 2
+    assert provider.requests[0].grammar is None and {t.name for t in provider.requests[0].tools} >= {"t.read", "reply"}
+    kinds = [e.kind for e in rt.sessions.load(result.session_id).entries]
+    assert kinds.count("assistant_tool_call") == 2 and kinds.count("assistant_reply") == 1
+    await rt.close()
+
+
+async def test_native_prose_answer_is_read_as_a_reply(tmp_path: Path):
+    provider = ScriptedProvider([Completion(content="Just text.", tool_calls=())], transport="native_tools")
+    rt = make_runtime(tmp_path, provider)
+    assert (await rt.run_turn("go", working_dir=tmp_path)).reply == "Just text."
+    await rt.close()
