@@ -78,7 +78,8 @@ def _parse(ctx: StepContext, completion: Completion) -> ToolCallBatch:
 
 async def infer_step(ctx: StepContext, prompt: BuiltPrompt) -> InferredStep:
     ctx.trace.record("prompt_captured", turnIndex=ctx.turn_index, step=ctx.step, stablePrefixHash=ctx.prefix_hash,
-                     tail=prompt.tail, slotId=ctx.slot_id,
+                     tail=prompt.tail, slotId=ctx.slot_id, profile=ctx.profile.name,
+                     framing=ctx.profile.framing.name,
                      tokens={"stablePrefix": estimate_tokens(prompt.framed_prefix), "tail": estimate_tokens(prompt.tail),
                              "total": estimate_tokens(prompt.text), "estimated": True})
     ctx.profile.check_prompt_aligned(prompt.text)  # a misframed prompt would waste the whole step
