@@ -26,6 +26,9 @@ STEP_ERROR = "step_error"
 LOOP_FAILED = "loop_failed"
 LLM_UNAVAILABLE = "llm_unavailable"
 TURN_FINISHED = "turn_finished"
+TURN_QUEUED = "turn_queued"
+STEER_APPLIED = "steer_applied"
+STEER_UNDELIVERED = "steer_undelivered"
 SESSION_FINISHED = "session_finished"
 
 

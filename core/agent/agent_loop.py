@@ -21,6 +21,7 @@ from atomic_agent.agent.step_executor import execute_step
 from atomic_agent.llm.provider_protocol import ProviderUnavailableError, TextProvider
 from atomic_agent.reliability.classify_failure import classify_failure
 from atomic_agent.reliability.failure_taxonomy import TurnCancelledError, error_code
+from atomic_agent.runtime.steering_inbox import SteeringInbox
 from atomic_agent.sessions.session_state import SessionState
 from atomic_agent.sessions.session_store import SessionStore
 from atomic_agent.tracing.trace_recorder import TraceRecorder
@@ -40,6 +41,7 @@ class TurnResult:
     category: str | None = None
     error: str | None = None
     duration_ms: float = 0.0
+    undelivered: tuple[str, ...] = ()  # steers accepted but never folded in: callers must re-route them
 
 
 StepContextFactory = Callable[[int, int, Sequence[str]], Awaitable[StepContext]]
@@ -54,6 +56,28 @@ class TurnDeps:
     trace: TraceRecorder
     provider: TextProvider
     cancelled: asyncio.Event
+    inbox: SteeringInbox | None = None
+
+
+STEER_NOTICE_CHARS = 500
+
+
+def steer_notice(text: str) -> str:
+    clipped = text if len(text) <= STEER_NOTICE_CHARS else text[:STEER_NOTICE_CHARS] + "… (full text in ### conversation)"
+    return f"The user wrote while you were working: {clipped}"
+
+
+def _fold_steers(base: TurnDeps, turn_index: int, step: int, emit: ev.EventSink) -> list[str]:
+    """Drain the inbox at a step boundary: each message becomes a real user transcript row."""
+    if base.inbox is None:
+        return []
+    steers = base.inbox.drain(base.session.id)
+    if steers:
+        base.store.append(base.session, [TranscriptEntry(USER, turn_index, text=t, step=step) for t in steers])
+        for text in steers:
+            emit(ev.event(ev.STEER_APPLIED, sessionId=base.session.id, turnIndex=turn_index, stepIndex=step, text=text))
+            base.trace.record("steer_applied", turnIndex=turn_index, step=step, text=text)
+    return [steer_notice(t) for t in steers]
 
 
 def max_steps_reply(steps: int) -> str:
@@ -74,6 +98,8 @@ async def run_turn(*, make_context: StepContextFactory, base: TurnDeps, text: st
     store.append(session, [TranscriptEntry(TURN_STARTED, turn_index), TranscriptEntry(USER, turn_index, text=text)])
     trace.record("turn_started", turnIndex=turn_index, userText=text)
     emit(ev.event(ev.TURN_STARTED, sessionId=session.id, turnIndex=turn_index))
+    if base.inbox is not None:
+        base.inbox.open(session.id)
     tracker = ToolLoopTracker(LoopSettings.from_env())
     notices: list[str] = []
     status, reason, reply, steps, category, error = "done", "max_steps", "", 0, None, None
@@ -85,6 +111,7 @@ async def run_turn(*, make_context: StepContextFactory, base: TurnDeps, text: st
             emit(ev.event(ev.STEP_STARTED, sessionId=session.id, turnIndex=turn_index, step=step))
             trace.record("step_started", turnIndex=turn_index, step=step)
             step_started = time.perf_counter()
+            notices = [*notices, *_fold_steers(base, turn_index, step, emit)]  # loop text first, then steers
             ctx = await make_context(turn_index, step, notices)
             ctx.tracker = tracker
             outcome = await execute_step(ctx)
@@ -125,10 +152,20 @@ async def run_turn(*, make_context: StepContextFactory, base: TurnDeps, text: st
                               message=error))
         if isinstance(exc, asyncio.CancelledError):
             _finish(base, turn_index, status, reason, steps, started, emit, reply)
+            _hand_back(base, turn_index, emit)
             raise
     _finish(base, turn_index, status, reason, steps, started, emit, reply)
     return TurnResult(session.id, turn_index, status, reason, reply, steps, category, error,
-                      round((time.perf_counter() - started) * 1000, 1))
+                      round((time.perf_counter() - started) * 1000, 1), _hand_back(base, turn_index, emit))
+
+
+def _hand_back(base: TurnDeps, turn_index: int, emit: ev.EventSink) -> tuple[str, ...]:
+    if base.inbox is None:
+        return ()
+    undelivered = tuple(base.inbox.close_and_drain(base.session.id))
+    for text in undelivered:
+        emit(ev.event(ev.STEER_UNDELIVERED, sessionId=base.session.id, turnIndex=turn_index, text=text))
+    return undelivered
 
 
 def _finish(base: TurnDeps, turn_index: int, status: str, reason: str, steps: int, started: float,

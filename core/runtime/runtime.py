@@ -26,6 +26,8 @@ from atomic_agent.records.tool_spec import ToolSpec
 from atomic_agent.runtime.boot_context import BootContext
 from atomic_agent.runtime.prompt_plan import PromptPlan, plan_prompt
 from atomic_agent.runtime.provider_selection import build_active_provider
+from atomic_agent.runtime.steering_inbox import SteerOutcome, SteeringInbox
+from atomic_agent.runtime.turn_controller import TurnController
 from atomic_agent.sessions.session_state import SessionState
 from atomic_agent.sessions.session_store import SessionStore
 from atomic_agent.tools.tool_registry import ToolRegistry
@@ -52,7 +54,10 @@ class Runtime:
         self._plan: PromptPlan | None = None
         self._salt: str | None = None
         self._background: set[asyncio.Task[Any]] = set()
-        self._services.update({"approval_gate": self.gate, "tool_registry": self.registry})
+        self.turns = TurnController()
+        self.inbox = SteeringInbox()
+        self._services.update({"approval_gate": self.gate, "tool_registry": self.registry,
+                               "turn_controller": self.turns})
         call_lifecycle(self.host, "runtime_started", runtime=self)
 
     # -- RuntimeView ----------------------------------------------------------------------
@@ -114,12 +119,35 @@ class Runtime:
         return session
 
     async def run_turn(self, text: str, session_id: str | None = None, on_event: ev.EventSink | None = None,
-                       working_dir: Path | None = None, cancelled: asyncio.Event | None = None) -> TurnResult:
-        emit = on_event or ev.discard
-        session = self.open_session(session_id, working_dir)
+                       working_dir: Path | None = None, cancelled: asyncio.Event | None = None,
+                       origin: str = "cli") -> TurnResult:
+        """Queue a turn on the session (FIFO per session, parallel across sessions) and run it.
+
+        A new session is created first when `session_id` is None. Events go to `on_event`
+        through the session's hook; `turn_queued` carries the queue position.
+        """
+        if session_id is None:
+            session_id = self.open_session(None, working_dir).id
+        sid = session_id
+        sink = on_event or ev.discard
+        sink(ev.event(ev.TURN_QUEUED, sessionId=sid, position=self.turns.queue_position(sid), origin=origin))
+        return await self.turns.submit(
+            sid, lambda: self._execute_turn(text, sid, lambda e: self.turns.emit(sid, e), cancelled),
+            origin=origin, on_event=sink, cancelled=cancelled)
+
+    def steer(self, session_id: str, text: str) -> SteerOutcome:
+        """Fold `text` into the turn running on the session at its next step boundary.
+
+        Anything but ACCEPTED means nothing was queued: send it as a new turn instead.
+        """
+        return self.inbox.push(session_id, text)
+
+    async def _execute_turn(self, text: str, session_id: str, emit: ev.EventSink,
+                            cancelled: asyncio.Event | None) -> TurnResult:
+        session = self.sessions.load(session_id)  # re-read inside the lock: never a stale state
         trace = self.trace_for(session.id)
         cancel = cancelled or asyncio.Event()
-        deps = TurnDeps(session, self.sessions, trace, _LazyProvider(self), cancel)
+        deps = TurnDeps(session, self.sessions, trace, _LazyProvider(self), cancel, self.inbox)
         slot: list[int] = []
 
         async def make_context(turn_index: int, step: int, notices: Sequence[str]) -> StepContext:
@@ -160,6 +188,7 @@ class Runtime:
                 task.add_done_callback(self._background.discard)
 
     async def close(self) -> None:
+        self.inbox.clear_all()
         if self._background:
             await asyncio.gather(*self._background, return_exceptions=True)
         call_lifecycle(self.host, "runtime_stopping", runtime=self)

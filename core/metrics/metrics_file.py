@@ -1,0 +1,77 @@
+"""`<state>/metrics.json`: the cumulative metrics of every runtime that closed in this state dir.
+
+An in-process registry dies with its process, so `Runtime.close()` adds its values into
+this file; `atomic-agent metrics` reads it. Writers take an exclusive lock on a sidecar
+lock file so two closing processes never lose each other's counts.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+from atomic_agent.config.atomic_write import write_atomic
+from atomic_agent.metrics.metrics_registry import MetricsRegistry
+
+METRICS_FILE = "metrics.json"
+FORMAT_VERSION = 1
+
+
+class MetricsFileError(RuntimeError):
+    """metrics.json cannot be read; the message says how to recover."""
+
+
+def metrics_path(state_dir: Path) -> Path:
+    return state_dir / METRICS_FILE
+
+
+@contextmanager
+def _locked(path: Path) -> Iterator[None]:
+    import fcntl
+
+    with open(path.with_name(path.name + ".lock"), "a+") as handle:
+        fcntl.flock(handle, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(handle, fcntl.LOCK_UN)
+
+
+def read_metrics(state_dir: Path) -> dict[str, Any]:
+    """The stored snapshot ({} shape when the file does not exist yet)."""
+    path = metrics_path(state_dir)
+    try:
+        raw = json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        return {"counters": [], "histograms": []}
+    except (OSError, ValueError) as exc:
+        raise MetricsFileError(f"{path} cannot be read ({exc}); delete it to start counting from zero") from exc
+    if not isinstance(raw, dict) or not isinstance(raw.get("counters", []), list):
+        raise MetricsFileError(f"{path} is not a metrics snapshot; delete it to start counting from zero")
+    return {"counters": raw.get("counters", []), "histograms": raw.get("histograms", [])}
+
+
+def flush_metrics(registry: MetricsRegistry, state_dir: Path) -> None:
+    """Add `registry` into the stored totals, then clear it (so a second flush adds nothing)."""
+    if registry.is_empty():
+        return
+    path = metrics_path(state_dir)
+    with _locked(path):
+        merged = MetricsRegistry()
+        try:
+            merged.merge_snapshot(read_metrics(state_dir))
+        except MetricsFileError:
+            pass  # an unreadable file is replaced rather than blocking shutdown
+        merged.merge_snapshot(registry.snapshot())
+        body = {"version": FORMAT_VERSION, **merged.snapshot()}
+        write_atomic(path, json.dumps(body, indent=1) + "\n", mode=0o600)
+    registry.reset()
+
+
+def clear_metrics(state_dir: Path) -> None:
+    path = metrics_path(state_dir)
+    with _locked(path):
+        path.unlink(missing_ok=True)
