@@ -102,6 +102,35 @@ _EXPORTS: dict[str, str] = {
     # running one tool outside the loop (`atomic-agent tools call`)
     "args_errors": "atomic_agent.tools.validate_args",
     "compress_result": "atomic_agent.agent.compress_result",
+    # memory fabric (core/memory_store): memory.sqlite, its stores and the safe FTS query builder
+    "MemoryDatabase": "atomic_agent.memory_store.memory_database",
+    "memory_db_path": "atomic_agent.memory_store.memory_database",
+    "memory_database_for": "atomic_agent.memory_store.shared_memory_database",
+    "release_memory_database": "atomic_agent.memory_store.shared_memory_database",
+    "ProfileStore": "atomic_agent.memory_store.profile_store",
+    "NoteStore": "atomic_agent.memory_store.note_store",
+    "NoteInput": "atomic_agent.memory_store.note_store",
+    "ProfileFact": "atomic_agent.memory_store.memory_records",
+    "Note": "atomic_agent.memory_store.memory_records",
+    "RecallHit": "atomic_agent.memory_store.memory_records",
+    "MemoryStoreError": "atomic_agent.memory_store.memory_errors",
+    "MemoryValidationError": "atomic_agent.memory_store.memory_errors",
+    "MemoryDatabaseLockedError": "atomic_agent.memory_store.memory_errors",
+    "MemoryDatabaseRefusedError": "atomic_agent.memory_store.memory_errors",
+    "build_match_query": "atomic_agent.memory_store.fts_query",
+    "query_terms": "atomic_agent.memory_store.fts_query",
+    "TurnStart": "atomic_agent.records.memory_phase",
+    "is_valid_profile_key": "atomic_agent.memory_store.profile_validation",
+    # metrics (core/metrics): the per-runtime registry and its two dump formats
+    "MetricsRegistry": "atomic_agent.metrics.metrics_registry",
+    "metrics_of": "atomic_agent.metrics.runtime_metrics",
+    "render_prometheus": "atomic_agent.metrics.prometheus_text",
+    "read_metrics": "atomic_agent.metrics.metrics_file",
+    "clear_metrics": "atomic_agent.metrics.metrics_file",
+    "MetricsFileError": "atomic_agent.metrics.metrics_file",
+    # prompt pieces a sub-call plugin renders with (reflection, distill, ...)
+    "make_prompt_env": "atomic_agent.prompt.jinja_env",
+    "estimate_tokens": "atomic_agent.prompt.estimate_tokens",
 }
 
 __all__ = sorted(_EXPORTS)

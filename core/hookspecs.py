@@ -85,11 +85,13 @@ def register_channels(runtime: RuntimeView) -> Iterable[ChannelSpec]:
 def register_memory_phases(runtime: RuntimeView) -> Iterable[MemoryPhase]:
     """Contribute memory phases (profile, notes, reflection, the v2 phases).
 
-    Called once per runtime. Returns MemoryPhase records with up to three paths:
-    ``sections(session_id, user_text)`` (read path: PromptSection records for the prompt's
-    variable tail, never the stable prefix), ``after_turn(digest)`` (hot path, after each
-    turn) and ``consolidate()`` (cold path, on the consolidation tick). Phases run in
-    (order, name) order. A phase that is not registered must leave prompts and stores
+    Called once per runtime. Returns MemoryPhase records with up to four callables:
+    ``before_turn(turn_start)`` (synchronous, once per turn inside the session lock: prefetch,
+    abort stale work), ``sections(session_id, user_text)`` (read path: PromptSection records
+    for the prompt's variable tail, never the stable prefix; each section may carry a token
+    cap and a dedupe key — the first section with a key wins), ``after_turn(digest)`` (hot
+    path, scheduled after the turn returned, never awaited by it) and ``consolidate()``
+    (cold path, on the consolidation tick). Phases run in (order, name) order. A phase that is not registered must leave prompts and stores
     byte-identical to a runtime without it.
     """
 

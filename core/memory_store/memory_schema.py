@@ -12,6 +12,8 @@ from collections.abc import Callable
 
 import sqlite_utils
 
+from atomic_agent.memory_store import memory_clock
+from atomic_agent.memory_store.memory_records import iso_ms
 from atomic_agent.storage.sqlite_transaction import transaction
 
 FTS_TOKENIZER = "porter unicode61"
@@ -118,8 +120,9 @@ def migrate(db: sqlite_utils.Database) -> list[str]:
         if step.__name__ not in done:
             step(db)
             with transaction(db.conn):
-                db.execute("INSERT OR IGNORE INTO _migrations (name, applied_at) VALUES (?, datetime('now'))",
-                           [step.__name__])
+                # the memory clock, not SQLite's: a frozen clock makes whole files comparable
+                db.execute("INSERT OR IGNORE INTO _migrations (name, applied_at) VALUES (?, ?)",
+                           [step.__name__, iso_ms(memory_clock.now_ms())])
             ran.append(step.__name__)
     if ran or db.execute("PRAGMA user_version").fetchone()[0] != MEMORY_SCHEMA_VERSION:
         db.execute(f"PRAGMA user_version = {MEMORY_SCHEMA_VERSION}")

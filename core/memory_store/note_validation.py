@@ -77,6 +77,7 @@ def validate_note(content: object, tags: Iterable[object] | None = None, *, sour
     if meta:
         meta_json = json.dumps(dict(meta), ensure_ascii=False, sort_keys=True, default=str)
         if len(meta_json) > META_MAX_CHARS:
-            raise MemoryValidationError(f"note meta is {len(meta_json)} characters as JSON; use at most {META_MAX_CHARS}")
+            raise MemoryValidationError(f"note meta is {len(meta_json)} characters as JSON; "
+                                        f"use at most {META_MAX_CHARS}")
     return ValidNote(text, normalize_tags(tags), context.strip(), source, scope,
                      str(working_dir) if working_dir else None, session_id, meta_json)

@@ -12,12 +12,21 @@ import json
 from collections.abc import Iterable
 from typing import Any
 
+import attrs
+
 from atomic_agent.memory_store import memory_clock
 from atomic_agent.memory_store.memory_database import MemoryDatabase
 from atomic_agent.memory_store.memory_records import ProfileFact
 from atomic_agent.memory_store.profile_validation import normalize_key, validate_fact
 
 SUPERSEDED_METRIC = "agent.memory.profile.superseded"
+
+
+@attrs.frozen
+class SetOutcome:
+    fact: ProfileFact
+    changed: bool
+    superseded: tuple[int, ...] = ()
 
 
 def _fact(row: dict[str, Any]) -> ProfileFact:
@@ -40,7 +49,13 @@ class ProfileStore:
 
     def set(self, key: object, value: object, *, pinned: object = True, keywords: Iterable[object] | None = None,
             supersedes_key: object = None, source: str = "tool", now: int | None = None) -> ProfileFact:
-        """Make `value` the active fact for `key` (history keeps the old one).
+        """Make `value` the active fact for `key` (history keeps the old one); see `apply`."""
+        return self.apply(key, value, pinned=pinned, keywords=keywords, supersedes_key=supersedes_key,
+                          source=source, now=now).fact
+
+    def apply(self, key: object, value: object, *, pinned: object = True, keywords: Iterable[object] | None = None,
+              supersedes_key: object = None, source: str = "tool", now: int | None = None) -> SetOutcome:
+        """`set`, also saying whether anything changed and which rows it superseded.
 
         Setting exactly the active value, pinning and keywords again changes nothing and
         returns the active row, so repeated reflections cannot grow the history.
@@ -55,7 +70,7 @@ class ProfileStore:
             other = self._active_row(fact.supersedes_key) if fact.supersedes_key else None
             if (same is not None and other is None and same["value"] == fact.value
                     and bool(same["pinned"]) == fact.pinned and same["keywords"] == keywords_json):
-                return _fact(same)
+                return SetOutcome(_fact(same), changed=False)
             parents = [row for row in (same, other) if row is not None]
             for row in parents:
                 conn.execute("UPDATE profile_facts SET superseded_by = id, updated_at = ? WHERE id = ?",
@@ -73,7 +88,7 @@ class ProfileStore:
         if self.metrics is not None:
             for parent_key, _parent_id in flipped:
                 self.metrics.inc(SUPERSEDED_METRIC, key=parent_key)
-        return _fact(created)
+        return SetOutcome(_fact(created), changed=True, superseded=tuple(i for _k, i in flipped))
 
     def get(self, key: str) -> ProfileFact | None:
         row = self._active_row(normalize_key(key))

@@ -40,6 +40,15 @@ def normalize_key(key: object, what: str = "key") -> str:
     return norm
 
 
+def is_valid_profile_key(key: object) -> bool:
+    """True when `key` passes the same key rule `validate_fact` applies (for parsers)."""
+    try:
+        normalize_key(key)
+    except MemoryValidationError:
+        return False
+    return True
+
+
 def normalize_keywords(keywords: Iterable[object] | None) -> tuple[str, ...]:
     if keywords is None:
         return ()

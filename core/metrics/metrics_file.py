@@ -55,8 +55,10 @@ def read_metrics(state_dir: Path) -> dict[str, Any]:
 
 
 def flush_metrics(registry: MetricsRegistry, state_dir: Path) -> None:
-    """Add `registry` into the stored totals, then clear it (so a second flush adds nothing)."""
-    if registry.is_empty():
+    """Add what `registry` gained since its last flush into the stored totals (a second
+    flush adds nothing new; the registry keeps its values for in-process readers)."""
+    delta = registry.drain_delta()
+    if not delta["counters"] and not delta["histograms"]:
         return
     path = metrics_path(state_dir)
     with _locked(path):
@@ -65,10 +67,9 @@ def flush_metrics(registry: MetricsRegistry, state_dir: Path) -> None:
             merged.merge_snapshot(read_metrics(state_dir))
         except MetricsFileError:
             pass  # an unreadable file is replaced rather than blocking shutdown
-        merged.merge_snapshot(registry.snapshot())
+        merged.merge_snapshot(delta)
         body = {"version": FORMAT_VERSION, **merged.snapshot()}
         write_atomic(path, json.dumps(body, indent=1) + "\n", mode=0o600)
-    registry.reset()
 
 
 def clear_metrics(state_dir: Path) -> None:

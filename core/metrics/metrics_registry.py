@@ -62,6 +62,7 @@ class MetricsRegistry:
     def __init__(self) -> None:
         self._counters: dict[tuple[str, TagKey], float] = {}
         self._histograms: dict[tuple[str, TagKey], Histogram] = {}
+        self._drained: dict[str, Any] = {"counters": {}, "histograms": {}}
 
     def inc(self, name: str, value: float = 1, **tags: Any) -> None:
         key = (name, tag_key(tags))
@@ -114,6 +115,27 @@ class MetricsRegistry:
             hist.count += int(row["count"])
             hist.total += float(row["sum"])
 
+    def drain_delta(self) -> dict[str, Any]:
+        """A snapshot of what was added since the previous drain (for persisting totals
+        without counting anything twice); the registry itself keeps its values."""
+        seen_c: dict[Any, float] = self._drained["counters"]
+        seen_h: dict[Any, tuple[list[int], int, float]] = self._drained["histograms"]
+        counters = []
+        for (n, t), v in sorted(self._counters.items()):
+            delta = v - seen_c.get((n, t), 0)
+            if delta:
+                counters.append({"name": n, "tags": dict(t), "value": delta})
+            seen_c[(n, t)] = v
+        histograms = []
+        for (n, t), h in sorted(self._histograms.items()):
+            old_counts, old_count, old_sum = seen_h.get((n, t), ([0] * len(h.counts), 0, 0.0))
+            if h.count != old_count:
+                histograms.append({"name": n, "tags": dict(t), "count": h.count - old_count, "sum": h.total - old_sum,
+                                   "bounds": list(h.bounds), "counts": [a - b for a, b in zip(h.counts, old_counts)]})
+            seen_h[(n, t)] = (list(h.counts), h.count, h.total)
+        return {"counters": counters, "histograms": histograms}
+
     def reset(self) -> None:
         self._counters.clear()
         self._histograms.clear()
+        self._drained = {"counters": {}, "histograms": {}}

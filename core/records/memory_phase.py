@@ -19,6 +19,37 @@ class PromptSection:
     heading: str
     body: str
     slot: str = "memory"  # "memory" | "recall"
+    # optional: a token cap the runtime enforces on the body (a safety net; phases cap their
+    # own sections), and a key under which only the first section (in phase order) is kept
+    max_tokens: int | None = None
+    dedupe_key: str | None = None
+
+
+TRUNCATED_LINE = "[truncated]"
+
+
+def fit_sections(sections: Sequence[PromptSection], count: Callable[[str], int]) -> list[PromptSection]:
+    """Drop later sections whose `dedupe_key` was already seen; cut bodies over `max_tokens`
+    line by line, ending them with a `[truncated]` line."""
+    seen: set[str] = set()
+    out: list[PromptSection] = []
+    for section in sections:
+        if section.dedupe_key is not None:
+            if section.dedupe_key in seen:
+                continue
+            seen.add(section.dedupe_key)
+        if section.max_tokens is not None and count(section.body) > section.max_tokens:
+            kept: list[str] = []
+            used = count(TRUNCATED_LINE) + 1
+            for line in section.body.split("\n"):
+                cost = count(line) + 1
+                if used + cost > section.max_tokens:
+                    break
+                kept.append(line)
+                used += cost
+            section = attrs.evolve(section, body="\n".join([*kept, TRUNCATED_LINE]))
+        out.append(section)
+    return out
 
 
 @attrs.frozen
@@ -33,12 +64,24 @@ class TurnDigest:
 
 
 @attrs.frozen
+class TurnStart:
+    """What a phase sees when a turn begins, before its first step."""
+
+    session_id: str
+    turn_index: int
+    user_text: str
+    working_dir: str
+
+
+@attrs.frozen
 class MemoryPhase:
     """A memory phase. Every callable is optional; a missing one is skipped.
 
     - `sections(session_id, user_text)` — read path: tail sections for the next step.
     - `after_turn(digest)` — hot path, awaited off the turn's critical path.
     - `consolidate()` — cold path, called on the consolidation tick.
+    - `before_turn(start)` — once per turn, before the first step: prefetch what the turn's
+      sections show, abort stale background work of the same session. Synchronous.
     Phases run in (`order`, `name`) order.
     """
 
@@ -48,3 +91,4 @@ class MemoryPhase:
     after_turn: Callable[[TurnDigest], Awaitable[None]] | None = None
     consolidate: Callable[[], Awaitable[Any]] | None = None
     plugin: str = ""
+    before_turn: Callable[[TurnStart], None] | None = None

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import sys
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -21,7 +22,9 @@ from atomic_agent.config.app_config import AppConfig
 from atomic_agent.plugin_host.collect_registrations import call_lifecycle, collect_records
 from atomic_agent.plugin_host.plugin_host import PluginHost
 from atomic_agent.records.approval_category import ApprovalCategory
-from atomic_agent.records.memory_phase import MemoryPhase, PromptSection
+from atomic_agent.metrics.metrics_registry import MetricsRegistry
+from atomic_agent.prompt.estimate_tokens import estimate_tokens
+from atomic_agent.records.memory_phase import MemoryPhase, PromptSection, TurnStart, fit_sections
 from atomic_agent.records.tool_spec import ToolSpec
 from atomic_agent.runtime.boot_context import BootContext
 from atomic_agent.runtime.prompt_plan import PromptPlan, plan_prompt
@@ -42,7 +45,7 @@ class Runtime:
                  environ: dict[str, str] | None = None) -> None:
         self.boot = boot
         self.host: PluginHost = boot.host
-        self._services: dict[str, Any] = {"state_dir": boot.state_dir}
+        self._services: dict[str, Any] = {"state_dir": boot.state_dir, "metrics": MetricsRegistry()}
         self.environ = dict(os.environ if environ is None else environ)
         self.registry = ToolRegistry(collect_records(self.host, "register_tools", ToolSpec, runtime=self))
         categories = collect_records(self.host, "register_approval_categories", ApprovalCategory)
@@ -107,8 +110,22 @@ class Runtime:
         sections: list[PromptSection] = []
         for phase in self.memory_phases:
             if phase.sections is not None:
-                sections.extend(phase.sections(session_id, user_text))
-        return sections
+                try:
+                    sections.extend(phase.sections(session_id, user_text))
+                except Exception as exc:  # a broken memory read path drops its sections, never the turn
+                    print(f"atomic-agent: memory phase {phase.name!r} sections failed: {type(exc).__name__}: {exc}",
+                          file=sys.stderr)
+        return fit_sections(sections, estimate_tokens)
+
+    def _before_turn(self, session: SessionState, text: str) -> None:
+        start = TurnStart(session.id, session.next_turn_index, text, str(session.working_dir))
+        for phase in self.memory_phases:
+            if phase.before_turn is not None:
+                try:
+                    phase.before_turn(start)
+                except Exception as exc:
+                    print(f"atomic-agent: memory phase {phase.name!r} before_turn failed: "
+                          f"{type(exc).__name__}: {exc}", file=sys.stderr)
 
     # -- turns ------------------------------------------------------------------------------
     def open_session(self, session_id: str | None, working_dir: Path | None = None) -> SessionState:
@@ -145,6 +162,7 @@ class Runtime:
     async def _execute_turn(self, text: str, session_id: str, emit: ev.EventSink,
                             cancelled: asyncio.Event | None) -> TurnResult:
         session = self.sessions.load(session_id)  # re-read inside the lock: never a stale state
+        self._before_turn(session, text)
         trace = self.trace_for(session.id)
         cancel = cancelled or asyncio.Event()
         deps = TurnDeps(session, self.sessions, trace, _LazyProvider(self), cancel, self.inbox)
@@ -192,6 +210,12 @@ class Runtime:
         if self._background:
             await asyncio.gather(*self._background, return_exceptions=True)
         call_lifecycle(self.host, "runtime_stopping", runtime=self)
+        try:
+            from atomic_agent.metrics.metrics_file import flush_metrics
+
+            flush_metrics(self._services["metrics"], self.state_dir)
+        except Exception as exc:  # metrics are observability: never fail shutdown over them
+            print(f"atomic-agent: metrics were not saved: {type(exc).__name__}: {exc}", file=sys.stderr)
         if self._provider is not None:
             await self._provider.close()
         if self._sessions is not None:

@@ -32,7 +32,8 @@ async def test_turns_on_the_real_server_keep_the_contract(llama_server, tmp_path
     original = client.complete
 
     async def recording(request, on_delta=None):
-        sent.append({"grammar": request.grammar, "slot": request.slot_id, "cache": request.cache_prompt})
+        if "### conversation" in request.prompt:  # main-loop steps (memory reflection has its own prompt)
+            sent.append({"grammar": request.grammar, "slot": request.slot_id, "cache": request.cache_prompt})
         return await original(request, on_delta)
 
     client.complete = recording

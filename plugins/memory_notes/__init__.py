@@ -1,0 +1,57 @@
+"""The `memory-notes` phase: freeform notes with full-text recall.
+
+`### recalled` shows the top BM25 hits for the user message and `### memory-index` compact
+pointers to recent notes (never the ones already recalled); both are prefetched once per
+turn and kept only in memory, never in the session record. The corpus itself is never
+put into a prompt: full bodies need `memory.notes.recall {id}`. Switched off
+(`memoryNotes.enabled = false`) the plugin registers nothing and never opens the database.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any
+
+from atomic_agent.api import hookimpl
+
+CONFIG_KEY = "memoryNotes"
+
+
+def _config(runtime: Any) -> Any:
+    return runtime.config.block(CONFIG_KEY)
+
+
+@hookimpl
+def register_config_blocks() -> Iterable[Any]:
+    from atomic_agent.api import ConfigBlock
+
+    from .notes_config import NotesConfig
+
+    return [ConfigBlock(key=CONFIG_KEY, cls=NotesConfig)]
+
+
+@hookimpl
+def register_tools(runtime: Any) -> Iterable[Any]:
+    cfg = _config(runtime)
+    if not cfg.enabled:
+        return []
+    from .notes_tools import notes_tool_specs
+
+    return notes_tool_specs(runtime, cfg)
+
+
+@hookimpl
+def register_memory_phases(runtime: Any) -> Iterable[Any]:
+    cfg = _config(runtime)
+    if not cfg.enabled:
+        return []
+    from .notes_sections import notes_phase
+
+    return [notes_phase(runtime, cfg)]
+
+
+@hookimpl
+def runtime_stopping(runtime: Any) -> None:
+    from atomic_agent.api import release_memory_database
+
+    release_memory_database(runtime)

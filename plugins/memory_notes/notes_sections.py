@@ -1,0 +1,42 @@
+"""The read path of the notes phase: `### memory-index` (memory slot) and `### recalled`
+(recall slot), from the turn's prefetched snapshot."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from .note_lines import capped_lines, pointer_line
+
+RECALLED = "recalled"
+INDEX = "memory-index"
+PHASE_ORDER = 20  # after the profile
+
+
+def notes_phase(runtime: Any, cfg: Any) -> Any:
+    from atomic_agent.api import MemoryPhase, PromptSection, estimate_tokens, metrics_of
+
+    from .note_store_factory import note_store_for
+    from .recall_prefetch import RecallPrefetch
+
+    prefetch = RecallPrefetch(lambda: note_store_for(runtime, cfg), cfg, metrics_of(runtime))
+
+    def before_turn(start: Any) -> None:
+        prefetch.prefetch(start.session_id, start.user_text, start.working_dir)
+
+    def sections(session_id: str, user_text: str) -> list[Any]:
+        snap = prefetch.snapshot(session_id, user_text)
+        out: list[Any] = []
+        inject, index = cfg.recall_injection, cfg.index
+        if snap.index:
+            body = capped_lines([pointer_line(n, index.preview_chars) for n in snap.index], index.max_tokens,
+                                estimate_tokens)
+            out.append(PromptSection(INDEX, body, slot="memory", max_tokens=index.max_tokens, dedupe_key=INDEX))
+        if snap.recalled:
+            body = capped_lines([pointer_line(n, inject.preview_chars) for n in snap.recalled], inject.max_tokens,
+                                estimate_tokens)
+            out.append(PromptSection(RECALLED, body, slot="recall", max_tokens=inject.max_tokens,
+                                     dedupe_key=RECALLED))
+        return out
+
+    phase = MemoryPhase(name="memory-notes", order=PHASE_ORDER, sections=sections, before_turn=before_turn)
+    return phase

@@ -1,0 +1,19 @@
+"""The `memoryReflection` config block."""
+
+from __future__ import annotations
+
+import attrs
+
+from atomic_agent.api import int_field, value_field
+
+
+@attrs.frozen
+class ReflectionConfig:
+    """End-of-turn reflection: on/off, its time limit and the per-call write caps."""
+
+    enabled: bool = value_field(True, env="ATOMIC_AGENT_MEMORY_REFLECTION")
+    timeout_ms: int = int_field(20000, 100, 600_000)
+    max_facts_per_call: int = int_field(3, 0, 10)
+    auto_store_notes: bool = value_field(True)
+    max_notes_per_call: int = int_field(2, 0, 10)
+    n_predict: int = int_field(160, 16, 2048)

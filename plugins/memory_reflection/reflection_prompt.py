@@ -1,0 +1,44 @@
+"""The reflection micro-prompt: its own small stable prefix plus the exchange.
+
+The prefix (`templates/reflection.j2`) depends only on the per-call caps, so it is
+byte-identical for every call of a runtime and the reflection slot keeps it cached. The
+exchange (`templates/reflection_exchange.j2`) is the variable part. A user override in
+`<state>/templates/` wins, as for every prompt template.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import attrs
+
+PREFIX_TEMPLATE = "reflection.j2"
+EXCHANGE_TEMPLATE = "reflection_exchange.j2"
+MAX_TEXT_CHARS = 1500  # per side of the exchange: reflection reads the gist, not a whole file dump
+
+
+@attrs.frozen
+class ReflectionPrompt:
+    text: str
+    prefix_length: int
+
+
+def clip(text: str, limit: int = MAX_TEXT_CHARS) -> str:
+    flat = text.strip()
+    return flat if len(flat) <= limit else flat[: limit - 1].rstrip() + "…"
+
+
+class ReflectionPromptBuilder:
+    def __init__(self, state_dir: Path, max_facts: int, max_notes: int) -> None:
+        from atomic_agent.api import make_prompt_env
+
+        self._env = make_prompt_env([state_dir / "templates"])
+        self.stable_prefix = self._env.get_template(PREFIX_TEMPLATE).render(max_facts=max_facts, max_notes=max_notes)
+
+    def build(self, user_text: str, reply_text: str, profile: Any | None) -> ReflectionPrompt:
+        tail = self._env.get_template(EXCHANGE_TEMPLATE).render(user_text=clip(user_text), reply_text=clip(reply_text))
+        if profile is None:
+            return ReflectionPrompt(self.stable_prefix + tail, len(self.stable_prefix))
+        framed = profile.frame_stable_prefix(self.stable_prefix)
+        return ReflectionPrompt(profile.frame_prompt(self.stable_prefix, tail), len(framed))

@@ -1,0 +1,171 @@
+"""Run one reflection per finished turn, off the turn's critical path.
+
+At most one reflection is in flight per session: the next turn of that session aborts
+it (and a reflection whose session already moved on never starts). Sessions never abort
+each other. Every outcome is counted: ok | none | failed | aborted | timeout.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from typing import Any
+
+import attrs
+
+from .reflection_parser import parse_reflection
+from .reflection_writer import WriteReport, write_reflection
+
+OUTCOME_METRIC = "agent.memory.reflection"
+LATENCY_METRIC = "agent.memory.reflection.latency_ms"
+WRITTEN_METRIC = "agent.memory.reflection.written"
+REJECTED_METRIC = "agent.memory.reflection.rejected"
+SKIPPED_METRIC = "agent.memory.reflection.skipped"
+PROFILE_BLOCK = "memoryProfile"
+NOTES_BLOCK = "memoryNotes"
+
+
+@attrs.frozen
+class ReflectionOutcome:
+    outcome: str  # ok | none | failed | aborted | timeout
+    report: WriteReport = attrs.field(factory=WriteReport)
+    slot_id: int = -1
+    error: str | None = None
+    latency_ms: float = 0.0
+
+
+def _block(runtime: Any, key: str) -> Any | None:
+    block = runtime.config.blocks.get(key)
+    return block if block is not None and getattr(block, "enabled", False) else None
+
+
+class ReflectionRunner:
+    def __init__(self, runtime: Any, cfg: Any) -> None:
+        from atomic_agent.api import metrics_of
+
+        from .reflection_prompt import ReflectionPromptBuilder
+
+        self.runtime = runtime
+        self.cfg = cfg
+        self.metrics = metrics_of(runtime)
+        self.prompts = ReflectionPromptBuilder(runtime.state_dir, cfg.max_facts_per_call, cfg.max_notes_per_call)
+        self._pending: dict[str, asyncio.Task[Any]] = {}
+        self._aborted: set[asyncio.Task[Any]] = set()
+        self._latest_turn: dict[str, int] = {}
+        self.outcomes: list[ReflectionOutcome] = []  # the last few, for tests and `status`
+
+    # -- concurrency ----------------------------------------------------------------------
+    def before_turn(self, start: Any) -> None:
+        """A new turn of `start.session_id` began: abort that session's reflection only."""
+        self._latest_turn[start.session_id] = max(start.turn_index, self._latest_turn.get(start.session_id, -1))
+        self.abort(start.session_id)
+
+    def abort(self, session_id: str) -> bool:
+        task = self._pending.get(session_id)
+        if task is None or task.done():
+            return False
+        self._aborted.add(task)
+        task.cancel()
+        return True
+
+    def in_flight(self, session_id: str) -> bool:
+        task = self._pending.get(session_id)
+        return task is not None and not task.done()
+
+    # -- the hot path ---------------------------------------------------------------------
+    async def after_turn(self, digest: Any) -> ReflectionOutcome | None:
+        if not digest.reply_text.strip():
+            self.metrics.inc(SKIPPED_METRIC, reason="no_reply")
+            return None
+        if self._latest_turn.get(digest.session_id, -1) > digest.turn_index:
+            return self._finish(digest, ReflectionOutcome("aborted", error="a newer turn had started"))
+        task = asyncio.current_task()
+        assert task is not None
+        previous = self._pending.get(digest.session_id)
+        if previous is not None and previous is not task and not previous.done():
+            self._aborted.add(previous)
+            previous.cancel()
+        self._pending[digest.session_id] = task
+        started = time.perf_counter()
+        try:
+            result = await self._reflect(digest)
+        except asyncio.CancelledError:
+            result = ReflectionOutcome("aborted", error="the next turn of this session started")
+            if task not in self._aborted:  # cancelled from outside (shutdown): count it, then let it end
+                self._finish(digest, attrs.evolve(result, latency_ms=_ms(started)))
+                raise
+        except TimeoutError:
+            result = ReflectionOutcome("timeout", error=f"no answer within {self.cfg.timeout_ms} ms")
+        except Exception as exc:  # never crash the loop: count, trace, move on
+            result = ReflectionOutcome("failed", error=f"{type(exc).__name__}: {exc}")
+        finally:
+            if self._pending.get(digest.session_id) is task:
+                del self._pending[digest.session_id]
+            self._aborted.discard(task)
+        return self._finish(digest, attrs.evolve(result, latency_ms=_ms(started)))
+
+    async def _reflect(self, digest: Any) -> ReflectionOutcome:
+        from atomic_agent.api import CompletionRequest, NoteStore, ProfileStore, memory_database_for
+
+        from .reflection_grammar import reflection_grammar
+        from .reflection_slot import reflection_slot_for
+
+        profile_cfg, notes_cfg = _block(self.runtime, PROFILE_BLOCK), _block(self.runtime, NOTES_BLOCK)
+        notes_on = notes_cfg is not None and self.cfg.auto_store_notes and self.cfg.max_notes_per_call > 0
+        if (profile_cfg is None or self.cfg.max_facts_per_call == 0) and not notes_on:
+            return ReflectionOutcome("none", error="no memory channel to write to")
+        provider = self.runtime.provider
+        slot = reflection_slot_for(provider, digest.session_id)
+        prompt = self.prompts.build(digest.user_text, digest.reply_text, await self._profile())
+        grammar = reflection_grammar() if provider.capabilities.transport == "grammar" else None
+        request = CompletionRequest(prompt=prompt.text, grammar=grammar, n_predict=self.cfg.n_predict, slot_id=slot,
+                                    cache_prompt=True, temperature=0.1, stream=False,
+                                    prefix_length=prompt.prefix_length)
+        completion = await asyncio.wait_for(provider.complete(request), self.cfg.timeout_ms / 1000)
+        cut = bool(completion.truncated or completion.stop_type == "limit")
+        parsed = parse_reflection(completion.content, drop_last_line=cut)
+        database = memory_database_for(self.runtime)
+        profile = ProfileStore(database, self.metrics) if profile_cfg is not None else None
+        notes = (NoteStore(database, max_entries=notes_cfg.max_entries, max_content_chars=notes_cfg.max_content_chars,
+                           metrics=self.metrics) if notes_on else None)
+        report = write_reflection(parsed, profile=profile, notes=notes, max_facts=self.cfg.max_facts_per_call,
+                                  max_notes=self.cfg.max_notes_per_call, session_id=digest.session_id,
+                                  instructions=self.prompts.stable_prefix)
+        return ReflectionOutcome("ok" if report.written else "none", report, slot)
+
+    async def _profile(self) -> Any | None:
+        plan = getattr(self.runtime, "prompt_plan", None)
+        if plan is None:
+            return None
+        try:
+            return (await plan()).profile
+        except Exception:
+            return None  # plain framing still works; the reply has been delivered already
+
+    def _finish(self, digest: Any, result: ReflectionOutcome) -> ReflectionOutcome:
+        self.metrics.inc(OUTCOME_METRIC, outcome=result.outcome)
+        self.metrics.observe(LATENCY_METRIC, result.latency_ms, outcome=result.outcome)
+        report = result.report
+        if report.facts:
+            self.metrics.inc(WRITTEN_METRIC, len(report.facts), kind="fact")
+        if report.notes:
+            self.metrics.inc(WRITTEN_METRIC, len(report.notes), kind="note")
+        if report.rejected:
+            self.metrics.inc(REJECTED_METRIC, len(report.rejected))
+        self.outcomes = [*self.outcomes[-31:], result]
+        trace_for = getattr(self.runtime, "trace_for", None)
+        if trace_for is not None:
+            try:
+                trace_for(digest.session_id).record(
+                    "memory_reflection", turnIndex=digest.turn_index, outcome=result.outcome, slotId=result.slot_id,
+                    latencyMs=round(result.latency_ms, 1), facts=[f.key for f in report.facts],
+                    notes=[n.id for n in report.notes],
+                    rejected=[[r.line[:120], r.reason] for r in report.rejected][:10],
+                    error=result.error)
+            except Exception:
+                pass  # a trace that cannot be written never fails the reflection
+        return result
+
+
+def _ms(started: float) -> float:
+    return (time.perf_counter() - started) * 1000
