@@ -131,6 +131,13 @@ _EXPORTS: dict[str, str] = {
     # prompt pieces a sub-call plugin renders with (reflection, distill, ...)
     "make_prompt_env": "atomic_agent.prompt.jinja_env",
     "estimate_tokens": "atomic_agent.prompt.estimate_tokens",
+    # host surfaces (sidecar, serve): steering outcomes, queue cancellation, failure codes
+    "SteerOutcome": "atomic_agent.runtime.steering_inbox",
+    "MAX_PENDING_STEERS": "atomic_agent.runtime.steering_inbox",
+    "SubmissionCancelledError": "atomic_agent.runtime.turn_controller",
+    "FAILURE_CATEGORIES": "atomic_agent.reliability.failure_taxonomy",
+    "error_code": "atomic_agent.reliability.failure_taxonomy",
+    "openai_error_type": "atomic_agent.reliability.failure_taxonomy",
 }
 
 __all__ = sorted(_EXPORTS)

@@ -1,0 +1,61 @@
+"""The `os` plugin: file-system, shell, git, HTTP, web, process and desktop tools.
+
+Each sub-package exposes `tool_specs(runtime) -> list[ToolSpec]` and may expose
+`config_blocks() -> list[ConfigBlock]` and `approval_categories() -> list[ApprovalCategory]`.
+They are imported lazily, when the hook runs, and a sub-package that is missing (not built
+yet) or fails to import is skipped with one warning line, so one broken area never takes
+the other tools down.
+"""
+
+from __future__ import annotations
+
+import importlib
+import sys
+from collections.abc import Iterable
+from typing import Any
+
+from atomic_agent.api import hookimpl
+
+SUBPACKAGES = ("fs", "shell", "git", "http", "web", "proc", "desktop")
+
+
+def _subpackages() -> Iterable[Any]:
+    for name in SUBPACKAGES:
+        module_name = f"{__name__}.{name}"
+        try:
+            yield importlib.import_module(module_name)
+        except ModuleNotFoundError as exc:
+            if exc.name != module_name:  # the package exists but one of its imports is missing
+                _warn(name, exc)
+        except Exception as exc:
+            _warn(name, exc)
+
+
+def _warn(name: str, exc: BaseException) -> None:
+    print(f"atomic-agent: os plugin: skipped os.{name} tools ({type(exc).__name__}: {exc})", file=sys.stderr)
+
+
+def _collect(attribute: str, *args: Any) -> list[Any]:
+    records: list[Any] = []
+    for module in _subpackages():
+        provider = getattr(module, attribute, None)
+        if provider is not None:
+            records.extend(provider(*args))
+    return records
+
+
+@hookimpl
+def register_tools(runtime: Any) -> Iterable[Any]:
+    return _collect("tool_specs", runtime)
+
+
+@hookimpl
+def register_config_blocks() -> Iterable[Any]:
+    return _collect("config_blocks")
+
+
+@hookimpl
+def register_approval_categories() -> Iterable[Any]:
+    # the standard ten (fs_write_*, fs_trash, http, shell, proc_kill, trust_config, ...) are
+    # the core's; a sub-package adds a category only when it needs a new one
+    return _collect("approval_categories")

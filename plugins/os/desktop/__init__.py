@@ -1,0 +1,12 @@
+"""The desktop part of the `os` plugin: `os.notify` and `os.clipboard.read|write`, with a
+clear "unavailable here" where there is no desktop session or helper binary."""
+
+from __future__ import annotations
+
+from typing import Any
+
+
+def tool_specs(runtime: Any) -> list[Any]:
+    from .desktop_tools import desktop_tool_specs
+
+    return desktop_tool_specs(runtime)

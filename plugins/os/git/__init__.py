@@ -1,0 +1,11 @@
+"""The git part of the `os` plugin: read-only `os.git.*` tools with structured output."""
+
+from __future__ import annotations
+
+from typing import Any
+
+
+def tool_specs(runtime: Any) -> list[Any]:
+    from .git_tools import git_tool_specs
+
+    return git_tool_specs(runtime)

@@ -1,0 +1,20 @@
+"""The HTTP part of the `os` plugin: `os.http.request`, the SSRF guard and the retry
+contract `os.web.*` shares. The `http` config block lives here."""
+
+from __future__ import annotations
+
+from typing import Any
+
+
+def tool_specs(runtime: Any) -> list[Any]:
+    from .http_tool import http_tool_spec
+
+    return [http_tool_spec(runtime)]
+
+
+def config_blocks() -> list[Any]:
+    from atomic_agent.api import ConfigBlock
+
+    from .http_config import HTTP_BLOCK, HttpConfig
+
+    return [ConfigBlock(key=HTTP_BLOCK, cls=HttpConfig)]

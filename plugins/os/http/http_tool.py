@@ -1,0 +1,142 @@
+"""`os.http.request`: one HTTP request, allowlisted, gated, SSRF-guarded and retried."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Mapping
+from typing import Any
+
+from atomic_agent.api import ResourceClass, Tier, ToolResult, ToolSpec
+
+from ..shell.ask_approval import ask_approval, call_binding
+from ..shell.shown_text import escape_for_prompt, excerpt, fenced
+from .guarded_exchange import ExchangeOptions, HttpExchange, HttpFailure, Sleep, exchange_with_retries
+from .http_config import MODE_ALLOWLIST_ONLY, MODE_GATE, HttpConfig, host_listed, http_config
+from .retry_policy import RetryPolicy
+from .ssrf_guard import Resolver, SsrfBlocked, check_url
+
+TOOL_NAME = "os.http.request"
+CATEGORY = "http"
+METHODS = ("GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS")
+BODY_SHOWN = 800
+_TEXTUAL = ("text/", "application/json", "application/xml", "application/javascript", "application/x-www-form",
+            "+json", "+xml")
+
+ARGS_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "properties": {
+        "method": {"type": "string", "enum": list(METHODS)},
+        "url": {"type": "string", "description": "http(s) URL"},
+        "headers": {"type": "object", "additionalProperties": {"type": "string"}},
+        "body": {"type": "string", "description": "request body (send JSON as a string with a Content-Type header)"},
+        "timeout_s": {"type": "number", "exclusiveMinimum": 0, "maximum": 600},
+    },
+    "required": ["method", "url"],
+    "additionalProperties": False,
+}
+EXAMPLE = '{"tool": "os.http.request", "args": {"method": "GET", "url": "https://api.github.com/zen"}}'
+
+
+def is_textual(content_type: str) -> bool:
+    return not content_type or any(marker in content_type for marker in _TEXTUAL)
+
+
+def retry_policy(max_retries: int, base_ms: int, max_ms: int) -> RetryPolicy:
+    return RetryPolicy(max_retries, base_ms / 1000, max_ms / 1000)
+
+
+def _summary(method: str, exchange: HttpExchange) -> str:
+    lines = [f"{method} {exchange.url} → HTTP {exchange.status} {exchange.reason}".rstrip()]
+    meta = [exchange.content_type or "no content type", f"{len(exchange.body)} bytes"]
+    if exchange.truncated:
+        meta.append("body cut at the size cap")
+    if exchange.attempts > 1:
+        meta.append(f"{exchange.attempts} attempts")
+    if exchange.redirects:
+        meta.append(f"{len(exchange.redirects)} redirects")
+    lines.append(" · ".join(meta))
+    location = exchange.header("location")
+    if location and 300 <= exchange.status < 400:
+        lines.append(f"Location: {escape_for_prompt(location, 300)} (not followed)")
+    if exchange.body:
+        if is_textual(exchange.content_type):
+            lines.append(fenced(excerpt(exchange.text(), BODY_SHOWN), "body"))
+        else:
+            lines.append("(binary body not shown)")
+    return "\n".join(lines)
+
+
+def _check_args(args: Mapping[str, Any]) -> tuple[str, str, dict[str, str], bytes | None]:
+    method = str(args.get("method", "")).upper()
+    if method not in METHODS:
+        raise ValueError(f"method must be one of {', '.join(METHODS)}, got {args.get('method')!r}")
+    url = args.get("url")
+    if not isinstance(url, str) or not url:
+        raise ValueError("url must be an http(s) URL string")
+    headers = args.get("headers") or {}
+    if not isinstance(headers, Mapping) or not all(isinstance(k, str) and isinstance(v, str)
+                                                   for k, v in headers.items()):
+        raise ValueError('headers must be an object of string values, e.g. {"Accept": "application/json"}')
+    if any(ch in k + v for k, v in headers.items() for ch in "\r\n\x00"):
+        raise ValueError("header names and values may not contain line breaks or NUL")
+    body = args.get("body")
+    if body is not None and not isinstance(body, str):
+        raise ValueError("body must be a string")
+    return method, url, dict(headers), body.encode("utf-8") if body is not None else None
+
+
+async def run_http_request(args: Mapping[str, Any], ctx: Any, config: HttpConfig, sleep: Sleep = asyncio.sleep,
+                           resolver: Resolver | None = None) -> ToolResult:
+    try:
+        method, url, headers, body = _check_args(args)
+        target = await check_url(url, config.private_hosts, resolver)  # before asking: a block never prompts
+    except ValueError as exc:
+        return ToolResult.error(f"{TOOL_NAME}: {exc}", invalidArgs=[str(exc)])
+    except SsrfBlocked as exc:
+        return ToolResult.error(f"{TOOL_NAME}: blocked by the SSRF guard: {exc}", ssrfBlocked=True)
+    listed = host_listed(target.host, config.allowed_hosts)
+    if config.approval_mode == MODE_ALLOWLIST_ONLY and not listed:
+        return ToolResult.error(f"{TOOL_NAME}: {target.host} is not in http.allowedHosts and http.approvalMode is "
+                                "allowlist-only; add the host to http.allowedHosts in config.json to allow it",
+                                notAllowlisted=True)
+    if config.approval_mode == MODE_GATE or not listed:
+        summary = f"{method} {escape_for_prompt(url, 300)}" + (f" with a {len(body)}-byte body" if body else "")
+        binding = call_binding(TOOL_NAME, ctx.working_dir, [method, url, *(f"{k}: {v}" for k, v in headers.items())])
+        if not await ask_approval(ctx, CATEGORY, summary, binding=binding):
+            return ToolResult.error(f"not approved: {method} {escape_for_prompt(url, 200)} was not sent", denied=True)
+
+    def same_policy(host: str) -> None:
+        if config.approval_mode == MODE_ALLOWLIST_ONLY and not host_listed(host, config.allowed_hosts):
+            raise SsrfBlocked(f"a redirect leads to {host}, which is not in http.allowedHosts")
+
+    timeout = float(args.get("timeout_s") or config.timeout_s)
+    # approval covered this host: redirects are followed only within it (and only for GET/HEAD)
+    follow = "same-host" if method in ("GET", "HEAD") else "none"
+    opts = ExchangeOptions(config.private_hosts, timeout, config.max_response_bytes, config.max_redirects, follow,
+                           same_policy, resolver)
+    try:
+        exchange = await exchange_with_retries(method, url, headers, body, opts,
+                                               retry_policy(config.max_retries, config.retry_base_delay_ms,
+                                                            config.retry_max_delay_ms), sleep, first=target)
+    except SsrfBlocked as exc:
+        return ToolResult.error(f"{TOOL_NAME}: blocked by the SSRF guard: {exc}", ssrfBlocked=True)
+    except HttpFailure as exc:
+        return ToolResult.error(f"{TOOL_NAME}: {exc}", timedOut=exc.timed_out, attempts=exc.attempts)
+    details = {"status": exchange.status, "url": exchange.url, "headers": dict(exchange.headers),
+               "body": exchange.text() if is_textual(exchange.content_type) else f"<{len(exchange.body)} bytes>",
+               "bodyBytes": len(exchange.body), "truncated": exchange.truncated, "attempts": exchange.attempts,
+               "waits": list(exchange.waits), "redirects": list(exchange.redirects)}
+    status = "ok" if exchange.status < 400 else "error"
+    return ToolResult(status, _summary(method, exchange), details)
+
+
+def http_tool_spec(runtime: Any) -> ToolSpec:
+    config = http_config(runtime)
+
+    async def run(args: Mapping[str, Any], ctx: Any) -> ToolResult:
+        return await run_http_request(args, ctx, config)
+
+    return ToolSpec(name=TOOL_NAME, summary="Send an HTTP request (method, url, headers, body) and get the status and "
+                    "body; private and loopback addresses are blocked unless allowed in config.",
+                    args_schema=ARGS_SCHEMA, resource_class=ResourceClass.APPROVAL_GATED, run=run, tier=Tier.RARE,
+                    approval_category=CATEGORY, example=EXAMPLE)

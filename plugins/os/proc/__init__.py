@@ -1,0 +1,11 @@
+"""The process part of the `os` plugin: `os.proc.list` and the gated `os.proc.kill`."""
+
+from __future__ import annotations
+
+from typing import Any
+
+
+def tool_specs(runtime: Any) -> list[Any]:
+    from .proc_tools import proc_tool_specs
+
+    return proc_tool_specs(runtime)

@@ -1,0 +1,20 @@
+"""The shell part of the `os` plugin: `os.shell.run`, its guard, and the process runner
+the other os tools share. The `exec` config block lives here too."""
+
+from __future__ import annotations
+
+from typing import Any
+
+
+def tool_specs(runtime: Any) -> list[Any]:
+    from .shell_tool import shell_tool_spec
+
+    return [shell_tool_spec(runtime)]
+
+
+def config_blocks() -> list[Any]:
+    from atomic_agent.api import ConfigBlock
+
+    from .exec_config import EXEC_BLOCK, ExecConfig
+
+    return [ConfigBlock(key=EXEC_BLOCK, cls=ExecConfig)]

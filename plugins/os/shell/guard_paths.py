@@ -1,0 +1,89 @@
+"""Where a path argument lands, for the guard's rules: root-ish, raw disk, inside the cwd.
+
+Targets are resolved the way the shell would see them: `~`, `$HOME` and `${HOME}` are the
+home dir; relative paths hang off the effective cwd (a preceding `cd` counts); `//`, `/./`
+and `..` are collapsed; existing paths are also realpath'd so a symlink to `/` is `/`.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import os
+import posixpath
+import re
+
+SYSTEM_DIRS = frozenset({
+    "/", "/bin", "/boot", "/dev", "/etc", "/home", "/lib", "/lib32", "/lib64", "/libx32", "/opt", "/proc",
+    "/root", "/sbin", "/srv", "/sys", "/usr", "/var", "/snap", "/Applications", "/Library", "/System",
+    "/Users", "/private",
+})
+_RAW_DISK = re.compile(
+    r"^/dev/(?:sd[a-z]+\d*|hd[a-z]+\d*|vd[a-z]+\d*|xvd[a-z]+\d*|nvme\d+n\d+(?:p\d+)?|mmcblk\d+(?:p\d+)?"
+    r"|md\d+|dm-\d+|mapper/.+|disk\d+(?:s\d+)*|rdisk\d+(?:s\d+)*|sr\d+|loop\d+|mem|kmem|port|nbd\d+)$")
+_GLOB = re.compile(r"[*?\[]")
+UNKNOWN = "<unknown>"
+
+
+def expand_home(word: str, home: str) -> str:
+    if word == "~" or word.startswith("~/"):
+        return home + word[1:]
+    for prefix in ("${HOME}", "$HOME"):
+        if word == prefix or word.startswith(prefix + "/"):
+            return home + word[len(prefix):]
+    return word
+
+
+def resolve_target(word: str, cwd: str, home: str) -> str:
+    """An absolute, collapsed path for `word`, or UNKNOWN when it hides a variable or substitution."""
+    path = expand_home(word, home)
+    if "$" in path or "`" in path or "__SUBST__" in path or (path.startswith("~") and path != "~"):
+        return UNKNOWN
+    if not path.startswith("/"):
+        if cwd == UNKNOWN:
+            return UNKNOWN
+        path = posixpath.join(cwd, path)
+    path = re.sub(r"/+", "/", path)
+    collapsed = posixpath.normpath(path)
+    return "/" if collapsed in ("", "//") else collapsed
+
+
+def _protected(home: str) -> set[str]:
+    protected = set(SYSTEM_DIRS)
+    if home and home != "/":
+        protected.add(posixpath.normpath(home))
+    return protected
+
+
+def is_root_ish(path: str, home: str) -> bool:
+    """`/`, a top-level system dir, the home dir, or a glob that covers one of them."""
+    if path == UNKNOWN:
+        return False
+    protected = _protected(home)
+    if path in protected:
+        return True
+    if _GLOB.search(path):
+        parent, leaf = posixpath.split(path)
+        if parent in protected and _GLOB.search(leaf):
+            return True
+        return any(fnmatch.fnmatchcase(p, path) for p in protected)
+    try:
+        real = os.path.realpath(path)
+    except (OSError, ValueError):
+        return False
+    return real in protected and os.path.lexists(path)
+
+
+def is_raw_disk(word: str) -> bool:
+    return bool(_RAW_DISK.match(re.sub(r"/+", "/", word)))
+
+
+def is_inside(path: str, root: str) -> bool:
+    """Realpath containment (lexical checks are fooled by `..` and symlinks)."""
+    if path == UNKNOWN:
+        return False
+    try:
+        real_root = os.path.realpath(root)
+        real = os.path.realpath(path)
+    except (OSError, ValueError):
+        return False
+    return real == real_root or real.startswith(real_root.rstrip("/") + "/")

@@ -1,0 +1,170 @@
+"""`os.shell.run`: run a program, guarded, gated, capped and cancellable."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from atomic_agent.api import ResourceClass, Tier, ToolResult, ToolSpec
+
+from .ask_approval import ask_approval, call_binding
+from .exec_config import ExecConfig, exec_config, tool_environment
+from .process_runner import ProcessOutcome, run_process
+from .shell_args import ShellArgsError, ShellCall, parse_shell_call
+from .guard_records import GuardVerdict
+from .shell_guard import guard_scope, inspect_argv, inspect_line
+from .script_files import script_files
+from .shell_interpretation import ExecPlan, plan_exec
+from .shown_text import escape_for_prompt, excerpt, fenced
+
+TOOL_NAME = "os.shell.run"
+CATEGORY = "shell"
+STDOUT_SHOWN = 700  # chars of stdout in the summary (the executor caps the whole summary)
+STDERR_SHOWN = 300
+
+ARGS_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "properties": {
+        "cmd": {"type": "string", "description": "program to run, e.g. \"git\" (a whole command line here runs "
+                                                 "under sh -c)"},
+        "args": {"type": ["array", "string"], "items": {"type": ["string", "number"]},
+                 "description": "arguments as an array, one element each; literal unless one is a bare operator "
+                                "like | or >"},
+        "cwd": {"type": "string", "description": "directory to run in, relative to the session's (default)"},
+        "timeout_s": {"type": "number", "exclusiveMinimum": 0, "description": "seconds before the process group "
+                                                                             "is killed"},
+        "stdin": {"type": "string", "description": "text fed to the program's standard input"},
+    },
+    "required": ["cmd"],
+    "additionalProperties": False,
+}
+EXAMPLE = '{"tool": "os.shell.run", "args": {"cmd": "ls", "args": ["-la", "src"]}}'
+
+
+def _home() -> str:
+    return os.environ.get("HOME") or str(Path.home())
+
+
+def _resolve_cwd(call: ShellCall, working_dir: Path) -> Path:
+    base = Path(working_dir)
+    if call.cwd is None:
+        return base
+    target = Path(os.path.expanduser(call.cwd))
+    target = target if target.is_absolute() else base / target
+    if not target.is_dir():
+        raise ShellArgsError(f"cwd {call.cwd!r} is not a directory (resolved to {target}); pass an existing "
+                             "directory, relative to the session's working dir or absolute")
+    return target
+
+
+def _check_limits(call: ShellCall, config: ExecConfig) -> None:
+    if len(call.args) > config.max_args:
+        raise ShellArgsError(f"too many arguments ({len(call.args)} > exec.maxArgs {config.max_args}); write the "
+                             "list to a file and read it with xargs or a script instead")
+    size = len(call.cmd) + sum(len(a) + 1 for a in call.args)
+    if size > config.max_command_chars:
+        raise ShellArgsError(f"the command line is {size} chars (> exec.maxCommandChars {config.max_command_chars}); "
+                             "pass large data on stdin or in a file")
+    if call.stdin is not None and len(call.stdin.encode("utf-8", "surrogatepass")) > config.max_stdin_bytes:
+        raise ShellArgsError(f"stdin is larger than exec.maxStdinBytes ({config.max_stdin_bytes}); write it to a "
+                             "file and pass the path")
+
+
+def judge(plan: ExecPlan, cwd: Path, session_cwd: Path) -> GuardVerdict:
+    scope = guard_scope(str(cwd), str(session_cwd), _home())
+    return inspect_line(plan.argv[2], scope) if plan.via_shell else inspect_argv(list(plan.argv), scope)
+
+
+def _approval_summary(plan: ExecPlan, cwd: Path, verdict: GuardVerdict) -> str:
+    where = "sh -c" if plan.via_shell else "direct exec"
+    text = f"run `{escape_for_prompt(plan.line)}` in {escape_for_prompt(str(cwd), 200)} ({where})"
+    if verdict.hits:
+        text += f" — dangerous: {escape_for_prompt(verdict.reasons(), 300)}"
+    return text
+
+
+def _guard_details(verdict: GuardVerdict) -> dict[str, Any]:
+    return {"verdict": verdict.kind, "rules": [h.rule for h in verdict.hits], "commandShape": verdict.command_shape}
+
+
+def _summary(plan: ExecPlan, out: ProcessOutcome, timeout_s: float) -> str:
+    lines = [f"$ {escape_for_prompt(plan.line, 200)}"]
+    if out.timed_out:
+        lines.append(f"timed out after {timeout_s:g}s; the process group was killed")
+    elif out.cancelled:
+        lines.append("cancelled; the process group was killed")
+    else:
+        lines.append(f"exit {out.exit_code}")
+    for name, capture, budget in (("stdout", out.stdout, STDOUT_SHOWN), ("stderr", out.stderr, STDERR_SHOWN)):
+        if capture.total == 0:
+            continue
+        label = f"{name} ({capture.total} bytes"
+        label += f", kept first {len(capture.head)} + last {len(capture.tail)}" if capture.truncated else ""
+        label += ", non-UTF-8 bytes replaced" if not capture.is_utf8() else ""
+        lines.append(fenced(excerpt(capture.text(), budget), label + ")"))
+    if out.stdout.total == 0 and out.stderr.total == 0:
+        lines.append("(no output)")
+    if out.killed_stragglers:
+        lines.append("background processes kept the output open and were killed")
+    return "\n".join(lines)
+
+
+def _result(plan: ExecPlan, out: ProcessOutcome, timeout_s: float, verdict: GuardVerdict,
+            call: ShellCall) -> ToolResult:
+    details = {
+        "exitCode": out.exit_code, "mode": "sh -c" if plan.via_shell else "direct", "argv": list(plan.argv),
+        "stdout": out.stdout.text(), "stderr": out.stderr.text(), "stdoutBytes": out.stdout.total,
+        "stderrBytes": out.stderr.total, "stdoutTruncated": out.stdout.truncated,
+        "stderrTruncated": out.stderr.truncated, "nonUtf8": not (out.stdout.is_utf8() and out.stderr.is_utf8()),
+        "timedOut": out.timed_out, "guard": _guard_details(verdict), "argsCoerced": call.args_coerced,
+    }
+    summary = _summary(plan, out, timeout_s)
+    if out.cancelled:
+        return ToolResult("cancelled", summary, details)
+    return ToolResult("ok" if out.ok else "error", summary, details)
+
+
+async def run_shell(args: Mapping[str, Any], ctx: Any, config: ExecConfig) -> ToolResult:
+    try:
+        call = parse_shell_call(args)
+        _check_limits(call, config)
+        cwd = _resolve_cwd(call, ctx.working_dir)
+    except ShellArgsError as exc:
+        return ToolResult.error(f"{TOOL_NAME}: {exc}", invalidArgs=[str(exc)])
+    plan = plan_exec(call.cmd, call.args)
+    verdict = judge(plan, cwd, Path(ctx.working_dir))
+    if verdict.blocked:
+        # before the gate: no level, grant or answer can let this through
+        return ToolResult.error(f"blocked by the shell guard (hardline, every approval level): {verdict.reasons()}. "
+                                "This command cannot be run by the agent; run it yourself if you really mean it.",
+                                guard=_guard_details(verdict), argv=list(plan.argv))
+    binding = call_binding(TOOL_NAME, cwd, plan.argv, script_files(plan.argv, plan.via_shell, cwd))
+    if not await ask_approval(ctx, CATEGORY, _approval_summary(plan, cwd, verdict), verdict.command_shape, binding):
+        return ToolResult.error(f"not approved: {escape_for_prompt(plan.line, 200)} was not run",
+                                denied=True, guard=_guard_details(verdict))
+    timeout_s = min(call.timeout_s or config.default_timeout_s, config.max_timeout_s)
+    outcome = await run_process(plan.argv, cwd=cwd, env=tool_environment(config), timeout_s=timeout_s,
+                                cancelled=ctx.cancelled,
+                                stdin=call.stdin.encode("utf-8", "surrogateescape") if call.stdin is not None else None,
+                                head_bytes=config.output_head_bytes, tail_bytes=config.output_tail_bytes)
+    if outcome.spawn_error:
+        return ToolResult.error(f"{TOOL_NAME}: {outcome.spawn_error}", argv=list(plan.argv),
+                                guard=_guard_details(verdict))
+    return _result(plan, outcome, timeout_s, verdict, call)
+
+
+def shell_tool_spec(runtime: Any) -> ToolSpec:
+    config = exec_config(runtime)
+
+    async def run(args: Mapping[str, Any], ctx: Any) -> ToolResult:
+        return await run_shell(args, ctx, config)
+
+    return ToolSpec(
+        name=TOOL_NAME,
+        summary="Run a program (direct exec; sh -c only for pipes, redirects or a whole command line in cmd). "
+                "Output is capped head+tail; dangerous commands are named in the approval prompt, catastrophic "
+                "ones are refused.",
+        args_schema=ARGS_SCHEMA, resource_class=ResourceClass.APPROVAL_GATED, run=run, tier=Tier.FREQUENT,
+        approval_category=CATEGORY, example=EXAMPLE)

@@ -1,0 +1,91 @@
+"""`os.web.search`: search the web through the configured provider chain."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from atomic_agent.api import ResourceClass, Tier, ToolResult, ToolSpec
+
+from ..http.guarded_exchange import Sleep
+from .missing_key_warning import warn_missing_keys
+from .provider_cooldown import COOLDOWN_FILE, ProviderCooldown
+from .search_cache import CACHE_FILE, SearchCache
+from .search_chain import SearchChain, build_providers
+from .search_http import SearchHttp
+from .search_providers import BUILTIN_PROVIDERS, ProviderFactory
+from .web_config import WebSearchConfig, web_config
+
+TOOL_NAME = "os.web.search"
+ARGS_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "properties": {
+        "query": {"type": "string", "minLength": 1},
+        "limit": {"type": "integer", "minimum": 1, "maximum": 20},
+    },
+    "required": ["query"],
+    "additionalProperties": False,
+}
+EXAMPLE = '{"tool": "os.web.search", "args": {"query": "python 3.13 release date", "limit": 5}}'
+
+
+class WebSearch:
+    """The chain, its cache and cooldown, and how to call providers; one per runtime."""
+
+    def __init__(self, search: WebSearchConfig, state_dir: Path | None,
+                 factories: Mapping[str, ProviderFactory] = BUILTIN_PROVIDERS, sleep: Sleep = asyncio.sleep) -> None:
+        persist = state_dir if search.persist_cache else None
+        self.config = search
+        self.sleep = sleep
+        self.chain = SearchChain(build_providers(search, factories),
+                                 SearchCache(search.cache_ttl_minutes * 60.0, persist / CACHE_FILE if persist else None),
+                                 ProviderCooldown(persist / COOLDOWN_FILE if persist else None))
+
+    async def run(self, args: Mapping[str, Any]) -> ToolResult:
+        import httpx
+
+        query = args.get("query")
+        if not isinstance(query, str) or not query.strip():
+            return ToolResult.error(f"{TOOL_NAME}: query must be a non-empty string")
+        limit = int(args.get("limit") or self.config.limit)
+        async with httpx.AsyncClient(trust_env=False, timeout=httpx.Timeout(float(self.config.timeout_s)),
+                                     follow_redirects=True) as client:
+            http = SearchHttp(client, self.config.max_retries, self.config.retry_base_delay_ms / 1000, self.sleep)
+            outcome = await self.chain.search(query, limit, http)
+        details = {"results": [r.to_json() for r in outcome.results], "provider": outcome.provider,
+                   "cached": outcome.cached, "notes": list(outcome.notes), "retryWaits": http.waits}
+        if outcome.provider is None:
+            why = "; ".join(outcome.notes) or "no provider configured"
+            return ToolResult.error(f"{TOOL_NAME}: no provider answered ({why})", **details)
+        lines = [f"{len(outcome.results)} results from {outcome.provider}" + (" (cached)" if outcome.cached else "")]
+        for index, result in enumerate(outcome.results, 1):
+            lines.append(f"{index}. {result.title or result.url} — {result.url}")
+            if result.snippet:
+                lines.append(f"   {result.snippet[:200]}")
+        if outcome.notes:
+            lines.append("notes: " + "; ".join(outcome.notes))
+        return ToolResult.ok("\n".join(lines), **details)
+
+
+def build_search_tool(search: WebSearchConfig, state_dir: Path | None, environ: Mapping[str, str] | None = None,
+                      factories: Mapping[str, ProviderFactory] = BUILTIN_PROVIDERS,
+                      sleep: Sleep = asyncio.sleep) -> tuple[ToolSpec, WebSearch]:
+    """The spec and its engine. Warns on stderr, once, about configured providers missing a key."""
+    warn_missing_keys(search, os.environ if environ is None else environ)
+    engine = WebSearch(search, state_dir, factories, sleep)
+
+    async def run(args: Mapping[str, Any], ctx: Any) -> ToolResult:
+        return await engine.run(args)
+
+    spec = ToolSpec(name=TOOL_NAME, summary="Search the web; returns titles, URLs and snippets (provider chain with "
+                    "fallback and a one-hour cache).", args_schema=ARGS_SCHEMA,
+                    resource_class=ResourceClass.PURE_READ, run=run, tier=Tier.FREQUENT, example=EXAMPLE)
+    return spec, engine
+
+
+def search_tool_spec(runtime: Any) -> ToolSpec:
+    state_dir = getattr(runtime, "state_dir", None)
+    return build_search_tool(web_config(runtime).search, Path(state_dir) if state_dir else None)[0]
