@@ -54,7 +54,8 @@ async def prompt_tokens(state: Path, llama_url: str | None) -> None:
         counter = client
     label = "exact (/tokenize)" if counter else "estimated"
     print(f"prompt tokens per step, 5-step scripted session, {len(rt.registry)} tools registered ({label}):")
-    for step, request in enumerate(provider.requests, start=1):
+    steps = [r for r in provider.requests if r.prompt.startswith(framed)]  # not memory sub-calls
+    for step, request in enumerate(steps, start=1):
         tail = request.prompt[len(framed):]
         if counter:
             prefix_n, tail_n = len(await counter.tokenize(framed)), len(await counter.tokenize(tail))
