@@ -38,7 +38,7 @@ def make_tool_context(working_dir: Path, *, approve: bool = True, session_id: st
                       state_dir: Path | None = None) -> ToolContext:
     """A context whose approval requests are answered `approve` without asking anyone."""
 
-    async def request_approval(category: str, summary: str) -> bool:
+    async def request_approval(category: str, summary: str, **_binding: object) -> bool:
         return approve
 
     return ToolContext(session_id=session_id, working_dir=working_dir, state_dir=state_dir or working_dir,

@@ -1,28 +1,23 @@
-"""Ask the person at the terminal whether a gated call may run (y = once, n = deny)."""
+"""Ask the person at the terminal whether a gated call may run.
+
+Answers: y = this call once, s = this kind for the rest of the session, a = this command
+(binary) for the rest of the session, n = deny. The prompt names the category label so the
+person sees why it fired. Piped stdin answers too; end of input denies.
+"""
 
 from __future__ import annotations
 
-import asyncio
-import sys
 from typing import Any
 
 
 def terminal_approver(emit: Any) -> Any:
-    """An `ask` callback for the approval gate, or None when stdin is not a terminal."""
-    if not sys.stdin.isatty():
-        return None
+    """An `ask` callback for the approval gate that prompts on stderr and reads stdin.
 
-    async def ask(request: Any) -> bool:
-        emit({"type": "approval_request", "sessionId": request.session_id, "tool": request.tool,
-              "category": request.category, "label": request.label, "summary": request.summary})
-        prompt = f"allow {request.label} ({request.tool})? [y/N] "
-        answer = await asyncio.to_thread(_read_answer, prompt)
-        return answer in ("y", "yes")
+    The `approval_request` event goes to NDJSON hosts (`--json`); the human progress
+    printer gets none, because the prompt itself shows the request with its summary made
+    safe to display, and printing the raw summary too would undo that.
+    """
+    from atomic_agent.api import stdin_approver
+    from atomic_agent.plugins.chat_cli.progress_printer import ProgressPrinter
 
-    return ask
-
-
-def _read_answer(prompt: str) -> str:
-    print(prompt, end="", file=sys.stderr, flush=True)
-    line = sys.stdin.readline()
-    return line.strip().lower()
+    return stdin_approver(None if isinstance(emit, ProgressPrinter) else emit)

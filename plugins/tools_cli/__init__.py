@@ -1,0 +1,14 @@
+"""`atomic-agent tools list|call`: see the registered tools and run one without a model."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from atomic_agent.api import hookimpl
+
+
+@hookimpl
+def register_commands(app: Any) -> None:
+    from atomic_agent.plugins.tools_cli.tools_commands import tools_app
+
+    app.add_typer(tools_app, name="tools", help="List the tools, or call one through the approval gate.")

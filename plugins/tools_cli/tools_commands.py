@@ -1,0 +1,133 @@
+"""`tools list [--json]` and `tools call NAME --args JSON ...`."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import signal
+import sys
+from pathlib import Path
+from typing import Any
+
+import typer
+
+from atomic_agent.api import current_cli_state, fail
+
+tools_app = typer.Typer(no_args_is_help=True, add_completion=False)
+
+APPROVE_MODES = ("never", "once")
+
+
+def _rows(runtime: Any) -> list[dict[str, Any]]:
+    return [{"name": s.name, "plugin": s.plugin, "tier": s.tier.value, "resourceClass": s.resource_class.value,
+             "approvalCategory": s.approval_category, "summary": s.summary} for s in runtime.registry.specs()]
+
+
+@tools_app.command("list")
+def list_command(ctx: typer.Context,
+                 json_out: bool = typer.Option(False, "--json", help="Print the tools as JSON.")) -> None:
+    """Every registered tool: name, plugin, tier, resource class, approval category."""
+    from atomic_agent.api import create_runtime, print_json, print_table
+
+    state = current_cli_state(ctx)
+
+    async def go() -> list[dict[str, Any]]:
+        runtime = await create_runtime(boot_context=state.require())
+        try:
+            return _rows(runtime)
+        finally:
+            await runtime.close()
+
+    rows = asyncio.run(go())
+    if json_out:
+        print_json(rows)
+        return
+    print_table(["name", "plugin", "tier", "class", "approval"],
+                [[r["name"], r["plugin"], r["tier"], r["resourceClass"], r["approvalCategory"] or "-"] for r in rows])
+
+
+def _parse_args(text: str) -> dict[str, Any]:
+    try:
+        value = json.loads(text)
+    except json.JSONDecodeError as exc:
+        fail(f"--args is not valid JSON ({exc.msg} at column {exc.colno}); pass an object, e.g. "
+             "--args '{\"path\": \"README.md\"}'")
+    if not isinstance(value, dict):
+        fail(f"--args must be a JSON object, got {type(value).__name__}; e.g. --args '{{\"path\": \"x\"}}'")
+    return value
+
+
+def _asker(mode: str | None) -> Any:
+    from atomic_agent.api import ApprovalAnswer, stdin_approver
+
+    if mode is None:
+        return stdin_approver()
+
+    async def fixed(_request: Any) -> Any:
+        return ApprovalAnswer.once() if mode == "once" else ApprovalAnswer.deny()
+
+    return fixed
+
+
+@tools_app.command("call")
+def call_command(
+    ctx: typer.Context,
+    name: str = typer.Argument(..., help="Tool name, e.g. os.fs.read."),
+    args: str = typer.Option("{}", "--args", help="The tool's args as a JSON object."),
+    session: str = typer.Option(None, "--session", help="Run as this session (its grants and working dir)."),
+    cwd: Path = typer.Option(None, "--cwd", help="Working directory (default: the session's, else current)."),
+    approve: str = typer.Option(None, "--approve",
+                                help="Answer approval prompts without asking: never (deny) or once (allow this call)."),
+    no_approval: bool = typer.Option(False, "--no-approval", help="Full trust (level 5) for this process only."),
+    json_out: bool = typer.Option(False, "--json", help="Print the full result (status, summary, details) as JSON."),
+) -> None:
+    """Run one tool through the same validation and approval gate as the agent loop."""
+    from atomic_agent.api import ApprovalAuditLog, SessionNotFoundError, audit_path, compress_result, create_runtime
+    from atomic_agent.plugins.tools_cli.call_one_tool import CallRefused, call_one_tool, transient_session_id
+
+    if approve is not None and approve not in APPROVE_MODES:
+        fail(f"--approve must be one of {', '.join(APPROVE_MODES)}, got {approve!r}")
+    parsed = _parse_args(args)
+    state = current_cli_state(ctx)
+    boot = state.require()
+
+    async def go() -> Any:
+        runtime = await create_runtime(boot_context=boot, ask=_asker(approve))
+        if runtime.gate.audit is None:
+            runtime.gate.attach_audit(ApprovalAuditLog(audit_path(runtime.state_dir)))
+        if no_approval:
+            runtime.gate.set_level(5)  # this process only; config.json keeps its level
+        try:
+            working_dir = cwd
+            session_id = session or transient_session_id()
+            if session:
+                loaded = runtime.sessions.load(session)
+                working_dir = working_dir or loaded.working_dir
+            cancelled = asyncio.Event()
+            loop = asyncio.get_running_loop()
+            try:
+                loop.add_signal_handler(signal.SIGINT, cancelled.set)
+            except (NotImplementedError, RuntimeError):
+                pass
+            return await call_one_tool(runtime, name, parsed, session_id=session_id,
+                                       working_dir=(working_dir or Path.cwd()).resolve(), cancelled=cancelled), \
+                runtime.config.agent.tool_result_summary_chars
+        finally:
+            await runtime.close()
+
+    try:
+        outcome, cap = asyncio.run(go())
+    except CallRefused as exc:
+        fail(str(exc))
+    except SessionNotFoundError as exc:
+        fail(str(exc))
+    result = outcome.result
+    if json_out:
+        print(json.dumps({"tool": outcome.tool, "sessionId": outcome.session_id, "workingDir": str(outcome.working_dir),
+                          "status": result.status, "summary": result.summary, "details": dict(result.details)},
+                         indent=2, ensure_ascii=False, default=str))
+    else:
+        print(compress_result(result, cap).summary)
+        if result.status != "ok":
+            print(f"atomic-agent: {outcome.tool} {result.status}", file=sys.stderr)
+    raise typer.Exit({"ok": 0, "cancelled": 130}.get(result.status, 1))

@@ -1,0 +1,62 @@
+"""The standing level: persisted first then hot-applied, clamped, honoured at boot."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from atomic_agent.api import ApprovalLevelError, create_runtime, resolve_boot_level, set_approval_level
+from atomic_agent.runtime.boot_context import boot
+from atomic_agent.testing.plugin_kit import fresh_plugin_host
+from tests.approval.gate_kit import make_gate
+
+
+def _level_on_disk(state) -> int:
+    return json.loads((state / "config.json").read_text())["agent"]["approvalLevel"]
+
+
+def test_set_level_persists_then_hot_applies(tmp_path) -> None:
+    gate, _ = make_gate(1)
+    assert set_approval_level(tmp_path, {}, gate, 3) == 3
+    assert _level_on_disk(tmp_path) == 3 and gate.level == 3
+
+
+@pytest.mark.parametrize(("asked", "stored"), [(9, 5), (0, 1), ("4", 4)])
+def test_set_level_clamps_at_every_surface(tmp_path, asked, stored) -> None:
+    gate, _ = make_gate(2)
+    set_approval_level(tmp_path, {}, gate, asked)
+    assert _level_on_disk(tmp_path) == stored == gate.level
+
+
+@pytest.mark.parametrize("bad", [2.5, True, "high", None])
+def test_set_level_rejects_non_integers(tmp_path, bad) -> None:
+    gate, _ = make_gate(2)
+    with pytest.raises(ValueError, match="integer 1..5"):
+        set_approval_level(tmp_path, {}, gate, bad)
+    assert not (tmp_path / "config.json").exists() and gate.level == 2
+
+
+def test_hot_apply_failure_names_the_rewritten_config_json(tmp_path) -> None:
+    class BrokenGate:
+        def set_level(self, level):
+            raise RuntimeError("gate is gone")
+
+    with pytest.raises(ApprovalLevelError) as err:
+        set_approval_level(tmp_path, {}, BrokenGate(), 4)
+    assert str(tmp_path / "config.json") in str(err.value) and "next start" in str(err.value)
+    assert _level_on_disk(tmp_path) == 4  # persisted before the apply was tried
+
+
+def test_no_approval_can_only_raise_to_full_trust() -> None:
+    assert resolve_boot_level(True, 1) == 5 and resolve_boot_level(True, 3) == 5
+    assert resolve_boot_level(False, 3) == 3 and resolve_boot_level(False, 9) == 5
+
+
+async def test_persisted_level_is_honoured_at_boot(tmp_path) -> None:
+    (tmp_path / "config.json").write_text(json.dumps({"agent": {"approvalLevel": 3}}))
+    runtime = await create_runtime(boot_context=boot(tmp_path, environ={}, host=fresh_plugin_host()))
+    try:
+        assert runtime.gate.level == 3
+    finally:
+        await runtime.close()
