@@ -138,6 +138,13 @@ _EXPORTS: dict[str, str] = {
     "FAILURE_CATEGORIES": "atomic_agent.reliability.failure_taxonomy",
     "error_code": "atomic_agent.reliability.failure_taxonomy",
     "openai_error_type": "atomic_agent.reliability.failure_taxonomy",
+    # providers, fallback chain and embeddings (core/providers, core/llm/fallback, core/embeddings)
+    "EmbeddingUnavailable": "atomic_agent.embeddings.embedding_errors",
+    "LlmConfig": "atomic_agent.providers.llm_config",
+    "read_llm_config": "atomic_agent.providers.llm_config_reader",
+    "structure_llm_block": "atomic_agent.providers.llm_config_reader",
+    "resolve_fallback_chain": "atomic_agent.llm.fallback.fallback_config",
+    "declared_links": "atomic_agent.llm.fallback.fallback_config",
 }
 
 __all__ = sorted(_EXPORTS)

@@ -1,44 +1,48 @@
-"""Build the active text provider from the registered provider kinds.
+"""Compose the runtime's text provider: registry (kinds + `llm` entries) behind the fallback seam.
 
 With no `llm` block in config.json, one local llama-server entry is synthesised, so a
-local-only install needs no provider configuration at all.
+local-only install needs no provider configuration at all and its chain is that one link.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
-from atomic_agent.config.app_config import AppConfig
+from atomic_agent.llm.fallback.fallback_provider import FallbackTextProvider
+from atomic_agent.llm.fallback.request_shaper import RequestShaper
+from atomic_agent.llm.model_profile import PLAIN_TEXT_PROFILE, ModelProfile
 from atomic_agent.plugin_host.collect_registrations import collect_records
 from atomic_agent.plugin_host.plugin_host import PluginHost
+from atomic_agent.providers.llm_config_reader import read_llm_config
+from atomic_agent.providers.provider_registry import LOCAL_KIND, ProviderConfigError, ProviderRegistry
 from atomic_agent.records.provider_kind import ProviderKind
 
-LOCAL_KIND = "llama-server"
+__all__ = ["LOCAL_KIND", "NoProviderError", "build_provider_registry", "build_runtime_provider", "provider_kinds"]
 
-
-class NoProviderError(RuntimeError):
-    pass
+NoProviderError = ProviderConfigError  # the name earlier callers caught
 
 
 def provider_kinds(host: PluginHost) -> dict[str, ProviderKind]:
     return {k.name: k for k in collect_records(host, "register_providers", ProviderKind)}
 
 
-def active_entry(config: AppConfig) -> dict[str, Any]:
-    llm = config.unknown_blocks.get("llm") if "llm" not in config.blocks else None
-    if isinstance(llm, dict) and llm.get("providers"):
-        active = llm.get("activeTextProvider")
-        for entry in llm["providers"]:
-            if isinstance(entry, dict) and (active is None or entry.get("id") == active):
-                return dict(entry)
-    return {"id": "local", "kind": LOCAL_KIND}
+def build_provider_registry(host: PluginHost, runtime: Any) -> ProviderRegistry:
+    return ProviderRegistry(provider_kinds(host), read_llm_config(runtime.config), runtime)
 
 
-def build_active_provider(host: PluginHost, runtime: Any) -> Any:
-    kinds = provider_kinds(host)
-    entry = active_entry(runtime.config)
-    kind = kinds.get(entry.get("kind", ""))
-    if kind is None:
-        known = ", ".join(sorted(kinds)) or "none (is the llama_server plugin disabled?)"
-        raise NoProviderError(f"no provider kind {entry.get('kind')!r} is registered; registered kinds: {known}")
-    return kind.factory(entry, runtime)
+def build_runtime_provider(host: PluginHost, runtime: Any,
+                           profile: Callable[[], ModelProfile | None] = lambda: None) -> FallbackTextProvider:
+    """The seam `runtime.provider` returns. The active provider is built right away so a
+    misconfigured entry fails at startup with its own message, not inside the first turn."""
+    registry = build_provider_registry(host, runtime)
+    registry.active_text()
+
+    def grammar() -> str | None:
+        from atomic_agent.grammar.build_grammar import build_tool_call_grammar
+
+        return build_tool_call_grammar(runtime.registry.names(), profile() or PLAIN_TEXT_PROFILE,
+                                       runtime.config.agent.max_parallel_tool_calls)
+
+    shaper = RequestShaper(lambda: tuple(runtime.registry.specs()), grammar)
+    return FallbackTextProvider(registry, shaper)

@@ -17,6 +17,7 @@ from atomic_agent.agent import agent_events as ev
 from atomic_agent.agent.agent_loop import TurnDeps, TurnResult, run_turn
 from atomic_agent.agent.loop_detector import ToolLoopTracker
 from atomic_agent.agent.step_context import StepContext
+from atomic_agent.approval.approval_audit import ApprovalAuditLog, audit_path
 from atomic_agent.approval.approval_gate import ApprovalGate, AskHost
 from atomic_agent.config.app_config import AppConfig
 from atomic_agent.plugin_host.collect_registrations import call_lifecycle, collect_records
@@ -28,7 +29,7 @@ from atomic_agent.records.memory_phase import MemoryPhase, PromptSection, TurnSt
 from atomic_agent.records.tool_spec import ToolSpec
 from atomic_agent.runtime.boot_context import BootContext
 from atomic_agent.runtime.prompt_plan import PromptPlan, plan_prompt
-from atomic_agent.runtime.provider_selection import build_active_provider
+from atomic_agent.runtime.provider_selection import build_runtime_provider
 from atomic_agent.runtime.steering_inbox import SteerOutcome, SteeringInbox
 from atomic_agent.runtime.turn_controller import TurnController
 from atomic_agent.sessions.session_state import SessionState
@@ -49,7 +50,8 @@ class Runtime:
         self.environ = dict(os.environ if environ is None else environ)
         self.registry = ToolRegistry(collect_records(self.host, "register_tools", ToolSpec, runtime=self))
         categories = collect_records(self.host, "register_approval_categories", ApprovalCategory)
-        self.gate = ApprovalGate(categories, self.config.agent.approval_level, ask)
+        self.gate = ApprovalGate(categories, self.config.agent.approval_level, ask,
+                                 audit=ApprovalAuditLog(audit_path(boot.state_dir)))
         self.memory_phases = sorted(collect_records(self.host, "register_memory_phases", MemoryPhase, runtime=self),
                                     key=lambda p: (p.order, p.name))
         self._provider = provider
@@ -75,14 +77,54 @@ class Runtime:
     def service(self, name: str) -> Any:
         if name == "sessions":
             return self.sessions
+        if name == "embeddings":
+            return self.embeddings
         return self._services[name]
+
+    @property
+    def embeddings(self) -> Any:
+        """The `llm.activeEmbeddingProvider` registry, built on first use (memory phases ask for it)."""
+        if "embeddings" not in self._services:
+            from atomic_agent.embeddings.embedding_registry import EmbeddingRegistry
+            from atomic_agent.providers.llm_config_reader import read_llm_config
+            from atomic_agent.runtime.provider_selection import provider_kinds
+
+            self._services["embeddings"] = EmbeddingRegistry(provider_kinds(self.host),
+                                                             read_llm_config(self.config), self)
+        return self._services["embeddings"]
 
     # -- lazily built pieces ----------------------------------------------------------------
     @property
     def provider(self) -> Any:
         if self._provider is None:
-            self._provider = build_active_provider(self.host, self)
+            self._provider = build_runtime_provider(self.host, self,
+                                                    lambda: self._plan.profile if self._plan is not None else None)
         return self._provider
+
+    async def set_active_provider(self, provider_id: str) -> None:
+        """Hot-swap the active text provider (closing the previous one); the next step re-plans."""
+        seam = self.provider
+        if not hasattr(seam, "registry"):
+            raise RuntimeError("this runtime was given a fixed provider; it has no provider registry to swap in")
+        await seam.registry.set_active(provider_id)
+        self._plan = None
+
+    def _session_provider(self, session_id: str, emit: ev.EventSink, trace: TraceRecorder, turn_index: int) -> Any:
+        """The seam bound to one session's breaker partition, its event sink and its trace."""
+        seam = self.provider
+        if not hasattr(seam, "for_session"):
+            return seam
+
+        def notice(n: Any) -> None:
+            emit(n.as_event())
+            trace.record("provider_switched", turnIndex=turn_index, direction=n.direction, fromProvider=n.from_id,
+                         toProvider=n.to_id, reason=n.reason)
+
+        def usage(provider_id: str, completion: Any) -> None:
+            if completion.usage:
+                trace.record("llm_usage", turnIndex=turn_index, provider=provider_id, **completion.usage)
+
+        return seam.for_session(session_id, notice, usage)
 
     @property
     def sessions(self) -> SessionStore:
@@ -174,7 +216,8 @@ class Runtime:
             if not slot:
                 slot.append(self.provider.slot_for(session.id))
             return StepContext(
-                provider=self.provider, profile=plan.profile, registry=self.registry, gate=self.gate,
+                provider=self._session_provider(session.id, emit, trace, turn_index), profile=plan.profile,
+                registry=self.registry, gate=self.gate,
                 session=session, store=self.sessions, tracker=ToolLoopTracker(), trace=trace, emit=emit,
                 agent=self.config.agent, prompt_env=plan.env, stable_prefix=prefix,
                 prefix_hash=self.prefix_hash(plan.profile.frame_stable_prefix(prefix)), grammar=plan.grammar,

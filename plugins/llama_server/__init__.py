@@ -39,7 +39,16 @@ def register_providers() -> Iterable[Any]:
 
     return [ProviderKind(name="llama-server", factory=_local_provider,
                          capabilities=ProviderCapabilities(transport="grammar", slot_affinity=True),
-                         summary="A local llama.cpp llama-server over HTTP (GBNF tool calls, KV-cache slots).")]
+                         summary="A local llama.cpp llama-server over HTTP (GBNF tool calls, KV-cache slots)."),
+            ProviderKind(name="llama-server-embeddings", factory=_embedding_provider,
+                         capabilities=ProviderCapabilities(transport="grammar", embeddings=True),
+                         summary="Vectors from a llama-server started with --embeddings (its /embedding route).")]
+
+
+def _embedding_provider(entry: dict[str, Any], runtime: Any) -> Any:
+    from .llama_embeddings import build_llama_embedding_provider
+
+    return build_llama_embedding_provider(entry, runtime)
 
 
 def _local_provider(entry: dict[str, Any], runtime: Any) -> Any:

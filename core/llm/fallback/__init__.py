@@ -1,0 +1,1 @@
+"""The cross-provider fallback chain: a per-session circuit breaker over configured providers."""

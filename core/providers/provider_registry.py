@@ -1,0 +1,126 @@
+"""ProviderRegistry: provider kinds from plugins, entries from `llm.providers`, built by id.
+
+Instances are built lazily and cached per id; `set_active(id)` switches the active text
+provider without a restart and closes the one it replaces. No provider kind is named
+here except the local fallback entry that keeps a local-only install working unchanged.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from atomic_agent.providers.llm_config import LlmConfig
+from atomic_agent.providers.tool_transport import ENTRY_KEY, ToolTransportError, resolve_tool_transport
+from atomic_agent.records.provider_kind import ProviderKind
+
+LOCAL_KIND = "llama-server"
+LOCAL_ID = "local"
+
+
+class ProviderConfigError(ValueError):
+    """A provider entry cannot be built: unknown id or kind, or a transport its kind lacks."""
+
+
+def configured_entries(llm: LlmConfig) -> tuple[list[dict[str, Any]], str]:
+    """(entries, active id). No configured providers means one synthesised local entry."""
+    entries = [dict(e) for e in llm.providers]
+    if not entries:
+        return [{"id": LOCAL_ID, "kind": LOCAL_KIND}], LOCAL_ID
+    return entries, llm.active_text_provider or entries[0]["id"]
+
+
+class ProviderRegistry:
+    def __init__(self, kinds: Mapping[str, ProviderKind], llm: LlmConfig, runtime: Any) -> None:
+        self.kinds = dict(kinds)
+        self.llm = llm
+        self.runtime = runtime
+        entries, active = configured_entries(llm)
+        self._entries: dict[str, dict[str, Any]] = {e["id"]: e for e in entries}
+        self._order = [e["id"] for e in entries]
+        self._active = active
+        self._built: dict[str, Any] = {}
+        self._listeners: list[Callable[[str], None]] = []
+
+    # -- entries ------------------------------------------------------------------------------
+    @property
+    def ids(self) -> list[str]:
+        return list(self._order)
+
+    @property
+    def active_id(self) -> str:
+        return self._active
+
+    def entry(self, provider_id: str) -> dict[str, Any]:
+        try:
+            return dict(self._entries[provider_id])
+        except KeyError:
+            raise ProviderConfigError(f"no provider with id {provider_id!r} is configured; "
+                                      f"configured: {', '.join(self._order)}") from None
+
+    def kind_of(self, provider_id: str) -> ProviderKind:
+        entry = self.entry(provider_id)
+        kind = self.kinds.get(entry["kind"])
+        if kind is None:
+            known = ", ".join(sorted(self.kinds)) or "none (are the provider plugins disabled?)"
+            raise ProviderConfigError(f"provider {provider_id!r} has kind {entry['kind']!r}, which no plugin "
+                                      f"registers; registered kinds: {known}")
+        return kind
+
+    def transport_for(self, provider_id: str) -> str:
+        try:
+            return resolve_tool_transport(self.kind_of(provider_id), self.entry(provider_id), self.llm.tool_transport,
+                                          is_active=provider_id == self._active)
+        except ToolTransportError as exc:
+            raise ProviderConfigError(str(exc)) from None
+
+    def local_id(self) -> str | None:
+        """The first configured llama-server entry (the `appendLocal` last resort), if any."""
+        return next((pid for pid in self._order if self._entries[pid]["kind"] == LOCAL_KIND), None)
+
+    # -- instances ----------------------------------------------------------------------------
+    def get(self, provider_id: str) -> Any:
+        """The built provider for `provider_id` (built on first use, then cached)."""
+        built = self._built.get(provider_id)
+        if built is None:
+            built = self._build(provider_id)
+            self._built[provider_id] = built
+        return built
+
+    def active_text(self) -> Any:
+        return self.get(self._active)
+
+    def _build(self, provider_id: str) -> Any:
+        kind = self.kind_of(provider_id)
+        transport = self.transport_for(provider_id)
+        provider = kind.factory({**self.entry(provider_id), ENTRY_KEY: transport}, self.runtime)
+        served = getattr(getattr(provider, "capabilities", None), "transport", None)
+        if served != transport:
+            raise ProviderConfigError(f"provider {provider_id!r} (kind {kind.name!r}) cannot use toolTransport "
+                                      f"{transport!r}; it speaks {served!r}. Set llm.toolTransport to \"auto\" "
+                                      f"or choose another provider")
+        return provider
+
+    def on_active_changed(self, listener: Callable[[str], None]) -> None:
+        self._listeners.append(listener)
+
+    async def set_active(self, provider_id: str) -> None:
+        """Switch the active text provider; the replaced one is closed (rebuilt if used again)."""
+        self.entry(provider_id)  # unknown ids fail before anything changes
+        self.kind_of(provider_id)
+        if provider_id == self._active:
+            return
+        previous, self._active = self._active, provider_id
+        # the global toolTransport follows the active provider, so both ends rebuild
+        stale = [p for p in (self._built.pop(previous, None), self._built.pop(provider_id, None)) if p is not None]
+        for listener in self._listeners:
+            listener(provider_id)
+        for provider in stale:
+            await provider.close()
+
+    swap_active = set_active
+
+    async def close(self) -> None:
+        built, self._built = list(self._built.values()), {}
+        for provider in built:
+            await provider.close()

@@ -1,0 +1,41 @@
+"""The openai-compatible plugin: one provider kind for every OpenAI-style chat endpoint
+(OpenRouter and the other vendor presets, local servers), and the `providers` commands.
+
+Only hookimpls live here; httpx and everything else load inside the hooks.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import TYPE_CHECKING, Any
+
+from atomic_agent.api import hookimpl
+
+if TYPE_CHECKING:
+    import typer
+
+KIND = "openai-compatible"
+
+
+@hookimpl
+def register_providers() -> Iterable[Any]:
+    from atomic_agent.api import ProviderCapabilities, ProviderKind
+
+    return [ProviderKind(name=KIND, factory=_build,
+                         capabilities=ProviderCapabilities(transport="native_tools", embeddings=True),
+                         summary="Any OpenAI-compatible /chat/completions endpoint (OpenRouter, vendor presets, "
+                                 "local servers), native tool calls.")]
+
+
+def _build(entry: dict[str, Any], runtime: Any) -> Any:
+    from .provider_factory import build_openai_provider
+
+    return build_openai_provider(entry, runtime)
+
+
+@hookimpl
+def register_commands(app: typer.Typer) -> None:
+    from .providers_commands import providers_app
+
+    app.add_typer(providers_app, name="providers",
+                  help="List, add, verify and choose LLM providers; search the model catalog; edit the fallback chain.")
