@@ -1,0 +1,165 @@
+"""Host-surface numbers: POST /v1/chat/completions requests per second and p50/p99 latency
+with a zero-latency provider at 1, 10 and 50 concurrent clients, and the sidecar's event
+throughput over a real pipe.
+
+Usage: .venv/bin/python benchmarks/serve_throughput.py [--requests N] [--events N]
+
+Every request is a full agent turn (a new session, the user message and the reply
+committed to sessions.sqlite with synchronous=FULL), so the numbers include the
+runtime and the durable writes, not just HTTP. Server and clients share one process and
+its GIL (the server on its own thread and event loop), which makes them conservative.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import socket
+import tempfile
+import threading
+import time
+from pathlib import Path
+
+from atomic_agent.api import create_runtime, fresh_plugin_host
+from atomic_agent.runtime.boot_context import boot
+from atomic_agent.testing.scripted_provider import ScriptedProvider, calls
+
+CONCURRENCY = (1, 10, 50)
+
+
+def percentile(values: list[float], q: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, int(round(q * (len(ordered) - 1))))]
+
+
+class ServerThread:
+    """`serve`'s app with a zero-latency scripted provider, on 127.0.0.1 in its own thread."""
+
+    def __init__(self, state: Path) -> None:
+        from atomic_agent.plugins.http.http_app import build_app
+        from atomic_agent.plugins.http.serve_runner import make_server
+        from atomic_agent.plugins.http.server_context import ServeContext, ServeSettings
+
+        self.ctx = ServeContext(ServeSettings(working_dir=state))
+        self.sock = socket.socket()
+        self.sock.bind(("127.0.0.1", 0))
+        self.port = self.sock.getsockname()[1]
+        self.server = make_server(build_app(self.ctx), "127.0.0.1", self.port)
+        self.state = state
+        self.ready = threading.Event()
+        self.thread = threading.Thread(target=lambda: asyncio.run(self._main()), daemon=True)
+        self.thread.start()
+        self.ready.wait(60)
+
+    async def _main(self) -> None:
+        provider = ScriptedProvider(default=calls(("reply", {"text": "ok"})))
+        boot_context = boot(self.state, environ={}, host=fresh_plugin_host())
+        runtime = await create_runtime(boot_context=boot_context, provider=provider, ask=self.ctx.approvals.ask)
+        self.ctx.bind(runtime)
+        serving = asyncio.ensure_future(self.server.serve(sockets=[self.sock]))
+        while not self.server.started:
+            await asyncio.sleep(0.005)
+        self.ready.set()
+        try:
+            await serving
+        finally:
+            await self.ctx.shutdown()
+
+    def stop(self) -> None:
+        self.server.should_exit = True
+        self.thread.join(60)
+
+
+async def load(base: str, clients: int, total: int) -> tuple[float, list[float]]:
+    import httpx
+
+    latencies: list[float] = []
+    body = {"model": "atomic-agent", "messages": [{"role": "user", "content": "ping"}]}
+    per_client = max(1, total // clients)
+    limits = httpx.Limits(max_connections=clients, max_keepalive_connections=clients)
+    async with httpx.AsyncClient(base_url=base, timeout=120, limits=limits) as http:
+        async def worker() -> None:
+            for _ in range(per_client):
+                started = time.perf_counter()
+                response = await http.post("/v1/chat/completions", json=body)
+                latencies.append(time.perf_counter() - started)
+                response.raise_for_status()
+
+        await worker()  # warm-up request, not counted
+        latencies.clear()
+        started = time.perf_counter()
+        await asyncio.gather(*(worker() for _ in range(clients)))
+        elapsed = time.perf_counter() - started
+    return elapsed, latencies
+
+
+def bench_http(root: Path, total: int) -> None:
+    server = ServerThread(root / "serve")
+    try:
+        base = f"http://127.0.0.1:{server.port}"
+        print(f"POST /v1/chat/completions, zero-latency provider, one turn per request (~{total} per level):")
+        print(f"  {'clients':>7}  {'req/s':>8}  {'p50 ms':>8}  {'p99 ms':>8}")
+        for clients in CONCURRENCY:
+            elapsed, latencies = asyncio.run(load(base, clients, total))
+            rate = len(latencies) / elapsed
+            print(f"  {clients:>7}  {rate:>8.1f}  {percentile(latencies, 0.5) * 1000:>8.1f}  "
+                  f"{percentile(latencies, 0.99) * 1000:>8.1f}")
+    finally:
+        server.stop()
+
+
+async def sidecar_events(root: Path, reply_chars: int) -> tuple[int, int, float]:
+    from atomic_agent.plugins.sidecar.protocol_router import handle_item
+    from atomic_agent.plugins.sidecar.protocol_writer import ProtocolWriter
+    from atomic_agent.plugins.sidecar.sidecar_server import SidecarServer
+
+    read_fd, write_fd = os.pipe()
+    counted = {"lines": 0, "bytes": 0}
+
+    def drain() -> None:  # the host's side of the pipe
+        with os.fdopen(read_fd, "rb") as pipe:
+            for line in pipe:
+                counted["lines"] += 1
+                counted["bytes"] += len(line)
+
+    reader = threading.Thread(target=drain, daemon=True)
+    reader.start()
+    sink = os.fdopen(write_fd, "wb")
+    server = SidecarServer(ProtocolWriter(sink), working_dir=root)
+    # one long reply: the provider streams its tool-call JSON in 7-character deltas, one event each
+    provider = ScriptedProvider([calls(("reply", {"text": "x" * reply_chars}))])
+    boot_context = boot(root / "sidecar", environ={}, host=fresh_plugin_host())
+    runtime = await create_runtime(boot_context=boot_context, provider=provider, ask=server.approvals.ask)
+    server.bind(runtime)
+    before = counted["lines"]
+    started = time.perf_counter()
+    await handle_item(server, json.dumps({"id": 1, "type": "send_message", "text": "go"}).encode())
+    await server.registry.wait_all()
+    await server.shutdown()
+    sink.close()
+    reader.join(60)
+    elapsed = time.perf_counter() - started
+    return counted["lines"] - before, counted["bytes"], elapsed
+
+
+def bench_sidecar(root: Path, events: int) -> None:
+    lines, size, elapsed = asyncio.run(sidecar_events(root, events * 7))
+    print(f"sidecar event throughput (one turn streaming {lines} protocol lines through a pipe):")
+    print(f"  {lines / elapsed:,.0f} lines/s, {size / elapsed / 1e6:.1f} MB/s ({elapsed * 1000:.0f} ms in total)")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--requests", type=int, default=300, help="requests per concurrency level")
+    parser.add_argument("--events", type=int, default=20000, help="text_delta events in the sidecar run")
+    args = parser.parse_args()
+    with tempfile.TemporaryDirectory() as tmp:
+        root = Path(tmp)
+        bench_http(root, args.requests)
+        bench_sidecar(root, args.events)
+
+
+if __name__ == "__main__":
+    main()

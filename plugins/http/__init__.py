@@ -1,0 +1,25 @@
+"""The `http` plugin: `atomic-agent serve`, an OpenAI-compatible HTTP API plus atomic admin
+routes (sessions, steering, events, approvals), every request one `runtime.run_turn`."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from atomic_agent.api import hookimpl
+
+
+@hookimpl
+def register_commands(app: Any) -> None:
+    from atomic_agent.plugins.http.serve_command import serve_command
+
+    app.command("serve", help="Serve the agent over an OpenAI-compatible HTTP API (loopback by default).")(
+        serve_command)
+
+
+@hookimpl
+def register_config_blocks() -> list[Any]:
+    from atomic_agent.api import ConfigBlock
+
+    from atomic_agent.plugins.http.serve_config import SERVE_BLOCK, ServeConfig
+
+    return [ConfigBlock(key=SERVE_BLOCK, cls=ServeConfig)]

@@ -1,0 +1,72 @@
+"""What a POST /v1/chat/completions body asks for, checked.
+
+The session already holds the conversation, so only the last user message is used: it
+becomes the turn's text. System prompts, sampling knobs and client-side tools are the
+agent's own business; `tools`/`functions`, `n > 1` and non-text content are refused with
+an error that says so, everything else not listed here is ignored.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import attrs
+
+from atomic_agent.plugins.http.error_envelope import ApiError
+
+
+@attrs.frozen
+class ChatRequest:
+    text: str
+    stream: bool
+    model: str | None
+    user: str | None
+
+
+def _bad(message: str, param: str) -> ApiError:
+    return ApiError(400, f"{param}: {message}", code="invalid_value")
+
+
+def _content_text(content: Any, where: str) -> str:
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        parts = []
+        for i, part in enumerate(content):
+            if not isinstance(part, dict) or part.get("type") != "text" or not isinstance(part.get("text"), str):
+                kind = part.get("type") if isinstance(part, dict) else type(part).__name__
+                raise _bad(f"only text parts are supported, part {i} is {kind!r}", where)
+            parts.append(part["text"])
+        return "\n".join(parts)
+    raise _bad("content must be a string or a list of text parts", where)
+
+
+def parse_chat_request(body: dict[str, Any]) -> ChatRequest:
+    messages = body.get("messages")
+    if not isinstance(messages, list) or not messages:
+        raise _bad("a non-empty list of messages is required", "messages")
+    last_user = None
+    for index, message in enumerate(messages):
+        if not isinstance(message, dict) or not isinstance(message.get("role"), str):
+            raise _bad("every message needs a string 'role'", f"messages[{index}]")
+        if message["role"] == "user":
+            last_user = index
+    if last_user is None:
+        raise _bad("no message has role 'user'; the last user message is what the agent answers", "messages")
+    text = _content_text(messages[last_user].get("content"), f"messages[{last_user}].content")
+    if not text.strip():
+        raise _bad("the last user message is empty", f"messages[{last_user}].content")
+    stream = body.get("stream", False)
+    if not isinstance(stream, bool):
+        raise _bad("must be true or false", "stream")
+    if body.get("n") not in (None, 1):
+        raise _bad("only n=1 is supported (one agent, one answer)", "n")
+    if body.get("tools") or body.get("functions"):
+        raise _bad("client-side tools are not supported: the agent runs its own tools under its approval gate",
+                   "tools")
+    model, user = body.get("model"), body.get("user")
+    if model is not None and not isinstance(model, str):
+        raise _bad("must be a string", "model")
+    if user is not None and not isinstance(user, str):
+        raise _bad("must be a string", "user")
+    return ChatRequest(text=text, stream=stream, model=model, user=user or None)

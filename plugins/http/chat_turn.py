@@ -1,0 +1,89 @@
+"""One turn started over HTTP, running as its own task so that no client can stop it.
+
+A client that disconnects mid-stream (or a cancelled request) only stops reading: the
+turn still finalizes durably. Its events go to GET /api/events and to the turn's own
+queue (read by the streaming response, if any). Undelivered steers are parked in the
+server's store on every path — success, failure, exception — and then announced with
+their seq.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import sys
+import time
+import uuid
+from typing import Any
+
+from atomic_agent.plugins.http.approval_broker import CURRENT_TURN
+
+END = {"type": "__end__"}  # the queue's last item
+
+
+class ChatTurn:
+    def __init__(self, ctx: Any, session_id: str, text: str) -> None:
+        self.ctx = ctx
+        self.session_id = session_id
+        self.text = text
+        self.turn_id = f"turn_{uuid.uuid4().hex[:16]}"
+        self.created = int(time.time())
+        self.cancel = asyncio.Event()
+        self.queue: asyncio.Queue[dict[str, Any]] = asyncio.Queue()  # unbounded: a turn never waits for a reader
+        self.result: Any = None
+        self.crash: BaseException | None = None
+        self.never_started = False
+        self.hint: str | None = None
+        self.undelivered: list[Any] = []  # ParkedSteer
+        self._announced: list[str] = []
+        self.task: asyncio.Task[None] | None = None
+
+    def start(self) -> ChatTurn:
+        self.task = asyncio.create_task(self._run(), name=self.turn_id)
+        return self
+
+    async def wait(self) -> None:
+        """Until the turn is over; cancelling the waiter never cancels the turn."""
+        assert self.task is not None
+        await asyncio.shield(self.task)
+
+    def push(self, event: dict[str, Any]) -> None:
+        self.queue.put_nowait(event)
+
+    def _on_event(self, event: dict[str, Any]) -> None:
+        event = {**event, "sessionId": self.session_id, "turnId": self.turn_id}
+        kind = event.get("type")
+        if kind == "steer_undelivered":
+            self._announced.append(str(event.get("text", "")))
+            return  # announced with its parked seq once the turn is over
+        if kind == "llm_unavailable":
+            self.hint = str(event.get("hint") or "")
+        self.ctx.emit(event, self.turn_id)
+
+    async def _run(self) -> None:
+        from atomic_agent.api import SubmissionCancelledError
+
+        CURRENT_TURN.set(self.turn_id)
+        try:
+            self.result = await self.ctx.runtime.run_turn(self.text, session_id=self.session_id,
+                                                          on_event=self._on_event, cancelled=self.cancel,
+                                                          origin="http")
+        except SubmissionCancelledError:
+            self.never_started = True
+        except asyncio.CancelledError:
+            self._park(self._announced, None)
+            raise
+        except Exception as exc:
+            print(f"atomic-agent serve: turn {self.turn_id} crashed: {type(exc).__name__}: {exc}", file=sys.stderr)
+            self.crash = exc
+            self._park(self._announced, None)
+        else:
+            self._park(list(self.result.undelivered), self.result.turn_index)
+        finally:
+            self.push(END)
+            self.ctx.turns.pop(self.turn_id, None)
+
+    def _park(self, texts: list[str], turn_index: int | None) -> None:
+        self.undelivered = self.ctx.parked.park(self.session_id, texts, turn_index)
+        for parked in self.undelivered:
+            self.ctx.emit({"type": "steer_undelivered", "sessionId": self.session_id, "turnId": self.turn_id,
+                           **parked.view()}, self.turn_id)

@@ -1,0 +1,63 @@
+"""The starlette application of `serve`: routes, errors in the OpenAI envelope, bearer auth."""
+
+from __future__ import annotations
+
+import sys
+import traceback
+from typing import Any
+
+from atomic_agent.plugins.http.error_envelope import ApiError, envelope_response
+
+
+def build_app(ctx: Any) -> Any:
+    from starlette.applications import Starlette
+    from starlette.exceptions import HTTPException
+    from starlette.middleware import Middleware
+    from starlette.routing import Route
+
+    from atomic_agent.plugins.http.bearer_auth import BearerAuth
+    from atomic_agent.plugins.http.route_approvals import answer_approval, list_approvals
+    from atomic_agent.plugins.http.route_capabilities import capabilities
+    from atomic_agent.plugins.http.route_chat_completions import chat_completions
+    from atomic_agent.plugins.http.route_events import events
+    from atomic_agent.plugins.http.route_models import list_models
+    from atomic_agent.plugins.http.route_sessions import create_session, delete_session, get_session, list_sessions
+    from atomic_agent.plugins.http.route_steer import delete_steer, get_steer, post_steer
+
+    routes = [
+        Route("/v1/chat/completions", chat_completions, methods=["POST"]),
+        Route("/v1/models", list_models, methods=["GET"]),
+        Route("/api/capabilities", capabilities, methods=["GET"]),
+        Route("/api/sessions", list_sessions, methods=["GET"]),
+        Route("/api/sessions", create_session, methods=["POST"]),
+        Route("/api/sessions/{session_id}", get_session, methods=["GET"]),
+        Route("/api/sessions/{session_id}", delete_session, methods=["DELETE"]),
+        Route("/api/sessions/{session_id}/steer", post_steer, methods=["POST"]),
+        Route("/api/sessions/{session_id}/steer", get_steer, methods=["GET"]),
+        Route("/api/sessions/{session_id}/steer", delete_steer, methods=["DELETE"]),
+        Route("/api/events", events, methods=["GET"]),
+        Route("/api/approvals", list_approvals, methods=["GET"]),
+        Route("/api/approvals/{approval_id}", answer_approval, methods=["POST"]),
+    ]
+
+    async def api_error(_request: Any, exc: Exception) -> Any:
+        assert isinstance(exc, ApiError)
+        return envelope_response(exc)
+
+    async def http_error(request: Any, exc: Exception) -> Any:
+        assert isinstance(exc, HTTPException)
+        message = {404: f"no route {request.method} {request.url.path}",
+                   405: f"{request.method} is not allowed on {request.url.path}"}.get(exc.status_code, str(exc.detail))
+        code = "not_found" if exc.status_code == 404 else None
+        return envelope_response(ApiError(exc.status_code, message, code=code))
+
+    async def crash(_request: Any, exc: Exception) -> Any:
+        traceback.print_exception(exc, file=sys.stderr)
+        return envelope_response(ApiError(500, f"internal error: {type(exc).__name__}: {exc}", "server_error",
+                                          "internal_error"))
+
+    middleware = [Middleware(BearerAuth, api_key=ctx.settings.api_key)] if ctx.settings.api_key else []
+    app = Starlette(routes=routes, middleware=middleware,
+                    exception_handlers={ApiError: api_error, HTTPException: http_error, Exception: crash})
+    app.state.ctx = ctx
+    return app

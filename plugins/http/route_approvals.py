@@ -1,0 +1,49 @@
+"""GET /api/approvals (the pending prompts) and POST /api/approvals/{id} (answer one).
+
+Body: {"decision": "once"|"session"|"shape"|"deny"} or {"approved": true|false}, with
+optional "ttlS"/"uses" bounding a grant. 404 for an id never issued; 410 for one that
+timed out, was already answered or was cancelled — a late answer changes nothing.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from atomic_agent.plugins.http.error_envelope import ApiError
+from atomic_agent.plugins.http.request_body import json_body
+
+
+async def list_approvals(request: Any) -> Any:
+    from starlette.responses import JSONResponse
+
+    return JSONResponse({"object": "list", "data": request.app.state.ctx.approvals.pending()})
+
+
+def _positive(body: dict[str, Any], name: str, kind: type) -> Any:
+    value = body.get(name)
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or value <= 0 or \
+            (kind is int and not isinstance(value, int)):
+        raise ApiError(400, f"{name} must be a positive {'integer' if kind is int else 'number'}",
+                       code="invalid_value")
+    return value
+
+
+async def answer_approval(request: Any) -> Any:
+    from starlette.responses import JSONResponse
+
+    ctx = request.app.state.ctx
+    approval_id = request.path_params["approval_id"]
+    body = await json_body(request, ctx.settings.max_body_bytes)
+    decision, approved = body.get("decision"), body.get("approved")
+    if decision is None:
+        if not isinstance(approved, bool):
+            raise ApiError(400, "send {\"decision\": \"once|session|shape|deny\"} or {\"approved\": true|false}",
+                           code="invalid_value")
+        decision = "once" if approved else "deny"
+    elif approved is not None and approved != (decision != "deny"):
+        raise ApiError(400, f"approved={approved} contradicts decision {decision!r}; send one of them",
+                       code="invalid_value")
+    result = ctx.approvals.answer(approval_id, decision, _positive(body, "ttlS", float), _positive(body, "uses", int))
+    return JSONResponse({"approvalId": approval_id, "approved": result, "decision": decision})

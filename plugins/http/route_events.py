@@ -1,0 +1,52 @@
+"""GET /api/events: an SSE stream of runtime events (turn events, approval requests and
+resolutions, parked steers), optionally for one session (`?session=<id>`).
+
+On connect the approvals still pending are sent first, so a client that (re)connects
+never misses a prompt. A client too slow to keep up gets an `error` event and the stream
+ends; it reconnects.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator
+from typing import Any
+
+from atomic_agent.plugins.http.sse_frames import KEEP_ALIVE, event_frame
+
+KEEP_ALIVE_S = 15.0
+
+
+async def events(request: Any) -> Any:
+    from starlette.responses import StreamingResponse
+
+    ctx = request.app.state.ctx
+    session_id = request.query_params.get("session") or None
+    subscriber = ctx.hub.subscribe(session_id)  # before the replay: nothing falls in between
+    replay = [e for e in ctx.approvals.pending() if subscriber.wants(e)]
+    return StreamingResponse(_frames(ctx, subscriber, replay), media_type="text/event-stream",
+                             headers={"Cache-Control": "no-cache"})
+
+
+async def _frames(ctx: Any, subscriber: Any, replay: list[dict[str, Any]]) -> AsyncIterator[str]:
+    counter = 0
+    try:
+        yield ": connected\n\n"
+        for event in replay:
+            counter += 1
+            yield event_frame(event["type"], event, counter)
+        while True:
+            if subscriber.overflowed and subscriber.queue.empty():
+                yield event_frame("error", {"type": "error", "code": "events_overflow",
+                                            "message": "this client fell too far behind; reconnect to resume "
+                                                       "(pending approvals are replayed)"})
+                return
+            try:
+                event = await asyncio.wait_for(subscriber.queue.get(), KEEP_ALIVE_S)
+            except TimeoutError:
+                yield KEEP_ALIVE
+                continue
+            counter += 1
+            yield event_frame(event["type"], event, counter)
+    finally:
+        ctx.hub.unsubscribe(subscriber)

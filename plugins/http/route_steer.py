@@ -1,0 +1,82 @@
+"""POST/GET/DELETE /api/sessions/{id}/steer: mid-turn steering and the parked hand-backs.
+
+POST {text} folds a message into the turn running on the session: 200 {steered: true};
+409 when no running turn will pick it up (refused, nothing queued: send it with POST
+/v1/chat/completions instead); 429 when the session's inbox is full. It never goes
+through the turn queue and never pre-checks whether a turn is busy: `runtime.steer` is
+the single authority, and its answer alone picks the status code.
+
+GET lists the steers turns handed back undelivered (non-destructive). DELETE
+?through={seq}&discarded={n} acknowledges them by cursor and the loss count separately
+(either alone is fine, at least one is required).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from atomic_agent.plugins.http.error_envelope import ApiError
+from atomic_agent.plugins.http.request_body import json_body
+from atomic_agent.plugins.http.route_sessions import require_session
+
+_REFUSALS = {
+    "no_running_turn": (409, "no running turn on session {sid} will pick this message up; it was not queued, "
+                             "send it as a new turn with POST /v1/chat/completions"),
+    "full": (429, "the steering inbox of session {sid} is full ({cap} messages wait for the next step); "
+                  "retry after the turn's next step or send a new turn"),
+    "too_large": (413, "the steer is too large; send long text as a new turn"),
+    "empty": (400, "the steer text is empty"),
+}
+
+
+async def post_steer(request: Any) -> Any:
+    from starlette.responses import JSONResponse
+
+    from atomic_agent.api import MAX_PENDING_STEERS
+
+    ctx = request.app.state.ctx
+    session_id = request.path_params["session_id"]
+    body = await json_body(request, ctx.settings.max_body_bytes)
+    text = body.get("text")
+    if not isinstance(text, str):
+        raise ApiError(400, "the body needs a string 'text'", code="invalid_value")
+    require_session(ctx, session_id)
+    outcome = ctx.runtime.steer(session_id, text)
+    if outcome.steered:
+        return JSONResponse({"steered": True, "outcome": outcome.value})
+    status, template = _REFUSALS[outcome.value]
+    raise ApiError(status, template.format(sid=repr(session_id), cap=MAX_PENDING_STEERS), code=outcome.value,
+                   extra={"steered": False, "outcome": outcome.value})
+
+
+async def get_steer(request: Any) -> Any:
+    from starlette.responses import JSONResponse
+
+    ctx = request.app.state.ctx
+    session_id = request.path_params["session_id"]
+    require_session(ctx, session_id)
+    entries, discarded = ctx.parked.read(session_id)
+    return JSONResponse({"sessionId": session_id, "steers": [e.view() for e in entries], "discarded": discarded})
+
+
+def _count(request: Any, name: str) -> int | None:
+    raw = request.query_params.get(name)
+    if raw is None:
+        return None
+    if not raw.isdigit():
+        raise ApiError(400, f"{name} must be a non-negative integer, got {raw!r}", code="invalid_value")
+    return int(raw)
+
+
+async def delete_steer(request: Any) -> Any:
+    from starlette.responses import JSONResponse
+
+    ctx = request.app.state.ctx
+    session_id = request.path_params["session_id"]
+    through, discarded = _count(request, "through"), _count(request, "discarded")
+    if through is None and discarded is None:
+        raise ApiError(400, "acknowledge with ?through=<last seq handled> and/or ?discarded=<loss count read>",
+                       code="invalid_value")
+    require_session(ctx, session_id)
+    remaining, left = ctx.parked.ack(session_id, through, discarded)
+    return JSONResponse({"sessionId": session_id, "remaining": remaining, "discarded": left})

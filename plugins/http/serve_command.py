@@ -1,0 +1,44 @@
+"""`atomic-agent serve`: the OpenAI-compatible HTTP server over the agent runtime."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import typer
+
+from atomic_agent.api import current_cli_state, fail
+
+
+def serve_command(
+    ctx: typer.Context,
+    host: str = typer.Option(None, "--host", help="Address to bind (default: serve.host, 127.0.0.1). A "
+                             "non-loopback address needs an API key (serve.apiKeyEnv)."),
+    port: int = typer.Option(None, "--port", help="Port to bind (default: serve.port, 8765)."),
+    no_approval: bool = typer.Option(False, "--no-approval", help="Full trust (level 5) for this process only."),
+    cwd: Path = typer.Option(None, "--cwd", help="Working directory of new sessions (default: current)."),
+) -> None:
+    import asyncio
+
+    from atomic_agent.plugins.http.bind_policy import bind_problem, is_loopback
+    from atomic_agent.plugins.http.serve_config import SERVE_BLOCK
+    from atomic_agent.plugins.http.serve_runner import default_settings, serve_forever
+
+    boot_context = current_cli_state(ctx).require()
+    block = boot_context.config.blocks.get(SERVE_BLOCK)
+    host = host or (block.host if block else "127.0.0.1")
+    port = port if port is not None else (block.port if block else 8765)
+    if not 0 < port < 65536:
+        fail(f"--port must be 1..65535, got {port}")
+    key_env = block.api_key_env if block else "ATOMIC_AGENT_API_KEY"
+    api_key = os.environ.get(key_env) or None
+    problem = bind_problem(host, api_key, key_env)
+    if problem:
+        fail(problem)
+    settings = default_settings(boot_context.config, api_key, (cwd or Path.cwd()).resolve(), is_loopback(host))
+    try:
+        asyncio.run(serve_forever(boot_context, settings, host, port, no_approval=no_approval))
+    except KeyboardInterrupt:
+        pass
+    except OSError as exc:
+        fail(f"cannot serve on {host}:{port}: {exc}")

@@ -1,0 +1,25 @@
+"""The `serve` config block (the `http` key belongs to the os plugin's HTTP tool).
+
+`host`/`port`: where `atomic-agent serve` binds (loopback by default). `apiKeyEnv`: the
+environment variable (or `.env` key) holding the API key; when it has a value every
+route needs `Authorization: Bearer <key>`, and only then may the server bind a
+non-loopback address. `modelName`: the one model id `/v1/models` lists.
+"""
+
+from __future__ import annotations
+
+import attrs
+
+from atomic_agent.api import int_field, value_field
+
+SERVE_BLOCK = "serve"
+
+
+@attrs.frozen
+class ServeConfig:
+    host: str = value_field("127.0.0.1")
+    port: int = int_field(8765, 1, 65535)
+    api_key_env: str = value_field("ATOMIC_AGENT_API_KEY")
+    model_name: str = value_field("atomic-agent")
+    approval_timeout_s: int = int_field(480, 1, 86_400)
+    max_body_bytes: int = int_field(4 * 1024 * 1024, 1024, 256 * 1024 * 1024)

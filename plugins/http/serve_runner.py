@@ -1,0 +1,74 @@
+"""Run `serve`: one runtime and one uvicorn server on the same event loop.
+
+On stop (Ctrl+C / SIGTERM) uvicorn stops accepting and gives open streams a short grace
+period; then pending approvals are denied, running turns are cancelled and allowed to
+finish their durable writes, and the runtime closes.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import signal
+import socket
+import sys
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+from atomic_agent.plugins.http.server_context import ServeContext, ServeSettings
+
+GRACE_S = 3
+
+
+def make_server(app: Any, host: str, port: int) -> Any:
+    import uvicorn
+
+    class Server(uvicorn.Server):  # type: ignore[misc]
+        @contextlib.contextmanager
+        def capture_signals(self) -> Iterator[None]:
+            # uvicorn's own version re-raises the signal once serving stops, which would kill
+            # the process before the runtime finished its durable writes
+            if threading.current_thread() is not threading.main_thread():
+                yield
+                return
+            originals = {sig: signal.signal(sig, self.handle_exit) for sig in (signal.SIGINT, signal.SIGTERM)}
+            try:
+                yield
+            finally:
+                for sig, handler in originals.items():
+                    signal.signal(sig, handler)
+
+    config = uvicorn.Config(app, host=host, port=port, log_level="warning", lifespan="off",
+                            timeout_graceful_shutdown=GRACE_S, access_log=False)
+    return Server(config)
+
+
+async def serve_forever(boot_context: Any, settings: ServeSettings, host: str, port: int, *, no_approval: bool,
+                        sock: socket.socket | None = None, provider: Any = None) -> None:
+    from atomic_agent.api import create_runtime, resolve_boot_level
+
+    from atomic_agent.plugins.http.http_app import build_app
+
+    ctx = ServeContext(settings)
+    runtime = await create_runtime(boot_context=boot_context, ask=ctx.approvals.ask, provider=provider)
+    runtime.gate.set_level(resolve_boot_level(no_approval, runtime.gate.level))
+    ctx.bind(runtime)
+    server = make_server(build_app(ctx), host, port)
+    print(f"atomic-agent serve: http://{host}:{port} (model {settings.model_name!r}, approval level "
+          f"{runtime.gate.level}{', bearer auth' if settings.api_key else ''})", file=sys.stderr)
+    try:
+        await server.serve(sockets=[sock] if sock is not None else None)
+    finally:
+        await ctx.shutdown()
+
+
+def default_settings(config: Any, api_key: str | None, working_dir: Path, grants_allowed: bool) -> ServeSettings:
+    from atomic_agent.plugins.http.serve_config import SERVE_BLOCK
+
+    block = config.blocks.get(SERVE_BLOCK)
+    if block is None:
+        return ServeSettings(working_dir=working_dir, api_key=api_key, grants_allowed=grants_allowed)
+    return ServeSettings(model_name=block.model_name, working_dir=working_dir,
+                         approval_timeout_s=float(block.approval_timeout_s), grants_allowed=grants_allowed,
+                         max_body_bytes=block.max_body_bytes, api_key=api_key)

@@ -1,0 +1,79 @@
+"""What every route reaches: the runtime, the parked-steer store, the event hub, approvals,
+the turns in flight, and the server's settings."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections import OrderedDict
+from pathlib import Path
+from typing import Any
+
+import attrs
+
+from atomic_agent.plugins.http.approval_broker import ApprovalBroker
+from atomic_agent.plugins.http.chat_turn import ChatTurn
+from atomic_agent.plugins.http.event_hub import EventHub
+from atomic_agent.plugins.http.undelivered_steers import UndeliveredSteerStore
+
+USER_SESSIONS = 1024  # `user` -> session map, oldest forgotten first
+
+
+@attrs.frozen
+class ServeSettings:
+    model_name: str = "atomic-agent"
+    working_dir: Path = attrs.field(factory=Path.cwd)
+    approval_timeout_s: float = 480.0
+    grants_allowed: bool = True  # only when bound to loopback
+    max_body_bytes: int = 4 * 1024 * 1024
+    api_key: str | None = None
+
+
+class ServeContext:
+    def __init__(self, settings: ServeSettings) -> None:
+        self.settings = settings
+        self.hub = EventHub()
+        self.parked = UndeliveredSteerStore()
+        self.approvals = ApprovalBroker(self.emit, settings.approval_timeout_s, settings.grants_allowed)
+        self.turns: dict[str, ChatTurn] = {}
+        self.user_sessions: OrderedDict[str, str] = OrderedDict()
+        self.started_at = int(time.time())
+        self._runtime: Any = None
+
+    def bind(self, runtime: Any) -> None:
+        self._runtime = runtime
+
+    @property
+    def runtime(self) -> Any:
+        if self._runtime is None:
+            raise RuntimeError("ServeContext.bind(runtime) was not called")
+        return self._runtime
+
+    def emit(self, event: dict[str, Any], turn_id: str | None = None) -> None:
+        self.hub.publish(event)
+        turn = self.turns.get(turn_id) if turn_id else None
+        if turn is not None:
+            turn.push(event)
+
+    def start_turn(self, session_id: str, text: str) -> ChatTurn:
+        turn = ChatTurn(self, session_id, text)
+        self.turns[turn.turn_id] = turn
+        return turn.start()
+
+    def remember_user_session(self, user: str, session_id: str) -> None:
+        self.user_sessions[user] = session_id
+        self.user_sessions.move_to_end(user)
+        while len(self.user_sessions) > USER_SESSIONS:
+            self.user_sessions.popitem(last=False)
+
+    async def shutdown(self) -> None:
+        """Deny pending approvals, cancel running turns, let them finish their writes, close."""
+        self.approvals.close()
+        turns = list(self.turns.values())
+        for turn in turns:
+            turn.cancel.set()
+        tasks = [t.task for t in turns if t.task is not None]
+        if tasks:
+            await asyncio.gather(*tasks, return_exceptions=True)
+        if self._runtime is not None:
+            await self._runtime.close()

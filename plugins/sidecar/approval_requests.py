@@ -1,0 +1,38 @@
+"""Approval requests: answer one prompt, or move the standing level (persist, then hot-apply)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from atomic_agent.plugins.sidecar.protocol_messages import ProtocolError
+
+
+async def approval_response(server: Any, request: dict[str, Any]) -> dict[str, Any]:
+    decision = request.get("decision")
+    approved = request.get("approved")
+    if decision is None:
+        decision = "once" if approved else "deny"
+    elif approved is not None and approved != (decision != "deny"):
+        raise ProtocolError("invalid_request", f"approved={str(approved).lower()} contradicts decision {decision!r}; "
+                            "send one of them")
+    result = server.approvals.answer(request["approvalId"], decision, request.get("ttlS"), request.get("uses"))
+    return {"approvalId": request["approvalId"], "approved": result, "decision": decision}
+
+
+async def set_approval_level(server: Any, request: dict[str, Any]) -> dict[str, Any]:
+    from atomic_agent.api import LEVEL_NAMES, ApprovalLevelError, ConfigError
+    from atomic_agent.api import set_approval_level as persist_and_apply
+
+    runtime = server.runtime
+    previous = runtime.gate.level
+    try:
+        level = persist_and_apply(runtime.state_dir, runtime.boot.config_blocks, runtime.gate, request["level"])
+    except ApprovalLevelError as exc:
+        raise ProtocolError("approval_level_not_applied", str(exc)) from None
+    except (ConfigError, OSError) as exc:
+        raise ProtocolError("approval_level_not_applied", f"config.json could not be updated, the level stays at "
+                            f"{previous}: {exc}") from None
+    return {"level": level, "name": LEVEL_NAMES.get(level, str(level)), "previous": previous}
+
+
+APPROVAL_HANDLERS = {"approval_response": approval_response, "set_approval_level": set_approval_level}

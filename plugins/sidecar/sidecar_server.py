@@ -1,0 +1,156 @@
+"""One sidecar conversation: reads requests, answers each once, forwards turn events.
+
+Requests are handled one at a time in arrival order (every handler is quick: a turn is
+started in the background and answered as soon as it is queued). Stopping — a
+`shutdown` request, end of input, or SIGTERM — stops reading, denies pending approvals,
+cancels running and queued turns, waits for them to finish their durable writes, and
+closes the runtime.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any, Protocol
+
+import attrs
+
+from atomic_agent.plugins.sidecar.event_forwarder import TurnForwarder
+from atomic_agent.plugins.sidecar.line_reader import EndOfInput, Item
+from atomic_agent.plugins.sidecar.pending_approvals import PendingApprovals
+from atomic_agent.plugins.sidecar.protocol_messages import event_message
+from atomic_agent.plugins.sidecar.protocol_writer import ProtocolWriter
+from atomic_agent.plugins.sidecar.turn_registry import CURRENT_TURN, TurnHandle, TurnRegistry, new_turn_id
+
+
+@attrs.frozen
+class SidecarLimits:
+    max_line_bytes: int = 4 * 1024 * 1024
+    approval_timeout_s: float = 480.0
+
+
+class LineSource(Protocol):
+    """What `run` reads from (FdLineSource in production)."""
+
+    async def next(self) -> Item: ...
+
+
+class SidecarServer:
+    def __init__(self, writer: ProtocolWriter, limits: SidecarLimits = SidecarLimits(),
+                 working_dir: Path | None = None) -> None:
+        self.writer = writer
+        self.limits = limits
+        self.working_dir = working_dir or Path.cwd()
+        self.registry = TurnRegistry()
+        self.approvals = PendingApprovals(self.emit_event, limits.approval_timeout_s)
+        self.closing = False
+        self._runtime: Any = None
+        self._forwarders: dict[str, TurnForwarder] = {}
+        self._after_response: list[Callable[[], None]] = []
+        self._stop = asyncio.Event()
+
+    # -- wiring ----------------------------------------------------------------------------
+    def bind(self, runtime: Any) -> None:
+        self._runtime = runtime
+
+    @property
+    def runtime(self) -> Any:
+        if self._runtime is None:
+            raise RuntimeError("SidecarServer.bind(runtime) was not called")
+        return self._runtime
+
+    @property
+    def tracing(self) -> bool:
+        return bool(self.runtime.config.tracing.enabled)
+
+    def set_tracing(self, enabled: bool) -> None:
+        """The host's opt-in (or out) for per-session traces, applied to turns from now on."""
+        config = self.runtime.config
+        self.runtime.boot.config = config.with_block("tracing", attrs.evolve(config.tracing, enabled=enabled))
+
+    # -- output ----------------------------------------------------------------------------
+    def send(self, message: dict[str, Any]) -> None:
+        self.writer.send(message)
+
+    def emit_event(self, event: dict[str, Any], turn_id: str | None = None) -> None:
+        """An event outside the loop's own stream (approvals): kept in order with its turn's events."""
+        forwarder = self._forwarders.get(turn_id) if turn_id else None
+        if forwarder is not None:
+            forwarder.emit(event)
+        else:
+            self.send(event_message(event))
+
+    def after_response(self, callback: Callable[[], None]) -> None:
+        self._after_response.append(callback)
+
+    def run_after_response(self) -> None:
+        callbacks, self._after_response = self._after_response, []
+        for callback in callbacks:
+            callback()
+
+    # -- turns -----------------------------------------------------------------------------
+    async def start_turn(self, session_id: str, text: str) -> tuple[str, int]:
+        """Queue a turn in the background; returns its id and queue position once it is queued."""
+        handle = TurnHandle(new_turn_id(), session_id, asyncio.Event())
+        forwarder = TurnForwarder(handle, self.send)
+        self._forwarders[handle.turn_id] = forwarder
+        self.registry.add(handle)
+        handle.task = asyncio.create_task(self._run_turn(handle, forwarder, text), name=handle.turn_id)
+        await asyncio.wait({forwarder.queued, handle.task}, return_when=asyncio.FIRST_COMPLETED)
+        position = forwarder.queued.result() if forwarder.queued.done() else 0
+        self.after_response(forwarder.open)
+        return handle.turn_id, position
+
+    async def _run_turn(self, handle: TurnHandle, forwarder: TurnForwarder, text: str) -> None:
+        from atomic_agent.api import SubmissionCancelledError
+
+        CURRENT_TURN.set(handle.turn_id)
+        try:
+            result = await self.runtime.run_turn(text, session_id=handle.session_id, on_event=forwarder.on_loop_event,
+                                                 cancelled=handle.cancel, origin="sidecar")
+        except SubmissionCancelledError:
+            forwarder.cancelled_before_start()
+        except asyncio.CancelledError:
+            forwarder.finish_without_result()
+            raise
+        except Exception as exc:
+            print(f"atomic-agent sidecar: turn {handle.turn_id} crashed: {type(exc).__name__}: {exc}", file=sys.stderr)
+            forwarder.crashed(exc)
+        else:
+            forwarder.finish(result)
+        finally:
+            self.registry.remove(handle.turn_id)
+            self._forwarders.pop(handle.turn_id, None)
+
+    # -- lifecycle -------------------------------------------------------------------------
+    def request_stop(self) -> None:
+        self._stop.set()
+
+    async def run(self, source: LineSource) -> None:
+        from atomic_agent.plugins.sidecar.protocol_router import handle_item
+
+        while not self._stop.is_set():
+            next_item = asyncio.ensure_future(source.next())
+            stop = asyncio.ensure_future(self._stop.wait())
+            done, _ = await asyncio.wait({next_item, stop}, return_when=asyncio.FIRST_COMPLETED)
+            stop.cancel()
+            if next_item not in done:
+                next_item.cancel()
+                break
+            item = next_item.result()
+            if isinstance(item, EndOfInput):
+                break
+            await handle_item(self, item)
+        await self.shutdown()
+
+    async def shutdown(self) -> None:
+        if self.closing:
+            return
+        self.closing = True
+        self.registry.cancel_all()
+        self.approvals.close()  # nobody will answer them now: deny pending and future prompts
+        await self.registry.wait_all()
+        if self._runtime is not None:
+            await self._runtime.close()
