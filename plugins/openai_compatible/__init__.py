@@ -37,5 +37,13 @@ def _build(entry: dict[str, Any], runtime: Any) -> Any:
 def register_commands(app: typer.Typer) -> None:
     from .providers_commands import providers_app
 
+    import typer
+
+    from .fallback_commands import fallback_app
+
     app.add_typer(providers_app, name="providers",
                   help="List, add, verify and choose LLM providers; search the model catalog; edit the fallback chain.")
+    # `llm fallback ...` is the spelling the guide uses; it is the same validated sub-app
+    llm_app = typer.Typer(no_args_is_help=True)
+    llm_app.add_typer(fallback_app, name="fallback", help="Show and edit the provider fallback chain.")
+    app.add_typer(llm_app, name="llm", help="LLM settings shared by every provider (the fallback chain).")

@@ -190,3 +190,11 @@ def test_key_command_checks_then_stores_the_key(providers_cli, vendor):
     vendor.script(chat_reply("x"))
     assert providers_cli("providers", "key", "v", stdin="sk-right\n").code == 0
     assert "TEST_VENDOR_KEY=sk-right" in (providers_cli.state_dir / ".env").read_text()
+
+
+def test_llm_fallback_is_the_same_chain_editor_as_providers_fallback(providers_cli):
+    write_llm(providers_cli.state_dir, CHAIN_LLM)
+    assert providers_cli("llm", "fallback", "add", "b").code == 0
+    assert chain_of(providers_cli) == ["a", "b", "local"]
+    shown = json.loads(providers_cli("llm", "fallback", "show", "--json").output)
+    assert [r["id"] for r in shown["chain"]] == ["a", "b", "local"]
