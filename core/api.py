@@ -99,6 +99,10 @@ _EXPORTS: dict[str, str] = {
     "set_approval_level": "atomic_agent.approval.approval_level",
     "stdin_approver": "atomic_agent.approval.terminal_approver",
     "LEVEL_NAMES": "atomic_agent.approval.standard_categories",
+    # approval prompts waiting for a remote host (serve, sidecar) and their typed answer errors
+    "PendingApprovals": "atomic_agent.approval.pending_approvals",
+    "ApprovalNotPendingError": "atomic_agent.approval.pending_approvals",
+    "InvalidDecisionError": "atomic_agent.approval.pending_approvals",
     # running one tool outside the loop (`atomic-agent tools call`)
     "args_errors": "atomic_agent.tools.validate_args",
     "compress_result": "atomic_agent.agent.compress_result",

@@ -10,13 +10,14 @@ their seq.
 from __future__ import annotations
 
 import asyncio
+import contextvars
 import sys
 import time
 import uuid
 from typing import Any
 
-from atomic_agent.plugins.http.approval_broker import CURRENT_TURN
-
+# set inside each turn's task, so an approval asked from deep inside it knows its turn
+CURRENT_TURN: contextvars.ContextVar[str | None] = contextvars.ContextVar("serve_turn", default=None)
 END = {"type": "__end__"}  # the queue's last item
 
 

@@ -9,8 +9,13 @@ from __future__ import annotations
 
 from typing import Any
 
+from atomic_agent.api import ApprovalNotPendingError, InvalidDecisionError
 from atomic_agent.plugins.http.error_envelope import ApiError
 from atomic_agent.plugins.http.request_body import json_body
+
+# why an id is not pending -> (status, code); only a never-issued id is "not found"
+NOT_PENDING = {"timed_out": (410, "approval_timed_out"), "answered": (410, "approval_already_answered"),
+               "cancelled": (410, "approval_cancelled"), "unknown": (404, "approval_not_found")}
 
 
 async def list_approvals(request: Any) -> Any:
@@ -45,5 +50,12 @@ async def answer_approval(request: Any) -> Any:
     elif approved is not None and approved != (decision != "deny"):
         raise ApiError(400, f"approved={approved} contradicts decision {decision!r}; send one of them",
                        code="invalid_value")
-    result = ctx.approvals.answer(approval_id, decision, _positive(body, "ttlS", float), _positive(body, "uses", int))
+    ttl_s, uses = _positive(body, "ttlS", float), _positive(body, "uses", int)
+    try:
+        result = ctx.approvals.answer(approval_id, decision, ttl_s, uses)
+    except ApprovalNotPendingError as exc:
+        status, code = NOT_PENDING[exc.reason]
+        raise ApiError(status, exc.message, code=code) from None
+    except InvalidDecisionError as exc:
+        raise ApiError(400, exc.message, code="invalid_decision") from None
     return JSONResponse({"approvalId": approval_id, "approved": result, "decision": decision})

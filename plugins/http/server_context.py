@@ -11,8 +11,8 @@ from typing import Any
 
 import attrs
 
-from atomic_agent.plugins.http.approval_broker import ApprovalBroker
-from atomic_agent.plugins.http.chat_turn import ChatTurn
+from atomic_agent.api import PendingApprovals
+from atomic_agent.plugins.http.chat_turn import CURRENT_TURN, ChatTurn
 from atomic_agent.plugins.http.event_hub import EventHub
 from atomic_agent.plugins.http.undelivered_steers import UndeliveredSteerStore
 
@@ -34,7 +34,10 @@ class ServeContext:
         self.settings = settings
         self.hub = EventHub()
         self.parked = UndeliveredSteerStore()
-        self.approvals = ApprovalBroker(self.emit, settings.approval_timeout_s, settings.grants_allowed)
+        # a remote client approves one call at a time: grants only when bound to loopback
+        self.approvals = PendingApprovals(self.emit, settings.approval_timeout_s, CURRENT_TURN.get,
+                                          grants_allowed=settings.grants_allowed,
+                                          grants_refused_why="this server is not bound to loopback")
         self.turns: dict[str, ChatTurn] = {}
         self.user_sessions: OrderedDict[str, str] = OrderedDict()
         self.started_at = int(time.time())

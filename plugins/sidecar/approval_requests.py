@@ -8,6 +8,8 @@ from atomic_agent.plugins.sidecar.protocol_messages import ProtocolError
 
 
 async def approval_response(server: Any, request: dict[str, Any]) -> dict[str, Any]:
+    from atomic_agent.api import ApprovalNotPendingError, InvalidDecisionError
+
     decision = request.get("decision")
     approved = request.get("approved")
     if decision is None:
@@ -15,7 +17,12 @@ async def approval_response(server: Any, request: dict[str, Any]) -> dict[str, A
     elif approved is not None and approved != (decision != "deny"):
         raise ProtocolError("invalid_request", f"approved={str(approved).lower()} contradicts decision {decision!r}; "
                             "send one of them")
-    result = server.approvals.answer(request["approvalId"], decision, request.get("ttlS"), request.get("uses"))
+    try:
+        result = server.approvals.answer(request["approvalId"], decision, request.get("ttlS"), request.get("uses"))
+    except ApprovalNotPendingError as exc:  # every reason (late, twice, cancelled, unknown) is one code
+        raise ProtocolError("approval_not_pending", exc.message) from None
+    except InvalidDecisionError as exc:
+        raise ProtocolError("invalid_decision", exc.message) from None
     return {"approvalId": request["approvalId"], "approved": result, "decision": decision}
 
 

@@ -17,9 +17,9 @@ from typing import Any, Protocol
 
 import attrs
 
+from atomic_agent.api import PendingApprovals
 from atomic_agent.plugins.sidecar.event_forwarder import TurnForwarder
 from atomic_agent.plugins.sidecar.line_reader import EndOfInput, Item
-from atomic_agent.plugins.sidecar.pending_approvals import PendingApprovals
 from atomic_agent.plugins.sidecar.protocol_messages import event_message
 from atomic_agent.plugins.sidecar.protocol_writer import ProtocolWriter
 from atomic_agent.plugins.sidecar.turn_registry import CURRENT_TURN, TurnHandle, TurnRegistry, new_turn_id
@@ -44,7 +44,9 @@ class SidecarServer:
         self.limits = limits
         self.working_dir = working_dir or Path.cwd()
         self.registry = TurnRegistry()
-        self.approvals = PendingApprovals(self.emit_event, limits.approval_timeout_s)
+        # the host is the person at this machine: grants allowed; the schema wants no null ids
+        self.approvals = PendingApprovals(self.emit_event, limits.approval_timeout_s, CURRENT_TURN.get,
+                                          grants_allowed=True, omit_null_ids=True)
         self.closing = False
         self._runtime: Any = None
         self._forwarders: dict[str, TurnForwarder] = {}
