@@ -23,6 +23,7 @@ from atomic_agent.reliability.classify_failure import classify_failure
 from atomic_agent.reliability.failure_taxonomy import TurnCancelledError, error_code
 from atomic_agent.runtime.steering_inbox import SteeringInbox
 from atomic_agent.sessions.session_state import SessionState
+from atomic_agent.sessions.record_turn_failure import record_turn_failure
 from atomic_agent.sessions.session_store import SessionStore
 from atomic_agent.tracing.trace_recorder import TraceRecorder
 from atomic_agent.sessions.transcript_entry import REPLY, TURN_FINISHED, TURN_STARTED, USER, TranscriptEntry
@@ -42,9 +43,14 @@ class TurnResult:
     error: str | None = None
     duration_ms: float = 0.0
     undelivered: tuple[str, ...] = ()  # steers accepted but never folded in: callers must re-route them
+    turn_id: str = ""  # the admission ledger's id (set by the runtime)
+    state: str = ""  # the ledger's final state: completed | failed | stopped | cancelled | merged
+    merged_into: str | None = None  # sendMode "all": the turn that answered this message
 
 
 StepContextFactory = Callable[[int, int, Sequence[str]], Awaitable[StepContext]]
+# (turn_finished row, visible reply, failure category): writes the row and closes the turn atomically
+FinalizeTurn = Callable[[TranscriptEntry, str, "str | None"], None]
 
 
 @attrs.define
@@ -57,6 +63,9 @@ class TurnDeps:
     provider: TextProvider
     cancelled: asyncio.Event
     inbox: SteeringInbox | None = None
+    turn_id: str | None = None  # the ledger turn this run is (steers are queued against it)
+    opened_turn_index: int | None = None  # the ledger already wrote the opening rows at this index
+    finalize: FinalizeTurn | None = None  # the ledger's one finalizer; None: just append the row
 
 
 STEER_NOTICE_CHARS = 500
@@ -71,9 +80,10 @@ def _fold_steers(base: TurnDeps, turn_index: int, step: int, emit: ev.EventSink)
     """Drain the inbox at a step boundary: each message becomes a real user transcript row."""
     if base.inbox is None:
         return []
-    steers = base.inbox.drain(base.session.id)
+    # one transaction: the steers leave the durable queue as they become user rows
+    steers = base.inbox.consume(base.session.id, lambda texts: base.store.append(
+        base.session, [TranscriptEntry(USER, turn_index, text=t, step=step) for t in texts]))
     if steers:
-        base.store.append(base.session, [TranscriptEntry(USER, turn_index, text=t, step=step) for t in steers])
         for text in steers:
             emit(ev.event(ev.STEER_APPLIED, sessionId=base.session.id, turnIndex=turn_index, stepIndex=step, text=text))
             base.trace.record("steer_applied", turnIndex=turn_index, step=step, text=text)
@@ -93,13 +103,16 @@ async def run_turn(*, make_context: StepContextFactory, base: TurnDeps, text: st
     lost; building the first step's context (which reaches the provider) happens inside
     the failure handling."""
     session, store, trace = base.session, base.store, base.trace
-    turn_index = session.next_turn_index
     started = time.perf_counter()
-    store.append(session, [TranscriptEntry(TURN_STARTED, turn_index), TranscriptEntry(USER, turn_index, text=text)])
+    if base.opened_turn_index is None:
+        turn_index = session.next_turn_index
+        store.append(session, [TranscriptEntry(TURN_STARTED, turn_index), TranscriptEntry(USER, turn_index, text=text)])
+    else:
+        turn_index = base.opened_turn_index
     trace.record("turn_started", turnIndex=turn_index, userText=text)
     emit(ev.event(ev.TURN_STARTED, sessionId=session.id, turnIndex=turn_index))
     if base.inbox is not None:
-        base.inbox.open(session.id)
+        base.inbox.open(session.id, base.turn_id)
     tracker = ToolLoopTracker(LoopSettings.from_env())
     notices: list[str] = []
     status, reason, reply, steps, category, error = "done", "max_steps", "", 0, None, None
@@ -150,11 +163,13 @@ async def run_turn(*, make_context: StepContextFactory, base: TurnDeps, text: st
             if category in INFRA_CATEGORIES:
                 emit(ev.event(ev.LOOP_FAILED, sessionId=session.id, turnIndex=turn_index, category=category,
                               message=error))
+        # durable calls (issue 5): settle this turn's open calls; a failure also leaves a note
+        record_turn_failure(store, session, turn_index, error or category, cancelled=status == "cancelled")
         if isinstance(exc, asyncio.CancelledError):
-            _finish(base, turn_index, status, reason, steps, started, emit, reply)
+            _finish(base, turn_index, status, reason, steps, started, emit, reply, category)
             _hand_back(base, turn_index, emit)
             raise
-    _finish(base, turn_index, status, reason, steps, started, emit, reply)
+    _finish(base, turn_index, status, reason, steps, started, emit, reply, category)
     return TurnResult(session.id, turn_index, status, reason, reply, steps, category, error,
                       round((time.perf_counter() - started) * 1000, 1), _hand_back(base, turn_index, emit))
 
@@ -169,9 +184,13 @@ def _hand_back(base: TurnDeps, turn_index: int, emit: ev.EventSink) -> tuple[str
 
 
 def _finish(base: TurnDeps, turn_index: int, status: str, reason: str, steps: int, started: float,
-            emit: ev.EventSink, reply: str) -> None:
+            emit: ev.EventSink, reply: str, category: str | None = None) -> None:
     duration = round((time.perf_counter() - started) * 1000, 1)
-    base.store.append(base.session, [TranscriptEntry(TURN_FINISHED, turn_index, status=status, reason=reason)])
+    row = TranscriptEntry(TURN_FINISHED, turn_index, status=status, reason=reason)
+    if base.finalize is not None:
+        base.finalize(row, reply if status == "done" else "", category)
+    else:
+        base.store.append(base.session, [row])
     base.trace.record("turn_finished", turnIndex=turn_index, reason=reason, status=status, stepCount=steps,
                       durationMs=duration)
     if reply and status == "done":

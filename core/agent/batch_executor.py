@@ -6,7 +6,10 @@ same batch sees its earlier sibling; a vetoed call never runs. Phase 2: pure rea
 out, every other class runs serially within its group, groups run concurrently. A
 failing call becomes an error result and never aborts its siblings. A terminal call
 (reply/finish) at the tail waits for everything else (the tail-terminal barrier) and is
-handed back to the step executor.
+handed back to the step executor. Each result is also handed to `on_outcome` the moment it
+exists (vetoes at once, the rest as they finish), so the caller can commit it durably.
+The batch-wide result cap is applied where results are rendered (the prompt), not here:
+a result is committed before its later siblings exist.
 """
 
 from __future__ import annotations
@@ -25,7 +28,6 @@ from atomic_agent.records.tool_spec import ResourceClass, ToolResult
 from atomic_agent.tools.tool_registry import ToolRegistry
 
 RunCall = Callable[[int, ToolCall], Awaitable[ToolResult]]
-TRIM_MARKER = "…[trimmed: batch result cap]"
 
 
 @attrs.frozen
@@ -82,28 +84,20 @@ def _groups(planned: Sequence[tuple[int, ToolCall]], registry: ToolRegistry) -> 
     return groups
 
 
-def trim_to_cap(outcomes: list[CallOutcome], cap: int) -> list[CallOutcome]:
-    """Shorten summaries, oldest (lowest index) first, until their total fits `cap` chars."""
-    total = sum(len(o.result.summary) for o in outcomes)
-    out = list(outcomes)
-    for i, outcome in enumerate(out):
-        if total <= cap:
-            break
-        summary = outcome.result.summary
-        keep = max(0, len(summary) - (total - cap) - len(TRIM_MARKER))
-        new_summary = summary[:keep] + TRIM_MARKER
-        total -= len(summary) - len(new_summary)
-        out[i] = attrs.evolve(outcome, result=attrs.evolve(outcome.result, summary=new_summary))
-    return out
-
-
 async def execute_batch(calls: Sequence[ToolCall], registry: ToolRegistry, tracker: ToolLoopTracker,
-                        run_call: RunCall, cancelled: asyncio.Event, char_cap: int = 16000,
+                        run_call: RunCall, cancelled: asyncio.Event,
                         on_loop: Callable[[LoopVerdict], None] | None = None,
-                        timeout_s: float | None = None) -> BatchResult:
+                        timeout_s: float | None = None,
+                        on_outcome: Callable[[CallOutcome], None] | None = None) -> BatchResult:
     terminal = calls[-1] if calls and registry.resource_class(calls[-1].tool) is ResourceClass.TERMINAL else None
     body = list(enumerate(calls[:-1] if terminal is not None else calls))
     results: dict[int, CallOutcome] = {}
+
+    def record(outcome: CallOutcome) -> None:
+        results[outcome.index] = outcome
+        if on_outcome is not None:
+            on_outcome(outcome)
+
     signals: list[LoopVerdict] = []
     survivors: list[tuple[int, ToolCall]] = []
     for index, call in body:  # phase 1: the synchronous loop gate
@@ -115,22 +109,26 @@ async def execute_batch(calls: Sequence[ToolCall], registry: ToolRegistry, track
         if verdict.vetoes or tracker.breaker_tripped():
             vetoed = veto_result(call.tool)
             tracker.record_outcome(call.tool, call.args, vetoed, vetoed=True)
-            results[index] = CallOutcome(index, call, vetoed, 0.0, vetoed=True)
+            record(CallOutcome(index, call, vetoed, 0.0, vetoed=True))
         else:
             survivors.append((index, call))
 
     async def run_group(cls: ResourceClass, members: list[tuple[int, ToolCall]]) -> None:
         if cls is ResourceClass.PURE_READ:
-            answers = await asyncio.gather(*(_run_one(i, c, run_call, cancelled, timeout_s) for i, c in members))
-            for (index, call), (result, ms) in zip(members, answers):
-                results[index] = CallOutcome(index, call, result, ms)
+            async def run_read(index: int, call: ToolCall) -> ToolResult:
+                result, ms = await _run_one(index, call, run_call, cancelled, timeout_s)
+                record(CallOutcome(index, call, result, ms))  # as soon as it exists, not when the group ends
+                return result
+
+            answers = await asyncio.gather(*(run_read(i, c) for i, c in members))
+            for (_, call), result in zip(members, answers):  # the tracker still sees outcomes in index order
                 tracker.record_outcome(call.tool, call.args, result)
             return
         for index, call in members:  # serial within the group
             result, ms = await _run_one(index, call, run_call, cancelled, timeout_s)
-            results[index] = CallOutcome(index, call, result, ms)
             tracker.record_outcome(call.tool, call.args, result)
+            record(CallOutcome(index, call, result, ms))
 
     await asyncio.gather(*(run_group(cls, members) for cls, members in _groups(survivors, registry).items()))
-    ordered = trim_to_cap([results[i] for i in sorted(results)], char_cap)
+    ordered = [results[i] for i in sorted(results)]
     return BatchResult(tuple(ordered), terminal, tuple(signals), cancelled=cancelled.is_set())

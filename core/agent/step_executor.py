@@ -1,25 +1,32 @@
-"""One agent step: infer, check the registry, execute the batch, append the transcript.
+"""One agent step: infer, check the registry, commit the batch, execute it, commit results.
 
-Transcript shape per step: N assistant_tool_call / tool_result pairs in batch-index
-order, then (for a tail terminal) exactly one assistant_reply. The reasoning of the one
-inference is attached once: to the first tool call, or to the reply of a pure-terminal step.
+Durable order per step: after inference and validation, every `assistant_tool_call` row
+of the batch is committed before any call runs; each `tool_result` row is committed as
+soon as it and every earlier call's result exist (tool_journal), so results land in
+batch-index order even when a later call finishes first; then (for a tail terminal)
+exactly one `assistant_reply`. The reasoning of the one inference is attached once: to
+the first tool call, or to the reply of a pure-terminal step. The prompt pairs each call
+with its result when it renders them.
 """
 
 from __future__ import annotations
 
+import asyncio
+
 import attrs
 
 from atomic_agent.agent import agent_events as ev
-from atomic_agent.agent.batch_executor import BatchResult, execute_batch
+from atomic_agent.agent.batch_executor import BatchResult, CallOutcome, execute_batch
 from atomic_agent.agent.infer_step import infer_step
 from atomic_agent.agent.loop_verdict import LoopVerdict
 from atomic_agent.agent.run_tool_call import INVALID_ARGS, run_tool_call
 from atomic_agent.agent.step_context import StepContext
 from atomic_agent.agent.tool_call import ToolCallBatch
 from atomic_agent.prompt.build_prompt import build_prompt
-from atomic_agent.records.tool_spec import Tier
+from atomic_agent.records.tool_spec import ResourceClass, Tier
 from atomic_agent.reliability.failure_taxonomy import ToolExecutionError
-from atomic_agent.sessions.transcript_entry import REPLY, TOOL_CALL, TOOL_RESULT, TranscriptEntry
+from atomic_agent.sessions.tool_journal import ToolJournal
+from atomic_agent.sessions.transcript_entry import REPLY, TranscriptEntry
 from atomic_agent.tools.builtin_tools import LOAD_TOOL_EFFECT
 
 
@@ -40,21 +47,13 @@ def _check_registry(ctx: StepContext, batch: ToolCallBatch) -> None:
         raise ToolExecutionError(f"the model called unregistered tool(s) {', '.join(missing)}", tool=missing[0])
 
 
-def _transcript(ctx: StepContext, batch: ToolCallBatch, result: BatchResult) -> list[TranscriptEntry]:
-    rows: list[TranscriptEntry] = []
-    reasoning = batch.reasoning or None
-    for outcome in result.outcomes:
-        rows.append(TranscriptEntry(TOOL_CALL, ctx.turn_index, tool=outcome.call.tool, args=outcome.call.args,
-                                    reasoning=reasoning, step=ctx.step, batch_index=outcome.index))
-        reasoning = None
-        rows.append(TranscriptEntry(TOOL_RESULT, ctx.turn_index, text=outcome.result.summary, tool=outcome.call.tool,
-                                    status=outcome.result.status, details=dict(outcome.result.details),
-                                    step=ctx.step, batch_index=outcome.index))
-    if result.terminal is not None and not result.cancelled:
-        text = _terminal_text(result.terminal.tool, result.terminal.args)
-        rows.append(TranscriptEntry(REPLY, ctx.turn_index, text=text, tool=result.terminal.tool,
-                                    reasoning=reasoning, step=ctx.step))
-    return rows
+def _reply_row(ctx: StepContext, batch: ToolCallBatch, result: BatchResult) -> TranscriptEntry | None:
+    if result.terminal is None or result.cancelled:
+        return None
+    text = _terminal_text(result.terminal.tool, result.terminal.args)
+    reasoning = (batch.reasoning or None) if not result.outcomes else None  # already on the first call
+    return TranscriptEntry(REPLY, ctx.turn_index, text=text, tool=result.terminal.tool, reasoning=reasoning,
+                           step=ctx.step)
 
 
 def _terminal_text(tool: str, args: dict) -> str:
@@ -116,12 +115,34 @@ async def execute_step(ctx: StepContext) -> StepOutcome:
     composite = ctx.tracker.observe_batch([(c.tool, c.args) for c in batch.calls])
     if composite.level != "none":
         on_loop(composite)
-    result = await execute_batch(batch.calls, ctx.registry, ctx.tracker, run_call, ctx.cancelled,
-                                 ctx.agent.batch_tool_result_char_cap, on_loop)
+    journal = ToolJournal(ctx.store, ctx.session, ctx.turn_index, ctx.step)
+    tail_terminal = size > 0 and ctx.registry.resource_class(batch.calls[-1].tool) is ResourceClass.TERMINAL
+    terminal_at = size - 1 if tail_terminal else size
+    # durable before anything runs: a crash from here on leaves a record of what is owed
+    journal.commit_calls([(i, c.tool, c.args) for i, c in enumerate(batch.calls[:terminal_at])],
+                         batch.reasoning or None)
+
+    def on_outcome(outcome: CallOutcome) -> None:
+        journal.commit_result(outcome.index, outcome.call.tool, outcome.result.status, outcome.result.summary,
+                              outcome.result.details)
+
+    try:
+        result = await execute_batch(batch.calls, ctx.registry, ctx.tracker, run_call, ctx.cancelled, on_loop,
+                                     on_outcome=on_outcome)
+    except asyncio.CancelledError:
+        journal.abandon("cancelled", "cancelled before it finished")
+        raise
+    except Exception as exc:  # results already in hand are kept; the turn's failure handling adds the note
+        journal.abandon("error", f"not finished: the step failed ({type(exc).__name__}: {exc})")
+        raise
     _report_unrun(ctx, result, reported, size)
     _trace_invocations(ctx, result, size)
     _apply_effects(ctx, result)
-    ctx.store.append(ctx.session, _transcript(ctx, batch, result), save_state=True)  # one commit per step
+    reply = _reply_row(ctx, batch, result)
+    if reply is not None:
+        ctx.store.append(ctx.session, [reply], save_state=True)
+    else:
+        ctx.store.save_state(ctx.session)  # loaded tools may have changed
     cache = {"cache_n": inferred.completion.cache_n, "prompt_n": inferred.completion.prompt_n}
     if result.cancelled:
         return StepOutcome("continue", cancelled=True, **cache)

@@ -24,6 +24,8 @@ class AgentConfig:
     world_snapshot_max_tokens: int = int_field(8000, 64, 1_000_000)
     tool_result_summary_chars: int = int_field(1200, 100, 100_000)
     tool_timeout_s: int = int_field(300, 1, 86_400, env="ATOMIC_AGENT_TOOL_TIMEOUT_S", clamp=True)
+    # queued sends of one session: run one turn each, or fold every waiting one into the next turn
+    send_mode: str = value_field("one-at-a-time", choices=("one-at-a-time", "all"))
 
 
 @attrs.frozen

@@ -1,7 +1,8 @@
 """Assemble one step's prompt: the stable prefix, then the tail in mutability order.
 
 Tail order: loaded-tools, memory sections, session-facts, recall sections, world,
-conversation, notice, respond. Caps come from the agent config; the conversation cap is
+earlier-conversation (the summary a compaction left, if any), conversation, notice, respond.
+Caps come from the agent config; the conversation cap is
 clamped to the room the server's context window leaves.
 """
 
@@ -21,6 +22,7 @@ from atomic_agent.prompt.estimate_tokens import estimate_tokens
 from atomic_agent.prompt.pack_conversation import TRUNCATED, pack_conversation
 from atomic_agent.records.memory_phase import PromptSection
 from atomic_agent.sessions.session_state import SessionState
+from atomic_agent.sessions.transcript_entry import COMPACTION, TranscriptEntry
 from atomic_agent.tools.tool_registry import ToolRegistry
 
 NO_WORLD = "no world snapshot available"
@@ -51,6 +53,11 @@ def _cap_lines(lines: list[str], max_tokens: int, count: Callable[[str], int]) -
     return out
 
 
+def earlier_summary(entries: Sequence[TranscriptEntry]) -> str:
+    """The text of the latest compaction row: what the conversation before it said."""
+    return next((e.text for e in reversed(entries) if e.kind == COMPACTION), "")
+
+
 def split_sections(tail: str) -> list[tuple[str, str]]:
     """`### name` sections of a rendered tail, in order (for token accounting)."""
     sections: list[tuple[str, str]] = []
@@ -78,6 +85,7 @@ def build_prompt(*, env: Any, stable_prefix: str, profile: ModelProfile, registr
         "notices": list(dict.fromkeys(notices)),  # deduplicated, first occurrence order
         "today": (today or date.today()).isoformat(),
         "conversation": [],
+        "earlier_summary": earlier_summary(session.entries),
     }
     template = env.get_template("variable_tail.j2")
     framed_prefix = profile.frame_stable_prefix(stable_prefix)
@@ -87,7 +95,8 @@ def build_prompt(*, env: Any, stable_prefix: str, profile: ModelProfile, registr
         cap -= agent.loaded_tools_max_tokens
     if n_ctx:
         cap = min(cap, n_ctx - fixed_cost - n_predict - SAFETY_TOKENS)
-    conversation, dropped = pack_conversation(lines_by_turn(session.entries), max(cap, 16), count)
+    turns = lines_by_turn(session.entries, agent.batch_tool_result_char_cap)
+    conversation, dropped = pack_conversation(turns, max(cap, 16), count)
     context["conversation"] = conversation
     tail = template.render(**context)
     text = profile.frame_prompt(stable_prefix, tail)

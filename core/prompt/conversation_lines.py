@@ -1,13 +1,23 @@
-"""Render transcript rows as the prompt's `### conversation` lines, grouped by turn."""
+"""Render transcript rows as the prompt's `### conversation` lines, grouped by turn.
+
+A batch's calls are committed before they run and their results after, so the rows of
+one step read call, call, result, result. The prompt shows each call followed by its
+own result (matched on turn, step and batch index), which is what the model produced
+and what it needs to read. The batch-wide result cap is applied here, oldest result
+first, so one huge result cannot crowd out its siblings.
+"""
 
 from __future__ import annotations
 
 import json
 from collections.abc import Sequence
 
-from atomic_agent.sessions.transcript_entry import REPLY, TOOL_CALL, TOOL_RESULT, USER, TranscriptEntry
+from atomic_agent.prompt.trim_batch_summaries import trim_batch_summaries
+from atomic_agent.sessions.transcript_entry import (FAILURE_NOTE, REPLY, TOOL_CALL, TOOL_RESULT, USER,
+                                                    TranscriptEntry)
 
 ARGS_PREVIEW_CHARS = 300
+NO_CAP = 1 << 62
 
 
 def _args_preview(args: object) -> str:
@@ -15,22 +25,63 @@ def _args_preview(args: object) -> str:
     return text if len(text) <= ARGS_PREVIEW_CHARS else text[:ARGS_PREVIEW_CHARS] + "…[truncated]"
 
 
-def entry_line(entry: TranscriptEntry) -> str | None:
+def entry_line(entry: TranscriptEntry, text: str | None = None) -> str | None:
+    """One row as a prompt line; `text` overrides a result's (trimmed) summary."""
     if entry.kind == USER:
         return f"user: {entry.text}"
     if entry.kind == TOOL_CALL:
         return f"assistant_tool_call: {entry.tool} {_args_preview(entry.args or {})}"
     if entry.kind == TOOL_RESULT:
-        return f"tool_result[{entry.tool} {entry.status}]: {entry.text}"
+        return f"tool_result[{entry.tool} {entry.status}]: {entry.text if text is None else text}"
     if entry.kind == REPLY:
         return f"assistant: {entry.text}"
-    return None  # turn markers are bookkeeping, not conversation
+    if entry.kind == FAILURE_NOTE:
+        return f"system: {entry.text}"
+    return None  # turn markers and compaction rows are bookkeeping, not conversation lines
 
 
-def lines_by_turn(entries: Sequence[TranscriptEntry]) -> list[tuple[int, list[str]]]:
-    turns: dict[int, list[str]] = {}
+def _key(entry: TranscriptEntry) -> tuple[int, int | None, int | None]:
+    return (entry.turn_index, entry.step, entry.batch_index)
+
+
+def _paired(entries: Sequence[TranscriptEntry]) -> list[TranscriptEntry]:
+    """The rows with each result moved right behind its call (unmatched rows stay put)."""
+    results: dict[tuple[int, int | None, int | None], list[TranscriptEntry]] = {}
+    calls = {_key(e) for e in entries if e.kind == TOOL_CALL}
     for entry in entries:
-        line = entry_line(entry)
+        if entry.kind == TOOL_RESULT and _key(entry) in calls:
+            results.setdefault(_key(entry), []).append(entry)
+    out: list[TranscriptEntry] = []
+    for entry in entries:
+        if entry.kind == TOOL_RESULT and _key(entry) in calls:
+            continue  # emitted beside its call
+        out.append(entry)
+        if entry.kind == TOOL_CALL and results.get(_key(entry)):
+            out.append(results[_key(entry)].pop(0))
+    return out
+
+
+def _trimmed_texts(entries: Sequence[TranscriptEntry], cap: int) -> dict[int, str]:
+    """id(result row) -> summary after the per-batch cap (only results that changed); keyed
+    by identity because rows built in memory have no seq yet."""
+    batches: dict[tuple[int, int | None], list[TranscriptEntry]] = {}
+    for entry in entries:
+        if entry.kind == TOOL_RESULT:
+            batches.setdefault((entry.turn_index, entry.step), []).append(entry)
+    out: dict[int, str] = {}
+    for rows in batches.values():
+        rows.sort(key=lambda e: e.batch_index or 0)
+        for row, text in zip(rows, trim_batch_summaries([r.text for r in rows], cap)):
+            if text != row.text:
+                out[id(row)] = text
+    return out
+
+
+def lines_by_turn(entries: Sequence[TranscriptEntry], batch_char_cap: int = NO_CAP) -> list[tuple[int, list[str]]]:
+    trimmed = _trimmed_texts(entries, batch_char_cap)
+    turns: dict[int, list[str]] = {}
+    for entry in _paired(entries):
+        line = entry_line(entry, trimmed.get(id(entry)))
         if line is not None:
             turns.setdefault(entry.turn_index, []).append(line)
     return [(index, turns[index]) for index in sorted(turns)]

@@ -70,7 +70,10 @@ class ToolSpec:
     `args_schema` is a JSON Schema object for the args; it feeds the prompt's full
     descriptors, argument validation and the OpenAI `tools` payload of cloud providers.
     `approval_category` names the ladder category a call asks under, or None when the
-    tool never needs approval.
+    tool never needs approval. `durable` says the call is safe to run again after a crash
+    cut it off: it has no side effect (a read) or is idempotent. Only durable calls are
+    re-run when an interrupted batch is settled; every other interrupted call is answered
+    with an error, because its side effect may already have happened.
     """
 
     name: str
@@ -81,4 +84,5 @@ class ToolSpec:
     tier: Tier = Tier.FREQUENT
     approval_category: str | None = None
     example: str | None = None  # one compact call example for the full descriptor
+    durable: bool = False  # safe to re-run after a crash (read-only or idempotent)
     plugin: str = ""  # filled in by the core at registration

@@ -11,7 +11,7 @@ import os
 import sys
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from atomic_agent.agent import agent_events as ev
 from atomic_agent.agent.agent_loop import TurnDeps, TurnResult, run_turn
@@ -37,6 +37,15 @@ from atomic_agent.sessions.session_store import SessionStore
 from atomic_agent.tools.tool_registry import ToolRegistry
 from atomic_agent.tracing.prefix_hash import hash_prefix, load_or_create_salt
 from atomic_agent.tracing.trace_recorder import TraceRecorder
+# durable calls and compaction (issue 5 items 6 and 8)
+from atomic_agent.runtime.session_compactor import SessionCompactor
+from atomic_agent.sessions.compact_session import CompactionResult
+from atomic_agent.sessions.settle_interrupted_calls import RunDurable, SettleReport, settle_interrupted_calls
+from atomic_agent.turns.turn_lifecycle import FinalizeTurn, TurnLifecycle
+from atomic_agent.turns.turn_states import StartedTurn
+
+if TYPE_CHECKING:
+    from atomic_agent.turns.restart_recovery import RecoveryReport
 
 
 class Runtime:
@@ -56,11 +65,13 @@ class Runtime:
                                     key=lambda p: (p.order, p.name))
         self._provider = provider
         self._sessions: SessionStore | None = None
+        self._lifecycle: TurnLifecycle | None = None
         self._plan: PromptPlan | None = None
         self._salt: str | None = None
         self._background: set[asyncio.Task[Any]] = set()
         self.turns = TurnController()
         self.inbox = SteeringInbox()
+        self.compactor = SessionCompactor(self)  # issue 5 item 8: one shared compaction per session
         self._services.update({"approval_gate": self.gate, "tool_registry": self.registry,
                                "turn_controller": self.turns})
         call_lifecycle(self.host, "runtime_started", runtime=self)
@@ -132,6 +143,15 @@ class Runtime:
             self._sessions = SessionStore(self.state_dir)
         return self._sessions
 
+    @property
+    def lifecycle(self) -> TurnLifecycle:
+        """The durable turn ledger, steering queue and per-lane stop (built with the sessions)."""
+        if self._lifecycle is None:
+            self._lifecycle = TurnLifecycle(self.sessions, self.turns, self.state_dir,
+                                            lambda: self.config.agent.send_mode, self._executor)
+            self.inbox.queue = self._lifecycle.steers
+        return self._lifecycle
+
     async def prompt_plan(self, refresh: bool = False) -> PromptPlan:
         """Profile, grammar, n_ctx and template env; asks the provider once (server facts)."""
         if self._plan is None or refresh:
@@ -159,8 +179,8 @@ class Runtime:
                           file=sys.stderr)
         return fit_sections(sections, estimate_tokens)
 
-    def _before_turn(self, session: SessionState, text: str) -> None:
-        start = TurnStart(session.id, session.next_turn_index, text, str(session.working_dir))
+    def _before_turn(self, session: SessionState, turn_index: int, text: str) -> None:
+        start = TurnStart(session.id, turn_index, text, str(session.working_dir))
         for phase in self.memory_phases:
             if phase.before_turn is not None:
                 try:
@@ -180,19 +200,29 @@ class Runtime:
     async def run_turn(self, text: str, session_id: str | None = None, on_event: ev.EventSink | None = None,
                        working_dir: Path | None = None, cancelled: asyncio.Event | None = None,
                        origin: str = "cli") -> TurnResult:
-        """Queue a turn on the session (FIFO per session, parallel across sessions) and run it.
+        """Admit a turn durably, then queue it on the session (FIFO per session, parallel
+        across sessions) and run it.
 
         A new session is created first when `session_id` is None. Events go to `on_event`
-        through the session's hook; `turn_queued` carries the queue position.
+        through the session's hook; `turn_queued` (sent only once the admission is on disk)
+        carries the turn id and how many turns are ahead of it.
         """
         if session_id is None:
             session_id = self.open_session(None, working_dir).id
-        sid = session_id
-        sink = on_event or ev.discard
-        sink(ev.event(ev.TURN_QUEUED, sessionId=sid, position=self.turns.queue_position(sid), origin=origin))
-        return await self.turns.submit(
-            sid, lambda: self._execute_turn(text, sid, lambda e: self.turns.emit(sid, e), cancelled),
-            origin=origin, on_event=sink, cancelled=cancelled)
+        return await self.lifecycle.run(text, session_id, origin, on_event or ev.discard, cancelled,
+                                        self._executor(text))
+
+    def stop(self, session_id: str) -> bool:
+        """Stop the turn running on the session's lane (it ends `stopped`); turns queued
+        behind it and every other session keep going. False when none is running."""
+        return self.lifecycle.stop(session_id)
+
+    async def recover(self, resume: bool = False, on_event: ev.EventSink | None = None) -> RecoveryReport:
+        """Settle what a dead process left (idempotent): interrupt its running turns, turn its
+        undelivered steers into queued turns, and with `resume` run its queued turns."""
+        from atomic_agent.turns.restart_recovery import recover_after_restart
+
+        return await recover_after_restart(self, resume, on_event or ev.discard)
 
     def steer(self, session_id: str, text: str) -> SteerOutcome:
         """Fold `text` into the turn running on the session at its next step boundary.
@@ -201,13 +231,21 @@ class Runtime:
         """
         return self.inbox.push(session_id, text)
 
-    async def _execute_turn(self, text: str, session_id: str, emit: ev.EventSink,
-                            cancelled: asyncio.Event | None) -> TurnResult:
-        session = self.sessions.load(session_id)  # re-read inside the lock: never a stale state
-        self._before_turn(session, text)
+    def _executor(self, text: str) -> Any:
+        async def execute(session: SessionState, started: StartedTurn, cancel: asyncio.Event,
+                          finalize: FinalizeTurn) -> TurnResult:
+            return await self._execute_turn(text, session, started, cancel, finalize)
+
+        return execute
+
+    async def _execute_turn(self, text: str, session: SessionState, started: StartedTurn, cancel: asyncio.Event,
+                            finalize: FinalizeTurn) -> TurnResult:
+        emit: ev.EventSink = lambda e: self.turns.emit(session.id, e)  # noqa: E731
+        self._before_turn(session, started.turn_index, text)  # the opening rows are already written
         trace = self.trace_for(session.id)
-        cancel = cancelled or asyncio.Event()
-        deps = TurnDeps(session, self.sessions, trace, _LazyProvider(self), cancel, self.inbox)
+        store = self.sessions.fenced(started.guard)  # every write of this turn carries its generation
+        deps = TurnDeps(session, store, trace, _LazyProvider(self), cancel, self.inbox, turn_id=started.turn_id,
+                        opened_turn_index=started.turn_index, finalize=finalize)
         slot: list[int] = []
 
         async def make_context(turn_index: int, step: int, notices: Sequence[str]) -> StepContext:
@@ -218,7 +256,7 @@ class Runtime:
             return StepContext(
                 provider=self._session_provider(session.id, emit, trace, turn_index), profile=plan.profile,
                 registry=self.registry, gate=self.gate,
-                session=session, store=self.sessions, tracker=ToolLoopTracker(), trace=trace, emit=emit,
+                session=session, store=store, tracker=ToolLoopTracker(), trace=trace, emit=emit,
                 agent=self.config.agent, prompt_env=plan.env, stable_prefix=prefix,
                 prefix_hash=self.prefix_hash(plan.profile.frame_stable_prefix(prefix)), grammar=plan.grammar,
                 slot_id=slot[0], n_ctx=plan.n_ctx, n_predict=plan.n_predict, turn_index=turn_index, step=step,
@@ -248,8 +286,32 @@ class Runtime:
                 self._background.add(task)
                 task.add_done_callback(self._background.discard)
 
+    # -- durable calls and compaction (issue 5 items 6 and 8) ------------------------------
+    def durable_runner(self, session: SessionState) -> RunDurable:
+        """The `run_durable` settle_interrupted_calls needs: a durable call runs again through the gate."""
+        from functools import partial
+
+        from atomic_agent.agent.rerun_durable_call import rerun_durable_call
+
+        return partial(rerun_durable_call, registry=self.registry, gate=self.gate, agent=self.config.agent,
+                       session=session, state_dir=self.state_dir, services=self._services)
+
+    async def settle_interrupted(self, session_id: str) -> SettleReport:
+        """Settle the calls a crash left open on the session, between turns (TurnController)."""
+        async def settle() -> SettleReport:
+            session = self.sessions.load(session_id)
+            return await settle_interrupted_calls(self.sessions, session, self.registry, self.durable_runner(session))
+
+        return await self.turns.submit(session_id, settle, origin="cli")
+
+    async def compact(self, session_id: str) -> CompactionResult:
+        """Replace the session's history with a provider-written summary once its running turn
+        ends; concurrent callers share one compaction. Raises CompactionError, history untouched."""
+        return await self.compactor.compact(session_id)
+
     async def close(self) -> None:
         self.inbox.clear_all()
+        self.compactor.cancel_all()  # issue 5 item 8: no compact() caller waits for ever
         if self._background:
             await asyncio.gather(*self._background, return_exceptions=True)
         call_lifecycle(self.host, "runtime_stopping", runtime=self)
@@ -261,6 +323,8 @@ class Runtime:
             print(f"atomic-agent: metrics were not saved: {type(exc).__name__}: {exc}", file=sys.stderr)
         if self._provider is not None:
             await self._provider.close()
+        if self._lifecycle is not None:
+            self._lifecycle.lease.release()
         if self._sessions is not None:
             self._sessions.close()
 

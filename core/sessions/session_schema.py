@@ -22,7 +22,41 @@ def m001_initial(db: sqlite_utils.Database) -> None:
                "BEGIN SELECT RAISE(ABORT, 'transcript rows are append-only'); END")
 
 
-MIGRATIONS: list[Callable[[sqlite_utils.Database], None]] = [m001_initial]
+TERMINAL_TURN_STATES = ("completed", "failed", "stopped", "cancelled", "interrupted", "merged")
+
+
+def m002_turn_ledger(db: sqlite_utils.Database) -> None:
+    """The durable turn lifecycle: admission ledger, append-only audit, steering queue."""
+    terminal = ", ".join(f"'{s}'" for s in TERMINAL_TURN_STATES)
+    db.execute(
+        "CREATE TABLE IF NOT EXISTS turns (turn_id TEXT PRIMARY KEY, session_id TEXT NOT NULL, lane TEXT NOT NULL, "
+        "admitted_order INTEGER NOT NULL UNIQUE, state TEXT NOT NULL CHECK (state IN ('queued', 'running', "
+        f"{terminal})), origin TEXT NOT NULL, text TEXT NOT NULL, generation INTEGER NOT NULL DEFAULT 0, "
+        "turn_index INTEGER, reason TEXT, category TEXT, response_hash TEXT, merged_into TEXT, owner TEXT, "
+        "admitted_at TEXT NOT NULL, started_at TEXT, finished_at TEXT)")
+    db.execute("CREATE INDEX IF NOT EXISTS turns_by_lane ON turns (lane, state, admitted_order)")
+    db.execute("CREATE INDEX IF NOT EXISTS turns_by_state ON turns (state, admitted_order)")
+    # the admission counter lives in the database so a restarted process continues after it
+    db.execute("CREATE TABLE IF NOT EXISTS turn_counters (name TEXT PRIMARY KEY, value INTEGER NOT NULL)")
+    # a finalized turn is a frozen fact: no stale writer can move it again or rewrite its hash
+    db.execute(f"CREATE TRIGGER IF NOT EXISTS turns_final_is_frozen BEFORE UPDATE ON turns "
+               f"WHEN OLD.state IN ({terminal}) "
+               "BEGIN SELECT RAISE(ABORT, 'a finalized turn cannot change'); END")
+    db.execute(
+        "CREATE TABLE IF NOT EXISTS turn_audit (audit_id INTEGER PRIMARY KEY AUTOINCREMENT, turn_id TEXT NOT NULL, "
+        "session_id TEXT NOT NULL, lane TEXT NOT NULL, from_state TEXT, to_state TEXT NOT NULL, "
+        "generation INTEGER NOT NULL, reason TEXT, owner TEXT, at TEXT NOT NULL)")
+    # the audit is the independent record invariants are checked against: never rewritten
+    for op in ("UPDATE", "DELETE"):
+        db.execute(f"CREATE TRIGGER IF NOT EXISTS turn_audit_no_{op.lower()} BEFORE {op} ON turn_audit "
+                   "BEGIN SELECT RAISE(ABORT, 'turn_audit rows are append-only'); END")
+    db.execute(
+        "CREATE TABLE IF NOT EXISTS steer_queue (steer_id INTEGER PRIMARY KEY AUTOINCREMENT, "
+        "session_id TEXT NOT NULL, turn_id TEXT NOT NULL, text TEXT NOT NULL, owner TEXT, accepted_at TEXT NOT NULL)")
+    db.execute("CREATE INDEX IF NOT EXISTS steer_queue_by_turn ON steer_queue (turn_id, steer_id)")
+
+
+MIGRATIONS: list[Callable[[sqlite_utils.Database], None]] = [m001_initial, m002_turn_ledger]
 
 
 def migrate(db: sqlite_utils.Database) -> None:

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import attrs
 
-from atomic_agent.sessions.transcript_entry import TURN_FINISHED, TURN_STARTED, USER, TranscriptEntry
+from atomic_agent.sessions.transcript_entry import COMPACTION, TURN_FINISHED, TURN_STARTED, USER, TranscriptEntry
 
 
 @attrs.define
@@ -24,7 +24,8 @@ class SessionState:
 
     @property
     def next_turn_index(self) -> int:
-        return 1 + max((e.turn_index for e in self.entries if e.kind == TURN_STARTED), default=-1)
+        # a compaction row carries the last turn it replaced, so numbering never restarts
+        return 1 + max((e.turn_index for e in self.entries if e.kind in (TURN_STARTED, COMPACTION)), default=-1)
 
     def load_tool(self, name: str, cap: int) -> list[str]:
         """Move `name` to the most-recent end; evict the least recent past `cap`. Returns evicted."""

@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import copy
 import json
 import sqlite3
 import uuid
+from collections.abc import Iterator
+from contextlib import contextmanager
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
@@ -12,8 +15,12 @@ from typing import Any
 import attrs
 
 from atomic_agent.sessions.session_state import SessionState
+from atomic_agent.sessions.store_errors import SessionStoreError, explain_write_failures
+from atomic_agent.sessions.writer_guard import TurnGuard, check_writer_guard
 from atomic_agent.storage.sqlite_transaction import transaction
 from atomic_agent.sessions.transcript_entry import TranscriptEntry
+
+__all__ = ["SESSIONS_FILE", "SessionNotFoundError", "SessionStore", "SessionStoreError", "now_iso"]
 
 SESSIONS_FILE = "sessions.sqlite"
 
@@ -22,10 +29,6 @@ class SessionNotFoundError(LookupError):
     def __init__(self, session_id: str) -> None:
         super().__init__(f"no session {session_id!r}; `atomic-agent sessions list` shows the ids")
         self.session_id = session_id
-
-
-class SessionStoreError(RuntimeError):
-    """The database cannot be used (corrupt, locked, unreadable); the message says what to do."""
 
 
 def now_iso() -> str:
@@ -41,7 +44,12 @@ def _loads(value: str | None) -> Any:
 
 
 class SessionStore:
-    """One SQLite file (WAL, busy timeout); every write commits before returning."""
+    """One SQLite file (WAL, busy timeout); every write commits before returning.
+
+    `fenced(guard)` gives a view over the same connection whose writes all carry a running
+    turn's writer guard, so a loop and its steps need not know the guard exists."""
+
+    _guard: TurnGuard | None = None
 
     def __init__(self, state_dir: Path) -> None:
         import sqlite_utils
@@ -63,10 +71,23 @@ class SessionStore:
     def close(self) -> None:
         self.db.conn.close()
 
+    def fenced(self, guard: TurnGuard) -> SessionStore:
+        """The same store whose `append`/`save_state` are conditional on `guard`."""
+        view = copy.copy(self)
+        view._guard = guard
+        return view
+
+    @contextmanager
+    def write(self) -> Iterator[sqlite3.Connection]:
+        """`with store.write():` one BEGIN IMMEDIATE transaction (joining an outer one), with a
+        lock timeout or a full disk raised as a typed error naming the file."""
+        with explain_write_failures(self.path), transaction(self.db.conn) as conn:
+            yield conn
+
     def create(self, working_dir: Path, title: str = "") -> SessionState:
         created = now_iso()
         state = SessionState(id=uuid.uuid4().hex[:12], working_dir=working_dir, created_at=created, title=title)
-        with transaction(self.db.conn):
+        with self.write():
             self.db.execute(
                 "insert into sessions (id, created_at, updated_at, working_dir, status, title, loaded_tools, "
                 "known_facts) values (?, ?, ?, ?, ?, ?, '[]', '[]')",
@@ -87,6 +108,9 @@ class SessionStore:
                              loaded_tools=_loads(data["loaded_tools"]) or [],
                              known_facts=_loads(data["known_facts"]) or [])
         state.entries = self.entries(session_id)
+        from atomic_agent.sessions.repair_unanswered_calls import repair_on_load
+
+        repair_on_load(self, state)  # a call stranded under later rows gets its answer beside it (issue 5)
         return state
 
     def entries(self, session_id: str) -> list[TranscriptEntry]:
@@ -102,12 +126,24 @@ class SessionStore:
                                        seq=d["seq"]))
         return out
 
-    def append(self, state: SessionState, entries: list[TranscriptEntry], *, save_state: bool = False) -> list[TranscriptEntry]:
+    def append(self, state: SessionState, entries: list[TranscriptEntry], *, save_state: bool = False,
+               guard: TurnGuard | None = None) -> list[TranscriptEntry]:
         """Append rows in one transaction (with the mutable session fields when `save_state`);
-        returns them with seq and timestamp filled in."""
-        next_seq = 1 + max((e.seq for e in state.entries), default=-1)
-        stamped = [attrs.evolve(e, seq=next_seq + i, created_at=e.created_at or now_iso()) for i, e in enumerate(entries)]
-        with transaction(self.db.conn):
+        returns them with seq and timestamp filled in.
+
+        With a guard (given here or by `fenced`) the rows land only while that turn is still
+        running at that generation, checked inside the transaction; otherwise StaleWriterError
+        and nothing is written."""
+        guard = guard or self._guard
+        with self.write():
+            if guard is not None:
+                check_writer_guard(self.db.conn, guard)
+            # seq comes from the file, not from memory: another writer (recovery, a steer
+            # consumer) may have appended since this state was loaded
+            stored = self.db.execute("select max(seq) from transcript where session_id = ?", [state.id]).fetchone()[0]
+            next_seq = 1 + max(-1 if stored is None else stored, max((e.seq for e in state.entries), default=-1))
+            stamped = [attrs.evolve(e, seq=next_seq + i, created_at=e.created_at or now_iso())
+                       for i, e in enumerate(entries)]
             self.db.conn.executemany(
                 "insert into transcript (session_id, seq, turn_index, kind, text, tool, args, status, reason, "
                 "reasoning, details, step, batch_index, created_at) values (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
@@ -122,7 +158,9 @@ class SessionStore:
 
     def save_state(self, state: SessionState) -> None:
         """Persist the mutable session fields (status, title, loaded tools, facts)."""
-        with transaction(self.db.conn):
+        with self.write():
+            if self._guard is not None:
+                check_writer_guard(self.db.conn, self._guard)
             self._write_state(state)
 
     def _write_state(self, state: SessionState) -> None:
@@ -143,4 +181,7 @@ class SessionStore:
             raise SessionNotFoundError(session_id)
         with transaction(self.db.conn):
             self.db.execute("delete from transcript where session_id = ?", [session_id])
+            self.db.execute("delete from steer_queue where session_id = ?", [session_id])
+            self.db.execute("delete from turns where session_id = ?", [session_id])  # turn_audit keeps the history
             self.db.execute("delete from sessions where id = ?", [session_id])
+

@@ -1,4 +1,9 @@
-"""One row of a session transcript. Rows are appended, never rewritten."""
+"""One row of a session transcript.
+
+Rows are appended, never updated in place. Two rewrites exist, each one transaction:
+settling places a missing tool result beside its call, and compaction replaces the rows
+up to a boundary with one `compaction` row.
+"""
 
 from __future__ import annotations
 
@@ -13,6 +18,8 @@ TOOL_RESULT = "tool_result"
 REPLY = "assistant_reply"
 TURN_STARTED = "turn_started"
 TURN_FINISHED = "turn_finished"
+FAILURE_NOTE = "failure_note"  # "The last turn failed: ..." so the next inference sees it
+COMPACTION = "compaction"  # a provider-written summary standing in for the rows it replaced
 
 
 @attrs.frozen

@@ -29,6 +29,9 @@ async def open_runtime(state: Any, emit: Callable[[dict[str, Any]], None], no_ap
     runtime = await create_runtime(boot_context=state.require(), ask=terminal_approver(emit))
     if no_approval:  # --no-approval can only raise this one process to full trust
         runtime.gate.set_level(5)
+    # settle what a dead process left (interrupted turns, undelivered steers); a one-shot
+    # command does not run other people's queued turns — a long-running host resumes those
+    await runtime.recover(resume=False)
     return runtime
 
 

@@ -54,6 +54,7 @@ async def serve_forever(boot_context: Any, settings: ServeSettings, host: str, p
     runtime = await create_runtime(boot_context=boot_context, ask=ctx.approvals.ask, provider=provider)
     runtime.gate.set_level(resolve_boot_level(no_approval, runtime.gate.level))
     ctx.bind(runtime)
+    await runtime.recover(resume=True)  # a restarted server answers what it owes, in lane order
     server = make_server(build_app(ctx), host, port)
     print(f"atomic-agent serve: http://{host}:{port} (model {settings.model_name!r}, approval level "
           f"{runtime.gate.level}{', bearer auth' if settings.api_key else ''})", file=sys.stderr)

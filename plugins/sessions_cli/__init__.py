@@ -1,4 +1,4 @@
-"""`atomic-agent sessions list|show|delete|export`."""
+"""`atomic-agent sessions list|show|compact|delete|export`."""
 
 from __future__ import annotations
 
@@ -11,4 +11,4 @@ from atomic_agent.api import hookimpl
 def register_commands(app: Any) -> None:
     from atomic_agent.plugins.sessions_cli.sessions_commands import sessions_app
 
-    app.add_typer(sessions_app, name="sessions", help="List, show, export and delete chat sessions.")
+    app.add_typer(sessions_app, name="sessions", help="List, show, compact, export and delete chat sessions.")

@@ -80,6 +80,10 @@ def sessions_show(ctx: typer.Context, session_id: str, json_out: bool = typer.Op
             print(f"    {entry.status}: {entry.text[:200]}")
         elif entry.kind == "assistant_reply":
             print(f"assistant: {entry.text}")
+        elif entry.kind == "failure_note":
+            print(f"system: {entry.text}")
+        elif entry.kind == "compaction":
+            print(f"summary of earlier conversation: {entry.text}")
 
 
 @sessions_app.command("export")
@@ -94,6 +98,30 @@ def sessions_export(ctx: typer.Context, session_id: str,
     else:
         write_atomic(output, data, mode=0o600)
         print(f"wrote {output}")
+
+
+@sessions_app.command("compact")
+def sessions_compact(ctx: typer.Context, session_id: str) -> None:
+    """Replace the session's history with a summary the model writes (messages that arrive meanwhile are kept)."""
+    import asyncio
+
+    from atomic_agent.api import create_runtime
+
+    async def go() -> Any:
+        runtime = await create_runtime(boot_context=current_cli_state(ctx).require())
+        try:
+            return await runtime.compact(session_id)
+        finally:
+            await runtime.close()
+
+    try:
+        result = asyncio.run(go())
+    except (LookupError, RuntimeError) as exc:  # unknown session, or a compaction that changed nothing
+        fail(str(exc))
+    if not result.compacted:
+        print(f"nothing to compact in {session_id}")
+        return
+    print(f"compacted {session_id}: {result.replaced_rows} rows replaced by a summary, {result.kept_rows} kept")
 
 
 @sessions_app.command("delete")

@@ -62,6 +62,7 @@ async def _serve(boot_context: Any, writer: ProtocolWriter, fd: int, no_approval
     runtime = await create_runtime(boot_context=boot_context, ask=server.approvals.ask)
     runtime.gate.set_level(resolve_boot_level(no_approval, runtime.gate.level))
     server.bind(runtime)
+    await runtime.recover(resume=True)  # a restarted sidecar answers what it owes, in lane order
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGTERM, signal.SIGINT):
         try:

@@ -87,13 +87,27 @@ async def test_tail_terminal_batch_runs_in_one_inference_and_reply_fires_after_e
     await rt.close()
 
 
-async def test_transcript_shape_pairs_then_one_reply_reasoning_once(tmp_path: Path):
+async def test_transcript_shape_calls_then_results_in_order_then_one_reply(tmp_path: Path):
+    # the batch's calls are committed before any runs, so all calls precede all results
     provider = ScriptedProvider([calls(("t.read", {"path": "a"}), ("t.read", {"path": "b"}), ("reply", {"text": "r"}))])
     rt = make_runtime(tmp_path, provider)
     result = await rt.run_turn("go", working_dir=tmp_path)
-    kinds = [e.kind for e in rt.sessions.load(result.session_id).entries]
-    assert kinds == ["turn_started", "user", "assistant_tool_call", "tool_result", "assistant_tool_call",
-                     "tool_result", "assistant_reply", "turn_finished"]
+    entries = rt.sessions.load(result.session_id).entries
+    assert [e.kind for e in entries] == ["turn_started", "user", "assistant_tool_call", "assistant_tool_call",
+                                         "tool_result", "tool_result", "assistant_reply", "turn_finished"]
+    assert [e.batch_index for e in entries if e.kind == "tool_result"] == [0, 1]
+    await rt.close()
+
+
+async def test_prompt_pairs_each_call_with_its_result(tmp_path: Path):
+    provider = ScriptedProvider([calls(("t.read", {"path": "a"}), ("t.read", {"path": "b"})),
+                                 calls(("reply", {"text": "r"}))])
+    rt = make_runtime(tmp_path, provider)
+    await rt.run_turn("go", working_dir=tmp_path)
+    prompt = provider.requests[1].prompt
+    lines = prompt[prompt.index("user: go"):].splitlines()[1:5]
+    assert lines == ['assistant_tool_call: t.read {"path":"a"}', "tool_result[t.read ok]: contents of a",
+                     'assistant_tool_call: t.read {"path":"b"}', "tool_result[t.read ok]: contents of b"]
     await rt.close()
 
 
@@ -177,11 +191,13 @@ async def test_combined_result_cap_trims_oldest_summaries_first(tmp_path: Path):
     provider = ScriptedProvider([calls(("t.huge", {"path": "a"}), ("t.read", {"path": "b"})),
                                  calls(("reply", {"text": "ok"}))])
     rt = make_runtime(tmp_path, provider, environ={"ATOMIC_AGENT_BATCH_TOOL_RESULT_CHAR_CAP": "600"})
-    result = await rt.run_turn("go", working_dir=tmp_path)
-    results = [e for e in rt.sessions.load(result.session_id).entries if e.kind == "tool_result"]
-    assert "trimmed" in results[0].text
-    assert results[1].text == "contents of b"  # the newest kept whole
-    assert sum(len(r.text) for r in results) <= 600
+    await rt.run_turn("go", working_dir=tmp_path)
+    # the cap applies where results are rendered: each is committed before its siblings exist
+    prompt = provider.requests[1].prompt
+    results = [line.split("]: ", 1)[1] for line in prompt.splitlines() if line.startswith("tool_result[")]
+    assert "trimmed" in results[0]
+    assert results[1] == "contents of b"  # the newest kept whole
+    assert sum(len(r) for r in results) <= 600
     await rt.close()
 
 

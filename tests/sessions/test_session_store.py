@@ -52,7 +52,9 @@ def test_migrations_are_idempotent(tmp_path: Path):
     SessionStore(tmp_path).close()
     store = SessionStore(tmp_path)
     names = [r[0] for r in store.db.execute("select name from _migrations")]
-    assert names == ["m001_initial"]
+    from atomic_agent.sessions.session_schema import MIGRATIONS
+
+    assert names == [m.__name__ for m in MIGRATIONS]  # each applied once, in order
 
 
 def test_delete_removes_session_and_transcript(tmp_path: Path):

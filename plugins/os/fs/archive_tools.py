@@ -82,7 +82,7 @@ def make_archive_list(env: FsEnv) -> ToolSpec:
                              entries=[{"name": m.name, "size": m.size, "kind": m.kind} for m in members[:limit]])
 
     return ToolSpec(LIST_NAME, "List the entries of a zip/tar/tar.gz/gz archive (names, sizes, link entries).",
-                    LIST_SCHEMA, ResourceClass.PURE_READ, run, tier=Tier.RARE,
+                    LIST_SCHEMA, ResourceClass.PURE_READ, run, durable=True, tier=Tier.RARE,
                     example='{"tool": "os.fs.archive.list", "args": {"path": "release.zip"}}')
 
 
@@ -102,6 +102,6 @@ def make_archive_read_entry(env: FsEnv) -> ToolSpec:
         return ToolResult.ok(f"{head}\n{text}", truncated=more, bytes=len(data))
 
     return ToolSpec(READ_NAME, "Read one archive entry as text without extracting (size-capped).", READ_SCHEMA,
-                    ResourceClass.PURE_READ, run, tier=Tier.RARE,
+                    ResourceClass.PURE_READ, run, durable=True, tier=Tier.RARE,
                     example='{"tool": "os.fs.archive.read_entry", "args": {"path": "src.tar.gz", '
                             '"entry": "src/README.md"}}')

@@ -79,5 +79,5 @@ def make_diff(env: FsEnv) -> ToolSpec:
         return ToolResult.ok(f"+{added} -{removed}\n{text}", identical=False, added=added, removed=removed)
 
     return ToolSpec(NAME, "Unified diff of two files, or of a file against proposed contents.", SCHEMA,
-                    ResourceClass.PURE_READ, run, tier=Tier.RARE,
+                    ResourceClass.PURE_READ, run, durable=True, tier=Tier.RARE,
                     example='{"tool": "os.fs.diff", "args": {"a": "old.txt", "b": "new.txt"}}')

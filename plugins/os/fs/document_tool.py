@@ -122,5 +122,5 @@ def make_read_document(env: FsEnv) -> ToolSpec:
         return ToolResult.ok(f"{head}\n{body}", kind=kind, chars=len(text), truncated=more)
 
     return ToolSpec(NAME, f"Extract plain text from a document ({SUPPORTED}).", SCHEMA, ResourceClass.PURE_READ,
-                    run, tier=Tier.RARE,
+                    run, durable=True, tier=Tier.RARE,
                     example='{"tool": "os.fs.read_document", "args": {"path": "report.pdf"}}')

@@ -83,5 +83,5 @@ def make_glob(env: FsEnv) -> ToolSpec:
                              truncated=got["truncated"])
 
     return ToolSpec(NAME, "Find paths matching a glob (** spans directories; hidden and node_modules skipped).",
-                    SCHEMA, ResourceClass.PURE_READ, run, tier=Tier.FREQUENT,
+                    SCHEMA, ResourceClass.PURE_READ, run, durable=True, tier=Tier.FREQUENT,
                     example='{"tool": "os.fs.glob", "args": {"pattern": "**/*.py", "path": "src"}}')

@@ -83,5 +83,5 @@ def make_grep(env: FsEnv) -> ToolSpec:
                              matches=[{"path": m.path, "line": m.line, "text": m.text} for m in outcome.matches])
 
     return ToolSpec(NAME, "Search file contents by regex; prints path:line:text (ripgrep when installed).",
-                    SCHEMA, ResourceClass.PURE_READ, run, tier=Tier.FREQUENT,
+                    SCHEMA, ResourceClass.PURE_READ, run, durable=True, tier=Tier.FREQUENT,
                     example='{"tool": "os.fs.grep", "args": {"pattern": "def main", "glob": "*.py"}}')

@@ -62,5 +62,5 @@ def make_hash(env: FsEnv) -> ToolSpec:
                              digest=hexdigest, size=size, path=str(path))
 
     return ToolSpec(NAME, "Checksum a file (md5, sha1, sha256, sha512), streamed.", SCHEMA,
-                    ResourceClass.PURE_READ, run, tier=Tier.RARE,
+                    ResourceClass.PURE_READ, run, durable=True, tier=Tier.RARE,
                     example='{"tool": "os.fs.hash", "args": {"path": "dist/app.tar.gz", "algorithm": "sha256"}}')

@@ -121,5 +121,5 @@ def make_list(env: FsEnv) -> ToolSpec:
                              dirs=got["dirs"], files=got["files"])
 
     return ToolSpec(NAME, "List a directory compactly (dirs first, sizes, symlink targets; depth up to 4).",
-                    SCHEMA, ResourceClass.PURE_READ, run, tier=Tier.FREQUENT,
+                    SCHEMA, ResourceClass.PURE_READ, run, durable=True, tier=Tier.FREQUENT,
                     example='{"tool": "os.fs.list", "args": {"path": "src", "depth": 2}}')

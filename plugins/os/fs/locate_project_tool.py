@@ -102,5 +102,5 @@ def make_locate_project(env: FsEnv) -> ToolSpec:
                              source=chosen.source, **details)
 
     return ToolSpec(NAME, "Find a project's directory from its folder name (cwd, recent sessions, projects.roots).",
-                    SCHEMA, ResourceClass.PURE_READ, run, tier=Tier.FREQUENT,
+                    SCHEMA, ResourceClass.PURE_READ, run, durable=True, tier=Tier.FREQUENT,
                     example='{"tool": "os.fs.locate_project", "args": {"name": "raylib"}}')

@@ -168,5 +168,5 @@ def make_read(env: FsEnv) -> ToolSpec:
                                        bool(args.get("lineNumbers", True)))
 
     return ToolSpec(NAME, "Read a text file's lines (offset/limit, numbered); binary files are reported, not dumped.",
-                    SCHEMA, ResourceClass.PURE_READ, run, tier=Tier.FREQUENT,
+                    SCHEMA, ResourceClass.PURE_READ, run, durable=True, tier=Tier.FREQUENT,
                     example='{"tool": "os.fs.read", "args": {"path": "README.md", "offset": 1, "limit": 80}}')

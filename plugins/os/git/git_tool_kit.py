@@ -30,7 +30,7 @@ def git_spec(name: str, summary: str, properties: dict[str, Any], run: GitRun, c
             return ToolResult.error(f"{name}: {exc}")
 
     return ToolSpec(name=name, summary=summary, args_schema=schema, resource_class=ResourceClass.PURE_READ,
-                    run=runner, tier=tier, example=example)
+                    run=runner, tier=tier, durable=True, example=example)
 
 
 def truncation_note(truncated: bool, total: int) -> str:

@@ -104,7 +104,7 @@ def proc_tool_specs(runtime: Any) -> list[ToolSpec]:
                  args_schema={"type": "object", "properties": {
                      "filter": {"type": "string"}, "limit": {"type": "integer", "minimum": 1, "maximum": 1000},
                      "sort": {"type": "string", "enum": list(SORT_KEYS)}}, "additionalProperties": False},
-                 resource_class=ResourceClass.PURE_READ, run=list_run, tier=Tier.RARE,
+                 resource_class=ResourceClass.PURE_READ, run=list_run, durable=True, tier=Tier.RARE,
                  example='{"tool": "os.proc.list", "args": {"filter": "python"}}'),
         ToolSpec(name="os.proc.kill", summary="Send a signal (default TERM) to a process by pid.",
                  args_schema={"type": "object", "properties": {

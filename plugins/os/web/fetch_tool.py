@@ -88,4 +88,4 @@ def fetch_tool_spec(runtime: Any) -> ToolSpec:
 
     return ToolSpec(name=TOOL_NAME, summary="Read a web page or text URL as Markdown or plain text (size-capped; "
                     "private addresses blocked).", args_schema=ARGS_SCHEMA, resource_class=ResourceClass.PURE_READ,
-                    run=run, tier=Tier.FREQUENT, example=EXAMPLE)
+                    run=run, durable=True, tier=Tier.FREQUENT, example=EXAMPLE)

@@ -82,7 +82,7 @@ def build_search_tool(search: WebSearchConfig, state_dir: Path | None, environ: 
 
     spec = ToolSpec(name=TOOL_NAME, summary="Search the web; returns titles, URLs and snippets (provider chain with "
                     "fallback and a one-hour cache).", args_schema=ARGS_SCHEMA,
-                    resource_class=ResourceClass.PURE_READ, run=run, tier=Tier.FREQUENT, example=EXAMPLE)
+                    resource_class=ResourceClass.PURE_READ, run=run, durable=True, tier=Tier.FREQUENT, example=EXAMPLE)
     return spec, engine
 
 

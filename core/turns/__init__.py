@@ -1,0 +1,1 @@
+"""The durable turn lifecycle: admission ledger, writer generations, stop, steering queue, recovery."""

@@ -1,0 +1,76 @@
+"""The durable half of mid-turn steering: the `steer_queue` table.
+
+An accepted steer is committed here (synchronous=FULL) before `steer` answers ACCEPTED.
+It leaves the table in exactly one of three transactions: consumed at a step boundary
+together with the user transcript rows it becomes, handed back when its turn ends, or —
+after the process that accepted it died — turned into a queued turn by recovery. The row
+id comes from SQLite's AUTOINCREMENT, so two processes or a restart can never reuse a key.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+
+import attrs
+
+from atomic_agent.sessions.session_store import SessionStore, now_iso
+from atomic_agent.testing.chaos_mutants import mutant_on, split_claim  # test-only chaos mutants
+
+
+@attrs.frozen
+class QueuedSteer:
+    steer_id: int
+    session_id: str
+    turn_id: str
+    text: str
+    owner: str | None
+
+
+class SteerQueue:
+    def __init__(self, store: SessionStore, owner: str) -> None:
+        self.store = store
+        self.owner = owner
+
+    def enqueue(self, session_id: str, turn_id: str, text: str) -> int:
+        """Commit one accepted steer; its id orders it within the session."""
+        with self.store.write() as conn:
+            cur = conn.execute("insert into steer_queue (session_id, turn_id, text, owner, accepted_at) "
+                               "values (?, ?, ?, ?, ?)", [session_id, turn_id, text, self.owner, now_iso()])
+            return int(cur.lastrowid or 0)
+
+    def consume(self, steer_ids: Sequence[int], record: Callable[[list[str]], object]) -> list[str]:
+        """Claim the steers by deleting them and call `record(texts)` in the same transaction.
+
+        A steer another owner already claimed is skipped (its delete finds nothing); if
+        `record` raises, nothing is claimed and the steers stay queued."""
+        if not steer_ids:
+            return []
+        if mutant_on("split_claim"): return split_claim(self, steer_ids, record)  # noqa: E701 test-only chaos mutant
+        with self.store.write():
+            texts = self.claim(steer_ids)
+            if texts:
+                record(texts)
+        return texts
+
+    def discard(self, steer_ids: Sequence[int]) -> list[str]:
+        """Claim steers that are being handed back to the caller instead of delivered."""
+        if not steer_ids:
+            return []
+        with self.store.write():
+            return self.claim(steer_ids)
+
+    def claim(self, steer_ids: Sequence[int]) -> list[str]:
+        """Delete the steers inside the caller's transaction; the texts of those this call won."""
+        texts = []
+        for steer_id in steer_ids:
+            row = self.store.db.conn.execute("delete from steer_queue where steer_id = ? returning text",
+                                             [steer_id]).fetchone()
+            if row is not None:
+                texts.append(row[0])
+        return texts
+
+    def left_by(self, owners_alive: Callable[[str | None], bool]) -> list[QueuedSteer]:
+        """Steers whose accepting owner is no longer alive, oldest first."""
+        rows = self.store.db.conn.execute(
+            "select steer_id, session_id, turn_id, text, owner from steer_queue order by steer_id").fetchall()
+        return [QueuedSteer(*r) for r in rows if not owners_alive(r[4])]

@@ -1,0 +1,77 @@
+"""`Runtime.recover`: what a restarted runtime does before it takes new work.
+
+The ledger part (interrupt, requeue orphaned steers, adopt queued turns) is
+`recover_ledger`; this adds what needs the runtime: settling the unanswered tool calls of
+each interrupted session (only tools marked durable run again, through the approval gate
+like any call) and, with `resume`, running the adopted queued turns in lane order.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import sys
+from typing import TYPE_CHECKING, Any
+
+import attrs
+
+from atomic_agent.agent import agent_events as ev
+from atomic_agent.agent.agent_loop import TurnResult
+from atomic_agent.testing.chaos_mutants import mutant_on, rerun_non_durable  # test-only chaos mutants
+from atomic_agent.turns.turn_lifecycle import ticket_of
+from atomic_agent.turns.turn_recovery import recover_ledger
+
+if TYPE_CHECKING:
+    from atomic_agent.runtime.runtime import Runtime
+
+
+@attrs.frozen
+class RecoveryReport:
+    interrupted: tuple[str, ...] = ()  # turn ids now `interrupted` (never re-run)
+    steers_requeued: tuple[str, ...] = ()  # ids of queued turns made from undelivered steers
+    resumed: tuple[str, ...] = ()  # queued turns submitted again, in lane order
+    left_queued: tuple[str, ...] = ()  # queued turns of a dead owner, left for a host that resumes
+    settled_calls: int = 0  # unanswered tool calls of interrupted turns given a result
+    results: tuple[asyncio.Future[TurnResult], ...] = attrs.field(default=(), eq=False, repr=False)
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"interrupted": list(self.interrupted), "steersRequeued": list(self.steers_requeued),
+                "resumed": list(self.resumed), "leftQueued": list(self.left_queued),
+                "settledCalls": self.settled_calls}
+
+
+async def recover_after_restart(runtime: Runtime, resume: bool, sink: ev.EventSink) -> RecoveryReport:
+    lifecycle = runtime.lifecycle
+    found = recover_ledger(lifecycle.ledger, lifecycle.steers, lifecycle.lease.is_alive, resume)
+    settled = 0
+    for session_id in dict.fromkeys(t.session_id for t in found.interrupted):
+        if mutant_on("rerun_non_durable"): await rerun_non_durable(runtime, session_id)  # noqa: E701 test-only chaos mutant
+    # every interrupted turn not yet marked settled, not only those found now: a crash between
+    # interrupting a turn and settling its calls must not leave them owed for ever
+    for turn in lifecycle.ledger.unsettled_interruptions():
+        count = await _settle_calls(runtime, turn.session_id)
+        if count >= 0:
+            lifecycle.ledger.mark_settled(turn)
+            settled += count
+    results = tuple(asyncio.ensure_future(lifecycle.run_admitted(ticket_of(turn), sink, None,
+                                                                 runtime._executor(turn.text)))
+                    for turn in found.resumable)
+    for future in results:  # a resumed turn reports its own failure; recovery must not crash on it
+        future.add_done_callback(_report_failure)
+    return RecoveryReport(tuple(t.turn_id for t in found.interrupted), found.steers_requeued,
+                          tuple(t.turn_id for t in found.resumable), found.left_queued, settled, results)
+
+
+async def _settle_calls(runtime: Runtime, session_id: str) -> int:
+    """Settle the session's open calls through the runtime (only durable tools run again)."""
+    try:
+        return (await runtime.settle_interrupted(session_id)).settled
+    except Exception as exc:  # load repairs what settling could not; recovery goes on
+        print(f"atomic-agent: could not settle the interrupted calls of session {session_id}: "
+              f"{type(exc).__name__}: {exc}", file=sys.stderr)
+        return -1
+
+
+def _report_failure(future: asyncio.Future[TurnResult]) -> None:
+    if not future.cancelled() and future.exception() is not None:
+        exc = future.exception()
+        print(f"atomic-agent: a resumed turn failed: {type(exc).__name__}: {exc}", file=sys.stderr)

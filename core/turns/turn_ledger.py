@@ -1,0 +1,165 @@
+"""The admission ledger in sessions.sqlite: every turn's state, and an audit row per transition.
+
+Each method is one BEGIN IMMEDIATE transaction on the session store's connection (which
+runs with synchronous=FULL), so when a method returns, what it says happened is on disk:
+a caller may tell the user a turn exists once `admit` returned, not before.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+import uuid
+from typing import Any
+
+from atomic_agent.sessions.session_state import SessionState
+from atomic_agent.sessions.session_store import SessionNotFoundError, SessionStore, now_iso
+from atomic_agent.sessions.transcript_entry import TURN_STARTED, USER, TranscriptEntry
+from atomic_agent.sessions.writer_guard import TurnGuard, check_writer_guard
+from atomic_agent.turns.turn_states import (
+    CANCELLED, LIVE_STATES, MERGED, QUEUED, RUNNING, StartedTurn, TurnRecord, TurnTicket, response_hash)
+
+CALLS_SETTLED = "open tool calls settled"
+_COLUMNS = ", ".join(f.name for f in TurnRecord.__attrs_attrs__)
+
+
+def audit(conn: sqlite3.Connection, turn: TurnRecord | tuple[str, str, str], from_state: str | None,
+          to_state: str, generation: int, reason: str | None, owner: str | None) -> None:
+    """Append one transition to `turn_audit` (inside the caller's transaction)."""
+    turn_id, session_id, lane = ((turn.turn_id, turn.session_id, turn.lane) if isinstance(turn, TurnRecord)
+                                 else turn)
+    conn.execute("insert into turn_audit (turn_id, session_id, lane, from_state, to_state, generation, reason, "
+                 "owner, at) values (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                 [turn_id, session_id, lane, from_state, to_state, generation, reason, owner, now_iso()])
+
+
+class TurnLedger:
+    """Admission, start, finalization and lookups of turns; `owner` names this process."""
+
+    def __init__(self, store: SessionStore, owner: str) -> None:
+        self.store = store
+        self.owner = owner
+
+    @property
+    def conn(self) -> sqlite3.Connection:
+        return self.store.db.conn
+
+    # -- reads ------------------------------------------------------------------------------
+    def get(self, turn_id: str) -> TurnRecord | None:
+        row = self.conn.execute(f"select {_COLUMNS} from turns where turn_id = ?", [turn_id]).fetchone()
+        return None if row is None else TurnRecord(*row)
+
+    def lane(self, lane: str, states: tuple[str, ...] | None = None) -> list[TurnRecord]:
+        """The lane's turns in admission order (optionally only those in `states`)."""
+        sql, args = f"select {_COLUMNS} from turns where lane = ?", [lane]
+        if states:
+            sql += f" and state in ({', '.join('?' * len(states))})"
+            args += list(states)
+        return [TurnRecord(*r) for r in self.conn.execute(sql + " order by admitted_order", args)]
+
+    def in_state(self, *states: str) -> list[TurnRecord]:
+        rows = self.conn.execute(f"select {_COLUMNS} from turns where state in ({', '.join('?' * len(states))}) "
+                                 "order by admitted_order", list(states))
+        return [TurnRecord(*r) for r in rows]
+
+    def unsettled_interruptions(self) -> list[TurnRecord]:
+        """Interrupted turns whose open tool calls were not yet settled (see `mark_settled`)."""
+        rows = self.conn.execute(
+            f"select {_COLUMNS} from turns t where state = 'interrupted' and not exists (select 1 from turn_audit a "
+            f"where a.turn_id = t.turn_id and a.reason = ?) order by admitted_order", [CALLS_SETTLED])
+        return [TurnRecord(*r) for r in rows]
+
+    def mark_settled(self, turn: TurnRecord) -> None:
+        """Record, in the audit, that an interrupted turn owes no tool result any more."""
+        with self.store.write() as conn:
+            audit(conn, turn, turn.state, turn.state, turn.generation, CALLS_SETTLED, self.owner)
+
+    def audit_rows(self, turn_id: str | None = None) -> list[dict[str, Any]]:
+        sql = "select * from turn_audit" + (" where turn_id = ?" if turn_id else "") + " order by audit_id"
+        cur = self.conn.execute(sql, [turn_id] if turn_id else [])
+        cols = [d[0] for d in cur.description]
+        return [dict(zip(cols, r)) for r in cur.fetchall()]
+
+    # -- transitions ------------------------------------------------------------------------
+    def admit(self, session_id: str, text: str, origin: str, lane: str | None = None,
+              turn_id: str | None = None) -> TurnTicket:
+        """Persist the message and its queued turn; durable when this returns."""
+        lane = lane or session_id
+        turn_id = turn_id or uuid.uuid4().hex
+        with self.store.write() as conn:
+            return self.admit_in(conn, session_id, text, origin, lane, turn_id)
+
+    def admit_in(self, conn: sqlite3.Connection, session_id: str, text: str, origin: str, lane: str,
+                  turn_id: str) -> TurnTicket:
+        """`admit` inside the caller's transaction (recovery admits a steer as it claims it)."""
+        if conn.execute("select 1 from sessions where id = ?", [session_id]).fetchone() is None:
+            raise SessionNotFoundError(session_id)
+        # the order comes from a counter in the file: a restarted process continues after it
+        order = conn.execute("insert into turn_counters (name, value) values ('admission', 1) on conflict(name) "
+                             "do update set value = value + 1 returning value").fetchone()[0]
+        ahead = conn.execute("select count(*) from turns where lane = ? and state in (?, ?)",
+                             [lane, *LIVE_STATES]).fetchone()[0]
+        conn.execute("insert into turns (turn_id, session_id, lane, admitted_order, state, origin, text, generation, "
+                     "owner, admitted_at) values (?, ?, ?, ?, ?, ?, ?, 0, ?, ?)",
+                     [turn_id, session_id, lane, order, QUEUED, origin, text, self.owner, now_iso()])
+        audit(conn, (turn_id, session_id, lane), None, QUEUED, 0, origin, self.owner)
+        return TurnTicket(turn_id, session_id, lane, order, ahead, text, origin)
+
+    def start(self, turn_id: str, session: SessionState, send_mode: str = "one-at-a-time") -> StartedTurn | None:
+        """queued -> running with a new generation, writing the turn's opening transcript rows
+        in the same transaction; None when the turn is no longer queued (merged, cancelled).
+
+        With sendMode `all` every other queued turn of the lane is claimed here (merged) and its
+        text joins the opening rows in admission order, so a crash leaves each message either
+        still queued or in the conversation — never both, never neither."""
+        with self.store.write() as conn:
+            turn = self.get(turn_id)
+            if turn is None or turn.state != QUEUED:
+                return None
+            generation = turn.generation + 1
+            index = session.next_turn_index
+            conn.execute("update turns set state = ?, generation = ?, turn_index = ?, owner = ?, started_at = ? "
+                         "where turn_id = ? and state = ?",
+                         [RUNNING, generation, index, self.owner, now_iso(), turn_id, QUEUED])
+            audit(conn, turn, QUEUED, RUNNING, generation, None, self.owner)
+            merged: list[tuple[str, str]] = []
+            if send_mode == "all":
+                for other in self.lane(turn.lane, (QUEUED,)):
+                    conn.execute("update turns set state = ?, merged_into = ?, turn_index = ?, finished_at = ? "
+                                 "where turn_id = ? and state = ?",
+                                 [MERGED, turn_id, index, now_iso(), other.turn_id, QUEUED])
+                    audit(conn, other, QUEUED, MERGED, other.generation, f"merged into {turn_id}", self.owner)
+                    merged.append((other.turn_id, other.text))
+            guard = TurnGuard(turn_id, generation)
+            opening = [TranscriptEntry(TURN_STARTED, index), TranscriptEntry(USER, index, text=turn.text),
+                       *(TranscriptEntry(USER, index, text=text) for _, text in merged)]
+            self.store.append(session, opening, guard=guard)
+        return StartedTurn(guard, index, tuple(merged))
+
+    def finalize(self, guard: TurnGuard, session: SessionState, rows: list[TranscriptEntry], state: str,
+                 reason: str | None, category: str | None, visible_reply: str) -> None:
+        """running -> a final state, with the turn's closing rows, in one transaction.
+
+        Refused with StaleWriterError (and nothing written) unless `guard` is still the
+        running generation; the response hash is frozen with the state."""
+        with self.store.write() as conn:
+            check_writer_guard(conn, guard)
+            if rows:
+                self.store.append(session, rows, guard=guard)
+            conn.execute("update turns set state = ?, reason = ?, category = ?, response_hash = ?, finished_at = ? "
+                         "where turn_id = ? and generation = ? and state = ?",
+                         [state, reason, category, response_hash(visible_reply), now_iso(), guard.turn_id,
+                          guard.generation, RUNNING])
+            turn = self.get(guard.turn_id)
+            assert turn is not None  # the guard check just read it
+            audit(conn, turn, RUNNING, state, guard.generation, reason, self.owner)
+
+    def cancel_queued(self, turn_id: str, reason: str) -> bool:
+        """queued -> cancelled for a submission withdrawn before it ran; False if it was not queued."""
+        with self.store.write() as conn:
+            turn = self.get(turn_id)
+            if turn is None or turn.state != QUEUED:
+                return False
+            conn.execute("update turns set state = ?, reason = ?, finished_at = ? where turn_id = ? and state = ?",
+                         [CANCELLED, reason, now_iso(), turn_id, QUEUED])
+            audit(conn, turn, QUEUED, CANCELLED, turn.generation, reason, self.owner)
+            return True

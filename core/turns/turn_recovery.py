@@ -1,0 +1,101 @@
+"""What a restarted runtime owes, settled once: `recover_ledger` on boot.
+
+- A turn left `running` by a dead owner becomes `interrupted`: its generation is bumped in
+  the same transaction, so a zombie writer of the old generation is refused from then on,
+  and its session gets a durable failure note. It is never run again — its tools may
+  already have had their side effects. (Its unanswered tool calls are settled by the
+  caller through `settle_interrupted_calls`, which re-runs only durable tools.)
+- A steer a dead owner accepted but never delivered becomes a queued turn at the end of
+  its lane, deleted from the steering queue in the same transaction: answered exactly once.
+- Turns a dead owner admitted but never started stay queued; with `resume` they are
+  adopted by this owner and returned in admission order for the caller to run.
+
+Turns and steers of an owner that is still alive (another process on the same state
+directory) are left alone. Running it twice changes nothing the second time.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Callable
+
+import attrs
+
+from atomic_agent.sessions.record_turn_failure import failure_note_text
+from atomic_agent.sessions.session_store import SessionNotFoundError, now_iso
+from atomic_agent.sessions.transcript_entry import FAILURE_NOTE, TURN_FINISHED, TranscriptEntry
+from atomic_agent.turns.durable_steering import QueuedSteer, SteerQueue
+from atomic_agent.turns.turn_ledger import TurnLedger, audit
+from atomic_agent.turns.turn_states import INTERRUPTED, QUEUED, RUNNING, TurnRecord
+
+INTERRUPTED_REASON = "the process running it stopped before it finished"
+STEER_ORIGIN_FALLBACK = "cli"
+
+
+@attrs.frozen
+class LedgerRecovery:
+    interrupted: tuple[TurnRecord, ...] = ()
+    steers_requeued: tuple[str, ...] = ()  # ids of the turns the orphaned steers became
+    resumable: tuple[TurnRecord, ...] = ()  # queued turns adopted for running, in admission order
+    left_queued: tuple[str, ...] = ()  # queued turns of dead owners left for a host that resumes
+
+
+def interrupted_note() -> str:
+    return failure_note_text(f"{INTERRUPTED_REASON}; it was not run again because its tools may already have "
+                             "acted. Check the current state, then ask again if it is still needed")
+
+
+def recover_ledger(ledger: TurnLedger, queue: SteerQueue, alive: Callable[[str | None], bool],
+                   resume: bool) -> LedgerRecovery:
+    interrupted = [t for t in ledger.in_state(RUNNING) if not alive(t.owner)]
+    for turn in interrupted:
+        _interrupt(ledger, turn)
+    requeued = [_steer_to_turn(ledger, queue, steer) for steer in queue.left_by(alive)]
+    orphans = [t for t in ledger.in_state(QUEUED) if not alive(t.owner)]
+    resumable: list[TurnRecord] = []
+    if resume:
+        for turn in orphans:
+            with ledger.store.write() as conn:
+                # adopting is a change of owner, not of state; the audit still records who took it
+                conn.execute("update turns set owner = ? where turn_id = ? and state = ?",
+                             [ledger.owner, turn.turn_id, QUEUED])
+                audit(conn, turn, QUEUED, QUEUED, turn.generation, "adopted after restart", ledger.owner)
+            resumable.append(attrs.evolve(turn, owner=ledger.owner))
+    return LedgerRecovery(tuple(interrupted), tuple(t for t in requeued if t), tuple(resumable),
+                          () if resume else tuple(t.turn_id for t in orphans))
+
+
+def _interrupt(ledger: TurnLedger, turn: TurnRecord) -> None:
+    with ledger.store.write() as conn:
+        fenced = conn.execute("update turns set state = ?, generation = generation + 1, reason = ?, "
+                              "finished_at = ? where turn_id = ? and state = ? and generation = ?",
+                              [INTERRUPTED, INTERRUPTED_REASON, now_iso(), turn.turn_id, RUNNING, turn.generation])
+        if fenced.rowcount != 1:
+            return  # someone finalized it meanwhile: nothing is owed
+        audit(conn, turn, RUNNING, INTERRUPTED, turn.generation + 1, INTERRUPTED_REASON, ledger.owner)
+        try:
+            session = ledger.store.load(turn.session_id)
+        except SessionNotFoundError:
+            return
+        index = turn.turn_index if turn.turn_index is not None else session.next_turn_index
+        ledger.store.append(session, [
+            TranscriptEntry(FAILURE_NOTE, index, text=interrupted_note()),
+            TranscriptEntry(TURN_FINISHED, index, status=INTERRUPTED, reason=INTERRUPTED)])
+
+
+def _steer_to_turn(ledger: TurnLedger, queue: SteerQueue, steer: QueuedSteer) -> str | None:
+    target = ledger.get(steer.turn_id)
+    origin = target.origin if target is not None else STEER_ORIGIN_FALLBACK
+    lane = target.lane if target is not None else steer.session_id
+    with ledger.store.write() as conn:
+        if not queue.claim([steer.steer_id]):
+            return None  # another process recovered it first
+        try:
+            ticket = ledger.admit_in(conn, steer.session_id, steer.text, origin, lane, uuid.uuid4().hex)
+        except SessionNotFoundError:
+            return None  # the session was deleted: its messages went with it
+        audit(conn, (ticket.turn_id, ticket.session_id, ticket.lane), QUEUED, QUEUED, 0,
+              f"steer {steer.steer_id} of turn {steer.turn_id} was never delivered", ledger.owner)
+        # a dead owner admitted it, in effect: leave it unowned so a resuming host adopts it
+        conn.execute("update turns set owner = null where turn_id = ?", [ticket.turn_id])
+        return ticket.turn_id

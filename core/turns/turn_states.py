@@ -1,0 +1,84 @@
+"""The states of a turn in the ledger and the records the ledger hands out.
+
+queued -> running -> completed | failed | stopped | cancelled | interrupted
+queued -> cancelled (cancelled while waiting) | merged (claimed by a turn started with
+sendMode `all`). Every state but queued and running is final and frozen in the database.
+"""
+
+from __future__ import annotations
+
+import hashlib
+
+import attrs
+
+from atomic_agent.sessions.writer_guard import TurnGuard
+
+QUEUED = "queued"
+RUNNING = "running"
+COMPLETED = "completed"
+FAILED = "failed"
+STOPPED = "stopped"
+CANCELLED = "cancelled"
+INTERRUPTED = "interrupted"
+MERGED = "merged"
+LIVE_STATES = (QUEUED, RUNNING)
+SEND_MODES = ("one-at-a-time", "all")
+
+
+def final_state(loop_status: str, stopped: bool) -> str:
+    """The ledger state for a loop's TurnResult status; a cancel that a user stop caused is `stopped`."""
+    if loop_status == "done":
+        return COMPLETED
+    if loop_status == "cancelled":
+        return STOPPED if stopped else CANCELLED
+    return FAILED
+
+
+def response_hash(visible_reply: str) -> str:
+    return hashlib.sha256(visible_reply.encode("utf-8", "surrogatepass")).hexdigest()
+
+
+@attrs.frozen
+class TurnTicket:
+    """An admitted turn: durable before anyone is told about it."""
+
+    turn_id: str
+    session_id: str
+    lane: str
+    admitted_order: int
+    position: int  # live turns ahead of it in its lane when it was admitted
+    text: str
+    origin: str
+
+
+@attrs.frozen
+class StartedTurn:
+    """A turn that just became running: the guard its writes carry, and what it claimed."""
+
+    guard: TurnGuard
+    turn_index: int
+    merged: tuple[tuple[str, str], ...] = ()  # (turn id, text) of queued turns folded in (sendMode all)
+
+    @property
+    def turn_id(self) -> str:
+        return self.guard.turn_id
+
+
+@attrs.frozen
+class TurnRecord:
+    """One row of the `turns` table as read back."""
+
+    turn_id: str
+    session_id: str
+    lane: str
+    admitted_order: int
+    state: str
+    origin: str
+    text: str
+    generation: int
+    turn_index: int | None
+    reason: str | None
+    category: str | None
+    response_hash: str | None
+    merged_into: str | None
+    owner: str | None

@@ -1,0 +1,16 @@
+"""The process dies at a random write, again and again, until a last life is left alone to finish."""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.chaos.chaos_seeds import seed_params
+from tests.chaos.suite_check import assert_seed_holds
+from tests.chaos.suite_specs import CRASH_RECOVERY
+
+REGRESSION_SEEDS: list[int] = [9]  # 9: a crash between interrupting a turn and settling its calls leaves them unanswered for good
+
+
+@pytest.mark.parametrize("seed", seed_params(REGRESSION_SEEDS))
+def test_crash_recovery_keeps_every_promise(seed: int) -> None:
+    assert_seed_holds(seed, CRASH_RECOVERY)

@@ -1,0 +1,83 @@
+"""Durable steering: on disk before ACCEPTED, consumed in the same transaction as its user
+row, handed back (and off the queue) when its turn ends, kept when consumption fails."""
+
+from __future__ import annotations
+
+import asyncio
+import sqlite3
+from pathlib import Path
+
+import pytest
+
+from atomic_agent.runtime.steering_inbox import SteerOutcome, SteeringInbox
+from atomic_agent.sessions.session_store import SessionStore
+from atomic_agent.turns.durable_steering import SteerQueue
+from atomic_agent.testing.scripted_provider import ScriptedProvider, calls
+from tests.agent.loop_harness import make_runtime
+from tests.turns.turn_kit import answering_provider, users
+
+
+def queued_texts(path: Path) -> list[str]:
+    with sqlite3.connect(path) as other:  # a second connection sees only what was committed
+        return [r[0] for r in other.execute("select text from steer_queue order by steer_id")]
+
+
+async def test_an_accepted_steer_is_on_disk_before_steer_returns_and_leaves_as_a_user_row(tmp_path: Path):
+    rt = make_runtime(tmp_path, answering_provider())
+    sid = rt.open_session(None, tmp_path).id
+    task = asyncio.ensure_future(rt.run_turn("slow start", session_id=sid))
+    await asyncio.sleep(0.1)
+    assert rt.steer(sid, "do X instead") is SteerOutcome.ACCEPTED
+    assert queued_texts(rt.sessions.path) == ["do X instead"]
+    result = await task
+    assert result.undelivered == () and queued_texts(rt.sessions.path) == []
+    assert users(rt, sid) == ["slow start", "do X instead"]
+    await rt.close()
+
+
+async def test_steers_still_pending_at_the_end_are_handed_back_and_leave_the_queue(tmp_path: Path):
+    holder: dict = {}
+
+    def steer_during_last_inference(request):
+        holder["outcome"] = holder["rt"].steer(holder["sid"], "too late")
+        holder["queued"] = queued_texts(holder["rt"].sessions.path)
+        return calls(("reply", {"text": "bye"}))
+
+    rt = make_runtime(tmp_path, ScriptedProvider([steer_during_last_inference]))
+    sid = rt.open_session(None, tmp_path).id
+    holder.update(rt=rt, sid=sid)
+    result = await rt.run_turn("hi", session_id=sid)
+    assert holder["outcome"] is SteerOutcome.ACCEPTED and holder["queued"] == ["too late"]
+    assert result.undelivered == ("too late",)
+    assert queued_texts(rt.sessions.path) == []  # the caller owns it now; recovery will not replay it
+    await rt.close()
+
+
+def test_a_failed_consumption_keeps_the_steer_queued(tmp_path: Path):
+    store = SessionStore(tmp_path)
+    sid = store.create(tmp_path).id
+    inbox = SteeringInbox(SteerQueue(store, "me"))
+    inbox.open(sid, "turn-1")
+    assert inbox.push(sid, "keep me").steered
+
+    def record(texts: list[str]) -> None:
+        raise RuntimeError("the transcript write failed")
+
+    with pytest.raises(RuntimeError):
+        inbox.consume(sid, record)
+    assert queued_texts(store.path) == ["keep me"]
+    assert inbox.consume(sid, lambda texts: None) == ["keep me"]
+    assert queued_texts(store.path) == []
+    store.close()
+
+
+def test_a_steer_claimed_by_another_owner_is_not_consumed_twice(tmp_path: Path):
+    store = SessionStore(tmp_path)
+    sid = store.create(tmp_path).id
+    inbox = SteeringInbox(SteerQueue(store, "me"))
+    inbox.open(sid, "turn-1")
+    inbox.push(sid, "once")
+    store.db.execute("delete from steer_queue")  # another owner's consumption won the claim
+    recorded: list[list[str]] = []
+    assert inbox.consume(sid, recorded.append) == [] and recorded == []
+    store.close()

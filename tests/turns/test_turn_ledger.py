@@ -1,0 +1,118 @@
+"""The admission ledger: durable before announced, ordered by a counter in the file, audited
+append-only, final states frozen, cancelled-while-waiting never runs, sendMode all."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import sqlite3
+from pathlib import Path
+
+import pytest
+
+from atomic_agent.config.config_errors import ConfigError
+from atomic_agent.config.config_file import load_config
+from atomic_agent.config.migrate_config import CONFIG_VERSION
+from atomic_agent.runtime.turn_controller import SubmissionCancelledError
+from atomic_agent.sessions.session_store import SessionStore
+from atomic_agent.turns.turn_ledger import TurnLedger
+from tests.agent.loop_harness import make_runtime
+from tests.turns.turn_kit import answering_provider, users
+
+
+async def test_admission_is_on_disk_before_turn_queued_is_announced(tmp_path: Path):
+    rt = make_runtime(tmp_path, answering_provider())
+    sid = rt.open_session(None, tmp_path).id
+    seen: list[tuple] = []
+
+    def sink(event: dict) -> None:
+        if event["type"] == "turn_queued":  # read through another connection: only committed data
+            with sqlite3.connect(rt.sessions.path) as other:
+                seen.append(other.execute("select state, text from turns where turn_id = ?",
+                                          [event["turnId"]]).fetchone())
+
+    await rt.run_turn("remember me", session_id=sid, on_event=sink)
+    assert seen == [("queued", "remember me")]
+    await rt.close()
+
+
+def test_admission_order_continues_from_the_file_after_a_reopen(tmp_path: Path):
+    store = SessionStore(tmp_path)
+    sid = store.create(tmp_path).id
+    first = TurnLedger(store, "a").admit(sid, "one", "cli")
+    store.close()
+    store = SessionStore(tmp_path)
+    second = TurnLedger(store, "b").admit(sid, "two", "http")
+    assert second.admitted_order == first.admitted_order + 1
+    assert second.position == 1  # the first is still queued ahead of it
+    store.close()
+
+
+def test_turn_audit_is_append_only_in_the_database(tmp_path: Path):
+    store = SessionStore(tmp_path)
+    sid = store.create(tmp_path).id
+    ticket = TurnLedger(store, "a").admit(sid, "one", "cli")
+    for sql in ("update turn_audit set to_state = 'completed'", "delete from turn_audit"):
+        with pytest.raises(sqlite3.DatabaseError, match="append-only"):
+            store.db.execute(sql)
+    assert [r["to_state"] for r in TurnLedger(store, "a").audit_rows(ticket.turn_id)] == ["queued"]
+    store.close()
+
+
+def test_a_finalized_turn_row_is_frozen_in_the_database(tmp_path: Path):
+    store = SessionStore(tmp_path)
+    session = store.create(tmp_path)
+    ledger = TurnLedger(store, "a")
+    ticket = ledger.admit(session.id, "one", "cli")
+    started = ledger.start(ticket.turn_id, session)
+    assert started is not None
+    ledger.finalize(started.guard, session, [], "completed", "reply", None, "answer")
+    with pytest.raises(sqlite3.DatabaseError, match="finalized"):  # even a write that skips the guard
+        store.db.execute("update turns set response_hash = 'x' where turn_id = ?", [ticket.turn_id])
+    assert ledger.start(ticket.turn_id, session) is None  # and it can never run again
+    store.close()
+
+
+async def test_a_submission_cancelled_while_waiting_ends_cancelled_without_running(tmp_path: Path):
+    rt = make_runtime(tmp_path, answering_provider())
+    sid = rt.open_session(None, tmp_path).id
+    running = asyncio.ensure_future(rt.run_turn("slow first", session_id=sid))
+    cancel = asyncio.Event()
+    waiting = asyncio.ensure_future(rt.run_turn("never", session_id=sid, cancelled=cancel))
+    await asyncio.sleep(0.05)
+    cancel.set()
+    with pytest.raises(SubmissionCancelledError):
+        await waiting
+    await running
+    lane = rt.lifecycle.ledger.lane(sid)
+    assert [(t.text, t.state) for t in lane] == [("slow first", "completed"), ("never", "cancelled")]
+    assert users(rt, sid) == ["slow first"]
+    await rt.close()
+
+
+async def test_send_mode_all_folds_every_queued_send_into_the_next_turn(tmp_path: Path):
+    (tmp_path / "state").mkdir()
+    (tmp_path / "state" / "config.json").write_text(json.dumps({"version": CONFIG_VERSION,
+                                                                "agent": {"sendMode": "all"}}))
+    rt = make_runtime(tmp_path, answering_provider())
+    assert rt.config.agent.send_mode == "all"
+    sid = rt.open_session(None, tmp_path).id
+    first = asyncio.ensure_future(rt.run_turn("slow first", session_id=sid))
+    await asyncio.sleep(0.05)
+    rest = [asyncio.ensure_future(rt.run_turn(t, session_id=sid)) for t in ("b", "c", "d")]
+    results = await asyncio.gather(first, *rest)
+    assert users(rt, sid) == ["slow first", "b", "c", "d"]  # joined in admission order
+    host = results[1]
+    assert host.state == "completed" and host.reply == "re: d"  # one response to all of them
+    assert [(r.state, r.merged_into) for r in results[2:]] == [("merged", host.turn_id)] * 2
+    assert all(r.reply == "re: d" for r in results[1:])  # every sender hears the one answer
+    await rt.close()
+
+
+def test_send_mode_is_validated(tmp_path: Path):
+    (tmp_path / "config.json").write_text(json.dumps({"version": CONFIG_VERSION, "agent": {"sendMode": "some"}}))
+    with pytest.raises(ConfigError) as err:
+        load_config(tmp_path, {}, environ={})
+    assert "sendMode" in str(err.value) and "one-at-a-time" in str(err.value)
+    (tmp_path / "config.json").write_text(json.dumps({"version": CONFIG_VERSION, "agent": {"sendMode": "all"}}))
+    assert load_config(tmp_path, {}, environ={}).agent.send_mode == "all"
