@@ -30,6 +30,7 @@ from atomic_agent.records.tool_spec import ToolSpec
 from atomic_agent.runtime.boot_context import BootContext
 from atomic_agent.runtime.prompt_plan import PromptPlan, plan_prompt
 from atomic_agent.runtime.provider_selection import build_runtime_provider
+from atomic_agent.runtime.tool_choice import check_tool_choice, step_grammar
 from atomic_agent.runtime.steering_inbox import SteerOutcome, SteeringInbox
 from atomic_agent.runtime.turn_controller import TurnController
 from atomic_agent.sessions.session_state import SessionState
@@ -199,18 +200,20 @@ class Runtime:
 
     async def run_turn(self, text: str, session_id: str | None = None, on_event: ev.EventSink | None = None,
                        working_dir: Path | None = None, cancelled: asyncio.Event | None = None,
-                       origin: str = "cli") -> TurnResult:
+                       origin: str = "cli", tool_choice: str | None = None) -> TurnResult:
         """Admit a turn durably, then queue it on the session (FIFO per session, parallel
         across sessions) and run it.
 
         A new session is created first when `session_id` is None. Events go to `on_event`
         through the session's hook; `turn_queued` (sent only once the admission is on disk)
-        carries the turn id and how many turns are ahead of it.
+        carries the turn id and how many turns are ahead of it. `tool_choice` forces the
+        first step to call that tool (grammar transport).
         """
+        check_tool_choice(self.registry, tool_choice)
         if session_id is None:
             session_id = self.open_session(None, working_dir).id
         return await self.lifecycle.run(text, session_id, origin, on_event or ev.discard, cancelled,
-                                        self._executor(text))
+                                        self._executor(text, tool_choice))
 
     def stop(self, session_id: str) -> bool:
         """Stop the turn running on the session's lane (it ends `stopped`); turns queued
@@ -231,15 +234,15 @@ class Runtime:
         """
         return self.inbox.push(session_id, text)
 
-    def _executor(self, text: str) -> Any:
+    def _executor(self, text: str, tool_choice: str | None = None) -> Any:
         async def execute(session: SessionState, started: StartedTurn, cancel: asyncio.Event,
                           finalize: FinalizeTurn) -> TurnResult:
-            return await self._execute_turn(text, session, started, cancel, finalize)
+            return await self._execute_turn(text, session, started, cancel, finalize, tool_choice)
 
         return execute
 
     async def _execute_turn(self, text: str, session: SessionState, started: StartedTurn, cancel: asyncio.Event,
-                            finalize: FinalizeTurn) -> TurnResult:
+                            finalize: FinalizeTurn, tool_choice: str | None = None) -> TurnResult:
         emit: ev.EventSink = lambda e: self.turns.emit(session.id, e)  # noqa: E731
         self._before_turn(session, started.turn_index, text)  # the opening rows are already written
         trace = self.trace_for(session.id)
@@ -258,7 +261,9 @@ class Runtime:
                 registry=self.registry, gate=self.gate,
                 session=session, store=store, tracker=ToolLoopTracker(), trace=trace, emit=emit,
                 agent=self.config.agent, prompt_env=plan.env, stable_prefix=prefix,
-                prefix_hash=self.prefix_hash(plan.profile.frame_stable_prefix(prefix)), grammar=plan.grammar,
+                prefix_hash=self.prefix_hash(plan.profile.frame_stable_prefix(prefix)),
+                grammar=step_grammar(plan.grammar, plan.profile, step, tool_choice,
+                                     self.config.agent.max_parallel_tool_calls),
                 slot_id=slot[0], n_ctx=plan.n_ctx, n_predict=plan.n_predict, turn_index=turn_index, step=step,
                 cancelled=cancel, memory_sections=self.memory_sections(session.id, text), notices=notices,
                 services=self._services, temperature=plan.temperature, seed=plan.seed)

@@ -16,11 +16,13 @@ def run_command(
     json_out: bool = typer.Option(False, "--json", help="Stream the typed events as NDJSON on stdout."),
     cwd: Path = typer.Option(None, "--cwd", help="Working directory of a new session (default: current)."),
     no_approval: bool = typer.Option(False, "--no-approval", help="Full trust (level 5) for this process only."),
+    tool_choice: str = typer.Option(None, "--tool-choice", metavar="TOOL",
+                                    help="Make the first step call this tool (local grammar transport)."),
 ) -> None:
 
     import asyncio
 
-    from atomic_agent.api import SessionNotFoundError, SessionStoreError
+    from atomic_agent.api import SessionNotFoundError, SessionStoreError, UnknownToolChoiceError
     from atomic_agent.plugins.chat_cli.turn_runner import event_sink, exit_code, open_runtime, run_one_turn
 
     state = current_cli_state(ctx)
@@ -29,7 +31,8 @@ def run_command(
     async def go() -> int:
         runtime = await open_runtime(state, emit, no_approval)
         try:
-            result = await run_one_turn(runtime, message, session, emit, (cwd or Path.cwd()).resolve())
+            result = await run_one_turn(runtime, message, session, emit, (cwd or Path.cwd()).resolve(),
+                                        tool_choice=tool_choice)
         finally:
             await runtime.close()
         if not json_out:
@@ -40,6 +43,6 @@ def run_command(
 
     try:
         code = asyncio.run(go())
-    except (SessionNotFoundError, SessionStoreError) as exc:
+    except (SessionNotFoundError, SessionStoreError, UnknownToolChoiceError) as exc:
         fail(str(exc))
     raise typer.Exit(code)

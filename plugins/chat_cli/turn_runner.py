@@ -36,7 +36,7 @@ async def open_runtime(state: Any, emit: Callable[[dict[str, Any]], None], no_ap
 
 
 async def run_one_turn(runtime: Any, text: str, session_id: str | None, emit: Callable[[dict[str, Any]], None],
-                       working_dir: Path) -> Any:
+                       working_dir: Path, tool_choice: str | None = None) -> Any:
     cancelled = asyncio.Event()
     loop = asyncio.get_running_loop()
     try:
@@ -45,7 +45,7 @@ async def run_one_turn(runtime: Any, text: str, session_id: str | None, emit: Ca
         pass
     try:
         return await runtime.run_turn(text, session_id=session_id, on_event=emit, working_dir=working_dir,
-                                      cancelled=cancelled)
+                                      cancelled=cancelled, tool_choice=tool_choice)
     finally:
         try:
             loop.remove_signal_handler(signal.SIGINT)

@@ -1,0 +1,32 @@
+"""`tool_choice` forces step 0 to call one tool: only that name is in step 0's grammar,
+later steps get the normal grammar back, and an unknown name is refused before admission."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from atomic_agent.runtime.tool_choice import UnknownToolChoiceError
+from atomic_agent.testing.scripted_provider import ScriptedProvider, calls
+from tests.agent.loop_harness import make_runtime
+
+
+async def test_tool_choice_narrows_only_the_first_steps_grammar(tmp_path: Path) -> None:
+    provider = ScriptedProvider([calls(("t.read", {"path": "a"})), calls(("reply", {"text": "ok"}))])
+    rt = make_runtime(tmp_path, provider)
+    result = await rt.run_turn("read a", working_dir=tmp_path, tool_choice="t.read")
+    await rt.close()
+    assert result.status == "done"
+    first, second = provider.requests[0].grammar, provider.requests[1].grammar
+    assert first.splitlines()[-1] == 'tool-name ::= "\\"t.read\\""'
+    assert '"\\"reply\\""' in second.splitlines()[-1] and '"\\"t.store\\""' in second.splitlines()[-1]
+
+
+async def test_unknown_tool_choice_is_refused_before_anything_is_admitted(tmp_path: Path) -> None:
+    rt = make_runtime(tmp_path, ScriptedProvider([]))
+    session = rt.open_session(None, tmp_path)
+    with pytest.raises(UnknownToolChoiceError, match="tools list"):
+        await rt.run_turn("x", session_id=session.id, tool_choice="no.such.tool")
+    assert rt.sessions.load(session.id).entries == []
+    await rt.close()
