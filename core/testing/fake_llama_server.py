@@ -13,93 +13,28 @@ Tokens are 4-character pieces of the text, so token counts are easy to predict i
 
 from __future__ import annotations
 
-import json
-import socket
 import threading
-import time
-import zlib
 from collections import deque
 from collections.abc import Iterable
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import ThreadingHTTPServer
 from typing import Any
 
 import attrs
 
-CHARS_PER_TOKEN = 4
-DEFAULT_REPLY = '[{"tool":"reply","args":{"text":"done"}}]'
-
-
-def fake_tokenize(text: str) -> list[int]:
-    """The fake's deterministic tokenizer: one token per 4 characters."""
-    return [zlib.crc32(text[i:i + CHARS_PER_TOKEN].encode()) % 49152 for i in range(0, len(text), CHARS_PER_TOKEN)]
-
-
-@attrs.frozen
-class Reply:
-    """Answer with `content`; `stop_type="limit"` / `truncated=True` script a cut-off answer."""
-
-    content: str
-    stop_type: str | None = None  # None: decided like the real server (eos, limit, word)
-    truncated: bool = False
-
-
-@attrs.frozen
-class HttpFault:
-    """Answer with an HTTP error in llama-server's `{"error": {code, message, type}}` envelope."""
-
-    status: int
-    message: str
-    error_type: str
-    extra: dict[str, Any] = attrs.field(factory=dict)
-
-    @classmethod
-    def grammar_error(cls) -> HttpFault:
-        return cls(400, "Failed to initialize samplers: failed to parse grammar", "invalid_request_error")
-
-    @classmethod
-    def context_exceeded(cls, n_prompt_tokens: int = 5001, n_ctx: int = 4096) -> HttpFault:
-        message = (f"request ({n_prompt_tokens} tokens) exceeds the available context size ({n_ctx} tokens), "
-                   "try increasing it")
-        return cls(400, message, "exceed_context_size_error", {"n_prompt_tokens": n_prompt_tokens, "n_ctx": n_ctx})
-
-    @classmethod
-    def server_error(cls, message: str = "Internal Server Error") -> HttpFault:
-        return cls(500, message, "server_error")
-
-    @classmethod
-    def loading(cls) -> HttpFault:
-        return cls(503, "Loading model", "unavailable_error")
-
-    def body(self) -> dict[str, Any]:
-        return {"error": {"code": self.status, "message": self.message, "type": self.error_type, **self.extra}}
-
-
-@attrs.frozen
-class DropConnection:
-    """Close the socket abruptly: before any response (`after_chunks=0`), or for a streaming
-    request after that many content chunks of `content` were sent."""
-
-    after_chunks: int = 0
-    content: str = DEFAULT_REPLY
-
-
-@attrs.frozen
-class Delay:
-    """Wait `seconds`, then answer with `then` (the default reply when None)."""
-
-    seconds: float
-    then: str | Reply | HttpFault | DropConnection | None = None
-
-
-ScriptItem = str | Reply | HttpFault | DropConnection | Delay
-
-
-@attrs.frozen
-class RecordedRequest:
-    method: str
-    path: str
-    body: Any
-    received_at: float = attrs.field(factory=time.time)  # wall clock, for start-up benchmarks
+from atomic_agent.testing.fake_llama_handler import FakeLlamaHandler
+from atomic_agent.testing.fake_llama_script import (  # noqa: F401  (re-exported: tests import them from here)
+    CHARS_PER_TOKEN,
+    DEFAULT_REPLY,
+    Delay,
+    DropConnection,
+    HttpFault,
+    RecordedRequest,
+    RefusedRequest,
+    Reply,
+    ScriptItem,
+    common_prefix_length,
+    fake_tokenize,
+)
 
 
 @attrs.define
@@ -144,7 +79,7 @@ class FakeLlamaServer:
     # lifecycle ---------------------------------------------------------------------------
 
     def start(self) -> FakeLlamaServer:
-        handler = type("FakeLlamaHandler", (_Handler,), {"fake": self})
+        handler = type("BoundFakeLlamaHandler", (FakeLlamaHandler,), {"fake": self})
         self._server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
         self._server.daemon_threads = True
         self._port = int(self._server.server_address[1])
@@ -237,20 +172,20 @@ class FakeLlamaServer:
     def _pick_slot(self, requested: int, prompt: str) -> int:
         if requested != -1:
             return requested % self.total_slots  # the real server wraps out-of-range ids too
-        best = max(range(self.total_slots), key=lambda i: (_common_prefix(prompt, self._slots[i].cached_text), -i))
-        if _common_prefix(prompt, self._slots[best].cached_text) >= CHARS_PER_TOKEN:
+        best = max(range(self.total_slots), key=lambda i: (common_prefix_length(prompt, self._slots[i].cached_text), -i))
+        if common_prefix_length(prompt, self._slots[best].cached_text) >= CHARS_PER_TOKEN:
             return best
         return min(range(self.total_slots), key=lambda i: (self._slots[i].last_used, i))
 
     def run_completion(self, body: dict[str, Any], reply: Reply) -> tuple[list[str], dict[str, Any]]:
         """Content pieces and the final result object for one completion, updating the slot cache.
-        Raises `_Refused` for requests the real server would reject."""
+        Raises `RefusedRequest` for requests the real server would reject."""
         prompt = body.get("prompt")
         if not isinstance(prompt, str):
-            raise _Refused(HttpFault(400, '"prompt" must be a string', "invalid_request_error"))
+            raise RefusedRequest(HttpFault(400, '"prompt" must be a string', "invalid_request_error"))
         n_prompt = len(fake_tokenize(prompt))
         if n_prompt > self.n_ctx:
-            raise _Refused(HttpFault.context_exceeded(n_prompt, self.n_ctx))
+            raise RefusedRequest(HttpFault.context_exceeded(n_prompt, self.n_ctx))
         content, stop_type, stopping_word = reply.content, "eos", ""
         for word in body.get("stop") or []:
             if isinstance(word, str) and word and word in content:
@@ -269,7 +204,7 @@ class FakeLlamaServer:
             slot_id = self._pick_slot(int(body.get("id_slot", -1)), prompt)
             slot = self._slots[slot_id]
             # like llama-server, the last prompt token is always evaluated again
-            reused = min(_common_prefix(prompt, slot.cached_text) // CHARS_PER_TOKEN, max(n_prompt - 1, 0))
+            reused = min(common_prefix_length(prompt, slot.cached_text) // CHARS_PER_TOKEN, max(n_prompt - 1, 0))
             cache_n = reused if body.get("cache_prompt", True) else 0
             text = "".join(pieces)
             self._clock += 1
@@ -292,13 +227,7 @@ class FakeLlamaServer:
         return pieces, final
 
 
-class _Refused(Exception):
-    def __init__(self, fault: HttpFault) -> None:
-        super().__init__(fault.message)
-        self.fault = fault
-
-
-def _common_prefix(a: str, b: str) -> int:
+def common_prefix_length(a: str, b: str) -> int:
     n = min(len(a), len(b))
     i = 0
     while i < n and a[i] == b[i]:
@@ -306,99 +235,3 @@ def _common_prefix(a: str, b: str) -> int:
     return i
 
 
-class _Handler(BaseHTTPRequestHandler):
-    protocol_version = "HTTP/1.1"  # keep-alive and chunked SSE, like llama-server
-    timeout = 30  # an idle keep-alive connection must not pin a thread forever
-    fake: FakeLlamaServer
-
-    def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - stdlib signature
-        pass
-
-    def do_GET(self) -> None:
-        self._dispatch("GET")
-
-    def do_POST(self) -> None:
-        self._dispatch("POST")
-
-    def _dispatch(self, method: str) -> None:
-        length = int(self.headers.get("Content-Length") or 0)
-        raw = self.rfile.read(length) if length else b""
-        try:
-            body: Any = json.loads(raw) if raw else {}
-        except ValueError:
-            self.fake.requests.append(RecordedRequest(method, self.path, raw.decode("utf-8", "replace")))
-            return self._error(HttpFault(400, "invalid JSON in request body", "invalid_request_error"))
-        self.fake.requests.append(RecordedRequest(method, self.path, body))
-        fake = self.fake
-        if fake.loading:
-            return self._error(HttpFault.loading())
-        path = self.path.split("?", 1)[0]
-        if method == "GET" and path in ("/health", "/v1/health"):
-            return self._json(200, {"status": "ok"})
-        if method == "GET" and path == "/props":
-            return self._json(200, fake.props())
-        if method == "GET" and path == "/slots":
-            return self._json(200, fake.slots())
-        if method == "POST" and path == "/tokenize":
-            return self._json(200, fake.tokenize(body))
-        if method == "POST" and path == "/completion":
-            if not isinstance(body, dict):
-                return self._error(HttpFault(400, "the request body must be a JSON object", "invalid_request_error"))
-            return self._completion(body)
-        return self._error(HttpFault(404, "File Not Found", "not_found_error"))
-
-    def _completion(self, body: dict[str, Any]) -> None:
-        item = self.fake._next_item()
-        if isinstance(item, Delay):
-            time.sleep(item.seconds)
-            item = item.then if item.then is not None else self.fake.default_reply
-        if isinstance(item, HttpFault):
-            return self._error(item)
-        stream = bool(body.get("stream", False))
-        if isinstance(item, DropConnection) and (item.after_chunks == 0 or not stream):
-            return self._drop()
-        reply = Reply(item) if isinstance(item, str) else item if isinstance(item, Reply) else Reply(item.content)
-        try:
-            pieces, final = self.fake.run_completion(body, reply)
-        except _Refused as refused:
-            return self._error(refused.fault)
-        if not stream:
-            return self._json(200, final)
-        self.send_response(200)
-        self.send_header("Content-Type", "text/event-stream")
-        self.send_header("Transfer-Encoding", "chunked")
-        self.end_headers()
-        n_prompt = final["tokens_evaluated"]
-        for i, piece in enumerate(pieces):
-            if isinstance(item, DropConnection) and i >= item.after_chunks:
-                return self._drop()
-            self._event({"index": 0, "content": piece, "tokens": fake_tokenize(piece), "stop": False,
-                         "id_slot": -1, "tokens_predicted": i + 1, "tokens_evaluated": n_prompt})
-        if isinstance(item, DropConnection):
-            return self._drop()
-        self._event({**final, "content": ""})
-        self.wfile.write(b"0\r\n\r\n")  # end of the chunked body; no [DONE] on /completion
-
-    def _event(self, payload: dict[str, Any]) -> None:
-        data = b"data: " + json.dumps(payload).encode() + b"\n\n"
-        self.wfile.write(f"{len(data):x}\r\n".encode() + data + b"\r\n")
-        self.wfile.flush()
-
-    def _json(self, status: int, payload: object) -> None:
-        data = json.dumps(payload).encode()
-        self.send_response(status)
-        self.send_header("Content-Type", "application/json; charset=utf-8")
-        self.send_header("Content-Length", str(len(data)))
-        self.end_headers()
-        self.wfile.write(data)
-
-    def _error(self, fault: HttpFault) -> None:
-        self._json(fault.status, fault.body())
-
-    def _drop(self) -> None:
-        self.close_connection = True
-        try:
-            self.wfile.flush()
-            self.connection.shutdown(socket.SHUT_RDWR)
-        except OSError:
-            pass
