@@ -99,6 +99,7 @@ _EXPORTS: dict[str, str] = {
     "set_approval_level": "atomic_agent.approval.approval_level",
     "stdin_approver": "atomic_agent.approval.terminal_approver",
     "UnknownToolChoiceError": "atomic_agent.runtime.tool_choice",
+    "capped_lines": "atomic_agent.prompt.capped_lines",
     "LEVEL_NAMES": "atomic_agent.approval.standard_categories",
     # approval prompts waiting for a remote host (serve, sidecar) and their typed answer errors
     "PendingApprovals": "atomic_agent.approval.pending_approvals",

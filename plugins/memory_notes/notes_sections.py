@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from .note_lines import capped_lines, pointer_line
+from .note_lines import pointer_line
 
 RECALLED = "recalled"
 INDEX = "memory-index"
@@ -13,7 +13,7 @@ PHASE_ORDER = 20  # after the profile
 
 
 def notes_phase(runtime: Any, cfg: Any) -> Any:
-    from atomic_agent.api import MemoryPhase, PromptSection, estimate_tokens, metrics_of
+    from atomic_agent.api import MemoryPhase, PromptSection, capped_lines, estimate_tokens, metrics_of
 
     from .note_store_factory import note_store_for
     from .recall_prefetch import RecallPrefetch

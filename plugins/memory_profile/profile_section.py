@@ -6,7 +6,6 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 HEADING = "profile"
-TRUNCATED = "[truncated]"
 PHASE_ORDER = 10  # first of the memory sections: the most stable of them
 
 
@@ -21,17 +20,9 @@ def render_profile(facts: Sequence[Any], user_text: str, max_tokens: int, gate: 
     """`- key: value` lines (pinned, then contextual facts whose keyword hit), capped at
     `max_tokens` with a `[truncated]` line. Empty when nothing qualifies."""
     lines = [f"- {f.key}: {f.value}" for f in facts if f.pinned or not gate or keyword_hit(f.keywords, user_text)]
-    kept: list[str] = []
-    used = 0
-    for i, line in enumerate(lines):
-        cost = count(line) + 1
-        reserve = 0 if i == len(lines) - 1 else count(TRUNCATED) + 1
-        if used + cost + reserve > max_tokens:
-            kept.append(TRUNCATED)
-            break
-        kept.append(line)
-        used += cost
-    return "\n".join(kept)
+    from atomic_agent.api import capped_lines
+
+    return capped_lines(lines, max_tokens, count)
 
 
 def profile_phase(runtime: Any, cfg: Any) -> Any:
