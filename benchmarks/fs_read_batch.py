@@ -50,7 +50,7 @@ async def one_round(registry: ToolRegistry, root: Path, calls: list[ToolCall]) -
         assert result.status == "ok", result.summary
     serial = time.perf_counter() - started
     started = time.perf_counter()
-    batch = await execute_batch(calls, registry, ToolLoopTracker(), run_call, asyncio.Event(), char_cap=10**9)
+    batch = await execute_batch(calls, registry, ToolLoopTracker(), run_call, asyncio.Event())
     batched = time.perf_counter() - started
     assert all(o.result.status == "ok" for o in batch.outcomes) and len(batch.outcomes) == CALLS
     return serial, batched

@@ -1,0 +1,26 @@
+"""Every benchmark script that needs no llama-server still runs (tiny sizes): a benchmark
+that rots silently is worse than none. Numbers are printed, never asserted."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+BENCHMARKS = Path(__file__).resolve().parent.parent / "benchmarks"
+
+SMALL_RUNS = {
+    "fs_read_batch.py": ["--lines", "200", "--rounds", "1"],
+    "fallback_overhead.py": ["--calls", "50"],
+    "turn_admission.py": ["--admissions", "20", "--sessions", "3", "--steers-per-session", "2"],
+}
+
+
+@pytest.mark.parametrize("script", sorted(SMALL_RUNS))
+def test_benchmark_script_runs_and_prints_numbers(script: str) -> None:
+    ran = subprocess.run([sys.executable, str(BENCHMARKS / script), *SMALL_RUNS[script]], capture_output=True,
+                         text=True, timeout=300)
+    assert ran.returncode == 0, ran.stderr[-3000:]
+    assert any(ch.isdigit() for ch in ran.stdout)
