@@ -9,14 +9,11 @@ from __future__ import annotations
 import asyncio
 import os
 import sys
-from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from atomic_agent.agent import agent_events as ev
-from atomic_agent.agent.agent_loop import TurnDeps, TurnResult, run_turn
-from atomic_agent.agent.loop_detector import ToolLoopTracker
-from atomic_agent.agent.step_context import StepContext
+from atomic_agent.agent.agent_loop import TurnResult
 from atomic_agent.approval.approval_audit import ApprovalAuditLog, audit_path
 from atomic_agent.approval.approval_gate import ApprovalGate, AskHost
 from atomic_agent.config.app_config import AppConfig
@@ -30,7 +27,8 @@ from atomic_agent.records.tool_spec import ToolSpec
 from atomic_agent.runtime.boot_context import BootContext
 from atomic_agent.runtime.prompt_plan import PromptPlan, plan_prompt
 from atomic_agent.runtime.provider_selection import build_runtime_provider
-from atomic_agent.runtime.tool_choice import check_tool_choice, step_grammar
+from atomic_agent.runtime.tool_choice import check_tool_choice
+from atomic_agent.runtime.turn_execution import execute_turn
 from atomic_agent.runtime.steering_inbox import SteerOutcome, SteeringInbox
 from atomic_agent.runtime.turn_controller import TurnController
 from atomic_agent.sessions.session_state import SessionState
@@ -41,7 +39,8 @@ from atomic_agent.tracing.trace_recorder import TraceRecorder
 # durable calls and compaction (issue 5 items 6 and 8)
 from atomic_agent.runtime.session_compactor import SessionCompactor
 from atomic_agent.sessions.compact_session import CompactionResult
-from atomic_agent.sessions.settle_interrupted_calls import RunDurable, SettleReport, settle_interrupted_calls
+from atomic_agent.runtime.settle_sessions import durable_runner, settle_interrupted
+from atomic_agent.sessions.settle_interrupted_calls import RunDurable, SettleReport
 from atomic_agent.turns.turn_lifecycle import FinalizeTurn, TurnLifecycle
 from atomic_agent.turns.turn_states import StartedTurn
 
@@ -121,23 +120,6 @@ class Runtime:
         await seam.registry.set_active(provider_id)
         self._plan = None
 
-    def _session_provider(self, session_id: str, emit: ev.EventSink, trace: TraceRecorder, turn_index: int) -> Any:
-        """The seam bound to one session's breaker partition, its event sink and its trace."""
-        seam = self.provider
-        if not hasattr(seam, "for_session"):
-            return seam
-
-        def notice(n: Any) -> None:
-            emit(n.as_event())
-            trace.record("provider_switched", turnIndex=turn_index, direction=n.direction, fromProvider=n.from_id,
-                         toProvider=n.to_id, reason=n.reason)
-
-        def usage(provider_id: str, completion: Any) -> None:
-            if completion.usage:
-                trace.record("llm_usage", turnIndex=turn_index, provider=provider_id, **completion.usage)
-
-        return seam.for_session(session_id, notice, usage)
-
     @property
     def sessions(self) -> SessionStore:
         if self._sessions is None:
@@ -215,10 +197,11 @@ class Runtime:
         return await self.lifecycle.run(text, session_id, origin, on_event or ev.discard, cancelled,
                                         self._executor(text, tool_choice))
 
-    def stop(self, session_id: str) -> bool:
+    def stop(self, session_id: str, turn_id: str | None = None) -> bool:
         """Stop the turn running on the session's lane (it ends `stopped`); turns queued
-        behind it and every other session keep going. False when none is running."""
-        return self.lifecycle.stop(session_id)
+        behind it and every other session keep going. False when none is running (or, with
+        `turn_id`, when the running turn is not that one)."""
+        return self.lifecycle.stop(session_id, turn_id)
 
     async def recover(self, resume: bool = False, on_event: ev.EventSink | None = None) -> RecoveryReport:
         """Settle what a dead process left (idempotent): interrupt its running turns, turn its
@@ -243,43 +226,17 @@ class Runtime:
 
     async def _execute_turn(self, text: str, session: SessionState, started: StartedTurn, cancel: asyncio.Event,
                             finalize: FinalizeTurn, tool_choice: str | None = None) -> TurnResult:
-        emit: ev.EventSink = lambda e: self.turns.emit(session.id, e)  # noqa: E731
-        self._before_turn(session, started.turn_index, text)  # the opening rows are already written
-        trace = self.trace_for(session.id)
-        store = self.sessions.fenced(started.guard)  # every write of this turn carries its generation
-        deps = TurnDeps(session, store, trace, _LazyProvider(self), cancel, self.inbox, turn_id=started.turn_id,
-                        opened_turn_index=started.turn_index, finalize=finalize)
-        slot: list[int] = []
+        return await execute_turn(self, text, session, started, cancel, finalize, tool_choice)
 
-        async def make_context(turn_index: int, step: int, notices: Sequence[str]) -> StepContext:
-            plan = await self.prompt_plan()
-            prefix = plan.stable_prefix_for(session.working_dir)
-            if not slot:
-                slot.append(self.provider.slot_for(session.id))
-            return StepContext(
-                provider=self._session_provider(session.id, emit, trace, turn_index), profile=plan.profile,
-                registry=self.registry, gate=self.gate,
-                session=session, store=store, tracker=ToolLoopTracker(), trace=trace, emit=emit,
-                agent=self.config.agent, prompt_env=plan.env, stable_prefix=prefix,
-                prefix_hash=self.prefix_hash(plan.profile.frame_stable_prefix(prefix)),
-                grammar=step_grammar(plan.grammar, plan.profile, step, tool_choice,
-                                     self.config.agent.max_parallel_tool_calls),
-                slot_id=slot[0], n_ctx=plan.n_ctx, n_predict=plan.n_predict, turn_index=turn_index, step=step,
-                cancelled=cancel, memory_sections=self.memory_sections(session.id, text), notices=notices,
-                services=self._services, temperature=plan.temperature, seed=plan.seed)
-
-        result = await run_turn(make_context=make_context, base=deps, text=text,
-                                max_steps=self.config.agent.max_steps, emit=emit)
-        if result.status == "failed" and result.category in ("transport", "grammar"):
-            self._plan = None  # the server may have restarted with another n_ctx or template
-            refresh = getattr(self._provider, "refresh", None)
-            if refresh is not None:
-                try:
-                    await refresh()
-                except Exception:
-                    pass
-        self._after_turn(session, result, text)
-        return result
+    async def forget_plan(self) -> None:
+        """Re-plan at the next step and let the provider refresh (its server may have restarted)."""
+        self._plan = None
+        refresh = getattr(self._provider, "refresh", None)
+        if refresh is not None:
+            try:
+                await refresh()
+            except Exception:
+                pass
 
     def _after_turn(self, session: SessionState, result: TurnResult, text: str) -> None:
         from atomic_agent.records.memory_phase import TurnDigest
@@ -294,20 +251,11 @@ class Runtime:
     # -- durable calls and compaction (issue 5 items 6 and 8) ------------------------------
     def durable_runner(self, session: SessionState) -> RunDurable:
         """The `run_durable` settle_interrupted_calls needs: a durable call runs again through the gate."""
-        from functools import partial
-
-        from atomic_agent.agent.rerun_durable_call import rerun_durable_call
-
-        return partial(rerun_durable_call, registry=self.registry, gate=self.gate, agent=self.config.agent,
-                       session=session, state_dir=self.state_dir, services=self._services)
+        return durable_runner(self, session)
 
     async def settle_interrupted(self, session_id: str) -> SettleReport:
         """Settle the calls a crash left open on the session, between turns (TurnController)."""
-        async def settle() -> SettleReport:
-            session = self.sessions.load(session_id)
-            return await settle_interrupted_calls(self.sessions, session, self.registry, self.durable_runner(session))
-
-        return await self.turns.submit(session_id, settle, origin="cli")
+        return await settle_interrupted(self, session_id)
 
     async def compact(self, session_id: str) -> CompactionResult:
         """Replace the session's history with a provider-written summary once its running turn
@@ -332,20 +280,6 @@ class Runtime:
             self._lifecycle.lease.release()
         if self._sessions is not None:
             self._sessions.close()
-
-
-class _LazyProvider:
-    """The loop reports `mode`/hint of a provider that may not be built yet."""
-
-    def __init__(self, runtime: Runtime) -> None:
-        self._runtime = runtime
-
-    @property
-    def mode(self) -> str:
-        return getattr(self._runtime.provider, "mode", "unknown")
-
-    def unavailable_hint(self) -> str:
-        return self._runtime.provider.unavailable_hint()
 
 
 async def create_runtime(state_dir: str | Path | None = None, *, provider: Any = None, ask: AskHost | None = None,

@@ -16,6 +16,8 @@ from atomic_agent.agent.agent_events import Event, EventSink
 
 T = TypeVar("T")
 ORIGINS = ("cli", "tui", "http", "sidecar", "scheduler", "channel")
+# submitted by the runtime itself, never by a caller: the continuation a restart owes (issue 5)
+RUNTIME_ORIGINS = ("recovery",)
 
 
 class SubmissionCancelledError(Exception):
@@ -48,7 +50,7 @@ class TurnController:
     async def submit(self, session_id: str, run: Callable[[], Awaitable[T]], *, origin: str = "cli",
                      on_event: EventSink | None = None, cancelled: asyncio.Event | None = None,
                      on_queued: Callable[[int], Any] | None = None) -> T:
-        if origin not in ORIGINS:
+        if origin not in ORIGINS and origin not in RUNTIME_ORIGINS:
             raise ValueError(f"unknown turn origin {origin!r}; one of {', '.join(ORIGINS)}")
         lock = self._locks.setdefault(session_id, asyncio.Lock())
         position = self.queue_position(session_id)

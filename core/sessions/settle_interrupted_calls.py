@@ -97,3 +97,14 @@ def settle_abandoned_calls(store: SessionStore, session: SessionState, turn_inde
         return 0
     return place_tool_results(store, session, [result_row(c, ToolResult(status, summary, {"abandoned": True}))
                                                for c in calls])
+
+
+def settle_as_interrupted(store: SessionStore, session: SessionState, turn_index: int) -> int:
+    """Answer each open call of turn `turn_index` as interrupted, running nothing (a live owner
+    taking over a lane whose dead owner left the turn running); returns how many were settled."""
+    calls = [c for c in unanswered_calls(store.entries(session.id)) if c.turn_index == turn_index]
+    if not calls:
+        return 0
+    return place_tool_results(store, session, [
+        result_row(c, ToolResult.error(interrupted_summary(c.tool or "the tool"), **{INTERRUPTED: True}))
+        for c in calls])

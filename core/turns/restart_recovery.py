@@ -3,7 +3,11 @@
 The ledger part (interrupt, requeue orphaned steers, adopt queued turns) is
 `recover_ledger`; this adds what needs the runtime: settling the unanswered tool calls of
 each interrupted session (only tools marked durable run again, through the approval gate
-like any call) and, with `resume`, running the adopted queued turns in lane order.
+like any call) and, with `resume`, running the adopted queued turns in lane order and then
+answering what the restart owes (owed_answers): one continuation turn per session whose
+last durable record is a consumed message, a tool result or a failure note. A continuation
+runs the loop on the durable conversation — the model reads the failure note and the
+settled results — so nothing non-durable is ever re-run behind anyone's back.
 """
 
 from __future__ import annotations
@@ -17,6 +21,7 @@ import attrs
 from atomic_agent.agent import agent_events as ev
 from atomic_agent.agent.agent_loop import TurnResult
 from atomic_agent.testing.chaos_mutants import mutant_on, rerun_non_durable  # test-only chaos mutants
+from atomic_agent.turns.owed_answers import admit_continuations
 from atomic_agent.turns.turn_lifecycle import ticket_of
 from atomic_agent.turns.turn_recovery import recover_ledger
 
@@ -31,12 +36,13 @@ class RecoveryReport:
     resumed: tuple[str, ...] = ()  # queued turns submitted again, in lane order
     left_queued: tuple[str, ...] = ()  # queued turns of a dead owner, left for a host that resumes
     settled_calls: int = 0  # unanswered tool calls of interrupted turns given a result
+    continued: tuple[str, ...] = ()  # continuation turns admitted for sessions owed an answer
     results: tuple[asyncio.Future[TurnResult], ...] = attrs.field(default=(), eq=False, repr=False)
 
     def as_dict(self) -> dict[str, Any]:
         return {"interrupted": list(self.interrupted), "steersRequeued": list(self.steers_requeued),
                 "resumed": list(self.resumed), "leftQueued": list(self.left_queued),
-                "settledCalls": self.settled_calls}
+                "settledCalls": self.settled_calls, "continued": list(self.continued)}
 
 
 async def recover_after_restart(runtime: Runtime, resume: bool, sink: ev.EventSink) -> RecoveryReport:
@@ -52,13 +58,16 @@ async def recover_after_restart(runtime: Runtime, resume: bool, sink: ev.EventSi
         if count >= 0:
             lifecycle.ledger.mark_settled(turn)
             settled += count
-    results = tuple(asyncio.ensure_future(lifecycle.run_admitted(ticket_of(turn), sink, None,
-                                                                 runtime._executor(turn.text)))
-                    for turn in found.resumable)
+    # after settling, so the decision sees the settled results; idempotent (decided from durable state)
+    owed = admit_continuations(lifecycle.ledger) if resume else []
+    tickets = [ticket_of(turn) for turn in found.resumable] + owed
+    results = tuple(asyncio.ensure_future(lifecycle.run_admitted(ticket, sink, None, runtime._executor(ticket.text)))
+                    for ticket in tickets)
     for future in results:  # a resumed turn reports its own failure; recovery must not crash on it
         future.add_done_callback(_report_failure)
     return RecoveryReport(tuple(t.turn_id for t in found.interrupted), found.steers_requeued,
-                          tuple(t.turn_id for t in found.resumable), found.left_queued, settled, results)
+                          tuple(t.turn_id for t in found.resumable), found.left_queued, settled,
+                          tuple(t.turn_id for t in owed), results)
 
 
 async def _settle_calls(runtime: Runtime, session_id: str) -> int:

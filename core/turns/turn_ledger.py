@@ -16,7 +16,8 @@ from atomic_agent.sessions.session_store import SessionNotFoundError, SessionSto
 from atomic_agent.sessions.transcript_entry import TURN_STARTED, USER, TranscriptEntry
 from atomic_agent.sessions.writer_guard import TurnGuard, check_writer_guard
 from atomic_agent.turns.turn_states import (
-    CANCELLED, LIVE_STATES, MERGED, QUEUED, RUNNING, StartedTurn, TurnRecord, TurnTicket, response_hash)
+    CANCELLED, CONTINUATION_ORIGIN, INTERRUPTED, LIVE_STATES, MERGED, QUEUED, RUNNING, LaneBusy, StartedTurn,
+    TurnRecord, TurnTicket, response_hash)
 
 CALLS_SETTLED = "open tool calls settled"
 _COLUMNS = ", ".join(f.name for f in TurnRecord.__attrs_attrs__)
@@ -104,9 +105,15 @@ class TurnLedger:
         audit(conn, (turn_id, session_id, lane), None, QUEUED, 0, origin, self.owner)
         return TurnTicket(turn_id, session_id, lane, order, ahead, text, origin)
 
-    def start(self, turn_id: str, session: SessionState, send_mode: str = "one-at-a-time") -> StartedTurn | None:
+    def start(self, turn_id: str, session: SessionState,
+              send_mode: str = "one-at-a-time") -> StartedTurn | LaneBusy | None:
         """queued -> running with a new generation, writing the turn's opening transcript rows
         in the same transaction; None when the turn is no longer queued (merged, cancelled).
+
+        A turn starts only as the oldest live turn of its lane across every owner: while
+        another turn of the lane runs (in any process) or an older one is still queued, it
+        stays queued and LaneBusy names the blocker. The check is inside this transaction,
+        so two owners can never both start a turn of one lane.
 
         With sendMode `all` every other queued turn of the lane is claimed here (merged) and its
         text joins the opening rows in admission order, so a crash leaves each message either
@@ -115,6 +122,11 @@ class TurnLedger:
             turn = self.get(turn_id)
             if turn is None or turn.state != QUEUED:
                 return None
+            blocker = self._blocker(turn)
+            if blocker is not None:
+                return LaneBusy(blocker)
+            # re-read inside the write lock: another owner may have appended since the caller loaded
+            session.entries = self.store.entries(session.id)
             generation = turn.generation + 1
             index = session.next_turn_index
             conn.execute("update turns set state = ?, generation = ?, turn_index = ?, owner = ?, started_at = ? "
@@ -130,10 +142,31 @@ class TurnLedger:
                     audit(conn, other, QUEUED, MERGED, other.generation, f"merged into {turn_id}", self.owner)
                     merged.append((other.turn_id, other.text))
             guard = TurnGuard(turn_id, generation)
-            opening = [TranscriptEntry(TURN_STARTED, index), TranscriptEntry(USER, index, text=turn.text),
+            # a continuation answers the durable conversation: it has no user message of its own
+            own = [] if turn.origin == CONTINUATION_ORIGIN else [TranscriptEntry(USER, index, text=turn.text)]
+            opening = [TranscriptEntry(TURN_STARTED, index), *own,
                        *(TranscriptEntry(USER, index, text=text) for _, text in merged)]
             self.store.append(session, opening, guard=guard)
         return StartedTurn(guard, index, tuple(merged))
+
+    def _blocker(self, turn: TurnRecord) -> TurnRecord | None:
+        """The live turn of `turn`'s lane that must finish first: a running one, else the oldest
+        queued one admitted before it (whoever owns either)."""
+        row = self.conn.execute(
+            f"select {_COLUMNS} from turns where lane = ? and turn_id != ? and (state = ? or (state = ? and "
+            "admitted_order < ?)) order by state = ? desc, admitted_order limit 1",
+            [turn.lane, turn.turn_id, RUNNING, QUEUED, turn.admitted_order, RUNNING]).fetchone()
+        return None if row is None else TurnRecord(*row)
+
+    def adopt(self, turn: TurnRecord, reason: str) -> bool:
+        """Take over a queued turn of a dead owner (compare-and-set on its owner); False when
+        someone else adopted, started or withdrew it first."""
+        with self.store.write() as conn:
+            taken = conn.execute("update turns set owner = ? where turn_id = ? and state = ? and owner is ?",
+                                 [self.owner, turn.turn_id, QUEUED, turn.owner]).rowcount
+            if taken == 1:  # a change of owner, not of state; the audit still records who took it
+                audit(conn, turn, QUEUED, QUEUED, turn.generation, reason, self.owner)
+            return taken == 1
 
     def finalize(self, guard: TurnGuard, session: SessionState, rows: list[TranscriptEntry], state: str,
                  reason: str | None, category: str | None, visible_reply: str) -> None:
@@ -152,6 +185,20 @@ class TurnLedger:
             turn = self.get(guard.turn_id)
             assert turn is not None  # the guard check just read it
             audit(conn, turn, RUNNING, state, guard.generation, reason, self.owner)
+
+    def interrupt_unfinalized(self, guard: TurnGuard, reason: str) -> bool:
+        """running -> interrupted for a turn whose own finalize could not be written (a full
+        disk): only the ledger row and its audit, no transcript rows, so the lane is free again
+        and a restart answers what the turn owed. False if the turn is no longer running."""
+        with self.store.write() as conn:
+            turn = self.get(guard.turn_id)
+            moved = conn.execute("update turns set state = ?, generation = generation + 1, reason = ?, "
+                                 "finished_at = ? where turn_id = ? and generation = ? and state = ?",
+                                 [INTERRUPTED, reason, now_iso(), guard.turn_id, guard.generation, RUNNING]).rowcount
+            if moved != 1 or turn is None:
+                return False
+            audit(conn, turn, RUNNING, INTERRUPTED, guard.generation + 1, reason, self.owner)
+            return True
 
     def cancel_queued(self, turn_id: str, reason: str) -> bool:
         """queued -> cancelled for a submission withdrawn before it ran; False if it was not queued."""

@@ -1,10 +1,12 @@
 """A turn from admission to its one finalization, and the per-lane stop.
 
 `run` admits the message durably, announces `turn_queued` (with the turn id and how many
-turns are ahead in the lane), waits its turn in the TurnController, starts the turn under
-a new writer generation, hands the running turn to `execute`, and gives the loop a
-finalizer that closes the turn in the same transaction as its last transcript row. A
-submission cancelled while waiting is finalized as cancelled without ever running.
+turns are ahead in the lane), waits its turn in the TurnController (this process) and then
+in the ledger (every process on the state dir: a turn starts only as the oldest live turn
+of its lane), starts the turn under a new writer generation, hands the running turn to
+`execute`, and gives the loop a finalizer that closes the turn in the same transaction as
+its last transcript row. A submission cancelled while waiting is finalized as cancelled
+without ever running.
 """
 
 from __future__ import annotations
@@ -24,9 +26,13 @@ from atomic_agent.sessions.session_store import SessionStore
 from atomic_agent.sessions.transcript_entry import TranscriptEntry
 from atomic_agent.testing.chaos_mutants import ack_before_commit, mutant_on  # test-only chaos mutants
 from atomic_agent.turns.durable_steering import SteerQueue
+from atomic_agent.turns.finalize_turn import finalize_or_interrupt
+from atomic_agent.turns.lane_pause import LanePause
 from atomic_agent.turns.turn_ledger import TurnLedger
 from atomic_agent.turns.turn_owner import OwnerLease
-from atomic_agent.turns.turn_states import MERGED, QUEUED, StartedTurn, TurnRecord, TurnTicket, final_state
+from atomic_agent.turns.turn_recovery import take_over_dead_turn
+from atomic_agent.turns.turn_states import (MERGED, QUEUED, LaneBusy, StartedTurn, TurnRecord, TurnTicket,
+                                            final_state)
 
 FinalizeTurn = Callable[[TranscriptEntry, str, "str | None"], None]
 ExecuteTurn = Callable[[SessionState, StartedTurn, asyncio.Event, FinalizeTurn], Awaitable[TurnResult]]
@@ -42,7 +48,7 @@ class _Running:
 
 class TurnLifecycle:
     def __init__(self, sessions: SessionStore, controller: TurnController, state_dir: Path,
-                 send_mode: Callable[[], str], executor_for: Callable[[str], ExecuteTurn] | None = None) -> None:
+                 send_mode: Callable[[], str], executor_for: Callable[[str], ExecuteTurn]) -> None:
         self.sessions = sessions
         self.controller = controller
         self.lease = OwnerLease(state_dir)
@@ -55,7 +61,7 @@ class TurnLifecycle:
         self._withdrawn: set[str] = set()  # cancelled while waiting (even if recording that failed)
 
     def admit(self, session_id: str, text: str, origin: str) -> TurnTicket:
-        if origin not in ORIGINS:  # refuse before anything is written
+        if origin not in ORIGINS:  # refuse before anything is written (a continuation is recovery's alone)
             raise ValueError(f"unknown turn origin {origin!r}; one of {', '.join(ORIGINS)}")
         return self.ledger.admit(session_id, text, origin)
 
@@ -78,11 +84,12 @@ class TurnLifecycle:
             self.ledger.cancel_queued(ticket.turn_id, "cancelled before it started")
             raise
 
-    def stop(self, lane: str) -> bool:
+    def stop(self, lane: str, turn_id: str | None = None) -> bool:
         """Stop the turn running on `lane` (state `stopped`); its queued turns and every
-        other lane carry on. False when nothing runs there."""
+        other lane carry on. False when nothing runs there (or, with `turn_id`, when the
+        running turn is another one)."""
         running = self._running.get(lane)
-        if running is None or running.cancel.is_set():
+        if running is None or running.cancel.is_set() or turn_id not in (None, running.turn_id):
             return False
         running.stopped = True
         running.cancel.set()
@@ -94,18 +101,17 @@ class TurnLifecycle:
 
     async def _run_started(self, ticket: TurnTicket, cancelled: asyncio.Event | None,
                            execute: ExecuteTurn) -> TurnResult:
-        await self._catch_up(ticket, cancelled)
-        session = self.sessions.load(ticket.session_id)  # re-read inside the lane lock: never stale
-        started = self.ledger.start(ticket.turn_id, session, self._send_mode())
-        if started is None:
+        opened = await self._start_in_turn(ticket, cancelled)
+        if opened is None:
             return self._not_started(ticket)
+        session, started = opened
         running = _Running(ticket.turn_id, asyncio.Event())
         self._running[ticket.lane] = running
         link = _link(cancelled, running.cancel)
 
         def finalize(row: TranscriptEntry, reply: str, category: str | None) -> None:
             state = final_state(row.status or "failed", running.stopped)
-            self.ledger.finalize(started.guard, session, [row], state, row.reason, category, reply)
+            finalize_or_interrupt(self.ledger, started.guard, session, row, state, category, reply)
             running.state = state
 
         try:
@@ -121,18 +127,41 @@ class TurnLifecycle:
                                                            state=MERGED, undelivered=())
         return result
 
-    async def _catch_up(self, ticket: TurnTicket, cancelled: asyncio.Event | None) -> None:
-        """First run any older turn of the lane this process admitted whose own start failed
-        (a transient store error left it queued): the lane stays FIFO, and the message is
-        still answered exactly once. A dead owner's queued turns are recovery's to resume."""
-        if self._executor_for is None:
-            return
-        for older in self.ledger.lane(ticket.lane, (QUEUED,)):
-            if older.admitted_order >= ticket.admitted_order:
-                break
-            if older.owner == self.lease.owner and older.turn_id not in self._withdrawn:
-                result = await self._run_started(ticket_of(older), cancelled, self._executor_for(older.text))
-                self._results_for_waiters[older.turn_id] = result  # a still-parked waiter hears this answer
+    async def _start_in_turn(self, ticket: TurnTicket, cancelled: asyncio.Event | None
+                             ) -> tuple[SessionState, StartedTurn] | None:
+        """Start the turn once it is the oldest live turn of its lane across every owner.
+
+        An older turn this process admitted runs first, right here (its own start may have
+        failed on a transient store error): the lane stays FIFO and the message is answered
+        once. A dead owner's queued turn is adopted and run the same way, and a turn a dead
+        owner (or this one, after a failed finalize) left running is interrupted as recovery
+        would. A live owner's turn is waited for, polling with a growing pause: two owners
+        never run one lane at once."""
+        pause = LanePause(cancelled)
+        while True:
+            session = self.sessions.load(ticket.session_id)  # re-read inside the lane lock: never stale
+            outcome = self.ledger.start(ticket.turn_id, session, self._send_mode())
+            if not isinstance(outcome, LaneBusy):
+                return None if outcome is None else (session, outcome)
+            blocker = outcome.blocker
+            mine = blocker.owner == self.lease.owner
+            if blocker.state == QUEUED and mine and blocker.turn_id in self._withdrawn:
+                self.ledger.cancel_queued(blocker.turn_id, "cancelled before it started")  # its cancel failed
+            elif blocker.state == QUEUED and mine:
+                result = await self._run_started(ticket_of(blocker), cancelled, self._executor_for(blocker.text))
+                self._results_for_waiters[blocker.turn_id] = result  # a still-parked waiter hears this answer
+            elif blocker.state == QUEUED and not self.lease.is_alive(blocker.owner):
+                if self.ledger.adopt(blocker, f"adopted by {self.lease.owner}: its owner died"):
+                    await self._run_started(ticket_of(blocker), None, self._executor_for(blocker.text))
+            elif not self.lease.is_alive(blocker.owner) or (mine and not self._runs_here(blocker.turn_id)):
+                # left running by a dead owner, or by this one when even its fallback finalize
+                # failed (finalize_turn): nobody will ever finish it
+                take_over_dead_turn(self.ledger, blocker)
+            else:
+                await pause.wait()  # a live owner holds the lane
+
+    def _runs_here(self, turn_id: str) -> bool:
+        return any(running.turn_id == turn_id for running in self._running.values())
 
     def _not_started(self, ticket: TurnTicket) -> TurnResult:
         """The result for a turn that never ran here: merged into another, or already final."""

@@ -11,7 +11,9 @@
   adopted by this owner and returned in admission order for the caller to run.
 
 Turns and steers of an owner that is still alive (another process on the same state
-directory) are left alone. Running it twice changes nothing the second time.
+directory) are left alone. Running it twice changes nothing the second time. A live owner
+whose next turn finds its lane held by a dead owner does the same for that one lane without
+waiting for a restart (`take_over_dead_turn`, `TurnLedger.adopt`).
 """
 
 from __future__ import annotations
@@ -26,9 +28,11 @@ from atomic_agent.sessions.session_store import SessionNotFoundError, now_iso
 from atomic_agent.sessions.transcript_entry import FAILURE_NOTE, TURN_FINISHED, TranscriptEntry
 from atomic_agent.turns.durable_steering import QueuedSteer, SteerQueue
 from atomic_agent.turns.turn_ledger import TurnLedger, audit
-from atomic_agent.turns.turn_states import INTERRUPTED, QUEUED, RUNNING, TurnRecord
+from atomic_agent.sessions.settle_interrupted_calls import settle_as_interrupted
+from atomic_agent.turns.turn_states import CONTINUATION_ORIGIN, INTERRUPTED, QUEUED, RUNNING, TurnRecord
 
 INTERRUPTED_REASON = "the process running it stopped before it finished"
+ADOPTED_REASON = "adopted after restart"
 STEER_ORIGIN_FALLBACK = "cli"
 
 
@@ -47,45 +51,59 @@ def interrupted_note() -> str:
 
 def recover_ledger(ledger: TurnLedger, queue: SteerQueue, alive: Callable[[str | None], bool],
                    resume: bool) -> LedgerRecovery:
-    interrupted = [t for t in ledger.in_state(RUNNING) if not alive(t.owner)]
-    for turn in interrupted:
-        _interrupt(ledger, turn)
+    interrupted = [t for t in ledger.in_state(RUNNING) if not alive(t.owner) and interrupt_turn(ledger, t)]
     requeued = [_steer_to_turn(ledger, queue, steer) for steer in queue.left_by(alive)]
     orphans = [t for t in ledger.in_state(QUEUED) if not alive(t.owner)]
     resumable: list[TurnRecord] = []
     if resume:
-        for turn in orphans:
-            with ledger.store.write() as conn:
-                # adopting is a change of owner, not of state; the audit still records who took it
-                conn.execute("update turns set owner = ? where turn_id = ? and state = ?",
-                             [ledger.owner, turn.turn_id, QUEUED])
-                audit(conn, turn, QUEUED, QUEUED, turn.generation, "adopted after restart", ledger.owner)
-            resumable.append(attrs.evolve(turn, owner=ledger.owner))
+        # a live owner waiting behind one of them may have adopted it meanwhile: the CAS says who won
+        resumable = [attrs.evolve(t, owner=ledger.owner) for t in orphans if ledger.adopt(t, ADOPTED_REASON)]
     return LedgerRecovery(tuple(interrupted), tuple(t for t in requeued if t), tuple(resumable),
                           () if resume else tuple(t.turn_id for t in orphans))
 
 
-def _interrupt(ledger: TurnLedger, turn: TurnRecord) -> None:
+def interrupt_turn(ledger: TurnLedger, turn: TurnRecord) -> bool:
+    """running -> interrupted (generation bumped) with the failure note; False when someone
+    finalized it meanwhile (then nothing is owed)."""
     with ledger.store.write() as conn:
         fenced = conn.execute("update turns set state = ?, generation = generation + 1, reason = ?, "
                               "finished_at = ? where turn_id = ? and state = ? and generation = ?",
                               [INTERRUPTED, INTERRUPTED_REASON, now_iso(), turn.turn_id, RUNNING, turn.generation])
         if fenced.rowcount != 1:
-            return  # someone finalized it meanwhile: nothing is owed
+            return False
         audit(conn, turn, RUNNING, INTERRUPTED, turn.generation + 1, INTERRUPTED_REASON, ledger.owner)
         try:
             session = ledger.store.load(turn.session_id)
         except SessionNotFoundError:
-            return
+            return True
         index = turn.turn_index if turn.turn_index is not None else session.next_turn_index
         ledger.store.append(session, [
             TranscriptEntry(FAILURE_NOTE, index, text=interrupted_note()),
             TranscriptEntry(TURN_FINISHED, index, status=INTERRUPTED, reason=INTERRUPTED)])
+        return True
+
+
+def take_over_dead_turn(ledger: TurnLedger, turn: TurnRecord) -> None:
+    """A live owner found its lane held by a turn whose owner died: interrupt it as recovery
+    would and answer its open calls as interrupted (nothing re-runs: this owner has no gate
+    here to run even a durable tool through), so the lane moves on without a restart."""
+    if not interrupt_turn(ledger, turn) or turn.turn_index is None:
+        return
+    try:
+        session = ledger.store.load(turn.session_id)
+    except SessionNotFoundError:
+        return
+    settle_as_interrupted(ledger.store, session, turn.turn_index)
+    interrupted = ledger.get(turn.turn_id)
+    if interrupted is not None:
+        ledger.mark_settled(interrupted)
 
 
 def _steer_to_turn(ledger: TurnLedger, queue: SteerQueue, steer: QueuedSteer) -> str | None:
     target = ledger.get(steer.turn_id)
-    origin = target.origin if target is not None else STEER_ORIGIN_FALLBACK
+    # a steer into a continuation is a user message all the same: it must not inherit "no text"
+    origin = (target.origin if target is not None and target.origin != CONTINUATION_ORIGIN
+              else STEER_ORIGIN_FALLBACK)
     lane = target.lane if target is not None else steer.session_id
     with ledger.store.write() as conn:
         if not queue.claim([steer.steer_id]):

@@ -23,6 +23,8 @@ INTERRUPTED = "interrupted"
 MERGED = "merged"
 LIVE_STATES = (QUEUED, RUNNING)
 SEND_MODES = ("one-at-a-time", "all")
+# a turn recovery admits to answer what a restart owes: it carries no user text of its own
+CONTINUATION_ORIGIN = "recovery"
 
 
 def final_state(loop_status: str, stopped: bool) -> str:
@@ -62,6 +64,13 @@ class StartedTurn:
     @property
     def turn_id(self) -> str:
         return self.guard.turn_id
+
+
+@attrs.frozen
+class LaneBusy:
+    """`start` refused: an older live turn of the lane (any owner) must run first."""
+
+    blocker: "TurnRecord"
 
 
 @attrs.frozen

@@ -47,6 +47,7 @@ class TurnForwarder:
     def on_loop_event(self, event: dict[str, Any]) -> None:
         kind = event.get("type")
         if kind == "turn_queued" and not self.queued.done():
+            self._handle.ledger_turn_id = event.get("turnId")
             self.queued.set_result(int(event.get("position", 0)))
         elif kind == "turn_finished":
             self._finished_seen = True

@@ -25,6 +25,7 @@ class TurnHandle:
     session_id: str
     cancel: asyncio.Event
     task: asyncio.Task[None] | None = None
+    ledger_turn_id: str | None = None  # the runtime's turn id, known once `turn_queued` arrived
 
 
 class TurnRegistry:

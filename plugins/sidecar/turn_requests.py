@@ -1,4 +1,5 @@
-"""Turn requests: send_message (queue a turn), steer_message (redirect the running one), abort.
+"""Turn requests: send_message (queue a turn), steer_message (redirect the running one), abort
+(a stop of the session's running turn, or the withdrawal of a queued one).
 
 Steering never goes through the turn queue (that would park the message behind the very
 turn it is meant to correct) and never pre-checks whether a turn is busy: the runtime's
@@ -47,7 +48,10 @@ async def abort(server: Any, request: dict[str, Any]) -> dict[str, Any]:
         target = in_flight[0]
     else:
         return {"sessionId": session_id, "aborted": []}
-    target.cancel.set()
+    # the session's running turn is a user stop (it ends `stopped`, only its lane is touched);
+    # a turn still waiting is withdrawn through its own cancel and never runs
+    if target.ledger_turn_id is None or not server.runtime.stop(session_id, target.ledger_turn_id):
+        target.cancel.set()
     if in_flight and target is in_flight[0]:
         server.approvals.cancel_session(session_id)  # a prompt of the aborted turn must not outlive it
     return {"sessionId": session_id, "aborted": [target.turn_id]}

@@ -3,8 +3,11 @@
 The driver writes the acknowledgement log — only once a runtime call returned to it:
 `admitted` when `turn_queued` arrived (admission is on disk by then), `steered` when
 `steer` answered ACCEPTED, `finished` when `run_turn` returned, `withdrawn` when a cancelled
-submission was refused. Steers handed back undelivered are the caller's again: it sends
-them as new turns, in a later life if need be. A refused steer is sent instead.
+submission was refused, `cancel_asked` when it set a submission's cancel event (the answer
+may die with the process: such a message is in the conversation once, or was withdrawn).
+Steers handed back undelivered are the caller's again: it sends them as new turns, in a
+later life if need be. A refused steer is sent instead. With `abort`, a send's own event
+callback may stop or cancel it mid-stream, or kill the process there (StreamAbort).
 """
 
 from __future__ import annotations
@@ -14,6 +17,8 @@ import random
 from collections import deque
 from typing import Any
 
+import attrs
+
 from atomic_agent.runtime.turn_controller import SubmissionCancelledError
 from atomic_agent.sessions.compact_session import CompactionError
 
@@ -22,18 +27,49 @@ from tests.chaos.crash_plan import SimulatedCrash
 from tests.chaos.workload import CANCEL, COMPACT, SEND, STEER, STOP, Op
 
 LIFE_TIMEOUT_S = 30.0
+ABORT_WAYS = ("stop", "cancel", "cancel_crash", "crash")
+MAX_ABORT_EVENT = 20
+# half the aborts aim at a kind of event (its 1st-3rd occurrence): counted blindly, most
+# would land on text deltas, which outnumber every other event
+ABORT_EVENTS = ("turn_queued", "turn_started", "step_started", "tool_call_started", "tool_call_result",
+                "steer_applied", "assistant_reply", "turn_finished")
+
+
+@attrs.frozen
+class StreamAbort:
+    """Abort a send from inside its own `on_event` callback, at its `at`-th event (of type
+    `on`, when set): stop the lane, set the caller's cancel event, or either with the process
+    dying right there (a crash at an event, not at a write). A life that is not scheduled to
+    die only aborts."""
+
+    at: int
+    way: str
+    on: str | None = None
+
+
+def draw_abort(rng: random.Random | None, chance: float) -> StreamAbort | None:
+    if rng is None or rng.random() >= chance:
+        return None
+    way = rng.choice(ABORT_WAYS)
+    if rng.random() < 0.5:
+        return StreamAbort(rng.randint(1, 3), way, rng.choice(ABORT_EVENTS))
+    return StreamAbort(rng.randint(1, MAX_ABORT_EVENT), way)
 
 
 class Driver:
-    def __init__(self, world: ChaosWorld, rng: random.Random, ops: list[Op], expected_errors: tuple[type, ...] = ()):
+    def __init__(self, world: ChaosWorld, rng: random.Random, ops: list[Op], expected_errors: tuple[type, ...] = (),
+                 abort: float = 0.0, abort_rng: random.Random | None = None):
         self.world = world
         self.rng = rng
+        self.abort = abort
+        self.abort_rng = abort_rng  # its own stream: turning aborts on changes no other draw of a seed
         self.ops: deque[Op] = deque(ops)
         self.owed: deque[tuple[int, str]] = deque()  # handed-back steers the caller must still send
         self.sessions: list[str] = []
         self.expected_errors = expected_errors
         self.errors: list[str] = []  # unexpected exceptions seen by the caller
         self.inflight: dict[int, dict[str, asyncio.Event]] = {}  # session -> text -> its cancel event
+        self.unsure: set[str] = set()  # owed texts whose last send died without an answer
 
     def ack(self, life: Life, kind: str, **fields: Any) -> None:
         self.world.acks.append({"kind": kind, "life": life.name, **fields})
@@ -73,7 +109,8 @@ class Driver:
         while not life.dead:
             if self.owed:
                 s, text = self.owed.popleft()
-                mine.append(asyncio.ensure_future(self._send(life, s, text)))
+                if not self._reconciled(life, s, text):
+                    mine.append(asyncio.ensure_future(self._send(life, s, text, owed=True)))
             elif self.ops and (ops_budget is None or issued < ops_budget):
                 op = self.ops.popleft()
                 issued += 1
@@ -111,36 +148,81 @@ class Driver:
         if op.kind == CANCEL:
             waiting = self.inflight.get(op.session, {})
             if waiting:
-                waiting[self.rng.choice(sorted(waiting))].set()
+                text = self.rng.choice(sorted(waiting))
+                # logged before the event is set: if the runtime then dies after recording the
+                # withdrawal but before raising it, the caller still knows it asked
+                self.ack(life, "cancel_asked", session=sid, text=text)
+                waiting[text].set()
             return None
         if op.kind == COMPACT:
             return asyncio.ensure_future(self._compact(life, sid))
         raise ValueError(op.kind)
 
-    async def _send(self, life: Life, s: int, text: str) -> None:
+    async def _send(self, life: Life, s: int, text: str, owed: bool = False) -> None:
+        """Send `text` as a new turn. An `owed` text (a steer that was accepted, then handed
+        back) stays owed until its admission is acknowledged: a caller whose send failed or
+        whose runtime died before `turn_queued` still holds it and sends it again."""
         sid = self.sessions[s]
         cancel = asyncio.Event()
         self.inflight.setdefault(s, {})[text] = cancel
+        admitted = False
+        abort = draw_abort(self.abort_rng, self.abort)
+        seen = 0
 
         def sink(event: dict[str, Any]) -> None:
+            nonlocal admitted, seen
             if event.get("type") == "turn_queued":
+                admitted = True
                 self.ack(life, "admitted", session=sid, text=text, turn_id=event.get("turnId"))
+            if abort is None or abort.on not in (None, event.get("type")):
+                return
+            seen += 1
+            if seen == abort.at:
+                self._abort(life, abort, sid, text, cancel, str(event.get("type")))
 
         try:
             result = await life.runtime.run_turn(text, session_id=sid, on_event=sink, cancelled=cancel)
         except SubmissionCancelledError:
             self.ack(life, "withdrawn", session=sid, text=text)
             return
-        except SimulatedCrash:
-            raise
-        except self.expected_errors:
-            return
-        except Exception as exc:
-            self.errors.append(f"{life.name} send {text}: {type(exc).__name__}: {exc}")
+        except BaseException as exc:
+            if owed and not admitted:
+                self.owed.appendleft((s, text))
+                self.unsure.add(text)
+            if isinstance(exc, (SimulatedCrash, asyncio.CancelledError)):
+                raise
+            if not isinstance(exc, self.expected_errors):
+                self.errors.append(f"{life.name} send {text}: {type(exc).__name__}: {exc}")
             return
         finally:
             self.inflight.get(s, {}).pop(text, None)
         self._finished(life, result)
+
+    def _abort(self, life: Life, abort: StreamAbort, sid: str, text: str, cancel: asyncio.Event, at: str) -> None:
+        """Runs inside the runtime's own emit: whatever it raises unwinds the turn from there."""
+        self.ack(life, "stream_abort", session=sid, text=text, way=abort.way, event=at, index=abort.at, on=abort.on)
+        if abort.way == "stop":
+            life.runtime.stop(sid)
+        if abort.way in ("cancel", "cancel_crash"):
+            self.ack(life, "cancel_asked", session=sid, text=text)
+            cancel.set()
+        if abort.way in ("cancel_crash", "crash") and life.plan.crash_at is not None:
+            life.plan.die(f"crash inside the event stream of {text}, at its event {abort.at} ({at})")
+
+    def _reconciled(self, life: Life, s: int, text: str) -> bool:
+        """Before resending a text whose last send died unanswered, look it up the way a client
+        with an idempotency key would: the admission may have committed just before the death.
+        Texts are unique per run, so a turn with this text is that send."""
+        if text not in self.unsure:
+            return False
+        self.unsure.discard(text)
+        sid = self.sessions[s]
+        row = life.runtime.lifecycle.ledger.conn.execute(
+            "select turn_id from turns where session_id = ? and text = ?", [sid, text]).fetchone()
+        if row is None:
+            return False
+        self.ack(life, "admitted", session=sid, text=text, turn_id=row[0], reconciled=True)
+        return True
 
     async def _adopted(self, life: Life, fut: asyncio.Future[Any]) -> None:
         try:

@@ -1,18 +1,25 @@
 """Tier (d): Hypothesis chooses the workload and the crash schedule rule by rule, then the
-run is played and checked; a failure shrinks to the fewest sends, steers and crashes."""
+run is played and checked; a failure shrinks to the fewest sends, steers and crashes.
+
+A crash lands either at the N-th write of a life, or at the N-th write of one kind —
+an admission, a steer becoming a user row, a steer leaving its queue — just before or
+just after its COMMIT: the promises most likely to break hide at exactly those writes,
+and a blind index rarely hits them."""
 
 from __future__ import annotations
 
-import random
-
 from hypothesis import strategies as st
-from hypothesis.stateful import RuleBasedStateMachine, rule
+from hypothesis.stateful import RuleBasedStateMachine, initialize, rule
 
 from tests.chaos.chaos_run import RunSpec, explain, run_seed
-from tests.chaos.crash_plan import AFTER_COMMIT, BEFORE_COMMIT, FaultPlan
+from tests.chaos.crash_plan import AFTER_COMMIT, BEFORE_COMMIT, WRITE_KINDS, FaultPlan
+from tests.chaos.known_bugs import HANDBACK_LOST_SIGNATURE
 from tests.chaos.workload import SEND, STEER, STOP, Op
 
 SESSIONS = 2
+# An open product bug (known_bugs.HANDBACK_LOST, pinned in test_exhaustive and the
+# interruption suite) is set aside here so the machine keeps hunting for anything else.
+KNOWN_BUG = HANDBACK_LOST_SIGNATURE
 
 
 class ChaosMachine(RuleBasedStateMachine):
@@ -34,6 +41,13 @@ class ChaosMachine(RuleBasedStateMachine):
     def steer(self, s: int, gap: int) -> None:
         self.ops.append(Op(STEER, s, self._text("steer", s), gap))
 
+    @rule(s=st.integers(0, SESSIONS - 1), lead=st.integers(4, 10), gap=st.integers(0, 8))
+    def send_and_steer(self, s: int, lead: int, gap: int) -> None:
+        """A send, then a steer once its turn is running (after `lead` loop turns), so the
+        steer is folded in at a step boundary rather than refused."""
+        self.ops.append(Op(SEND, s, self._text("msg", s), lead))
+        self.ops.append(Op(STEER, s, self._text("steer", s), gap))
+
     @rule(s=st.integers(0, SESSIONS - 1))
     def stop(self, s: int) -> None:
         self.ops.append(Op(STOP, s))
@@ -42,13 +56,21 @@ class ChaosMachine(RuleBasedStateMachine):
     def crash(self, at: int, after: bool) -> None:
         self.plans.append(FaultPlan(crash_at=at, where=AFTER_COMMIT if after else BEFORE_COMMIT))
 
+    @initialize(kind=st.sampled_from((None, *WRITE_KINDS)), nth=st.integers(1, 2), after=st.booleans())
+    def first_crash_at_write_of(self, kind: str | None, nth: int, after: bool) -> None:
+        """The first life dies at a write of one kind (None: it is not aimed)."""
+        if kind is not None:
+            self.crash_at_write_of(kind, nth, after)
+
+    @rule(kind=st.sampled_from(WRITE_KINDS), nth=st.integers(1, 2), after=st.booleans())
+    def crash_at_write_of(self, kind: str, nth: int, after: bool) -> None:
+        self.plans.append(FaultPlan(crash_at=nth, where=AFTER_COMMIT if after else BEFORE_COMMIT, target=kind))
+
     def teardown(self) -> None:
         if not self.ops:
             return
-        plans = [FaultPlan(crash_at=p.crash_at, where=p.where) for p in self.plans] or [FaultPlan()]
+        plans = [FaultPlan(crash_at=p.crash_at, where=p.where, target=p.target) for p in self.plans] or [FaultPlan()]
         outcome = run_seed(0, RunSpec(), plans=lambda _rng: plans, ops=self.ops)
+        outcome.violations = [v for v in outcome.violations if not KNOWN_BUG.search(v)]
         assert not outcome.violations, explain(outcome)
 
-
-def machine_random() -> random.Random:
-    return random.Random(0)

@@ -6,6 +6,11 @@ on a real death) or just after it (durable, but the caller never learned) — or
 operations fail with `sqlite3.OperationalError` while the process keeps running (flaky store).
 Once dead, every later write of that store raises too: a zombie coroutine of a dead process
 must never reach the disk.
+
+A plan may aim at one kind of write instead of counting all of them (`target`): the kind
+is read from the SQL the transaction actually ran (a trace callback on the store's
+connection), not from which product function called — so an admission split in two, or
+a steer recorded apart from its claim, is still recognised by what it wrote.
 """
 
 from __future__ import annotations
@@ -20,6 +25,24 @@ import attrs
 
 BEFORE_COMMIT = "before_commit"
 AFTER_COMMIT = "after_commit"
+ADMISSION = "admission"  # inserts a turn into the ledger
+STEER_DELIVERY = "steer_delivery"  # appends a steer as a user row of the conversation
+STEER_CLAIM = "steer_claim"  # deletes from the steering queue
+WRITE_KINDS = (ADMISSION, STEER_DELIVERY, STEER_CLAIM)
+
+
+def write_kinds(statements: list[str]) -> set[str]:
+    """What a transaction did, from its expanded SQL (sqlite3 traces bound values inline)."""
+    kinds = set()
+    for sql in statements:
+        head = sql.lstrip().lower()
+        if head.startswith("insert into turns "):
+            kinds.add(ADMISSION)
+        elif head.startswith("insert into transcript ") and "'user', 'steer-" in sql:
+            kinds.add(STEER_DELIVERY)
+        elif head.startswith("delete from steer_queue "):
+            kinds.add(STEER_CLAIM)
+    return kinds
 
 
 class SimulatedCrash(BaseException):
@@ -28,12 +51,15 @@ class SimulatedCrash(BaseException):
 
 @attrs.define
 class FaultPlan:
-    crash_at: int | None = None  # 1-based index of the outermost write at which to die
+    crash_at: int | None = None  # 1-based index of the outermost write (of kind `target`) at which to die
+    target: str | None = None  # count only writes of this kind (WRITE_KINDS); None: every write
     where: str = BEFORE_COMMIT
     flaky: frozenset[int] = frozenset()  # write indexes that fail with OperationalError (process lives on)
     exit_code: int | None = None  # subprocess tier: die with os._exit(code) instead of raising
     ops: int = 0  # outermost writes begun
     commits: int = 0  # outermost writes committed
+    targeted: int = 0  # outermost writes of kind `target` seen
+    statements: list[str] = attrs.field(factory=list)  # SQL of the open outermost write
     dead: bool = False
     on_death: Callable[[], Any] | None = None
 
@@ -53,6 +79,8 @@ class FaultPlan:
 def instrument(store: Any, plan: FaultPlan) -> None:
     """Route `store.write` (and so every fenced view copied from it) through `plan`."""
     original = type(store).write
+    if plan.target is not None:
+        store.db.conn.set_trace_callback(plan.statements.append)
 
     @contextmanager
     def write() -> Iterator[sqlite3.Connection]:
@@ -63,15 +91,28 @@ def instrument(store: Any, plan: FaultPlan) -> None:
             return
         plan.ops += 1
         n = plan.ops
+        plan.statements.clear()
+        hit = False
         with original(store) as conn:
             yield conn
             plan.check_alive()  # died while this transaction was open: it never commits
             if n in plan.flaky:
                 raise sqlite3.OperationalError(f"database is locked (injected at write {n})")
-            if plan.crash_at == n and plan.where == BEFORE_COMMIT:
-                plan.die(f"crash before the commit of write {n}")
+            hit = _is_the_one(plan, n)
+            if hit and plan.where == BEFORE_COMMIT:
+                plan.die(f"crash before the commit of write {n} ({plan.target or 'any'})")
         plan.commits += 1
-        if plan.crash_at == n and plan.where == AFTER_COMMIT:
-            plan.die(f"crash after the commit of write {n}")
+        if hit and plan.where == AFTER_COMMIT:
+            plan.die(f"crash after the commit of write {n} ({plan.target or 'any'})")
 
     store.write = write
+
+
+def _is_the_one(plan: FaultPlan, n: int) -> bool:
+    """Is write `n` (its statements in `plan.statements`) the one the plan dies at?"""
+    if plan.target is None:
+        return plan.crash_at == n
+    if plan.target not in write_kinds(plan.statements):
+        return False
+    plan.targeted += 1
+    return plan.crash_at == plan.targeted

@@ -9,7 +9,7 @@ import attrs
 
 from tests.chaos.chaos_run import RunOutcome, RunSpec, run_seed
 from tests.chaos.crash_plan import AFTER_COMMIT, BEFORE_COMMIT, FaultPlan
-from tests.chaos.workload import SEND, STEER, Op
+from tests.chaos.workload import SEND, STEER, STOP, Op
 
 SPEC = RunSpec()
 SCENARIOS: dict[str, list[Op]] = {
@@ -17,6 +17,8 @@ SCENARIOS: dict[str, list[Op]] = {
     "send_then_queued_send": [Op(SEND, 0, "msg-0-0"), Op(SEND, 0, "msg-0-1")],
     # a steer accepted while the first turn runs
     "send_with_steer": [Op(SEND, 0, "msg-0-0", gap=6), Op(STEER, 0, "steer-0-0")],
+    # a steer accepted, then the turn stopped before folding it in: the steer is handed back
+    "steer_handed_back_by_stop": [Op(SEND, 0, "msg-0-0", gap=4), Op(STEER, 0, "steer-0-0"), Op(STOP, 0)],
 }
 
 

@@ -30,12 +30,17 @@ def check_effects(world: ChaosWorld) -> list[str]:
 def _check_messages(view: DurableView, acks: list[dict[str, Any]], sessions: list[str], fifo: bool) -> list[str]:
     out: list[str] = []
     acked: dict[str, set[str]] = defaultdict(set)
-    maybe_absent: set[str] = set()  # the caller withdrew it or asked to cancel it
+    maybe_absent: set[str] = set()  # the caller withdrew it: it must never be answered
+    cancel_asked: set[str] = set()  # the caller asked to cancel it: once or not at all
     for a in acks:
         if a["kind"] in ("admitted", "steered"):
             acked[a["session"]].add(a["text"])
         if a["kind"] == "withdrawn":
             maybe_absent.add(a["text"])
+        if a["kind"] == "cancel_asked":
+            cancel_asked.add(a["text"])
+    admitted_as = {a["text"]: a.get("turn_id") for a in acks if a["kind"] == "admitted"}
+    withdrawn_turns = {r["turn_id"] for r in view.audit if r["from_state"] == "queued" and r["to_state"] == "cancelled"}
     for sid in sessions:
         users = view.virtual_users(sid)
         counts = Counter(users)
@@ -46,6 +51,8 @@ def _check_messages(view: DurableView, acks: list[dict[str, Any]], sessions: lis
             if text in maybe_absent:
                 if counts[text]:
                     out.append(f"{sid}: withdrawn message {text} reached the conversation")
+            elif text in cancel_asked and counts[text] == 0 and admitted_as.get(text) in withdrawn_turns:
+                pass  # withdrawn before it started, and the process died before saying so
             elif counts[text] != 1:
                 out.append(f"{sid}: acknowledged message {text} is in the conversation {counts[text]} times")
         position = {t: i for i, t in enumerate(users)}

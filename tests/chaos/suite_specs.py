@@ -11,7 +11,7 @@ QUEUES = RunSpec(Mix(sessions=2, messages=(4, 8), steer=0.6, max_gap=4), crashes
 COMPACTION = RunSpec(Mix(sessions=1, messages=(3, 5), steer=0.1, compact=0.8), crashes=(1, 3), crash_window=40)
 COMPACTION_UNDER_LOAD = RunSpec(Mix(sessions=2, messages=(5, 8), steer=0.5, compact=0.5, max_gap=2),
                                 crashes=(1, 3), crash_window=50)
-INTERRUPTION = RunSpec(Mix(sessions=2, messages=(3, 6), steer=0.3, stop=0.4, cancel=0.4), crashes=(0, 2),
+INTERRUPTION = RunSpec(Mix(sessions=2, messages=(3, 6), steer=0.3, stop=0.4, cancel=0.4, abort=0.4), crashes=(0, 2),
                        crash_window=50)
 FLAKY_STORE = RunSpec(Mix(sessions=2, messages=(3, 6), steer=0.3), crashes=(1, 1), crash_window=10_000, flaky=0.08)
 CONCURRENCY = RunSpec(Mix(sessions=3, messages=(6, 10), steer=0.5, stop=0.15, cancel=0.15, compact=0.1, max_gap=1),

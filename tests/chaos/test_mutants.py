@@ -4,12 +4,15 @@ by every tier that should catch it, within that tier's default budget."""
 from __future__ import annotations
 
 import pytest
+from hypothesis import HealthCheck, Phase, settings
+from hypothesis.stateful import run_state_machine_as_test
 
 from atomic_agent.testing.chaos_mutants import ENV
 
+from tests.chaos.chaos_machine import ChaosMachine
 from tests.chaos.chaos_run import run_seed
 from tests.chaos.exhaustive import SCENARIOS, crash_points, run_point
-from tests.chaos.mutant_hunt import first_catch
+from tests.chaos.mutant_hunt import SIGNATURES, first_catch
 from tests.chaos.suite_specs import CRASH_RECOVERY, QUEUES
 
 SEEDED = {"ack_before_commit": CRASH_RECOVERY, "rerun_non_durable": CRASH_RECOVERY, "split_claim": QUEUES}
@@ -30,6 +33,36 @@ def test_exhaustive_tier_catches_the_mutant(mutant: str, monkeypatch: pytest.Mon
     points = list(crash_points(ops))  # counted with the mutant off: the clean run's commits
     monkeypatch.setenv(ENV, mutant)
     assert first_catch(mutant, (lambda p=p: run_point(ops, p) for p in points)) is not None
+
+
+# no shrinking: the question is only whether the machine finds the bug within its budget
+MACHINE_HUNT = settings(max_examples=40, stateful_step_count=12, deadline=None, derandomize=True, database=None,
+                        suppress_health_check=list(HealthCheck), phases=(Phase.explicit, Phase.generate))
+
+
+class _Caught(Exception):
+    """The machine broke a promise the way this mutant does."""
+
+
+def _hunting(mutant: str) -> type[ChaosMachine]:
+    """The machine, failing only on the mutant's own signature (an unrelated known bug is not a catch)."""
+
+    class Hunt(ChaosMachine):
+        def teardown(self) -> None:
+            try:
+                super().teardown()
+            except AssertionError as failure:
+                if SIGNATURES[mutant].search(str(failure)):
+                    raise _Caught(str(failure)[:2000]) from None
+
+    return Hunt
+
+
+@pytest.mark.parametrize("mutant", ["ack_before_commit", "rerun_non_durable", "split_claim"])
+def test_state_machine_tier_catches_the_mutant(mutant: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv(ENV, mutant)
+    with pytest.raises(_Caught):
+        run_state_machine_as_test(_hunting(mutant), settings=MACHINE_HUNT)
 
 
 def test_mutants_are_off_by_default(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -25,8 +25,6 @@ from tests.chaos.invariants import check_world, describe
 from tests.chaos.suite_specs import OWNER_PROCESSES
 
 ROOT = Path(__file__).resolve().parents[2]
-# Two owners share sessions, so this tier inherits the cross-owner lane gap (test_two_owners).
-pytestmark = pytest.mark.xfail(reason="a session's lane is serialised only inside one process", strict=False)
 
 
 def _spawn(root: Path, seed: int, role: int, crash_at: int, where: str) -> subprocess.Popen[bytes]:

@@ -9,13 +9,10 @@ from tests.chaos.chaos_seeds import seed_params
 from tests.chaos.suite_check import assert_seed_holds
 from tests.chaos.suite_specs import TWO_OWNERS
 
-# Known product gap (found by this suite): each process has its own TurnController and
-# TurnLedger.start does not look for a live turn of the lane held by another owner, so two
-# owners run two turns of one session at once: FIFO breaks, transcripts interleave, and both
-# models act on the same unanswered message (seed 58: one side effect runs twice).
-# Not strict: the seeds that happen not to overlap pass. Remove once lanes are serialised.
-pytestmark = pytest.mark.xfail(reason="a session's lane is serialised only inside one process", strict=False)
-
+# Every seed below once failed because a session's lane was serialised only inside one process:
+# two owners ran two turns of one session at once (FIFO broke, seed 58 ran one side effect
+# twice). TurnLedger.start now starts a turn only as the oldest live turn of its lane across
+# every owner, and a turn behind another live owner's waits.
 REGRESSION_SEEDS: list[int] = [1, 2, 5, 14, 58]
 
 

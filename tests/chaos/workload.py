@@ -26,6 +26,7 @@ class Mix:
     cancel: float = 0.0
     compact: float = 0.0
     max_gap: int = 12
+    abort: float = 0.0  # chance that a send's own event callback aborts it (chaos_driver.StreamAbort)
 
 
 def workload(rng: random.Random, mix: Mix) -> list[Op]:

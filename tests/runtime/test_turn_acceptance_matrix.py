@@ -99,7 +99,10 @@ async def test_after_restart_queued_turns_drain_and_running_turns_are_not_replay
     lane = ledger.lane(sid)
     assert [(t.text, t.state) for t in lane] == [("hang on the first", "interrupted"), ("second", "completed"),
                                                  ("third", "completed")]
-    assert [r.reply for r in results] == ["re: second", "re: third"]
+    assert [r.reply for r in results if r.session_id == sid] == ["re: second", "re: third"]
+    # the other session's interrupted message is owed an answer: one continuation, no user text
+    assert [(r.reply, r.state) for r in results if r.session_id == other] == [("re: hang elsewhere", "completed")]
+    assert report.continued == (ledger.lane(other)[1].turn_id,)
     assert log2.started == []  # the interrupted turns' tools were never run again
     entries = second.sessions.load(sid).entries
     kinds = [e.kind for e in entries if e.turn_index == 0]
@@ -109,7 +112,7 @@ async def test_after_restart_queued_turns_drain_and_running_turns_are_not_replay
     assert set(report.interrupted) == {lane[0].turn_id, ledger.lane(other)[0].turn_id}
 
     again = await second.recover(resume=True)  # idempotent
-    assert (again.interrupted, again.resumed, again.steers_requeued) == ((), (), ())
+    assert (again.interrupted, again.resumed, again.steers_requeued, again.continued) == ((), (), (), ())
 
     # the zombie wakes up: every write it tries is refused, so nothing it says lands
     for task in (running, parked_other):

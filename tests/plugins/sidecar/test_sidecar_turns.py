@@ -111,6 +111,28 @@ async def test_abort_cancels_the_running_turn_and_a_queued_one_never_runs(tmp_pa
     assert (await sidecar.ok("abort", sessionId=sid))["aborted"] == []
     gone = await sidecar.request("abort", sessionId=sid, turnId=running["turnId"])
     assert gone["error"]["code"] == "turn_not_found"
+    # in the ledger the running turn was a user stop, the queued one a withdrawal
+    assert [(t.text, t.state) for t in sidecar.runtime.lifecycle.ledger.lane(sid)] == [("long job", "stopped"),
+                                                                                       ("after", "cancelled")]
+    await sidecar.close()
+
+
+async def test_abort_stops_only_its_own_session(tmp_path: Path):
+    provider = ScriptedProvider([], default=lambda request: (calls(("reply", {"text": "done"})) if "tool_result["
+                                                             in request.prompt else calls(("t.read", {"path": "slow",
+                                                                                                      "ms": 300}))))
+    sidecar = SidecarHarness(tmp_path, provider)
+    stopped = (await sidecar.ok("create_session"))["session"]["id"]
+    other = (await sidecar.ok("create_session"))["session"]["id"]
+    doomed = await sidecar.ok("send_message", sessionId=stopped, text="stop me")
+    kept = await sidecar.ok("send_message", sessionId=other, text="keep me")
+    await sidecar.wait_for(lambda e: e["type"] == "tool_call_started" and e["turnId"] == doomed["turnId"])
+    assert (await sidecar.ok("abort", sessionId=stopped))["aborted"] == [doomed["turnId"]]
+    await sidecar.turn_done(doomed["turnId"])
+    assert (await sidecar.turn_done(kept["turnId"]))[-1]["status"] == "done"
+    ledger = sidecar.runtime.lifecycle.ledger
+    assert [t.state for t in ledger.lane(stopped)] == ["stopped"]
+    assert [t.state for t in ledger.lane(other)] == ["completed"]
     await sidecar.close()
 
 
