@@ -225,13 +225,3 @@ class FakeLlamaServer:
                         "predicted_per_second": 100.0},
         }
         return pieces, final
-
-
-def common_prefix_length(a: str, b: str) -> int:
-    n = min(len(a), len(b))
-    i = 0
-    while i < n and a[i] == b[i]:
-        i += 1
-    return i
-
-
