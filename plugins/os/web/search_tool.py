@@ -73,8 +73,8 @@ class WebSearch:
 def build_search_tool(search: WebSearchConfig, state_dir: Path | None, environ: Mapping[str, str] | None = None,
                       factories: Mapping[str, ProviderFactory] = BUILTIN_PROVIDERS,
                       sleep: Sleep = asyncio.sleep) -> tuple[ToolSpec, WebSearch]:
-    """The spec and its engine. Warns on stderr, once, about configured providers missing a key."""
-    warn_missing_keys(search, os.environ if environ is None else environ)
+    """The spec and its engine. Warns on stderr, once per state dir, about configured providers missing a key."""
+    warn_missing_keys(search, os.environ if environ is None else environ, state_dir=state_dir)
     engine = WebSearch(search, state_dir, factories, sleep)
 
     async def run(args: Mapping[str, Any], ctx: Any) -> ToolResult:

@@ -188,6 +188,15 @@ def test_a_missing_key_warns_once_at_construction_not_per_search(server: Loopbac
     assert capsys.readouterr().err.count("EXA_API_KEY is empty") == 1
 
 
+def test_the_missing_key_warning_is_said_once_per_state_dir(server: LoopbackServer, tmp_path: Path,
+                                                          capsys: pytest.CaptureFixture[str]) -> None:
+    build_search_tool(config(server), tmp_path, environ={})
+    build_search_tool(config(server), tmp_path, environ={})  # the next `atomic-agent run`
+    assert capsys.readouterr().err.count("EXA_API_KEY is empty") == 1
+    build_search_tool(config(server), tmp_path / "other", environ={})
+    assert capsys.readouterr().err.count("EXA_API_KEY is empty") == 1
+
+
 async def test_searches_do_not_repeat_the_warning(server: LoopbackServer, tmp_path: Path,
                                                   capsys: pytest.CaptureFixture[str]) -> None:
     server.routes["/exa"] = exa_answer
