@@ -13,6 +13,7 @@ from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
 from atomic_agent.llm.completion import Completion, CompletionRequest
+from atomic_agent.testing.fake_llama_script import common_prefix_length
 from atomic_agent.records.provider_kind import ProviderCapabilities
 
 ScriptItem = Any  # str | Completion | BaseException | Callable[[CompletionRequest], Any]
@@ -51,7 +52,7 @@ class ScriptedProvider:
         if isinstance(item, BaseException):
             raise item
         completion = item if isinstance(item, Completion) else Completion(content=str(item), tokens_predicted=len(str(item)) // 4)
-        common = _common_prefix(self._prev_prompt, request.prompt)
+        common = common_prefix_length(self._prev_prompt, request.prompt)
         self._prev_prompt = request.prompt
         completion = Completion(**{**_fields(completion), "cache_n": common // 4,
                                    "prompt_n": (len(request.prompt) - common) // 4, "slot_id": request.slot_id})
@@ -86,14 +87,6 @@ def _fields(c: Completion) -> dict[str, Any]:
     import attrs
 
     return attrs.asdict(c, recurse=False)
-
-
-def _common_prefix(a: str, b: str) -> int:
-    n = min(len(a), len(b))
-    i = 0
-    while i < n and a[i] == b[i]:
-        i += 1
-    return i
 
 
 def prompts(provider: ScriptedProvider) -> Sequence[str]:
