@@ -46,6 +46,7 @@ class TurnResult:
     turn_id: str = ""  # the admission ledger's id (set by the runtime)
     state: str = ""  # the ledger's final state: completed | failed | stopped | cancelled | merged
     merged_into: str | None = None  # sendMode "all": the turn that answered this message
+    undelivered_ids: tuple[str, ...] = ()  # durable ids of `undelivered` (same order; "" when not durable)
 
 
 StepContextFactory = Callable[[int, int, Sequence[str]], Awaitable[StepContext]]
@@ -170,17 +171,21 @@ async def run_turn(*, make_context: StepContextFactory, base: TurnDeps, text: st
             _hand_back(base, turn_index, emit)
             raise
     _finish(base, turn_index, status, reason, steps, started, emit, reply, category)
+    undelivered, undelivered_ids = _hand_back(base, turn_index, emit)
     return TurnResult(session.id, turn_index, status, reason, reply, steps, category, error,
-                      round((time.perf_counter() - started) * 1000, 1), _hand_back(base, turn_index, emit))
+                      round((time.perf_counter() - started) * 1000, 1), undelivered,
+                      undelivered_ids=undelivered_ids)
 
 
-def _hand_back(base: TurnDeps, turn_index: int, emit: ev.EventSink) -> tuple[str, ...]:
+def _hand_back(base: TurnDeps, turn_index: int, emit: ev.EventSink) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """(texts, durable ids) of the steers handed back; the rows stay queued until re-sent or dismissed."""
     if base.inbox is None:
-        return ()
-    undelivered = tuple(base.inbox.close_and_drain(base.session.id))
-    for text in undelivered:
-        emit(ev.event(ev.STEER_UNDELIVERED, sessionId=base.session.id, turnIndex=turn_index, text=text))
-    return undelivered
+        return (), ()
+    pending = base.inbox.close_and_hand_back(base.session.id)
+    for steer_id, text in pending:
+        extra = {} if steer_id is None else {"steerId": str(steer_id)}
+        emit(ev.event(ev.STEER_UNDELIVERED, sessionId=base.session.id, turnIndex=turn_index, text=text, **extra))
+    return tuple(t for _, t in pending), tuple("" if i is None else str(i) for i, _ in pending)
 
 
 def _finish(base: TurnDeps, turn_index: int, status: str, reason: str, steps: int, started: float,

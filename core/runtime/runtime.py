@@ -182,7 +182,8 @@ class Runtime:
 
     async def run_turn(self, text: str, session_id: str | None = None, on_event: ev.EventSink | None = None,
                        working_dir: Path | None = None, cancelled: asyncio.Event | None = None,
-                       origin: str = "cli", tool_choice: str | None = None) -> TurnResult:
+                       origin: str = "cli", tool_choice: str | None = None,
+                       resend_steer_id: str | None = None) -> TurnResult:
         """Admit a turn durably, then queue it on the session (FIFO per session, parallel
         across sessions) and run it.
 
@@ -190,12 +191,20 @@ class Runtime:
         through the session's hook; `turn_queued` (sent only once the admission is on disk)
         carries the turn id and how many turns are ahead of it. `tool_choice` forces the
         first step to call that tool (grammar transport).
+
+        `resend_steer_id` (a `TurnResult.undelivered_ids` entry) sends a handed-back steer as
+        this turn: its queued row is deleted in the admission's transaction, and when it is
+        already gone SteerAlreadyTakenError is raised with nothing admitted.
         """
         check_tool_choice(self.registry, tool_choice)
         if session_id is None:
             session_id = self.open_session(None, working_dir).id
         return await self.lifecycle.run(text, session_id, origin, on_event or ev.discard, cancelled,
-                                        self._executor(text, tool_choice))
+                                        self._executor(text, tool_choice), resend_steer_id)
+
+    def dismiss_steer(self, steer_id: str) -> bool:
+        """Drop a handed-back steer the caller will not re-send; False when it was already gone."""
+        return self.lifecycle.dismiss_steer(steer_id)
 
     def stop(self, session_id: str, turn_id: str | None = None) -> bool:
         """Stop the turn running on the session's lane (it ends `stopped`); turns queued
@@ -265,6 +274,8 @@ class Runtime:
     async def close(self) -> None:
         self.inbox.clear_all()
         self.compactor.cancel_all()  # issue 5 item 8: no compact() caller waits for ever
+        if self._lifecycle is not None:
+            await self._lifecycle.close()
         if self._background:
             await asyncio.gather(*self._background, return_exceptions=True)
         call_lifecycle(self.host, "runtime_stopping", runtime=self)

@@ -97,14 +97,19 @@ class SteeringInbox:
         return self.consume(session_id, lambda texts: None)
 
     def close_and_drain(self, session_id: str) -> list[str]:
-        """Shut the window and take what is left, in one step (no gap to lose a message in).
-        Durable copies are deleted as they are handed back: the caller now owns them."""
+        """`close_and_hand_back`, the texts only."""
+        return [t for _, t in self.close_and_hand_back(session_id)]
+
+    def close_and_hand_back(self, session_id: str) -> list[tuple[int | None, str]]:
+        """Shut the window and take what is left, in one step (no gap to lose a message in):
+        (durable steer id, text) pairs. Durable copies stay queued, marked handed back with
+        the turn's id, until the caller re-sends (`resend_steer_id`) or dismisses them."""
         window = self._open.pop(session_id, None)
         if window is None:
             return []
-        if self.queue is not None and window.ids():
-            self.queue.discard(window.ids())
-        return [t for _, t in window.pending]
+        if self.queue is not None and window.ids() and window.turn_id is not None:
+            self.queue.hand_back(window.ids(), window.turn_id)
+        return list(window.pending)
 
     def clear_all(self) -> None:
         """Forget every window (shutdown). Durable copies stay for recovery to answer."""

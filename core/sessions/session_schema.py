@@ -56,7 +56,15 @@ def m002_turn_ledger(db: sqlite_utils.Database) -> None:
     db.execute("CREATE INDEX IF NOT EXISTS steer_queue_by_turn ON steer_queue (turn_id, steer_id)")
 
 
-MIGRATIONS: list[Callable[[sqlite_utils.Database], None]] = [m001_initial, m002_turn_ledger]
+def m003_steer_handed_back(db: sqlite_utils.Database) -> None:
+    """A steer handed back at its turn's end stays queued, marked with that turn's id, until
+    its caller re-sends it (the admission deletes it) or dismisses it."""
+    columns = {row[1] for row in db.execute("PRAGMA table_info(steer_queue)").fetchall()}
+    if "handed_back" not in columns:
+        db.execute("ALTER TABLE steer_queue ADD COLUMN handed_back TEXT")
+
+
+MIGRATIONS: list[Callable[[sqlite_utils.Database], None]] = [m001_initial, m002_turn_ledger, m003_steer_handed_back]
 
 
 def migrate(db: sqlite_utils.Database) -> None:

@@ -2,8 +2,11 @@
 
 An accepted steer is committed here (synchronous=FULL) before `steer` answers ACCEPTED.
 It leaves the table in exactly one of three transactions: consumed at a step boundary
-together with the user transcript rows it becomes, handed back when its turn ends, or —
-after the process that accepted it died — turned into a queued turn by recovery. The row
+together with the user transcript rows it becomes, deleted by the admission of the turn its
+caller re-sends it as (or by the caller dismissing it), or turned into a queued turn (by the
+lifecycle when no caller is left to take it, or by recovery after its owner died). A steer
+handed back when its turn ends stays here, marked `handed_back` with that turn's id, until
+one of those happens: a death at any point leaves it in exactly one place. The row
 id comes from SQLite's AUTOINCREMENT, so two processes or a restart can never reuse a key.
 """
 
@@ -52,12 +55,36 @@ class SteerQueue:
                 record(texts)
         return texts
 
-    def discard(self, steer_ids: Sequence[int]) -> list[str]:
-        """Claim steers that are being handed back to the caller instead of delivered."""
+    def hand_back(self, steer_ids: Sequence[int], turn_id: str) -> list[int]:
+        """Mark steers handed back to the caller at the end of `turn_id` (they stay queued
+        until re-sent, dismissed or requeued); the ids still present, in order."""
         if not steer_ids:
             return []
+        kept = []
+        with self.store.write() as conn:
+            for steer_id in steer_ids:
+                if conn.execute("update steer_queue set handed_back = ? where steer_id = ?",
+                                [turn_id, steer_id]).rowcount == 1:
+                    kept.append(steer_id)
+        return kept
+
+    def take_handed_back(self, steer_id: int | str) -> str | None:
+        """Delete one handed-back steer inside the caller's transaction; its text, or None when
+        it is gone (re-sent, dismissed or requeued already)."""
+        row = self.store.db.conn.execute("delete from steer_queue where steer_id = ? and handed_back is not null "
+                                         "returning text", [int(steer_id)]).fetchone()
+        return None if row is None else str(row[0])
+
+    def dismiss(self, steer_id: int | str) -> bool:
+        """The caller dropped a handed-back steer; False when it was already gone."""
         with self.store.write():
-            return self.claim(steer_ids)
+            return self.take_handed_back(steer_id) is not None
+
+    def handed_back_by(self, turn_id: str) -> list[QueuedSteer]:
+        rows = self.store.db.conn.execute(
+            "select steer_id, session_id, turn_id, text, owner from steer_queue where handed_back = ? "
+            "order by steer_id", [turn_id]).fetchall()
+        return [QueuedSteer(*r) for r in rows]
 
     def claim(self, steer_ids: Sequence[int]) -> list[str]:
         """Delete the steers inside the caller's transaction; the texts of those this call won."""

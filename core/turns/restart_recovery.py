@@ -61,7 +61,8 @@ async def recover_after_restart(runtime: Runtime, resume: bool, sink: ev.EventSi
     # after settling, so the decision sees the settled results; idempotent (decided from durable state)
     owed = admit_continuations(lifecycle.ledger) if resume else []
     tickets = [ticket_of(turn) for turn in found.resumable] + owed
-    results = tuple(asyncio.ensure_future(lifecycle.run_admitted(ticket, sink, None, runtime._executor(ticket.text)))
+    # nobody waits on these: what they hand back is requeued and run, never left to a caller
+    results = tuple(asyncio.ensure_future(lifecycle.run_for_nobody(ticket, sink, runtime._executor))
                     for ticket in tickets)
     for future in results:  # a resumed turn reports its own failure; recovery must not crash on it
         future.add_done_callback(_report_failure)

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import uuid
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 
@@ -30,12 +31,22 @@ from atomic_agent.turns.finalize_turn import finalize_or_interrupt
 from atomic_agent.turns.lane_pause import LanePause
 from atomic_agent.turns.turn_ledger import TurnLedger
 from atomic_agent.turns.turn_owner import OwnerLease
-from atomic_agent.turns.turn_recovery import take_over_dead_turn
+from atomic_agent.turns.turn_recovery import steers_to_turns, take_over_dead_turn
 from atomic_agent.turns.turn_states import (MERGED, QUEUED, LaneBusy, StartedTurn, TurnRecord, TurnTicket,
                                             final_state)
 
 FinalizeTurn = Callable[[TranscriptEntry, str, "str | None"], None]
 ExecuteTurn = Callable[[SessionState, StartedTurn, asyncio.Event, FinalizeTurn], Awaitable[TurnResult]]
+
+
+class SteerAlreadyTakenError(LookupError):
+    """A re-send named a handed-back steer that is no longer queued (already re-sent,
+    dismissed or turned into a queued turn): nothing was admitted."""
+
+    def __init__(self, steer_id: str) -> None:
+        super().__init__(f"handed-back steer {steer_id} is no longer queued (already re-sent, dismissed or "
+                         "requeued as a turn); nothing was admitted")
+        self.steer_id = steer_id
 
 
 @attrs.define
@@ -59,16 +70,69 @@ class TurnLifecycle:
         self._executor_for = executor_for
         self._results_for_waiters: dict[str, TurnResult] = {}  # turns answered by another submission
         self._withdrawn: set[str] = set()  # cancelled while waiting (even if recording that failed)
+        self.unattended: set[asyncio.Task[TurnResult]] = set()  # requeued steers' turns nobody waits on
+        self.closing = False
 
-    def admit(self, session_id: str, text: str, origin: str) -> TurnTicket:
+    def admit(self, session_id: str, text: str, origin: str, resend_steer_id: str | None = None) -> TurnTicket:
+        """Admit a turn durably. With `resend_steer_id` the turn re-sends that handed-back
+        steer: its row is deleted in the admission's own transaction (a death at any point
+        leaves the message in exactly one place), and SteerAlreadyTakenError admits nothing
+        when the row is already gone (re-sent, dismissed or requeued)."""
         if origin not in ORIGINS:  # refuse before anything is written (a continuation is recovery's alone)
             raise ValueError(f"unknown turn origin {origin!r}; one of {', '.join(ORIGINS)}")
-        return self.ledger.admit(session_id, text, origin)
+        if resend_steer_id is None:
+            return self.ledger.admit(session_id, text, origin)
+        with self.sessions.write() as conn:
+            if self.steers.take_handed_back(resend_steer_id) is None:
+                raise SteerAlreadyTakenError(resend_steer_id)
+            return self.ledger.admit_in(conn, session_id, text, origin, session_id, uuid.uuid4().hex)
+
+    def dismiss_steer(self, steer_id: str) -> bool:
+        """Drop a handed-back steer (the user chose not to re-send it); False when already gone."""
+        return self.steers.dismiss(steer_id)
+
+    def requeue_handed_back(self, turn_id: str) -> list[TurnTicket]:
+        """No live caller can take what `turn_id` handed back: its steers become queued turns
+        of their lane (this owner's), in one transaction."""
+        return steers_to_turns(self.ledger, self.steers, self.steers.handed_back_by(turn_id), self.lease.owner)
+
+    def requeue_and_run(self, turn_id: str) -> None:
+        """`requeue_handed_back`, then run those turns in the background for nobody (they queue
+        behind whatever the lane holds). At shutdown they stay queued for recovery."""
+        if self.closing:
+            return
+        for ticket in self.requeue_handed_back(turn_id):
+            task = asyncio.ensure_future(self.run_for_nobody(ticket, ev.discard, self._executor_for))
+            self.unattended.add(task)
+            task.add_done_callback(_forget_unattended(self.unattended))
+
+    async def close(self) -> None:
+        """Shutdown: stop the unattended turns (a queued one stays queued for recovery)."""
+        self.closing = True
+        for task in list(self.unattended):
+            task.cancel()
+        if self.unattended:
+            await asyncio.gather(*self.unattended, return_exceptions=True)
+
+    async def run_for_nobody(self, ticket: TurnTicket, sink: ev.EventSink,
+                             execute_for: Callable[[str], ExecuteTurn]) -> TurnResult:
+        """Run an admitted turn nobody waits on (recovery): what it hands back is requeued and
+        run the same way, so no steer is left to a caller that does not exist."""
+        follow_ups: list[TurnTicket] = []
+        try:
+            result = await self.run_admitted(ticket, sink, None, execute_for(ticket.text))
+        finally:
+            with contextlib.suppress(Exception):
+                follow_ups = self.requeue_handed_back(ticket.turn_id)
+        for follow_up in follow_ups:
+            await self.run_for_nobody(follow_up, sink, execute_for)
+        return attrs.evolve(result, undelivered=(), undelivered_ids=())
 
     async def run(self, text: str, session_id: str, origin: str, sink: ev.EventSink,
-                  cancelled: asyncio.Event | None, execute: ExecuteTurn) -> TurnResult:
+                  cancelled: asyncio.Event | None, execute: ExecuteTurn,
+                  resend_steer_id: str | None = None) -> TurnResult:
         if mutant_on("ack_before_commit"): return await ack_before_commit(self, text, session_id, origin, sink, cancelled, execute)  # noqa: E701 test-only chaos mutant
-        ticket = self.admit(session_id, text, origin)  # durable before anyone hears of it
+        ticket = self.admit(session_id, text, origin, resend_steer_id)  # durable before anyone hears of it
         sink(ev.event(ev.TURN_QUEUED, sessionId=session_id, turnId=ticket.turn_id, position=ticket.position,
                       origin=origin))
         return await self.run_admitted(ticket, sink, cancelled, execute)
@@ -116,6 +180,10 @@ class TurnLifecycle:
 
         try:
             result = await execute(session, started, running.cancel, finalize)
+        except BaseException:
+            with contextlib.suppress(Exception):  # its caller gets the error, not the steers: requeue them
+                self.requeue_and_run(ticket.turn_id)
+            raise
         finally:
             if self._running.get(ticket.lane) is running:
                 del self._running[ticket.lane]
@@ -149,10 +217,14 @@ class TurnLifecycle:
                 self.ledger.cancel_queued(blocker.turn_id, "cancelled before it started")  # its cancel failed
             elif blocker.state == QUEUED and mine:
                 result = await self._run_started(ticket_of(blocker), cancelled, self._executor_for(blocker.text))
-                self._results_for_waiters[blocker.turn_id] = result  # a still-parked waiter hears this answer
+                # its caller left (its own start failed): what it handed back becomes queued
+                # turns of this lane, run for nobody after `ticket`
+                self.requeue_and_run(blocker.turn_id)
+                self._results_for_waiters[blocker.turn_id] = attrs.evolve(result, undelivered=(), undelivered_ids=())
             elif blocker.state == QUEUED and not self.lease.is_alive(blocker.owner):
                 if self.ledger.adopt(blocker, f"adopted by {self.lease.owner}: its owner died"):
                     await self._run_started(ticket_of(blocker), None, self._executor_for(blocker.text))
+                    self.requeue_and_run(blocker.turn_id)  # nobody waits on it: run its steers as turns
             elif not self.lease.is_alive(blocker.owner) or (mine and not self._runs_here(blocker.turn_id)):
                 # left running by a dead owner, or by this one when even its fallback finalize
                 # failed (finalize_turn): nobody will ever finish it
@@ -174,6 +246,19 @@ class TurnLifecycle:
         return TurnResult(ticket.session_id, (turn.turn_index if turn and turn.turn_index is not None else -1),
                           status, state, turn_id=ticket.turn_id, state=state,
                           merged_into=turn.merged_into if turn is not None else None)
+
+
+def _forget_unattended(tasks: set[asyncio.Task[TurnResult]]) -> Callable[[asyncio.Task[TurnResult]], None]:
+    def done(task: asyncio.Task[TurnResult]) -> None:
+        tasks.discard(task)
+        if not task.cancelled() and task.exception() is not None:
+            import sys
+
+            exc = task.exception()
+            print(f"atomic-agent: a turn made from a handed-back steer failed: {type(exc).__name__}: {exc}",
+                  file=sys.stderr)
+
+    return done
 
 
 def ticket_of(turn: TurnRecord) -> TurnTicket:

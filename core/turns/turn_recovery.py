@@ -29,7 +29,7 @@ from atomic_agent.sessions.transcript_entry import FAILURE_NOTE, TURN_FINISHED, 
 from atomic_agent.turns.durable_steering import QueuedSteer, SteerQueue
 from atomic_agent.turns.turn_ledger import TurnLedger, audit
 from atomic_agent.sessions.settle_interrupted_calls import settle_as_interrupted
-from atomic_agent.turns.turn_states import CONTINUATION_ORIGIN, INTERRUPTED, QUEUED, RUNNING, TurnRecord
+from atomic_agent.turns.turn_states import CONTINUATION_ORIGIN, INTERRUPTED, QUEUED, RUNNING, TurnRecord, TurnTicket
 
 INTERRUPTED_REASON = "the process running it stopped before it finished"
 ADOPTED_REASON = "adopted after restart"
@@ -100,20 +100,31 @@ def take_over_dead_turn(ledger: TurnLedger, turn: TurnRecord) -> None:
 
 
 def _steer_to_turn(ledger: TurnLedger, queue: SteerQueue, steer: QueuedSteer) -> str | None:
-    target = ledger.get(steer.turn_id)
-    # a steer into a continuation is a user message all the same: it must not inherit "no text"
-    origin = (target.origin if target is not None and target.origin != CONTINUATION_ORIGIN
-              else STEER_ORIGIN_FALLBACK)
-    lane = target.lane if target is not None else steer.session_id
+    # a dead owner admitted it, in effect: leave it unowned so a resuming host adopts it
+    turns = steers_to_turns(ledger, queue, [steer], owner=None)
+    return turns[0].turn_id if turns else None
+
+
+def steers_to_turns(ledger: TurnLedger, queue: SteerQueue, steers: list[QueuedSteer],
+                    owner: str | None) -> list[TurnTicket]:
+    """Turn steers (undelivered, or handed back to nobody) into queued turns at the end of
+    their lanes, each deleted from the queue in the same one transaction: answered exactly
+    once. A steer another process claimed first, or whose session is gone, is skipped."""
+    tickets = []
     with ledger.store.write() as conn:
-        if not queue.claim([steer.steer_id]):
-            return None  # another process recovered it first
-        try:
+        for steer in steers:
+            target = ledger.get(steer.turn_id)
+            # a steer into a continuation is a user message all the same: it must not inherit "no text"
+            origin = (target.origin if target is not None and target.origin != CONTINUATION_ORIGIN
+                      else STEER_ORIGIN_FALLBACK)
+            lane = target.lane if target is not None else steer.session_id
+            if not queue.claim([steer.steer_id]):
+                continue  # another process recovered it first
+            if conn.execute("select 1 from sessions where id = ?", [steer.session_id]).fetchone() is None:
+                continue  # the session was deleted: its messages went with it
             ticket = ledger.admit_in(conn, steer.session_id, steer.text, origin, lane, uuid.uuid4().hex)
-        except SessionNotFoundError:
-            return None  # the session was deleted: its messages went with it
-        audit(conn, (ticket.turn_id, ticket.session_id, ticket.lane), QUEUED, QUEUED, 0,
-              f"steer {steer.steer_id} of turn {steer.turn_id} was never delivered", ledger.owner)
-        # a dead owner admitted it, in effect: leave it unowned so a resuming host adopts it
-        conn.execute("update turns set owner = null where turn_id = ?", [ticket.turn_id])
-        return ticket.turn_id
+            audit(conn, (ticket.turn_id, ticket.session_id, ticket.lane), QUEUED, QUEUED, 0,
+                  f"steer {steer.steer_id} of turn {steer.turn_id} was never delivered", ledger.owner)
+            conn.execute("update turns set owner = ? where turn_id = ?", [owner, ticket.turn_id])
+            tickets.append(ticket)
+    return tickets

@@ -44,13 +44,25 @@ async def run_one_turn(runtime: Any, text: str, session_id: str | None, emit: Ca
     except (NotImplementedError, RuntimeError):
         pass
     try:
-        return await runtime.run_turn(text, session_id=session_id, on_event=emit, working_dir=working_dir,
-                                      cancelled=cancelled, tool_choice=tool_choice)
+        result = await runtime.run_turn(text, session_id=session_id, on_event=emit, working_dir=working_dir,
+                                        cancelled=cancelled, tool_choice=tool_choice)
+        hand_back(runtime, result)
+        return result
     finally:
         try:
             loop.remove_signal_handler(signal.SIGINT)
         except (NotImplementedError, RuntimeError):
             pass
+
+
+def hand_back(runtime: Any, result: Any) -> None:
+    """A one-shot command re-sends nothing: show each steer the turn handed back, then
+    dismiss its stored copy (the user has seen it; it must not come back as a turn)."""
+    ids = result.undelivered_ids or ("",) * len(result.undelivered)
+    for text, steer_id in zip(result.undelivered, ids):
+        print(f"atomic-agent: a steer arrived too late for this turn and was not used: {text}", file=sys.stderr)
+        if steer_id:
+            runtime.dismiss_steer(steer_id)
 
 
 def exit_code(result: Any) -> int:

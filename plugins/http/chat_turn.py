@@ -35,7 +35,7 @@ class ChatTurn:
         self.never_started = False
         self.hint: str | None = None
         self.undelivered: list[Any] = []  # ParkedSteer
-        self._announced: list[str] = []
+        self._announced: list[tuple[str, str]] = []  # (text, steer id or "")
         self.task: asyncio.Task[None] | None = None
 
     def start(self) -> ChatTurn:
@@ -54,7 +54,7 @@ class ChatTurn:
         event = {**event, "sessionId": self.session_id, "turnId": self.turn_id}
         kind = event.get("type")
         if kind == "steer_undelivered":
-            self._announced.append(str(event.get("text", "")))
+            self._announced.append((str(event.get("text", "")), str(event.get("steerId", ""))))
             return  # announced with its parked seq once the turn is over
         if kind == "llm_unavailable":
             self.hint = str(event.get("hint") or "")
@@ -78,13 +78,15 @@ class ChatTurn:
             self.crash = exc
             self._park(self._announced, None)
         else:
-            self._park(list(self.result.undelivered), self.result.turn_index)
+            ids = self.result.undelivered_ids or ("",) * len(self.result.undelivered)
+            self._park(list(zip(self.result.undelivered, ids)), self.result.turn_index)
         finally:
             self.push(END)
             self.ctx.turns.pop(self.turn_id, None)
 
-    def _park(self, texts: list[str], turn_index: int | None) -> None:
-        self.undelivered = self.ctx.parked.park(self.session_id, texts, turn_index)
+    def _park(self, steers: list[tuple[str, str]], turn_index: int | None) -> None:
+        self.undelivered = self.ctx.parked.park(self.session_id, [t for t, _ in steers], turn_index,
+                                                [i for _, i in steers])
         for parked in self.undelivered:
             self.ctx.emit({"type": "steer_undelivered", "sessionId": self.session_id, "turnId": self.turn_id,
                            **parked.view()}, self.turn_id)

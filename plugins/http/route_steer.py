@@ -8,7 +8,8 @@ the single authority, and its answer alone picks the status code.
 
 GET lists the steers turns handed back undelivered (non-destructive). DELETE
 ?through={seq}&discarded={n} acknowledges them by cursor and the loss count separately
-(either alone is fine, at least one is required).
+(either alone is fine, at least one is required); each acknowledged steer's stored copy
+(`steerId`) is dismissed — the host saw it and owns it now.
 """
 
 from __future__ import annotations

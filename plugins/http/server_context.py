@@ -33,7 +33,7 @@ class ServeContext:
     def __init__(self, settings: ServeSettings) -> None:
         self.settings = settings
         self.hub = EventHub()
-        self.parked = UndeliveredSteerStore()
+        self.parked = UndeliveredSteerStore(on_drop=lambda steer_id: self.runtime.dismiss_steer(steer_id))
         # a remote client approves one call at a time: grants only when bound to loopback
         self.approvals = PendingApprovals(self.emit, settings.approval_timeout_s, CURRENT_TURN.get,
                                           grants_allowed=settings.grants_allowed,

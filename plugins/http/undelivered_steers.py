@@ -11,12 +11,17 @@ Per-server and in memory, like the inbox it drains: bounded by MAX_PARKED_STEERS
 session (evicting only entries from earlier hand-backs — a hand-back is kept whole, it
 is the payload that reports the messages) and MAX_PARKED_SESSIONS sessions (the box
 parked longest ago goes first).
+
+Each entry carries the runtime's `steerId` for the stored copy (kept until acknowledged):
+an entry leaving by the DELETE cursor or by eviction is reported to `on_drop`, which the
+server wires to `runtime.dismiss_steer`.
 """
 
 from __future__ import annotations
 
 import time
 from collections import OrderedDict
+from collections.abc import Callable, Sequence
 
 import attrs
 
@@ -30,9 +35,14 @@ class ParkedSteer:
     text: str
     turn_index: int | None
     parked_at: float
+    steer_id: str | None = None  # the runtime's stored copy (dismissed once acknowledged)
 
     def view(self) -> dict[str, object]:
-        return {"seq": self.seq, "text": self.text, "turnIndex": self.turn_index, "parkedAt": self.parked_at}
+        view: dict[str, object] = {"seq": self.seq, "text": self.text, "turnIndex": self.turn_index,
+                                   "parkedAt": self.parked_at}
+        if self.steer_id:
+            view["steerId"] = self.steer_id
+        return view
 
 
 @attrs.define
@@ -42,26 +52,31 @@ class _Box:
 
 
 class UndeliveredSteerStore:
-    def __init__(self, max_steers: int = MAX_PARKED_STEERS, max_sessions: int = MAX_PARKED_SESSIONS) -> None:
+    def __init__(self, max_steers: int = MAX_PARKED_STEERS, max_sessions: int = MAX_PARKED_SESSIONS,
+                 on_drop: Callable[[str], object] | None = None) -> None:
+        self.on_drop = on_drop
         self.max_steers = max_steers
         self.max_sessions = max_sessions
         self._boxes: OrderedDict[str, _Box] = OrderedDict()
         self._seq = 0  # store-wide, so a cursor from a purged box can never match a newer entry
 
-    def park(self, session_id: str, texts: list[str] | tuple[str, ...], turn_index: int | None) -> list[ParkedSteer]:
-        """Park a hand-back; returns it whole, each message with its seq."""
+    def park(self, session_id: str, texts: list[str] | tuple[str, ...], turn_index: int | None,
+             steer_ids: Sequence[str] = ()) -> list[ParkedSteer]:
+        """Park a hand-back; returns it whole, each message with its seq (and stored steer id)."""
         if not texts:
             return []
         box = self._boxes.pop(session_id, None) or _Box()
         self._boxes[session_id] = box  # most recently parked last
         now = time.time()
         batch = []
-        for text in texts:
+        ids = list(steer_ids) + [""] * (len(texts) - len(steer_ids))
+        for text, steer_id in zip(texts, ids):
             self._seq += 1
-            batch.append(ParkedSteer(self._seq, text, turn_index, now))
+            batch.append(ParkedSteer(self._seq, text, turn_index, now, steer_id or None))
         overflow = len(box.entries) + len(batch) - self.max_steers
         if overflow > 0:
             evicted = min(overflow, len(box.entries))
+            self._dropped(box.entries[:evicted])
             del box.entries[:evicted]
             box.discarded += evicted
         box.entries.extend(batch)
@@ -79,6 +94,7 @@ class UndeliveredSteerStore:
         if box is None:
             return 0, 0
         if through is not None:
+            self._dropped([e for e in box.entries if e.seq <= through])
             box.entries = [e for e in box.entries if e.seq > through]
         if discarded is not None:
             box.discarded = max(0, box.discarded - discarded)
@@ -86,6 +102,20 @@ class UndeliveredSteerStore:
         if remaining == (0, 0):
             del self._boxes[session_id]
         return remaining
+
+    def _dropped(self, entries: list[ParkedSteer]) -> None:
+        """The host is done with these (acknowledged, or evicted and counted as discarded)."""
+        if self.on_drop is None:
+            return
+        for entry in entries:
+            if entry.steer_id:
+                try:
+                    self.on_drop(entry.steer_id)
+                except Exception as exc:  # the stored copy stays; recovery requeues it after a restart
+                    import sys
+
+                    print(f"atomic-agent serve: could not dismiss steer {entry.steer_id}: "
+                          f"{type(exc).__name__}: {exc}", file=sys.stderr)
 
     def drop_session(self, session_id: str) -> None:
         self._boxes.pop(session_id, None)

@@ -25,7 +25,8 @@ class TurnForwarder:
         self._handle = handle
         self._send = send
         self._held: list[dict[str, Any]] | None = []  # None once the response was written
-        self._announced_undelivered: list[str] = []
+        self._announced_undelivered: list[tuple[str, str]] = []  # (text, steer id or "")
+        self.refused: Exception | None = None  # a re-send whose steer was no longer stored
         self._finished_seen = False
         self.queued: asyncio.Future[int] = asyncio.get_running_loop().create_future()
 
@@ -52,7 +53,7 @@ class TurnForwarder:
         elif kind == "turn_finished":
             self._finished_seen = True
         elif kind == "steer_undelivered":
-            self._announced_undelivered.append(str(event.get("text", "")))
+            self._announced_undelivered.append((str(event.get("text", "")), str(event.get("steerId", ""))))
             return  # reported once, from the result, in finish()
         if kind in _NOT_FORWARDED:
             return
@@ -67,7 +68,8 @@ class TurnForwarder:
         if result.status == "failed" and result.category:
             self.emit({"type": "session_failed", "category": result.category, "message": result.error or result.reason,
                        "turnIndex": result.turn_index})
-        self._report_undelivered(list(result.undelivered), result.turn_index)
+        ids = result.undelivered_ids or ("",) * len(result.undelivered)
+        self._report_undelivered(list(zip(result.undelivered, ids)), result.turn_index)
 
     def finish_without_result(self) -> None:
         self._report_undelivered(self._announced_undelivered)
@@ -81,7 +83,8 @@ class TurnForwarder:
             self.emit({"type": "turn_finished", "status": "failed", "reason": "crashed", "steps": 0})
         self._report_undelivered(self._announced_undelivered)
 
-    def _report_undelivered(self, texts: list[str], turn_index: int | None = None) -> None:
+    def _report_undelivered(self, steers: list[tuple[str, str]], turn_index: int | None = None) -> None:
+        """One event per steer; `steerId` (when stored) is what send_message's resendSteerId names."""
         where = {} if turn_index is None else {"turnIndex": turn_index}
-        for text in texts:
-            self.emit({"type": "steer_undelivered", "text": text, **where})
+        for text, steer_id in steers:
+            self.emit({"type": "steer_undelivered", "text": text, **where, **({"steerId": steer_id} if steer_id else {})})

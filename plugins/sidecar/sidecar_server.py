@@ -93,25 +93,34 @@ class SidecarServer:
             callback()
 
     # -- turns -----------------------------------------------------------------------------
-    async def start_turn(self, session_id: str, text: str) -> tuple[str, int]:
-        """Queue a turn in the background; returns its id and queue position once it is queued."""
+    async def start_turn(self, session_id: str, text: str, resend_steer_id: str | None = None) -> tuple[str, int]:
+        """Queue a turn in the background; returns its id and queue position once it is queued.
+        A re-send of a handed-back steer that is no longer stored is refused (steer_not_queued)."""
         handle = TurnHandle(new_turn_id(), session_id, asyncio.Event())
         forwarder = TurnForwarder(handle, self.send)
         self._forwarders[handle.turn_id] = forwarder
         self.registry.add(handle)
-        handle.task = asyncio.create_task(self._run_turn(handle, forwarder, text), name=handle.turn_id)
+        handle.task = asyncio.create_task(self._run_turn(handle, forwarder, text, resend_steer_id), name=handle.turn_id)
         await asyncio.wait({forwarder.queued, handle.task}, return_when=asyncio.FIRST_COMPLETED)
+        if forwarder.refused is not None:
+            from atomic_agent.plugins.sidecar.protocol_messages import ProtocolError
+
+            raise ProtocolError("steer_not_queued", str(forwarder.refused))
         position = forwarder.queued.result() if forwarder.queued.done() else 0
         self.after_response(forwarder.open)
         return handle.turn_id, position
 
-    async def _run_turn(self, handle: TurnHandle, forwarder: TurnForwarder, text: str) -> None:
-        from atomic_agent.api import SubmissionCancelledError
+    async def _run_turn(self, handle: TurnHandle, forwarder: TurnForwarder, text: str,
+                        resend_steer_id: str | None = None) -> None:
+        from atomic_agent.api import SteerAlreadyTakenError, SubmissionCancelledError
 
         CURRENT_TURN.set(handle.turn_id)
         try:
             result = await self.runtime.run_turn(text, session_id=handle.session_id, on_event=forwarder.on_loop_event,
-                                                 cancelled=handle.cancel, origin="sidecar")
+                                                 cancelled=handle.cancel, origin="sidecar",
+                                                 resend_steer_id=resend_steer_id)
+        except SteerAlreadyTakenError as exc:  # nothing was admitted: send_message answers the error
+            forwarder.refused = exc
         except SubmissionCancelledError:
             forwarder.cancelled_before_start()
         except asyncio.CancelledError:

@@ -23,7 +23,7 @@ async def send_message(server: Any, request: dict[str, Any]) -> dict[str, Any]:
         require_session(server, session_id)
     else:
         session_id = server.runtime.open_session(None, resolve_working_dir(server, request.get("workingDir"))).id
-    turn_id, position = await server.start_turn(session_id, request["text"])
+    turn_id, position = await server.start_turn(session_id, request["text"], request.get("resendSteerId"))
     return {"turnId": turn_id, "sessionId": session_id, "queuePosition": position}
 
 

@@ -6,7 +6,8 @@ The driver writes the acknowledgement log — only once a runtime call returned 
 submission was refused, `cancel_asked` when it set a submission's cancel event (the answer
 may die with the process: such a message is in the conversation once, or was withdrawn).
 Steers handed back undelivered are the caller's again: it sends them as new turns, in a
-later life if need be. A refused steer is sent instead. With `abort`, a send's own event
+later life if need be, naming the handed-back row (`resend_steer_id`) so a copy that was
+already re-sent or requeued by recovery is refused instead of answered twice. A refused steer is sent instead. With `abort`, a send's own event
 callback may stop or cancel it mid-stream, or kill the process there (StreamAbort).
 """
 
@@ -20,6 +21,7 @@ from typing import Any
 import attrs
 
 from atomic_agent.runtime.turn_controller import SubmissionCancelledError
+from atomic_agent.turns.turn_lifecycle import SteerAlreadyTakenError
 from atomic_agent.sessions.compact_session import CompactionError
 
 from tests.chaos.chaos_life import ChaosWorld, Life
@@ -64,7 +66,10 @@ class Driver:
         self.abort = abort
         self.abort_rng = abort_rng  # its own stream: turning aborts on changes no other draw of a seed
         self.ops: deque[Op] = deque(ops)
-        self.owed: deque[tuple[int, str]] = deque()  # handed-back steers the caller must still send
+        # handed-back steers the caller must still send, in the order they were accepted:
+        # (acceptance number, session, text, steer id or None)
+        self.owed: deque[tuple[int, int, str, str | None]] = deque()
+        self.owed_count = 0
         self.sessions: list[str] = []
         self.expected_errors = expected_errors
         self.errors: list[str] = []  # unexpected exceptions seen by the caller
@@ -108,9 +113,9 @@ class Driver:
         issued = 0
         while not life.dead:
             if self.owed:
-                s, text = self.owed.popleft()
+                number, s, text, steer_id = self.owed.popleft()
                 if not self._reconciled(life, s, text):
-                    mine.append(asyncio.ensure_future(self._send(life, s, text, owed=True)))
+                    mine.append(asyncio.ensure_future(self._send(life, s, text, owed=(number, steer_id))))
             elif self.ops and (ops_budget is None or issued < ops_budget):
                 op = self.ops.popleft()
                 issued += 1
@@ -120,7 +125,8 @@ class Driver:
                 for _ in range(op.gap):
                     await asyncio.sleep(0)
             else:
-                pending = [t for t in mine if not t.done()]
+                # turns the runtime made of steers nobody could take run on their own: wait for them too
+                pending = [t for t in (*mine, *life.runtime.lifecycle.unattended) if not t.done()]
                 if not pending:
                     break
                 await asyncio.wait(pending, return_when=asyncio.FIRST_COMPLETED)
@@ -158,10 +164,11 @@ class Driver:
             return asyncio.ensure_future(self._compact(life, sid))
         raise ValueError(op.kind)
 
-    async def _send(self, life: Life, s: int, text: str, owed: bool = False) -> None:
+    async def _send(self, life: Life, s: int, text: str, owed: tuple[int, str | None] | None = None) -> None:
         """Send `text` as a new turn. An `owed` text (a steer that was accepted, then handed
-        back) stays owed until its admission is acknowledged: a caller whose send failed or
-        whose runtime died before `turn_queued` still holds it and sends it again."""
+        back: its acceptance number and durable id) stays owed until its admission is
+        acknowledged: a caller whose send failed or whose runtime died before `turn_queued`
+        still holds it and sends it again, in acceptance order with the others it holds."""
         sid = self.sessions[s]
         cancel = asyncio.Event()
         self.inflight.setdefault(s, {})[text] = cancel
@@ -181,13 +188,19 @@ class Driver:
                 self._abort(life, abort, sid, text, cancel, str(event.get("type")))
 
         try:
-            result = await life.runtime.run_turn(text, session_id=sid, on_event=sink, cancelled=cancel)
+            result = await life.runtime.run_turn(text, session_id=sid, on_event=sink, cancelled=cancel,
+                                                 resend_steer_id=None if owed is None else owed[1])
         except SubmissionCancelledError:
             self.ack(life, "withdrawn", session=sid, text=text)
             return
+        except SteerAlreadyTakenError:
+            # it is answered elsewhere (requeued by recovery, or re-sent by an earlier life)
+            self.ack(life, "resend_refused", session=sid, text=text, steer_id=None if owed is None else owed[1])
+            return
         except BaseException as exc:
-            if owed and not admitted:
-                self.owed.appendleft((s, text))
+            if owed is not None and not admitted:
+                # several re-sends die together: they go back in acceptance order, not death order
+                self.owed = deque(sorted((*self.owed, (owed[0], s, text, owed[1]))))
                 self.unsure.add(text)
             if isinstance(exc, (SimulatedCrash, asyncio.CancelledError)):
                 raise
@@ -238,7 +251,10 @@ class Driver:
         self.ack(life, "finished", session=result.session_id, turn_id=result.turn_id, state=result.state,
                  status=result.status, reply=result.reply, undelivered=list(result.undelivered))
         s = self.sessions.index(result.session_id)
-        self.owed.extend((s, text) for text in result.undelivered)
+        ids = result.undelivered_ids or ("",) * len(result.undelivered)
+        for text, steer_id in zip(result.undelivered, ids):
+            self.owed_count += 1
+            self.owed.append((self.owed_count, s, text, steer_id or None))
 
     async def _compact(self, life: Life, sid: str) -> None:
         try:

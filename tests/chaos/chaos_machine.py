@@ -2,7 +2,8 @@
 run is played and checked; a failure shrinks to the fewest sends, steers and crashes.
 
 A crash lands either at the N-th write of a life, or at the N-th write of one kind —
-an admission, a steer becoming a user row, a steer leaving its queue — just before or
+an admission, a steer becoming a user row, a steer leaving its queue, a steer handed back
+at its turn's end — just before or
 just after its COMMIT: the promises most likely to break hide at exactly those writes,
 and a blind index rarely hits them."""
 
@@ -13,13 +14,9 @@ from hypothesis.stateful import RuleBasedStateMachine, initialize, rule
 
 from tests.chaos.chaos_run import RunSpec, explain, run_seed
 from tests.chaos.crash_plan import AFTER_COMMIT, BEFORE_COMMIT, WRITE_KINDS, FaultPlan
-from tests.chaos.known_bugs import HANDBACK_LOST_SIGNATURE
 from tests.chaos.workload import SEND, STEER, STOP, Op
 
 SESSIONS = 2
-# An open product bug (known_bugs.HANDBACK_LOST, pinned in test_exhaustive and the
-# interruption suite) is set aside here so the machine keeps hunting for anything else.
-KNOWN_BUG = HANDBACK_LOST_SIGNATURE
 
 
 class ChaosMachine(RuleBasedStateMachine):
@@ -71,6 +68,5 @@ class ChaosMachine(RuleBasedStateMachine):
             return
         plans = [FaultPlan(crash_at=p.crash_at, where=p.where, target=p.target) for p in self.plans] or [FaultPlan()]
         outcome = run_seed(0, RunSpec(), plans=lambda _rng: plans, ops=self.ops)
-        outcome.violations = [v for v in outcome.violations if not KNOWN_BUG.search(v)]
         assert not outcome.violations, explain(outcome)
 

@@ -28,7 +28,8 @@ AFTER_COMMIT = "after_commit"
 ADMISSION = "admission"  # inserts a turn into the ledger
 STEER_DELIVERY = "steer_delivery"  # appends a steer as a user row of the conversation
 STEER_CLAIM = "steer_claim"  # deletes from the steering queue
-WRITE_KINDS = (ADMISSION, STEER_DELIVERY, STEER_CLAIM)
+STEER_HAND_BACK = "steer_hand_back"  # marks steers handed back at a turn's end (they stay queued)
+WRITE_KINDS = (ADMISSION, STEER_DELIVERY, STEER_CLAIM, STEER_HAND_BACK)
 
 
 def write_kinds(statements: list[str]) -> set[str]:
@@ -42,6 +43,8 @@ def write_kinds(statements: list[str]) -> set[str]:
             kinds.add(STEER_DELIVERY)
         elif head.startswith("delete from steer_queue "):
             kinds.add(STEER_CLAIM)
+        elif head.startswith("update steer_queue set handed_back"):
+            kinds.add(STEER_HAND_BACK)
     return kinds
 
 

@@ -19,6 +19,10 @@ SCENARIOS: dict[str, list[Op]] = {
     "send_with_steer": [Op(SEND, 0, "msg-0-0", gap=6), Op(STEER, 0, "steer-0-0")],
     # a steer accepted, then the turn stopped before folding it in: the steer is handed back
     "steer_handed_back_by_stop": [Op(SEND, 0, "msg-0-0", gap=4), Op(STEER, 0, "steer-0-0"), Op(STOP, 0)],
+    # two steers handed back by one stop, re-sent together (Hypothesis found the caller
+    # re-queueing them in death order, not acceptance order, when both re-sends died)
+    "two_steers_handed_back_and_resent": [Op(SEND, 0, "msg-0-1", gap=4), Op(STEER, 0, "steer-0-2", gap=1),
+                                          Op(STOP, 0), Op(STEER, 0, "steer-0-3")],
 }
 
 

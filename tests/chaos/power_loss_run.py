@@ -130,10 +130,10 @@ class Player:
             self.store.fenced(started.guard).append(session, [TranscriptEntry(REPLY, started.turn_index, text=reply)])
             if self.pending:  # handed back, as the inbox does when a turn ends
                 self.acks.handing_back = {str(i) for i in self.pending}
-                self.steers.discard(self.pending)
+                self.steers.hand_back(self.pending, started.turn_id)
                 self.acks.handing_back = set()
                 for steer_id in self.pending:
-                    self.acks.add("discard", str(steer_id))
+                    self.acks.add("hand_back", str(steer_id))
                 self.pending = []
             row = TranscriptEntry(TURN_FINISHED, started.turn_index, status="done", reason="reply")
             self.ledger.finalize(started.guard, session, [row], COMPLETED, "reply", None, reply)
@@ -166,17 +166,19 @@ def check(state_dir: Path, acks: Acks) -> list[str]:
             out.append(f"acknowledged completion of turn {turn_id} was lost ({turn and turn['state']})")
     users = [r["text"] for rows in view.transcript.values() for r in rows if r["kind"] == USER]
     queued_steers = {str(s["steer_id"]) for s in view.steers}
-    consumed, discarded = acks.of(CONSUME), acks.of("discard")
+    marked = {str(s["steer_id"]) for s in view.steers if s.get("handed_back")}
+    consumed, handed_back = acks.of(CONSUME), acks.of("hand_back")
     for steer_id, text in acks.of(STEER).items():
         delivered = users.count(text)
         if steer_id in consumed and (delivered != 1 or steer_id in queued_steers):
             out.append(f"acknowledged consumption of steer {text} was lost (delivered {delivered}, "
                        f"queued {steer_id in queued_steers})")
-        elif steer_id in discarded and (delivered or steer_id in queued_steers):
-            out.append(f"acknowledged hand-back of steer {text} was lost")
-        elif steer_id in acks.handing_back and not delivered:
-            pass  # the power took the hand-back mid-commit: queued or gone, both are honest
-        elif steer_id not in consumed and steer_id not in discarded and delivered + (steer_id in queued_steers) != 1:
+        elif steer_id in handed_back and (delivered or steer_id not in marked):
+            out.append(f"acknowledged hand-back of steer {text} was lost (it must stay queued, marked, "
+                       "until its caller re-sends it)")
+        elif steer_id in acks.handing_back and not delivered and steer_id in queued_steers:
+            pass  # the power took the hand-back mid-commit: marked or not, it is still queued
+        elif steer_id not in consumed and steer_id not in handed_back and delivered + (steer_id in queued_steers) != 1:
             out.append(f"acknowledged steer {text} is delivered {delivered} times and queued "
                        f"{steer_id in queued_steers} (exactly one of the two was promised)")
     for turn_id, turn in view.turns.items():

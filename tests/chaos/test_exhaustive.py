@@ -6,14 +6,9 @@ import pytest
 
 from tests.chaos.chaos_run import explain
 from tests.chaos.exhaustive import SCENARIOS, clean_writes, crash_points, run_point
-from tests.chaos.known_bugs import HANDBACK_LOST
 
 
-HANDBACK_BUG = pytest.mark.xfail(strict=False, reason=HANDBACK_LOST)
-KNOWN = {"steer_handed_back_by_stop": HANDBACK_BUG}
-
-
-@pytest.mark.parametrize("name", [pytest.param(n, marks=KNOWN.get(n, ())) for n in sorted(SCENARIOS)])
+@pytest.mark.parametrize("name", sorted(SCENARIOS))
 def test_every_commit_survives_a_crash_before_and_after_it(name: str) -> None:
     ops = SCENARIOS[name]
     assert clean_writes(ops).violations == []

@@ -1,5 +1,6 @@
 """Durable steering: on disk before ACCEPTED, consumed in the same transaction as its user
-row, handed back (and off the queue) when its turn ends, kept when consumption fails."""
+row, handed back (kept queued, marked, until re-sent or dismissed) when its turn ends, kept
+when consumption fails."""
 
 from __future__ import annotations
 
@@ -35,7 +36,7 @@ async def test_an_accepted_steer_is_on_disk_before_steer_returns_and_leaves_as_a
     await rt.close()
 
 
-async def test_steers_still_pending_at_the_end_are_handed_back_and_leave_the_queue(tmp_path: Path):
+async def test_steers_still_pending_at_the_end_are_handed_back_and_stay_queued_until_dismissed(tmp_path: Path):
     holder: dict = {}
 
     def steer_during_last_inference(request):
@@ -49,7 +50,10 @@ async def test_steers_still_pending_at_the_end_are_handed_back_and_leave_the_que
     result = await rt.run_turn("hi", session_id=sid)
     assert holder["outcome"] is SteerOutcome.ACCEPTED and holder["queued"] == ["too late"]
     assert result.undelivered == ("too late",)
-    assert queued_texts(rt.sessions.path) == []  # the caller owns it now; recovery will not replay it
+    assert len(result.undelivered_ids) == 1
+    assert queued_texts(rt.sessions.path) == ["too late"]  # until the caller re-sends or dismisses it
+    assert rt.dismiss_steer(result.undelivered_ids[0]) and not rt.dismiss_steer(result.undelivered_ids[0])
+    assert queued_texts(rt.sessions.path) == []
     await rt.close()
 
 

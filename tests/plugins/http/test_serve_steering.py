@@ -3,6 +3,7 @@ undelivered (parked with a seq, mirrored on the response, acknowledged by cursor
 
 from __future__ import annotations
 
+import sqlite3
 import threading
 from pathlib import Path
 
@@ -110,6 +111,11 @@ def test_undelivered_steers_are_parked_mirrored_and_acked_by_cursor(tmp_path: Pa
         assert acked["remaining"] == 1
         left = httpx.get(f"{serve.base_url}/api/sessions/{sid}/steer").json()["steers"]
         assert [s["text"] for s in left] == ["too late 2"]
+        # each parked steer names its stored copy; the acknowledgement dismisses it
+        assert all(m.get("steerId") for m in mirrored)
+        with sqlite3.connect(serve.ctx.runtime.sessions.path) as other:
+            stored = [r[0] for r in other.execute("select text from steer_queue order by steer_id")]
+        assert stored == ["too late 2"]
         assert httpx.delete(f"{serve.base_url}/api/sessions/{sid}").status_code == 200
         assert serve.ctx.parked.read(sid) == ([], 0)  # dropped with the session row
     finally:

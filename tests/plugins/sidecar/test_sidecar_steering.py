@@ -79,3 +79,22 @@ async def test_steer_into_an_aborted_turn_is_handed_back(tmp_path: Path):
     assert [e["text"] for e in events if e["type"] == "steer_undelivered"] == ["change course"]
     assert next(e for e in events if e["type"] == "turn_finished")["status"] == "cancelled"
     await sidecar.close()
+
+
+async def test_a_handed_back_steer_is_resent_once_by_its_steer_id(tmp_path: Path):
+    provider = GatedProvider([calls(("reply", {"text": "done already"})), calls(("reply", {"text": "re: it"}))],
+                             gate_at=0)
+    sidecar = SidecarHarness(tmp_path, provider)
+    turn = await sidecar.ok("send_message", text="quick one")
+    await provider.entered.wait()
+    assert (await sidecar.ok("steer_message", sessionId=turn["sessionId"], text="too late"))["steered"]
+    provider.release.set()
+    events = await sidecar.turn_done(turn["turnId"])
+    (undelivered,) = [e for e in events if e["type"] == "steer_undelivered"]
+    resent = await sidecar.ok("send_message", sessionId=turn["sessionId"], text=undelivered["text"],
+                              resendSteerId=undelivered["steerId"])
+    await sidecar.turn_done(resent["turnId"])
+    again = await sidecar.request("send_message", sessionId=turn["sessionId"], text=undelivered["text"],
+                                  resendSteerId=undelivered["steerId"])
+    assert again["ok"] is False and again["error"]["code"] == "steer_not_queued"
+    await sidecar.close()
