@@ -54,6 +54,9 @@ StepContextFactory = Callable[[int, int, Sequence[str]], Awaitable[StepContext]]
 FinalizeTurn = Callable[[TranscriptEntry, str, "str | None"], None]
 
 
+ONE_AT_A_TIME = "one-at-a-time"
+
+
 @attrs.define
 class TurnDeps:
     """What the loop itself touches; everything else reaches a step through its context."""
@@ -67,6 +70,7 @@ class TurnDeps:
     turn_id: str | None = None  # the ledger turn this run is (steers are queued against it)
     opened_turn_index: int | None = None  # the ledger already wrote the opening rows at this index
     finalize: FinalizeTurn | None = None  # the ledger's one finalizer; None: just append the row
+    steer_mode: str = ONE_AT_A_TIME  # agent.steerMode: fold the oldest steer per step, or "all" of them
 
 
 STEER_NOTICE_CHARS = 500
@@ -82,8 +86,9 @@ def _fold_steers(base: TurnDeps, turn_index: int, step: int, emit: ev.EventSink)
     if base.inbox is None:
         return []
     # one transaction: the steers leave the durable queue as they become user rows
+    limit = 1 if base.steer_mode == ONE_AT_A_TIME else None
     steers = base.inbox.consume(base.session.id, lambda texts: base.store.append(
-        base.session, [TranscriptEntry(USER, turn_index, text=t, step=step) for t in texts]))
+        base.session, [TranscriptEntry(USER, turn_index, text=t, step=step) for t in texts]), limit)
     if steers:
         for text in steers:
             emit(ev.event(ev.STEER_APPLIED, sessionId=base.session.id, turnIndex=turn_index, stepIndex=step, text=text))
@@ -126,6 +131,8 @@ async def run_turn(*, make_context: StepContextFactory, base: TurnDeps, text: st
             trace.record("step_started", turnIndex=turn_index, step=step)
             step_started = time.perf_counter()
             notices = [*notices, *_fold_steers(base, turn_index, step, emit)]  # loop text first, then steers
+            # steers the one-at-a-time mode left waiting: each gets its own answer in a later step
+            left_waiting = base.inbox.pending_count(session.id) if base.inbox is not None else 0
             ctx = await make_context(turn_index, step, notices)
             ctx.tracker = tracker
             outcome = await execute_step(ctx)
@@ -143,7 +150,10 @@ async def run_turn(*, make_context: StepContextFactory, base: TurnDeps, text: st
                 if outcome.kind == "finish":
                     session.status = "finished"
                     store.save_state(session)
-                break
+                if not left_waiting:
+                    break  # a steer that arrived during this inference is handed back, not answered
+                notices = tracker.take_notices()
+                continue
             notices = tracker.take_notices()
         else:
             reply = max_steps_reply(max_steps)

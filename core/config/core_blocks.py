@@ -26,6 +26,9 @@ class AgentConfig:
     tool_timeout_s: int = int_field(300, 1, 86_400, env="ATOMIC_AGENT_TOOL_TIMEOUT_S", clamp=True)
     # queued sends of one session: run one turn each, or fold every waiting one into the next turn
     send_mode: str = value_field("one-at-a-time", choices=("one-at-a-time", "all"))
+    # steers of the running turn: fold the oldest in and answer it before the next, or fold
+    # every waiting one into the next step together
+    steer_mode: str = value_field("one-at-a-time", choices=("one-at-a-time", "all"))
 
 
 @attrs.frozen

@@ -76,14 +76,18 @@ class SteeringInbox:
         window.pending.append((steer_id, text))
         return SteerOutcome.ACCEPTED
 
-    def consume(self, session_id: str, record: Callable[[list[str]], object]) -> list[str]:
-        """Take every pending message and `record` them (the user transcript rows) — with a
-        durable queue in the same transaction that deletes them from it. If `record` raises
-        the messages stay pending."""
+    def pending_count(self, session_id: str) -> int:
+        window = self._open.get(session_id)
+        return 0 if window is None else len(window.pending)
+
+    def consume(self, session_id: str, record: Callable[[list[str]], object], limit: int | None = None) -> list[str]:
+        """Take the pending messages (the oldest `limit` of them; all when None) and `record`
+        them (the user transcript rows) — with a durable queue in the same transaction that
+        deletes them from it. If `record` raises the messages stay pending."""
         window = self._open.get(session_id)
         if window is None or not window.pending:
             return []
-        taken = list(window.pending)
+        taken = list(window.pending if limit is None else window.pending[:limit])
         if self.queue is not None and any(i is not None for i, _ in taken):
             texts = self.queue.consume([i for i, _ in taken if i is not None], record)
         else:

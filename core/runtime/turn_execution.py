@@ -37,7 +37,8 @@ async def execute_turn(runtime: Runtime, text: str, session: SessionState, start
     trace = runtime.trace_for(session.id)
     store = runtime.sessions.fenced(started.guard)  # every write of this turn carries its generation
     deps = TurnDeps(session, store, trace, LazyProvider(runtime), cancel, runtime.inbox, turn_id=started.turn_id,
-                    opened_turn_index=started.turn_index, finalize=finalize)
+                    opened_turn_index=started.turn_index, finalize=finalize,
+                    steer_mode=runtime.config.agent.steer_mode)
     agent = runtime.config.agent
     slot: list[int] = []
 
