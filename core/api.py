@@ -108,6 +108,10 @@ _EXPORTS: dict[str, str] = {
     # running one tool outside the loop (`atomic-agent tools call`)
     "args_errors": "atomic_agent.tools.validate_args",
     "compress_result": "atomic_agent.agent.compress_result",
+    # read-only health of SQLite state files (`atomic-agent doctor`)
+    "FileHealth": "atomic_agent.storage.sqlite_health",
+    "check_sqlite_file": "atomic_agent.storage.sqlite_health",
+    "move_aside": "atomic_agent.storage.sqlite_health",
     # memory fabric (core/memory_store): memory.sqlite, its stores and the safe FTS query builder
     "MemoryDatabase": "atomic_agent.memory_store.memory_database",
     "memory_db_path": "atomic_agent.memory_store.memory_database",

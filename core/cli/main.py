@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Sequence
+from pathlib import Path
 
 from atomic_agent import __version__
 
@@ -62,12 +63,40 @@ def main(argv: Sequence[str] | None = None) -> None:
         ctx = boot(state_dir)
         state = CliState(host=ctx.host, boot_context=ctx, boot_error=None, state_dir=ctx.state_dir)
     except ConfigError as exc:
-        state = CliState(host=build_plugin_host(), boot_context=None, boot_error=exc, state_dir=None)
-        if not _is_help(args):
+        state = CliState(host=build_plugin_host(), boot_context=None, boot_error=exc,
+                         state_dir=_resolved_or_none(state_dir))
+        if not _is_help(args) and _command_of(args) not in RUNS_WITHOUT_CONFIG:
             print(f"atomic-agent: {exc}", file=sys.stderr)
             sys.exit(2)
     app = build_app(state)
     app(args=args, prog_name="atomic-agent")  # type: ignore[operator]
+
+
+RUNS_WITHOUT_CONFIG = {"doctor"}  # it reports the broken config itself
+
+
+def _command_of(args: Sequence[str]) -> str | None:
+    """The first positional argument (the command), skipping --state-dir and its value."""
+    skip = False
+    for arg in args:
+        if skip:
+            skip = False
+        elif arg == "--state-dir":
+            skip = True
+        elif not arg.startswith("-"):
+            return arg
+    return None
+
+
+def _resolved_or_none(state_dir: str | None) -> Path | None:
+    import os
+
+    from atomic_agent.config.state_dir import resolve_state_dir
+
+    try:
+        return resolve_state_dir(state_dir, os.environ)
+    except Exception:  # doctor then says the state dir could not be resolved
+        return None
 
 
 def _is_help(args: Sequence[str]) -> bool:

@@ -1,0 +1,48 @@
+"""Print the findings of every state check; exit 1 when any is an error."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import attrs
+import typer
+
+from atomic_agent.api import check_sqlite_file, current_cli_state, fail, move_aside, print_json
+
+from .state_checks import ERROR, check_config, check_databases, check_state_dir
+
+
+def doctor_command(ctx: typer.Context,
+                   as_json: bool = typer.Option(False, "--json", help="Print the findings as JSON."),
+                   move: str = typer.Option("", "--move-aside", metavar="FILE",
+                                            help="Rename a damaged database (e.g. sessions.sqlite) so the next "
+                                                 "command starts a fresh one; nothing is deleted.")) -> None:
+    """Check the state directory: config, every database (read-only), disk space."""
+    state = current_cli_state(ctx)
+    if state.state_dir is None:
+        fail("the state directory could not be resolved; pass --state-dir")
+    assert state.state_dir is not None
+    if move:
+        _move_aside(state.state_dir, move)
+        return
+    findings = [*check_state_dir(state.state_dir), check_config(state.state_dir, state.boot_error),
+                *check_databases(state.state_dir)] if state.state_dir.is_dir() else check_state_dir(state.state_dir)
+    if as_json:
+        print_json([attrs.asdict(f) for f in findings])
+    else:
+        for f in findings:
+            typer.echo(f"{f.level:<6} {f.check:<18} {f.detail}")
+            if f.advice:
+                typer.echo(f"{'':<6} {'':<18} -> {f.advice}")
+    if any(f.level == ERROR for f in findings):
+        raise typer.Exit(1)
+
+
+def _move_aside(state_dir: Path, name: str) -> None:
+    if "/" in name or not name.endswith(".sqlite"):
+        fail(f"--move-aside takes a database file name in the state dir, like sessions.sqlite; got {name!r}")
+    health = check_sqlite_file(state_dir / name)
+    if health.state != "corrupt":
+        fail(f"{health.path} is {health.state}, not damaged: refusing to move it ({health.detail})")
+    for path in move_aside(health.path):
+        typer.echo(f"moved aside: {path}")

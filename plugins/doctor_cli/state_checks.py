@@ -1,0 +1,73 @@
+"""The checks `atomic-agent doctor` runs over a state directory. Each returns findings; none
+writes anything."""
+
+from __future__ import annotations
+
+import os
+import shutil
+from pathlib import Path
+
+import attrs
+
+from atomic_agent.api import check_sqlite_file
+
+OK, WARN, ERROR = "ok", "warn", "error"
+LOW_DISK_BYTES = 200 * 1024 * 1024  # a durable commit that hits a full disk fails (nothing is lost)
+
+
+@attrs.frozen
+class Finding:
+    check: str
+    level: str  # ok | warn | error
+    detail: str
+    advice: str = ""
+    path: str | None = None
+
+
+def check_state_dir(state_dir: Path) -> list[Finding]:
+    if not state_dir.is_dir():
+        return [Finding("state dir", ERROR, f"{state_dir} does not exist",
+                        "it is created by any other command; check --state-dir / $ATOMIC_AGENT_STATE_DIR", str(state_dir))]
+    findings = []
+    if not os.access(state_dir, os.W_OK):
+        findings.append(Finding("state dir", ERROR, f"{state_dir} is not writable",
+                                "fix its permissions (every accepted message is written here first)", str(state_dir)))
+    else:
+        findings.append(Finding("state dir", OK, str(state_dir), path=str(state_dir)))
+    free = shutil.disk_usage(state_dir).free
+    level = WARN if free < LOW_DISK_BYTES else OK
+    advice = "free some space: writes are refused (and reported) when the disk is full" if level == WARN else ""
+    findings.append(Finding("disk", level, f"{free / 2**20:,.0f} MiB free", advice, str(state_dir)))
+    return findings
+
+
+def check_config(state_dir: Path, boot_error: Exception | None) -> Finding:
+    path = state_dir / "config.json"
+    if boot_error is not None:
+        return Finding("config", ERROR, str(boot_error),
+                       "fix the named field (or move config.json aside to go back to the defaults)", str(path))
+    return Finding("config", OK, "loads and validates" if path.exists() else "defaults (no config.json yet)",
+                   path=str(path))
+
+
+def check_databases(state_dir: Path) -> list[Finding]:
+    """Every SQLite file of the state dir (sessions, memory, persistence stores, ...)."""
+    names = sorted({p.name for p in state_dir.glob("*.sqlite")} | {"sessions.sqlite", "memory.sqlite"})
+    findings = []
+    for name in names:
+        health = check_sqlite_file(state_dir / name)
+        if health.state == "ok":
+            rows = sum(health.rows.values())
+            findings.append(Finding(name, OK, f"quick_check ok, {len(health.rows)} tables, {rows:,} rows",
+                                    path=str(health.path)))
+        elif health.state == "missing":
+            findings.append(Finding(name, OK, health.detail, path=str(health.path)))
+        elif health.state == "locked":
+            findings.append(Finding(name, WARN, health.detail, "another atomic-agent is writing it; run doctor "
+                                    "again when it is idle", str(health.path)))
+        else:
+            findings.append(Finding(name, ERROR, f"damaged: {health.detail}",
+                                    f"`atomic-agent doctor --move-aside {name}` renames it (with its -wal and "
+                                    "-shm) to keep the evidence; the next command starts a fresh one. Restore "
+                                    "a backup instead if you have one", str(health.path)))
+    return findings
