@@ -81,7 +81,9 @@ _EXPORTS: dict[str, str] = {
     "SessionNotFoundError": "atomic_agent.sessions.session_store",
     "SessionStoreError": "atomic_agent.sessions.session_store",
     "ScriptedProvider": "atomic_agent.testing.scripted_provider",
-    "SessionStore": "atomic_agent.sessions.session_store",
+    "SessionStore": "atomic_agent.sessions.session_store",  # the SQLite implementation; prefer the two below
+    "SessionRepository": "atomic_agent.sessions.session_database",
+    "open_session_store": "atomic_agent.turns.session_backends",
     # subprocess environment filtering (core/subprocess_env)
     "child_environment": "atomic_agent.subprocess_env.child_environment",
     # approval ladder (core/approval): answers, grants, bindings, audit, level changes, the CLI prompt

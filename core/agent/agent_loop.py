@@ -24,7 +24,7 @@ from atomic_agent.reliability.failure_taxonomy import TurnCancelledError, error_
 from atomic_agent.runtime.steering_inbox import SteeringInbox
 from atomic_agent.sessions.session_state import SessionState
 from atomic_agent.sessions.record_turn_failure import record_turn_failure
-from atomic_agent.sessions.session_store import SessionStore
+from atomic_agent.sessions.session_database import SessionRepository
 from atomic_agent.tracing.trace_recorder import TraceRecorder
 from atomic_agent.sessions.transcript_entry import REPLY, TURN_FINISHED, TURN_STARTED, USER, TranscriptEntry
 
@@ -62,7 +62,7 @@ class TurnDeps:
     """What the loop itself touches; everything else reaches a step through its context."""
 
     session: SessionState
-    store: SessionStore
+    store: SessionRepository
     trace: TraceRecorder
     provider: TextProvider
     cancelled: asyncio.Event

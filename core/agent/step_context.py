@@ -16,7 +16,7 @@ from atomic_agent.llm.model_profile import ModelProfile
 from atomic_agent.llm.provider_protocol import TextProvider
 from atomic_agent.records.memory_phase import PromptSection
 from atomic_agent.sessions.session_state import SessionState
-from atomic_agent.sessions.session_store import SessionStore
+from atomic_agent.sessions.session_database import SessionRepository
 from atomic_agent.tools.tool_registry import ToolRegistry
 from atomic_agent.tracing.trace_recorder import TraceRecorder
 
@@ -28,7 +28,7 @@ class StepContext:
     registry: ToolRegistry
     gate: ApprovalGate
     session: SessionState
-    store: SessionStore
+    store: SessionRepository
     tracker: ToolLoopTracker
     trace: TraceRecorder
     emit: EventSink

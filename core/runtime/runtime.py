@@ -31,16 +31,18 @@ from atomic_agent.runtime.tool_choice import check_tool_choice
 from atomic_agent.runtime.turn_execution import execute_turn
 from atomic_agent.runtime.steering_inbox import SteerOutcome, SteeringInbox
 from atomic_agent.runtime.turn_controller import TurnController
+from atomic_agent.sessions.session_database import SessionRepository
 from atomic_agent.sessions.session_state import SessionState
-from atomic_agent.sessions.session_store import SessionStore
 from atomic_agent.tools.tool_registry import ToolRegistry
 from atomic_agent.tracing.prefix_hash import hash_prefix, load_or_create_salt
+from atomic_agent.runtime.trace_recorders import TraceRecorders
 from atomic_agent.tracing.trace_recorder import TraceRecorder
 # durable calls and compaction (issue 5 items 6 and 8)
 from atomic_agent.runtime.session_compactor import SessionCompactor
 from atomic_agent.sessions.compact_session import CompactionResult
 from atomic_agent.runtime.settle_sessions import durable_runner, settle_interrupted
 from atomic_agent.sessions.settle_interrupted_calls import RunDurable, SettleReport
+from atomic_agent.turns.session_backends import DEFAULT_BACKEND, SessionBackend
 from atomic_agent.turns.turn_lifecycle import FinalizeTurn, TurnLifecycle
 from atomic_agent.turns.turn_states import StartedTurn
 
@@ -64,10 +66,12 @@ class Runtime:
         self.memory_phases = sorted(collect_records(self.host, "register_memory_phases", MemoryPhase, runtime=self),
                                     key=lambda p: (p.order, p.name))
         self._provider = provider
-        self._sessions: SessionStore | None = None
+        self.session_backend: SessionBackend = DEFAULT_BACKEND  # where sessions, turns and steers live
+        self._sessions: SessionRepository | None = None
         self._lifecycle: TurnLifecycle | None = None
         self._plan: PromptPlan | None = None
         self._salt: str | None = None
+        self._traces = TraceRecorders(boot.state_dir, lambda: self.config.tracing)
         self._background: set[asyncio.Task[Any]] = set()
         self.turns = TurnController()
         self.inbox = SteeringInbox()
@@ -121,9 +125,9 @@ class Runtime:
         self._plan = None
 
     @property
-    def sessions(self) -> SessionStore:
+    def sessions(self) -> SessionRepository:
         if self._sessions is None:
-            self._sessions = SessionStore(self.state_dir)
+            self._sessions = self.session_backend.open_store(self.state_dir)
         return self._sessions
 
     @property
@@ -131,7 +135,8 @@ class Runtime:
         """The durable turn ledger, steering queue and per-lane stop (built with the sessions)."""
         if self._lifecycle is None:
             self._lifecycle = TurnLifecycle(self.sessions, self.turns, self.state_dir,
-                                            lambda: self.config.agent.send_mode, self._executor)
+                                            lambda: self.config.agent.send_mode, self._executor,
+                                            self.session_backend)
             self.inbox.queue = self._lifecycle.steers
         return self._lifecycle
 
@@ -142,9 +147,7 @@ class Runtime:
         return self._plan
 
     def trace_for(self, session_id: str) -> TraceRecorder:
-        cfg = self.config.tracing
-        return TraceRecorder.for_session(self.state_dir, session_id, max_bytes=cfg.max_bytes_per_session,
-                                         enabled=cfg.enabled)
+        return self._traces.for_session(session_id)
 
     def prefix_hash(self, framed_prefix: str) -> str:
         if self._salt is None:
@@ -291,6 +294,7 @@ class Runtime:
             self._lifecycle.lease.release()
         if self._sessions is not None:
             self._sessions.close()
+        self._traces.close_all()
 
 
 async def create_runtime(state_dir: str | Path | None = None, *, provider: Any = None, ask: AskHost | None = None,

@@ -18,7 +18,7 @@ from collections.abc import Callable
 
 import attrs
 
-from atomic_agent.turns.durable_steering import SteerQueue
+from atomic_agent.turns.turn_database import SteerRepository
 
 MAX_PENDING_STEERS = 16
 MAX_STEER_CHARS = 64 * 1024
@@ -46,7 +46,7 @@ class _Window:
 
 
 class SteeringInbox:
-    def __init__(self, queue: SteerQueue | None = None) -> None:
+    def __init__(self, queue: SteerRepository | None = None) -> None:
         self._open: dict[str, _Window] = {}
         self.queue = queue
 

@@ -20,11 +20,10 @@ from typing import Any
 
 import attrs
 
-from atomic_agent.sessions.session_store import SessionStore, now_iso
+from atomic_agent.sessions.session_database import RawRow, SessionRepository
+from atomic_agent.sessions.store_clock import now_iso
 from atomic_agent.sessions.transcript_entry import (COMPACTION, TOOL_CALL, TOOL_RESULT, TURN_FINISHED, TURN_STARTED,
                                                     TranscriptEntry)
-from atomic_agent.sessions.transcript_rewrite import (delete_rows, fingerprint, insert_entry, read_raw_rows,
-                                                       touch_session)
 from atomic_agent.sessions.unanswered_calls import unanswered_calls
 
 Summarise = Callable[[Sequence[TranscriptEntry]], Awaitable[str]]
@@ -52,6 +51,11 @@ class CompactionSnapshot:
     rows: tuple[Any, ...]  # their raw columns, to prove at commit time nothing changed
 
 
+def fingerprint(rows: Sequence[RawRow]) -> list[tuple[Any, ...]]:
+    """A comparable copy of raw rows (to prove a snapshot is still what the store holds)."""
+    return [tuple(sorted(row.items())) for row in rows]
+
+
 def _boundary(entries: Sequence[TranscriptEntry]) -> int:
     """The last seq that may be replaced: everything, or up to the batch still owed a result."""
     owed = unanswered_calls(entries)
@@ -63,11 +67,11 @@ def _boundary(entries: Sequence[TranscriptEntry]) -> int:
     return batch_start - 1
 
 
-def take_snapshot(store: SessionStore, session_id: str) -> CompactionSnapshot | None:
+def take_snapshot(store: SessionRepository, session_id: str) -> CompactionSnapshot | None:
     """What a compaction would replace now, or None when there is nothing worth replacing."""
-    with store.write() as conn:  # one consistent read of the rows and their raw columns
+    with store.write() as handle:  # one consistent read of the rows and their raw columns
         entries = store.load(session_id).entries  # load repairs a stranded call first
-        rows = read_raw_rows(conn, session_id, -1)
+        rows = store.raw_rows(handle, session_id, -1)
     if not entries:
         return None
     boundary = _boundary(entries)
@@ -78,25 +82,25 @@ def take_snapshot(store: SessionStore, session_id: str) -> CompactionSnapshot | 
                               tuple(fingerprint([r for r in rows if r["seq"] <= boundary])))
 
 
-def commit_compaction(store: SessionStore, snapshot: CompactionSnapshot, summary: str) -> CompactionResult:
+def commit_compaction(store: SessionRepository, snapshot: CompactionSnapshot, summary: str) -> CompactionResult:
     sid, boundary = snapshot.session_id, snapshot.boundary_seq
-    with store.write() as conn:
-        current = read_raw_rows(conn, sid, -1)  # inside the write lock: the store decides what is kept
+    with store.write() as handle:
+        current = store.raw_rows(handle, sid, -1)  # inside the write lock: the store decides what is kept
         superseded = [r for r in current if r["seq"] <= boundary]
         if tuple(fingerprint(superseded)) != snapshot.rows:
             raise CompactionError(f"session {sid} changed below the compaction boundary while the summary was "
                                   "written (another compaction or a repair); nothing was replaced, try again")
-        delete_rows(conn, sid, upto_seq=boundary)
+        store.delete_rows(handle, sid, upto_seq=boundary)
         last_turn = max(e.turn_index for e in snapshot.entries)
         note = TranscriptEntry(COMPACTION, last_turn, text=summary,
                                details={"replacedRows": len(superseded), "boundarySeq": boundary})
         now = now_iso()
-        insert_entry(conn, sid, note, boundary, now)  # at the boundary: later rows keep their seqs and order
-        touch_session(conn, sid, now)
+        store.insert_entry(handle, sid, note, boundary, now)  # at the boundary: later rows keep their seqs and order
+        store.touch(handle, sid, now)
     return CompactionResult(sid, True, boundary, len(superseded), len(current) - len(superseded), summary)
 
 
-async def compact_session(store: SessionStore, session_id: str, summarise: Summarise) -> CompactionResult:
+async def compact_session(store: SessionRepository, session_id: str, summarise: Summarise) -> CompactionResult:
     """Snapshot, ask `summarise` for the replacement text, commit; see the module docstring.
 
     Raises CompactionError (history untouched) when the summary cannot be had or the

@@ -11,25 +11,21 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from atomic_agent.sessions.session_database import SessionRepository
 from atomic_agent.sessions.session_state import SessionState
-from atomic_agent.sessions.session_store import SessionStore, now_iso
+from atomic_agent.sessions.store_clock import now_iso
 from atomic_agent.sessions.transcript_entry import TranscriptEntry
-from atomic_agent.sessions.transcript_rewrite import (delete_rows, insert_entry, insert_raw_row, read_raw_rows,
-                                                       touch_session)
 from atomic_agent.sessions.unanswered_calls import batch_end_seq, call_key, unanswered_calls
-from atomic_agent.sessions.writer_guard import check_writer_guard
 
 
-def place_tool_results(store: SessionStore, session: SessionState, results: Sequence[TranscriptEntry]) -> int:
+def place_tool_results(store: SessionRepository, session: SessionState, results: Sequence[TranscriptEntry]) -> int:
     """Place each result (keyed by turn, step, batch_index) after its call's batch; returns
     how many were written. Results whose call was answered meanwhile are skipped, so two
     settlers racing on one session never answer a call twice. Reloads `session.entries`."""
-    conn = store.db.conn
     written = 0
-    with store.write():
-        guard = getattr(store, "_guard", None)  # a fenced view: only a still-running turn may settle its calls
-        if guard is not None:
-            check_writer_guard(conn, guard)
+    with store.write() as handle:
+        if store.guard is not None:  # a fenced view: only a still-running turn may settle its calls
+            store.check_fence(handle, store.guard)
         current = store.entries(session.id)  # inside the write lock: the store, not memory, decides
         open_calls = {call_key(c): c for c in unanswered_calls(current)}
         placements: dict[int, list[TranscriptEntry]] = {}
@@ -40,18 +36,18 @@ def place_tool_results(store: SessionStore, session: SessionState, results: Sequ
         if placements:
             now = now_iso()
             first = min(placements)
-            moved = read_raw_rows(conn, session.id, first)
-            delete_rows(conn, session.id, after_seq=first)
+            moved = store.raw_rows(handle, session.id, first)
+            store.delete_rows(handle, session.id, after_seq=first)
             seq = first + 1
             for row in [None, *moved]:  # None stands for the rows placed right after `first`
                 anchor = first if row is None else row["seq"]
                 if row is not None:
-                    insert_raw_row(conn, row, seq)
+                    store.insert_raw_row(handle, row, seq)
                     seq += 1
                 for entry in sorted(placements.get(anchor, ()), key=lambda e: e.batch_index or 0):
-                    insert_entry(conn, session.id, entry, seq, now)
+                    store.insert_entry(handle, session.id, entry, seq, now)
                     seq += 1
                     written += 1
-            touch_session(conn, session.id, now)
+            store.touch(handle, session.id, now)
     session.entries = store.entries(session.id)
     return written

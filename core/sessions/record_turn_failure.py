@@ -10,8 +10,8 @@ from __future__ import annotations
 
 import sys
 
+from atomic_agent.sessions.session_database import SessionRepository
 from atomic_agent.sessions.session_state import SessionState
-from atomic_agent.sessions.session_store import SessionStore
 from atomic_agent.sessions.settle_interrupted_calls import settle_abandoned_calls
 from atomic_agent.sessions.transcript_entry import FAILURE_NOTE, TranscriptEntry
 
@@ -24,7 +24,7 @@ def failure_note_text(message: str) -> str:
     return f"The last turn failed: {text if len(text) <= NOTE_CHARS else text[:NOTE_CHARS] + '…'}"
 
 
-def record_turn_failure(store: SessionStore, session: SessionState, turn_index: int, message: str, *,
+def record_turn_failure(store: SessionRepository, session: SessionState, turn_index: int, message: str, *,
                         cancelled: bool = False) -> None:
     """Settle the turn's open calls and (unless cancelled) append the failure note.
 

@@ -13,10 +13,10 @@ import sys
 
 from atomic_agent.records.tool_spec import ToolResult
 from atomic_agent.sessions.place_tool_results import place_tool_results
+from atomic_agent.sessions.session_database import SessionRepository
 from atomic_agent.sessions.session_state import SessionState
-from atomic_agent.sessions.session_store import SessionStore
 from atomic_agent.sessions.settle_interrupted_calls import INTERRUPTED, result_row
-from atomic_agent.sessions.unanswered_calls import is_stranded, running_turn_indexes, unanswered_calls
+from atomic_agent.sessions.unanswered_calls import is_stranded, unanswered_calls
 
 
 def stranded_summary(tool: str) -> str:
@@ -24,12 +24,12 @@ def stranded_summary(tool: str) -> str:
             "may not have run; check before relying on it")
 
 
-def repair_stranded_calls(store: SessionStore, session: SessionState) -> int:
+def repair_stranded_calls(store: SessionRepository, session: SessionState) -> int:
     """Answer every stranded call of `session` with an error result; returns how many."""
     open_calls = unanswered_calls(session.entries)
     if not open_calls:  # the common case: every load passes through here
         return 0
-    running = running_turn_indexes(store.db.conn, session.id)  # a live owner's batch is not stranded
+    running = store.running_turn_indexes(session.id)  # a live owner's batch is not stranded
     stranded = [c for c in open_calls if c.turn_index not in running and is_stranded(session.entries, c)]
     if not stranded:
         return 0
@@ -38,7 +38,7 @@ def repair_stranded_calls(store: SessionStore, session: SessionState) -> int:
                                                for c in stranded])
 
 
-def repair_on_load(store: SessionStore, session: SessionState) -> None:
+def repair_on_load(store: SessionRepository, session: SessionState) -> None:
     """`SessionStore.load`'s repair: a store that cannot be written right now (locked, full)
     still loads; the session is repaired by the next load that can write."""
     try:

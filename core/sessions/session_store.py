@@ -1,4 +1,9 @@
-"""sessions.sqlite: create, load, list and delete sessions; append transcript rows."""
+"""sessions.sqlite: the SQLite `SessionRepository` (session_database) — sessions and transcripts.
+
+Every statement on those tables is here; the turn ledger and steering queue own theirs.
+The fence reads of `turns` live here too: a fenced append checks its turn inside its own
+transaction, and loading a session must know which turns still run.
+"""
 
 from __future__ import annotations
 
@@ -6,33 +11,26 @@ import copy
 import json
 import sqlite3
 import uuid
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
-from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
 import attrs
 
+from atomic_agent.sessions.session_database import RawRow
 from atomic_agent.sessions.session_state import SessionState
-from atomic_agent.sessions.store_errors import SessionStoreError, explain_write_failures
-from atomic_agent.sessions.writer_guard import TurnGuard, check_writer_guard
+from atomic_agent.sessions.store_clock import now_iso
+from atomic_agent.sessions.store_errors import SessionNotFoundError, SessionStoreError, explain_write_failures
+from atomic_agent.sessions.transcript_entry import TOOL_RESULT, TURN_FINISHED, TURN_STARTED, TranscriptEntry
+from atomic_agent.sessions.writer_guard import TurnGuard, require_running
 from atomic_agent.storage.sqlite_transaction import transaction
-from atomic_agent.sessions.transcript_entry import TranscriptEntry
 
 __all__ = ["SESSIONS_FILE", "SessionNotFoundError", "SessionStore", "SessionStoreError", "now_iso"]
 
 SESSIONS_FILE = "sessions.sqlite"
-
-
-class SessionNotFoundError(LookupError):
-    def __init__(self, session_id: str) -> None:
-        super().__init__(f"no session {session_id!r}; `atomic-agent sessions list` shows the ids")
-        self.session_id = session_id
-
-
-def now_iso() -> str:
-    return datetime.now(timezone.utc).isoformat(timespec="milliseconds")
+ENTRY_COLUMNS = ("session_id", "seq", "turn_index", "kind", "text", "tool", "args", "status", "reason",
+                 "reasoning", "details", "step", "batch_index", "created_at")
 
 
 def _dumps(value: Any) -> str | None:
@@ -65,11 +63,17 @@ class SessionStore:
             migrate(self.db)
         except sqlite3.DatabaseError as exc:
             raise SessionStoreError(
-                f"{self.path} cannot be used as a session database ({exc}). Move the file aside "
-                "(nothing else is touched) and run the command again to start a fresh one") from exc
+                f"{self.path} cannot be used as a session database ({exc}); it was left untouched. "
+                f"`atomic-agent doctor` checks every state file; `atomic-agent doctor --move-aside "
+                f"{self.path.name}` moves it aside (renamed, never deleted) so the next command starts a "
+                "fresh one") from exc
 
     def close(self) -> None:
         self.db.conn.close()
+
+    @property
+    def guard(self) -> TurnGuard | None:
+        return self._guard
 
     def fenced(self, guard: TurnGuard) -> SessionStore:
         """The same store whose `append`/`save_state` are conditional on `guard`."""
@@ -84,6 +88,7 @@ class SessionStore:
         with explain_write_failures(self.path), transaction(self.db.conn) as conn:
             yield conn
 
+    # -- sessions ---------------------------------------------------------------------------
     def create(self, working_dir: Path, title: str = "") -> SessionState:
         created = now_iso()
         state = SessionState(id=uuid.uuid4().hex[:12], working_dir=working_dir, created_at=created, title=title)
@@ -113,6 +118,39 @@ class SessionStore:
         repair_on_load(self, state)  # a call stranded under later rows gets its answer beside it (issue 5)
         return state
 
+    def save_state(self, state: SessionState) -> None:
+        """Persist the mutable session fields (status, title, loaded tools, facts)."""
+        with self.write() as conn:
+            if self._guard is not None:
+                self.check_fence(conn, self._guard)
+            self._write_state(state)
+
+    def _write_state(self, state: SessionState) -> None:
+        self.db.execute(
+            "update sessions set status = ?, title = ?, loaded_tools = ?, known_facts = ?, updated_at = ? where id = ?",
+            [state.status, state.title, _dumps(state.loaded_tools), _dumps(state.known_facts), now_iso(), state.id])
+
+    def list(self, limit: int = 50) -> list[dict[str, Any]]:
+        rows = self.db.execute(
+            "select s.id, s.created_at, s.updated_at, s.status, s.title, s.working_dir, "
+            "(select count(*) from transcript t where t.session_id = s.id and t.kind = 'turn_started') as turns "
+            "from sessions s order by s.updated_at desc limit ?", [limit])
+        cols = [d[0] for d in rows.description]
+        return [dict(zip(cols, r)) for r in rows.fetchall()]
+
+    def session_ids(self) -> list[str]:
+        return [row[0] for row in self.db.execute("select id from sessions order by created_at, id").fetchall()]
+
+    def delete(self, session_id: str) -> None:
+        if not self.exists(session_id):
+            raise SessionNotFoundError(session_id)
+        with transaction(self.db.conn):
+            self.db.execute("delete from transcript where session_id = ?", [session_id])
+            self.db.execute("delete from steer_queue where session_id = ?", [session_id])
+            self.db.execute("delete from turns where session_id = ?", [session_id])  # turn_audit keeps the history
+            self.db.execute("delete from sessions where id = ?", [session_id])
+
+    # -- transcript -------------------------------------------------------------------------
     def entries(self, session_id: str) -> list[TranscriptEntry]:
         rows = self.db.execute("select * from transcript where session_id = ? order by seq", [session_id])
         cols = [d[0] for d in rows.description]
@@ -135,9 +173,9 @@ class SessionStore:
         running at that generation, checked inside the transaction; otherwise StaleWriterError
         and nothing is written."""
         guard = guard or self._guard
-        with self.write():
+        with self.write() as conn:
             if guard is not None:
-                check_writer_guard(self.db.conn, guard)
+                self.check_fence(conn, guard)
             # seq comes from the file, not from memory: another writer (recovery, a steer
             # consumer) may have appended since this state was loaded
             stored = self.db.execute("select max(seq) from transcript where session_id = ?", [state.id]).fetchone()[0]
@@ -156,32 +194,61 @@ class SessionStore:
         state.entries.extend(stamped)
         return stamped
 
-    def save_state(self, state: SessionState) -> None:
-        """Persist the mutable session fields (status, title, loaded tools, facts)."""
-        with self.write():
-            if self._guard is not None:
-                check_writer_guard(self.db.conn, self._guard)
-            self._write_state(state)
+    def answered_batch_indexes(self, handle: sqlite3.Connection, session_id: str, turn_index: int,
+                               step: int) -> set[int]:
+        return {row[0] for row in handle.execute(
+            "select batch_index from transcript where session_id = ? and kind = ? and turn_index = ? and step = ?",
+            [session_id, TOOL_RESULT, turn_index, step])}
 
-    def _write_state(self, state: SessionState) -> None:
-        self.db.execute(
-            "update sessions set status = ?, title = ?, loaded_tools = ?, known_facts = ?, updated_at = ? where id = ?",
-            [state.status, state.title, _dumps(state.loaded_tools), _dumps(state.known_facts), now_iso(), state.id])
+    def last_answerable_kind(self, session_id: str, closing_statuses: Sequence[str]) -> str | None:
+        marks = ", ".join("?" * len(closing_statuses))
+        row = self.db.execute(
+            "select kind from transcript where session_id = ? and kind != ? and not (kind = ? and "
+            f"coalesce(status, '') not in ({marks})) order by seq desc limit 1",
+            [session_id, TURN_STARTED, TURN_FINISHED, *closing_statuses]).fetchone()
+        return None if row is None else str(row[0])
 
-    def list(self, limit: int = 50) -> list[dict[str, Any]]:
-        rows = self.db.execute(
-            "select s.id, s.created_at, s.updated_at, s.status, s.title, s.working_dir, "
-            "(select count(*) from transcript t where t.session_id = s.id and t.kind = 'turn_started') as turns "
-            "from sessions s order by s.updated_at desc limit ?", [limit])
-        cols = [d[0] for d in rows.description]
-        return [dict(zip(cols, r)) for r in rows.fetchall()]
+    # -- transcript rewrites (inside the caller's transaction) ------------------------------
+    def raw_rows(self, handle: sqlite3.Connection, session_id: str, after_seq: int) -> list[RawRow]:
+        cursor = handle.execute("select * from transcript where session_id = ? and seq > ? order by seq",
+                                [session_id, after_seq])
+        columns = [d[0] for d in cursor.description]
+        return [dict(zip(columns, row)) for row in cursor.fetchall()]
 
-    def delete(self, session_id: str) -> None:
-        if not self.exists(session_id):
-            raise SessionNotFoundError(session_id)
-        with transaction(self.db.conn):
-            self.db.execute("delete from transcript where session_id = ?", [session_id])
-            self.db.execute("delete from steer_queue where session_id = ?", [session_id])
-            self.db.execute("delete from turns where session_id = ?", [session_id])  # turn_audit keeps the history
-            self.db.execute("delete from sessions where id = ?", [session_id])
+    def delete_rows(self, handle: sqlite3.Connection, session_id: str, *, after_seq: int | None = None,
+                    upto_seq: int | None = None) -> int:
+        if after_seq is not None:
+            return handle.execute("delete from transcript where session_id = ? and seq > ?",
+                                  [session_id, after_seq]).rowcount
+        return handle.execute("delete from transcript where session_id = ? and seq <= ?",
+                              [session_id, upto_seq]).rowcount
 
+    def insert_raw_row(self, handle: sqlite3.Connection, row: RawRow, seq: int) -> None:
+        columns = list(row)
+        values = [seq if c == "seq" else row[c] for c in columns]
+        handle.execute(f"insert into transcript ({', '.join(columns)}) values ({', '.join('?' for _ in columns)})",
+                       values)
+
+    def insert_entry(self, handle: sqlite3.Connection, session_id: str, entry: TranscriptEntry, seq: int,
+                     created_at: str) -> None:
+        handle.execute(
+            f"insert into transcript ({', '.join(ENTRY_COLUMNS)}) values ({', '.join('?' for _ in ENTRY_COLUMNS)})",
+            [session_id, seq, entry.turn_index, entry.kind, entry.text, entry.tool, _dumps(entry.args), entry.status,
+             entry.reason, entry.reasoning, _dumps(entry.details), entry.step, entry.batch_index,
+             entry.created_at or created_at])
+
+    def touch(self, handle: sqlite3.Connection, session_id: str, now: str) -> None:
+        handle.execute("update sessions set updated_at = ? where id = ?", [now, session_id])
+
+    # -- the writer fence (reads of the ledger's turns) -------------------------------------
+    def check_fence(self, handle: sqlite3.Connection, guard: TurnGuard) -> None:
+        row = handle.execute("select state, generation from turns where turn_id = ?", [guard.turn_id]).fetchone()
+        require_running(guard, None if row is None else (row[0], row[1]))
+
+    def running_turn_indexes(self, session_id: str) -> set[int]:
+        try:
+            rows = self.db.conn.execute("select turn_index from turns where session_id = ? and state = 'running' "
+                                        "and turn_index is not null", [session_id]).fetchall()
+        except sqlite3.OperationalError:  # a database from before the ledger: nothing is known to run
+            return set()
+        return {row[0] for row in rows}

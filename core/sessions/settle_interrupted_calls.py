@@ -23,10 +23,10 @@ import attrs
 
 from atomic_agent.records.tool_spec import ToolResult
 from atomic_agent.sessions.place_tool_results import place_tool_results
+from atomic_agent.sessions.session_database import SessionRepository
 from atomic_agent.sessions.session_state import SessionState
-from atomic_agent.sessions.session_store import SessionStore
 from atomic_agent.sessions.transcript_entry import TOOL_RESULT, TranscriptEntry
-from atomic_agent.sessions.unanswered_calls import is_stranded, running_turn_indexes, unanswered_calls
+from atomic_agent.sessions.unanswered_calls import is_stranded, unanswered_calls
 from atomic_agent.tools.tool_registry import ToolRegistry
 
 RunDurable = Callable[[TranscriptEntry], Awaitable[ToolResult]]
@@ -63,7 +63,7 @@ async def _rerun(call: TranscriptEntry, run_durable: RunDurable) -> ToolResult:
                                 exception=type(exc).__name__)
 
 
-async def settle_interrupted_calls(store: SessionStore, session: SessionState, registry: ToolRegistry,
+async def settle_interrupted_calls(store: SessionRepository, session: SessionState, registry: ToolRegistry,
                                    run_durable: RunDurable) -> SettleReport:
     """Settle every unanswered call of `session` after a restart; see the module docstring.
 
@@ -74,7 +74,7 @@ async def settle_interrupted_calls(store: SessionStore, session: SessionState, r
     (it does nothing) and to call again after a crash during settling.
     """
     session.entries = store.entries(session.id)
-    running = running_turn_indexes(store.db.conn, session.id)  # a live owner is still answering those
+    running = store.running_turn_indexes(session.id)  # a live owner is still answering those
     calls = [c for c in unanswered_calls(session.entries) if c.turn_index not in running]
     if not calls:
         return SettleReport()
@@ -88,7 +88,7 @@ async def settle_interrupted_calls(store: SessionStore, session: SessionState, r
     return SettleReport(tuple(c.seq for c in rerun), tuple(c.seq for c in calls if c.seq not in answers))
 
 
-def settle_abandoned_calls(store: SessionStore, session: SessionState, turn_index: int, summary: str,
+def settle_abandoned_calls(store: SessionRepository, session: SessionState, turn_index: int, summary: str,
                            status: str = "error") -> int:
     """Give each open call of turn `turn_index` the result `summary` (status error or
     cancelled) without running anything; returns how many were settled."""
@@ -99,7 +99,7 @@ def settle_abandoned_calls(store: SessionStore, session: SessionState, turn_inde
                                                for c in calls])
 
 
-def settle_as_interrupted(store: SessionStore, session: SessionState, turn_index: int) -> int:
+def settle_as_interrupted(store: SessionRepository, session: SessionState, turn_index: int) -> int:
     """Answer each open call of turn `turn_index` as interrupted, running nothing (a live owner
     taking over a lane whose dead owner left the turn running); returns how many were settled."""
     calls = [c for c in unanswered_calls(store.entries(session.id)) if c.turn_index == turn_index]

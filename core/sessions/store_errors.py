@@ -11,6 +11,12 @@ from contextlib import contextmanager
 from pathlib import Path
 
 
+class SessionNotFoundError(LookupError):
+    def __init__(self, session_id: str) -> None:
+        super().__init__(f"no session {session_id!r}; `atomic-agent sessions list` shows the ids")
+        self.session_id = session_id
+
+
 class SessionStoreError(RuntimeError):
     """The database cannot be used (corrupt, locked, unreadable); the message says what to do."""
 

@@ -11,13 +11,13 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from atomic_agent.sessions.session_database import SessionRepository
 from atomic_agent.sessions.session_state import SessionState
-from atomic_agent.sessions.session_store import SessionStore
 from atomic_agent.sessions.transcript_entry import TOOL_CALL, TOOL_RESULT, TranscriptEntry
 
 
 class ToolJournal:
-    def __init__(self, store: SessionStore, session: SessionState, turn_index: int, step: int) -> None:
+    def __init__(self, store: SessionRepository, session: SessionState, turn_index: int, step: int) -> None:
         self._store = store
         self._session = session
         self._turn_index = turn_index
@@ -56,10 +56,8 @@ class ToolJournal:
     def _append_unanswered(self, rows: list[TranscriptEntry]) -> None:
         """Append the rows whose call has no result yet, checked inside the write lock: if a
         repair answered a call first, its answer stands, so each call is answered once."""
-        with self._store.write() as conn:
-            answered = {row[0] for row in conn.execute(
-                "select batch_index from transcript where session_id = ? and kind = ? and turn_index = ? and step = ?",
-                [self._session.id, TOOL_RESULT, self._turn_index, self._step])}
+        with self._store.write() as handle:
+            answered = self._store.answered_batch_indexes(handle, self._session.id, self._turn_index, self._step)
             fresh = [r for r in rows if r.batch_index not in answered]
             if fresh:
                 self._store.append(self._session, fresh)

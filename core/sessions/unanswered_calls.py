@@ -10,7 +10,6 @@ running (in this process or another live owner) is never anyone else's to answer
 
 from __future__ import annotations
 
-import sqlite3
 from collections import Counter
 from collections.abc import Sequence
 
@@ -78,12 +77,3 @@ def is_stranded(entries: Sequence[TranscriptEntry], call: TranscriptEntry) -> bo
             return True
     return False
 
-
-def running_turn_indexes(conn: sqlite3.Connection, session_id: str) -> set[int]:
-    """Turn indexes the turn ledger (migration m002) holds as running for the session."""
-    try:
-        rows = conn.execute("select turn_index from turns where session_id = ? and state = 'running' "
-                            "and turn_index is not null", [session_id]).fetchall()
-    except sqlite3.OperationalError:  # a database from before the ledger: nothing is known to run
-        return set()
-    return {row[0] for row in rows}

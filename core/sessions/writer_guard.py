@@ -1,13 +1,12 @@
 """The writer fence of a running turn: a transcript write lands only while its turn is still
 running under the generation the writer was given.
 
-The check runs inside the writing transaction (after BEGIN IMMEDIATE took the write lock),
-so no finalizer or recovery can slip between the check and the write.
+The store reads the turn inside the writing transaction (under the write lock), so no
+finalizer or recovery can slip between the check and the write; this module holds what the
+writer carries and the verdict every backend gives on what it read.
 """
 
 from __future__ import annotations
-
-import sqlite3
 
 import attrs
 
@@ -22,12 +21,12 @@ class TurnGuard:
     generation: int
 
 
-def check_writer_guard(conn: sqlite3.Connection, guard: TurnGuard) -> None:
-    """Raise StaleWriterError unless the turn is running at exactly `guard.generation`."""
-    row = conn.execute("select state, generation from turns where turn_id = ?", [guard.turn_id]).fetchone()
-    if row is None:
+def require_running(guard: TurnGuard, found: tuple[str, int] | None) -> None:
+    """Raise StaleWriterError unless `found` (the turn's stored state and generation, None
+    when the ledger has no such turn) is running at exactly `guard.generation`."""
+    if found is None:
         raise StaleWriterError(f"turn {guard.turn_id} is not in the ledger; the write was refused")
-    state, generation = row
+    state, generation = found
     if state != "running" or generation != guard.generation:
         raise StaleWriterError(f"turn {guard.turn_id} is {state} at generation {generation}; a writer of "
                                f"generation {guard.generation} can no longer change it")

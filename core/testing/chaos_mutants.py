@@ -47,12 +47,10 @@ async def rerun_non_durable(runtime: Any, session_id: str) -> None:
 
 
 def split_claim(queue: Any, steer_ids: Sequence[int], record: Callable[[list[str]], object]) -> list[str]:
-    marks = ", ".join("?" * len(steer_ids))
-    texts = [r[0] for r in queue.store.db.conn.execute(
-        f"select text from steer_queue where steer_id in ({marks}) order by steer_id", list(steer_ids))]
+    texts: list[str] = queue.peek(steer_ids)
     if texts:
         with queue.store.write():
             record(texts)
-        with queue.store.write():  # the bug: a crash between these two leaves the steer in both places
-            queue.claim(steer_ids)
+        with queue.store.write() as handle:  # the bug: a crash between these two leaves the steer in both places
+            queue.claim(handle, steer_ids)
     return texts

@@ -95,7 +95,12 @@ class TraceRecorder:
                 return
             self._write(line)
 
+    @property
+    def is_open(self) -> bool:
+        return self._fd is not None
+
     def close(self) -> None:
+        """Release the file; a later event reopens it and resumes the seq from the file."""
         with self._lock:
             if self._fd is not None:
                 os.close(self._fd)

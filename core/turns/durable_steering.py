@@ -8,25 +8,21 @@ lifecycle when no caller is left to take it, or by recovery after its owner died
 handed back when its turn ends stays here, marked `handed_back` with that turn's id, until
 one of those happens: a death at any point leaves it in exactly one place. The row
 id comes from SQLite's AUTOINCREMENT, so two processes or a restart can never reuse a key.
+
+The SQLite `SteerRepository` (turn_database): every statement on `steer_queue` is here.
 """
 
 from __future__ import annotations
 
+import sqlite3
 from collections.abc import Callable, Sequence
 
-import attrs
-
-from atomic_agent.sessions.session_store import SessionStore, now_iso
+from atomic_agent.sessions.session_store import SessionStore
+from atomic_agent.sessions.store_clock import now_iso
 from atomic_agent.testing.chaos_mutants import mutant_on, split_claim  # test-only chaos mutants
+from atomic_agent.turns.turn_states import QueuedSteer
 
-
-@attrs.frozen
-class QueuedSteer:
-    steer_id: int
-    session_id: str
-    turn_id: str
-    text: str
-    owner: str | None
+__all__ = ["QueuedSteer", "SteerQueue"]
 
 
 class SteerQueue:
@@ -49,8 +45,8 @@ class SteerQueue:
         if not steer_ids:
             return []
         if mutant_on("split_claim"): return split_claim(self, steer_ids, record)  # noqa: E701 test-only chaos mutant
-        with self.store.write():
-            texts = self.claim(steer_ids)
+        with self.store.write() as conn:
+            texts = self.claim(conn, steer_ids)
             if texts:
                 record(texts)
         return texts
@@ -68,17 +64,17 @@ class SteerQueue:
                     kept.append(steer_id)
         return kept
 
-    def take_handed_back(self, steer_id: int | str) -> str | None:
+    def take_handed_back(self, conn: sqlite3.Connection, steer_id: int | str) -> str | None:
         """Delete one handed-back steer inside the caller's transaction; its text, or None when
         it is gone (re-sent, dismissed or requeued already)."""
-        row = self.store.db.conn.execute("delete from steer_queue where steer_id = ? and handed_back is not null "
-                                         "returning text", [int(steer_id)]).fetchone()
+        row = conn.execute("delete from steer_queue where steer_id = ? and handed_back is not null "
+                           "returning text", [int(steer_id)]).fetchone()
         return None if row is None else str(row[0])
 
     def dismiss(self, steer_id: int | str) -> bool:
         """The caller dropped a handed-back steer; False when it was already gone."""
-        with self.store.write():
-            return self.take_handed_back(steer_id) is not None
+        with self.store.write() as conn:
+            return self.take_handed_back(conn, steer_id) is not None
 
     def handed_back_by(self, turn_id: str) -> list[QueuedSteer]:
         rows = self.store.db.conn.execute(
@@ -86,15 +82,19 @@ class SteerQueue:
             "order by steer_id", [turn_id]).fetchall()
         return [QueuedSteer(*r) for r in rows]
 
-    def claim(self, steer_ids: Sequence[int]) -> list[str]:
+    def claim(self, conn: sqlite3.Connection, steer_ids: Sequence[int]) -> list[str]:
         """Delete the steers inside the caller's transaction; the texts of those this call won."""
         texts = []
         for steer_id in steer_ids:
-            row = self.store.db.conn.execute("delete from steer_queue where steer_id = ? returning text",
-                                             [steer_id]).fetchone()
+            row = conn.execute("delete from steer_queue where steer_id = ? returning text", [steer_id]).fetchone()
             if row is not None:
                 texts.append(row[0])
         return texts
+
+    def peek(self, steer_ids: Sequence[int]) -> list[str]:
+        marks = ", ".join("?" * len(steer_ids))
+        return [r[0] for r in self.store.db.conn.execute(
+            f"select text from steer_queue where steer_id in ({marks}) order by steer_id", list(steer_ids))]
 
     def left_by(self, owners_alive: Callable[[str | None], bool]) -> list[QueuedSteer]:
         """Steers whose accepting owner is no longer alive, oldest first."""

@@ -17,12 +17,12 @@ from atomic_agent.sessions.session_state import SessionState
 from atomic_agent.sessions.store_errors import StaleWriterError
 from atomic_agent.sessions.transcript_entry import TranscriptEntry
 from atomic_agent.sessions.writer_guard import TurnGuard
-from atomic_agent.turns.turn_ledger import TurnLedger
+from atomic_agent.turns.turn_database import TurnRepository
 
 UNFINALIZED_REASON = "the turn's final write failed"
 
 
-def finalize_or_interrupt(ledger: TurnLedger, guard: TurnGuard, session: SessionState, row: TranscriptEntry,
+def finalize_or_interrupt(ledger: TurnRepository, guard: TurnGuard, session: SessionState, row: TranscriptEntry,
                           state: str, category: str | None, reply: str) -> None:
     """`ledger.finalize`, retried once; on a second failure the turn ends `interrupted`."""
     try:

@@ -21,42 +21,36 @@ recovery adopts instead of admitting a second — so each debt is answered once.
 
 from __future__ import annotations
 
-import sqlite3
 import uuid
 
-from atomic_agent.sessions.session_store import SessionNotFoundError
-from atomic_agent.sessions.transcript_entry import FAILURE_NOTE, TOOL_RESULT, TURN_FINISHED, TURN_STARTED, USER
-from atomic_agent.turns.turn_ledger import TurnLedger
-from atomic_agent.turns.turn_states import CONTINUATION_ORIGIN, LIVE_STATES, TurnTicket
+from atomic_agent.sessions.session_database import SessionRepository
+from atomic_agent.sessions.store_errors import SessionNotFoundError
+from atomic_agent.sessions.transcript_entry import FAILURE_NOTE, TOOL_RESULT, USER
+from atomic_agent.turns.turn_database import TurnRepository
+from atomic_agent.turns.turn_states import CONTINUATION_ORIGIN, TurnTicket
 
 OWED_KINDS = (USER, TOOL_RESULT, FAILURE_NOTE)
 CLOSED_TURN_STATUSES = ("done", "cancelled")  # a turn_finished row that ends the question
 
 
-def owes_answer(conn: sqlite3.Connection, session_id: str) -> bool:
+def owes_answer(store: SessionRepository, session_id: str) -> bool:
     """True when the session's last durable record (bookkeeping skipped) is owed an answer."""
-    row = conn.execute(
-        "select kind from transcript where session_id = ? and kind != ? and not (kind = ? and "
-        "coalesce(status, '') not in (?, ?)) order by seq desc limit 1",
-        [session_id, TURN_STARTED, TURN_FINISHED, *CLOSED_TURN_STATUSES]).fetchone()
-    return row is not None and row[0] in OWED_KINDS
+    return store.last_answerable_kind(session_id, CLOSED_TURN_STATUSES) in OWED_KINDS
 
 
-def admit_continuation(ledger: TurnLedger, session_id: str) -> TurnTicket | None:
+def admit_continuation(ledger: TurnRepository, session_id: str) -> TurnTicket | None:
     """Admit the continuation the session is owed, or None (nothing owed, or a live turn of
     its lane will answer the durable conversation anyway)."""
-    with ledger.store.write() as conn:
-        live = conn.execute(f"select 1 from turns where lane = ? and state in ({', '.join('?' * len(LIVE_STATES))}) "
-                            "limit 1", [session_id, *LIVE_STATES]).fetchone()
-        if live is not None or not owes_answer(conn, session_id):
+    with ledger.store.write() as handle:
+        if ledger.has_live_turn(session_id) or not owes_answer(ledger.store, session_id):
             return None
-        return ledger.admit_in(conn, session_id, "", CONTINUATION_ORIGIN, session_id, uuid.uuid4().hex)
+        return ledger.admit_in(handle, session_id, "", CONTINUATION_ORIGIN, session_id, uuid.uuid4().hex)
 
 
-def admit_continuations(ledger: TurnLedger) -> list[TurnTicket]:
+def admit_continuations(ledger: TurnRepository) -> list[TurnTicket]:
     """One continuation per owed session, in session creation order."""
     tickets = []
-    for (session_id,) in ledger.conn.execute("select id from sessions order by created_at, id").fetchall():
+    for session_id in ledger.store.session_ids():
         try:
             ticket = admit_continuation(ledger, session_id)
         except SessionNotFoundError:

@@ -1,8 +1,9 @@
 """The admission ledger in sessions.sqlite: every turn's state, and an audit row per transition.
 
-Each method is one BEGIN IMMEDIATE transaction on the session store's connection (which
-runs with synchronous=FULL), so when a method returns, what it says happened is on disk:
-a caller may tell the user a turn exists once `admit` returned, not before.
+The SQLite `TurnRepository` (turn_database): every statement on `turns`, `turn_counters` and
+`turn_audit` is here. Each method is one BEGIN IMMEDIATE transaction on the session store's
+connection (which runs with synchronous=FULL), so when a method returns, what it says
+happened is on disk: a caller may tell the user a turn exists once `admit` returned, not before.
 """
 
 from __future__ import annotations
@@ -12,9 +13,11 @@ import uuid
 from typing import Any
 
 from atomic_agent.sessions.session_state import SessionState
-from atomic_agent.sessions.session_store import SessionNotFoundError, SessionStore, now_iso
+from atomic_agent.sessions.session_store import SessionStore
+from atomic_agent.sessions.store_clock import now_iso
+from atomic_agent.sessions.store_errors import SessionNotFoundError
 from atomic_agent.sessions.transcript_entry import TURN_STARTED, USER, TranscriptEntry
-from atomic_agent.sessions.writer_guard import TurnGuard, check_writer_guard
+from atomic_agent.sessions.writer_guard import TurnGuard
 from atomic_agent.turns.turn_states import (
     CANCELLED, CONTINUATION_ORIGIN, INTERRUPTED, LIVE_STATES, MERGED, QUEUED, RUNNING, LaneBusy, StartedTurn,
     TurnRecord, TurnTicket, response_hash)
@@ -62,6 +65,11 @@ class TurnLedger:
                                  "order by admitted_order", list(states))
         return [TurnRecord(*r) for r in rows]
 
+    def has_live_turn(self, lane: str) -> bool:
+        marks = ", ".join("?" * len(LIVE_STATES))
+        return self.conn.execute(f"select 1 from turns where lane = ? and state in ({marks}) limit 1",
+                                 [lane, *LIVE_STATES]).fetchone() is not None
+
     def unsettled_interruptions(self) -> list[TurnRecord]:
         """Interrupted turns whose open tool calls were not yet settled (see `mark_settled`)."""
         rows = self.conn.execute(
@@ -104,6 +112,14 @@ class TurnLedger:
                      [turn_id, session_id, lane, order, QUEUED, origin, text, self.owner, now_iso()])
         audit(conn, (turn_id, session_id, lane), None, QUEUED, 0, origin, self.owner)
         return TurnTicket(turn_id, session_id, lane, order, ahead, text, origin)
+
+    def requeue_in(self, conn: sqlite3.Connection, session_id: str, text: str, origin: str, lane: str, why: str,
+                   owner: str | None) -> TurnTicket:
+        """A steer that was never delivered becomes a queued turn of `owner`, in the caller's transaction."""
+        ticket = self.admit_in(conn, session_id, text, origin, lane, uuid.uuid4().hex)
+        audit(conn, (ticket.turn_id, ticket.session_id, ticket.lane), QUEUED, QUEUED, 0, why, self.owner)
+        conn.execute("update turns set owner = ? where turn_id = ?", [owner, ticket.turn_id])
+        return ticket
 
     def start(self, turn_id: str, session: SessionState,
               send_mode: str = "one-at-a-time") -> StartedTurn | LaneBusy | None:
@@ -175,7 +191,7 @@ class TurnLedger:
         Refused with StaleWriterError (and nothing written) unless `guard` is still the
         running generation; the response hash is frozen with the state."""
         with self.store.write() as conn:
-            check_writer_guard(conn, guard)
+            self.store.check_fence(conn, guard)
             if rows:
                 self.store.append(session, rows, guard=guard)
             conn.execute("update turns set state = ?, reason = ?, category = ?, response_hash = ?, finished_at = ? "
@@ -185,6 +201,16 @@ class TurnLedger:
             turn = self.get(guard.turn_id)
             assert turn is not None  # the guard check just read it
             audit(conn, turn, RUNNING, state, guard.generation, reason, self.owner)
+
+    def interrupt_in(self, conn: sqlite3.Connection, turn: TurnRecord, reason: str) -> bool:
+        """running -> interrupted at `turn.generation` (bumped), in the caller's transaction."""
+        fenced = conn.execute("update turns set state = ?, generation = generation + 1, reason = ?, "
+                              "finished_at = ? where turn_id = ? and state = ? and generation = ?",
+                              [INTERRUPTED, reason, now_iso(), turn.turn_id, RUNNING, turn.generation])
+        if fenced.rowcount != 1:
+            return False
+        audit(conn, turn, RUNNING, INTERRUPTED, turn.generation + 1, reason, self.owner)
+        return True
 
     def interrupt_unfinalized(self, guard: TurnGuard, reason: str) -> bool:
         """running -> interrupted for a turn whose own finalize could not be written (a full

@@ -22,14 +22,14 @@ import attrs
 from atomic_agent.agent import agent_events as ev
 from atomic_agent.agent.agent_loop import TurnResult
 from atomic_agent.runtime.turn_controller import ORIGINS, SubmissionCancelledError, TurnController
+from atomic_agent.sessions.session_database import SessionRepository
 from atomic_agent.sessions.session_state import SessionState
-from atomic_agent.sessions.session_store import SessionStore
 from atomic_agent.sessions.transcript_entry import TranscriptEntry
 from atomic_agent.testing.chaos_mutants import ack_before_commit, mutant_on  # test-only chaos mutants
-from atomic_agent.turns.durable_steering import SteerQueue
 from atomic_agent.turns.finalize_turn import finalize_or_interrupt
 from atomic_agent.turns.lane_pause import LanePause
-from atomic_agent.turns.turn_ledger import TurnLedger
+from atomic_agent.turns.session_backends import DEFAULT_BACKEND, SessionBackend
+from atomic_agent.turns.turn_database import SteerRepository, TurnRepository
 from atomic_agent.turns.turn_owner import OwnerLease
 from atomic_agent.turns.turn_recovery import steers_to_turns, take_over_dead_turn
 from atomic_agent.turns.turn_states import (MERGED, QUEUED, LaneBusy, StartedTurn, TurnRecord, TurnTicket,
@@ -58,18 +58,21 @@ class _Running:
 
 
 class TurnLifecycle:
-    def __init__(self, sessions: SessionStore, controller: TurnController, state_dir: Path,
-                 send_mode: Callable[[], str], executor_for: Callable[[str], ExecuteTurn]) -> None:
+    def __init__(self, sessions: SessionRepository, controller: TurnController, state_dir: Path,
+                 send_mode: Callable[[], str], executor_for: Callable[[str], ExecuteTurn],
+                 backend: SessionBackend = DEFAULT_BACKEND) -> None:
         self.sessions = sessions
         self.controller = controller
         self.lease = OwnerLease(state_dir)
-        self.ledger = TurnLedger(sessions, self.lease.owner)
-        self.steers = SteerQueue(sessions, self.lease.owner)
+        self.ledger: TurnRepository = backend.ledger(sessions, self.lease.owner)
+        self.steers: SteerRepository = backend.steers(sessions, self.lease.owner)
         self._send_mode = send_mode
         self._running: dict[str, _Running] = {}  # lane -> its running turn in this process
         self._executor_for = executor_for
         self._results_for_waiters: dict[str, TurnResult] = {}  # turns answered by another submission
         self._withdrawn: set[str] = set()  # cancelled while waiting (even if recording that failed)
+        self._awaiting: dict[str, asyncio.Event | None] = {}  # turn -> cancel event of the caller waiting on it
+        self._caught_up: dict[str, asyncio.Future[TurnResult]] = {}  # waited-on turns run by a catch-up
         self.unattended: set[asyncio.Task[TurnResult]] = set()  # requeued steers' turns nobody waits on
         self.closing = False
 
@@ -82,10 +85,10 @@ class TurnLifecycle:
             raise ValueError(f"unknown turn origin {origin!r}; one of {', '.join(ORIGINS)}")
         if resend_steer_id is None:
             return self.ledger.admit(session_id, text, origin)
-        with self.sessions.write() as conn:
-            if self.steers.take_handed_back(resend_steer_id) is None:
+        with self.sessions.write() as handle:
+            if self.steers.take_handed_back(handle, resend_steer_id) is None:
                 raise SteerAlreadyTakenError(resend_steer_id)
-            return self.ledger.admit_in(conn, session_id, text, origin, session_id, uuid.uuid4().hex)
+            return self.ledger.admit_in(handle, session_id, text, origin, session_id, uuid.uuid4().hex)
 
     def dismiss_steer(self, steer_id: str) -> bool:
         """Drop a handed-back steer (the user chose not to re-send it); False when already gone."""
@@ -139,14 +142,25 @@ class TurnLifecycle:
 
     async def run_admitted(self, ticket: TurnTicket, sink: ev.EventSink, cancelled: asyncio.Event | None,
                            execute: ExecuteTurn) -> TurnResult:
+        self._awaiting[ticket.turn_id] = cancelled
         try:
             return await self.controller.submit(
                 ticket.lane, lambda: self._run_started(ticket, cancelled, execute),
                 origin=ticket.origin, on_event=sink, cancelled=cancelled)
         except SubmissionCancelledError:
-            self._withdrawn.add(ticket.turn_id)
-            self.ledger.cancel_queued(ticket.turn_id, "cancelled before it started")
-            raise
+            self._withdrawn.add(ticket.turn_id)  # first: even if recording the cancel fails
+            caught_up = self._caught_up.get(ticket.turn_id)
+            if self.ledger.cancel_queued(ticket.turn_id, "cancelled before it started") or caught_up is None:
+                raise
+            # an older-turn catch-up of its lane started it before the cancel landed: too late
+            # to withdraw, so this caller hears how it ended (the cancel stops it if still running)
+            self._withdrawn.discard(ticket.turn_id)
+            result = await asyncio.shield(caught_up)
+            self._results_for_waiters.pop(ticket.turn_id, None)
+            return result
+        finally:
+            self._awaiting.pop(ticket.turn_id, None)
+            self._caught_up.pop(ticket.turn_id, None)
 
     def stop(self, lane: str, turn_id: str | None = None) -> bool:
         """Stop the turn running on `lane` (state `stopped`); its queued turns and every
@@ -213,14 +227,13 @@ class TurnLifecycle:
                 return None if outcome is None else (session, outcome)
             blocker = outcome.blocker
             mine = blocker.owner == self.lease.owner
-            if blocker.state == QUEUED and mine and blocker.turn_id in self._withdrawn:
-                self.ledger.cancel_queued(blocker.turn_id, "cancelled before it started")  # its cancel failed
+            waiter_cancel = self._awaiting.get(blocker.turn_id)  # its caller, when still waiting for it
+            if blocker.state == QUEUED and mine and (blocker.turn_id in self._withdrawn
+                                                     or (waiter_cancel is not None and waiter_cancel.is_set())):
+                self._withdrawn.add(blocker.turn_id)  # its caller cancelled (and may not have recorded it)
+                self.ledger.cancel_queued(blocker.turn_id, "cancelled before it started")
             elif blocker.state == QUEUED and mine:
-                result = await self._run_started(ticket_of(blocker), cancelled, self._executor_for(blocker.text))
-                # its caller left (its own start failed): what it handed back becomes queued
-                # turns of this lane, run for nobody after `ticket`
-                self.requeue_and_run(blocker.turn_id)
-                self._results_for_waiters[blocker.turn_id] = attrs.evolve(result, undelivered=(), undelivered_ids=())
+                await self._catch_up(blocker, waiter_cancel if blocker.turn_id in self._awaiting else cancelled)
             elif blocker.state == QUEUED and not self.lease.is_alive(blocker.owner):
                 if self.ledger.adopt(blocker, f"adopted by {self.lease.owner}: its owner died"):
                     await self._run_started(ticket_of(blocker), None, self._executor_for(blocker.text))
@@ -231,6 +244,28 @@ class TurnLifecycle:
                 take_over_dead_turn(self.ledger, blocker)
             else:
                 await pause.wait()  # a live owner holds the lane
+
+    async def _catch_up(self, blocker: TurnRecord, cancelled: asyncio.Event | None) -> None:
+        """Run an older queued turn of this owner before ours: its start failed on a store
+        error (its caller got that error and left), or its caller is still waiting further
+        back in the lane (a cancellable wait lost its place). A waiting caller hears the result
+        (`_results_for_waiters`, or `_caught_up` when its cancel arrives mid-run); what the
+        turn handed back becomes queued turns of this lane, run for nobody after ours."""
+        done: asyncio.Future[TurnResult] | None = None
+        if blocker.turn_id in self._awaiting:
+            done = self._caught_up[blocker.turn_id] = asyncio.get_running_loop().create_future()
+        try:
+            result = await self._run_started(ticket_of(blocker), cancelled, self._executor_for(blocker.text))
+        except BaseException as exc:
+            if done is not None and not done.done():
+                done.set_exception(exc)
+                done.exception()  # retrieved here: its waiter (if any) re-raises it
+            raise
+        self.requeue_and_run(blocker.turn_id)
+        result = attrs.evolve(result, undelivered=(), undelivered_ids=())
+        self._results_for_waiters[blocker.turn_id] = result
+        if done is not None and not done.done():
+            done.set_result(result)
 
     def _runs_here(self, turn_id: str) -> bool:
         return any(running.turn_id == turn_id for running in self._running.values())

@@ -18,18 +18,17 @@ waiting for a restart (`take_over_dead_turn`, `TurnLedger.adopt`).
 
 from __future__ import annotations
 
-import uuid
 from collections.abc import Callable
 
 import attrs
 
 from atomic_agent.sessions.record_turn_failure import failure_note_text
-from atomic_agent.sessions.session_store import SessionNotFoundError, now_iso
-from atomic_agent.sessions.transcript_entry import FAILURE_NOTE, TURN_FINISHED, TranscriptEntry
-from atomic_agent.turns.durable_steering import QueuedSteer, SteerQueue
-from atomic_agent.turns.turn_ledger import TurnLedger, audit
 from atomic_agent.sessions.settle_interrupted_calls import settle_as_interrupted
-from atomic_agent.turns.turn_states import CONTINUATION_ORIGIN, INTERRUPTED, QUEUED, RUNNING, TurnRecord, TurnTicket
+from atomic_agent.sessions.store_errors import SessionNotFoundError
+from atomic_agent.sessions.transcript_entry import FAILURE_NOTE, TURN_FINISHED, TranscriptEntry
+from atomic_agent.turns.turn_database import SteerRepository, TurnRepository
+from atomic_agent.turns.turn_states import (CONTINUATION_ORIGIN, INTERRUPTED, QUEUED, RUNNING, QueuedSteer,
+                                            TurnRecord, TurnTicket)
 
 INTERRUPTED_REASON = "the process running it stopped before it finished"
 ADOPTED_REASON = "adopted after restart"
@@ -49,7 +48,7 @@ def interrupted_note() -> str:
                              "acted. Check the current state, then ask again if it is still needed")
 
 
-def recover_ledger(ledger: TurnLedger, queue: SteerQueue, alive: Callable[[str | None], bool],
+def recover_ledger(ledger: TurnRepository, queue: SteerRepository, alive: Callable[[str | None], bool],
                    resume: bool) -> LedgerRecovery:
     interrupted = [t for t in ledger.in_state(RUNNING) if not alive(t.owner) and interrupt_turn(ledger, t)]
     requeued = [_steer_to_turn(ledger, queue, steer) for steer in queue.left_by(alive)]
@@ -62,16 +61,12 @@ def recover_ledger(ledger: TurnLedger, queue: SteerQueue, alive: Callable[[str |
                           () if resume else tuple(t.turn_id for t in orphans))
 
 
-def interrupt_turn(ledger: TurnLedger, turn: TurnRecord) -> bool:
-    """running -> interrupted (generation bumped) with the failure note; False when someone
-    finalized it meanwhile (then nothing is owed)."""
-    with ledger.store.write() as conn:
-        fenced = conn.execute("update turns set state = ?, generation = generation + 1, reason = ?, "
-                              "finished_at = ? where turn_id = ? and state = ? and generation = ?",
-                              [INTERRUPTED, INTERRUPTED_REASON, now_iso(), turn.turn_id, RUNNING, turn.generation])
-        if fenced.rowcount != 1:
+def interrupt_turn(ledger: TurnRepository, turn: TurnRecord) -> bool:
+    """running -> interrupted (generation bumped) with the failure note, in one transaction;
+    False when someone finalized it meanwhile (then nothing is owed)."""
+    with ledger.store.write() as handle:
+        if not ledger.interrupt_in(handle, turn, INTERRUPTED_REASON):
             return False
-        audit(conn, turn, RUNNING, INTERRUPTED, turn.generation + 1, INTERRUPTED_REASON, ledger.owner)
         try:
             session = ledger.store.load(turn.session_id)
         except SessionNotFoundError:
@@ -83,7 +78,7 @@ def interrupt_turn(ledger: TurnLedger, turn: TurnRecord) -> bool:
         return True
 
 
-def take_over_dead_turn(ledger: TurnLedger, turn: TurnRecord) -> None:
+def take_over_dead_turn(ledger: TurnRepository, turn: TurnRecord) -> None:
     """A live owner found its lane held by a turn whose owner died: interrupt it as recovery
     would and answer its open calls as interrupted (nothing re-runs: this owner has no gate
     here to run even a durable tool through), so the lane moves on without a restart."""
@@ -99,32 +94,30 @@ def take_over_dead_turn(ledger: TurnLedger, turn: TurnRecord) -> None:
         ledger.mark_settled(interrupted)
 
 
-def _steer_to_turn(ledger: TurnLedger, queue: SteerQueue, steer: QueuedSteer) -> str | None:
+def _steer_to_turn(ledger: TurnRepository, queue: SteerRepository, steer: QueuedSteer) -> str | None:
     # a dead owner admitted it, in effect: leave it unowned so a resuming host adopts it
     turns = steers_to_turns(ledger, queue, [steer], owner=None)
     return turns[0].turn_id if turns else None
 
 
-def steers_to_turns(ledger: TurnLedger, queue: SteerQueue, steers: list[QueuedSteer],
+def steers_to_turns(ledger: TurnRepository, queue: SteerRepository, steers: list[QueuedSteer],
                     owner: str | None) -> list[TurnTicket]:
     """Turn steers (undelivered, or handed back to nobody) into queued turns at the end of
     their lanes, each deleted from the queue in the same one transaction: answered exactly
     once. A steer another process claimed first, or whose session is gone, is skipped."""
     tickets = []
-    with ledger.store.write() as conn:
+    with ledger.store.write() as handle:
         for steer in steers:
             target = ledger.get(steer.turn_id)
             # a steer into a continuation is a user message all the same: it must not inherit "no text"
             origin = (target.origin if target is not None and target.origin != CONTINUATION_ORIGIN
                       else STEER_ORIGIN_FALLBACK)
             lane = target.lane if target is not None else steer.session_id
-            if not queue.claim([steer.steer_id]):
+            if not queue.claim(handle, [steer.steer_id]):
                 continue  # another process recovered it first
-            if conn.execute("select 1 from sessions where id = ?", [steer.session_id]).fetchone() is None:
+            if not ledger.store.exists(steer.session_id):
                 continue  # the session was deleted: its messages went with it
-            ticket = ledger.admit_in(conn, steer.session_id, steer.text, origin, lane, uuid.uuid4().hex)
-            audit(conn, (ticket.turn_id, ticket.session_id, ticket.lane), QUEUED, QUEUED, 0,
-                  f"steer {steer.steer_id} of turn {steer.turn_id} was never delivered", ledger.owner)
-            conn.execute("update turns set owner = ? where turn_id = ?", [owner, ticket.turn_id])
-            tickets.append(ticket)
+            tickets.append(ledger.requeue_in(handle, steer.session_id, steer.text, origin, lane,
+                                             f"steer {steer.steer_id} of turn {steer.turn_id} was never delivered",
+                                             owner))
     return tickets

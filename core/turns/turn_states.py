@@ -74,6 +74,17 @@ class LaneBusy:
 
 
 @attrs.frozen
+class QueuedSteer:
+    """One row of the steering queue as read back."""
+
+    steer_id: int
+    session_id: str
+    turn_id: str
+    text: str
+    owner: str | None
+
+
+@attrs.frozen
 class TurnRecord:
     """One row of the `turns` table as read back."""
 

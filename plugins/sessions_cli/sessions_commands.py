@@ -4,25 +4,28 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import typer
 
 from atomic_agent.api import current_cli_state, fail, print_json, print_table
 
+if TYPE_CHECKING:
+    from atomic_agent.api import SessionRepository
+
 sessions_app = typer.Typer(no_args_is_help=True)
 
 
-def _store(ctx: typer.Context) -> Any:
-    from atomic_agent.api import SessionStore, SessionStoreError
+def _store(ctx: typer.Context) -> SessionRepository:
+    from atomic_agent.api import SessionStoreError, open_session_store
 
     try:
-        return SessionStore(current_cli_state(ctx).require().state_dir)
+        return open_session_store(current_cli_state(ctx).require().state_dir)
     except SessionStoreError as exc:
         fail(str(exc))
 
 
-def _load(store: Any, session_id: str) -> Any:
+def _load(store: SessionRepository, session_id: str) -> Any:
     from atomic_agent.api import SessionNotFoundError
 
     try:

@@ -101,6 +101,7 @@ class Life:
         if self.runtime._lifecycle is not None:
             self.runtime._lifecycle.lease.release()
         self.store.close()
+        self.runtime._traces.close_all()  # the kernel closes a dead process's files
 
     async def close(self) -> None:
         """A clean shutdown (the last life of a run)."""

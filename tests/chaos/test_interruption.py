@@ -12,7 +12,10 @@ from tests.chaos.suite_specs import INTERRUPTION
 # read as a lost message — the driver now logs `cancel_asked` (harness bug, fixed).
 # 1251: a stopped turn's steer handed back, then a crash right after the hand-back commit
 # (fixed: the steer stays queued, marked handed back, until its caller re-sends it).
-REGRESSION_SEEDS: list[int] = [473, 962, 1194, 1203, 1251]
+# 1186 (CHAOS_SEEDS=2000 hunt after the hand-back fix): a caller cancelled its queued turn
+# just as a newer turn of the lane caught it up and ran it; the caller was told "withdrawn"
+# while the message was answered (fixed: a caught-up turn's waiting caller hears its result).
+REGRESSION_SEEDS: list[int] = [473, 962, 1186, 1194, 1203, 1251]
 
 
 @pytest.mark.parametrize("seed", seed_params(REGRESSION_SEEDS))

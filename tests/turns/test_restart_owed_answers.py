@@ -92,7 +92,7 @@ async def test_restart_does_not_answer_a_compaction(tmp_path: Path):
     rt.sessions.append(session, [TranscriptEntry(TURN_STARTED, 0), TranscriptEntry(USER, 0, text="old question"),
                                  TranscriptEntry(FAILURE_NOTE, 0, text="The last turn failed: x"),
                                  TranscriptEntry(TURN_FINISHED, 0, status="failed", reason="model")])
-    assert owes_answer(rt.sessions.db.conn, session.id)
+    assert owes_answer(rt.sessions, session.id)
     snapshot = take_snapshot(rt.sessions, session.id)
     assert snapshot is not None
     commit_compaction(rt.sessions, snapshot, "summary of the old question")
@@ -132,6 +132,6 @@ async def test_one_shot_recovery_owes_but_does_not_answer(tmp_path: Path):
     rt = make_runtime(tmp_path, answering_provider())
     report = await rt.recover(resume=False)  # a `run` beside nothing long-running: no continuation
     assert (report.continued, report.results) == ((), ())
-    assert owes_answer(rt.sessions.db.conn, sid)
+    assert owes_answer(rt.sessions, sid)
     await _bury(zombie)
     await rt.close()

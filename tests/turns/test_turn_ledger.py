@@ -1,5 +1,7 @@
-"""The admission ledger: durable before announced, ordered by a counter in the file, audited
-append-only, final states frozen, cancelled-while-waiting never runs, sendMode all."""
+"""The admission ledger through the runtime: durable before announced, cancelled-while-waiting
+never runs, sendMode all. Its storage contract (admission order across reopens, the audit
+append-only, final states frozen) is checked for every backend by
+tests/sessions/test_session_database_conformance_turns.py."""
 
 from __future__ import annotations
 
@@ -14,8 +16,6 @@ from atomic_agent.config.config_errors import ConfigError
 from atomic_agent.config.config_file import load_config
 from atomic_agent.config.migrate_config import CONFIG_VERSION
 from atomic_agent.runtime.turn_controller import SubmissionCancelledError
-from atomic_agent.sessions.session_store import SessionStore
-from atomic_agent.turns.turn_ledger import TurnLedger
 from tests.agent.loop_harness import make_runtime
 from tests.turns.turn_kit import answering_provider, users
 
@@ -34,43 +34,6 @@ async def test_admission_is_on_disk_before_turn_queued_is_announced(tmp_path: Pa
     await rt.run_turn("remember me", session_id=sid, on_event=sink)
     assert seen == [("queued", "remember me")]
     await rt.close()
-
-
-def test_admission_order_continues_from_the_file_after_a_reopen(tmp_path: Path):
-    store = SessionStore(tmp_path)
-    sid = store.create(tmp_path).id
-    first = TurnLedger(store, "a").admit(sid, "one", "cli")
-    store.close()
-    store = SessionStore(tmp_path)
-    second = TurnLedger(store, "b").admit(sid, "two", "http")
-    assert second.admitted_order == first.admitted_order + 1
-    assert second.position == 1  # the first is still queued ahead of it
-    store.close()
-
-
-def test_turn_audit_is_append_only_in_the_database(tmp_path: Path):
-    store = SessionStore(tmp_path)
-    sid = store.create(tmp_path).id
-    ticket = TurnLedger(store, "a").admit(sid, "one", "cli")
-    for sql in ("update turn_audit set to_state = 'completed'", "delete from turn_audit"):
-        with pytest.raises(sqlite3.DatabaseError, match="append-only"):
-            store.db.execute(sql)
-    assert [r["to_state"] for r in TurnLedger(store, "a").audit_rows(ticket.turn_id)] == ["queued"]
-    store.close()
-
-
-def test_a_finalized_turn_row_is_frozen_in_the_database(tmp_path: Path):
-    store = SessionStore(tmp_path)
-    session = store.create(tmp_path)
-    ledger = TurnLedger(store, "a")
-    ticket = ledger.admit(session.id, "one", "cli")
-    started = ledger.start(ticket.turn_id, session)
-    assert started is not None
-    ledger.finalize(started.guard, session, [], "completed", "reply", None, "answer")
-    with pytest.raises(sqlite3.DatabaseError, match="finalized"):  # even a write that skips the guard
-        store.db.execute("update turns set response_hash = 'x' where turn_id = ?", [ticket.turn_id])
-    assert ledger.start(ticket.turn_id, session) is None  # and it can never run again
-    store.close()
 
 
 async def test_a_submission_cancelled_while_waiting_ends_cancelled_without_running(tmp_path: Path):

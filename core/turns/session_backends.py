@@ -1,0 +1,40 @@
+"""Which implementation of the session-state protocols a runtime uses: one record per backend.
+
+The runtime opens its store and the lifecycle builds its ledger and steering queue through
+the backend record, never by naming SQLite classes, so a PostgreSQL backend is one more
+record here (and one line in tests/sessions/session_backends.py puts it under the conformance suite).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import attrs
+
+from atomic_agent.sessions.session_database import SessionRepository
+from atomic_agent.sessions.session_store import SessionStore
+from atomic_agent.turns.durable_steering import SteerQueue
+from atomic_agent.turns.turn_database import SteerRepository, TurnRepository
+from atomic_agent.turns.turn_ledger import TurnLedger
+
+
+@attrs.frozen
+class SessionBackend:
+    """Factories for the three repositories; `ledger` and `steers` take a store this same
+    backend opened (they share its transactions) and the owner name of this process."""
+
+    name: str
+    open_store: Callable[[Path], SessionRepository]  # the state directory -> a new store object
+    ledger: Callable[[Any, str], TurnRepository]
+    steers: Callable[[Any, str], SteerRepository]
+
+
+SQLITE_BACKEND = SessionBackend("sqlite", SessionStore, TurnLedger, SteerQueue)
+DEFAULT_BACKEND = SQLITE_BACKEND  # what a runtime, and a command without one, uses
+
+
+def open_session_store(state_dir: Path, backend: SessionBackend = DEFAULT_BACKEND) -> SessionRepository:
+    """A new store object on the session state of `state_dir` (commands that need no runtime)."""
+    return backend.open_store(state_dir)

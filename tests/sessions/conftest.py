@@ -1,0 +1,18 @@
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from tests.sessions.session_backends import HARNESSES, OpenedBackend
+
+
+@pytest.fixture(params=HARNESSES, ids=lambda h: h.backend.name)
+def session_backend(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[OpenedBackend]:
+    """Each backend on a fresh database; `open()` makes store objects, one per "process"."""
+    opened = OpenedBackend(request.param, tmp_path)
+    try:
+        yield opened
+    finally:
+        opened.close_all()
