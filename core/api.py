@@ -147,7 +147,7 @@ _EXPORTS: dict[str, str] = {
     "SteerOutcome": "atomic_agent.runtime.steering_inbox",
     "MAX_PENDING_STEERS": "atomic_agent.runtime.steering_inbox",
     "SubmissionCancelledError": "atomic_agent.runtime.turn_controller",
-    "SteerAlreadyTakenError": "atomic_agent.turns.turn_lifecycle",
+    "SteerAlreadyTakenError": "atomic_agent.turns.durable_steering",
     "FAILURE_CATEGORIES": "atomic_agent.reliability.failure_taxonomy",
     "error_code": "atomic_agent.reliability.failure_taxonomy",
     "openai_error_type": "atomic_agent.reliability.failure_taxonomy",

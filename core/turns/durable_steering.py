@@ -101,3 +101,13 @@ class SteerQueue:
         rows = self.store.db.conn.execute(
             "select steer_id, session_id, turn_id, text, owner from steer_queue order by steer_id").fetchall()
         return [QueuedSteer(*r) for r in rows if not owners_alive(r[4])]
+
+
+class SteerAlreadyTakenError(LookupError):
+    """A re-send named a handed-back steer that is no longer queued (already re-sent,
+    dismissed or turned into a queued turn): nothing was admitted."""
+
+    def __init__(self, steer_id: str) -> None:
+        super().__init__(f"handed-back steer {steer_id} is no longer queued (already re-sent, dismissed or "
+                         "requeued as a turn); nothing was admitted")
+        self.steer_id = steer_id

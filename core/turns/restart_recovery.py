@@ -22,7 +22,7 @@ from atomic_agent.agent import agent_events as ev
 from atomic_agent.agent.agent_loop import TurnResult
 from atomic_agent.testing.chaos_mutants import mutant_on, rerun_non_durable  # test-only chaos mutants
 from atomic_agent.turns.owed_answers import admit_continuations
-from atomic_agent.turns.turn_lifecycle import ticket_of
+from atomic_agent.turns.turn_states import ticket_of
 from atomic_agent.turns.turn_recovery import recover_ledger
 
 if TYPE_CHECKING:

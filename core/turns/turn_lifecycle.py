@@ -32,21 +32,12 @@ from atomic_agent.turns.session_backends import DEFAULT_BACKEND, SessionBackend
 from atomic_agent.turns.turn_database import SteerRepository, TurnRepository
 from atomic_agent.turns.turn_owner import OwnerLease
 from atomic_agent.turns.turn_recovery import steers_to_turns, take_over_dead_turn
+from atomic_agent.turns.durable_steering import SteerAlreadyTakenError
 from atomic_agent.turns.turn_states import (MERGED, QUEUED, LaneBusy, StartedTurn, TurnRecord, TurnTicket,
-                                            final_state)
+                                            final_state, ticket_of)
 
 FinalizeTurn = Callable[[TranscriptEntry, str, "str | None"], None]
 ExecuteTurn = Callable[[SessionState, StartedTurn, asyncio.Event, FinalizeTurn], Awaitable[TurnResult]]
-
-
-class SteerAlreadyTakenError(LookupError):
-    """A re-send named a handed-back steer that is no longer queued (already re-sent,
-    dismissed or turned into a queued turn): nothing was admitted."""
-
-    def __init__(self, steer_id: str) -> None:
-        super().__init__(f"handed-back steer {steer_id} is no longer queued (already re-sent, dismissed or "
-                         "requeued as a turn); nothing was admitted")
-        self.steer_id = steer_id
 
 
 @attrs.define
@@ -294,11 +285,6 @@ def _forget_unattended(tasks: set[asyncio.Task[TurnResult]]) -> Callable[[asynci
                   file=sys.stderr)
 
     return done
-
-
-def ticket_of(turn: TurnRecord) -> TurnTicket:
-    """A ticket for a turn admitted earlier (recovery resubmits it without admitting again)."""
-    return TurnTicket(turn.turn_id, turn.session_id, turn.lane, turn.admitted_order, 0, turn.text, turn.origin)
 
 
 def _link(source: asyncio.Event | None, target: asyncio.Event) -> asyncio.Task[None] | None:

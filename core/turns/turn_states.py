@@ -102,3 +102,8 @@ class TurnRecord:
     response_hash: str | None
     merged_into: str | None
     owner: str | None
+
+
+def ticket_of(turn: TurnRecord) -> TurnTicket:
+    """A ticket for a turn admitted earlier (recovery resubmits it without admitting again)."""
+    return TurnTicket(turn.turn_id, turn.session_id, turn.lane, turn.admitted_order, 0, turn.text, turn.origin)

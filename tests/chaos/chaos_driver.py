@@ -21,7 +21,7 @@ from typing import Any
 import attrs
 
 from atomic_agent.runtime.turn_controller import SubmissionCancelledError
-from atomic_agent.turns.turn_lifecycle import SteerAlreadyTakenError
+from atomic_agent.turns.durable_steering import SteerAlreadyTakenError
 from atomic_agent.sessions.compact_session import CompactionError
 
 from tests.chaos.chaos_life import ChaosWorld, Life

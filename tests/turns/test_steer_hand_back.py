@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from atomic_agent.testing.scripted_provider import ScriptedProvider, calls
-from atomic_agent.turns.turn_lifecycle import SteerAlreadyTakenError
+from atomic_agent.turns.durable_steering import SteerAlreadyTakenError
 from tests.agent.loop_harness import make_runtime
 from tests.turns.turn_kit import answering, answering_provider, play_dead, users
 
