@@ -17,7 +17,10 @@ import pytest
 
 from atomic_agent.plugin_host.plugin_host import PluginHost
 from atomic_agent.plugin_host.plugin_report import PluginReport
+# the fixture and its marker hooks, registered once for the whole run: a conftest importing
+# `llama_server` again would define a second session fixture and start a second server
 from atomic_agent.testing.llama_fixture import llama_server  # noqa: F401  (re-exported fixture)
+from atomic_agent.testing.llama_fixture import pytest_collection_modifyitems, pytest_configure  # noqa: F401
 from atomic_agent.testing.plugin_kit import fresh_plugin_host
 
 

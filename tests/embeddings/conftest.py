@@ -1,3 +1,1 @@
-from atomic_agent.testing.llama_fixture import llama_server  # noqa: F401
-from atomic_agent.testing.llama_fixture import pytest_collection_modifyitems, pytest_configure  # noqa: F401
 from tests.plugins.openai_compatible.tool_template_server import tool_template_server  # noqa: F401

@@ -7,8 +7,6 @@ from pathlib import Path
 import attrs
 import pytest
 
-from atomic_agent.testing.llama_fixture import llama_server  # noqa: F401
-from atomic_agent.testing.llama_fixture import pytest_collection_modifyitems, pytest_configure  # noqa: F401
 
 _LLAMA_ENV = ("ATOMIC_AGENT_LLAMA_URL", "ATOMIC_AGENT_LLAMA_PORT", "ATOMIC_AGENT_LLAMA_BINARY")
 

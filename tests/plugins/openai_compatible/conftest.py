@@ -7,8 +7,6 @@ import pytest
 
 from atomic_agent.plugins.openai_compatible.endpoint_entry import resolve_endpoint
 from atomic_agent.plugins.openai_compatible.openai_provider import OpenAiCompatibleProvider
-from atomic_agent.testing.llama_fixture import llama_server  # noqa: F401
-from atomic_agent.testing.llama_fixture import pytest_collection_modifyitems, pytest_configure  # noqa: F401
 
 from .tool_template_server import tool_template_server  # noqa: F401
 from .vendor_server import VendorServer
