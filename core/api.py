@@ -37,6 +37,7 @@ _EXPORTS: dict[str, str] = {
     "TurnDigest": "atomic_agent.records.memory_phase",
     "current_cli_state": "atomic_agent.cli.cli_state",
     "fail": "atomic_agent.cli.cli_state",
+    "runs_without_config": "atomic_agent.cli.cli_state",
     "hookimpl": "atomic_agent.hook_markers",
     "int_field": "atomic_agent.config.config_fields",
     "print_json": "atomic_agent.cli.output_format",
@@ -110,10 +111,6 @@ _EXPORTS: dict[str, str] = {
     # running one tool outside the loop (`atomic-agent tools call`)
     "args_errors": "atomic_agent.tools.validate_args",
     "compress_result": "atomic_agent.agent.compress_result",
-    # read-only health of SQLite state files (`atomic-agent doctor`)
-    "FileHealth": "atomic_agent.storage.sqlite_health",
-    "check_sqlite_file": "atomic_agent.storage.sqlite_health",
-    "move_aside": "atomic_agent.storage.sqlite_health",
     # memory fabric (core/memory_store): memory.sqlite, its stores and the safe FTS query builder
     "MemoryDatabase": "atomic_agent.memory_store.memory_database",
     "memory_db_path": "atomic_agent.memory_store.memory_database",

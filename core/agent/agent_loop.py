@@ -48,6 +48,12 @@ class TurnResult:
     merged_into: str | None = None  # sendMode "all": the turn that answered this message
     undelivered_ids: tuple[str, ...] = ()  # durable ids of `undelivered` (same order; "" when not durable)
 
+    def handed_back(self) -> list[tuple[str, str]]:
+        """(text, durable steer id or "") of each undelivered steer, in order: what a caller
+        re-sends (`resend_steer_id`) or dismisses."""
+        ids = self.undelivered_ids or ("",) * len(self.undelivered)
+        return list(zip(self.undelivered, ids))
+
 
 StepContextFactory = Callable[[int, int, Sequence[str]], Awaitable[StepContext]]
 # (turn_finished row, visible reply, failure category): writes the row and closes the turn atomically

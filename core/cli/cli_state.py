@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import sys
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any, TypeVar
 
 import attrs
 import typer
@@ -40,6 +42,26 @@ def current_cli_state(ctx: typer.Context) -> CliState:
     if state is None:
         raise RuntimeError("atomic-agent CLI state is missing: run commands through atomic_agent.cli.main")
     return state
+
+
+_RUNS_WITHOUT_CONFIG = "_atomic_agent_runs_without_config"
+CommandT = TypeVar("CommandT", bound=Callable[..., Any])
+
+
+def runs_without_config(command: CommandT) -> CommandT:
+    """Mark a command that still runs when config.json is broken (it reports that itself,
+    reading `CliState.boot_error`); every other command is refused before it starts."""
+    setattr(command, _RUNS_WITHOUT_CONFIG, True)
+    return command
+
+
+def command_runs_without_config(app: Any, name: str | None) -> bool:
+    """Whether the registered command `name` carries the `runs_without_config` mark."""
+    import typer.main
+
+    group = typer.main.get_command(app)
+    command = getattr(group, "commands", {}).get(name) if name else None
+    return bool(command is not None and getattr(command.callback, _RUNS_WITHOUT_CONFIG, False))
 
 
 def fail(message: str, code: int = 2) -> None:

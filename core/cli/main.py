@@ -53,7 +53,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     if args == ["--version"]:
         print(f"atomic-agent {__version__}")
         return
-    from atomic_agent.cli.cli_state import CliState
+    from atomic_agent.cli.cli_state import CliState, command_runs_without_config
     from atomic_agent.config.config_errors import ConfigError
     from atomic_agent.plugin_host.plugin_host import build_plugin_host
     from atomic_agent.runtime.boot_context import boot
@@ -65,14 +65,13 @@ def main(argv: Sequence[str] | None = None) -> None:
     except ConfigError as exc:
         state = CliState(host=build_plugin_host(), boot_context=None, boot_error=exc,
                          state_dir=_resolved_or_none(state_dir))
-        if not _is_help(args) and _command_of(args) not in RUNS_WITHOUT_CONFIG:
+        app = build_app(state)
+        if not _is_help(args) and not command_runs_without_config(app, _command_of(args)):
             print(f"atomic-agent: {exc}", file=sys.stderr)
             sys.exit(2)
-    app = build_app(state)
+    else:
+        app = build_app(state)
     app(args=args, prog_name="atomic-agent")  # type: ignore[operator]
-
-
-RUNS_WITHOUT_CONFIG = {"doctor"}  # it reports the broken config itself
 
 
 def _command_of(args: Sequence[str]) -> str | None:

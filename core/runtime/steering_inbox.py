@@ -96,14 +96,6 @@ class SteeringInbox:
         del window.pending[:len(taken)]
         return texts
 
-    def drain(self, session_id: str) -> list[str]:
-        """Take the pending messages without recording them anywhere (in-memory inbox only)."""
-        return self.consume(session_id, lambda texts: None)
-
-    def close_and_drain(self, session_id: str) -> list[str]:
-        """`close_and_hand_back`, the texts only."""
-        return [t for _, t in self.close_and_hand_back(session_id)]
-
     def close_and_hand_back(self, session_id: str) -> list[tuple[int | None, str]]:
         """Shut the window and take what is left, in one step (no gap to lose a message in):
         (durable steer id, text) pairs. Durable copies stay queued, marked handed back with

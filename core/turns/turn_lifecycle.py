@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import sys
 import uuid
 from collections.abc import Awaitable, Callable
 from pathlib import Path
@@ -278,8 +279,6 @@ def _forget_unattended(tasks: set[asyncio.Task[TurnResult]]) -> Callable[[asynci
     def done(task: asyncio.Task[TurnResult]) -> None:
         tasks.discard(task)
         if not task.cancelled() and task.exception() is not None:
-            import sys
-
             exc = task.exception()
             print(f"atomic-agent: a turn made from a handed-back steer failed: {type(exc).__name__}: {exc}",
                   file=sys.stderr)

@@ -58,8 +58,7 @@ async def run_one_turn(runtime: Any, text: str, session_id: str | None, emit: Ca
 def hand_back(runtime: Any, result: Any) -> None:
     """A one-shot command re-sends nothing: show each steer the turn handed back, then
     dismiss its stored copy (the user has seen it; it must not come back as a turn)."""
-    ids = result.undelivered_ids or ("",) * len(result.undelivered)
-    for text, steer_id in zip(result.undelivered, ids):
+    for text, steer_id in result.handed_back():
         print(f"atomic-agent: a steer arrived too late for this turn and was not used: {text}", file=sys.stderr)
         if steer_id:
             runtime.dismiss_steer(steer_id)

@@ -7,11 +7,13 @@ from pathlib import Path
 import attrs
 import typer
 
-from atomic_agent.api import check_sqlite_file, current_cli_state, fail, move_aside, print_json
+from atomic_agent.api import current_cli_state, fail, print_json, runs_without_config
 
+from .sqlite_health import check_sqlite_file, move_aside
 from .state_checks import ERROR, check_config, check_databases, check_state_dir
 
 
+@runs_without_config
 def doctor_command(ctx: typer.Context,
                    as_json: bool = typer.Option(False, "--json", help="Print the findings as JSON."),
                    move: str = typer.Option("", "--move-aside", metavar="FILE",

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import attrs
 
-from atomic_agent.api import check_sqlite_file
+from .sqlite_health import check_sqlite_file
 
 OK, WARN, ERROR = "ok", "warn", "error"
 LOW_DISK_BYTES = 200 * 1024 * 1024  # a durable commit that hits a full disk fails (nothing is lost)

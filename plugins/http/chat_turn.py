@@ -78,8 +78,7 @@ class ChatTurn:
             self.crash = exc
             self._park(self._announced, None)
         else:
-            ids = self.result.undelivered_ids or ("",) * len(self.result.undelivered)
-            self._park(list(zip(self.result.undelivered, ids)), self.result.turn_index)
+            self._park(self.result.handed_back(), self.result.turn_index)
         finally:
             self.push(END)
             self.ctx.turns.pop(self.turn_id, None)

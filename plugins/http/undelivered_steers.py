@@ -19,6 +19,7 @@ server wires to `runtime.dismiss_steer`.
 
 from __future__ import annotations
 
+import sys
 import time
 from collections import OrderedDict
 from collections.abc import Callable, Sequence
@@ -112,8 +113,6 @@ class UndeliveredSteerStore:
                 try:
                     self.on_drop(entry.steer_id)
                 except Exception as exc:  # the stored copy stays; recovery requeues it after a restart
-                    import sys
-
                     print(f"atomic-agent serve: could not dismiss steer {entry.steer_id}: "
                           f"{type(exc).__name__}: {exc}", file=sys.stderr)
 

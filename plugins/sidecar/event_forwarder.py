@@ -68,8 +68,7 @@ class TurnForwarder:
         if result.status == "failed" and result.category:
             self.emit({"type": "session_failed", "category": result.category, "message": result.error or result.reason,
                        "turnIndex": result.turn_index})
-        ids = result.undelivered_ids or ("",) * len(result.undelivered)
-        self._report_undelivered(list(zip(result.undelivered, ids)), result.turn_index)
+        self._report_undelivered(result.handed_back(), result.turn_index)
 
     def finish_without_result(self) -> None:
         self._report_undelivered(self._announced_undelivered)

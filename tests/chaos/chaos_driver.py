@@ -251,8 +251,7 @@ class Driver:
         self.ack(life, "finished", session=result.session_id, turn_id=result.turn_id, state=result.state,
                  status=result.status, reply=result.reply, undelivered=list(result.undelivered))
         s = self.sessions.index(result.session_id)
-        ids = result.undelivered_ids or ("",) * len(result.undelivered)
-        for text, steer_id in zip(result.undelivered, ids):
+        for text, steer_id in result.handed_back():
             self.owed_count += 1
             self.owed.append((self.owed_count, s, text, steer_id or None))
 

@@ -22,7 +22,7 @@ def test_inbox_caps_pending_steers_without_evicting():
     for i in range(MAX_PENDING_STEERS):
         assert inbox.push("s", f"m{i}").steered
     assert inbox.push("s", "one too many") is SteerOutcome.FULL
-    assert inbox.close_and_drain("s") == [f"m{i}" for i in range(MAX_PENDING_STEERS)]
+    assert [text for _, text in inbox.close_and_hand_back("s")] == [f"m{i}" for i in range(MAX_PENDING_STEERS)]
 
 
 def test_one_megabyte_steer_gets_a_clear_refusal():
@@ -35,7 +35,7 @@ def test_close_and_drain_shuts_the_window_in_the_same_call():
     inbox = SteeringInbox()
     inbox.open("s")
     inbox.push("s", "late")
-    assert inbox.close_and_drain("s") == ["late"]
+    assert [text for _, text in inbox.close_and_hand_back("s")] == ["late"]
     assert inbox.push("s", "after") is SteerOutcome.NO_RUNNING_TURN
 
 
