@@ -18,11 +18,14 @@ from typing import TYPE_CHECKING
 from atomic_agent.hook_markers import hookspec
 
 if TYPE_CHECKING:
+    from pathlib import Path
+
     import typer
 
     from atomic_agent.records.approval_category import ApprovalCategory
     from atomic_agent.records.channel_spec import ChannelSpec
     from atomic_agent.records.config_block import ConfigBlock
+    from atomic_agent.records.doctor_finding import DoctorFinding
     from atomic_agent.records.memory_phase import MemoryPhase
     from atomic_agent.records.provider_kind import ProviderKind
     from atomic_agent.records.tool_spec import ToolSpec
@@ -115,6 +118,17 @@ def register_commands(app: typer.Typer) -> None:
     Receives the root typer app; add commands or sub-typers to it. Keep this cheap: import
     heavy modules inside the command functions, not at module top level, so
     ``atomic-agent --help`` stays fast. Returns nothing.
+    """
+
+
+@hookspec
+def report_doctor_findings(state_dir: Path) -> Iterable[DoctorFinding]:
+    """Contribute read-only checks to ``atomic-agent doctor``.
+
+    Called once per ``doctor`` run, after the core's own checks, with the state directory;
+    the config may be broken, so build no runtime here. Returns DoctorFinding records
+    (check, level ok|warn|error, detail, advice). Never write anything. A raising
+    implementation becomes an error finding naming the plugin; the others still run.
     """
 
 

@@ -25,7 +25,7 @@ HOOKS = sorted(name for name, fn in inspect.getmembers(hookspecs, inspect.isfunc
 def test_hooks_are_few_and_named_verb_first():
     assert HOOKS == sorted(["register_approval_categories", "register_channels", "register_commands",
                             "register_config_blocks", "register_memory_phases", "register_providers",
-                            "register_tools", "runtime_started", "runtime_stopping"])
+                            "register_tools", "report_doctor_findings", "runtime_started", "runtime_stopping"])
 
 
 @pytest.mark.parametrize("name", HOOKS)
@@ -147,3 +147,26 @@ def test_hook_runtime_stopping(host):
 def test_tool_without_a_resource_class_is_refused():
     with pytest.raises(TypeError, match="resource_class"):
         ToolSpec("x", "x", {}, "pure_read", _noop)  # type: ignore[arg-type]
+
+
+def test_hook_report_doctor_findings(tmp_path: Path):
+    from atomic_agent.api import DoctorFinding, call_each_plugin
+
+    class Checks:
+        @hookimpl
+        def report_doctor_findings(self, state_dir: Path):
+            return [DoctorFinding("thing", "warn", f"looked at {state_dir.name}", "do this")]
+
+    class Raises:
+        @hookimpl
+        def report_doctor_findings(self, state_dir: Path):
+            raise RuntimeError("broken check")
+
+    host = fresh_plugin_host()
+    host.register(Checks(), "checks")
+    host.register(Raises(), "raises")
+    answers = {a.plugin: a for a in call_each_plugin(host, "report_doctor_findings", state_dir=tmp_path)}
+    assert answers["checks"].value == [DoctorFinding("thing", "warn", f"looked at {tmp_path.name}", "do this")]
+    assert answers["raises"].error == "RuntimeError: broken check" and answers["raises"].value is None
+    with pytest.raises(ValueError):
+        DoctorFinding("thing", "fine", "not a level")

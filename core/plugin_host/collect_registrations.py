@@ -66,6 +66,28 @@ def _mark_failed(host: PluginHost, plugin_name: str, hook_name: str, exc: Except
         report.error = f"{hook_name}: {type(exc).__name__}: {exc}"
 
 
+@attrs.frozen
+class PluginAnswer:
+    """What one plugin's implementation of a hook returned, or the error it raised."""
+
+    plugin: str
+    value: Any = None
+    error: str = ""
+
+
+def call_each_plugin(host: PluginHost, hook_name: str, **kwargs: Any) -> list[PluginAnswer]:
+    """Call `hook_name` on every plugin in name order and keep each answer apart, so a
+    command can attribute results and report a raising plugin without losing the rest."""
+    caller = getattr(host.pm.hook, hook_name)
+    answers = []
+    for impl in sorted(caller.get_hookimpls(), key=lambda i: i.plugin_name):
+        try:
+            answers.append(PluginAnswer(impl.plugin_name, impl.function(**{a: kwargs[a] for a in impl.argnames})))
+        except Exception as exc:
+            answers.append(PluginAnswer(impl.plugin_name, error=f"{type(exc).__name__}: {exc}"))
+    return answers
+
+
 def call_lifecycle(host: PluginHost, hook_name: str, **kwargs: Any) -> None:
     """Call a lifecycle hook on every plugin in name order; one failure never stops the rest."""
     caller = getattr(host.pm.hook, hook_name)

@@ -61,7 +61,7 @@ def start_session_server(state_dir: Path) -> tuple[LlamaServerHandle, object]:
     """Ensure binary and starter model (building/downloading when missing), then start the
     server. Returns the handle and the opaque StartOutcome `stop_session_server` needs."""
     from atomic_agent.plugins.llama_server.cache_locations import cache_dir
-    from atomic_agent.plugins.llama_server.llama_binary import ensure_binary
+    from atomic_agent.plugins.llama_server.binary_build import ensure_binary
     from atomic_agent.plugins.llama_server.llama_config import LLAMA_BINARY_ENV
     from atomic_agent.plugins.llama_server.llama_errors import PortInUseError
     from atomic_agent.plugins.llama_server.server_launch import start_server
@@ -69,8 +69,8 @@ def start_session_server(state_dir: Path) -> tuple[LlamaServerHandle, object]:
     from atomic_agent.plugins.llama_server.starter_model import STARTER_MODEL_ID, ensure_starter_model
 
     cache = cache_dir()
-    binary = ensure_binary(os.environ.get(LLAMA_BINARY_ENV, ""), cache, on_step=_progress)
     model = ensure_starter_model(cache, on_line=_progress)
+    binary = ensure_binary(os.environ.get(LLAMA_BINARY_ENV, ""), cache, model, on_step=_progress)
     paths = ServerPaths.for_state_dir(state_dir)
     for attempt in range(_PORT_ATTEMPTS):
         spec = LaunchSpec(binary=binary, model=model, host="127.0.0.1", port=free_loopback_port(),

@@ -10,7 +10,7 @@ import typer
 from atomic_agent.api import current_cli_state, fail, print_json, runs_without_config
 
 from .sqlite_health import check_sqlite_file, move_aside
-from .state_checks import ERROR, check_config, check_databases, check_state_dir
+from .state_checks import ERROR, check_config, check_databases, check_state_dir, plugin_findings
 
 
 @runs_without_config
@@ -19,7 +19,8 @@ def doctor_command(ctx: typer.Context,
                    move: str = typer.Option("", "--move-aside", metavar="FILE",
                                             help="Rename a damaged database (e.g. sessions.sqlite) so the next "
                                                  "command starts a fresh one; nothing is deleted.")) -> None:
-    """Check the state directory: config, every database (read-only), disk space."""
+    """Check the state directory (config, every database, disk space) and what plugins report
+    (e.g. the installed llama-server build); read-only."""
     state = current_cli_state(ctx)
     if state.state_dir is None:
         fail("the state directory could not be resolved; pass --state-dir")
@@ -29,6 +30,7 @@ def doctor_command(ctx: typer.Context,
         return
     findings = [*check_state_dir(state.state_dir), check_config(state.state_dir, state.boot_error),
                 *check_databases(state.state_dir)] if state.state_dir.is_dir() else check_state_dir(state.state_dir)
+    findings += plugin_findings(state.host, state.state_dir)
     if as_json:
         print_json([attrs.asdict(f) for f in findings])
     else:

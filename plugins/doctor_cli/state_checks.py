@@ -9,19 +9,12 @@ from pathlib import Path
 
 import attrs
 
+from atomic_agent.api import DoctorFinding as Finding
+
 from .sqlite_health import check_sqlite_file
 
 OK, WARN, ERROR = "ok", "warn", "error"
 LOW_DISK_BYTES = 200 * 1024 * 1024  # a durable commit that hits a full disk fails (nothing is lost)
-
-
-@attrs.frozen
-class Finding:
-    check: str
-    level: str  # ok | warn | error
-    detail: str
-    advice: str = ""
-    path: str | None = None
 
 
 def check_state_dir(state_dir: Path) -> list[Finding]:
@@ -70,4 +63,25 @@ def check_databases(state_dir: Path) -> list[Finding]:
                                     f"`atomic-agent doctor --move-aside {name}` renames it (with its -wal and "
                                     "-shm) to keep the evidence; the next command starts a fresh one. Restore "
                                     "a backup instead if you have one", str(health.path)))
+    return findings
+
+
+def plugin_findings(host: object, state_dir: Path) -> list[Finding]:
+    """What every plugin's `report_doctor_findings` reports; a raising plugin is one error finding."""
+    from atomic_agent.api import call_each_plugin
+
+    findings: list[Finding] = []
+    for answer in call_each_plugin(host, "report_doctor_findings", state_dir=state_dir):
+        if answer.error:
+            findings.append(Finding(f"plugin {answer.plugin}", ERROR, f"its doctor check raised {answer.error}",
+                                    "report it to the plugin's author; `atomic-agent plugins` lists it",
+                                    plugin=answer.plugin))
+            continue
+        for item in answer.value or ():
+            if isinstance(item, Finding):
+                findings.append(attrs.evolve(item, plugin=answer.plugin))
+            else:
+                findings.append(Finding(f"plugin {answer.plugin}", ERROR,
+                                        f"its doctor check returned {type(item).__name__}, not a DoctorFinding",
+                                        plugin=answer.plugin))
     return findings

@@ -34,6 +34,13 @@ def register_commands(app: typer.Typer) -> None:
 
 
 @hookimpl
+def report_doctor_findings(state_dir: Any) -> Iterable[Any]:
+    from .server_status import build_findings
+
+    return build_findings()
+
+
+@hookimpl
 def register_providers() -> Iterable[Any]:
     from atomic_agent.api import ProviderCapabilities, ProviderKind
 

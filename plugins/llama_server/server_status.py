@@ -29,12 +29,14 @@ class ServerStatus:
     pid_file: str
     log_file: str
     detail: str = ""
+    build: str = ""  # the installed build's variant and instruction sets ("" with llama.binary set)
+    build_reason: str = ""
 
     def to_json(self) -> dict[str, Any]:
         return {"mode": self.mode, "url": self.url, "running": self.running, "pid": self.pid,
                 "health": self.health, "model": self.model, "modelPath": self.model_path, "nCtx": self.n_ctx,
                 "totalSlots": self.total_slots, "pidFile": self.pid_file, "logFile": self.log_file,
-                "detail": self.detail}
+                "detail": self.detail, "build": self.build, "buildReason": self.build_reason}
 
 
 def server_status(cfg: LlamaConfig, state_dir: Path, environ: Mapping[str, str] | None = None) -> ServerStatus:
@@ -50,14 +52,29 @@ def server_status(cfg: LlamaConfig, state_dir: Path, environ: Mapping[str, str] 
 
 def managed_status(cfg: LlamaConfig, state_dir: Path) -> ServerStatus:
     """The server `llama start` manages: running means the pid file names a live process (a
-    stale file is cleaned), and the port it was started on wins over the config."""
+    stale file is cleaned), and the port it was started on wins over the config. Also names
+    the installed build (variant, instruction sets, why) unless llama.binary overrides it."""
     paths = ServerPaths.for_state_dir(state_dir)
     record = live_pid_record(paths)
     if record is None:
         snapshot = HealthSnapshot(health=HEALTH_UNREACHABLE, detail="not started")
-        return _status(MODE_MANAGED, loopback_url(cfg.host, cfg.port), False, None, snapshot, paths)
-    url = url_of(record)
-    return _status(MODE_MANAGED, url, True, record.pid, probe_server(url), paths)
+        status = _status(MODE_MANAGED, loopback_url(cfg.host, cfg.port), False, None, snapshot, paths)
+    else:
+        url = url_of(record)
+        status = _status(MODE_MANAGED, url, True, record.pid, probe_server(url), paths)
+    return attrs.evolve(status, **_build_fields(cfg))
+
+
+def _build_fields(cfg: LlamaConfig) -> dict[str, str]:
+    from .cache_locations import cache_dir
+    from .llama_binary import installed_build
+
+    if cfg.binary:
+        return {"build": f"llama.binary ({cfg.binary})"}
+    build = installed_build(cache_dir())
+    if build is None:
+        return {"build": "not installed", "build_reason": "run `atomic-agent llama install`"}
+    return {"build": build.variant.describe(), "build_reason": build.variant.reason}
 
 
 def _status(mode: str, url: str, running: bool, pid: int | None, snapshot: HealthSnapshot,
@@ -66,3 +83,31 @@ def _status(mode: str, url: str, running: bool, pid: int | None, snapshot: Healt
                         model=snapshot.model, model_path=snapshot.model_path, n_ctx=snapshot.n_ctx,
                         total_slots=snapshot.total_slots, pid_file=str(paths.pid_file),
                         log_file=str(paths.log_file), detail=snapshot.detail)
+
+
+def build_findings() -> list[Any]:
+    """What `doctor` says about llama-server: the installed build (variant, instruction sets,
+    why, its proof) and whether this CPU has the AMX that crashes native builds."""
+    import os
+
+    from atomic_agent.api import DoctorFinding
+
+    from .build_variant import read_cpu_report
+    from .cache_locations import cache_dir
+    from .llama_binary import installed_build
+    from .llama_config import LLAMA_BINARY_ENV
+
+    cpu = read_cpu_report()
+    features = f"{cpu.machine}, {len(cpu.flags)} CPU flags" + (", AMX present" if cpu.has_amx else "")
+    override = os.environ.get(LLAMA_BINARY_ENV, "")
+    if override:
+        return [DoctorFinding("llama-server build", "ok", f"{LLAMA_BINARY_ENV} points at {override} ({features})",
+                              path=override)]
+    build = installed_build(cache_dir(), cpu)
+    if build is None:
+        return [DoctorFinding("llama-server build", "warn", f"no proven build for this CPU ({features})",
+                              "`atomic-agent llama install` builds one and proves it by a real decode "
+                              "(not needed if llama.url or llama.binary points at a server)")]
+    return [DoctorFinding("llama-server build", "ok",
+                          f"{build.variant.describe()}: {build.variant.reason}; proof: {build.proof} ({features})",
+                          path=str(build.binary))]

@@ -59,3 +59,32 @@ def test_move_aside_refuses_a_healthy_database(tmp_path: Path):
     result = _doctor(tmp_path, "--move-aside", "memory.sqlite")
     assert result.returncode == 2 and "not damaged" in result.stderr
     assert (tmp_path / "memory.sqlite").exists()
+
+
+def test_doctor_names_the_installed_llama_server_build_or_how_to_get_one(tmp_path: Path):
+    result = run_cli(["--state-dir", str(tmp_path), "doctor", "--json"],
+                     env={"ATOMIC_AGENT_STATE_DIR": "", "ATOMIC_AGENT_CACHE_DIR": str(tmp_path / "empty-cache"),
+                          "ATOMIC_AGENT_LLAMA_BINARY": ""})
+    build = {f["check"]: f for f in json.loads(result.stdout)}["llama-server build"]
+    assert build["level"] == "warn" and build["plugin"] == "llama_server"
+    assert "no proven build" in build["detail"] and "atomic-agent llama install" in build["advice"]
+
+
+def test_a_plugin_whose_doctor_check_raises_is_one_error_and_the_rest_still_report(tmp_path: Path):
+    from tests.fake_distribution import write_distribution
+
+    site = tmp_path / "site"
+    write_distribution(site, "broken-doctor", "1.0", {"broken_doctor": (
+        "from atomic_agent.api import hookimpl\n\n"
+        "@hookimpl\n"
+        "def report_doctor_findings(state_dir):\n"
+        "    raise OSError('cannot look')\n")}, {"broken_doctor": "broken_doctor"})
+    import os
+
+    result = run_cli(["--state-dir", str(tmp_path / "state"), "doctor", "--json"],
+                     env={"ATOMIC_AGENT_STATE_DIR": "", "PYTHONPATH": f"{site}{os.pathsep}{os.environ.get('PYTHONPATH', '')}"})
+    assert result.returncode == 1
+    findings = {f["check"]: f for f in json.loads(result.stdout)}
+    broken = findings["plugin broken_doctor"]
+    assert broken["level"] == "error" and "OSError: cannot look" in broken["detail"]
+    assert findings["config"]["level"] == "ok" and "llama-server build" in findings

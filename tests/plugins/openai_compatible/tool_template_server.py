@@ -29,7 +29,7 @@ def tool_template_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[T
     import os
 
     from atomic_agent.plugins.llama_server.cache_locations import cache_dir
-    from atomic_agent.plugins.llama_server.llama_binary import ensure_binary
+    from atomic_agent.plugins.llama_server.binary_build import ensure_binary
     from atomic_agent.plugins.llama_server.llama_config import LLAMA_BINARY_ENV
     from atomic_agent.plugins.llama_server.server_launch import start_server
     from atomic_agent.plugins.llama_server.server_process import LaunchSpec, ServerPaths, free_loopback_port
@@ -39,8 +39,8 @@ def tool_template_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[T
     state = tmp_path_factory.mktemp("tool-template-llama")
     cache = cache_dir()
     try:
-        binary = ensure_binary(os.environ.get(LLAMA_BINARY_ENV, ""), cache)
         model = ensure_starter_model(cache)
+        binary = ensure_binary(os.environ.get(LLAMA_BINARY_ENV, ""), cache, model)
         spec = LaunchSpec(binary=binary, model=model, port=free_loopback_port(), ctx_size=4096, parallel=1,
                           threads=2, alias="smollm2-tools",
                           extra_args=("--chat-template-file", str(TEMPLATE), "--embeddings", "--pooling", "mean"))
