@@ -87,6 +87,16 @@ _EXPORTS: dict[str, str] = {
     "SessionStore": "atomic_agent.sessions.session_store",  # the SQLite implementation; prefer the two below
     "SessionRepository": "atomic_agent.sessions.session_database",
     "open_session_store": "atomic_agent.turns.session_backends",
+    # SQLite state files (core/storage): open with a durability mode, migrate, transact, one clock
+    "Durability": "atomic_agent.storage.sqlite_file",
+    "open_sqlite": "atomic_agent.storage.sqlite_file",
+    "open_sqlite_read_only": "atomic_agent.storage.sqlite_file",
+    "is_lock_error": "atomic_agent.storage.sqlite_file",
+    "Migration": "atomic_agent.storage.sqlite_migrations",
+    "migrate": "atomic_agent.storage.sqlite_migrations",
+    "read_schema_state": "atomic_agent.storage.sqlite_migrations",
+    "transaction": "atomic_agent.storage.sqlite_transaction",
+    "store_clock": "atomic_agent.storage.store_clock",  # a module: freeze it with one monkeypatch
     # subprocess environment filtering (core/subprocess_env)
     "child_environment": "atomic_agent.subprocess_env.child_environment",
     # approval ladder (core/approval): answers, grants, bindings, audit, level changes, the CLI prompt
@@ -159,6 +169,9 @@ _EXPORTS: dict[str, str] = {
     "declared_links": "atomic_agent.llm.fallback.fallback_config",
 }
 
+# names that are modules themselves (read through at call time, so one monkeypatch reaches every caller)
+_MODULES = frozenset({"store_clock"})
+
 __all__ = sorted(_EXPORTS)
 
 
@@ -167,7 +180,8 @@ def __getattr__(name: str) -> Any:
         module = _EXPORTS[name]
     except KeyError:
         raise AttributeError(f"atomic_agent.api has no attribute {name!r}") from None
-    value = getattr(importlib.import_module(module), name)
+    imported = importlib.import_module(module)
+    value = imported if name in _MODULES else getattr(imported, name)
     globals()[name] = value
     return value
 

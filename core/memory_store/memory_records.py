@@ -7,11 +7,7 @@ from typing import Any
 
 import attrs
 
-
-def iso_ms(ms: int) -> str:
-    from datetime import datetime, timezone
-
-    return datetime.fromtimestamp(ms / 1000, tz=timezone.utc).isoformat(timespec="milliseconds")
+from atomic_agent.storage.store_clock import iso_ms
 
 
 @attrs.frozen

@@ -1,19 +1,12 @@
-"""Migrations of memory.sqlite: functions named m00N_..., never renamed or reordered.
-
-Every step is idempotent (it checks what exists before changing it), so a crash between a
-step and its `_migrations` row is repaired by running it again. `PRAGMA user_version`
-mirrors the number of applied steps, so a file written by a newer build is recognised
-(and refused) before anything touches it.
-"""
+"""Migrations of memory.sqlite: functions named m00N_..., never renamed or reordered, each
+idempotent (it checks what exists before changing it); storage.sqlite_migrations applies
+them and keeps `PRAGMA user_version` so a newer file is refused untouched."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
-
 import sqlite_utils
 
-from atomic_agent.memory_store import memory_clock
-from atomic_agent.memory_store.memory_records import iso_ms
+from atomic_agent.storage.sqlite_migrations import Migration
 from atomic_agent.storage.sqlite_transaction import transaction
 
 FTS_TOKENIZER = "porter unicode61"
@@ -100,30 +93,5 @@ def m002_memories(db: sqlite_utils.Database) -> None:
                               tokenize=FTS_TOKENIZER, replace=True)
 
 
-MIGRATIONS: list[Callable[[sqlite_utils.Database], None]] = [m001_profile_facts, m002_memories]
+MIGRATIONS: list[Migration] = [m001_profile_facts, m002_memories]
 MEMORY_SCHEMA_VERSION = len(MIGRATIONS)
-KNOWN_MIGRATIONS = frozenset(step.__name__ for step in MIGRATIONS)
-
-
-def applied_migrations(db: sqlite_utils.Database) -> set[str]:
-    if not db["_migrations"].exists():
-        return set()
-    return {row["name"] for row in db["_migrations"].rows}
-
-
-def migrate(db: sqlite_utils.Database) -> list[str]:
-    """Apply every step not yet recorded; returns the names applied now."""
-    db["_migrations"].create({"name": str, "applied_at": str}, pk="name", if_not_exists=True)
-    done = applied_migrations(db)
-    ran: list[str] = []
-    for step in MIGRATIONS:
-        if step.__name__ not in done:
-            step(db)
-            with transaction(db.conn):
-                # the memory clock, not SQLite's: a frozen clock makes whole files comparable
-                db.execute("INSERT OR IGNORE INTO _migrations (name, applied_at) VALUES (?, ?)",
-                           [step.__name__, iso_ms(memory_clock.now_ms())])
-            ran.append(step.__name__)
-    if ran or db.execute("PRAGMA user_version").fetchone()[0] != MEMORY_SCHEMA_VERSION:
-        db.execute(f"PRAGMA user_version = {MEMORY_SCHEMA_VERSION}")
-    return ran

@@ -13,7 +13,7 @@ from typing import Any
 
 import attrs
 
-from atomic_agent.memory_store import memory_clock
+from atomic_agent.storage import store_clock
 from atomic_agent.memory_store.fts_query import build_match_query
 from atomic_agent.memory_store.memory_database import MemoryDatabase
 from atomic_agent.memory_store.memory_errors import MemoryValidationError
@@ -107,7 +107,7 @@ class NoteStore:
         valid = validate_note(content, tags, source=source, scope=scope, working_dir=working_dir,
                               session_id=session_id, context=context, meta=meta,
                               max_content_chars=self.max_content_chars)
-        stamp = memory_clock.now_ms() if now is None else now
+        stamp = store_clock.now_ms() if now is None else now
         with self.database.write() as conn:
             new_id = self._insert(conn, valid, stamp)
             evicted = self._evict(conn)
@@ -121,7 +121,7 @@ class NoteStore:
         """Validate every item first (all or nothing), then insert them in one transaction.
         Returns (new ids, evicted ids). Ids of new notes that the cap evicted again are omitted."""
         valid = [self._validate(item) for item in items]
-        stamp = memory_clock.now_ms() if now is None else now
+        stamp = store_clock.now_ms() if now is None else now
         with self.database.write() as conn:
             ids = [self._insert(conn, note, stamp) for note in valid]
             evicted = self._evict(conn)

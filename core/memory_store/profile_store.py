@@ -14,7 +14,7 @@ from typing import Any
 
 import attrs
 
-from atomic_agent.memory_store import memory_clock
+from atomic_agent.storage import store_clock
 from atomic_agent.memory_store.memory_database import MemoryDatabase
 from atomic_agent.memory_store.memory_records import ProfileFact
 from atomic_agent.memory_store.profile_validation import normalize_key, validate_fact
@@ -62,7 +62,7 @@ class ProfileStore:
         `supersedes_key` also retires the active fact of another key (cross-key change).
         """
         fact = validate_fact(key, value, pinned, keywords, supersedes_key, source)
-        stamp = memory_clock.now_ms() if now is None else now  # never a model-supplied time
+        stamp = store_clock.now_ms() if now is None else now  # never a model-supplied time
         keywords_json = json.dumps(list(fact.keywords), ensure_ascii=False)
         flipped: list[tuple[str, int]] = []
         with self.database.write() as conn:

@@ -18,7 +18,7 @@ import sqlite3
 from collections.abc import Callable, Sequence
 
 from atomic_agent.sessions.session_store import SessionStore
-from atomic_agent.sessions.session_timestamps import now_iso
+from atomic_agent.storage.store_clock import now_iso
 from atomic_agent.testing.chaos_mutants import mutant_on, split_claim  # test-only chaos mutants
 from atomic_agent.turns.turn_states import QueuedSteer
 
