@@ -20,8 +20,7 @@ from atomic_agent.records.service_spec import ServiceSpec
 
 CORE_OWNER = "core"
 # what `Runtime.service` answers itself; no plugin may provide these names
-CORE_SERVICES = ("state_dir", "approval_gate", "turn_controller", "tool_registry", "sessions", "metrics",
-                 "embeddings")
+CORE_SERVICES = ("state_dir", "approval_gate", "turn_controller", "tool_registry", "sessions")
 
 
 class ServiceNotFoundError(KeyError):
@@ -66,6 +65,7 @@ class ServiceRegistry:
         self._built: dict[str, Any] = {}
         self._failed: dict[str, str] = {}
         self._building: list[str] = []
+        self._closed = False
 
     @property
     def names(self) -> list[str]:
@@ -86,6 +86,8 @@ class ServiceRegistry:
                                        f"services provided: {known})")
         if name in self._failed:
             raise ServiceUnavailableError(self._failed[name])
+        if self._closed:
+            raise ServiceUnavailableError(f"service {name!r} was never built and the runtime is closed")
         if name in self._building:
             raise ServiceUnavailableError(f"service {name!r} depends on itself: "
                                           f"{' -> '.join([*self._building, name])}")
@@ -106,9 +108,13 @@ class ServiceRegistry:
         return name in self._built
 
     async def close(self) -> None:
-        """Close what was built, newest first; one failing close never stops the others."""
+        """Close what was built, newest first; one failing close never stops the others.
+        Built services stay readable afterwards (totals, last outcomes); nothing new is built."""
+        if self._closed:
+            return
+        self._closed = True
         for name in reversed(list(self._built)):
-            service = self._built.pop(name)
+            service = self._built[name]
             close = self._specs[name].close
             if close is None:
                 continue

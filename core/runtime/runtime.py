@@ -20,7 +20,6 @@ from atomic_agent.config.app_config import AppConfig
 from atomic_agent.plugin_host.collect_registrations import call_lifecycle, collect_records
 from atomic_agent.plugin_host.plugin_host import PluginHost
 from atomic_agent.records.approval_category import ApprovalCategory
-from atomic_agent.metrics.metrics_registry import MetricsRegistry
 from atomic_agent.prompt.estimate_tokens import estimate_tokens
 from atomic_agent.records.memory_phase import MemoryPhase, PromptSection, TurnStart, fit_sections
 from atomic_agent.records.tool_spec import ToolSpec
@@ -64,7 +63,7 @@ class Runtime:
         self.environ = dict(os.environ if environ is None else environ)
         # the services every registration hook may ask for exist before the first one runs;
         # only tool_registry waits for register_tools (see hookspecs)
-        self._services: dict[str, Any] = {"state_dir": boot.state_dir, "metrics": MetricsRegistry()}
+        self._services: dict[str, Any] = {"state_dir": boot.state_dir}
         self.plugin_services = ServiceRegistry(self.host)
         categories = collect_records(self.host, "register_approval_categories", ApprovalCategory)
         self.gate = ApprovalGate(categories, self.config.agent.approval_level, ask,
@@ -122,21 +121,7 @@ class Runtime:
             return self._services[name]
         if name == "sessions":
             return self.sessions
-        if name == "embeddings":
-            return self.embeddings
         return self.plugin_services.get(name, self)
-
-    @property
-    def embeddings(self) -> Any:
-        """The `llm.activeEmbeddingProvider` registry, built on first use (memory phases ask for it)."""
-        if "embeddings" not in self._services:
-            from atomic_agent.embeddings.embedding_registry import EmbeddingRegistry
-            from atomic_agent.providers.llm_config_reader import read_llm_config
-            from atomic_agent.runtime.provider_selection import provider_kinds
-
-            self._services["embeddings"] = EmbeddingRegistry(provider_kinds(self.host),
-                                                             read_llm_config(self.config), self)
-        return self._services["embeddings"]
 
     # -- lazily built pieces ----------------------------------------------------------------
     @property
@@ -315,12 +300,6 @@ class Runtime:
         if self._background:
             await asyncio.gather(*self._background, return_exceptions=True)
         call_lifecycle(self.host, "runtime_stopping", runtime=self)
-        try:
-            from atomic_agent.metrics.metrics_file import flush_metrics
-
-            flush_metrics(self._services["metrics"], self.state_dir)
-        except Exception as exc:  # metrics are observability: never fail shutdown over them
-            print(f"atomic-agent: metrics were not saved: {type(exc).__name__}: {exc}", file=sys.stderr)
         await self.plugin_services.close()
         if self._provider is not None:
             await self._provider.close()

@@ -128,3 +128,16 @@ async def test_close_runs_for_built_services_newest_first_and_survives_a_failing
     registry.get("second", None)
     await registry.close()
     assert closed == ["second", "first"]
+
+
+async def test_after_close_built_services_stay_readable_and_nothing_new_is_built() -> None:
+    closes: list[str] = []
+    host = host_with(owner=Provides(ServiceSpec("kept", lambda rt: {"total": 3}, close=lambda s: closes.append("kept")),
+                                    ServiceSpec("late", lambda rt: "late")))
+    registry = ServiceRegistry(host)
+    kept = registry.get("kept", None)
+    await registry.close()
+    await registry.close()
+    assert closes == ["kept"] and registry.get("kept", None) is kept
+    with pytest.raises(ServiceUnavailableError, match="closed"):
+        registry.get("late", None)

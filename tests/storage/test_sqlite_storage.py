@@ -31,7 +31,7 @@ def test_open_sets_wal_and_the_requested_durability(tmp_path: Path, durability: 
 
 
 def test_sessions_commit_with_full_and_memory_with_normal(tmp_path: Path) -> None:
-    from atomic_agent.memory_store.memory_database import MemoryDatabase
+    from atomic_agent.plugins.memory.memory_database import MemoryDatabase
     from atomic_agent.sessions.session_store import SessionStore
 
     sessions = SessionStore(tmp_path)
