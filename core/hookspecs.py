@@ -12,8 +12,10 @@ config, the state dir and ``service(name)``. It is the only way a plugin reaches
 runtime; plugins import nothing but ``atomic_agent.api``. Which services exist when:
 
 - from the first hook that takes a runtime (``register_tools``) on: ``state_dir``,
-  ``approval_gate``, ``turn_controller``, ``sessions`` and every service a plugin provides
-  through ``register_services``;
+  ``prompt_assets`` (templates and grammars: the user's, then the plugins' own
+  ``templates/`` and ``grammars/`` folders, then the core's), ``approval_gate``,
+  ``turn_controller``, ``sessions`` and every service a plugin provides through
+  ``register_services``;
 - from ``runtime_started`` on, also ``tool_registry`` (it is the result of
   ``register_tools``).
 """

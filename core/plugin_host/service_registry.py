@@ -20,7 +20,7 @@ from atomic_agent.records.service_spec import ServiceSpec
 
 CORE_OWNER = "core"
 # what `Runtime.service` answers itself; no plugin may provide these names
-CORE_SERVICES = ("state_dir", "approval_gate", "turn_controller", "tool_registry", "sessions")
+CORE_SERVICES = ("state_dir", "prompt_assets", "approval_gate", "turn_controller", "tool_registry", "sessions")
 
 
 class ServiceNotFoundError(KeyError):

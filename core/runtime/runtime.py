@@ -19,6 +19,7 @@ from atomic_agent.approval.approval_gate import ApprovalGate, AskHost
 from atomic_agent.config.app_config import AppConfig
 from atomic_agent.plugin_host.collect_registrations import call_lifecycle, collect_records
 from atomic_agent.plugin_host.plugin_host import PluginHost
+from atomic_agent.prompt.prompt_assets import PromptAssets
 from atomic_agent.records.approval_category import ApprovalCategory
 from atomic_agent.prompt.estimate_tokens import estimate_tokens
 from atomic_agent.records.memory_phase import MemoryPhase, PromptSection, TurnStart, fit_sections
@@ -63,7 +64,8 @@ class Runtime:
         self.environ = dict(os.environ if environ is None else environ)
         # the services every registration hook may ask for exist before the first one runs;
         # only tool_registry waits for register_tools (see hookspecs)
-        self._services: dict[str, Any] = {"state_dir": boot.state_dir}
+        self.prompt_assets = PromptAssets.for_host(boot.state_dir, self.host)
+        self._services: dict[str, Any] = {"state_dir": boot.state_dir, "prompt_assets": self.prompt_assets}
         self.plugin_services = ServiceRegistry(self.host)
         categories = collect_records(self.host, "register_approval_categories", ApprovalCategory)
         self.gate = ApprovalGate(categories, self.config.agent.approval_level, ask,
@@ -113,7 +115,8 @@ class Runtime:
         return self.boot.state_dir
 
     def service(self, name: str) -> Any:
-        """A core service (state_dir, approval_gate, turn_controller, sessions, tool_registry)
+        """A core service (state_dir, prompt_assets, approval_gate, turn_controller, sessions,
+        tool_registry)
         or one a plugin provides (built on first use). ServiceNotFoundError (a KeyError) when
         none is, ServiceConflictError when two plugins provide it, ServiceUnavailableError
         when its factory failed."""
@@ -158,7 +161,8 @@ class Runtime:
     async def prompt_plan(self, refresh: bool = False) -> PromptPlan:
         """Profile, grammar, n_ctx and template env; asks the provider once (server facts)."""
         if self._plan is None or refresh:
-            self._plan = await plan_prompt(self.provider, self.registry, self.config, self.state_dir, self.environ)
+            self._plan = await plan_prompt(self.provider, self.registry, self.config, self.prompt_assets.env(),
+                                           self.environ)
         return self._plan
 
     def trace_for(self, session_id: str) -> TraceRecorder:

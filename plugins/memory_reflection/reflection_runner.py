@@ -24,6 +24,7 @@ SKIPPED_METRIC = "agent.memory.reflection.skipped"
 PROFILE_BLOCK = "memoryProfile"
 NOTES_BLOCK = "memoryNotes"
 MEMORY_SERVICE = "memory"  # memory.sqlite belongs to the memory plugin
+PROMPT_ASSETS_SERVICE = "prompt_assets"  # templates and grammars: the user's, this plugin's, the core's
 
 
 @attrs.frozen
@@ -46,7 +47,9 @@ class ReflectionRunner:
 
         self.runtime = runtime
         self.cfg = cfg
-        self.prompts = ReflectionPromptBuilder(runtime.state_dir, cfg.max_facts_per_call, cfg.max_notes_per_call)
+        self.assets = runtime.service(PROMPT_ASSETS_SERVICE)
+        self.prompts = ReflectionPromptBuilder(self.assets.env(), cfg.max_facts_per_call, cfg.max_notes_per_call)
+        self._grammar: str | None = None
         self._pending: dict[str, asyncio.Task[Any]] = {}
         self._aborted: set[asyncio.Task[Any]] = set()
         self._latest_turn: dict[str, int] = {}
@@ -124,7 +127,11 @@ class ReflectionRunner:
         provider = self.runtime.provider
         slot = reflection_slot_for(provider, digest.session_id)
         prompt = self.prompts.build(digest.user_text, digest.reply_text, await self._profile())
-        grammar = reflection_grammar() if provider.capabilities.transport == "grammar" else None
+        grammar = None
+        if provider.capabilities.transport == "grammar":
+            if self._grammar is None:
+                self._grammar = reflection_grammar(self.assets)
+            grammar = self._grammar
         request = CompletionRequest(prompt=prompt.text, grammar=grammar, n_predict=self.cfg.n_predict, slot_id=slot,
                                     cache_prompt=True, temperature=0.1, stream=False,
                                     prefix_length=prompt.prefix_length)
