@@ -26,7 +26,7 @@ from atomic_agent.prompt.estimate_tokens import estimate_tokens
 from atomic_agent.records.tool_spec import ResourceClass, ToolResult, ToolSpec
 from atomic_agent.runtime.boot_context import boot
 from atomic_agent.runtime.runtime import Runtime
-from atomic_agent.testing.fake_llama_server import FakeLlamaServer
+from atomic_agent.plugins.llama_server.testing.fake_llama_server import FakeLlamaServer
 from atomic_agent.testing.scripted_provider import ScriptedProvider, calls
 from atomic_agent.tools.tool_registry import ToolRegistry
 

@@ -46,7 +46,8 @@ class InstantProvider:
 
 
 def instant_seam(provider: InstantProvider) -> FallbackTextProvider:
-    kind = ProviderKind("llama-server", lambda entry, runtime: provider, InstantProvider.capabilities)
+    kind = ProviderKind("llama-server", lambda entry, runtime: provider, InstantProvider.capabilities,
+                        default_local=True)
     registry = ProviderRegistry({kind.name: kind}, structure_llm_block({}), runtime=None)
     return FallbackTextProvider(registry, RequestShaper(lambda: (), lambda: "root ::= \"[\""))
 

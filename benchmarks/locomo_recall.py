@@ -24,8 +24,8 @@ from collections import defaultdict
 from pathlib import Path
 from typing import Any
 
-from atomic_agent.memory_store.memory_database import MemoryDatabase
-from atomic_agent.memory_store.note_store import DEFAULT_WEIGHTS, NoteInput, NoteStore
+from atomic_agent.plugins.memory.memory_database import MemoryDatabase
+from atomic_agent.plugins.memory.note_store import DEFAULT_WEIGHTS, NoteInput, NoteStore
 
 DEFAULT_DATA = Path(__file__).resolve().parents[2] / "shared" / "data" / "locomo" / "locomo-dev.json"
 CATEGORIES = {1: "multi-hop", 2: "temporal", 3: "open-domain", 4: "single-hop"}

@@ -15,8 +15,8 @@ import tempfile
 import time
 from pathlib import Path
 
-from atomic_agent.memory_store.memory_database import MemoryDatabase
-from atomic_agent.memory_store.note_store import NoteInput, NoteStore
+from atomic_agent.plugins.memory.memory_database import MemoryDatabase
+from atomic_agent.plugins.memory.note_store import NoteInput, NoteStore
 
 SYLLABLES = ["ka", "lo", "mi", "ten", "ra", "su", "vo", "ne", "pi", "dor", "an", "el", "gri", "fa", "tus", "bel",
              "ix", "om", "qua", "zen", "ry", "hal", "pe", "cro"]

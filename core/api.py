@@ -56,26 +56,22 @@ _EXPORTS: dict[str, str] = {
     "collected_tools": "atomic_agent.testing.plugin_kit",
     "make_tool_context": "atomic_agent.testing.tool_context_kit",
     "make_runtime_view": "atomic_agent.testing.tool_context_kit",
-    # tracing (core/tracing): recorder and field builders for the loop, readers for `trace`
+    # tracing (core/tracing): the recorder and field builders for the loop; the file layout,
+    # event names and prefix hashing for readers (the trace plugin); the prefix a replay compares
     "TraceRecorder": "atomic_agent.tracing.trace_recorder",
     "TraceError": "atomic_agent.tracing.trace_errors",
-    "TraceFileInfo": "atomic_agent.tracing.trace_reader",
-    "StepDrift": "atomic_agent.tracing.prefix_drift",
-    "ReplayReport": "atomic_agent.tracing.prefix_replay",
-    "attribute_steps": "atomic_agent.tracing.step_attribution",
-    "build_chronology": "atomic_agent.tracing.trace_chronology",
-    "compare_prefix_hashes": "atomic_agent.tracing.prefix_drift",
-    "find_trace": "atomic_agent.tracing.trace_reader",
-    "hash_prefix": "atomic_agent.tracing.prefix_hash",
-    "list_traces": "atomic_agent.tracing.trace_reader",
-    "load_or_create_salt": "atomic_agent.tracing.prefix_hash",
-    "prompt_captured_fields": "atomic_agent.tracing.trace_events",
-    "read_trace": "atomic_agent.tracing.trace_reader",
-    "render_chronology": "atomic_agent.tracing.trace_chronology",
-    "replay_prefix_drift": "atomic_agent.tracing.prefix_replay",
-    "summarise_trace": "atomic_agent.tracing.trace_chronology",
-    "tool_invocation_fields": "atomic_agent.tracing.trace_events",
+    "trace_events": "atomic_agent.tracing.trace_events",  # a module: the event type names
+    "TRACE_SUFFIX": "atomic_agent.tracing.trace_paths",
+    "trace_path": "atomic_agent.tracing.trace_paths",
     "traces_dir": "atomic_agent.tracing.trace_paths",
+    "validate_session_id": "atomic_agent.tracing.trace_paths",
+    "hash_prefix": "atomic_agent.tracing.prefix_hash",
+    "load_or_create_salt": "atomic_agent.tracing.prefix_hash",
+    "read_salt": "atomic_agent.tracing.prefix_hash",
+    "salt_path": "atomic_agent.tracing.prefix_hash",
+    "prompt_captured_fields": "atomic_agent.tracing.trace_events",
+    "tool_invocation_fields": "atomic_agent.tracing.trace_events",
+    "rebuild_stable_prefix": "atomic_agent.prompt.replay_prefix",
     "create_runtime": "atomic_agent.runtime.runtime",
     "Runtime": "atomic_agent.runtime.runtime",
     "TurnResult": "atomic_agent.agent.agent_loop",
@@ -87,6 +83,16 @@ _EXPORTS: dict[str, str] = {
     "SessionStore": "atomic_agent.sessions.session_store",  # the SQLite implementation; prefer the two below
     "SessionRepository": "atomic_agent.sessions.session_database",
     "open_session_store": "atomic_agent.turns.session_backends",
+    # SQLite state files (core/storage): open with a durability mode, migrate, transact, one clock
+    "Durability": "atomic_agent.storage.sqlite_file",
+    "open_sqlite": "atomic_agent.storage.sqlite_file",
+    "open_sqlite_read_only": "atomic_agent.storage.sqlite_file",
+    "is_lock_error": "atomic_agent.storage.sqlite_file",
+    "Migration": "atomic_agent.storage.sqlite_migrations",
+    "migrate": "atomic_agent.storage.sqlite_migrations",
+    "read_schema_state": "atomic_agent.storage.sqlite_migrations",
+    "transaction": "atomic_agent.storage.sqlite_transaction",
+    "store_clock": "atomic_agent.storage.store_clock",  # a module: freeze it with one monkeypatch
     # subprocess environment filtering (core/subprocess_env)
     "child_environment": "atomic_agent.subprocess_env.child_environment",
     # approval ladder (core/approval): answers, grants, bindings, audit, level changes, the CLI prompt
@@ -113,32 +119,9 @@ _EXPORTS: dict[str, str] = {
     # running one tool outside the loop (`atomic-agent tools call`)
     "args_errors": "atomic_agent.tools.validate_args",
     "compress_result": "atomic_agent.agent.compress_result",
-    # memory fabric (core/memory_store): memory.sqlite, its stores and the safe FTS query builder
-    "MemoryDatabase": "atomic_agent.memory_store.memory_database",
-    "memory_db_path": "atomic_agent.memory_store.memory_database",
-    "memory_database_for": "atomic_agent.memory_store.shared_memory_database",
-    "release_memory_database": "atomic_agent.memory_store.shared_memory_database",
-    "ProfileStore": "atomic_agent.memory_store.profile_store",
-    "NoteStore": "atomic_agent.memory_store.note_store",
-    "NoteInput": "atomic_agent.memory_store.note_store",
-    "ProfileFact": "atomic_agent.memory_store.memory_records",
-    "Note": "atomic_agent.memory_store.memory_records",
-    "RecallHit": "atomic_agent.memory_store.memory_records",
-    "MemoryStoreError": "atomic_agent.memory_store.memory_errors",
-    "MemoryValidationError": "atomic_agent.memory_store.memory_errors",
-    "MemoryDatabaseLockedError": "atomic_agent.memory_store.memory_errors",
-    "MemoryDatabaseRefusedError": "atomic_agent.memory_store.memory_errors",
-    "build_match_query": "atomic_agent.memory_store.fts_query",
-    "query_terms": "atomic_agent.memory_store.fts_query",
     "TurnStart": "atomic_agent.records.memory_phase",
-    "is_valid_profile_key": "atomic_agent.memory_store.profile_validation",
-    # metrics (core/metrics): the per-runtime registry and its two dump formats
-    "MetricsRegistry": "atomic_agent.metrics.metrics_registry",
-    "metrics_of": "atomic_agent.metrics.runtime_metrics",
-    "render_prometheus": "atomic_agent.metrics.prometheus_text",
-    "read_metrics": "atomic_agent.metrics.metrics_file",
-    "clear_metrics": "atomic_agent.metrics.metrics_file",
-    "MetricsFileError": "atomic_agent.metrics.metrics_file",
+    # services plugins provide to each other (register_services, RuntimeView.service)
+    "ServiceSpec": "atomic_agent.records.service_spec",
     # prompt pieces a sub-call plugin renders with (reflection, distill, ...)
     "make_prompt_env": "atomic_agent.prompt.jinja_env",
     "estimate_tokens": "atomic_agent.prompt.estimate_tokens",
@@ -150,14 +133,17 @@ _EXPORTS: dict[str, str] = {
     "FAILURE_CATEGORIES": "atomic_agent.reliability.failure_taxonomy",
     "error_code": "atomic_agent.reliability.failure_taxonomy",
     "openai_error_type": "atomic_agent.reliability.failure_taxonomy",
-    # providers, fallback chain and embeddings (core/providers, core/llm/fallback, core/embeddings)
-    "EmbeddingUnavailable": "atomic_agent.embeddings.embedding_errors",
+    # providers, fallback chain and the error an embed() call raises (core/providers, core/llm)
+    "EmbeddingUnavailable": "atomic_agent.llm.embedding_errors",
     "LlmConfig": "atomic_agent.providers.llm_config",
     "read_llm_config": "atomic_agent.providers.llm_config_reader",
     "structure_llm_block": "atomic_agent.providers.llm_config_reader",
     "resolve_fallback_chain": "atomic_agent.llm.fallback.fallback_config",
     "declared_links": "atomic_agent.llm.fallback.fallback_config",
 }
+
+# names that are modules themselves (read through at call time, so one monkeypatch reaches every caller)
+_MODULES = frozenset({"store_clock", "trace_events"})
 
 __all__ = sorted(_EXPORTS)
 
@@ -167,7 +153,8 @@ def __getattr__(name: str) -> Any:
         module = _EXPORTS[name]
     except KeyError:
         raise AttributeError(f"atomic_agent.api has no attribute {name!r}") from None
-    value = getattr(importlib.import_module(module), name)
+    imported = importlib.import_module(module)
+    value = imported if name in _MODULES else getattr(imported, name)
     globals()[name] = value
     return value
 

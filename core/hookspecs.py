@@ -3,11 +3,21 @@
 Registration hooks return iterables of typed records (see :mod:`atomic_agent.api`). The
 core validates each record, stamps the plugin name on it, refuses duplicate names (naming
 both plugins) and sorts by name, so registration order never decides behaviour. None of
-these hooks is `firstresult`: every plugin's answer is collected.
+these hooks is `firstresult`: every plugin's answer is collected, and a plugin whose
+implementation raises is reported (stderr and its `atomic-agent plugins` row, with the
+error) and left out while every other plugin keeps working.
 
-Hooks receive a ``runtime`` argument of type :class:`atomic_agent.api.RuntimeView`: the
-loaded config, the state dir and the shared services (stores, the approval gate). It is
-the only way a plugin reaches the runtime; plugins import nothing but ``atomic_agent.api``.
+Hooks that take a ``runtime`` receive a :class:`atomic_agent.api.RuntimeView`: the loaded
+config, the state dir and ``service(name)``. It is the only way a plugin reaches the
+runtime; plugins import nothing but ``atomic_agent.api``. Which services exist when:
+
+- from the first hook that takes a runtime (``register_tools``) on: ``state_dir``,
+  ``prompt_assets`` (templates and grammars: the user's, then the plugins' own
+  ``templates/`` and ``grammars/`` folders, then the core's), ``approval_gate``,
+  ``turn_controller``, ``sessions`` and every service a plugin provides through
+  ``register_services``;
+- from ``runtime_started`` on, also ``tool_registry`` (it is the result of
+  ``register_tools``).
 """
 
 from __future__ import annotations
@@ -28,6 +38,7 @@ if TYPE_CHECKING:
     from atomic_agent.records.doctor_finding import DoctorFinding
     from atomic_agent.records.memory_phase import MemoryPhase
     from atomic_agent.records.provider_kind import ProviderKind
+    from atomic_agent.records.service_spec import ServiceSpec
     from atomic_agent.records.tool_spec import ToolSpec
     from atomic_agent.runtime.runtime_view import RuntimeView
 
@@ -36,10 +47,10 @@ if TYPE_CHECKING:
 def register_config_blocks() -> Iterable[ConfigBlock]:
     """Contribute top-level blocks of ``config.json``.
 
-    Called once while the config is loaded, before any other hook. Returns ConfigBlock
-    records (key, frozen attrs class with defaults, optional raw-dict migration). A key may
-    be owned by one plugin only; core keys (``version``, ``agent``, ``plugins``,
-    ``tracing``) are reserved.
+    Called once per process while the config is loaded, before any other hook; receives
+    nothing. Returns ConfigBlock records (key, frozen attrs class with defaults, optional
+    raw-dict migration); every plugin's collected. A key may be owned by one plugin
+    only; core keys (``version``, ``agent``, ``plugins``, ``tracing``) are reserved.
 
     Example::
 
@@ -53,10 +64,28 @@ def register_config_blocks() -> Iterable[ConfigBlock]:
 def register_providers() -> Iterable[ProviderKind]:
     """Contribute LLM provider kinds (llama-server, openai-compatible, subscription-cli).
 
-    Called once when the provider registry is built. Returns ProviderKind records: a name
-    that ``llm.providers[].kind`` refers to, a factory ``(entry, runtime) -> provider``, and
-    capabilities (transport ``grammar`` or ``native_tools``, slot affinity, vision,
-    embeddings). Providers are built lazily, only when a config entry uses the kind.
+    Called once when the provider registry is built (at the first model call, or by the
+    provider commands); receives nothing. Returns ProviderKind records, every plugin's
+    collected: a name that ``llm.providers[].kind`` refers to, a factory
+    ``(entry, runtime) -> provider``, capabilities (transport ``grammar`` or
+    ``native_tools``, slot affinity, vision, embeddings), and whether the kind is the local
+    default (``default_local``: the kind a config without providers runs on; at most one).
+    Providers are built lazily, only when a config entry uses the kind.
+    """
+
+
+@hookspec
+def register_services() -> Iterable[ServiceSpec]:
+    """Share an object (a store, a client, a registry) with the other plugins.
+
+    Called once per runtime while it is built, before any hook that receives the runtime
+    (and by ``atomic-agent plugins``, to check); receives nothing. Returns ServiceSpec
+    records, every plugin's collected: a name, a ``factory(runtime)`` building the object
+    the first time ``runtime.service(name)`` asks for it (never before), and an optional
+    ``close(service)`` the runtime calls after ``runtime_stopping``. One owner per name: a
+    name two plugins provide is used by neither (asking raises an error naming both), and
+    the core's service names are reserved. A factory that raises is reported; that service
+    stays unavailable and everything else keeps working.
     """
 
 
@@ -64,12 +93,14 @@ def register_providers() -> Iterable[ProviderKind]:
 def register_tools(runtime: RuntimeView) -> Iterable[ToolSpec]:
     """Contribute tools the model can call.
 
-    Called once per runtime, after the config is loaded and before the first prompt is
-    built. Returns ToolSpec records: dotted name, one-line summary, args JSON schema,
-    resource class (required; how the batch executor may run it), tier (frequent tools get
-    full schemas in the stable prefix, rare ones a line under ``# extras``), approval
-    category (None for tools that never ask) and an async ``run(args, ctx)``.
-    Names must be unique across all plugins.
+    Called once per runtime while it is built, after ``register_services`` and the
+    approval gate, before ``register_memory_phases`` and the first prompt. Receives the
+    runtime view (``approval_gate``, ``sessions``, ``turn_controller`` and plugin services
+    are there; ``tool_registry`` is not yet). Returns ToolSpec records, every plugin's
+    collected: dotted name, one-line summary, args JSON schema, resource class (required;
+    how the batch executor may run it), tier (frequent tools get full schemas in the stable
+    prefix, rare ones a line under ``# extras``), approval category (None for tools that
+    never ask) and an async ``run(args, ctx)``. Names must be unique across all plugins.
     """
 
 
@@ -77,10 +108,15 @@ def register_tools(runtime: RuntimeView) -> Iterable[ToolSpec]:
 def register_channels(runtime: RuntimeView) -> Iterable[ChannelSpec]:
     """Contribute remote channels (Telegram, ...).
 
-    Called once per runtime. Returns ChannelSpec records whose ``factory(runtime)`` builds
-    a channel with async ``start()`` / ``stop()`` and ``status()``. A channel reaches the
-    agent only through ``runtime.run_turn``; the runtime starts enabled channels after
-    ``runtime_started`` and stops them before ``runtime_stopping``.
+    Called once per runtime while it is built, after ``register_memory_phases``; receives
+    the runtime view. Returns ChannelSpec records, every plugin's collected; return a
+    channel only when the plugin's config enables it (registered means started). Each
+    ``factory(runtime)`` builds a channel with async ``start()`` / ``stop()`` and
+    ``status()``. The runtime builds and starts the channels after ``runtime_started``
+    (in ``create_runtime``) and stops them first when it closes, before
+    ``runtime_stopping``. A factory or ``start()`` that raises is reported with the plugin
+    and channel name; the other channels still start. A channel reaches the agent only
+    through ``runtime.run_turn``.
     """
 
 
@@ -88,14 +124,18 @@ def register_channels(runtime: RuntimeView) -> Iterable[ChannelSpec]:
 def register_memory_phases(runtime: RuntimeView) -> Iterable[MemoryPhase]:
     """Contribute memory phases (profile, notes, reflection, the v2 phases).
 
-    Called once per runtime. Returns MemoryPhase records with up to four callables:
-    ``before_turn(turn_start)`` (synchronous, once per turn inside the session lock: prefetch,
-    abort stale work), ``sections(session_id, user_text)`` (read path: PromptSection records
-    for the prompt's variable tail, never the stable prefix; each section may carry a token
-    cap and a dedupe key — the first section with a key wins), ``after_turn(digest)`` (hot
-    path, scheduled after the turn returned, never awaited by it) and ``consolidate()``
-    (cold path, on the consolidation tick). Phases run in (order, name) order. A phase that is not registered must leave prompts and stores
-    byte-identical to a runtime without it.
+    Called once per runtime while it is built, after ``register_tools``; receives the
+    runtime view. Returns MemoryPhase records, every plugin's collected, with up to four
+    callables: ``before_turn(turn_start)`` (synchronous, once per turn inside the session
+    lock: prefetch, abort stale work), ``sections(session_id, user_text)`` (read path:
+    PromptSection records for the prompt's variable tail, never the stable prefix; each
+    section may carry a token cap and a dedupe key — the first section with a key wins),
+    ``after_turn(digest)`` (hot path, scheduled after the turn returned, never awaited by
+    it) and ``consolidate()`` (cold path: awaited on the runtime's consolidation tick,
+    every ``agent.consolidationIntervalS`` seconds, one tick at a time; a phase that raises
+    is reported and the next phase still runs). Phases run in (order, name) order. A phase
+    that is not registered must leave prompts and stores byte-identical to a runtime
+    without it.
     """
 
 
@@ -103,10 +143,11 @@ def register_memory_phases(runtime: RuntimeView) -> Iterable[MemoryPhase]:
 def register_approval_categories() -> Iterable[ApprovalCategory]:
     """Contribute categories to the approval ladder.
 
-    Called once when the approval gate is built. Returns ApprovalCategory records: a
-    name tools use as ``approval_category``, the ladder level (1..5) from which calls in
-    it are auto-approved, a human label for prompts, and whether a session grant may
-    silence it. The core registers the ten standard categories itself.
+    Called once per runtime when the approval gate is built (before ``register_tools``);
+    receives nothing. Returns ApprovalCategory records, every plugin's collected: a name
+    tools use as ``approval_category``, the ladder level (1..5) from which calls in it are
+    auto-approved, a human label for prompts, and whether a session grant may silence it.
+    The core registers the ten standard categories itself.
     """
 
 
@@ -114,10 +155,12 @@ def register_approval_categories() -> Iterable[ApprovalCategory]:
 def register_commands(app: typer.Typer) -> None:
     """Add sub-commands to the ``atomic-agent`` CLI.
 
-    Called once in ``main()`` after plugin selection, before arguments are parsed.
-    Receives the root typer app; add commands or sub-typers to it. Keep this cheap: import
-    heavy modules inside the command functions, not at module top level, so
-    ``atomic-agent --help`` stays fast. Returns nothing.
+    Called once per process in ``main()`` after plugin selection, before arguments are
+    parsed, plugin by plugin in name order. Receives the root typer app; add commands or
+    sub-typers to it. Returns nothing. A plugin that raises here is reported by
+    ``atomic-agent plugins`` and the commands it added are removed; every other command,
+    ``--help`` included, keeps working. Keep this cheap: import heavy modules inside the
+    command functions, not at module top level, so ``atomic-agent --help`` stays fast.
     """
 
 
@@ -125,19 +168,22 @@ def register_commands(app: typer.Typer) -> None:
 def report_doctor_findings(state_dir: Path) -> Iterable[DoctorFinding]:
     """Contribute read-only checks to ``atomic-agent doctor``.
 
-    Called once per ``doctor`` run, after the core's own checks, with the state directory;
-    the config may be broken, so build no runtime here. Returns DoctorFinding records
-    (check, level ok|warn|error, detail, advice). Never write anything. A raising
-    implementation becomes an error finding naming the plugin; the others still run.
+    Called once per ``doctor`` run, after the core's own checks; receives the state
+    directory (the config may be broken, so build no runtime here). Returns DoctorFinding
+    records, every plugin's collected (check, level ok|warn|error, detail, advice). Never
+    write anything. A raising implementation becomes an error finding naming the plugin;
+    the others still run.
     """
 
 
 @hookspec
 def runtime_started(runtime: RuntimeView) -> None:
-    """The runtime finished bootstrapping (tools, providers and memory are wired).
+    """The runtime finished bootstrapping (services, gate, tools, memory phases and
+    channel specs are wired; the provider is built lazily at the first model call).
 
-    Called once, in plugin-name order; a raising implementation is reported and does not
-    stop the others. Returns nothing.
+    Called once per runtime, at the end of its construction, in plugin-name order, before
+    any channel starts; receives the runtime view (every service is there). A raising
+    implementation is reported and does not stop the others. Returns nothing.
     """
 
 
@@ -145,7 +191,9 @@ def runtime_started(runtime: RuntimeView) -> None:
 def runtime_stopping(runtime: RuntimeView) -> None:
     """The runtime is about to close its stores and providers.
 
-    Called once, in plugin-name order, before durable writes are flushed; release
-    resources here. A raising implementation is reported and does not stop the others.
-    Returns nothing.
+    Called once per runtime from ``close()``, in plugin-name order, after the channels and
+    the consolidation tick stopped and the running turns ended, before the services
+    plugins provide are closed (so they can still be used here) and before the sessions
+    store closes; flush and release resources here. Receives the runtime view. A raising
+    implementation is reported and does not stop the others. Returns nothing.
     """

@@ -15,6 +15,7 @@ from atomic_agent.records.channel_spec import ChannelSpec
 from atomic_agent.records.config_block import ConfigBlock
 from atomic_agent.records.memory_phase import MemoryPhase
 from atomic_agent.records.provider_kind import ProviderCapabilities, ProviderKind
+from atomic_agent.records.service_spec import ServiceSpec
 from atomic_agent.records.tool_spec import ResourceClass, ToolResult, ToolSpec
 from atomic_agent.testing.plugin_kit import fresh_plugin_host, registered_plugin
 
@@ -25,13 +26,17 @@ HOOKS = sorted(name for name, fn in inspect.getmembers(hookspecs, inspect.isfunc
 def test_hooks_are_few_and_named_verb_first():
     assert HOOKS == sorted(["register_approval_categories", "register_channels", "register_commands",
                             "register_config_blocks", "register_memory_phases", "register_providers",
-                            "register_tools", "report_doctor_findings", "runtime_started", "runtime_stopping"])
+                            "register_services", "register_tools", "report_doctor_findings", "runtime_started",
+                            "runtime_stopping"])
 
 
 @pytest.mark.parametrize("name", HOOKS)
 def test_every_hookspec_has_a_full_docstring(name: str):
-    doc = inspect.getdoc(getattr(hookspecs, name)) or ""
+    doc = " ".join((inspect.getdoc(getattr(hookspecs, name)) or "").split())
     assert "Called" in doc and ("Returns" in doc or "Return" in doc), name
+    # when, what it receives, and whether every plugin's answer counts (none is first-result)
+    assert "receives" in doc.lower() or "Receives" in doc, name
+    assert "every plugin's collected" in doc or "Returns nothing" in doc, name
 
 
 @pytest.mark.parametrize("name", HOOKS)
@@ -57,6 +62,10 @@ class Everything:
     @hookimpl
     def register_providers(self):
         return [ProviderKind("fake-kind", lambda entry, rt: None, ProviderCapabilities(transport="native_tools"))]
+
+    @hookimpl
+    def register_services(self):
+        return [ServiceSpec("everything.counter", lambda rt: {"count": 0})]
 
     @hookimpl
     def register_tools(self, runtime):
@@ -106,6 +115,11 @@ def test_hook_register_providers(host):
     assert [k.name for k in kinds] == ["fake-kind"] and kinds[0].plugin == "everything"
 
 
+def test_hook_register_services(host):
+    specs = collect_records(host, "register_services", ServiceSpec)
+    assert [(s.name, s.plugin) for s in specs] == [("everything.counter", "everything")]
+
+
 def test_hook_register_tools(host):
     tools = collect_records(host, "register_tools", ToolSpec, runtime=None)
     assert {"e.tool", "reply", "finish", "tool.view"} <= {t.name for t in tools}
@@ -127,8 +141,10 @@ def test_hook_register_approval_categories(host):
 def test_hook_register_commands(host):
     import typer
 
+    from atomic_agent.cli.main import add_plugin_commands
+
     app = typer.Typer()
-    host.hook.register_commands(app=app)
+    add_plugin_commands(host, app)
     assert "everything-cmd" in [c.name for c in app.registered_commands]
 
 

@@ -3,10 +3,16 @@
 from __future__ import annotations
 
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from atomic_agent import __version__
+
+if TYPE_CHECKING:
+    import typer
+
+    from atomic_agent.plugin_host.plugin_host import PluginHost
 
 
 def _pre_parse_state_dir(argv: Sequence[str]) -> str | None:
@@ -44,8 +50,25 @@ def build_app(state: object) -> object:
 
     app.command("plugins", help="List every plugin: name, distribution, hooks, status.")(plugins_command)
     app.add_typer(config_app, name="config", help="Show and change config.json.")
-    state.host.hook.register_commands(app=app)  # type: ignore[attr-defined]
+    add_plugin_commands(state.host, app)  # type: ignore[attr-defined]
     return app
+
+
+def add_plugin_commands(host: PluginHost, app: typer.Typer) -> None:
+    """Each plugin's `register_commands`, isolated: one that raises is reported (stderr and
+    its `plugins` row) and loses the commands it added; the rest of the CLI stands."""
+    from atomic_agent.plugin_host.collect_registrations import call_each
+
+    def checkpoint() -> Callable[[], None]:
+        commands, groups = len(app.registered_commands), len(app.registered_groups)
+
+        def rollback() -> None:
+            del app.registered_commands[commands:]
+            del app.registered_groups[groups:]
+
+        return rollback
+
+    call_each(host, "register_commands", undo=checkpoint, app=app)
 
 
 def main(argv: Sequence[str] | None = None) -> None:

@@ -29,6 +29,8 @@ class AgentConfig:
     # steers of the running turn: fold the oldest in and answer it before the next, or fold
     # every waiting one into the next step together
     steer_mode: str = value_field("one-at-a-time", choices=("one-at-a-time", "all"))
+    # seconds between the runtime's consolidation ticks (memory phases' cold path); 0: never
+    consolidation_interval_s: int = int_field(600, 0, 7 * 86_400)
 
 
 @attrs.frozen

@@ -21,18 +21,16 @@ class DuplicateRegistrationError(ValueError):
     """Two plugins registered the same name for the same kind of record."""
 
 
-def collect_records(host: PluginHost, hook_name: str, record_type: type[R], *,
-                    key: Callable[[R], str] = lambda r: r.name,  # type: ignore[attr-defined]
-                    **kwargs: Any) -> list[R]:
-    """Every record the plugins return from `hook_name`, sorted by key.
+def records_by_plugin(host: PluginHost, hook_name: str, record_type: type[R],
+                      **kwargs: Any) -> list[tuple[str, list[R]]]:
+    """(plugin name, records) for every plugin implementing `hook_name`, in name order.
 
-    A plugin whose implementation raises or returns something that is not a
-    `record_type` is reported on stderr and its records are skipped; a duplicate name is
-    an error that names both plugins.
-    """
+    A plugin whose implementation raises or returns something that is not a `record_type`
+    is reported (stderr and its `plugins` row) and left out; the others are unaffected.
+    Records with a `plugin` field carry the name of the plugin that returned them."""
     caller = getattr(host.pm.hook, hook_name)
-    by_key: dict[str, R] = {}
-    for impl in caller.get_hookimpls():
+    found: list[tuple[str, list[R]]] = []
+    for impl in sorted(caller.get_hookimpls(), key=lambda i: i.plugin_name):
         plugin_name = impl.plugin_name
         try:
             produced = impl.function(**{arg: kwargs[arg] for arg in impl.argnames})
@@ -42,13 +40,26 @@ def collect_records(host: PluginHost, hook_name: str, record_type: type[R], *,
                     raise TypeError(f"{hook_name} returned {type(record).__name__}, "
                                     f"expected {record_type.__name__}")
         except Exception as exc:
-            print(f"atomic-agent: plugin {plugin_name!r} failed in {hook_name} and was skipped: "
-                  f"{type(exc).__name__}: {exc}", file=sys.stderr)
-            _mark_failed(host, plugin_name, hook_name, exc)
+            report_failure(host, plugin_name, hook_name, exc, "was skipped")
             continue
+        stamped = [attrs.evolve(record, plugin=plugin_name)  # type: ignore[misc]
+                   if attrs.has(type(record)) and "plugin" in attrs.fields_dict(type(record)) else record
+                   for record in records]
+        found.append((plugin_name, stamped))
+    return found
+
+
+def collect_records(host: PluginHost, hook_name: str, record_type: type[R], *,
+                    key: Callable[[R], str] = lambda r: r.name,  # type: ignore[attr-defined]
+                    **kwargs: Any) -> list[R]:
+    """Every record the plugins return from `hook_name`, sorted by key.
+
+    Failing plugins are isolated as in `records_by_plugin`; a duplicate name is an error
+    that names both plugins.
+    """
+    by_key: dict[str, R] = {}
+    for plugin_name, records in records_by_plugin(host, hook_name, record_type, **kwargs):
         for record in records:
-            if attrs.has(type(record)) and "plugin" in attrs.fields_dict(type(record)):
-                record = attrs.evolve(record, plugin=plugin_name)  # type: ignore[misc]
             name = key(record)
             if name in by_key:
                 other = getattr(by_key[name], "plugin", "?")
@@ -59,11 +70,15 @@ def collect_records(host: PluginHost, hook_name: str, record_type: type[R], *,
     return [by_key[k] for k in sorted(by_key)]
 
 
-def _mark_failed(host: PluginHost, plugin_name: str, hook_name: str, exc: Exception) -> None:
+def report_failure(host: PluginHost, plugin_name: str, where: str, exc: BaseException, outcome: str) -> None:
+    """Say on stderr that `plugin_name` failed in `where` (a hook, a service, a channel) and
+    record it on the plugin's `atomic-agent plugins` row (the first failure is kept)."""
+    print(f"atomic-agent: plugin {plugin_name!r} failed in {where} and {outcome}: "
+          f"{type(exc).__name__}: {exc}", file=sys.stderr)
     report = host.reports.get(plugin_name)
     if report is not None and report.status == "loaded":
         report.status = "failed"
-        report.error = f"{hook_name}: {type(exc).__name__}: {exc}"
+        report.error = f"{where}: {type(exc).__name__}: {exc}"
 
 
 @attrs.frozen
@@ -88,12 +103,24 @@ def call_each_plugin(host: PluginHost, hook_name: str, **kwargs: Any) -> list[Pl
     return answers
 
 
-def call_lifecycle(host: PluginHost, hook_name: str, **kwargs: Any) -> None:
-    """Call a lifecycle hook on every plugin in name order; one failure never stops the rest."""
+def call_each(host: PluginHost, hook_name: str, *, undo: Callable[[], Callable[[], None]] | None = None,
+              **kwargs: Any) -> None:
+    """Call a hook that returns nothing on every plugin in name order; one failure never
+    stops the rest, and the failing plugin is reported (stderr and its `plugins` row).
+
+    `undo`, when given, is called before each plugin and returns what rolls back that
+    plugin's partial effect should it raise (e.g. the commands it added before failing)."""
     caller = getattr(host.pm.hook, hook_name)
     for impl in sorted(caller.get_hookimpls(), key=lambda i: i.plugin_name):
+        rollback = undo() if undo is not None else None
         try:
             impl.function(**{arg: kwargs[arg] for arg in impl.argnames})
         except Exception as exc:
-            print(f"atomic-agent: plugin {impl.plugin_name!r} raised in {hook_name}: "
-                  f"{type(exc).__name__}: {exc}", file=sys.stderr)
+            if rollback is not None:
+                rollback()
+            report_failure(host, impl.plugin_name, hook_name, exc, "was skipped there")
+
+
+def call_lifecycle(host: PluginHost, hook_name: str, **kwargs: Any) -> None:
+    """`runtime_started` / `runtime_stopping` on every plugin in name order (see call_each)."""
+    call_each(host, hook_name, **kwargs)

@@ -1,7 +1,7 @@
 """The one Jinja2 environment factory for prompts (StrictUndefined, no autoescape).
 
 Template search order: `<state>/templates/` (a user's override) > plugin template
-folders > the core's `atomic_agent.templates` package.
+folders (see prompt_assets) > the core's `atomic_agent.templates` package.
 """
 
 from __future__ import annotations
@@ -17,10 +17,11 @@ def core_templates_dir() -> Path:
     return Path(str(resources.files("atomic_agent.templates")))
 
 
-def make_prompt_env(override_dirs: Sequence[Path] = ()) -> Any:
+def make_prompt_env(override_dirs: Sequence[Path] = (), plugin_dirs: Sequence[Path] = ()) -> Any:
     import jinja2
 
-    loaders: list[jinja2.BaseLoader] = [jinja2.FileSystemLoader([str(d) for d in override_dirs if d.is_dir()])]
+    searched = [*override_dirs, *plugin_dirs]
+    loaders: list[jinja2.BaseLoader] = [jinja2.FileSystemLoader([str(d) for d in searched if d.is_dir()])]
     loaders.append(jinja2.FileSystemLoader(str(core_templates_dir())))
     return jinja2.Environment(
         loader=jinja2.ChoiceLoader(loaders),

@@ -29,15 +29,13 @@ def recorded_profile(state_dir: Path, session_id: str) -> ModelProfile:
 
 def rebuild_stable_prefix(state_dir: Path, session_id: str) -> str:
     from atomic_agent.prompt.build_stable_prefix import build_stable_prefix, default_capabilities
-    from atomic_agent.prompt.jinja_env import make_prompt_env
     from atomic_agent.runtime.boot_context import boot
-    from atomic_agent.runtime.prompt_plan import template_override_dirs
     from atomic_agent.runtime.runtime import Runtime
 
     runtime = Runtime(boot(state_dir))
     try:
         session = runtime.sessions.load(session_id)
-        prefix = build_stable_prefix(make_prompt_env(template_override_dirs(state_dir)), runtime.registry,
+        prefix = build_stable_prefix(runtime.prompt_assets.env(), runtime.registry,
                                      default_capabilities(session.working_dir),
                                      max_calls=runtime.config.agent.max_parallel_tool_calls)
     finally:

@@ -2,7 +2,8 @@
 
 Instances are built lazily and cached per id; `set_active(id)` switches the active text
 provider without a restart and closes the one it replaces. No provider kind is named
-here except the local fallback entry that keeps a local-only install working unchanged.
+here: the kind registered with `default_local` (llama-server, by its plugin) is the one a
+config without providers runs on, so a local-only install works with no configuration.
 """
 
 from __future__ import annotations
@@ -14,7 +15,6 @@ from atomic_agent.providers.llm_config import LlmConfig
 from atomic_agent.providers.tool_transport import ENTRY_KEY, ToolTransportError, resolve_tool_transport
 from atomic_agent.records.provider_kind import ProviderKind
 
-LOCAL_KIND = "llama-server"
 LOCAL_ID = "local"
 
 
@@ -22,11 +22,24 @@ class ProviderConfigError(ValueError):
     """A provider entry cannot be built: unknown id or kind, or a transport its kind lacks."""
 
 
-def configured_entries(llm: LlmConfig) -> tuple[list[dict[str, Any]], str]:
+def default_local_kind(kinds: Mapping[str, ProviderKind]) -> str | None:
+    """The name of the kind registered with `default_local`, if a plugin registers one."""
+    claimed = sorted(kind.name for kind in kinds.values() if kind.default_local)
+    if len(claimed) > 1:
+        raise ProviderConfigError(f"provider kinds {', '.join(repr(n) for n in claimed)} all claim to be the "
+                                  "default local kind; disable all but one of their plugins in plugins.disabled")
+    return claimed[0] if claimed else None
+
+
+def configured_entries(llm: LlmConfig, local_kind: str | None) -> tuple[list[dict[str, Any]], str]:
     """(entries, active id). No configured providers means one synthesised local entry."""
     entries = [dict(e) for e in llm.providers]
     if not entries:
-        return [{"id": LOCAL_ID, "kind": LOCAL_KIND}], LOCAL_ID
+        if local_kind is None:
+            raise ProviderConfigError("llm.providers is empty and no installed plugin offers a default local "
+                                      "provider (is the llama_server plugin disabled?); add a provider entry "
+                                      "or enable that plugin")
+        return [{"id": LOCAL_ID, "kind": local_kind}], LOCAL_ID
     return entries, llm.active_text_provider or entries[0]["id"]
 
 
@@ -35,7 +48,8 @@ class ProviderRegistry:
         self.kinds = dict(kinds)
         self.llm = llm
         self.runtime = runtime
-        entries, active = configured_entries(llm)
+        self.local_kind = default_local_kind(self.kinds)
+        entries, active = configured_entries(llm, self.local_kind)
         self._entries: dict[str, dict[str, Any]] = {e["id"]: e for e in entries}
         self._order = [e["id"] for e in entries]
         self._active = active
@@ -75,8 +89,8 @@ class ProviderRegistry:
             raise ProviderConfigError(str(exc)) from None
 
     def local_id(self) -> str | None:
-        """The first configured llama-server entry (the `appendLocal` last resort), if any."""
-        return next((pid for pid in self._order if self._entries[pid]["kind"] == LOCAL_KIND), None)
+        """The first configured entry of the default local kind (the `appendLocal` last resort), if any."""
+        return next((pid for pid in self._order if self._entries[pid]["kind"] == self.local_kind), None)
 
     # -- instances ----------------------------------------------------------------------------
     def get(self, provider_id: str) -> Any:

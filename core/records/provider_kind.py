@@ -25,6 +25,10 @@ class ProviderKind:
     `entry` is the provider's config mapping (`llm.providers[]` item, or the synthesised
     local entry); `runtime` is the RuntimeView. The returned object implements the
     provider protocol in :mod:`atomic_agent.llm.provider_protocol`.
+
+    `default_local` marks the kind a config without `llm.providers` runs on (one entry
+    `{"id": "local", "kind": <it>}` is synthesised) and whose entries are the fallback
+    chain's local last resort; at most one installed kind may claim it.
     """
 
     name: str
@@ -32,3 +36,4 @@ class ProviderKind:
     capabilities: ProviderCapabilities
     summary: str = ""
     plugin: str = ""
+    default_local: bool = False

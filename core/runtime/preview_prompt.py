@@ -14,7 +14,7 @@ import attrs
 from atomic_agent.llm.detect_profile import detect_profile
 from atomic_agent.prompt.build_prompt import build_prompt
 from atomic_agent.prompt.estimate_tokens import estimate_tokens
-from atomic_agent.runtime.prompt_plan import PROFILE_ENV, PromptPlan, template_override_dirs
+from atomic_agent.runtime.prompt_plan import PROFILE_ENV, PromptPlan
 from atomic_agent.sessions.session_state import SessionState
 from atomic_agent.sessions.transcript_entry import TURN_STARTED, USER, TranscriptEntry
 
@@ -34,12 +34,10 @@ async def _plan(runtime: Any) -> tuple[PromptPlan, str]:
         return await runtime.prompt_plan(), ""
     except Exception as exc:  # no server: still show the prompt, say so
         from atomic_agent.grammar.build_grammar import build_tool_call_grammar
-        from atomic_agent.prompt.jinja_env import make_prompt_env
-
         profile = detect_profile(None, None, runtime.environ.get(PROFILE_ENV))
         max_calls = runtime.config.agent.max_parallel_tool_calls
         plan = PromptPlan(profile=profile, grammar=build_tool_call_grammar(runtime.registry.names(), profile, max_calls),
-                          n_ctx=None, n_predict=512, env=make_prompt_env(template_override_dirs(runtime.state_dir)),
+                          n_ctx=None, n_predict=512, env=runtime.prompt_assets.env(),
                           registry=runtime.registry, max_calls=max_calls)
         return plan, f"server unreachable ({type(exc).__name__}: {exc}); profile and token counts are guesses"
 

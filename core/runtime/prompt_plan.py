@@ -14,7 +14,6 @@ from atomic_agent.grammar.build_grammar import build_tool_call_grammar
 from atomic_agent.llm.detect_profile import detect_profile
 from atomic_agent.llm.model_profile import ModelProfile
 from atomic_agent.prompt.build_stable_prefix import build_stable_prefix, default_capabilities
-from atomic_agent.prompt.jinja_env import make_prompt_env
 from atomic_agent.tools.tool_registry import ToolRegistry
 
 PROFILE_ENV = "ATOMIC_AGENT_MODEL_PROFILE"
@@ -42,11 +41,7 @@ class PromptPlan:
         return self._prefixes[working_dir]
 
 
-def template_override_dirs(state_dir: Path) -> list[Path]:
-    return [state_dir / "templates"]
-
-
-async def plan_prompt(provider: Any, registry: ToolRegistry, config: AppConfig, state_dir: Path,
+async def plan_prompt(provider: Any, registry: ToolRegistry, config: AppConfig, env: Any,
                       environ: Mapping[str, str]) -> PromptPlan:
     facts = await provider.describe()
     profile = detect_profile(facts.get("chat_template"), facts.get("model_alias"), environ.get(PROFILE_ENV))
@@ -57,6 +52,6 @@ async def plan_prompt(provider: Any, registry: ToolRegistry, config: AppConfig, 
         grammar = build_tool_call_grammar(registry.names(), profile, max_calls)
     seed = environ.get(SEED_ENV)
     return PromptPlan(profile=profile, grammar=grammar, n_ctx=n_ctx, n_predict=int(getattr(provider, "max_tokens", 512)),
-                      env=make_prompt_env(template_override_dirs(state_dir)), registry=registry, max_calls=max_calls,
+                      env=env, registry=registry, max_calls=max_calls,
                       temperature=float(getattr(provider, "temperature", 0.2)),
                       seed=int(seed) if seed and seed.lstrip("-").isdigit() else None)

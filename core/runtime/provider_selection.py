@@ -1,6 +1,7 @@
 """Compose the runtime's text provider: registry (kinds + `llm` entries) behind the fallback seam.
 
-With no `llm` block in config.json, one local llama-server entry is synthesised, so a
+With no `llm` block in config.json, one entry of the default local kind (llama-server,
+registered so by its plugin) is synthesised, so a
 local-only install needs no provider configuration at all and its chain is that one link.
 """
 
@@ -15,10 +16,10 @@ from atomic_agent.llm.model_profile import PLAIN_TEXT_PROFILE, ModelProfile
 from atomic_agent.plugin_host.collect_registrations import collect_records
 from atomic_agent.plugin_host.plugin_host import PluginHost
 from atomic_agent.providers.llm_config_reader import read_llm_config
-from atomic_agent.providers.provider_registry import LOCAL_KIND, ProviderConfigError, ProviderRegistry
+from atomic_agent.providers.provider_registry import ProviderConfigError, ProviderRegistry
 from atomic_agent.records.provider_kind import ProviderKind
 
-__all__ = ["LOCAL_KIND", "NoProviderError", "build_provider_registry", "build_runtime_provider", "provider_kinds"]
+__all__ = ["NoProviderError", "build_provider_registry", "build_runtime_provider", "provider_kinds"]
 
 NoProviderError = ProviderConfigError  # the name earlier callers caught
 

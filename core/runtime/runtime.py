@@ -19,12 +19,16 @@ from atomic_agent.approval.approval_gate import ApprovalGate, AskHost
 from atomic_agent.config.app_config import AppConfig
 from atomic_agent.plugin_host.collect_registrations import call_lifecycle, collect_records
 from atomic_agent.plugin_host.plugin_host import PluginHost
+from atomic_agent.prompt.prompt_assets import PromptAssets
 from atomic_agent.records.approval_category import ApprovalCategory
-from atomic_agent.metrics.metrics_registry import MetricsRegistry
 from atomic_agent.prompt.estimate_tokens import estimate_tokens
 from atomic_agent.records.memory_phase import MemoryPhase, PromptSection, TurnStart, fit_sections
 from atomic_agent.records.tool_spec import ToolSpec
+from atomic_agent.plugin_host.service_registry import ServiceRegistry
+from atomic_agent.records.channel_spec import ChannelSpec
 from atomic_agent.runtime.boot_context import BootContext
+from atomic_agent.runtime.channel_runner import ChannelRunner
+from atomic_agent.runtime.consolidation_tick import ConsolidationTick
 from atomic_agent.runtime.prompt_plan import PromptPlan, plan_prompt
 from atomic_agent.runtime.provider_selection import build_runtime_provider
 from atomic_agent.runtime.tool_choice import check_tool_choice
@@ -57,14 +61,24 @@ class Runtime:
                  environ: dict[str, str] | None = None) -> None:
         self.boot = boot
         self.host: PluginHost = boot.host
-        self._services: dict[str, Any] = {"state_dir": boot.state_dir, "metrics": MetricsRegistry()}
         self.environ = dict(os.environ if environ is None else environ)
-        self.registry = ToolRegistry(collect_records(self.host, "register_tools", ToolSpec, runtime=self))
+        # the services every registration hook may ask for exist before the first one runs;
+        # only tool_registry waits for register_tools (see hookspecs)
+        self.prompt_assets = PromptAssets.for_host(boot.state_dir, self.host)
+        self._services: dict[str, Any] = {"state_dir": boot.state_dir, "prompt_assets": self.prompt_assets}
+        self.plugin_services = ServiceRegistry(self.host)
         categories = collect_records(self.host, "register_approval_categories", ApprovalCategory)
         self.gate = ApprovalGate(categories, self.config.agent.approval_level, ask,
                                  audit=ApprovalAuditLog(audit_path(boot.state_dir)))
+        self.turns = TurnController()
+        self._services.update({"approval_gate": self.gate, "turn_controller": self.turns})
+        self.registry = ToolRegistry(collect_records(self.host, "register_tools", ToolSpec, runtime=self))
+        self._services["tool_registry"] = self.registry
         self.memory_phases = sorted(collect_records(self.host, "register_memory_phases", MemoryPhase, runtime=self),
                                     key=lambda p: (p.order, p.name))
+        self.channels = ChannelRunner(self.host, collect_records(self.host, "register_channels", ChannelSpec,
+                                                                 runtime=self))
+        self.consolidation = ConsolidationTick(self.memory_phases, self.config.agent.consolidation_interval_s)
         self._provider = provider
         self.session_backend: SessionBackend = DEFAULT_BACKEND  # where sessions, turns and steers live
         self._sessions: SessionRepository | None = None
@@ -73,12 +87,23 @@ class Runtime:
         self._salt: str | None = None
         self._traces = TraceRecorders(boot.state_dir, lambda: self.config.tracing)
         self._background: set[asyncio.Task[Any]] = set()
-        self.turns = TurnController()
+        self._started = False
         self.inbox = SteeringInbox()
         self.compactor = SessionCompactor(self)  # issue 5 item 8: one shared compaction per session
-        self._services.update({"approval_gate": self.gate, "tool_registry": self.registry,
-                               "turn_controller": self.turns})
         call_lifecycle(self.host, "runtime_started", runtime=self)
+
+    async def start(self) -> None:
+        """Start what runs beside the turns: the channels (after `runtime_started`) and the
+        consolidation tick. `create_runtime` calls it; calling it again does nothing."""
+        if self._started:
+            return
+        self._started = True
+        await self.channels.start_all(self)
+        self.consolidation.start()
+
+    async def consolidate_now(self) -> dict[str, str]:
+        """Run one consolidation tick now (after the one in progress, if any); each phase's outcome."""
+        return await self.consolidation.run_once()
 
     # -- RuntimeView ----------------------------------------------------------------------
     @property
@@ -90,23 +115,16 @@ class Runtime:
         return self.boot.state_dir
 
     def service(self, name: str) -> Any:
+        """A core service (state_dir, prompt_assets, approval_gate, turn_controller, sessions,
+        tool_registry)
+        or one a plugin provides (built on first use). ServiceNotFoundError (a KeyError) when
+        none is, ServiceConflictError when two plugins provide it, ServiceUnavailableError
+        when its factory failed."""
+        if name in self._services:
+            return self._services[name]
         if name == "sessions":
             return self.sessions
-        if name == "embeddings":
-            return self.embeddings
-        return self._services[name]
-
-    @property
-    def embeddings(self) -> Any:
-        """The `llm.activeEmbeddingProvider` registry, built on first use (memory phases ask for it)."""
-        if "embeddings" not in self._services:
-            from atomic_agent.embeddings.embedding_registry import EmbeddingRegistry
-            from atomic_agent.providers.llm_config_reader import read_llm_config
-            from atomic_agent.runtime.provider_selection import provider_kinds
-
-            self._services["embeddings"] = EmbeddingRegistry(provider_kinds(self.host),
-                                                             read_llm_config(self.config), self)
-        return self._services["embeddings"]
+        return self.plugin_services.get(name, self)
 
     # -- lazily built pieces ----------------------------------------------------------------
     @property
@@ -143,7 +161,8 @@ class Runtime:
     async def prompt_plan(self, refresh: bool = False) -> PromptPlan:
         """Profile, grammar, n_ctx and template env; asks the provider once (server facts)."""
         if self._plan is None or refresh:
-            self._plan = await plan_prompt(self.provider, self.registry, self.config, self.state_dir, self.environ)
+            self._plan = await plan_prompt(self.provider, self.registry, self.config, self.prompt_assets.env(),
+                                           self.environ)
         return self._plan
 
     def trace_for(self, session_id: str) -> TraceRecorder:
@@ -275,6 +294,9 @@ class Runtime:
         return await self.compactor.compact(session_id)
 
     async def close(self) -> None:
+        # nothing new arrives once the channels and the tick are down
+        await self.channels.stop_all()
+        await self.consolidation.stop()
         self.inbox.clear_all()
         self.compactor.cancel_all()  # issue 5 item 8: no compact() caller waits for ever
         if self._lifecycle is not None:
@@ -282,12 +304,7 @@ class Runtime:
         if self._background:
             await asyncio.gather(*self._background, return_exceptions=True)
         call_lifecycle(self.host, "runtime_stopping", runtime=self)
-        try:
-            from atomic_agent.metrics.metrics_file import flush_metrics
-
-            flush_metrics(self._services["metrics"], self.state_dir)
-        except Exception as exc:  # metrics are observability: never fail shutdown over them
-            print(f"atomic-agent: metrics were not saved: {type(exc).__name__}: {exc}", file=sys.stderr)
+        await self.plugin_services.close()
         if self._provider is not None:
             await self._provider.close()
         if self._lifecycle is not None:
@@ -302,4 +319,6 @@ async def create_runtime(state_dir: str | Path | None = None, *, provider: Any =
     from atomic_agent.runtime.boot_context import boot
 
     ctx = boot_context or boot(state_dir)
-    return Runtime(ctx, provider=provider, ask=ask, environ=environ)
+    runtime = Runtime(ctx, provider=provider, ask=ask, environ=environ)
+    await runtime.start()
+    return runtime

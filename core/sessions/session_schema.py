@@ -1,12 +1,11 @@
-"""Migrations of sessions.sqlite: functions named m00N_..., never renamed or reordered."""
+"""Migrations of sessions.sqlite: functions named m00N_..., never renamed or reordered
+(applied by storage.sqlite_migrations)."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
-
 import sqlite_utils
 
-from atomic_agent.storage.sqlite_transaction import transaction
+from atomic_agent.storage.sqlite_migrations import Migration
 
 
 def m001_initial(db: sqlite_utils.Database) -> None:
@@ -64,15 +63,4 @@ def m003_steer_handed_back(db: sqlite_utils.Database) -> None:
         db.execute("ALTER TABLE steer_queue ADD COLUMN handed_back TEXT")
 
 
-MIGRATIONS: list[Callable[[sqlite_utils.Database], None]] = [m001_initial, m002_turn_ledger, m003_steer_handed_back]
-
-
-def migrate(db: sqlite_utils.Database) -> None:
-    """Apply every migration not yet recorded in `_migrations` (idempotent)."""
-    db["_migrations"].create({"name": str, "applied_at": str}, pk="name", if_not_exists=True)
-    done = {row["name"] for row in db["_migrations"].rows}
-    for step in MIGRATIONS:
-        if step.__name__ not in done:
-            step(db)  # each step is idempotent (IF NOT EXISTS), so a crash here is re-run safely
-            with transaction(db.conn):
-                db.execute("insert into _migrations (name, applied_at) values (?, datetime('now'))", [step.__name__])
+MIGRATIONS: list[Migration] = [m001_initial, m002_turn_ledger, m003_steer_handed_back]

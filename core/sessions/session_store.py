@@ -20,13 +20,14 @@ import attrs
 
 from atomic_agent.sessions.session_database import RawRow
 from atomic_agent.sessions.session_state import SessionState
-from atomic_agent.sessions.session_timestamps import now_iso
 from atomic_agent.sessions.store_errors import SessionNotFoundError, SessionStoreError, explain_write_failures
 from atomic_agent.sessions.transcript_entry import TOOL_RESULT, TURN_FINISHED, TURN_STARTED, TranscriptEntry
 from atomic_agent.sessions.writer_guard import TurnGuard, require_running
+from atomic_agent.storage.sqlite_file import Durability, open_sqlite
 from atomic_agent.storage.sqlite_transaction import transaction
+from atomic_agent.storage.store_clock import now_iso
 
-__all__ = ["SESSIONS_FILE", "SessionNotFoundError", "SessionStore", "SessionStoreError", "now_iso"]
+__all__ = ["SESSIONS_FILE", "SessionNotFoundError", "SessionStore", "SessionStoreError"]
 
 SESSIONS_FILE = "sessions.sqlite"
 ENTRY_COLUMNS = ("session_id", "seq", "turn_index", "kind", "text", "tool", "args", "status", "reason",
@@ -52,15 +53,19 @@ class SessionStore:
     def __init__(self, state_dir: Path) -> None:
         import sqlite_utils
 
-        from atomic_agent.sessions.session_schema import migrate
+        from atomic_agent.sessions.session_schema import MIGRATIONS
+        from atomic_agent.storage.sqlite_migrations import migrate
 
         self.path = state_dir / SESSIONS_FILE
         try:
-            conn = sqlite3.connect(self.path, timeout=5.0, isolation_level=None, check_same_thread=False)
-            conn.execute("PRAGMA journal_mode=WAL")
-            conn.execute("PRAGMA synchronous=FULL")
+            # FULL: what is written here was acknowledged to someone (accepted turns and steers)
+            conn = open_sqlite(self.path, Durability.FULL)
             self.db = sqlite_utils.Database(conn)
-            migrate(self.db)
+            try:
+                migrate(self.db, MIGRATIONS)
+            except BaseException:
+                conn.close()
+                raise
         except sqlite3.DatabaseError as exc:
             raise SessionStoreError(
                 f"{self.path} cannot be used as a session database ({exc}); it was left untouched. "

@@ -10,6 +10,8 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
+from atomic_agent.storage.sqlite_file import is_lock_error
+
 
 class SessionNotFoundError(LookupError):
     def __init__(self, session_id: str) -> None:
@@ -43,13 +45,12 @@ def explain_write_failures(path: Path) -> Iterator[None]:
     try:
         yield
     except sqlite3.OperationalError as exc:
-        text = str(exc).lower()
-        if "locked" in text or "busy" in text:
+        if is_lock_error(exc):
             raise SessionStoreLockedError(
                 f"{path} is locked by another process (it held the write lock past the busy timeout); "
                 "nothing was written and everything accepted earlier is intact. Retry, or stop the other "
                 "atomic-agent process using this state directory") from exc
-        if "full" in text:
+        if "full" in str(exc).lower():
             raise SessionStoreFullError(
                 f"{path} cannot grow: the disk or the database size limit is full; nothing was written and "
                 "everything accepted earlier is intact. Free some space and retry") from exc

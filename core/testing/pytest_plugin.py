@@ -4,8 +4,9 @@
 - ``register_plugin``: ``register_plugin(obj, name)`` adds an in-process plugin to that
   host and removes it when the test ends, pass or fail.
 - ``agent_state_dir``: an empty state dir, also exported as ``ATOMIC_AGENT_STATE_DIR``.
-- ``llama_server``: a real llama-server with the starter model (session scope; builds
-  or reuses the cached binary and fails loudly when it cannot).
+
+The ``llama_server`` fixture (a real llama-server) belongs to the llama_server plugin and is
+installed by its own pytest11 entry point (``atomic_agent.plugins.llama_server.testing.llama_fixture``).
 """
 
 from __future__ import annotations
@@ -17,10 +18,6 @@ import pytest
 
 from atomic_agent.plugin_host.plugin_host import PluginHost
 from atomic_agent.plugin_host.plugin_report import PluginReport
-# the fixture and its marker hooks, registered once for the whole run: a conftest importing
-# `llama_server` again would define a second session fixture and start a second server
-from atomic_agent.testing.llama_fixture import llama_server  # noqa: F401  (re-exported fixture)
-from atomic_agent.testing.llama_fixture import pytest_collection_modifyitems, pytest_configure  # noqa: F401
 from atomic_agent.testing.plugin_kit import fresh_plugin_host
 
 

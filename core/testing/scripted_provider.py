@@ -2,18 +2,18 @@
 
 It records every request, streams each answer in small chunks, and can raise a scripted
 error instead of answering. For end-to-end tests use the real llama-server fixture or
-the FakeLlamaServer over HTTP instead.
+the llama_server plugin's FakeLlamaServer over HTTP instead.
 """
 
 from __future__ import annotations
 
 import asyncio
 import json
+import os
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
 from atomic_agent.llm.completion import Completion, CompletionRequest
-from atomic_agent.testing.fake_llama_script import common_prefix_length
 from atomic_agent.records.provider_kind import ProviderCapabilities
 
 ScriptItem = Any  # str | Completion | BaseException | Callable[[CompletionRequest], Any]
@@ -52,7 +52,7 @@ class ScriptedProvider:
         if isinstance(item, BaseException):
             raise item
         completion = item if isinstance(item, Completion) else Completion(content=str(item), tokens_predicted=len(str(item)) // 4)
-        common = common_prefix_length(self._prev_prompt, request.prompt)
+        common = len(os.path.commonprefix([self._prev_prompt, request.prompt]))
         self._prev_prompt = request.prompt
         completion = Completion(**{**_fields(completion), "cache_n": common // 4,
                                    "prompt_n": (len(request.prompt) - common) // 4, "slot_id": request.slot_id})

@@ -11,13 +11,5 @@ class InvalidSessionIdError(TraceError, ValueError):
     """A session id that cannot be used as a trace file name."""
 
 
-class TraceNotFoundError(TraceError):
-    """No trace file for the session id asked for."""
-
-
 class SaltFileError(TraceError):
     """The salt file exists but cannot be used."""
-
-
-class ReplayUnavailableError(TraceError):
-    """`trace replay` cannot rebuild or compare the stable prefix here."""

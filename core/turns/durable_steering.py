@@ -18,8 +18,7 @@ import sqlite3
 from collections.abc import Callable, Sequence
 
 from atomic_agent.sessions.session_store import SessionStore
-from atomic_agent.sessions.session_timestamps import now_iso
-from atomic_agent.testing.chaos_mutants import mutant_on, split_claim  # test-only chaos mutants
+from atomic_agent.storage.store_clock import now_iso
 from atomic_agent.turns.turn_states import QueuedSteer
 
 __all__ = ["QueuedSteer", "SteerQueue"]
@@ -44,7 +43,6 @@ class SteerQueue:
         `record` raises, nothing is claimed and the steers stay queued."""
         if not steer_ids:
             return []
-        if mutant_on("split_claim"): return split_claim(self, steer_ids, record)  # noqa: E701 test-only chaos mutant
         with self.store.write() as conn:
             texts = self.claim(conn, steer_ids)
             if texts:

@@ -20,7 +20,6 @@ import attrs
 
 from atomic_agent.agent import agent_events as ev
 from atomic_agent.agent.agent_loop import TurnResult
-from atomic_agent.testing.chaos_mutants import mutant_on, rerun_non_durable  # test-only chaos mutants
 from atomic_agent.turns.owed_answers import admit_continuations
 from atomic_agent.turns.turn_states import ticket_of
 from atomic_agent.turns.turn_recovery import recover_ledger
@@ -49,8 +48,6 @@ async def recover_after_restart(runtime: Runtime, resume: bool, sink: ev.EventSi
     lifecycle = runtime.lifecycle
     found = recover_ledger(lifecycle.ledger, lifecycle.steers, lifecycle.lease.is_alive, resume)
     settled = 0
-    for session_id in dict.fromkeys(t.session_id for t in found.interrupted):
-        if mutant_on("rerun_non_durable"): await rerun_non_durable(runtime, session_id)  # noqa: E701 test-only chaos mutant
     # every interrupted turn not yet marked settled, not only those found now: a crash between
     # interrupting a turn and settling its calls must not leave them owed for ever
     for turn in lifecycle.ledger.unsettled_interruptions():

@@ -14,7 +14,7 @@ from typing import Any
 
 from atomic_agent.sessions.session_state import SessionState
 from atomic_agent.sessions.session_store import SessionStore
-from atomic_agent.sessions.session_timestamps import now_iso
+from atomic_agent.storage.store_clock import now_iso
 from atomic_agent.sessions.store_errors import SessionNotFoundError
 from atomic_agent.sessions.transcript_entry import TURN_STARTED, USER, TranscriptEntry
 from atomic_agent.sessions.writer_guard import TurnGuard

@@ -26,7 +26,6 @@ from atomic_agent.runtime.turn_controller import ORIGINS, SubmissionCancelledErr
 from atomic_agent.sessions.session_database import SessionRepository
 from atomic_agent.sessions.session_state import SessionState
 from atomic_agent.sessions.transcript_entry import TranscriptEntry
-from atomic_agent.testing.chaos_mutants import ack_before_commit, mutant_on  # test-only chaos mutants
 from atomic_agent.turns.finalize_turn import finalize_or_interrupt
 from atomic_agent.turns.lane_pause import LanePause
 from atomic_agent.turns.session_backends import DEFAULT_BACKEND, SessionBackend
@@ -126,7 +125,6 @@ class TurnLifecycle:
     async def run(self, text: str, session_id: str, origin: str, sink: ev.EventSink,
                   cancelled: asyncio.Event | None, execute: ExecuteTurn,
                   resend_steer_id: str | None = None) -> TurnResult:
-        if mutant_on("ack_before_commit"): return await ack_before_commit(self, text, session_id, origin, sink, cancelled, execute)  # noqa: E701 test-only chaos mutant
         ticket = self.admit(session_id, text, origin, resend_steer_id)  # durable before anyone hears of it
         sink(ev.event(ev.TURN_QUEUED, sessionId=session_id, turnId=ticket.turn_id, position=ticket.position,
                       origin=origin))

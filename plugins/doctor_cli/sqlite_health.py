@@ -13,6 +13,8 @@ from pathlib import Path
 
 import attrs
 
+from atomic_agent.api import is_lock_error, open_sqlite_read_only
+
 OK, MISSING, CORRUPT, LOCKED = "ok", "missing", "corrupt", "locked"
 COMPANIONS = ("-wal", "-shm")
 
@@ -25,17 +27,12 @@ class FileHealth:
     rows: dict[str, int] = attrs.field(factory=dict)  # table -> row count (ok files only)
 
 
-def _is_lock_error(exc: sqlite3.Error) -> bool:
-    text = str(exc).lower()
-    return "locked" in text or "busy" in text
-
-
 def check_sqlite_file(path: Path) -> FileHealth:
     """Open `path` read-only and run SQLite's quick_check; count the rows of each table."""
     if not path.exists():
         return FileHealth(path, MISSING, "not created yet (it is made on first use)")
     try:
-        conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True, timeout=2.0)
+        conn = open_sqlite_read_only(path)
     except sqlite3.Error as exc:
         return FileHealth(path, CORRUPT, f"cannot be opened: {exc}")
     try:
@@ -47,7 +44,7 @@ def check_sqlite_file(path: Path) -> FileHealth:
         rows = {name: int(conn.execute(f'select count(*) from "{name}"').fetchone()[0]) for name in tables}
         return FileHealth(path, OK, "quick_check ok", rows)
     except sqlite3.Error as exc:
-        if _is_lock_error(exc):
+        if is_lock_error(exc):
             return FileHealth(path, LOCKED, f"locked by another process ({exc}); try again when it is idle")
         return FileHealth(path, CORRUPT, str(exc))
     finally:

@@ -46,7 +46,8 @@ def register_providers() -> Iterable[Any]:
 
     return [ProviderKind(name="llama-server", factory=_local_provider,
                          capabilities=ProviderCapabilities(transport="grammar", slot_affinity=True),
-                         summary="A local llama.cpp llama-server over HTTP (GBNF tool calls, KV-cache slots)."),
+                         summary="A local llama.cpp llama-server over HTTP (GBNF tool calls, KV-cache slots).",
+                         default_local=True),
             ProviderKind(name="llama-server-embeddings", factory=_embedding_provider,
                          capabilities=ProviderCapabilities(transport="grammar", embeddings=True),
                          summary="Vectors from a llama-server started with --embeddings (its /embedding route).")]

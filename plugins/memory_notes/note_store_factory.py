@@ -1,13 +1,17 @@
-"""The one place the plugin builds its NoteStore: the runtime's shared database, this
-block's limits, the runtime's metrics."""
+"""The one place the plugin reaches its notes: the `memory` service (the memory plugin owns
+memory.sqlite) with this block's limits."""
 
 from __future__ import annotations
 
 from typing import Any
 
+MEMORY_SERVICE = "memory"
+
+
+def memory_of(runtime: Any) -> Any:
+    """The runtime's `memory` service: stores, their error types and the metrics sink."""
+    return runtime.service(MEMORY_SERVICE)
+
 
 def note_store_for(runtime: Any, cfg: Any) -> Any:
-    from atomic_agent.api import NoteStore, memory_database_for, metrics_of
-
-    return NoteStore(memory_database_for(runtime), max_entries=cfg.max_entries,
-                     max_content_chars=cfg.max_content_chars, metrics=metrics_of(runtime))
+    return memory_of(runtime).note_store(max_entries=cfg.max_entries, max_content_chars=cfg.max_content_chars)

@@ -13,12 +13,12 @@ PHASE_ORDER = 20  # after the profile
 
 
 def notes_phase(runtime: Any, cfg: Any) -> Any:
-    from atomic_agent.api import MemoryPhase, PromptSection, capped_lines, estimate_tokens, metrics_of
+    from atomic_agent.api import MemoryPhase, PromptSection, capped_lines, estimate_tokens
 
-    from .note_store_factory import note_store_for
+    from .note_store_factory import memory_of, note_store_for
     from .recall_prefetch import RecallPrefetch
 
-    prefetch = RecallPrefetch(lambda: note_store_for(runtime, cfg), cfg, metrics_of(runtime))
+    prefetch = RecallPrefetch(lambda: note_store_for(runtime, cfg), cfg, lambda: memory_of(runtime).metrics)
 
     def before_turn(start: Any) -> None:
         prefetch.prefetch(start.session_id, start.user_text, start.working_dir)

@@ -52,18 +52,18 @@ def _full(note: Any) -> str:
 
 
 def notes_tool_specs(runtime: Any, cfg: Any) -> list[Any]:
-    from atomic_agent.api import MemoryStoreError, ResourceClass, Tier, ToolResult, ToolSpec, metrics_of
+    from atomic_agent.api import ResourceClass, Tier, ToolResult, ToolSpec
 
-    from .note_store_factory import note_store_for
-
-    metrics = metrics_of(runtime)
+    from .note_store_factory import memory_of, note_store_for
 
     def guarded(fn: Callable[[Mapping[str, Any], Any], Any]) -> Callable[[Mapping[str, Any], Any], Awaitable[Any]]:
         async def run(args: Mapping[str, Any], ctx: Any) -> Any:
             try:
                 return fn(args, ctx)
-            except MemoryStoreError as exc:  # validation, lock and refusal errors are results, not crashes
-                return ToolResult.error(str(exc), errorType=type(exc).__name__)
+            except Exception as exc:
+                if isinstance(exc, memory_of(runtime).StoreError):  # validation, lock, refusal: results, not crashes
+                    return ToolResult.error(str(exc), errorType=type(exc).__name__)
+                raise
         return run
 
     def store(args: Mapping[str, Any], ctx: Any) -> Any:
@@ -91,6 +91,7 @@ def notes_tool_specs(runtime: Any, cfg: Any) -> list[Any]:
         working_dir = args.get("workingDir") or str(ctx.working_dir)
         started = time.perf_counter()
         hits = notes.recall(query, k, working_dir=working_dir, scope=args.get("scope"))
+        metrics = memory_of(runtime).metrics
         metrics.observe(RECALL_LATENCY_METRIC, (time.perf_counter() - started) * 1000, source="tool")
         metrics.inc(RECALL_METRIC, source="tool", outcome="hit" if hits else "miss")
         if not hits:

@@ -30,7 +30,7 @@ class RecallSnapshot:
 
 
 class RecallPrefetch:
-    def __init__(self, store: Callable[[], Any], cfg: Any, metrics: Any) -> None:
+    def __init__(self, store: Callable[[], Any], cfg: Any, metrics: Callable[[], Any]) -> None:
         self._store = store
         self._cfg = cfg
         self._metrics = metrics
@@ -43,10 +43,11 @@ class RecallPrefetch:
         if inject.enabled and user_text.strip():
             started = time.perf_counter()
             recalled = tuple(h.note for h in store.recall(user_text, inject.k, working_dir=working_dir))
-            self._metrics.observe(RECALL_LATENCY_METRIC, (time.perf_counter() - started) * 1000, source="section")
-            self._metrics.inc(RECALL_METRIC, source="section", outcome="hit" if recalled else "miss")
+            metrics = self._metrics()
+            metrics.observe(RECALL_LATENCY_METRIC, (time.perf_counter() - started) * 1000, source="section")
+            metrics.inc(RECALL_METRIC, source="section", outcome="hit" if recalled else "miss")
             if recalled:
-                self._metrics.inc(RECALL_HITS_METRIC, len(recalled), source="section")
+                metrics.inc(RECALL_HITS_METRIC, len(recalled), source="section")
         pointers: tuple[Any, ...] = ()
         if index.enabled:
             pointers = tuple(store.recent(index.limit, working_dir=working_dir, exclude_ids=[n.id for n in recalled]))

@@ -47,9 +47,3 @@ def register_memory_phases(runtime: Any) -> Iterable[Any]:
 
     return [profile_phase(runtime, cfg)]
 
-
-@hookimpl
-def runtime_stopping(runtime: Any) -> None:
-    from atomic_agent.api import release_memory_database
-
-    release_memory_database(runtime)

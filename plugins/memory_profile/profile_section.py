@@ -6,6 +6,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 HEADING = "profile"
+MEMORY_SERVICE = "memory"  # memory.sqlite belongs to the memory plugin
 PHASE_ORDER = 10  # first of the memory sections: the most stable of them
 
 
@@ -26,11 +27,10 @@ def render_profile(facts: Sequence[Any], user_text: str, max_tokens: int, gate: 
 
 
 def profile_phase(runtime: Any, cfg: Any) -> Any:
-    from atomic_agent.api import (MemoryPhase, ProfileStore, PromptSection, estimate_tokens, memory_database_for,
-                                  metrics_of)
+    from atomic_agent.api import MemoryPhase, PromptSection, estimate_tokens
 
     def sections(session_id: str, user_text: str) -> list[Any]:
-        store = ProfileStore(memory_database_for(runtime), metrics_of(runtime))
+        store = runtime.service(MEMORY_SERVICE).profile_store()
         body = render_profile(store.list(), user_text, cfg.max_tokens, cfg.contextual_keyword_gate, estimate_tokens)
         if not body:
             return []

@@ -36,18 +36,21 @@ def history_line(fact: Any) -> str:
 
 
 def profile_tool_specs(runtime: Any) -> list[Any]:
-    from atomic_agent.api import (MemoryStoreError, ProfileStore, ResourceClass, Tier, ToolResult, ToolSpec,
-                                  memory_database_for, metrics_of)
+    from atomic_agent.api import ResourceClass, Tier, ToolResult, ToolSpec
+
+    from .profile_section import MEMORY_SERVICE
 
     def store() -> Any:
-        return ProfileStore(memory_database_for(runtime), metrics_of(runtime))
+        return runtime.service(MEMORY_SERVICE).profile_store()
 
     def guarded(fn: Callable[[Mapping[str, Any]], ToolResult]) -> Callable[[Mapping[str, Any], Any], Awaitable[Any]]:
         async def run(args: Mapping[str, Any], ctx: Any) -> Any:
             try:
                 return fn(args)
-            except MemoryStoreError as exc:  # validation, lock and refusal errors are results, not crashes
-                return ToolResult.error(str(exc), errorType=type(exc).__name__)
+            except Exception as exc:
+                if isinstance(exc, runtime.service(MEMORY_SERVICE).StoreError):  # validation, lock, refusal: results
+                    return ToolResult.error(str(exc), errorType=type(exc).__name__)
+                raise
         return run
 
     def set_fact(args: Mapping[str, Any]) -> Any:

@@ -41,9 +41,3 @@ def register_memory_phases(runtime: Any) -> Iterable[Any]:
     return [MemoryPhase(name="memory-reflection", order=PHASE_ORDER, after_turn=runner.after_turn,
                         before_turn=runner.before_turn)]
 
-
-@hookimpl
-def runtime_stopping(runtime: Any) -> None:
-    from atomic_agent.api import release_memory_database
-
-    release_memory_database(runtime)

@@ -1,16 +1,14 @@
-"""The reflection GBNF grammar, read from the `atomic_agent.grammars` package data."""
+"""The reflection GBNF grammar: this plugin's `grammars/reflection.gbnf`, found through the
+runtime's `prompt_assets` (a user's `<state>/grammars/reflection.gbnf` wins)."""
 
 from __future__ import annotations
 
-from functools import lru_cache
+from typing import Any
 
 GRAMMAR_FILE = "reflection.gbnf"
 
 
-@lru_cache(maxsize=1)
-def reflection_grammar() -> str:
+def reflection_grammar(assets: Any) -> str:
     """The grammar text without comment lines (byte-stable across calls)."""
-    from importlib import resources
-
-    text = (resources.files("atomic_agent.grammars") / GRAMMAR_FILE).read_text(encoding="utf-8")
+    text = assets.grammar(GRAMMAR_FILE)
     return "\n".join(line for line in text.splitlines() if line.strip() and not line.lstrip().startswith("#")) + "\n"

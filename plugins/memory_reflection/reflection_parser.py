@@ -16,6 +16,7 @@ by the same validators the tools use, when they are written.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 
 import attrs
 
@@ -71,9 +72,8 @@ def _markers(body: str) -> dict[str, str] | None:
     return found if found else None
 
 
-def _parse_set(key: str, rest: str, rejected: list[RejectedLine], line: str) -> ReflectionFact | None:
-    from atomic_agent.api import is_valid_profile_key
-
+def _parse_set(key: str, rest: str, rejected: list[RejectedLine], line: str,
+               is_valid_profile_key: Callable[[str], bool]) -> ReflectionFact | None:
     value, pinned, keywords, supersedes, valid_from = rest.strip(), True, (), None, None
     markers: dict[str, str] | None = None
     while (bracket := _TRAILING_BRACKET.match(value)) is not None:  # peel every trailing marker group
@@ -112,8 +112,10 @@ def _parse_note(rest: str) -> ReflectionNote:
     return ReflectionNote(content, tags)
 
 
-def parse_reflection(text: str, drop_last_line: bool = False) -> ParsedReflection:
-    """Every SET and NOTE line of `text`; `drop_last_line` for a completion cut by its token limit."""
+def parse_reflection(text: str, *, valid_key: Callable[[str], bool], drop_last_line: bool = False) -> ParsedReflection:
+    """Every SET and NOTE line of `text`; `drop_last_line` for a completion cut by its token limit.
+    `valid_key` is the profile store's key rule: a supersedes marker naming a key it refuses
+    is dropped (and reported) while the fact itself is kept."""
     lines = [ln for ln in text.replace("\r\n", "\n").split("\n")]
     if drop_last_line and lines:
         cut = lines.pop()
@@ -133,7 +135,7 @@ def parse_reflection(text: str, drop_last_line: bool = False) -> ParsedReflectio
             continue
         set_match = _SET.match(line)
         if set_match:
-            fact = _parse_set(set_match.group(1), set_match.group(2), rejected, raw)
+            fact = _parse_set(set_match.group(1), set_match.group(2), rejected, raw, valid_key)
             if fact is not None:
                 facts.append(fact)
             continue

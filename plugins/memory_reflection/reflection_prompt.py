@@ -1,14 +1,14 @@
 """The reflection micro-prompt: its own small stable prefix plus the exchange.
 
-The prefix (`templates/reflection.j2`) depends only on the per-call caps, so it is
-byte-identical for every call of a runtime and the reflection slot keeps it cached. The
-exchange (`templates/reflection_exchange.j2`) is the variable part. A user override in
+The prefix (this plugin's `templates/reflection.j2`) depends only on the per-call caps, so
+it is byte-identical for every call of a runtime and the reflection slot keeps it cached.
+The exchange (`templates/reflection_exchange.j2`) is the variable part. Both render with the
+runtime's template environment (the `prompt_assets` service), so a user override in
 `<state>/templates/` wins, as for every prompt template.
 """
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Any
 
 import attrs
@@ -30,10 +30,8 @@ def clip(text: str, limit: int = MAX_TEXT_CHARS) -> str:
 
 
 class ReflectionPromptBuilder:
-    def __init__(self, state_dir: Path, max_facts: int, max_notes: int) -> None:
-        from atomic_agent.api import make_prompt_env
-
-        self._env = make_prompt_env([state_dir / "templates"])
+    def __init__(self, env: Any, max_facts: int, max_notes: int) -> None:
+        self._env = env
         self.stable_prefix = self._env.get_template(PREFIX_TEMPLATE).render(max_facts=max_facts, max_notes=max_notes)
 
     def build(self, user_text: str, reply_text: str, profile: Any | None) -> ReflectionPrompt:

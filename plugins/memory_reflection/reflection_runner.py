@@ -23,6 +23,8 @@ REJECTED_METRIC = "agent.memory.reflection.rejected"
 SKIPPED_METRIC = "agent.memory.reflection.skipped"
 PROFILE_BLOCK = "memoryProfile"
 NOTES_BLOCK = "memoryNotes"
+MEMORY_SERVICE = "memory"  # memory.sqlite belongs to the memory plugin
+PROMPT_ASSETS_SERVICE = "prompt_assets"  # templates and grammars: the user's, this plugin's, the core's
 
 
 @attrs.frozen
@@ -41,18 +43,26 @@ def _block(runtime: Any, key: str) -> Any | None:
 
 class ReflectionRunner:
     def __init__(self, runtime: Any, cfg: Any) -> None:
-        from atomic_agent.api import metrics_of
-
         from .reflection_prompt import ReflectionPromptBuilder
 
         self.runtime = runtime
         self.cfg = cfg
-        self.metrics = metrics_of(runtime)
-        self.prompts = ReflectionPromptBuilder(runtime.state_dir, cfg.max_facts_per_call, cfg.max_notes_per_call)
+        self.assets = runtime.service(PROMPT_ASSETS_SERVICE)
+        self.prompts = ReflectionPromptBuilder(self.assets.env(), cfg.max_facts_per_call, cfg.max_notes_per_call)
+        self._grammar: str | None = None
         self._pending: dict[str, asyncio.Task[Any]] = {}
         self._aborted: set[asyncio.Task[Any]] = set()
         self._latest_turn: dict[str, int] = {}
         self.outcomes: list[ReflectionOutcome] = []  # the last few, for tests and `status`
+
+    @property
+    def memory(self) -> Any:
+        """The `memory` service (the memory plugin owns memory.sqlite)."""
+        return self.runtime.service(MEMORY_SERVICE)
+
+    @property
+    def metrics(self) -> Any:
+        return self.memory.metrics
 
     # -- concurrency ----------------------------------------------------------------------
     def before_turn(self, start: Any) -> None:
@@ -105,7 +115,7 @@ class ReflectionRunner:
         return self._finish(digest, attrs.evolve(result, latency_ms=_ms(started)))
 
     async def _reflect(self, digest: Any) -> ReflectionOutcome:
-        from atomic_agent.api import CompletionRequest, NoteStore, ProfileStore, memory_database_for
+        from atomic_agent.api import CompletionRequest
 
         from .reflection_grammar import reflection_grammar
         from .reflection_slot import reflection_slot_for
@@ -117,20 +127,24 @@ class ReflectionRunner:
         provider = self.runtime.provider
         slot = reflection_slot_for(provider, digest.session_id)
         prompt = self.prompts.build(digest.user_text, digest.reply_text, await self._profile())
-        grammar = reflection_grammar() if provider.capabilities.transport == "grammar" else None
+        grammar = None
+        if provider.capabilities.transport == "grammar":
+            if self._grammar is None:
+                self._grammar = reflection_grammar(self.assets)
+            grammar = self._grammar
         request = CompletionRequest(prompt=prompt.text, grammar=grammar, n_predict=self.cfg.n_predict, slot_id=slot,
                                     cache_prompt=True, temperature=0.1, stream=False,
                                     prefix_length=prompt.prefix_length)
         completion = await asyncio.wait_for(provider.complete(request), self.cfg.timeout_ms / 1000)
         cut = bool(completion.truncated or completion.stop_type == "limit")
-        parsed = parse_reflection(completion.content, drop_last_line=cut)
-        database = memory_database_for(self.runtime)
-        profile = ProfileStore(database, self.metrics) if profile_cfg is not None else None
-        notes = (NoteStore(database, max_entries=notes_cfg.max_entries, max_content_chars=notes_cfg.max_content_chars,
-                           metrics=self.metrics) if notes_on else None)
+        memory = self.memory
+        parsed = parse_reflection(completion.content, valid_key=memory.is_valid_profile_key, drop_last_line=cut)
+        profile = memory.profile_store() if profile_cfg is not None else None
+        notes = (memory.note_store(max_entries=notes_cfg.max_entries, max_content_chars=notes_cfg.max_content_chars)
+                 if notes_on else None)
         report = write_reflection(parsed, profile=profile, notes=notes, max_facts=self.cfg.max_facts_per_call,
                                   max_notes=self.cfg.max_notes_per_call, session_id=digest.session_id,
-                                  instructions=self.prompts.stable_prefix)
+                                  invalid=memory.ValidationError, instructions=self.prompts.stable_prefix)
         return ReflectionOutcome("ok" if report.written else "none", report, slot)
 
     async def _profile(self) -> Any | None:

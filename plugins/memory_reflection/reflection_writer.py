@@ -34,9 +34,9 @@ def echoes_instructions(entry: str, instructions: str) -> bool:
 
 
 def write_reflection(parsed: ParsedReflection, *, profile: Any | None, notes: Any | None, max_facts: int,
-                     max_notes: int, session_id: str, instructions: str = "") -> WriteReport:
-    from atomic_agent.api import MemoryValidationError
-
+                     max_notes: int, session_id: str, invalid: type[Exception], instructions: str = "") -> WriteReport:
+    """Write what passes into the stores; `invalid` is the stores' validation error (a line
+    the store refuses is rejected with its reason, the rest are still written)."""
     rejected = list(parsed.rejected)
     facts: list[Any] = []
     parsed_facts = [f for f in parsed.facts if not echoes_instructions(f"SET {f.key}={f.value}", instructions)]
@@ -55,7 +55,7 @@ def write_reflection(parsed: ParsedReflection, *, profile: Any | None, notes: An
             try:
                 facts.append(profile.set(fact.key, fact.value, pinned=fact.pinned, keywords=fact.keywords,
                                          supersedes_key=fact.supersedes, source="reflection"))
-            except MemoryValidationError as exc:
+            except invalid as exc:
                 rejected.append(RejectedLine(line, str(exc)))
     stored: list[Any] = []
     for i, note in enumerate(parsed_notes):
@@ -67,19 +67,17 @@ def write_reflection(parsed: ParsedReflection, *, profile: Any | None, notes: An
         else:
             tags = [t for t in note.tags if t.strip().lower() != REFLECTION_TAG][: MAX_NOTE_TAGS - 1]
             try:
-                stored.append(_store_note(notes, note.content, tags, session_id))
-            except MemoryValidationError as exc:
+                stored.append(_store_note(notes, note.content, tags, session_id, invalid))
+            except invalid as exc:
                 rejected.append(RejectedLine(line, str(exc)))
     return WriteReport(tuple(facts), tuple(stored), tuple(rejected))
 
 
-def _store_note(notes: Any, content: str, tags: list[str], session_id: str) -> Any:
+def _store_note(notes: Any, content: str, tags: list[str], session_id: str, invalid: type[Exception]) -> Any:
     """Store with the model's tags; if only the tags are bad, keep the observation without them."""
-    from atomic_agent.api import MemoryValidationError
-
     try:
         return notes.store(content, [*tags, REFLECTION_TAG], source="reflection", session_id=session_id).note
-    except MemoryValidationError:
+    except invalid:
         if not tags:
             raise
         return notes.store(content, [REFLECTION_TAG], source="reflection", session_id=session_id).note

@@ -22,7 +22,9 @@ def _state_dir(ctx: typer.Context) -> Path:
 
 
 def _find(state_dir: Path, session_id: str) -> Path:
-    from atomic_agent.api import TraceError, find_trace
+    from atomic_agent.api import TraceError
+
+    from .trace_reader import find_trace
 
     try:
         return find_trace(state_dir, session_id)
@@ -32,7 +34,7 @@ def _find(state_dir: Path, session_id: str) -> Path:
 
 
 def _read_events(path: Path) -> list[dict[str, Any]]:
-    from atomic_agent.api import read_trace
+    from .trace_reader import read_trace
 
     contents = read_trace(path)
     if contents.unreadable_lines:
@@ -50,7 +52,9 @@ def trace_list_command(
     json_out: bool = typer.Option(False, "--json", help="Print JSON."),
 ) -> None:
     """The most recent trace files: session id, events, size, last write."""
-    from atomic_agent.api import list_traces, traces_dir
+    from atomic_agent.api import traces_dir
+
+    from .trace_reader import list_traces
 
     state_dir = _state_dir(ctx)
     traces = list_traces(state_dir, limit=limit)
@@ -75,7 +79,8 @@ def trace_show_command(
     json_out: bool = typer.Option(False, "--json", help="Print the selected events as a JSON array."),
 ) -> None:
     """Pretty-print a session's chronology; long texts are summarised unless --raw."""
-    from atomic_agent.api import attribute_steps, build_chronology, render_chronology, summarise_trace
+    from .step_attribution import attribute_steps
+    from .trace_chronology import build_chronology, render_chronology, summarise_trace
 
     path = _find(_state_dir(ctx), session_id)
     events = _read_events(path)
@@ -124,7 +129,9 @@ def trace_replay_command(
 
     Exits 1 when any step drifted (the upper prompt changed since it was recorded).
     """
-    from atomic_agent.api import TraceError, replay_prefix_drift
+    from atomic_agent.api import TraceError
+
+    from .prefix_replay import replay_prefix_drift
 
     state_dir = _state_dir(ctx)
     path = _find(state_dir, session_id)
@@ -156,7 +163,7 @@ def _filter_label(step: int | None, turn: int | None) -> str:
 
 
 def _recorded_steps(events: list[dict[str, Any]]) -> str:
-    from atomic_agent.api import attribute_steps
+    from .step_attribution import attribute_steps
 
     seen = sorted({(p.turn_index, p.step) for p, _ in attribute_steps(events) if p.step is not None},
                   key=lambda ts: (ts[0] if ts[0] is not None else -1, ts[1]))

@@ -21,7 +21,7 @@ from typing import Any
 
 import attrs
 
-from atomic_agent.sessions import session_store as session_store_module
+from atomic_agent.storage import sqlite_file as sqlite_file_module
 from atomic_agent.sessions.session_store import SessionStore
 from atomic_agent.sessions.transcript_entry import REPLY, TURN_FINISHED, USER, TranscriptEntry
 from atomic_agent.turns.durable_steering import SteerQueue
@@ -61,17 +61,17 @@ class PowerOutcome:
 
 @contextlib.contextmanager
 def store_on(vfs: PowerLossVFS, state_dir: Path) -> Iterator[SessionStore]:
-    """A SessionStore built by its own __init__ (its pragmas, its migrations), with
-    `sqlite3.connect` answered by an apsw connection on `vfs` for the duration."""
+    """A SessionStore built by its own __init__ (its pragmas, its migrations), with the
+    storage layer's `sqlite3.connect` answered by an apsw connection on `vfs` for the duration."""
     shim = types.SimpleNamespace(**{k: getattr(sqlite3, k) for k in dir(sqlite3) if not k.startswith("__")})
     shim.connect = lambda path, **_kw: ApswConnection(str(path), vfs.vfs_name)
-    real = session_store_module.sqlite3
-    session_store_module.sqlite3 = shim  # type: ignore[assignment]
+    real = sqlite_file_module.sqlite3
+    sqlite_file_module.sqlite3 = shim  # type: ignore[assignment]
     try:
         store = SessionStore(state_dir)
     finally:
-        session_store_module.sqlite3 = real  # type: ignore[assignment]
-    assert isinstance(store.db.conn, ApswConnection), "SessionStore no longer connects through sqlite3.connect"
+        sqlite_file_module.sqlite3 = real  # type: ignore[assignment]
+    assert isinstance(store.db.conn, ApswConnection), "SessionStore no longer opens through storage.sqlite_file"
     yield store
 
 

@@ -1,5 +1,6 @@
-"""The harness proves itself: each deliberate bug behind ATOMIC_AGENT_CHAOS_MUTANT is caught
-by every tier that should catch it, within that tier's default budget."""
+"""The harness proves itself: each deliberate bug (tests/chaos/chaos_mutants, injected here,
+never present in product code) is caught by every tier that should catch it, within that
+tier's default budget."""
 
 from __future__ import annotations
 
@@ -7,9 +8,8 @@ import pytest
 from hypothesis import HealthCheck, Phase, settings
 from hypothesis.stateful import run_state_machine_as_test
 
-from atomic_agent.testing.chaos_mutants import ENV
-
 from tests.chaos.chaos_machine import ChaosMachine
+from tests.chaos.chaos_mutants import MUTANTS, inject_mutant
 from tests.chaos.chaos_run import run_seed
 from tests.chaos.exhaustive import SCENARIOS, crash_points, run_point
 from tests.chaos.mutant_hunt import SIGNATURES, first_catch
@@ -22,7 +22,7 @@ EXHAUSTIVE = {"ack_before_commit": "send_then_queued_send", "rerun_non_durable":
 
 @pytest.mark.parametrize("mutant", sorted(SEEDED))
 def test_seeded_tier_catches_the_mutant(mutant: str, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv(ENV, mutant)
+    inject_mutant(monkeypatch, mutant)
     spec = SEEDED[mutant]
     assert first_catch(mutant, (lambda s=s: run_seed(s, spec) for s in range(60))) is not None
 
@@ -31,7 +31,7 @@ def test_seeded_tier_catches_the_mutant(mutant: str, monkeypatch: pytest.MonkeyP
 def test_exhaustive_tier_catches_the_mutant(mutant: str, monkeypatch: pytest.MonkeyPatch) -> None:
     ops = SCENARIOS[EXHAUSTIVE[mutant]]
     points = list(crash_points(ops))  # counted with the mutant off: the clean run's commits
-    monkeypatch.setenv(ENV, mutant)
+    inject_mutant(monkeypatch, mutant)
     assert first_catch(mutant, (lambda p=p: run_point(ops, p) for p in points)) is not None
 
 
@@ -58,13 +58,21 @@ def _hunting(mutant: str) -> type[ChaosMachine]:
     return Hunt
 
 
-@pytest.mark.parametrize("mutant", ["ack_before_commit", "rerun_non_durable", "split_claim"])
+@pytest.mark.parametrize("mutant", MUTANTS)
 def test_state_machine_tier_catches_the_mutant(mutant: str, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv(ENV, mutant)
+    inject_mutant(monkeypatch, mutant)
     with pytest.raises(_Caught):
         run_state_machine_as_test(_hunting(mutant), settings=MACHINE_HUNT)
 
 
-def test_mutants_are_off_by_default(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.delenv(ENV, raising=False)
+def test_without_an_injected_mutant_the_seeded_run_is_clean() -> None:
     assert run_seed(0, CRASH_RECOVERY).violations == []
+
+
+def test_product_code_never_imports_the_mutants() -> None:
+    from pathlib import Path
+
+    repo = Path(__file__).resolve().parents[2]
+    offenders = [str(path.relative_to(repo)) for root in ("core", "plugins", "contrib")
+                 for path in (repo / root).rglob("*.py") if "mutant" in path.read_text()]
+    assert offenders == []

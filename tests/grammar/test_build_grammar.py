@@ -19,6 +19,7 @@ from atomic_agent.llm.model_profile import (
     QWEN_THINK_PROFILE,
     ModelProfile,
 )
+from tests.golden_files import assert_matches_golden
 
 GOLDEN_DIR = Path(__file__).parent / "golden"
 GOLDEN_TOOLS = ("reply", "os.fs.read", "finish", "tool.view", "os.fs.write")
@@ -185,5 +186,4 @@ def test_same_inputs_give_byte_identical_grammar(profile: ModelProfile) -> None:
 @pytest.mark.parametrize("profile", [PLAIN_TEXT_PROFILE, QWEN_THINK_PROFILE, GEMMA4_THINK_PROFILE],
                          ids=lambda p: p.name)
 def test_grammar_matches_golden_file(profile: ModelProfile) -> None:
-    golden = GOLDEN_DIR / f"tool-call.{profile.name}.gbnf"
-    assert build_tool_call_grammar(GOLDEN_TOOLS, profile, 8) == golden.read_text(encoding="utf-8")
+    assert_matches_golden(GOLDEN_DIR / f"tool-call.{profile.name}.gbnf", build_tool_call_grammar(GOLDEN_TOOLS, profile, 8))

@@ -59,8 +59,10 @@ def test_wheel_ships_templates_and_grammars(wheel_venv: Path):
     out = sh(wheel_venv / "bin" / "python", "-c",
              "import importlib.resources as r;"
              "print(r.files('atomic_agent.templates').joinpath('stable_prefix.j2').is_file(),"
-             " r.files('atomic_agent.grammars').joinpath('tool-call.gbnf').is_file())")
-    assert out.stdout.split() == ["True", "True"]
+             " r.files('atomic_agent.grammars').joinpath('tool-call.gbnf').is_file(),"
+             " r.files('atomic_agent.plugins.memory_reflection').joinpath('templates/reflection.j2').is_file(),"
+             " r.files('atomic_agent.plugins.memory_reflection').joinpath('grammars/reflection.gbnf').is_file())")
+    assert out.stdout.split() == ["True", "True", "True", "True"]
 
 
 def test_wheel_cli_runs_and_lists_builtin_plugins_loaded(wheel_venv: Path, tmp_path: Path):

@@ -16,6 +16,7 @@ from atomic_agent.sessions.session_state import SessionState
 from atomic_agent.sessions.transcript_entry import REPLY, TURN_STARTED, USER, TranscriptEntry
 from atomic_agent.tools.builtin_tools import builtin_tool_specs
 from atomic_agent.tools.tool_registry import ToolRegistry
+from tests.golden_files import assert_matches_golden
 
 GOLDEN = Path(__file__).parent / "golden"
 CAPS = [("platform", "linux"), ("working_dir", "/work/demo")]
@@ -37,10 +38,7 @@ def session_with_turns(n: int, text: str = "message") -> SessionState:
 
 def test_stable_prefix_bytes_are_pinned_by_a_golden_file():
     prefix = build_stable_prefix(make_prompt_env(), registry(), CAPS, max_calls=8)
-    golden = GOLDEN / "stable_prefix.txt"
-    if not golden.exists():  # first run writes it; review the diff like any other change
-        golden.write_text(prefix)
-    assert prefix == golden.read_text()
+    assert_matches_golden(GOLDEN / "stable_prefix.txt", prefix)
 
 
 def test_stable_prefix_is_deterministic_and_independent_of_registration_order():
@@ -55,10 +53,7 @@ def test_tail_golden_for_a_fixed_session():
     built = build_prompt(env=make_prompt_env(), stable_prefix="PREFIX", profile=PLAIN_CHATML_PROFILE,
                          registry=registry(), session=session_with_turns(2), agent=AgentConfig(),
                          notices=["stop repeating"], today=date(2026, 12, 2))
-    golden = GOLDEN / "tail.txt"
-    if not golden.exists():
-        golden.write_text(built.tail)
-    assert built.tail == golden.read_text()
+    assert_matches_golden(GOLDEN / "tail.txt", built.tail)
     assert built.text.startswith("<|im_start|>system\nPREFIX<|im_end|>\n<|im_start|>user\n")
     assert built.text.endswith("<|im_start|>assistant\n")
 

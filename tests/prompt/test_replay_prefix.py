@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from atomic_agent.tracing.prefix_replay import replay_prefix_drift
+from atomic_agent.plugins.trace_cli.prefix_replay import replay_prefix_drift
 from atomic_agent.testing.scripted_provider import ScriptedProvider, calls
 from atomic_agent.runtime.boot_context import boot
 from atomic_agent.runtime.runtime import Runtime

@@ -51,7 +51,8 @@ def scripted_kind(name: str, transport: str, built: Built,
         return provider
 
     capabilities = ProviderCapabilities(transport=transport, slot_affinity=transport == "grammar")
-    return ProviderKind(name=name, factory=factory, capabilities=capabilities)
+    # like the real plugin, the llama-server kind is the one registered as the default local kind
+    return ProviderKind(name=name, factory=factory, capabilities=capabilities, default_local=name == "llama-server")
 
 
 def write_config(state: Path, llm: dict[str, Any] | None) -> None:

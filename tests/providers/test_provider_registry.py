@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import attrs
 import pytest
 
 from atomic_agent.providers.llm_config_reader import structure_llm_block
@@ -107,3 +108,23 @@ async def test_close_closes_every_built_provider():
     reg.get("a"), reg.get("b")
     await reg.close()
     assert built.last("a").closed and built.last("b").closed
+
+
+def test_the_default_local_kind_is_whatever_a_plugin_registers_as_such() -> None:
+    built = Built()
+    other = attrs.evolve(scripted_kind("some-local-engine", "grammar", built), default_local=True)
+    reg = ProviderRegistry({other.name: other}, structure_llm_block({}), runtime=None)
+    assert reg.entry(LOCAL_ID) == {"id": "local", "kind": "some-local-engine"} and reg.local_id() == LOCAL_ID
+
+
+def test_two_default_local_kinds_are_refused_naming_both() -> None:
+    built = Built()
+    kinds = [attrs.evolve(scripted_kind(n, "grammar", built), default_local=True) for n in ("engine-a", "engine-b")]
+    with pytest.raises(ProviderConfigError, match="'engine-a', 'engine-b'"):
+        ProviderRegistry({k.name: k for k in kinds}, structure_llm_block({}), runtime=None)
+
+
+def test_no_providers_and_no_default_local_kind_says_which_plugin_is_missing() -> None:
+    cloud = scripted_kind("cloudish", "native_tools", Built())
+    with pytest.raises(ProviderConfigError, match="llama_server plugin"):
+        ProviderRegistry({cloud.name: cloud}, structure_llm_block({}), runtime=None)

@@ -70,8 +70,9 @@ def test_unspecified_address_is_blocked(address: str) -> None:
 
 
 def test_ipv4_mapped_private_address_is_unwrapped_and_blocked() -> None:
-    assert not ipaddress.ip_address("::ffff:10.0.0.1").is_private or True  # either way, the guard unwraps
-    assert reason("::ffff:10.0.0.1") == "a private network"
+    mapped = ipaddress.ip_address("::ffff:10.0.0.1")
+    assert mapped.ipv4_mapped == ipaddress.ip_address("10.0.0.1")  # the IPv4 address the guard must judge
+    assert reason("::ffff:10.0.0.1") == reason("10.0.0.1") == "a private network"
     assert reason("::ffff:169.254.169.254") == "a cloud metadata address"
 
 

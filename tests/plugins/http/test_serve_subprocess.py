@@ -16,7 +16,7 @@ from pathlib import Path
 import httpx
 import openai
 
-from atomic_agent.testing.fake_llama_server import FakeLlamaServer
+from atomic_agent.plugins.llama_server.testing.fake_llama_server import FakeLlamaServer
 from tests.fake_distribution import write_distribution
 
 ATOMIC_AGENT = Path(sys.executable).parent / "atomic-agent"

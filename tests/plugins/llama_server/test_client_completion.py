@@ -7,7 +7,7 @@ import pytest
 
 from atomic_agent.api import CompletionRequest, ProviderError
 from atomic_agent.plugins.llama_server.llama_client import LlamaServerClient
-from atomic_agent.testing.fake_llama_server import FakeLlamaServer, Reply
+from atomic_agent.plugins.llama_server.testing.fake_llama_server import FakeLlamaServer, Reply
 
 PREFIX = "<|im_start|>system\n" + "Answer with one JSON array of tool calls. " * 20
 

@@ -9,7 +9,7 @@ import pytest
 
 from atomic_agent.api import CompletionRequest, ProviderError, ProviderUnavailableError
 from atomic_agent.plugins.llama_server.llama_client import LlamaServerClient
-from atomic_agent.testing.fake_llama_server import FakeLlamaServer, HttpFault
+from atomic_agent.plugins.llama_server.testing.fake_llama_server import FakeLlamaServer, HttpFault
 
 
 async def no_sleep(seconds: float) -> None:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import socket
 
 from atomic_agent.plugins.llama_server.llama_client import LlamaServerClient, ServerProps
-from atomic_agent.testing.fake_llama_server import FakeLlamaServer, fake_tokenize
+from atomic_agent.plugins.llama_server.testing.fake_llama_server import FakeLlamaServer, fake_tokenize
 
 
 async def test_props_report_per_slot_context_slots_and_model_facts() -> None:

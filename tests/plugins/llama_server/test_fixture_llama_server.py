@@ -7,7 +7,7 @@ from pathlib import Path
 import httpx
 import pytest
 
-from atomic_agent.testing.llama_fixture import LlamaServerHandle, start_or_fail
+from atomic_agent.plugins.llama_server.testing.llama_fixture import LlamaServerHandle, start_or_fail
 
 
 def test_fixture_server_has_two_slots_of_4096_tokens(llama_server: LlamaServerHandle) -> None:

@@ -459,7 +459,7 @@ def test_start_that_dies_by_a_signal_names_it_and_says_install_portable(tmp_path
 
 def test_the_test_fixture_fails_with_the_same_message_instead_of_a_timeout(
         tmp_path: Path, model: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    from atomic_agent.testing import llama_fixture
+    from atomic_agent.plugins.llama_server.testing import llama_fixture
 
     cache = tmp_path / "cache"
     starter = cache / "models" / "SmolLM2-135M-Instruct.Q4_1.gguf"

@@ -8,7 +8,7 @@ import pytest
 
 from atomic_agent.api import CompletionRequest, ProviderUnavailableError, TextProvider
 from atomic_agent.plugins.llama_server.llama_provider import LlamaServerProvider, build_llama_provider
-from atomic_agent.testing.fake_llama_server import FakeLlamaServer
+from atomic_agent.plugins.llama_server.testing.fake_llama_server import FakeLlamaServer
 
 
 def closed_port_url() -> str:

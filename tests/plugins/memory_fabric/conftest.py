@@ -10,10 +10,10 @@ import pytest
 @pytest.fixture
 def frozen_clock(monkeypatch: pytest.MonkeyPatch) -> list[int]:
     """The memory stores' clock (epoch ms) reads the last element of this list."""
-    from atomic_agent.memory_store import memory_clock
+    from atomic_agent.storage import store_clock
 
     now = [1_700_000_000_000]
-    monkeypatch.setattr(memory_clock, "now_ms", lambda: now[-1])
+    monkeypatch.setattr(store_clock, "now_ms", lambda: now[-1])
     return now
 
 

@@ -13,6 +13,8 @@ from atomic_agent.runtime.runtime import Runtime
 from atomic_agent.testing.plugin_kit import fresh_plugin_host
 
 ALL_MEMORY = ("memory_profile", "memory_notes", "memory_reflection")
+# the plugins the memory phases use: `memory` owns memory.sqlite, `metrics` counts
+SERVICE_PLUGINS = ("memory", "metrics")
 
 
 def write_config(state_dir: Path, blocks: Mapping[str, Any]) -> None:
@@ -28,10 +30,11 @@ def write_config(state_dir: Path, blocks: Mapping[str, Any]) -> None:
 
 def make_memory_runtime(state_dir: Path, provider: Any = None, plugins: Iterable[str] = ALL_MEMORY, *,
                         config: Mapping[str, Any] | None = None, environ: dict[str, str] | None = None) -> Runtime:
-    """A runtime whose host has the core plus `plugins` (names of `atomic_agent.plugins.*`)."""
+    """A runtime whose host has the core, the memory and metrics plugins, plus `plugins`
+    (names of `atomic_agent.plugins.*`)."""
     env = dict(environ or {})
     host = fresh_plugin_host(environ=env)
-    for name in plugins:
+    for name in dict.fromkeys([*SERVICE_PLUGINS, *plugins]):
         host.register(importlib.import_module(f"atomic_agent.plugins.{name}"), name)
     if config:
         write_config(state_dir, config)

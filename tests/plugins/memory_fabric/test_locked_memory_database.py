@@ -8,10 +8,10 @@ import subprocess
 import sys
 from pathlib import Path
 
-from atomic_agent.memory_store.memory_database import MemoryDatabase, memory_db_path
-from atomic_agent.memory_store.note_store import NoteStore
+from atomic_agent.plugins.memory.memory_database import MemoryDatabase, memory_db_path
+from atomic_agent.plugins.memory.note_store import NoteStore
 from atomic_agent.testing.scripted_provider import calls
-from tests.memory_store.test_locked_database import HOLDER
+from tests.plugins.memory.test_locked_database import HOLDER
 from tests.plugins.memory_fabric.memory_runtime import make_memory_runtime, reflection_runner
 from tests.plugins.memory_fabric.routing_provider import RoutingProvider
 

@@ -7,9 +7,9 @@ import json
 from pathlib import Path
 from typing import Any
 
-from atomic_agent.memory_store.memory_database import MemoryDatabase, memory_db_path
-from atomic_agent.memory_store.note_store import NoteInput, NoteStore
-from atomic_agent.memory_store.profile_store import ProfileStore
+from atomic_agent.plugins.memory.memory_database import MemoryDatabase, memory_db_path
+from atomic_agent.plugins.memory.note_store import NoteInput, NoteStore
+from atomic_agent.plugins.memory.profile_store import ProfileStore
 from atomic_agent.sessions.session_state import SessionState
 from atomic_agent.testing.scripted_provider import calls
 from atomic_agent.testing.tool_context_kit import make_tool_context
@@ -110,7 +110,7 @@ async def test_invariant_4_bounded_growth_under_a_reflection_flood(tmp_path: Pat
 
 
 async def test_invariant_5_single_validator_path_per_writer(tmp_path: Path, monkeypatch: Any) -> None:
-    from atomic_agent.memory_store import note_store, profile_store
+    from atomic_agent.plugins.memory import note_store, profile_store
 
     seen: list[str] = []
     real_fact, real_note = profile_store.validate_fact, note_store.validate_note

@@ -8,9 +8,10 @@ from pathlib import Path
 import attrs
 import pytest
 
-from atomic_agent.memory_store.memory_database import MemoryDatabase, memory_db_path
-from atomic_agent.memory_store.profile_store import ProfileStore
-from atomic_agent.metrics.metrics_registry import MetricsRegistry
+from atomic_agent.plugins.memory.memory_database import MemoryDatabase, memory_db_path
+from atomic_agent.plugins.memory.profile_store import ProfileStore
+from atomic_agent.plugins.memory.profile_validation import is_valid_profile_key
+from atomic_agent.plugins.metrics.metrics_registry import MetricsRegistry
 from atomic_agent.plugins.memory_profile.profile_config import ProfileConfig
 from atomic_agent.plugins.memory_reflection.reflection_parser import parse_reflection
 from atomic_agent.testing.scripted_provider import calls
@@ -112,15 +113,15 @@ async def test_phase4_invariant_5b_stable_prefix_bytes_do_not_change_with_histor
 
 
 def test_phase4_invariant_6_marker_validation_drops_malformed_rhs_at_parse_time() -> None:
-    fact = parse_reflection("SET full_name=Alex [supersedes=not a valid key]").facts[0]
+    fact = parse_reflection("SET full_name=Alex [supersedes=not a valid key]", valid_key=is_valid_profile_key).facts[0]
     assert fact.supersedes is None and fact.key == "full_name"
 
 
 def test_phase4_invariant_7_valid_from_always_stamped_by_the_runtime_clock(profile: ProfileStore,
                                                                            frozen_clock: list[int]) -> None:
-    fact = parse_reflection("SET city=Paris [valid_from=2001-01-01]").facts[0]
+    fact = parse_reflection("SET city=Paris [valid_from=2001-01-01]", valid_key=is_valid_profile_key).facts[0]
     assert fact.valid_from is None
-    assert parse_reflection("SET city=Paris [valid_from=now]").facts[0].valid_from == "now"
+    assert parse_reflection("SET city=Paris [valid_from=now]", valid_key=is_valid_profile_key).facts[0].valid_from == "now"
     frozen_clock.append(1_800_000_000_000)
     stored = profile.set("city", "Paris")
     assert stored.valid_from == 1_800_000_000_000 == stored.created_at

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from atomic_agent.memory_store.memory_database import MemoryDatabase, memory_db_path
-from atomic_agent.memory_store.profile_store import ProfileStore
+from atomic_agent.plugins.memory.memory_database import MemoryDatabase, memory_db_path
+from atomic_agent.plugins.memory.profile_store import ProfileStore
 from atomic_agent.plugins.memory_profile.profile_section import render_profile
 from atomic_agent.prompt.estimate_tokens import estimate_tokens
 from tests.plugins.memory_fabric.memory_runtime import make_memory_runtime, phase

@@ -3,15 +3,12 @@
 from __future__ import annotations
 
 import json
-import sys
-import types
 from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 from click.testing import Result
 
-from atomic_agent.tracing.prefix_replay import REBUILDER_MODULE
 
 from .conftest import COMPLETION, LONG_TAIL, OLDER_SESSION, RECORDED_PREFIX, SESSION
 
@@ -70,9 +67,9 @@ def current_prefix(monkeypatch: pytest.MonkeyPatch) -> Callable[[str], None]:
     """Install a stand-in prompt builder whose rebuilt prefix the test chooses."""
 
     def install(prefix: str) -> None:
-        module = types.ModuleType(REBUILDER_MODULE)
-        module.rebuild_stable_prefix = lambda state_dir, session_id: prefix  # type: ignore[attr-defined]
-        monkeypatch.setitem(sys.modules, REBUILDER_MODULE, module)
+        import atomic_agent.api
+
+        monkeypatch.setattr(atomic_agent.api, "rebuild_stable_prefix", lambda state_dir, session_id: prefix)
 
     return install
 
@@ -95,10 +92,11 @@ def test_replay_reports_drift_per_step_and_exits_1(invoke: Invoke, current_prefi
     assert [s["step"] for s in one["steps"]] == [2]
 
 
-def test_replay_without_the_prompt_builder_fails_clearly(invoke: Invoke, monkeypatch: pytest.MonkeyPatch):
-    monkeypatch.setitem(sys.modules, REBUILDER_MODULE, None)
+def test_replay_without_the_salt_fails_clearly(invoke: Invoke, state_dir: Path, current_prefix: Callable[[str], None]):
+    current_prefix(RECORDED_PREFIX)
+    (state_dir / "traces" / ".salt").unlink()
     result = invoke("trace", "replay", SESSION)
-    assert result.exit_code == 2 and "rebuild_stable_prefix" in result.stderr
+    assert result.exit_code == 2 and "no salt" in result.stderr
 
 
 def test_trace_plugin_registers_only_the_trace_group(invoke: Invoke):

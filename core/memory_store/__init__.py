@@ -1,1 +1,0 @@
-"""memory.sqlite: the profile facts and notes every memory phase reads and writes."""

@@ -1,1 +1,0 @@
-"""In-process metrics: counters and histograms with tags, dumped as JSON or Prometheus text."""

@@ -1,0 +1,33 @@
+"""The `memory` plugin owns memory.sqlite: its schema, the profile and note stores, the
+`memory` service the memory phases use (profile, notes, reflection), and the
+`atomic-agent memory profile|notes|search|forget|export` commands.
+
+Hookimpls only; the stores are imported when the service or a command is first used.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any
+
+from atomic_agent.api import hookimpl
+
+
+@hookimpl
+def register_services() -> Iterable[Any]:
+    from atomic_agent.api import ServiceSpec
+
+    def build(runtime: Any) -> Any:
+        from .memory_service import build_memory_service
+
+        return build_memory_service(runtime)
+
+    return [ServiceSpec("memory", build, close=lambda service: service.close(),
+                        summary="memory.sqlite and its profile and note stores")]
+
+
+@hookimpl
+def register_commands(app: Any) -> None:
+    from .memory_commands import memory_app
+
+    app.add_typer(memory_app, name="memory", help="Inspect, search, export and clean memory (profile facts, notes).")

@@ -1,0 +1,172 @@
+"""Memory commands over `<state>/memory.sqlite` (the same stores the agent uses)."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+import typer
+
+from atomic_agent.api import current_cli_state, fail, print_json, print_table
+
+memory_app = typer.Typer(no_args_is_help=True)
+JSON_OPT = typer.Option(False, "--json", help="Print JSON instead of a table.")
+
+
+@contextmanager
+def _database(ctx: typer.Context, create: bool = False) -> Iterator[Any]:
+    """The open database, or None when it does not exist yet and `create` is off."""
+    from .memory_database import MemoryDatabase, memory_db_path
+    from .memory_errors import MemoryStoreError
+
+    path = memory_db_path(current_cli_state(ctx).require().state_dir)
+    if not path.exists() and not create:
+        yield None
+        return
+    try:
+        database = MemoryDatabase.open(path)
+    except MemoryStoreError as exc:
+        fail(str(exc))
+    try:
+        yield database
+    except MemoryStoreError as exc:
+        fail(str(exc))
+    finally:
+        database.close()
+
+
+def _profile_store(database: Any) -> Any:
+    from .profile_store import ProfileStore
+
+    return ProfileStore(database)
+
+
+def _note_store(ctx: typer.Context, database: Any) -> Any:
+    from .note_store import NoteStore
+
+    blocks = current_cli_state(ctx).config.blocks
+    cfg = blocks.get("memoryNotes")
+    # the CLI never stores notes, so the cap only matters for construction
+    return NoteStore(database, max_entries=getattr(cfg, "max_entries", 1000))
+
+
+def _preview(text: str, chars: int = 80) -> str:
+    flat = " ".join(text.split())
+    return flat if len(flat) <= chars else flat[: chars - 1] + "…"
+
+
+@memory_app.command("profile")
+def profile_command(ctx: typer.Context, history: str = typer.Option(None, "--history", metavar="KEY",
+                                                                    help="Every version of one key, oldest first."),
+                    include_superseded: bool = typer.Option(False, "--all", help="Superseded versions too."),
+                    json_out: bool = JSON_OPT) -> None:
+    """The active profile facts (what `### profile` draws from)."""
+    with _database(ctx) as database:
+        if database is None:
+            facts = []
+        else:
+            store = _profile_store(database)
+            if history:
+                facts = store.history(history)
+                if not facts:
+                    fail(f"no profile history for {history!r}; `atomic-agent memory profile` lists the keys")
+            else:
+                facts = store.all_rows() if include_superseded else store.list()
+        rows = [f.to_json() for f in facts]
+    if json_out:
+        print_json(rows)
+        return
+    print_table(["id", "key", "value", "pinned", "keywords", "valid from", "state"],
+                [[r["id"], r["key"], _preview(r["value"], 60), "yes" if r["pinned"] else "no", ",".join(r["keywords"]),
+                  r["validFrom"][:19], "active" if r["active"] else f"→ #{r['supersededBy']}"] for r in rows])
+
+
+@memory_app.command("notes")
+def notes_command(ctx: typer.Context, limit: int = typer.Option(50, "--limit", min=1),
+                  json_out: bool = JSON_OPT) -> None:
+    """The most recently updated notes, newest first."""
+    with _database(ctx) as database:
+        notes = [] if database is None else _note_store(ctx, database).recent(limit)
+        total = 0 if database is None else _note_store(ctx, database).count()
+    if json_out:
+        print_json({"total": total, "notes": [n.to_json() for n in notes]})
+        return
+    print_table(["id", "tags", "source", "updated", "content"],
+                [[f"#{n.id}", ",".join(n.tags), n.source, n.to_json()["updatedAt"][:19], _preview(n.content)]
+                 for n in notes])
+    print(f"{len(notes)} of {total} notes")
+
+
+@memory_app.command("search")
+def search_command(ctx: typer.Context, query: str, k: int = typer.Option(10, "-k", "--k", min=1, max=200),
+                   json_out: bool = JSON_OPT) -> None:
+    """Full-text search over notes, ranked by BM25 (the recall the agent uses)."""
+    with _database(ctx) as database:
+        hits = [] if database is None else _note_store(ctx, database).recall(query, k)
+    if json_out:
+        print_json([{**h.note.to_json(), "score": round(h.score, 4)} for h in hits])
+        return
+    print_table(["id", "score", "tags", "content"],
+                [[f"#{h.note.id}", f"{h.score:.3f}", ",".join(h.note.tags), _preview(h.note.content)] for h in hits])
+
+
+@memory_app.command("forget")
+def forget_command(ctx: typer.Context, note_ids: list[str] = typer.Argument(None, metavar="[NOTE_ID]...",
+                                                                            help="Note ids such as 42 or #42."),
+                   profile_key: list[str] = typer.Option(None, "--profile", metavar="KEY",
+                                                         help="Forget the active value of a profile fact."),
+                   json_out: bool = JSON_OPT) -> None:
+    """Delete notes by id and/or the active value of profile facts (their history stays)."""
+    ids: list[int] = []
+    for raw in note_ids or []:
+        text = raw.strip().lstrip("#")
+        if not text.isdigit():
+            fail(f"{raw!r} is not a note id; pass numbers such as 42 or #42")
+        ids.append(int(text))
+    if not ids and not profile_key:
+        fail("nothing to forget: pass note ids, or --profile KEY")
+    result: dict[str, Any] = {"notes": {}, "profile": {}}
+    with _database(ctx) as database:
+        if database is None:
+            fail("there is no memory database yet, so there is nothing to forget")
+        notes = _note_store(ctx, database)
+        for note_id in ids:
+            result["notes"][str(note_id)] = notes.forget(note_id)
+        profile = _profile_store(database)
+        for key in profile_key or []:
+            result["profile"][key] = profile.remove(key)
+    missing = [f"#{k}" for k, ok in result["notes"].items() if not ok]
+    missing += [k for k, ok in result["profile"].items() if not ok]
+    if json_out:
+        print_json({**result, "missing": missing})
+    else:
+        for k, ok in result["notes"].items():
+            print(f"#{k}: {'forgotten' if ok else 'no such note'}")
+        for k, ok in result["profile"].items():
+            print(f"{k}: {'forgotten (history kept)' if ok else 'no active fact'}")
+    if missing:
+        raise typer.Exit(1)
+
+
+OUTPUT_OPT = typer.Option(None, "--output", "-o", help="Write to this file instead of stdout.")
+
+
+@memory_app.command("export")
+def export_command(ctx: typer.Context, output: Path = OUTPUT_OPT) -> None:
+    """Everything in memory.sqlite as one JSON document (profile history included)."""
+    with _database(ctx) as database:
+        if database is None:
+            body: dict[str, Any] = {"profile": [], "notes": []}
+        else:
+            body = {"profile": [f.to_json() for f in _profile_store(database).all_rows()],
+                    "notes": [n.to_json() for n in _note_store(ctx, database).all_notes()]}
+    if output is None:
+        print_json(body)
+        return
+    from atomic_agent.api import write_atomic
+
+    write_atomic(output, json.dumps(body, indent=2, ensure_ascii=False) + "\n", mode=0o600)
+    print(f"wrote {len(body['profile'])} profile rows and {len(body['notes'])} notes to {output}")

@@ -1,0 +1,96 @@
+"""Migrations of memory.sqlite: functions named m00N_..., never renamed or reordered, each
+idempotent (it checks what exists before changing it); storage.sqlite_migrations applies
+them and keeps `PRAGMA user_version` so a newer file is refused untouched."""
+
+from __future__ import annotations
+
+import sqlite_utils
+
+from atomic_agent.api import Migration, transaction
+
+FTS_TOKENIZER = "porter unicode61"
+NOTE_FTS_COLUMNS = ("content", "tags", "context")
+
+_PROFILE_DDL = """
+CREATE TABLE IF NOT EXISTS profile_facts (
+  id INTEGER PRIMARY KEY AUTOINCREMENT,
+  key TEXT NOT NULL,
+  value TEXT NOT NULL,
+  pinned INTEGER NOT NULL DEFAULT 1,
+  keywords TEXT NOT NULL DEFAULT '[]',
+  source TEXT NOT NULL DEFAULT 'tool',
+  valid_from INTEGER NOT NULL,
+  superseded_by INTEGER,
+  supersedes INTEGER,
+  created_at INTEGER NOT NULL,
+  updated_at INTEGER NOT NULL
+)"""
+# the storage-level guard for "at most one active row per key"
+_PROFILE_INDEXES = (
+    "CREATE UNIQUE INDEX IF NOT EXISTS idx_profile_active_key ON profile_facts(key) WHERE superseded_by IS NULL",
+    "CREATE INDEX IF NOT EXISTS idx_profile_history ON profile_facts(key, valid_from, id)",
+)
+
+
+def _columns(db: sqlite_utils.Database, table: str) -> set[str]:
+    return {c.name for c in db[table].columns} if db[table].exists() else set()
+
+
+def m001_profile_facts(db: sqlite_utils.Database) -> None:
+    """Bi-temporal profile facts. A legacy key-primary-key table (one row per key, from the
+    earlier system) is converted: every row becomes an active row with valid_from = updated_at."""
+    legacy = db["profile_facts"].exists() and "id" not in _columns(db, "profile_facts")
+    with transaction(db.conn):
+        if legacy:
+            db.execute("ALTER TABLE profile_facts RENAME TO profile_facts_legacy")
+        db.execute(_PROFILE_DDL)
+        if legacy or db["profile_facts_legacy"].exists():
+            cols = _columns(db, "profile_facts_legacy")
+            pinned = "COALESCE(pinned, 1)" if "pinned" in cols else "1"
+            keywords = "COALESCE(keywords, '[]')" if "keywords" in cols else "'[]'"
+            db.execute(
+                "INSERT INTO profile_facts (key, value, pinned, keywords, source, valid_from, superseded_by, "
+                f"supersedes, created_at, updated_at) SELECT key, value, {pinned}, {keywords}, 'legacy', "
+                "updated_at, NULL, NULL, updated_at, updated_at FROM profile_facts_legacy ORDER BY updated_at, key")
+            db.execute("DROP TABLE profile_facts_legacy")
+        for ddl in _PROFILE_INDEXES:
+            db.execute(ddl)
+
+
+_NOTE_COLUMNS: dict[str, str] = {
+    "context": "TEXT NOT NULL DEFAULT ''",
+    "session_id": "TEXT",
+    "meta": "TEXT",
+}
+
+
+def m002_memories(db: sqlite_utils.Database) -> None:
+    """Notes plus their FTS5 index (external content, kept in sync by triggers). A legacy
+    `memories` table gains the newer columns and has its index rebuilt."""
+    with transaction(db.conn):
+        db.execute("""
+            CREATE TABLE IF NOT EXISTS memories (
+              id INTEGER PRIMARY KEY AUTOINCREMENT,
+              content TEXT NOT NULL,
+              tags TEXT NOT NULL DEFAULT '[]',
+              context TEXT NOT NULL DEFAULT '',
+              source TEXT NOT NULL DEFAULT 'tool',
+              scope TEXT NOT NULL DEFAULT 'global',
+              working_dir TEXT,
+              session_id TEXT,
+              meta TEXT,
+              created_at INTEGER NOT NULL,
+              updated_at INTEGER NOT NULL
+            )""")
+        have = _columns(db, "memories")
+        for name, ddl in _NOTE_COLUMNS.items():
+            if name not in have:
+                db.execute(f"ALTER TABLE memories ADD COLUMN {name} {ddl}")
+        db.execute("CREATE INDEX IF NOT EXISTS idx_memories_fifo ON memories(updated_at, id)")
+    # sqlite-utils compares the existing index with the wanted one and rebuilds only on a difference
+    db["memories"].enable_fts(list(NOTE_FTS_COLUMNS), fts_version="FTS5", create_triggers=True,
+                              tokenize=FTS_TOKENIZER, replace=True)
+
+
+MIGRATIONS: list[Migration] = [m001_profile_facts, m002_memories]
+MEMORY_SCHEMA_VERSION = len(MIGRATIONS)

@@ -1,0 +1,86 @@
+"""The `memory` service: memory.sqlite of one runtime and the stores over it, for the
+memory phases (profile, notes, reflection) and anything else that remembers.
+
+The file opens on first use, not when the service is built, so a locked, corrupt or newer
+file surfaces where it is used, as a `StoreError` a tool turns into an error result; the
+runtime closes it after `runtime_stopping`. Metrics go to the `metrics` service when a
+plugin provides one, and are dropped otherwise.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any
+
+from .memory_database import DEFAULT_BUSY_TIMEOUT_S, MemoryDatabase, memory_db_path
+from .memory_errors import MemoryStoreError, MemoryValidationError
+from .note_store import NoteStore
+from .note_validation import DEFAULT_MAX_CONTENT_CHARS
+from .profile_store import ProfileStore
+from .profile_validation import is_valid_profile_key
+
+SERVICE_NAME = "memory"
+METRICS_SERVICE = "metrics"
+BUSY_TIMEOUT_ENV = "ATOMIC_AGENT_MEMORY_BUSY_TIMEOUT_MS"
+
+
+class DroppedMetrics:
+    """What memory code records into when no plugin provides `metrics`."""
+
+    def inc(self, name: str, amount: float = 1, **tags: Any) -> None:
+        return None
+
+    def observe(self, name: str, value: float, **tags: Any) -> None:
+        return None
+
+
+class MemoryService:
+    # the errors callers catch, reachable without importing this plugin
+    StoreError = MemoryStoreError
+    ValidationError = MemoryValidationError
+
+    def __init__(self, path: Path, busy_timeout_s: float = DEFAULT_BUSY_TIMEOUT_S, metrics: Any = None) -> None:
+        self.path = path
+        self.busy_timeout_s = busy_timeout_s
+        self.metrics = metrics if metrics is not None else DroppedMetrics()
+        self._database: MemoryDatabase | None = None
+
+    @property
+    def database(self) -> MemoryDatabase:
+        """The open database (opened and migrated on first use, reopened after a close)."""
+        if self._database is None or self._database.closed:
+            self._database = MemoryDatabase.open(self.path, self.busy_timeout_s)
+        return self._database
+
+    def profile_store(self) -> ProfileStore:
+        return ProfileStore(self.database, self.metrics)
+
+    def note_store(self, max_entries: int = 1000, max_content_chars: int = DEFAULT_MAX_CONTENT_CHARS) -> NoteStore:
+        return NoteStore(self.database, max_entries=max_entries, max_content_chars=max_content_chars,
+                         metrics=self.metrics)
+
+    @staticmethod
+    def is_valid_profile_key(key: str) -> bool:
+        return is_valid_profile_key(key)
+
+    def close(self) -> None:
+        if self._database is not None:
+            self._database.close()
+            self._database = None
+
+
+def busy_timeout_s(environ: Any) -> float:
+    raw = str((environ or os.environ).get(BUSY_TIMEOUT_ENV, "")).strip()
+    if raw.isdigit():
+        return max(int(raw), 1) / 1000
+    return DEFAULT_BUSY_TIMEOUT_S
+
+
+def build_memory_service(runtime: Any) -> MemoryService:
+    try:
+        metrics = runtime.service(METRICS_SERVICE)
+    except (KeyError, RuntimeError):  # no metrics plugin, or a broken one: memory works without it
+        metrics = None
+    return MemoryService(memory_db_path(runtime.state_dir), busy_timeout_s(getattr(runtime, "environ", None)),
+                         metrics)

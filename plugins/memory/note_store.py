@@ -1,0 +1,188 @@
+"""memories + memories_fts: freeform notes with BM25 recall and a FIFO hard cap.
+
+The cap is enforced in the same transaction as the insert that crosses it: the oldest
+rows by (updated_at, id) go first, and the FTS triggers drop their index entries too.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
+
+import attrs
+
+from atomic_agent.api import store_clock
+
+from .fts_query import build_match_query
+from .memory_database import MemoryDatabase
+from .memory_errors import MemoryValidationError
+from .memory_records import Note, RecallHit, StoreOutcome
+from .note_validation import DEFAULT_MAX_CONTENT_CHARS, ValidNote, validate_note
+
+DEFAULT_MAX_ENTRIES = 1000
+EVICTED_METRIC = "agent.memory.notes.evicted"
+# bm25 column weights for (content, tags, context): context is a neighbour's text, a weaker key
+DEFAULT_WEIGHTS = (1.0, 1.0, 0.5)
+MAX_RECALL_K = 200
+
+
+@attrs.frozen
+class NoteInput:
+    """One note for `store_many`; the same fields `store` takes."""
+
+    content: str
+    tags: Sequence[str] = ()
+    source: str = "tool"
+    scope: str = "global"
+    working_dir: str | None = None
+    session_id: str | None = None
+    context: str = ""
+    meta: Mapping[str, Any] | None = None
+
+
+def _note(row: Mapping[str, Any]) -> Note:
+    return Note(id=row["id"], content=row["content"], tags=tuple(json.loads(row["tags"] or "[]")),
+                source=row["source"], scope=row["scope"], working_dir=row["working_dir"],
+                created_at=row["created_at"], updated_at=row["updated_at"], context=row["context"] or "",
+                session_id=row["session_id"], meta=json.loads(row["meta"]) if row["meta"] else None)
+
+
+def _scope_filter(working_dir: str | None, scope: str | None) -> tuple[str, list[Any]]:
+    clauses: list[str] = []
+    params: list[Any] = []
+    if scope is not None:
+        clauses.append("m.scope = ?")
+        params.append(scope)
+    if working_dir is not None:
+        clauses.append("(m.scope = 'global' OR m.working_dir = ?)")
+        params.append(str(working_dir))
+    return "".join(f" AND {c}" for c in clauses), params
+
+
+class NoteStore:
+    """Freeform notes. `metrics` (a MetricsRegistry) is optional."""
+
+    def __init__(self, database: MemoryDatabase, *, max_entries: int = DEFAULT_MAX_ENTRIES,
+                 max_content_chars: int = DEFAULT_MAX_CONTENT_CHARS, metrics: Any = None,
+                 weights: tuple[float, float, float] = DEFAULT_WEIGHTS) -> None:
+        if max_entries < 1:
+            raise ValueError(f"max_entries must be at least 1, got {max_entries}")
+        self.database = database
+        self.max_entries = max_entries
+        self.max_content_chars = max_content_chars
+        self.metrics = metrics
+        self.weights = weights
+
+    # -- writes -----------------------------------------------------------------------------
+    def _validate(self, item: NoteInput) -> ValidNote:
+        return validate_note(item.content, item.tags, source=item.source, scope=item.scope,
+                             working_dir=item.working_dir, session_id=item.session_id, context=item.context,
+                             meta=item.meta, max_content_chars=self.max_content_chars)
+
+    def _insert(self, conn: sqlite3.Connection, note: ValidNote, stamp: int) -> int:
+        cursor = conn.execute(
+            "INSERT INTO memories (content, tags, context, source, scope, working_dir, session_id, meta, "
+            "created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            [note.content, json.dumps(list(note.tags), ensure_ascii=False), note.context, note.source, note.scope,
+             note.working_dir, note.session_id, note.meta_json, stamp, stamp])
+        return int(cursor.lastrowid or 0)
+
+    def _evict(self, conn: sqlite3.Connection) -> tuple[int, ...]:
+        excess = int(conn.execute("SELECT count(*) FROM memories").fetchone()[0]) - self.max_entries
+        if excess <= 0:
+            return ()
+        ids = tuple(r[0] for r in conn.execute("SELECT id FROM memories ORDER BY updated_at ASC, id ASC LIMIT ?",
+                                                [excess]))
+        conn.executemany("DELETE FROM memories WHERE id = ?", [(i,) for i in ids])
+        return ids
+
+    def _count_evicted(self, evicted: Sequence[int]) -> None:
+        if evicted and self.metrics is not None:
+            self.metrics.inc(EVICTED_METRIC, len(evicted))
+
+    def store(self, content: object, tags: Iterable[object] | None = None, *, source: str = "tool",
+              scope: str = "global", working_dir: str | None = None, session_id: str | None = None,
+              context: str = "", meta: Mapping[str, Any] | None = None, now: int | None = None) -> StoreOutcome:
+        valid = validate_note(content, tags, source=source, scope=scope, working_dir=working_dir,
+                              session_id=session_id, context=context, meta=meta,
+                              max_content_chars=self.max_content_chars)
+        stamp = store_clock.now_ms() if now is None else now
+        with self.database.write() as conn:
+            new_id = self._insert(conn, valid, stamp)
+            evicted = self._evict(conn)
+        self._count_evicted(evicted)
+        note = self.get(new_id)
+        if note is None:  # only when the clock went back behind every kept note
+            raise MemoryValidationError("the note was evicted immediately; raise memoryNotes.maxEntries")
+        return StoreOutcome(note, evicted)
+
+    def store_many(self, items: Iterable[NoteInput], now: int | None = None) -> tuple[list[int], tuple[int, ...]]:
+        """Validate every item first (all or nothing), then insert them in one transaction.
+        Returns (new ids, evicted ids). Ids of new notes that the cap evicted again are omitted."""
+        valid = [self._validate(item) for item in items]
+        stamp = store_clock.now_ms() if now is None else now
+        with self.database.write() as conn:
+            ids = [self._insert(conn, note, stamp) for note in valid]
+            evicted = self._evict(conn)
+        self._count_evicted(evicted)
+        gone = set(evicted)
+        return [i for i in ids if i not in gone], evicted
+
+    def forget(self, note_id: int) -> bool:
+        with self.database.write() as conn:
+            cursor = conn.execute("DELETE FROM memories WHERE id = ?", [int(note_id)])
+        return cursor.rowcount > 0
+
+    # -- reads ------------------------------------------------------------------------------
+    def get(self, note_id: int) -> Note | None:
+        rows = self.database.query("SELECT * FROM memories WHERE id = ?", [int(note_id)])
+        return _note(rows[0]) if rows else None
+
+    def recall(self, query: str, k: int = 5, *, working_dir: str | None = None, scope: str | None = None,
+               exclude_ids: Iterable[int] = ()) -> list[RecallHit]:
+        """Top-k notes by BM25 for the content words of `query` (never raises on FTS syntax)."""
+        match = build_match_query(query or "")
+        if match is None or k <= 0:
+            return []
+        where, params = _scope_filter(working_dir, scope)
+        excluded = [int(i) for i in exclude_ids]
+        if excluded:
+            where += f" AND m.id NOT IN ({', '.join('?' * len(excluded))})"
+            params.extend(excluded)
+        w_content, w_tags, w_context = self.weights
+        sql = ("SELECT m.*, bm25(memories_fts, ?, ?, ?) AS score FROM memories_fts "
+               "JOIN memories m ON m.id = memories_fts.rowid WHERE memories_fts MATCH ?"
+               f"{where} ORDER BY score ASC, m.id DESC LIMIT ?")
+        try:
+            rows = self.database.query(sql, [w_content, w_tags, w_context, match, *params, min(k, MAX_RECALL_K)])
+        except sqlite3.OperationalError as exc:
+            if "fts5" in str(exc).lower():  # defence in depth: the builder already quotes every term
+                return []
+            raise
+        return [RecallHit(_note(r), float(r["score"])) for r in rows]
+
+    def recent(self, limit: int, *, working_dir: str | None = None, exclude_ids: Iterable[int] = ()) -> list[Note]:
+        """The most recently updated notes (the pointer index), newest first."""
+        if limit <= 0:
+            return []
+        where, params = _scope_filter(working_dir, None)
+        excluded = [int(i) for i in exclude_ids]
+        if excluded:
+            where += f" AND m.id NOT IN ({', '.join('?' * len(excluded))})"
+            params.extend(excluded)
+        rows = self.database.query(f"SELECT m.* FROM memories m WHERE 1 = 1{where} "
+                                   "ORDER BY m.updated_at DESC, m.id DESC LIMIT ?", [*params, limit])
+        return [_note(r) for r in rows]
+
+    def count(self) -> int:
+        return int(self.database.conn.execute("SELECT count(*) FROM memories").fetchone()[0])
+
+    def fts_count(self) -> int:
+        """Rows in the FTS index (equals `count()` while the triggers keep it in sync)."""
+        return int(self.database.conn.execute("SELECT count(*) FROM memories_fts_docsize").fetchone()[0])
+
+    def all_notes(self, limit: int | None = None) -> list[Note]:
+        sql = "SELECT * FROM memories ORDER BY id ASC" + (" LIMIT ?" if limit is not None else "")
+        return [_note(r) for r in self.database.query(sql, [limit] if limit is not None else [])]
