@@ -148,6 +148,7 @@ class SessionStore:
             self.db.execute("delete from transcript where session_id = ?", [session_id])
             self.db.execute("delete from steer_queue where session_id = ?", [session_id])
             self.db.execute("delete from turns where session_id = ?", [session_id])  # turn_audit keeps the history
+            self.db.execute("delete from idempotency_keys where session_id = ?", [session_id])
             self.db.execute("delete from sessions where id = ?", [session_id])
 
     # -- transcript -------------------------------------------------------------------------
