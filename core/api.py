@@ -163,6 +163,7 @@ _EXPORTS: dict[str, str] = {
     "KeyedTurn": "atomic_agent.turns.request_keys",
     "RequestKey": "atomic_agent.turns.request_keys",
     "request_fingerprint": "atomic_agent.turns.request_keys",
+    "TurnAnswer": "atomic_agent.turns.turn_answers",
     "error_code": "atomic_agent.reliability.failure_taxonomy",
     "openai_error_type": "atomic_agent.reliability.failure_taxonomy",
     # providers, fallback chain and embeddings (core/providers, core/llm/fallback, core/embeddings)

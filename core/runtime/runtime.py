@@ -47,6 +47,7 @@ from atomic_agent.turns.graceful_stop import DEFAULT_GRACE_S, DrainReport, drain
 from atomic_agent.turns.admissible_text import check_text
 from atomic_agent.turns.request_keys import KeyedTurn, RequestKey
 from atomic_agent.turns.running_turn import TurnStops
+from atomic_agent.turns.turn_answers import TurnAnswer, answer_of
 from atomic_agent.turns.turn_lifecycle import FinalizeTurn, TurnLifecycle
 from atomic_agent.turns.turn_states import StartedTurn
 
@@ -221,6 +222,10 @@ class Runtime:
     def turn_for_key(self, key: str) -> KeyedTurn | None:
         """The turn a client's idempotency key admitted (in any process, before a restart too)."""
         return self.lifecycle.ledger.turn_for_key(key)
+
+    def answer_of(self, turn_id: str) -> TurnAnswer:
+        """What answers the message of admitted turn `turn_id`, from durable state alone."""
+        return answer_of(self.lifecycle.ledger, self.sessions, turn_id)
 
     async def drain(self, grace_s: float = DEFAULT_GRACE_S) -> DrainReport:
         """A graceful stop (SIGTERM/SIGINT in a host): admit nothing more, let each running turn
