@@ -5,9 +5,11 @@ is owed the answer to the message it sent, which is not always the turn it sent 
 
 - `completed`: the turn's own reply;
 - `merged` (sendMode all): the answer of the turn that took the message in;
-- `interrupted` (a crash, or a graceful stop that parked it): the answer of the
-  continuation the next start admitted for its session (origin `recovery`, after it in
-  the lane); until there is one, the answer is still owed;
+- `interrupted` (a crash, or a graceful stop that parked it): the answer of the next turn
+  of its lane — the continuation the next start admitted for it, or, when turns were
+  already queued behind it, the first of those (recovery admits no continuation then:
+  that turn answers the durable conversation, the interrupted message and its note
+  included, exactly as after a kill); until there is one, the answer is still owed;
 - `failed`, `stopped`, `cancelled`: that outcome, with the failure note's text;
 - `queued`, `running`: not decided yet.
 """
@@ -67,8 +69,12 @@ def answer_of(ledger: TurnRepository, store: SessionRepository, turn_id: str) ->
 
 
 def _continuation_after(ledger: TurnRepository, turn: TurnRecord) -> TurnRecord | None:
+    """The turn of the lane that answers the conversation after `turn` was interrupted: the
+    first later one that is live or ran (a withdrawn or merged one answered nothing)."""
     for later in ledger.lane(turn.lane):
-        if later.admitted_order > turn.admitted_order and later.origin == CONTINUATION_ORIGIN:
+        if later.admitted_order <= turn.admitted_order:
+            continue
+        if later.state in LIVE_STATES or later.turn_index is not None or later.origin == CONTINUATION_ORIGIN:
             return later
     return None
 
