@@ -6,7 +6,7 @@ running turn gets `serve.shutdownGraceS` to finish its step and is parked at the
 (interrupted: the next start answers it), queued turns stay queued, and every waiting
 client gets its answer or a 503 `turn_parked` envelope (an error chunk and `[DONE]` on a
 stream). uvicorn waits for those responses, then the runtime closes. A second signal
-stops at once (what is left is recovered at the next start, as after a kill).
+ends the grace period at once: the steps still in flight are abandoned and parked.
 """
 
 from __future__ import annotations
@@ -31,9 +31,9 @@ def make_server(app: Any, host: str, port: int, ctx: ServeContext | None = None)
 
     class Server(uvicorn.Server):  # type: ignore[misc]
         def handle_exit(self, sig: int, frame: Any) -> None:
-            if ctx is not None and not self.should_exit:
+            if ctx is not None:
                 try:  # a signal handler runs between two bytecodes: hand the drain to the loop
-                    asyncio.get_running_loop().call_soon_threadsafe(ctx.begin_stop)
+                    asyncio.get_running_loop().call_soon_threadsafe(ctx.hurry if self.should_exit else ctx.begin_stop)
                 except RuntimeError:
                     pass  # no loop running: nothing was admitted, nothing to drain
             super().handle_exit(sig, frame)

@@ -87,6 +87,12 @@ class ServeContext:
         if self._runtime is not None:
             self._drain = asyncio.ensure_future(self._runtime.drain(self.settings.shutdown_grace_s))
 
+    def hurry(self) -> None:
+        """A second signal: end the grace period now (the steps in flight are abandoned, parked)."""
+        self.begin_stop()
+        if self._runtime is not None and self._runtime.stopping:
+            self._runtime.lifecycle.park_all(hard=True)
+
     async def shutdown(self) -> None:
         """Drain (if no signal began it), deny pending approvals, wait for every turn's task
         (each ends answered, parked or interrupted, its client told), close the runtime."""
