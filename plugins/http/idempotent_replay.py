@@ -12,8 +12,10 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
-from atomic_agent.plugins.http.completion_shapes import answer_failure, completion_body, failure_of, reply_body
+from atomic_agent.plugins.http.completion_shapes import (answer_failure, chunk_body, completion_body, failure_of,
+                                                         reply_body)
 from atomic_agent.plugins.http.error_envelope import ApiError, envelope_response, parked_error
+from atomic_agent.plugins.http.sse_frames import DONE, data_frame
 
 IDEMPOTENCY_HEADER = "idempotency-key"
 FIRST_POLL_S = 0.02
@@ -44,8 +46,6 @@ def request_key_for(key: str, chat: Any, session_header: str | None) -> Any:
 async def replay(ctx: Any, existing: Any, asked: Any, stream: bool, model: str) -> Any:
     """The response the original request got (or gets, once its turn is over)."""
     from starlette.responses import JSONResponse, StreamingResponse
-
-    from atomic_agent.plugins.http.route_chat_completions import replay_chunks
 
     if existing.fingerprint != asked.fingerprint:
         return envelope_response(ApiError(
@@ -92,3 +92,15 @@ async def _settled_answer(ctx: Any, existing: Any) -> Any:
             return None
         await asyncio.sleep(pause)
         pause = min(pause * 1.5, MAX_POLL_S)
+
+
+def replay_chunks(completion: str, created: int, model: str, reply: str | None, error: dict[str, Any] | None
+                  ) -> list[str]:
+    """A replayed answer as the same stream a live turn would have sent."""
+    frames = [data_frame(chunk_body(completion, created, model, {"role": "assistant", "content": ""}))]
+    if error is not None:
+        frames.append(data_frame(error))
+    else:
+        frames.append(data_frame(chunk_body(completion, created, model, {"content": reply or ""})))
+        frames.append(data_frame(chunk_body(completion, created, model, {}, "stop")))
+    return [*frames, DONE]

@@ -29,8 +29,8 @@ from typing import Any
 
 from atomic_agent.plugins.http.chat_request import parse_chat_request
 from atomic_agent.plugins.http.chat_turn import END
-from atomic_agent.plugins.http.completion_shapes import (admission_failure, chunk, chunk_body, completion_body,
-                                                         failure_of, finish_reason)
+from atomic_agent.plugins.http.completion_shapes import (admission_failure, chunk, completion_body, failure_of,
+                                                         finish_reason)
 from atomic_agent.plugins.http.error_envelope import envelope_response, stopping_error
 from atomic_agent.plugins.http.idempotent_replay import idempotency_key, replay, request_key_for
 from atomic_agent.plugins.http.request_body import json_body
@@ -113,14 +113,3 @@ async def _stream(turn: Any, model: str, extensions: bool) -> AsyncIterator[str]
         yield data_frame(chunk(turn, model, {}, finish_reason(turn.result)))
     yield DONE
 
-
-def replay_chunks(completion: str, created: int, model: str, reply: str | None, error: dict[str, Any] | None
-                  ) -> list[str]:
-    """A replayed answer as the same stream a live turn would have sent."""
-    frames = [data_frame(chunk_body(completion, created, model, {"role": "assistant", "content": ""}))]
-    if error is not None:
-        frames.append(data_frame(error))
-    else:
-        frames.append(data_frame(chunk_body(completion, created, model, {"content": reply or ""})))
-        frames.append(data_frame(chunk_body(completion, created, model, {}, "stop")))
-    return [*frames, DONE]
