@@ -28,15 +28,22 @@ from atomic_agent.sessions.session_database import SessionRepository
 from atomic_agent.tracing.trace_recorder import TraceRecorder
 from atomic_agent.sessions.transcript_entry import REPLY, TURN_FINISHED, TURN_STARTED, USER, TranscriptEntry
 
-INFRA_CATEGORIES = ("transport", "grammar", "model")
+INFRA_CATEGORIES = ("transport", "provider_timeout", "grammar", "model", "storage")
+# what a turn parked by a graceful stop tells the next inference (and the session's reader)
+PARKED_MESSAGE = ("the agent was stopped (a graceful shutdown) before this turn finished; the conversation "
+                  "above is intact: continue from it")
+
+
+class TurnParked(Exception):
+    """A graceful stop asked the turn to end at this step boundary (raised inside the loop)."""
 
 
 @attrs.frozen
 class TurnResult:
     session_id: str
     turn_index: int
-    status: str  # "done" | "cancelled" | "failed"
-    reason: str  # "reply" | "finish" | "max_steps" | "cancelled" | <failure category>
+    status: str  # "done" | "cancelled" | "failed" | "interrupted" (parked by a graceful stop)
+    reason: str  # "reply" | "finish" | "max_steps" | "cancelled" | "interrupted" | <failure category>
     reply: str = ""
     steps: int = 0
     category: str | None = None
@@ -77,6 +84,9 @@ class TurnDeps:
     opened_turn_index: int | None = None  # the ledger already wrote the opening rows at this index
     finalize: FinalizeTurn | None = None  # the ledger's one finalizer; None: just append the row
     steer_mode: str = ONE_AT_A_TIME  # agent.steerMode: fold the oldest steer per step, or "all" of them
+    # a graceful stop: set -> end at the next step boundary as `interrupted` (a note, no
+    # answer); set together with `cancelled` -> abandon the running step the same way
+    park: asyncio.Event | None = None
 
 
 STEER_NOTICE_CHARS = 500
@@ -132,6 +142,8 @@ async def run_turn(*, make_context: StepContextFactory, base: TurnDeps, text: st
         for step in range(max_steps):
             if base.cancelled.is_set():
                 raise TurnCancelledError()
+            if base.park is not None and base.park.is_set():
+                raise TurnParked()
             steps = step + 1
             emit(ev.event(ev.STEP_STARTED, sessionId=session.id, turnIndex=turn_index, step=step))
             trace.record("step_started", turnIndex=turn_index, step=step)
@@ -167,21 +179,25 @@ async def run_turn(*, make_context: StepContextFactory, base: TurnDeps, text: st
     except (Exception, asyncio.CancelledError) as exc:
         failure = classify_failure(exc, cancelled=base.cancelled.is_set())
         category, error = failure.category, str(failure)
-        if category == "cancelled":
+        if _parked(base, exc, category):
+            status, reason, category, error = "interrupted", "interrupted", None, PARKED_MESSAGE
+        elif category == "cancelled":
             status, reason = "cancelled", "cancelled"
         else:
             status, reason = "failed", category
             emit(ev.event(ev.STEP_ERROR, sessionId=session.id, turnIndex=turn_index, step=max(steps - 1, 0),
                           category=category, code=error_code(category), message=error))
             trace.record("error", turnIndex=turn_index, category=category, message=error)
-            if isinstance(exc, ProviderUnavailableError) or isinstance(exc.__cause__, ProviderUnavailableError):
+            unavailable = exc if isinstance(exc, ProviderUnavailableError) else exc.__cause__
+            if isinstance(unavailable, ProviderUnavailableError):
                 emit(ev.event(ev.LLM_UNAVAILABLE, sessionId=session.id, mode=base.provider.mode,
-                              hint=base.provider.unavailable_hint()))
+                              hint=unavailable_hint(base.provider, unavailable)))
             if category in INFRA_CATEGORIES:
                 emit(ev.event(ev.LOOP_FAILED, sessionId=session.id, turnIndex=turn_index, category=category,
                               message=error))
         # durable calls (issue 5): settle this turn's open calls; a failure also leaves a note
-        record_turn_failure(store, session, turn_index, error or category, cancelled=status == "cancelled")
+        record_turn_failure(store, session, turn_index, error or category or reason, cancelled=status == "cancelled",
+                            interrupted=status == "interrupted")
         if isinstance(exc, asyncio.CancelledError):
             _finish(base, turn_index, status, reason, steps, started, emit, reply, category)
             _hand_back(base, turn_index, emit)
@@ -191,6 +207,23 @@ async def run_turn(*, make_context: StepContextFactory, base: TurnDeps, text: st
     return TurnResult(session.id, turn_index, status, reason, reply, steps, category, error,
                       round((time.perf_counter() - started) * 1000, 1), undelivered,
                       undelivered_ids=undelivered_ids)
+
+
+def _parked(base: TurnDeps, exc: BaseException, category: str) -> bool:
+    """Did a graceful stop end this turn (at a step boundary, or by abandoning its step)?"""
+    if isinstance(exc, TurnParked):
+        return True
+    return base.park is not None and base.park.is_set() and category == "cancelled"
+
+
+def unavailable_hint(provider: TextProvider, error: ProviderUnavailableError) -> str:
+    """What to do about an unavailable provider. A server that answered (503 "loading",
+    overloaded) is up: saying no server answered would send the user to start a second one."""
+    if error.status is not None:
+        where = f" at {error.url}" if error.url else ""
+        return (f"The model server{where} answered HTTP {error.status}: it is running but not ready (still "
+                "loading its model, or overloaded). Wait a moment and send the message again.")
+    return provider.unavailable_hint()
 
 
 def _hand_back(base: TurnDeps, turn_index: int, emit: ev.EventSink) -> tuple[tuple[str, ...], tuple[str, ...]]:

@@ -7,6 +7,7 @@ same prompt would hit the same wall.
 
 from __future__ import annotations
 
+import asyncio
 import time
 
 import attrs
@@ -21,7 +22,7 @@ from atomic_agent.llm.reasoning_stream_parser import ReasoningStreamParser
 from atomic_agent.prompt.build_prompt import BuiltPrompt
 from atomic_agent.prompt.estimate_tokens import estimate_tokens
 from atomic_agent.reliability.detect_model_failure import model_error_for
-from atomic_agent.reliability.failure_taxonomy import GrammarError
+from atomic_agent.reliability.failure_taxonomy import GrammarError, TurnCancelledError
 
 
 @attrs.frozen
@@ -52,6 +53,23 @@ def batch_from_native_calls(completion: Completion) -> ToolCallBatch:
             raise ToolCallParseError.for_text("the provider returned neither tool calls nor text", completion.content)
         calls = (ToolCall("reply", {"text": text}),)
     return ToolCallBatch("batch", calls, completion.reasoning_content)
+
+
+async def _complete(ctx: StepContext, request: CompletionRequest, on_delta: object) -> Completion:
+    """One provider call that a stop (the turn's cancel event) ends at once: a user stop or a
+    graceful stop's hard park must not wait out an inference that may run for minutes."""
+    call = asyncio.ensure_future(ctx.provider.complete(request, on_delta))
+    stop = asyncio.ensure_future(ctx.cancelled.wait())
+    try:
+        await asyncio.wait({call, stop}, return_when=asyncio.FIRST_COMPLETED)
+    finally:
+        stop.cancel()
+        if not call.done():
+            call.cancel()
+            await asyncio.gather(call, return_exceptions=True)
+    if call.cancelled():
+        raise TurnCancelledError("turn cancelled during inference")
+    return call.result()
 
 
 def _record_completion(ctx: StepContext, completion: Completion, attempt: int, reasoning: str) -> None:
@@ -92,7 +110,7 @@ async def infer_step(ctx: StepContext, prompt: BuiltPrompt) -> InferredStep:
                                   turnIndex=ctx.turn_index, step=ctx.step, delta=piece))
 
     started = time.perf_counter()
-    completion = await ctx.provider.complete(_request(ctx, prompt, stream=True), on_delta)
+    completion = await _complete(ctx, _request(ctx, prompt, stream=True), on_delta)
     parser.finish()
     completion = attrs.evolve(completion, duration_ms=completion.duration_ms or (time.perf_counter() - started) * 1000)
     _record_completion(ctx, completion, 1, parser.reasoning)
@@ -105,7 +123,7 @@ async def infer_step(ctx: StepContext, prompt: BuiltPrompt) -> InferredStep:
         ctx.emit(ev.event(ev.PARSE_RETRY, turnIndex=ctx.turn_index, step=ctx.step, reason=str(first)))
         ctx.trace.record("parse_retry", turnIndex=ctx.turn_index, step=ctx.step, reason=str(first))
         # the retry is unary so partial stream deltas are never emitted twice
-        retry = await ctx.provider.complete(_request(ctx, prompt, stream=False), None)
+        retry = await _complete(ctx, _request(ctx, prompt, stream=False), None)
         _record_completion(ctx, retry, 2, "")
         failure = model_error_for(retry) if retry.tool_calls is None else None
         if failure is not None:

@@ -94,7 +94,16 @@ def main(argv: Sequence[str] | None = None) -> None:
             sys.exit(2)
     else:
         app = build_app(state)
-    app(args=args, prog_name="atomic-agent")  # type: ignore[operator]
+    try:
+        app(args=args, prog_name="atomic-agent")  # type: ignore[operator]
+    except Exception as exc:  # a damaged, full or read-only state dir is explained, never a traceback
+        from atomic_agent.reliability.environment_errors import explain_environment_error
+
+        message = explain_environment_error(exc, state.state_dir)
+        if message is None:
+            raise
+        print(message, file=sys.stderr)
+        sys.exit(1)
 
 
 def _command_of(args: Sequence[str]) -> str | None:

@@ -27,7 +27,9 @@ def ensure_state_dir(path: Path) -> Path:
     try:
         path.mkdir(mode=0o700, parents=True, exist_ok=True)
         if not os.access(path, os.W_OK | os.X_OK):
-            raise PermissionError(f"no write permission on {path}")
+            read_only = bool(os.statvfs(path).f_flag & os.ST_RDONLY)
+            raise PermissionError(f"{path} is on a read-only file system" if read_only else
+                                  f"no write permission on {path}")
     except OSError as exc:
         raise ConfigError(path, "", f"the state directory cannot be used ({exc.strerror or exc})",
                           f"Pass --state-dir or set {STATE_DIR_ENV} to a writable directory") from exc

@@ -50,15 +50,23 @@ class TextProvider(Protocol):
 
 
 class ProviderError(Exception):
-    """A provider failed. `status` is the HTTP status, None for a network failure."""
+    """A provider failed. `status` is the HTTP status, None for a network failure.
+
+    `timed_out` marks our own client giving up (read, write or pool timeout, or a stream
+    that stalled): the provider was reached and was too slow. It is classified
+    `provider_timeout`, never a cancel, whatever the exception chain underneath holds."""
+
+    timed_out: bool = False  # a class default, so a subclass may declare itself a timeout
 
     def __init__(self, message: str, status: int | None = None, url: str | None = None,
-                 body: object = None, error_type: str | None = None) -> None:
+                 body: object = None, error_type: str | None = None, timed_out: bool = False) -> None:
         super().__init__(message)
         self.status = status
         self.url = url
         self.body = body
         self.error_type = error_type
+        if timed_out:
+            self.timed_out = True
 
 
 class ProviderUnavailableError(ProviderError):

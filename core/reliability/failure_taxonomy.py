@@ -1,16 +1,23 @@
-"""The five failure categories and their exception classes.
+"""The failure categories and their exception classes.
 
 Every failure the agent loop surfaces (step_error, loop_failed, traces, metrics, host
 protocols) carries exactly one of these categories. Tool-level errors that a tool
 returns as a result, and loops the detector ends gracefully, are not failures at all.
+
+Beyond the guide's five (transport, grammar, model, tool, cancelled) two say where a
+failure came from when the five would mislead: `provider_timeout` (the provider was
+reached but our own client stopped waiting for it — a slow server, never a user cancel)
+and `storage` (the state directory could not be written or read: a full disk, a
+read-only directory, a damaged database — never the tool the model called).
 """
 
 from __future__ import annotations
 
 from typing import Literal
 
-FailureCategory = Literal["transport", "grammar", "model", "tool", "cancelled"]
-FAILURE_CATEGORIES: tuple[FailureCategory, ...] = ("transport", "grammar", "model", "tool", "cancelled")
+FailureCategory = Literal["transport", "provider_timeout", "grammar", "model", "tool", "storage", "cancelled"]
+FAILURE_CATEGORIES: tuple[FailureCategory, ...] = ("transport", "provider_timeout", "grammar", "model", "tool",
+                                                   "storage", "cancelled")
 ModelFailureReason = Literal["truncated", "empty", "no_stop"]
 MODEL_FAILURE_REASONS: tuple[ModelFailureReason, ...] = ("truncated", "empty", "no_stop")
 
@@ -50,6 +57,24 @@ class TransportError(LlmFailure):
         self.url = url
 
 
+class ProviderTimeoutError(TransportError):
+    """Our own client gave up waiting for the provider (a read, write or pool timeout, or a
+    stream that stalled mid-answer). The provider was reached, so it is neither a cancel nor
+    "unreachable". Retry policy (the guide's transport rules): the bounded transport retry
+    may repeat it only before any output streamed; the runtime does not retry the turn; the
+    fallback chain counts it toward its threshold instead of switching at once. The turn
+    fails with a failure note and its message stays in the session, so the next start (or
+    the user's next message) answers it."""
+
+    category: FailureCategory = "provider_timeout"
+    timed_out = True  # what the fallback chain's "our own timeout" check reads
+
+    def __init__(self, message: str, status: int | None = None, url: str | None = None,
+                 timeout_s: float | None = None) -> None:
+        super().__init__(message, status=status, url=url)
+        self.timeout_s = timeout_s
+
+
 class GrammarError(LlmFailure):
     """The provider rejected the request (4xx) or the output failed to parse even after
     the one-shot parser retry. `raw_preview` holds the start of the offending text."""
@@ -85,6 +110,14 @@ class ToolExecutionError(LlmFailure):
     def __init__(self, message: str, tool: str | None = None) -> None:
         super().__init__(message)
         self.tool = tool
+
+
+class StorageError(LlmFailure):
+    """The state directory refused a read or write the turn needed (disk full, read-only,
+    permissions, a damaged database). Not the model's fault and not a tool's: the operator
+    fixes the environment (`atomic-agent doctor` says how)."""
+
+    category: FailureCategory = "storage"
 
 
 class TurnCancelledError(LlmFailure):

@@ -47,6 +47,11 @@ from atomic_agent.sessions.compact_session import CompactionResult
 from atomic_agent.runtime.settle_sessions import durable_runner, settle_interrupted
 from atomic_agent.sessions.settle_interrupted_calls import RunDurable, SettleReport
 from atomic_agent.turns.session_backends import DEFAULT_BACKEND, SessionBackend
+from atomic_agent.turns.graceful_stop import DEFAULT_GRACE_S, DrainReport, drain
+from atomic_agent.turns.admissible_text import check_text
+from atomic_agent.turns.request_keys import KeyedTurn, RequestKey
+from atomic_agent.turns.running_turn import TurnStops
+from atomic_agent.turns.turn_answers import TurnAnswer, answer_of
 from atomic_agent.turns.turn_lifecycle import FinalizeTurn, TurnLifecycle
 from atomic_agent.turns.turn_states import StartedTurn
 
@@ -205,7 +210,7 @@ class Runtime:
     async def run_turn(self, text: str, session_id: str | None = None, on_event: ev.EventSink | None = None,
                        working_dir: Path | None = None, cancelled: asyncio.Event | None = None,
                        origin: str = "cli", tool_choice: str | None = None,
-                       resend_steer_id: str | None = None) -> TurnResult:
+                       resend_steer_id: str | None = None, request_key: RequestKey | None = None) -> TurnResult:
         """Admit a turn durably, then queue it on the session (FIFO per session, parallel
         across sessions) and run it.
 
@@ -217,12 +222,41 @@ class Runtime:
         `resend_steer_id` (a `TurnResult.undelivered_ids` entry) sends a handed-back steer as
         this turn: its queued row is deleted in the admission's transaction, and when it is
         already gone SteerAlreadyTakenError is raised with nothing admitted.
+
+        `request_key` (a client's idempotency key) is committed with the admission; a key
+        that already admitted a turn raises DuplicateRequestError and admits nothing (the
+        caller answers with that turn: `turn_for_key`). Text that is not valid Unicode is
+        refused with InvalidTextError before anything (even a new session) is written; after
+        a graceful stop began, RuntimeStoppingError. An acknowledged turn the stop left
+        queued raises TurnParkedError (the next start answers it); one it interrupted ends
+        with status "interrupted".
         """
         check_tool_choice(self.registry, tool_choice)
+        check_text(text)
         if session_id is None:
             session_id = self.open_session(None, working_dir).id
         return await self.lifecycle.run(text, session_id, origin, on_event or ev.discard, cancelled,
-                                        self._executor(text, tool_choice), resend_steer_id)
+                                        self._executor(text, tool_choice), resend_steer_id, request_key)
+
+    def turn_for_key(self, key: str) -> KeyedTurn | None:
+        """The turn a client's idempotency key admitted (in any process, before a restart too)."""
+        return self.lifecycle.ledger.turn_for_key(key)
+
+    def answer_of(self, turn_id: str) -> TurnAnswer:
+        """What answers the message of admitted turn `turn_id`, from durable state alone."""
+        return answer_of(self.lifecycle.ledger, self.sessions, turn_id)
+
+    async def drain(self, grace_s: float = DEFAULT_GRACE_S) -> DrainReport:
+        """A graceful stop (SIGTERM/SIGINT in a host): admit nothing more, let each running turn
+        finish its step within `grace_s` and park it (interrupted, answered after the next
+        start), leave queued turns queued. Call `close()` afterwards."""
+        if self._lifecycle is None:  # nothing ever ran: there is nothing to park
+            return DrainReport(0, 0, 0.0)
+        return await drain(self._lifecycle, grace_s)
+
+    @property
+    def stopping(self) -> bool:
+        return self._lifecycle is not None and self._lifecycle.stopping
 
     def dismiss_steer(self, steer_id: str) -> bool:
         """Drop a handed-back steer the caller will not re-send; False when it was already gone."""
@@ -244,20 +278,21 @@ class Runtime:
     def steer(self, session_id: str, text: str) -> SteerOutcome:
         """Fold `text` into the turn running on the session at its next step boundary.
 
-        Anything but ACCEPTED means nothing was queued: send it as a new turn instead.
+        Anything but ACCEPTED means nothing was queued: send it as a new turn instead
+        (INVALID_TEXT: the text is not valid Unicode and must be fixed first).
         """
         return self.inbox.push(session_id, text)
 
     def _executor(self, text: str, tool_choice: str | None = None) -> Any:
-        async def execute(session: SessionState, started: StartedTurn, cancel: asyncio.Event,
+        async def execute(session: SessionState, started: StartedTurn, stops: TurnStops,
                           finalize: FinalizeTurn) -> TurnResult:
-            return await self._execute_turn(text, session, started, cancel, finalize, tool_choice)
+            return await self._execute_turn(text, session, started, stops, finalize, tool_choice)
 
         return execute
 
-    async def _execute_turn(self, text: str, session: SessionState, started: StartedTurn, cancel: asyncio.Event,
+    async def _execute_turn(self, text: str, session: SessionState, started: StartedTurn, stops: TurnStops,
                             finalize: FinalizeTurn, tool_choice: str | None = None) -> TurnResult:
-        return await execute_turn(self, text, session, started, cancel, finalize, tool_choice)
+        return await execute_turn(self, text, session, started, stops, finalize, tool_choice)
 
     async def forget_plan(self) -> None:
         """Re-plan at the next step and let the provider refresh (its server may have restarted)."""

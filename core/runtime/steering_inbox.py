@@ -18,6 +18,7 @@ from collections.abc import Callable
 
 import attrs
 
+from atomic_agent.turns.admissible_text import text_problem
 from atomic_agent.turns.turn_database import SteerRepository
 
 MAX_PENDING_STEERS = 16
@@ -30,6 +31,7 @@ class SteerOutcome(str, enum.Enum):
     FULL = "full"  # MAX_PENDING_STEERS already waiting
     TOO_LARGE = "too_large"
     EMPTY = "empty"
+    INVALID_TEXT = "invalid_text"  # not valid Unicode (a lone surrogate): nothing was queued
 
     @property
     def steered(self) -> bool:
@@ -63,6 +65,8 @@ class SteeringInbox:
         accepts nothing."""
         if not text.strip():
             return SteerOutcome.EMPTY
+        if text_problem(text) is not None:
+            return SteerOutcome.INVALID_TEXT
         if len(text) > MAX_STEER_CHARS:
             return SteerOutcome.TOO_LARGE
         window = self._open.get(session_id)

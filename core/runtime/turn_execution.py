@@ -9,7 +9,6 @@ plan (the server may have restarted with another n_ctx or template).
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
@@ -21,6 +20,7 @@ from atomic_agent.runtime.session_provider import LazyProvider, session_provider
 from atomic_agent.runtime.tool_choice import step_grammar
 from atomic_agent.sessions.session_state import SessionState
 from atomic_agent.sessions.transcript_entry import USER
+from atomic_agent.turns.running_turn import TurnStops
 from atomic_agent.turns.turn_lifecycle import FinalizeTurn
 from atomic_agent.turns.turn_states import StartedTurn
 
@@ -29,7 +29,8 @@ if TYPE_CHECKING:
 
 
 async def execute_turn(runtime: Runtime, text: str, session: SessionState, started: StartedTurn,
-                       cancel: asyncio.Event, finalize: FinalizeTurn, tool_choice: str | None = None) -> TurnResult:
+                       stops: TurnStops, finalize: FinalizeTurn, tool_choice: str | None = None) -> TurnResult:
+    cancel = stops.cancel
     emit: ev.EventSink = lambda e: runtime.turns.emit(session.id, e)  # noqa: E731
     # a continuation (no text of its own) answers the conversation's latest message: memory reads that
     focus = text or next((e.text for e in reversed(session.entries) if e.kind == USER), "")
@@ -38,7 +39,7 @@ async def execute_turn(runtime: Runtime, text: str, session: SessionState, start
     store = runtime.sessions.fenced(started.guard)  # every write of this turn carries its generation
     deps = TurnDeps(session, store, trace, LazyProvider(runtime), cancel, runtime.inbox, turn_id=started.turn_id,
                     opened_turn_index=started.turn_index, finalize=finalize,
-                    steer_mode=runtime.config.agent.steer_mode)
+                    steer_mode=runtime.config.agent.steer_mode, park=stops.park)
     agent = runtime.config.agent
     slot: list[int] = []
 

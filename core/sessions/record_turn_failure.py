@@ -3,7 +3,9 @@
 A failed turn must not leave a call unanswered (the next message would land behind it),
 and the next inference should know why the last one produced no answer, so the failure
 becomes a durable `failure_note` row the prompt renders. A cancelled turn settles its
-calls as cancelled and leaves no note: the user chose to stop it.
+calls as cancelled and leaves no note: the user chose to stop it. A turn interrupted by a
+graceful stop (parked) leaves a note too: the session is owed an answer, which the next
+start gives (owed_answers reads the note).
 """
 
 from __future__ import annotations
@@ -19,19 +21,23 @@ NOTE_CHARS = 500
 SETTLE_ATTEMPTS = 3  # settling is idempotent, so a write that failed (locked, flaky) is simply tried again
 
 
-def failure_note_text(message: str) -> str:
+def failure_note_text(message: str, how: str = "failed") -> str:
     text = " ".join(message.split())
-    return f"The last turn failed: {text if len(text) <= NOTE_CHARS else text[:NOTE_CHARS] + '…'}"
+    return f"The last turn {how}: {text if len(text) <= NOTE_CHARS else text[:NOTE_CHARS] + '…'}"
 
 
 def record_turn_failure(store: SessionRepository, session: SessionState, turn_index: int, message: str, *,
-                        cancelled: bool = False) -> None:
+                        cancelled: bool = False, interrupted: bool = False) -> None:
     """Settle the turn's open calls and (unless cancelled) append the failure note.
 
     Never raises: it runs while a turn is already failing, and a second error here must
     not hide the first; a call it could not settle is repaired on the next load."""
-    status, summary = (("cancelled", "cancelled before it finished") if cancelled else
-                       ("error", f"not finished: the turn failed before this call returned ({message})"))
+    if cancelled:
+        status, summary = "cancelled", "cancelled before it finished"
+    elif interrupted:
+        status, summary = "error", f"not finished: the turn was interrupted before this call returned ({message})"
+    else:
+        status, summary = "error", f"not finished: the turn failed before this call returned ({message})"
     for attempt in range(SETTLE_ATTEMPTS):
         try:
             settle_abandoned_calls(store, session, turn_index, summary, status)
@@ -42,7 +48,8 @@ def record_turn_failure(store: SessionRepository, session: SessionState, turn_in
     if cancelled:
         return
     try:  # not retried: a write that failed after its commit would leave the note twice
-        store.append(session, [TranscriptEntry(FAILURE_NOTE, turn_index, text=failure_note_text(message))])
+        note = failure_note_text(message, "was interrupted" if interrupted else "failed")
+        store.append(session, [TranscriptEntry(FAILURE_NOTE, turn_index, text=note)])
     except Exception as exc:
         _warn(session, turn_index, exc)
 

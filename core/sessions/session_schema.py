@@ -63,4 +63,12 @@ def m003_steer_handed_back(db: sqlite_utils.Database) -> None:
         db.execute("ALTER TABLE steer_queue ADD COLUMN handed_back TEXT")
 
 
-MIGRATIONS: list[Migration] = [m001_initial, m002_turn_ledger, m003_steer_handed_back]
+def m004_idempotency_keys(db: sqlite_utils.Database) -> None:
+    """A client's idempotency key, committed with the admission it made: a retry finds the turn."""
+    db.execute("CREATE TABLE IF NOT EXISTS idempotency_keys (key TEXT PRIMARY KEY, turn_id TEXT NOT NULL, "
+               "session_id TEXT NOT NULL, fingerprint TEXT NOT NULL, caller_ref TEXT NOT NULL DEFAULT '', "
+               "created_at TEXT NOT NULL)")
+    db.execute("CREATE INDEX IF NOT EXISTS idempotency_keys_by_session ON idempotency_keys (session_id)")
+
+
+MIGRATIONS: list[Migration] = [m001_initial, m002_turn_ledger, m003_steer_handed_back, m004_idempotency_keys]

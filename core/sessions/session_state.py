@@ -21,6 +21,7 @@ class SessionState:
     entries: list[TranscriptEntry] = attrs.field(factory=list)
     loaded_tools: list[str] = attrs.field(factory=list)  # most recently used last
     known_facts: list[str] = attrs.field(factory=list)
+    updated_at: str = ""  # as stored when loaded (the last write to the session)
 
     @property
     def next_turn_index(self) -> int:

@@ -96,7 +96,8 @@ class SessionStore:
     # -- sessions ---------------------------------------------------------------------------
     def create(self, working_dir: Path, title: str = "") -> SessionState:
         created = now_iso()
-        state = SessionState(id=uuid.uuid4().hex[:12], working_dir=working_dir, created_at=created, title=title)
+        state = SessionState(id=uuid.uuid4().hex[:12], working_dir=working_dir, created_at=created, title=title,
+                             updated_at=created)
         with self.write():
             self.db.execute(
                 "insert into sessions (id, created_at, updated_at, working_dir, status, title, loaded_tools, "
@@ -116,7 +117,7 @@ class SessionStore:
         state = SessionState(id=data["id"], working_dir=Path(data["working_dir"]), created_at=data["created_at"],
                              status=data["status"], title=data["title"] or "",
                              loaded_tools=_loads(data["loaded_tools"]) or [],
-                             known_facts=_loads(data["known_facts"]) or [])
+                             known_facts=_loads(data["known_facts"]) or [], updated_at=data["updated_at"] or "")
         state.entries = self.entries(session_id)
         from atomic_agent.sessions.repair_unanswered_calls import repair_on_load
 
@@ -153,6 +154,7 @@ class SessionStore:
             self.db.execute("delete from transcript where session_id = ?", [session_id])
             self.db.execute("delete from steer_queue where session_id = ?", [session_id])
             self.db.execute("delete from turns where session_id = ?", [session_id])  # turn_audit keeps the history
+            self.db.execute("delete from idempotency_keys where session_id = ?", [session_id])
             self.db.execute("delete from sessions where id = ?", [session_id])
 
     # -- transcript -------------------------------------------------------------------------

@@ -41,9 +41,12 @@ def open_sqlite(path: Path, durability: Durability, *, busy_timeout_s: float = 5
     return conn
 
 
-def open_sqlite_read_only(path: Path, *, busy_timeout_s: float = 2.0) -> sqlite3.Connection:
-    """Open an existing file without the right to write (or create) it: for inspection."""
-    return sqlite3.connect(f"file:{path}?mode=ro", uri=True, timeout=busy_timeout_s)
+def open_sqlite_read_only(path: Path, *, busy_timeout_s: float = 2.0, immutable: bool = False) -> sqlite3.Connection:
+    """Open an existing file without the right to write (or create) it: for inspection.
+    `immutable` reads it as it lies on disk, without the -wal/-shm files a read-only
+    directory would not let SQLite create."""
+    flags = "mode=ro&immutable=1" if immutable else "mode=ro"
+    return sqlite3.connect(f"file:{path}?{flags}", uri=True, timeout=busy_timeout_s)
 
 
 def is_lock_error(exc: BaseException) -> bool:

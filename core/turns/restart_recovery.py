@@ -20,6 +20,7 @@ import attrs
 
 from atomic_agent.agent import agent_events as ev
 from atomic_agent.agent.agent_loop import TurnResult
+from atomic_agent.turns.graceful_stop import TurnParkedError
 from atomic_agent.turns.owed_answers import admit_continuations
 from atomic_agent.turns.turn_states import ticket_of
 from atomic_agent.turns.turn_recovery import recover_ledger
@@ -81,4 +82,6 @@ async def _settle_calls(runtime: Runtime, session_id: str) -> int:
 def _report_failure(future: asyncio.Future[TurnResult]) -> None:
     if not future.cancelled() and future.exception() is not None:
         exc = future.exception()
+        if isinstance(exc, TurnParkedError):
+            return  # a graceful stop left it queued: the next start answers it
         print(f"atomic-agent: a resumed turn failed: {type(exc).__name__}: {exc}", file=sys.stderr)

@@ -18,6 +18,7 @@ from atomic_agent.sessions.session_database import SessionRepository, WriteHandl
 from atomic_agent.sessions.session_state import SessionState
 from atomic_agent.sessions.transcript_entry import TranscriptEntry
 from atomic_agent.sessions.writer_guard import TurnGuard
+from atomic_agent.turns.request_keys import KeyedTurn, RequestKey
 from atomic_agent.turns.turn_states import LaneBusy, QueuedSteer, StartedTurn, TurnRecord, TurnTicket
 
 
@@ -55,7 +56,16 @@ class TurnRepository(Protocol):
         owner, at), oldest first; of one turn when `turn_id` is given."""
         ...
 
+    def turn_for_key(self, key: str) -> KeyedTurn | None:
+        """The turn an idempotency key admitted, or None (never used, or its session deleted)."""
+        ...
+
     # -- transitions ------------------------------------------------------------------------
+    def remember_key_in(self, handle: WriteHandle, request_key: RequestKey, turn_id: str, session_id: str) -> None:
+        """Inside the admission's transaction: the key names `turn_id` from now on;
+        DuplicateRequestError (nothing written by this call) when it already names a turn."""
+        ...
+
     def admit(self, session_id: str, text: str, origin: str, lane: str | None = None,
               turn_id: str | None = None) -> TurnTicket:
         """Commit a queued turn (lane defaults to the session) with the next admission order,
@@ -107,6 +117,11 @@ class TurnRepository(Protocol):
 
     def cancel_queued(self, turn_id: str, reason: str) -> bool:
         """queued -> cancelled; False (nothing written) when the turn is not queued."""
+        ...
+
+    def interrupt_queued(self, turn_id: str, reason: str) -> bool:
+        """queued -> interrupted for a turn whose start failed on its store; False (nothing
+        written) when the turn is not queued."""
         ...
 
     def mark_settled(self, turn: TurnRecord) -> None:

@@ -18,6 +18,7 @@ from atomic_agent.storage.store_clock import now_iso
 from atomic_agent.sessions.store_errors import SessionNotFoundError
 from atomic_agent.sessions.transcript_entry import TURN_STARTED, USER, TranscriptEntry
 from atomic_agent.sessions.writer_guard import TurnGuard
+from atomic_agent.turns.request_keys import DuplicateRequestError, KeyedTurn, RequestKey
 from atomic_agent.turns.turn_states import (
     CANCELLED, CONTINUATION_ORIGIN, INTERRUPTED, LIVE_STATES, MERGED, QUEUED, RUNNING, LaneBusy, StartedTurn,
     TurnRecord, TurnTicket, response_hash)
@@ -88,7 +89,23 @@ class TurnLedger:
         cols = [d[0] for d in cur.description]
         return [dict(zip(cols, r)) for r in cur.fetchall()]
 
+    def turn_for_key(self, key: str) -> KeyedTurn | None:
+        row = self.conn.execute("select key, turn_id, session_id, fingerprint, caller_ref from idempotency_keys "
+                                "where key = ?", [key]).fetchone()
+        return None if row is None else KeyedTurn(*row)
+
     # -- transitions ------------------------------------------------------------------------
+    def remember_key_in(self, conn: sqlite3.Connection, request_key: RequestKey, turn_id: str,
+                        session_id: str) -> None:
+        """Inside the admission's transaction: `request_key` names `turn_id` from now on;
+        DuplicateRequestError (the caller rolls back) when the key already names a turn."""
+        existing = self.turn_for_key(request_key.key)
+        if existing is not None:
+            raise DuplicateRequestError(existing)
+        conn.execute("insert into idempotency_keys (key, turn_id, session_id, fingerprint, caller_ref, created_at) "
+                     "values (?, ?, ?, ?, ?, ?)", [request_key.key, turn_id, session_id, request_key.fingerprint,
+                                                   request_key.caller_ref, now_iso()])
+
     def admit(self, session_id: str, text: str, origin: str, lane: str | None = None,
               turn_id: str | None = None) -> TurnTicket:
         """Persist the message and its queued turn; durable when this returns."""
@@ -224,6 +241,18 @@ class TurnLedger:
             if moved != 1 or turn is None:
                 return False
             audit(conn, turn, RUNNING, INTERRUPTED, guard.generation + 1, reason, self.owner)
+            return True
+
+    def interrupt_queued(self, turn_id: str, reason: str) -> bool:
+        """queued -> interrupted for a turn that could not start because its store failed (a
+        damaged page, a full disk): settled, not left queued for ever; False if not queued."""
+        with self.store.write() as conn:
+            turn = self.get(turn_id)
+            if turn is None or turn.state != QUEUED:
+                return False
+            conn.execute("update turns set state = ?, reason = ?, finished_at = ? where turn_id = ? and state = ?",
+                         [INTERRUPTED, reason, now_iso(), turn_id, QUEUED])
+            audit(conn, turn, QUEUED, INTERRUPTED, turn.generation, reason, self.owner)
             return True
 
     def cancel_queued(self, turn_id: str, reason: str) -> bool:

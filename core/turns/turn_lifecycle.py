@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import sys
 import uuid
 from collections.abc import Awaitable, Callable
 from pathlib import Path
@@ -33,19 +32,16 @@ from atomic_agent.turns.turn_database import SteerRepository, TurnRepository
 from atomic_agent.turns.turn_owner import OwnerLease
 from atomic_agent.turns.turn_recovery import steers_to_turns, take_over_dead_turn
 from atomic_agent.turns.durable_steering import SteerAlreadyTakenError
+from atomic_agent.turns.admissible_text import check_text
+from atomic_agent.turns.graceful_stop import RuntimeStoppingError, TurnParkedError
+from atomic_agent.turns.request_keys import RequestKey
+from atomic_agent.turns.running_turn import RunningTurn, TurnStops, forget_unattended, link_cancel
+from atomic_agent.reliability.environment_errors import is_lasting_store_failure
 from atomic_agent.turns.turn_states import (MERGED, QUEUED, LaneBusy, StartedTurn, TurnRecord, TurnTicket,
                                             final_state, ticket_of)
 
 FinalizeTurn = Callable[[TranscriptEntry, str, "str | None"], None]
-ExecuteTurn = Callable[[SessionState, StartedTurn, asyncio.Event, FinalizeTurn], Awaitable[TurnResult]]
-
-
-@attrs.define
-class _Running:
-    turn_id: str
-    cancel: asyncio.Event
-    stopped: bool = False
-    state: str = ""
+ExecuteTurn = Callable[[SessionState, StartedTurn, TurnStops, FinalizeTurn], Awaitable[TurnResult]]
 
 
 class TurnLifecycle:
@@ -58,7 +54,7 @@ class TurnLifecycle:
         self.ledger: TurnRepository = backend.ledger(sessions, self.lease.owner)
         self.steers: SteerRepository = backend.steers(sessions, self.lease.owner)
         self._send_mode = send_mode
-        self._running: dict[str, _Running] = {}  # lane -> its running turn in this process
+        self._running: dict[str, RunningTurn] = {}  # lane -> its running turn in this process
         self._executor_for = executor_for
         self._results_for_waiters: dict[str, TurnResult] = {}  # turns answered by another submission
         self._withdrawn: set[str] = set()  # cancelled while waiting (even if recording that failed)
@@ -66,20 +62,34 @@ class TurnLifecycle:
         self._caught_up: dict[str, asyncio.Future[TurnResult]] = {}  # waited-on turns run by a catch-up
         self.unattended: set[asyncio.Task[TurnResult]] = set()  # requeued steers' turns nobody waits on
         self.closing = False
+        self.stopping = False  # a graceful stop began: nothing is admitted or started any more
 
-    def admit(self, session_id: str, text: str, origin: str, resend_steer_id: str | None = None) -> TurnTicket:
+    def admit(self, session_id: str, text: str, origin: str, resend_steer_id: str | None = None,
+              request_key: RequestKey | None = None) -> TurnTicket:
         """Admit a turn durably. With `resend_steer_id` the turn re-sends that handed-back
         steer: its row is deleted in the admission's own transaction (a death at any point
         leaves the message in exactly one place), and SteerAlreadyTakenError admits nothing
-        when the row is already gone (re-sent, dismissed or requeued)."""
+        when the row is already gone (re-sent, dismissed or requeued). With `request_key`
+        the client's idempotency key is committed in the same transaction, and a key that
+        already admitted a turn raises DuplicateRequestError with nothing written.
+
+        Refused before anything is written: an unknown origin, text that is not valid
+        Unicode (InvalidTextError), and any message once a graceful stop began
+        (RuntimeStoppingError)."""
         if origin not in ORIGINS:  # refuse before anything is written (a continuation is recovery's alone)
             raise ValueError(f"unknown turn origin {origin!r}; one of {', '.join(ORIGINS)}")
-        if resend_steer_id is None:
+        check_text(text)
+        if self.stopping or self.closing:
+            raise RuntimeStoppingError()
+        if resend_steer_id is None and request_key is None:
             return self.ledger.admit(session_id, text, origin)
         with self.sessions.write() as handle:
-            if self.steers.take_handed_back(handle, resend_steer_id) is None:
+            if resend_steer_id is not None and self.steers.take_handed_back(handle, resend_steer_id) is None:
                 raise SteerAlreadyTakenError(resend_steer_id)
-            return self.ledger.admit_in(handle, session_id, text, origin, session_id, uuid.uuid4().hex)
+            ticket = self.ledger.admit_in(handle, session_id, text, origin, session_id, uuid.uuid4().hex)
+            if request_key is not None:
+                self.ledger.remember_key_in(handle, request_key, ticket.turn_id, session_id)
+            return ticket
 
     def dismiss_steer(self, steer_id: str) -> bool:
         """Drop a handed-back steer (the user chose not to re-send it); False when already gone."""
@@ -93,12 +103,12 @@ class TurnLifecycle:
     def requeue_and_run(self, turn_id: str) -> None:
         """`requeue_handed_back`, then run those turns in the background for nobody (they queue
         behind whatever the lane holds). At shutdown they stay queued for recovery."""
-        if self.closing:
+        if self.closing or self.stopping:
             return
         for ticket in self.requeue_handed_back(turn_id):
             task = asyncio.ensure_future(self.run_for_nobody(ticket, ev.discard, self._executor_for))
             self.unattended.add(task)
-            task.add_done_callback(_forget_unattended(self.unattended))
+            task.add_done_callback(forget_unattended(self.unattended))
 
     async def close(self) -> None:
         """Shutdown: stop the unattended turns (a queued one stays queued for recovery)."""
@@ -124,8 +134,8 @@ class TurnLifecycle:
 
     async def run(self, text: str, session_id: str, origin: str, sink: ev.EventSink,
                   cancelled: asyncio.Event | None, execute: ExecuteTurn,
-                  resend_steer_id: str | None = None) -> TurnResult:
-        ticket = self.admit(session_id, text, origin, resend_steer_id)  # durable before anyone hears of it
+                  resend_steer_id: str | None = None, request_key: RequestKey | None = None) -> TurnResult:
+        ticket = self.admit(session_id, text, origin, resend_steer_id, request_key)  # durable before anyone hears of it
         sink(ev.event(ev.TURN_QUEUED, sessionId=session_id, turnId=ticket.turn_id, position=ticket.position,
                       origin=origin))
         return await self.run_admitted(ticket, sink, cancelled, execute)
@@ -167,15 +177,35 @@ class TurnLifecycle:
         running = self._running.get(lane)
         return None if running is None else running.turn_id
 
+    def running_count(self) -> int:
+        return len(self._running)
+
+    def park_all(self, *, hard: bool) -> int:
+        """Ask every running turn to park (graceful_stop): at its next step boundary, or with
+        `hard` at once (its step is abandoned); how many were asked."""
+        for running in self._running.values():
+            running.park.set()
+            if hard:
+                running.cancel.set()
+        return len(self._running)
+
     async def _run_started(self, ticket: TurnTicket, cancelled: asyncio.Event | None,
                            execute: ExecuteTurn) -> TurnResult:
-        opened = await self._start_in_turn(ticket, cancelled)
+        try:
+            opened = await self._start_in_turn(ticket, cancelled)
+        except Exception as exc:
+            if is_lasting_store_failure(exc):  # damaged or full: settle it, do not leave it queued for ever
+                with contextlib.suppress(Exception):
+                    self.ledger.interrupt_queued(ticket.turn_id, f"could not start: {type(exc).__name__}: {exc}")
+            raise
         if opened is None:
             return self._not_started(ticket)
         session, started = opened
-        running = _Running(ticket.turn_id, asyncio.Event())
+        running = RunningTurn(ticket.turn_id, asyncio.Event())
+        if self.stopping:  # a stop began while it was starting: end it at its first step boundary
+            running.park.set()
         self._running[ticket.lane] = running
-        link = _link(cancelled, running.cancel)
+        link = link_cancel(cancelled, running.cancel)
 
         def finalize(row: TranscriptEntry, reply: str, category: str | None) -> None:
             state = final_state(row.status or "failed", running.stopped)
@@ -183,7 +213,7 @@ class TurnLifecycle:
             running.state = state
 
         try:
-            result = await execute(session, started, running.cancel, finalize)
+            result = await execute(session, started, running.stops(), finalize)
         except BaseException:
             with contextlib.suppress(Exception):  # its caller gets the error, not the steers: requeue them
                 self.requeue_and_run(ticket.turn_id)
@@ -211,6 +241,8 @@ class TurnLifecycle:
         never run one lane at once."""
         pause = LanePause(cancelled)
         while True:
+            if self.stopping:  # a graceful stop: it stays queued for the next start
+                raise TurnParkedError(ticket.turn_id, ticket.session_id)
             session = self.sessions.load(ticket.session_id)  # re-read inside the lane lock: never stale
             outcome = self.ledger.start(ticket.turn_id, session, self._send_mode())
             if not isinstance(outcome, LaneBusy):
@@ -271,30 +303,3 @@ class TurnLifecycle:
         return TurnResult(ticket.session_id, (turn.turn_index if turn and turn.turn_index is not None else -1),
                           status, state, turn_id=ticket.turn_id, state=state,
                           merged_into=turn.merged_into if turn is not None else None)
-
-
-def _forget_unattended(tasks: set[asyncio.Task[TurnResult]]) -> Callable[[asyncio.Task[TurnResult]], None]:
-    def done(task: asyncio.Task[TurnResult]) -> None:
-        tasks.discard(task)
-        if not task.cancelled() and task.exception() is not None:
-            exc = task.exception()
-            print(f"atomic-agent: a turn made from a handed-back steer failed: {type(exc).__name__}: {exc}",
-                  file=sys.stderr)
-
-    return done
-
-
-def _link(source: asyncio.Event | None, target: asyncio.Event) -> asyncio.Task[None] | None:
-    """Set `target` when the caller's `source` is set; the caller's event is never set by a stop."""
-    if source is None:
-        return None
-    if source.is_set():
-        target.set()
-        return None
-
-    async def follow() -> None:
-        with contextlib.suppress(asyncio.CancelledError):
-            await source.wait()
-            target.set()
-
-    return asyncio.ensure_future(follow())

@@ -28,9 +28,12 @@ CONTINUATION_ORIGIN = "recovery"
 
 
 def final_state(loop_status: str, stopped: bool) -> str:
-    """The ledger state for a loop's TurnResult status; a cancel that a user stop caused is `stopped`."""
+    """The ledger state for a loop's TurnResult status; a cancel that a user stop caused is
+    `stopped`, a turn a graceful stop parked is `interrupted` (the next start answers it)."""
     if loop_status == "done":
         return COMPLETED
+    if loop_status == INTERRUPTED:
+        return INTERRUPTED
     if loop_status == "cancelled":
         return STOPPED if stopped else CANCELLED
     return FAILED

@@ -19,7 +19,7 @@ def repl_command(
 
     import asyncio
 
-    from atomic_agent.api import SessionNotFoundError, SessionStoreError
+    from atomic_agent.api import SessionNotFoundError, SessionStoreError, text_problem
     from atomic_agent.plugins.chat_cli.turn_runner import event_sink, open_runtime, run_one_turn
 
     state = current_cli_state(ctx)
@@ -33,11 +33,15 @@ def repl_command(
             while True:
                 if interactive:
                     print("> ", end="", file=sys.stderr, flush=True)
-                line = await asyncio.to_thread(sys.stdin.readline)
-                if not line:
+                raw = await asyncio.to_thread(sys.stdin.buffer.readline)
+                if not raw:
                     break
-                text = line.strip()
+                text = raw.decode("utf-8", "surrogateescape").strip()  # bad bytes are refused below, not fatal
                 if not text:
+                    continue
+                problem = text_problem(text, "the line")
+                if problem is not None:
+                    print(f"atomic-agent: {problem}", file=sys.stderr, flush=True)
                     continue
                 result = await run_one_turn(runtime, text, session_id, emit, Path.cwd())
                 session_id = result.session_id

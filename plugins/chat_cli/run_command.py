@@ -22,9 +22,17 @@ def run_command(
 
     import asyncio
 
-    from atomic_agent.api import SessionNotFoundError, SessionStoreError, UnknownToolChoiceError
-    from atomic_agent.plugins.chat_cli.turn_runner import event_sink, exit_code, open_runtime, run_one_turn
+    import sys
 
+    from atomic_agent.api import (InvalidTextError, SessionNotFoundError, SessionStoreError, TurnParkedError,
+                                  UnknownToolChoiceError, check_text)
+    from atomic_agent.plugins.chat_cli.turn_runner import (event_sink, exit_code, kept_message_note, open_runtime,
+                                                           run_one_turn)
+
+    try:
+        check_text(message)  # before the runtime opens anything: a bad argument writes nothing
+    except InvalidTextError as exc:
+        fail(str(exc))
     state = current_cli_state(ctx)
     emit = event_sink(json_out)
 
@@ -38,11 +46,16 @@ def run_command(
         if not json_out:
             if result.status == "done":
                 print(result.reply)
-            print(f"session: {result.session_id}", file=__import__("sys").stderr)
+            note = kept_message_note(result)
+            if note:
+                print(f"atomic-agent: {note}", file=sys.stderr)
+            print(f"session: {result.session_id}", file=sys.stderr)
         return exit_code(result)
 
     try:
         code = asyncio.run(go())
-    except (SessionNotFoundError, SessionStoreError, UnknownToolChoiceError) as exc:
+    except TurnParkedError as exc:
+        fail(str(exc), 143)
+    except (SessionNotFoundError, SessionStoreError, UnknownToolChoiceError, InvalidTextError) as exc:
         fail(str(exc))
     raise typer.Exit(code)

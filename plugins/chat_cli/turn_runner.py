@@ -1,4 +1,7 @@
-"""Run turns from the CLI: one runtime per process, Ctrl+C cancels the turn in flight."""
+"""Run turns from the CLI: one runtime per process. Ctrl+C cancels the turn in flight (the
+user asked: it ends cancelled); SIGTERM is a graceful stop (the step in flight finishes
+within the grace period, then the turn is parked — interrupted with a note — and the
+message is answered by the next `serve`/`sidecar` start or the session's next turn)."""
 
 from __future__ import annotations
 
@@ -37,22 +40,36 @@ async def open_runtime(state: Any, emit: Callable[[dict[str, Any]], None], no_ap
 
 async def run_one_turn(runtime: Any, text: str, session_id: str | None, emit: Callable[[dict[str, Any]], None],
                        working_dir: Path, tool_choice: str | None = None) -> Any:
+    from atomic_agent.api import DEFAULT_GRACE_S, check_text
+
+    check_text(text)  # a non-UTF-8 argument (surrogateescape) is refused before anything is written
     cancelled = asyncio.Event()
     loop = asyncio.get_running_loop()
-    try:
-        loop.add_signal_handler(signal.SIGINT, cancelled.set)
-    except (NotImplementedError, RuntimeError):
-        pass
+    draining: list[asyncio.Future[Any]] = []
+
+    def graceful_stop() -> None:
+        if not draining:
+            draining.append(asyncio.ensure_future(runtime.drain(DEFAULT_GRACE_S)))
+
+    handlers = {signal.SIGINT: cancelled.set, signal.SIGTERM: graceful_stop}
+    for sig, handler in handlers.items():
+        try:
+            loop.add_signal_handler(sig, handler)
+        except (NotImplementedError, RuntimeError):
+            pass
     try:
         result = await runtime.run_turn(text, session_id=session_id, on_event=emit, working_dir=working_dir,
                                         cancelled=cancelled, tool_choice=tool_choice)
         hand_back(runtime, result)
         return result
     finally:
-        try:
-            loop.remove_signal_handler(signal.SIGINT)
-        except (NotImplementedError, RuntimeError):
-            pass
+        if draining:
+            await asyncio.gather(*draining, return_exceptions=True)
+        for sig in handlers:
+            try:
+                loop.remove_signal_handler(sig)
+            except (NotImplementedError, RuntimeError):
+                pass
 
 
 def hand_back(runtime: Any, result: Any) -> None:
@@ -65,4 +82,17 @@ def hand_back(runtime: Any, result: Any) -> None:
 
 
 def exit_code(result: Any) -> int:
-    return {"done": 0, "cancelled": 130}.get(result.status, 1)
+    return {"done": 0, "cancelled": 130, "interrupted": 143}.get(result.status, 1)
+
+
+def kept_message_note(result: Any) -> str | None:
+    """What a failed or parked turn left for the user: where the message is and what answers it."""
+    sid = result.session_id
+    if result.status == "interrupted":
+        return (f"stopped before the turn finished; your message is kept in session {sid} and is answered by the "
+                f"next `atomic-agent serve`/`sidecar` start, or continue now with `atomic-agent run --session {sid} "
+                "...`")
+    if result.status == "failed":
+        return (f"the turn failed [{result.category}]; your message is kept in session {sid} with a note of why — "
+                f"`atomic-agent run --session {sid} ...` picks it up again")
+    return None

@@ -9,7 +9,7 @@ import typer
 
 from atomic_agent.api import current_cli_state, fail, print_json, runs_without_config
 
-from .sqlite_health import check_sqlite_file, move_aside
+from .sqlite_health import check_sqlite_file, move_aside, probe_directory
 from .state_checks import ERROR, check_config, check_databases, check_state_dir, plugin_findings
 
 
@@ -45,8 +45,16 @@ def doctor_command(ctx: typer.Context,
 def _move_aside(state_dir: Path, name: str) -> None:
     if "/" in name or not name.endswith(".sqlite"):
         fail(f"--move-aside takes a database file name in the state dir, like sessions.sqlite; got {name!r}")
-    health = check_sqlite_file(state_dir / name)
+    health = check_sqlite_file(state_dir / name, probe_directory(state_dir))
     if health.state != "corrupt":
         fail(f"{health.path} is {health.state}, not damaged: refusing to move it ({health.detail})")
-    for path in move_aside(health.path):
+    try:
+        moved = move_aside(health.path)
+    except OSError as exc:
+        fail(f"{health.path} is damaged but could not be renamed: {exc.strerror or exc} (errno {exc.errno}). The "
+             f"directory {state_dir} must be writable to move a file aside; make it writable and run this again "
+             "(nothing was changed)" if not list(state_dir.glob(f"{name}.corrupt-*")) else
+             f"{health.path} could only be partly renamed: {exc}; what was renamed is listed by `ls {state_dir}`")
+        return
+    for path in moved:
         typer.echo(f"moved aside: {path}")

@@ -1,5 +1,5 @@
 """The checks `atomic-agent doctor` runs over a state directory. Each returns findings; none
-writes anything."""
+writes to a database (the directory probe writes and removes one scratch file)."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ import attrs
 
 from atomic_agent.api import DoctorFinding as Finding
 
-from .sqlite_health import check_sqlite_file
+from .sqlite_health import FULL, UNWRITABLE, DirectoryProbe, check_sqlite_file, probe_directory
 
 OK, WARN, ERROR = "ok", "warn", "error"
 LOW_DISK_BYTES = 200 * 1024 * 1024  # a durable commit that hits a full disk fails (nothing is lost)
@@ -22,9 +22,15 @@ def check_state_dir(state_dir: Path) -> list[Finding]:
         return [Finding("state dir", ERROR, f"{state_dir} does not exist",
                         "it is created by any other command; check --state-dir / $ATOMIC_AGENT_STATE_DIR", str(state_dir))]
     findings = []
-    if not os.access(state_dir, os.W_OK):
-        findings.append(Finding("state dir", ERROR, f"{state_dir} is not writable",
-                                "fix its permissions (every accepted message is written here first)", str(state_dir)))
+    probe = probe_directory(state_dir)
+    if probe.full:
+        findings.append(Finding("state dir", ERROR, f"{state_dir}: the disk is full ({probe.detail})",
+                                "free some space: every accepted message is written here first, and nothing can "
+                                "be until there is room (the databases are not damaged by this)", str(state_dir)))
+    elif not probe.writable or not os.access(state_dir, os.W_OK):
+        findings.append(Finding("state dir", ERROR, f"{state_dir} is not writable ({probe.detail or 'permissions'})",
+                                "make it writable (permissions, or a read-only mount): every accepted message is "
+                                "written here first", str(state_dir)))
     else:
         findings.append(Finding("state dir", OK, str(state_dir), path=str(state_dir)))
     free = shutil.disk_usage(state_dir).free
@@ -47,14 +53,21 @@ def check_databases(state_dir: Path) -> list[Finding]:
     """Every SQLite file of the state dir (sessions, memory, persistence stores, ...)."""
     names = sorted({p.name for p in state_dir.glob("*.sqlite")} | {"sessions.sqlite", "memory.sqlite"})
     findings = []
+    probe: DirectoryProbe = probe_directory(state_dir)  # before any verdict: unwritable or full is not damage
     for name in names:
-        health = check_sqlite_file(state_dir / name)
+        health = check_sqlite_file(state_dir / name, probe)
         if health.state == "ok":
             rows = sum(health.rows.values())
             findings.append(Finding(name, OK, f"quick_check ok, {len(health.rows)} tables, {rows:,} rows",
                                     path=str(health.path)))
         elif health.state == "missing":
             findings.append(Finding(name, OK, health.detail, path=str(health.path)))
+        elif health.state == FULL:
+            findings.append(Finding(name, ERROR, health.detail, "free some space on that disk; the database is not "
+                                    "damaged — do not move it aside", str(health.path)))
+        elif health.state == UNWRITABLE:
+            findings.append(Finding(name, ERROR, health.detail, "make the state directory (and this file) writable "
+                                    "again; the database is not damaged — do not move it aside", str(health.path)))
         elif health.state == "locked":
             findings.append(Finding(name, WARN, health.detail, "another atomic-agent is writing it; run doctor "
                                     "again when it is idle", str(health.path)))

@@ -3,7 +3,9 @@
 The session already holds the conversation, so only the last user message is used: it
 becomes the turn's text. System prompts, sampling knobs and client-side tools are the
 agent's own business; `tools`/`functions`, `n > 1` and non-text content are refused with
-an error that says so, everything else not listed here is ignored.
+an error that says so, everything else not listed here is ignored. Text that is not valid
+Unicode (a lone surrogate escape such as `"\udcff"`) is refused with 400 `invalid_text`
+before anything is written.
 """
 
 from __future__ import annotations
@@ -12,6 +14,7 @@ from typing import Any
 
 import attrs
 
+from atomic_agent.api import text_problem
 from atomic_agent.plugins.http.error_envelope import ApiError
 
 
@@ -54,6 +57,9 @@ def parse_chat_request(body: dict[str, Any]) -> ChatRequest:
     if last_user is None:
         raise _bad("no message has role 'user'; the last user message is what the agent answers", "messages")
     text = _content_text(messages[last_user].get("content"), f"messages[{last_user}].content")
+    problem = text_problem(text, f"messages[{last_user}].content")
+    if problem is not None:  # checked before a session is resolved or anything is written
+        raise ApiError(400, str(problem), code="invalid_text")
     if not text.strip():
         raise _bad("the last user message is empty", f"messages[{last_user}].content")
     stream = body.get("stream", False)
@@ -69,4 +75,6 @@ def parse_chat_request(body: dict[str, Any]) -> ChatRequest:
         raise _bad("must be a string", "model")
     if user is not None and not isinstance(user, str):
         raise _bad("must be a string", "user")
+    if user and text_problem(user, "user") is not None:  # it may name (and create) a session
+        raise ApiError(400, str(text_problem(user, "user")), code="invalid_text")
     return ChatRequest(text=text, stream=stream, model=model, user=user or None)

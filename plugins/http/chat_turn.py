@@ -5,6 +5,11 @@ turn still finalizes durably. Its events go to GET /api/events and to the turn's
 queue (read by the streaming response, if any). Undelivered steers are parked in the
 server's store on every path — success, failure, exception — and then announced with
 their seq.
+
+Nothing is acknowledged before the admission commit: `admitted()` resolves once the
+runtime says `turn_queued` (the turn is on disk), or with the reason nothing was admitted
+(invalid text, a stopping server, a re-sent steer that is gone, an idempotency key that
+already names a turn). Only then does the route answer 200 or open a stream.
 """
 
 from __future__ import annotations
@@ -16,31 +21,46 @@ import time
 import uuid
 from typing import Any
 
+import attrs
+
 # set inside each turn's task, so an approval asked from deep inside it knows its turn
 CURRENT_TURN: contextvars.ContextVar[str | None] = contextvars.ContextVar("serve_turn", default=None)
 END = {"type": "__end__"}  # the queue's last item
 
 
 class ChatTurn:
-    def __init__(self, ctx: Any, session_id: str, text: str) -> None:
+    def __init__(self, ctx: Any, session_id: str, text: str, *, request_key: Any = None,
+                 resend_steer_id: str | None = None, turn_id: str | None = None) -> None:
         self.ctx = ctx
         self.session_id = session_id
         self.text = text
-        self.turn_id = f"turn_{uuid.uuid4().hex[:16]}"
+        self.resend_steer_id = resend_steer_id
+        self.turn_id = turn_id or f"turn_{uuid.uuid4().hex[:16]}"
+        if request_key is not None:  # a retry's replay answers with this turn's completion id
+            request_key = attrs.evolve(request_key, caller_ref=self.turn_id)
+        self.request_key = request_key
+        self.ledger_turn_id: str | None = None  # the runtime's id, known once admitted
         self.created = int(time.time())
         self.cancel = asyncio.Event()
         self.queue: asyncio.Queue[dict[str, Any]] = asyncio.Queue()  # unbounded: a turn never waits for a reader
         self.result: Any = None
         self.crash: BaseException | None = None
+        self.not_admitted: BaseException | None = None  # why nothing was admitted (nothing was written)
+        self.parked: BaseException | None = None  # TurnParkedError: admitted, owed after the next start
         self.never_started = False
         self.hint: str | None = None
         self.undelivered: list[Any] = []  # ParkedSteer
         self._announced: list[tuple[str, str]] = []  # (text, steer id or "")
+        self._admission: asyncio.Future[bool] = asyncio.get_running_loop().create_future()
         self.task: asyncio.Task[None] | None = None
 
     def start(self) -> ChatTurn:
         self.task = asyncio.create_task(self._run(), name=self.turn_id)
         return self
+
+    async def admitted(self) -> bool:
+        """True once the turn is durably admitted; False when nothing was (`not_admitted` says why)."""
+        return await asyncio.shield(self._admission)
 
     async def wait(self) -> None:
         """Until the turn is over; cancelling the waiter never cancels the turn."""
@@ -51,8 +71,11 @@ class ChatTurn:
         self.queue.put_nowait(event)
 
     def _on_event(self, event: dict[str, Any]) -> None:
-        event = {**event, "sessionId": self.session_id, "turnId": self.turn_id}
         kind = event.get("type")
+        if kind == "turn_queued" and not self._admission.done():
+            self.ledger_turn_id = str(event.get("turnId") or "") or None
+            self._admission.set_result(True)
+        event = {**event, "sessionId": self.session_id, "turnId": self.turn_id}
         if kind == "steer_undelivered":
             self._announced.append((str(event.get("text", "")), str(event.get("steerId", ""))))
             return  # announced with its parked seq once the turn is over
@@ -61,13 +84,20 @@ class ChatTurn:
         self.ctx.emit(event, self.turn_id)
 
     async def _run(self) -> None:
-        from atomic_agent.api import SubmissionCancelledError
+        from atomic_agent.api import (DuplicateRequestError, InvalidTextError, RuntimeStoppingError,
+                                      SteerAlreadyTakenError, SubmissionCancelledError, TurnParkedError)
 
         CURRENT_TURN.set(self.turn_id)
         try:
             self.result = await self.ctx.runtime.run_turn(self.text, session_id=self.session_id,
                                                           on_event=self._on_event, cancelled=self.cancel,
-                                                          origin="http")
+                                                          origin="http", request_key=self.request_key,
+                                                          resend_steer_id=self.resend_steer_id)
+        except (InvalidTextError, RuntimeStoppingError, SteerAlreadyTakenError, DuplicateRequestError) as exc:
+            self.not_admitted = exc  # refused before the admission commit: nothing was written
+        except TurnParkedError as exc:
+            self.parked = exc
+            self._park(self._announced, None)
         except SubmissionCancelledError:
             self.never_started = True
         except asyncio.CancelledError:
@@ -80,6 +110,8 @@ class ChatTurn:
         else:
             self._park(self.result.handed_back(), self.result.turn_index)
         finally:
+            if not self._admission.done():
+                self._admission.set_result(False)
             self.push(END)
             self.ctx.turns.pop(self.turn_id, None)
 

@@ -1,14 +1,20 @@
 """Errors in the OpenAI envelope: `{"error": {"message", "type", "code"}}`.
 
 Turn failures carry `type = agent.<category>` and `code = step_error:<category>`; other
-errors use OpenAI's own types (invalid_request_error, authentication_error, ...).
+errors use OpenAI's own types (invalid_request_error, authentication_error, ...). A stopping
+server answers `type = server_stopping`: `code = server_stopping` when nothing was admitted
+(send it again after the restart) and `code = turn_parked` when the message was admitted and
+is still owed (its `turnId` is in the body; retry with the same Idempotency-Key to get the
+answer — a retry without one would send the message twice).
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-TURN_FAILURE_STATUS = {"transport": 503, "grammar": 502, "model": 502, "tool": 500, "cancelled": 503}
+TURN_FAILURE_STATUS = {"transport": 503, "provider_timeout": 504, "grammar": 502, "model": 502, "tool": 500,
+                       "storage": 507, "cancelled": 503}
+RETRY_AFTER_S = 5  # a restarted server is usually back well within this
 
 
 class ApiError(Exception):
@@ -39,3 +45,24 @@ def turn_failure(category: str, message: str, extra: dict[str, Any] | None = Non
 
     return ApiError(TURN_FAILURE_STATUS.get(category, 500), message, openai_error_type(category), error_code(category),
                     extra, headers={"x-should-retry": "false"})
+
+
+def stopping_error() -> ApiError:
+    """Nothing was admitted because the server is stopping: the same request may be sent again."""
+    return ApiError(503, "the server is stopping and accepts no new messages; nothing was written — send the "
+                    "request again once it has restarted", "server_stopping", "server_stopping",
+                    headers={"retry-after": str(RETRY_AFTER_S), "x-should-retry": "true"})
+
+
+def parked_error(turn_id: str, session_id: str, *, started: bool, keyed: bool,
+                 extra: dict[str, Any] | None = None) -> ApiError:
+    """The message was admitted, and the server stopped before answering it: it is owed."""
+    how = ("was interrupted at a step boundary" if started else "is still queued")
+    retry = ("retry with the same Idempotency-Key to receive the answer" if keyed else
+             "the answer will be in the session (GET /api/sessions/{id}); do not send the message again (sending "
+             "an Idempotency-Key header makes such retries safe)")
+    message = (f"the server is stopping: your message was accepted (turn {turn_id}) and {how}; the next start of the "
+               f"server answers it — {retry}")
+    return ApiError(503, message, "server_stopping", "turn_parked",
+                    {"turnId": turn_id, "sessionId": session_id, **(extra or {})},
+                    headers={"retry-after": str(RETRY_AFTER_S), "x-should-retry": "true" if keyed else "false"})

@@ -7,6 +7,18 @@ arrives as one content delta when the agent replies (the model's raw output is a
 array, not prose). Clients that send `X-Atomic-Extensions: events` also get the agent's
 events as named SSE events (`event: tool_call_started`, `event: steer_undelivered`, ...);
 a vanilla stream stays strict.
+
+Nothing is acknowledged before the message is on disk: the status line (or the stream) is
+sent only once the turn is admitted; a message that cannot be admitted gets an error
+envelope and nothing is written.
+
+`Idempotency-Key: <key>` makes retries safe: the key is committed with the admission, and
+a request carrying a key that already admitted a turn gets that turn's answer (waiting for
+it if it is still running or queued, following it across a restart) instead of a second
+turn; the same key with a different request is refused with 422. `X-Atomic-Resend-Steer:
+<steerId>` sends a steer a turn handed back (`undelivered_steers[].steerId`) as this turn:
+its stored copy is consumed by the admission, so it is answered once even across a
+restart; a steer no longer waiting is refused with 409 `steer_not_queued`.
 """
 
 from __future__ import annotations
@@ -17,13 +29,16 @@ from typing import Any
 
 from atomic_agent.plugins.http.chat_request import parse_chat_request
 from atomic_agent.plugins.http.chat_turn import END
-from atomic_agent.plugins.http.completion_shapes import chunk, completion_body, failure_of, finish_reason
-from atomic_agent.plugins.http.error_envelope import envelope_response
+from atomic_agent.plugins.http.completion_shapes import (admission_failure, chunk, completion_body, failure_of,
+                                                         finish_reason)
+from atomic_agent.plugins.http.error_envelope import envelope_response, stopping_error
+from atomic_agent.plugins.http.idempotent_replay import idempotency_key, replay, request_key_for
 from atomic_agent.plugins.http.request_body import json_body
 from atomic_agent.plugins.http.session_resolver import SESSION_HEADER, resolve_session
 from atomic_agent.plugins.http.sse_frames import DONE, KEEP_ALIVE, data_frame, event_frame
 
 EXTENSIONS_HEADER = "x-atomic-extensions"
+RESEND_STEER_HEADER = "x-atomic-resend-steer"
 KEEP_ALIVE_S = 15.0
 
 
@@ -34,12 +49,34 @@ def wants_extensions(request: Any) -> bool:
 async def chat_completions(request: Any) -> Any:
     from starlette.responses import JSONResponse, StreamingResponse
 
+    from atomic_agent.api import DuplicateRequestError
+
     ctx = request.app.state.ctx
+    if ctx.stopping:
+        return envelope_response(stopping_error())
     chat = parse_chat_request(await json_body(request, ctx.settings.max_body_bytes))
-    session_id = resolve_session(ctx, request.headers.get(SESSION_HEADER), chat.user)
+    key = idempotency_key(request)
+    session_header = request.headers.get(SESSION_HEADER)
     model = chat.model or ctx.settings.model_name
-    turn = ctx.start_turn(session_id, chat.text)
+    if key is not None:
+        existing = ctx.runtime.turn_for_key(key)
+        if existing is not None:  # a retry: the original turn's answer, never a second turn
+            return await replay(ctx, existing, request_key_for(key, chat, session_header), chat.stream, model)
+    session_id = resolve_session(ctx, session_header, chat.user)
+    resend = (request.headers.get(RESEND_STEER_HEADER) or "").strip() or None
+    turn = ctx.start_turn(session_id, chat.text, resend_steer_id=resend,
+                          request_key=request_key_for(key, chat, session_header) if key else None)
     headers = {"X-Atomic-Session": session_id, "X-Atomic-Turn": turn.turn_id}
+    if not await turn.admitted():  # nothing was written: say why, and acknowledge nothing
+        if isinstance(turn.not_admitted, DuplicateRequestError):  # the same key raced in: answer that turn
+            return await replay(ctx, turn.not_admitted.existing, request_key_for(key or "", chat, session_header),
+                                chat.stream, model)
+        error = admission_failure(turn)
+        error.headers.update(headers)
+        return envelope_response(error)
+    if resend is not None:
+        ctx.parked.forget_steer(session_id, resend)  # re-sent: its parked copy is not the host's to handle any more
+    headers["X-Atomic-Ledger-Turn"] = turn.ledger_turn_id or ""
     if chat.stream:
         return StreamingResponse(_stream(turn, model, wants_extensions(request)), media_type="text/event-stream",
                                  headers={**headers, "Cache-Control": "no-cache"})
@@ -75,3 +112,4 @@ async def _stream(turn: Any, model: str, extensions: bool) -> AsyncIterator[str]
     else:
         yield data_frame(chunk(turn, model, {}, finish_reason(turn.result)))
     yield DONE
+

@@ -3,7 +3,8 @@ resolutions, parked steers), optionally for one session (`?session=<id>`).
 
 On connect the approvals still pending are sent first, so a client that (re)connects
 never misses a prompt. A client too slow to keep up gets an `error` event and the stream
-ends; it reconnects.
+ends; it reconnects. When the server stops, the stream ends with an `error` event of code
+`server_stopping` (after the events already queued for it).
 """
 
 from __future__ import annotations
@@ -41,11 +42,23 @@ async def _frames(ctx: Any, subscriber: Any, replay: list[dict[str, Any]]) -> As
                                             "message": "this client fell too far behind; reconnect to resume "
                                                        "(pending approvals are replayed)"})
                 return
+            if ctx.stopping and subscriber.queue.empty():
+                yield event_frame("error", {"type": "error", "code": "server_stopping",
+                                            "message": "the server is stopping; reconnect once it has restarted"})
+                return
+            getter = asyncio.ensure_future(subscriber.queue.get())
+            stop = asyncio.ensure_future(ctx.stopped.wait())
             try:
-                event = await asyncio.wait_for(subscriber.queue.get(), KEEP_ALIVE_S)
-            except TimeoutError:
-                yield KEEP_ALIVE
+                await asyncio.wait({getter, stop}, timeout=KEEP_ALIVE_S, return_when=asyncio.FIRST_COMPLETED)
+            finally:
+                stop.cancel()
+                if not getter.done():
+                    getter.cancel()
+            if not getter.done() or getter.cancelled():
+                if not ctx.stopping:
+                    yield KEEP_ALIVE
                 continue
+            event = getter.result()
             counter += 1
             yield event_frame(event["type"], event, counter)
     finally:

@@ -9,6 +9,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from atomic_agent.api import text_problem
 from atomic_agent.plugins.http.error_envelope import ApiError
 from atomic_agent.plugins.http.request_body import json_body
 
@@ -34,7 +35,7 @@ def _entry(entry: Any) -> dict[str, Any]:
 def _state_view(ctx: Any, state: Any) -> dict[str, Any]:
     turns = sum(1 for e in state.entries if e.kind == "turn_started")
     return _summary(ctx, id=state.id, working_dir=state.working_dir, created_at=state.created_at,
-                    status=state.status, title=state.title, turns=turns)
+                    status=state.status, title=state.title, turns=turns, updated_at=state.updated_at or None)
 
 
 async def list_sessions(request: Any) -> Any:
@@ -65,6 +66,10 @@ async def create_session(request: Any) -> Any:
     title = body.get("title")
     if title is not None and not isinstance(title, str):
         raise ApiError(400, "title must be a string", code="invalid_value")
+    for name, value in (("title", title), ("workingDir", body.get("workingDir"))):
+        problem = text_problem(value, name) if isinstance(value, str) else None
+        if problem is not None:
+            raise ApiError(400, str(problem), code="invalid_text")
     state = ctx.runtime.open_session(None, working_dir)
     if title:
         state.title = title

@@ -9,7 +9,11 @@ the single authority, and its answer alone picks the status code.
 GET lists the steers turns handed back undelivered (non-destructive). DELETE
 ?through={seq}&discarded={n} acknowledges them by cursor and the loss count separately
 (either alone is fine, at least one is required); each acknowledged steer's stored copy
-(`steerId`) is dismissed — the host saw it and owns it now.
+(`steerId`) is dismissed — the host saw it and owns it now. To send a handed-back steer
+as a turn instead, POST /v1/chat/completions with `X-Atomic-Resend-Steer: <steerId>`:
+the admission consumes the stored copy, so the message is answered exactly once even if
+the server restarts (re-sending the text alone would leave the stored copy for recovery
+to answer a second time).
 """
 
 from __future__ import annotations
@@ -22,7 +26,12 @@ from atomic_agent.plugins.http.route_sessions import require_session
 
 _REFUSALS = {
     "no_running_turn": (409, "no running turn on session {sid} will pick this message up; it was not queued, "
-                             "send it as a new turn with POST /v1/chat/completions"),
+                             "send it as a new turn with POST /v1/chat/completions. A steer that a turn handed "
+                             "back (undelivered_steers, or GET /api/sessions/{{id}}/steer) is re-sent by its id: "
+                             "POST /v1/chat/completions with the header X-Atomic-Resend-Steer: <steerId> — never "
+                             "as plain text, which a restart would answer a second time"),
+    "invalid_text": (400, "the steer is not valid Unicode text (it holds an unpaired surrogate); nothing was "
+                          "queued"),
     "full": (429, "the steering inbox of session {sid} is full ({cap} messages wait for the next step); "
                   "retry after the turn's next step or send a new turn"),
     "too_large": (413, "the steer is too large; send long text as a new turn"),

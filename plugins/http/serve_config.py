@@ -4,6 +4,9 @@
 environment variable (or `.env` key) holding the API key; when it has a value every
 route needs `Authorization: Bearer <key>`, and only then may the server bind a
 non-loopback address. `modelName`: the one model id `/v1/models` lists.
+`shutdownGraceS`: on SIGTERM/SIGINT, how long running turns get to finish the step they are
+in before their step is abandoned (either way they end `interrupted` and the next start
+answers them; queued turns stay queued).
 """
 
 from __future__ import annotations
@@ -23,3 +26,4 @@ class ServeConfig:
     model_name: str = value_field("atomic-agent")
     approval_timeout_s: int = int_field(480, 1, 86_400)
     max_body_bytes: int = int_field(4 * 1024 * 1024, 1024, 256 * 1024 * 1024)
+    shutdown_grace_s: int = int_field(10, 0, 3600)

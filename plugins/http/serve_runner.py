@@ -1,12 +1,17 @@
 """Run `serve`: one runtime and one uvicorn server on the same event loop.
 
-On stop (Ctrl+C / SIGTERM) uvicorn stops accepting and gives open streams a short grace
-period; then pending approvals are denied, running turns are cancelled and allowed to
-finish their durable writes, and the runtime closes.
+On stop (SIGTERM / SIGINT / Ctrl+C) the server drains or parks (graceful_stop): it admits
+nothing more (new requests: 503 `server_stopping`, and uvicorn stops accepting), each
+running turn gets `serve.shutdownGraceS` to finish its step and is parked at the boundary
+(interrupted: the next start answers it), queued turns stay queued, and every waiting
+client gets its answer or a 503 `turn_parked` envelope (an error chunk and `[DONE]` on a
+stream). uvicorn waits for those responses, then the runtime closes. A second signal
+ends the grace period at once: the steps still in flight are abandoned and parked.
 """
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import signal
 import socket
@@ -18,13 +23,21 @@ from typing import Any
 
 from atomic_agent.plugins.http.server_context import ServeContext, ServeSettings
 
-GRACE_S = 3
+RESPONSE_MARGIN_S = 5  # after the turns' grace: time for the last envelopes to be written
 
 
-def make_server(app: Any, host: str, port: int) -> Any:
+def make_server(app: Any, host: str, port: int, ctx: ServeContext | None = None) -> Any:
     import uvicorn
 
     class Server(uvicorn.Server):  # type: ignore[misc]
+        def handle_exit(self, sig: int, frame: Any) -> None:
+            if ctx is not None:
+                try:  # a signal handler runs between two bytecodes: hand the drain to the loop
+                    asyncio.get_running_loop().call_soon_threadsafe(ctx.hurry if self.should_exit else ctx.begin_stop)
+                except RuntimeError:
+                    pass  # no loop running: nothing was admitted, nothing to drain
+            super().handle_exit(sig, frame)
+
         @contextlib.contextmanager
         def capture_signals(self) -> Iterator[None]:
             # uvicorn's own version re-raises the signal once serving stops, which would kill
@@ -39,8 +52,9 @@ def make_server(app: Any, host: str, port: int) -> Any:
                 for sig, handler in originals.items():
                     signal.signal(sig, handler)
 
+    grace = ctx.settings.shutdown_grace_s if ctx is not None else 0
     config = uvicorn.Config(app, host=host, port=port, log_level="warning", lifespan="off",
-                            timeout_graceful_shutdown=GRACE_S, access_log=False)
+                            timeout_graceful_shutdown=grace + RESPONSE_MARGIN_S, access_log=False)
     return Server(config)
 
 
@@ -55,7 +69,7 @@ async def serve_forever(boot_context: Any, settings: ServeSettings, host: str, p
     runtime.gate.set_level(resolve_boot_level(no_approval, runtime.gate.level))
     ctx.bind(runtime)
     await runtime.recover(resume=True)  # a restarted server answers what it owes, in lane order
-    server = make_server(build_app(ctx), host, port)
+    server = make_server(build_app(ctx), host, port, ctx)
     print(f"atomic-agent serve: http://{host}:{port} (model {settings.model_name!r}, approval level "
           f"{runtime.gate.level}{', bearer auth' if settings.api_key else ''})", file=sys.stderr)
     try:
@@ -72,4 +86,5 @@ def default_settings(config: Any, api_key: str | None, working_dir: Path, grants
         return ServeSettings(working_dir=working_dir, api_key=api_key, grants_allowed=grants_allowed)
     return ServeSettings(model_name=block.model_name, working_dir=working_dir,
                          approval_timeout_s=float(block.approval_timeout_s), grants_allowed=grants_allowed,
-                         max_body_bytes=block.max_body_bytes, api_key=api_key)
+                         max_body_bytes=block.max_body_bytes, api_key=api_key,
+                         shutdown_grace_s=float(block.shutdown_grace_s))

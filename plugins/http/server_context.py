@@ -27,6 +27,7 @@ class ServeSettings:
     grants_allowed: bool = True  # only when bound to loopback
     max_body_bytes: int = 4 * 1024 * 1024
     api_key: str | None = None
+    shutdown_grace_s: float = 10.0  # serve.shutdownGraceS: how long running turns get to reach a step boundary
 
 
 class ServeContext:
@@ -41,6 +42,8 @@ class ServeContext:
         self.turns: dict[str, ChatTurn] = {}
         self.user_sessions: OrderedDict[str, str] = OrderedDict()
         self.started_at = int(time.time())
+        self.stopped = asyncio.Event()  # a graceful stop began: no new turns, event streams end
+        self._drain: asyncio.Task[Any] | None = None
         self._runtime: Any = None
 
     def bind(self, runtime: Any) -> None:
@@ -58,10 +61,15 @@ class ServeContext:
         if turn is not None:
             turn.push(event)
 
-    def start_turn(self, session_id: str, text: str) -> ChatTurn:
-        turn = ChatTurn(self, session_id, text)
+    def start_turn(self, session_id: str, text: str, *, request_key: Any = None,
+                   resend_steer_id: str | None = None) -> ChatTurn:
+        turn = ChatTurn(self, session_id, text, request_key=request_key, resend_steer_id=resend_steer_id)
         self.turns[turn.turn_id] = turn
         return turn.start()
+
+    @property
+    def stopping(self) -> bool:
+        return self.stopped.is_set()
 
     def remember_user_session(self, user: str, session_id: str) -> None:
         self.user_sessions[user] = session_id
@@ -69,13 +77,30 @@ class ServeContext:
         while len(self.user_sessions) > USER_SESSIONS:
             self.user_sessions.popitem(last=False)
 
+    def begin_stop(self) -> None:
+        """SIGTERM/SIGINT: stop admitting and start the drain (idempotent). Running turns get
+        `shutdown_grace_s` to reach a step boundary and are parked there; queued ones stay
+        queued; each waiting client gets its envelope (503 `turn_parked`) as its turn parks."""
+        if self.stopped.is_set():
+            return
+        self.stopped.set()
+        if self._runtime is not None:
+            self._drain = asyncio.ensure_future(self._runtime.drain(self.settings.shutdown_grace_s))
+
+    def hurry(self) -> None:
+        """A second signal: end the grace period now (the steps in flight are abandoned, parked)."""
+        self.begin_stop()
+        if self._runtime is not None and self._runtime.stopping:
+            self._runtime.lifecycle.park_all(hard=True)
+
     async def shutdown(self) -> None:
-        """Deny pending approvals, cancel running turns, let them finish their writes, close."""
+        """Drain (if no signal began it), deny pending approvals, wait for every turn's task
+        (each ends answered, parked or interrupted, its client told), close the runtime."""
+        self.begin_stop()
+        if self._drain is not None:
+            await asyncio.gather(self._drain, return_exceptions=True)
         self.approvals.close()
-        turns = list(self.turns.values())
-        for turn in turns:
-            turn.cancel.set()
-        tasks = [t.task for t in turns if t.task is not None]
+        tasks = [t.task for t in list(self.turns.values()) if t.task is not None]
         if tasks:
             await asyncio.gather(*tasks, return_exceptions=True)
         if self._runtime is not None:

@@ -116,6 +116,16 @@ class UndeliveredSteerStore:
                     print(f"atomic-agent serve: could not dismiss steer {entry.steer_id}: "
                           f"{type(exc).__name__}: {exc}", file=sys.stderr)
 
+    def forget_steer(self, session_id: str, steer_id: str) -> None:
+        """The host re-sent this steer as a turn (its stored copy was consumed by that
+        admission): the parked entry goes, without a dismissal."""
+        box = self._boxes.get(session_id)
+        if box is None:
+            return
+        box.entries = [e for e in box.entries if e.steer_id != steer_id]
+        if not box.entries and not box.discarded:
+            del self._boxes[session_id]
+
     def drop_session(self, session_id: str) -> None:
         self._boxes.pop(session_id, None)
 

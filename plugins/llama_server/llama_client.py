@@ -111,18 +111,28 @@ def error_from_body(status: int, url: str, text: str) -> ProviderError:
     return cls(message, status=status, url=url, body=body, error_type=error_type)
 
 
-def network_error(exc: httpx.TransportError, url: str) -> ProviderError:
-    """A failure with no HTTP status. Not connecting at all means the backend is unavailable."""
+def network_error(exc: httpx.TransportError, url: str, timeout_s: float | None = None) -> ProviderError:
+    """A failure with no HTTP status. Not connecting at all means the backend is unavailable;
+    a read, write or pool timeout means it was reached and our client stopped waiting
+    (`timed_out`: classified provider_timeout, never a cancel)."""
     reason = f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
     if isinstance(exc, (httpx.ConnectError, httpx.ConnectTimeout)):
         return ProviderUnavailableError(f"cannot reach llama-server at {url} ({reason})", status=None, url=url)
+    if isinstance(exc, httpx.TimeoutException):
+        limit = f" within llama.requestTimeoutS={timeout_s:g} s" if timeout_s else " in time"
+        return ProviderError(f"llama-server at {url} did not answer{limit} ({type(exc).__name__})", status=None,
+                             url=url, timed_out=True)
     return ProviderError(f"request to llama-server at {url} failed ({reason})", status=None, url=url)
 
 
 def is_retryable(exc: ProviderError) -> bool:
     """Network failures and 5xx may succeed on a second try; a 4xx (bad grammar, context
-    overflow) would fail the same way again."""
-    return exc.status is None or exc.status >= 500
+    overflow) would fail the same way again, and our own timeout is not repeated: the
+    server was reached and was too slow, so another try burns a second full timeout of
+    GPU time (the shared rule in `atomic_agent.api.is_transport_retryable`)."""
+    from atomic_agent.api import is_transport_retryable
+
+    return is_transport_retryable(exc)
 
 
 async def sse_events(lines: AsyncIterator[str]) -> AsyncIterator[dict[str, Any]]:
@@ -176,6 +186,7 @@ class LlamaServerClient:
             raise ValueError(f"invalid llama-server client settings: retries={retries}, backoff_ms={backoff_ms}, "
                              f"timeout_s={timeout_s} (retries and backoff must be >= 0, the timeout > 0)")
         self.base_url = base_url.rstrip("/")
+        self.timeout_s = timeout_s
         self.retries = retries
         self.backoff_ms = backoff_ms
         self._sleep: SleepFn = sleep or asyncio.sleep
@@ -202,7 +213,7 @@ class LlamaServerClient:
         try:
             response = await self._http.request(method, path, json=body)
         except httpx.TransportError as exc:
-            raise network_error(exc, url) from exc
+            raise network_error(exc, url, self.timeout_s) from exc
         if response.status_code >= 400:
             raise error_from_body(response.status_code, url, response.text)
         try:
@@ -259,7 +270,7 @@ class LlamaServerClient:
         try:
             response = await self._http.send(self._http.build_request("POST", "/completion", json=body), stream=True)
         except httpx.TransportError as exc:
-            raise network_error(exc, url) from exc
+            raise network_error(exc, url, self.timeout_s) from exc
         if response.status_code >= 400:
             try:
                 text = (await response.aread()).decode("utf-8", "replace")
@@ -287,6 +298,10 @@ class LlamaServerClient:
                         on_delta(piece)
                 if event.get("stop") is True:
                     return "".join(parts), event
+        except httpx.TimeoutException as exc:
+            raise ProviderError(f"llama-server stream from {url} stalled after {len(parts)} chunks: nothing arrived "
+                                f"within llama.requestTimeoutS={self.timeout_s:g} s ({type(exc).__name__}); not "
+                                "retried once streaming began", status=None, url=url, timed_out=True) from exc
         except httpx.TransportError as exc:
             raise ProviderError(f"llama-server stream from {url} broke after {len(parts)} chunks "
                                 f"({type(exc).__name__}); not retried once streaming began",

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import time
+from collections import OrderedDict
 from typing import Any
 
 import attrs
@@ -16,6 +17,7 @@ import attrs
 from .reflection_parser import parse_reflection
 from .reflection_writer import WriteReport, write_reflection
 
+LATEST_TURNS_KEPT = 1024  # sessions whose newest turn index is remembered (a server may start one per request)
 OUTCOME_METRIC = "agent.memory.reflection"
 LATENCY_METRIC = "agent.memory.reflection.latency_ms"
 WRITTEN_METRIC = "agent.memory.reflection.written"
@@ -52,7 +54,7 @@ class ReflectionRunner:
         self._grammar: str | None = None
         self._pending: dict[str, asyncio.Task[Any]] = {}
         self._aborted: set[asyncio.Task[Any]] = set()
-        self._latest_turn: dict[str, int] = {}
+        self._latest_turn: OrderedDict[str, int] = OrderedDict()  # bounded: least recently started first
         self.outcomes: list[ReflectionOutcome] = []  # the last few, for tests and `status`
 
     @property
@@ -68,6 +70,9 @@ class ReflectionRunner:
     def before_turn(self, start: Any) -> None:
         """A new turn of `start.session_id` began: abort that session's reflection only."""
         self._latest_turn[start.session_id] = max(start.turn_index, self._latest_turn.get(start.session_id, -1))
+        self._latest_turn.move_to_end(start.session_id)
+        while len(self._latest_turn) > LATEST_TURNS_KEPT:  # a session idle that long has no reflection to stop
+            self._latest_turn.popitem(last=False)
         self.abort(start.session_id)
 
     def abort(self, session_id: str) -> bool:

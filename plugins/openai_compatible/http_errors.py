@@ -17,9 +17,8 @@ class OpenAiHttpError(ProviderError):
 
     def __init__(self, message: str, status: int | None = None, url: str | None = None, body: object = None,
                  error_type: str | None = None, retry_after_s: float | None = None, timed_out: bool = False) -> None:
-        super().__init__(message, status=status, url=url, body=body, error_type=error_type)
+        super().__init__(message, status=status, url=url, body=body, error_type=error_type, timed_out=timed_out)
         self.retry_after_s = retry_after_s
-        self.timed_out = timed_out
 
 
 class OpenAiUnavailableError(OpenAiHttpError, ProviderUnavailableError):

@@ -26,7 +26,7 @@ class TurnForwarder:
         self._send = send
         self._held: list[dict[str, Any]] | None = []  # None once the response was written
         self._announced_undelivered: list[tuple[str, str]] = []  # (text, steer id or "")
-        self.refused: Exception | None = None  # a re-send whose steer was no longer stored
+        self.refused: Exception | None = None  # nothing was admitted (a gone steer, bad text, stopping)
         self._finished_seen = False
         self.queued: asyncio.Future[int] = asyncio.get_running_loop().create_future()
 
@@ -68,7 +68,18 @@ class TurnForwarder:
         if result.status == "failed" and result.category:
             self.emit({"type": "session_failed", "category": result.category, "message": result.error or result.reason,
                        "turnIndex": result.turn_index})
+        if result.status == "interrupted":
+            self.emit({"type": "error", "code": "turn_parked", "turnIndex": result.turn_index,
+                       "message": "the sidecar is stopping: this turn was interrupted at a step boundary and is "
+                                  "answered after the next start (do not send the message again)"})
         self._report_undelivered(result.handed_back(), result.turn_index)
+
+    def parked(self, exc: BaseException) -> None:
+        """A graceful stop left the acknowledged turn queued: it is owed, answered after the next start."""
+        self.emit({"type": "error", "code": "turn_parked", "message": str(exc)})
+        self.emit({"type": "turn_finished", "status": "interrupted", "reason": "parked", "steps": 0,
+                   "started": False})
+        self._report_undelivered(self._announced_undelivered)
 
     def finish_without_result(self) -> None:
         self._report_undelivered(self._announced_undelivered)

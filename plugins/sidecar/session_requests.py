@@ -21,7 +21,7 @@ def session_summary(server: Any, *, id: str, working_dir: object, created_at: st
 def state_summary(server: Any, state: Any) -> dict[str, Any]:
     turns = sum(1 for e in state.entries if e.kind == "turn_started")
     return session_summary(server, id=state.id, working_dir=state.working_dir, created_at=state.created_at,
-                           status=state.status, title=state.title, turns=turns)
+                           status=state.status, title=state.title, turns=turns, updated_at=state.updated_at or None)
 
 
 def entry_view(entry: Any) -> dict[str, Any]:
@@ -51,6 +51,17 @@ def load_state(server: Any, session_id: str) -> Any:
         raise ProtocolError("session_not_found", f"{exc}; list_sessions shows the ids") from None
 
 
+def check_request_text(request: dict[str, Any], *fields: str) -> None:
+    """invalid_text (nothing written) when a string field is not valid Unicode (a lone surrogate)."""
+    from atomic_agent.api import text_problem
+
+    for name in fields:
+        value = request.get(name)
+        problem = text_problem(value, name) if isinstance(value, str) else None
+        if problem is not None:
+            raise ProtocolError("invalid_text", str(problem))
+
+
 def require_session(server: Any, session_id: str) -> None:
     if not server.runtime.sessions.exists(session_id):
         raise ProtocolError("session_not_found", f"no session {session_id!r}; list_sessions shows the ids, "
@@ -58,6 +69,7 @@ def require_session(server: Any, session_id: str) -> None:
 
 
 async def create_session(server: Any, request: dict[str, Any]) -> dict[str, Any]:
+    check_request_text(request, "title", "workingDir")
     working_dir = resolve_working_dir(server, request.get("workingDir"))
     state = server.runtime.open_session(None, working_dir)
     title = request.get("title")

@@ -42,7 +42,8 @@ def limits_from(config: Any) -> SidecarLimits:
     block = config.blocks.get(SIDECAR_BLOCK)
     if block is None:
         return SidecarLimits()
-    return SidecarLimits(max_line_bytes=block.max_line_bytes, approval_timeout_s=float(block.approval_timeout_s))
+    return SidecarLimits(max_line_bytes=block.max_line_bytes, approval_timeout_s=float(block.approval_timeout_s),
+                         shutdown_grace_s=float(block.shutdown_grace_s))
 
 
 def run_sidecar(boot_context: Any, *, tracing: bool, no_approval: bool, working_dir: Path) -> int:

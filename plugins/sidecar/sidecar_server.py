@@ -1,10 +1,12 @@
 """One sidecar conversation: reads requests, answers each once, forwards turn events.
 
 Requests are handled one at a time in arrival order (every handler is quick: a turn is
-started in the background and answered as soon as it is queued). Stopping — a
-`shutdown` request, end of input, or SIGTERM — stops reading, denies pending approvals,
-cancels running and queued turns, waits for them to finish their durable writes, and
-closes the runtime.
+started in the background and answered as soon as it is queued — never before its
+admission is on disk). Stopping — a `shutdown` request, end of input, SIGTERM or SIGINT —
+is graceful: it stops reading, lets each running turn finish its step within
+`sidecar.shutdownGraceS` and parks it at the boundary (interrupted), leaves queued turns
+queued (their hosts hear `turn_parked`), denies pending approvals and closes the runtime.
+The next start answers every parked message exactly once.
 """
 
 from __future__ import annotations
@@ -29,6 +31,24 @@ from atomic_agent.plugins.sidecar.turn_registry import CURRENT_TURN, TurnHandle,
 class SidecarLimits:
     max_line_bytes: int = 4 * 1024 * 1024
     approval_timeout_s: float = 480.0
+    shutdown_grace_s: float = 10.0
+
+
+def not_admitted(exc: BaseException | None) -> Exception:
+    """The protocol error for a send_message whose turn was never admitted (nothing written)."""
+    from atomic_agent.api import InvalidTextError, RuntimeStoppingError, SteerAlreadyTakenError
+
+    from atomic_agent.plugins.sidecar.protocol_messages import ProtocolError
+
+    if isinstance(exc, SteerAlreadyTakenError):
+        return ProtocolError("steer_not_queued", str(exc))
+    if isinstance(exc, InvalidTextError):
+        return ProtocolError("invalid_text", str(exc))
+    if isinstance(exc, RuntimeStoppingError):
+        return ProtocolError("shutting_down", str(exc))
+    what = f"{type(exc).__name__}: {exc}" if exc is not None else "it ended before it was queued"
+    return ProtocolError("turn_not_admitted", f"the message was not accepted, nothing was written ({what}); "
+                         "it is safe to send it again")
 
 
 class LineSource(Protocol):
@@ -102,25 +122,26 @@ class SidecarServer:
         self.registry.add(handle)
         handle.task = asyncio.create_task(self._run_turn(handle, forwarder, text, resend_steer_id), name=handle.turn_id)
         await asyncio.wait({forwarder.queued, handle.task}, return_when=asyncio.FIRST_COMPLETED)
-        if forwarder.refused is not None:
-            from atomic_agent.plugins.sidecar.protocol_messages import ProtocolError
-
-            raise ProtocolError("steer_not_queued", str(forwarder.refused))
-        position = forwarder.queued.result() if forwarder.queued.done() else 0
+        if not forwarder.queued.done():  # the task ended before the admission commit: nothing to acknowledge
+            raise not_admitted(forwarder.refused)
+        position = forwarder.queued.result()
         self.after_response(forwarder.open)
         return handle.turn_id, position
 
     async def _run_turn(self, handle: TurnHandle, forwarder: TurnForwarder, text: str,
                         resend_steer_id: str | None = None) -> None:
-        from atomic_agent.api import SteerAlreadyTakenError, SubmissionCancelledError
+        from atomic_agent.api import (InvalidTextError, RuntimeStoppingError, SteerAlreadyTakenError,
+                                      SubmissionCancelledError, TurnParkedError)
 
         CURRENT_TURN.set(handle.turn_id)
         try:
             result = await self.runtime.run_turn(text, session_id=handle.session_id, on_event=forwarder.on_loop_event,
                                                  cancelled=handle.cancel, origin="sidecar",
                                                  resend_steer_id=resend_steer_id)
-        except SteerAlreadyTakenError as exc:  # nothing was admitted: send_message answers the error
-            forwarder.refused = exc
+        except (SteerAlreadyTakenError, InvalidTextError, RuntimeStoppingError) as exc:
+            forwarder.refused = exc  # nothing was admitted: send_message answers the error
+        except TurnParkedError as exc:
+            forwarder.parked(exc)
         except SubmissionCancelledError:
             forwarder.cancelled_before_start()
         except asyncio.CancelledError:
@@ -128,7 +149,10 @@ class SidecarServer:
             raise
         except Exception as exc:
             print(f"atomic-agent sidecar: turn {handle.turn_id} crashed: {type(exc).__name__}: {exc}", file=sys.stderr)
-            forwarder.crashed(exc)
+            if forwarder.queued.done():
+                forwarder.crashed(exc)
+            else:
+                forwarder.refused = exc  # it died before the admission commit: refused, never acknowledged
         else:
             forwarder.finish(result)
         finally:
@@ -157,10 +181,14 @@ class SidecarServer:
         await self.shutdown()
 
     async def shutdown(self) -> None:
+        """The graceful stop: admit nothing more, give running turns `shutdownGraceS` to reach
+        a step boundary and park them there, leave queued ones queued (each host turn hears
+        turn_parked), then deny what approvals are left and close."""
         if self.closing:
             return
         self.closing = True
-        self.registry.cancel_all()
+        if self._runtime is not None:
+            await self._runtime.drain(self.limits.shutdown_grace_s)
         self.approvals.close()  # nobody will answer them now: deny pending and future prompts
         await self.registry.wait_all()
         if self._runtime is not None:

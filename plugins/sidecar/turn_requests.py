@@ -11,10 +11,11 @@ from __future__ import annotations
 from typing import Any
 
 from atomic_agent.plugins.sidecar.protocol_messages import ProtocolError
-from atomic_agent.plugins.sidecar.session_requests import require_session, resolve_working_dir
+from atomic_agent.plugins.sidecar.session_requests import check_request_text, require_session, resolve_working_dir
 
 
 async def send_message(server: Any, request: dict[str, Any]) -> dict[str, Any]:
+    check_request_text(request, "text", "workingDir")  # before a session is made or anything is written
     session_id = request.get("sessionId")
     if session_id is not None:
         if "workingDir" in request:

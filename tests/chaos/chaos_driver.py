@@ -22,6 +22,7 @@ import attrs
 
 from atomic_agent.runtime.turn_controller import SubmissionCancelledError
 from atomic_agent.turns.durable_steering import SteerAlreadyTakenError
+from atomic_agent.turns.graceful_stop import RuntimeStoppingError, TurnParkedError
 from atomic_agent.sessions.compact_session import CompactionError
 
 from tests.chaos.chaos_life import ChaosWorld, Life
@@ -112,6 +113,12 @@ class Driver:
                 mine.append(asyncio.ensure_future(self._adopted(life, fut)))
         issued = 0
         while not life.dead:
+            if life.stopping:  # a graceful stop: issue nothing more, wait for what is in flight
+                pending = [t for t in mine if not t.done()]
+                if not pending:
+                    break
+                await asyncio.wait(pending, return_when=asyncio.FIRST_COMPLETED)
+                continue
             if self.owed:
                 number, s, text, steer_id = self.owed.popleft()
                 if not self._reconciled(life, s, text):
@@ -130,6 +137,9 @@ class Driver:
                 if not pending:
                     break
                 await asyncio.wait(pending, return_when=asyncio.FIRST_COMPLETED)
+        for task in mine:  # a stop may end the loop with sends still unwinding
+            if not task.done():
+                await asyncio.wait({task})
         for task in mine:
             if task.done() and not task.cancelled() and task.exception() is not None:
                 raise task.exception()  # type: ignore[misc]
@@ -197,6 +207,17 @@ class Driver:
             # it is answered elsewhere (requeued by recovery, or re-sent by an earlier life)
             self.ack(life, "resend_refused", session=sid, text=text, steer_id=None if owed is None else owed[1])
             return
+        except TurnParkedError as exc:
+            # a graceful stop left the admitted turn queued: the next start answers it
+            self.ack(life, "parked", session=sid, text=text, turn_id=exc.turn_id)
+            return
+        except RuntimeStoppingError:
+            # refused before anything was written: the caller still holds the text for the next life
+            if owed is not None:
+                self.owed = deque(sorted((*self.owed, (owed[0], s, text, owed[1]))))
+            else:
+                self.ops.appendleft(Op(SEND, s, text))
+            return
         except BaseException as exc:
             if owed is not None and not admitted:
                 # several re-sends die together: they go back in acceptance order, not death order
@@ -240,7 +261,7 @@ class Driver:
     async def _adopted(self, life: Life, fut: asyncio.Future[Any]) -> None:
         try:
             result = await fut
-        except (SimulatedCrash, SubmissionCancelledError, *self.expected_errors):
+        except (SimulatedCrash, SubmissionCancelledError, TurnParkedError, *self.expected_errors):
             return
         except Exception as exc:
             self.errors.append(f"{life.name} resumed turn: {type(exc).__name__}: {exc}")

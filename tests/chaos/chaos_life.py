@@ -62,6 +62,8 @@ class Life:
     store: SessionStore = attrs.field(init=False)
     tasks: set[asyncio.Task[Any]] = attrs.field(factory=set)
     died: asyncio.Event = attrs.field(factory=asyncio.Event)
+    stopping: bool = False  # a graceful stop (SIGTERM) began: the caller issues nothing more
+    drained: asyncio.Future[Any] | None = None
 
     def __attrs_post_init__(self) -> None:
         self.plan.on_death = self.died.set
@@ -103,8 +105,17 @@ class Life:
         self.store.close()
         self.runtime._traces.close_all()  # the kernel closes a dead process's files
 
+    def begin_graceful_stop(self, grace_s: float) -> None:
+        """What a host does on SIGTERM: stop issuing work and drain (runtime.drain)."""
+        if self.stopping or self.dead:
+            return
+        self.stopping = True
+        self.drained = self.spawn(self.runtime.drain(grace_s))
+
     async def close(self) -> None:
-        """A clean shutdown (the last life of a run)."""
+        """A clean shutdown (the last life of a run, or one a graceful stop ended)."""
+        if self.drained is not None:
+            await asyncio.gather(self.drained, return_exceptions=True)
         await self.runtime.close()
 
 

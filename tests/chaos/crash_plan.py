@@ -16,6 +16,7 @@ a steer recorded apart from its claim, is still recognised by what it wrote.
 from __future__ import annotations
 
 import os
+import signal
 import sqlite3
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -59,6 +60,7 @@ class FaultPlan:
     where: str = BEFORE_COMMIT
     flaky: frozenset[int] = frozenset()  # write indexes that fail with OperationalError (process lives on)
     exit_code: int | None = None  # subprocess tier: die with os._exit(code) instead of raising
+    signal_at: int | None = None  # graceful-stop tier: send this process a real SIGTERM after write N commits
     ops: int = 0  # outermost writes begun
     commits: int = 0  # outermost writes committed
     targeted: int = 0  # outermost writes of kind `target` seen
@@ -105,6 +107,8 @@ def instrument(store: Any, plan: FaultPlan) -> None:
             if hit and plan.where == BEFORE_COMMIT:
                 plan.die(f"crash before the commit of write {n} ({plan.target or 'any'})")
         plan.commits += 1
+        if plan.signal_at == n:
+            os.kill(os.getpid(), signal.SIGTERM)  # delivered to the loop's handler: a graceful stop begins
         if hit and plan.where == AFTER_COMMIT:
             plan.die(f"crash after the commit of write {n} ({plan.target or 'any'})")
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from tests.chaos.chaos_run import RunSpec
+from tests.chaos.graceful_stop_run import StopSpec
 from tests.chaos.workload import Mix
 
 CRASH_RECOVERY = RunSpec(Mix(sessions=2, messages=(3, 6), steer=0.2), crashes=(1, 4), crash_window=40)
@@ -19,3 +20,5 @@ CONCURRENCY = RunSpec(Mix(sessions=3, messages=(6, 10), steer=0.5, stop=0.15, ca
 TWO_OWNERS = RunSpec(Mix(sessions=2, messages=(4, 8), steer=0.4, max_gap=3), crashes=(0, 2), crash_window=40,
                      owners=2)
 OWNER_PROCESSES = RunSpec(Mix(sessions=2, messages=(4, 8), steer=0.4, max_gap=3), crash_window=40, owners=2)
+GRACEFUL_STOP = StopSpec(Mix(sessions=2, messages=(4, 8), steer=0.4, stop=0.1, cancel=0.1, max_gap=3), stops=(1, 3),
+                         signal_window=30)

@@ -1,8 +1,10 @@
-"""classify_failure: one mapping from raw errors onto the five categories."""
+"""classify_failure: one mapping from raw errors onto the taxonomy's categories."""
 
 from __future__ import annotations
 
 import asyncio
+import errno
+import sqlite3
 
 import pytest
 
@@ -12,10 +14,13 @@ from atomic_agent.reliability.failure_taxonomy import (
     GrammarError,
     LlmFailure,
     ModelError,
+    ProviderTimeoutError,
+    StorageError,
     ToolExecutionError,
     TransportError,
     TurnCancelledError,
 )
+from atomic_agent.sessions.store_errors import SessionStoreFullError
 
 
 class ToolCallParseError(ValueError):
@@ -48,8 +53,11 @@ def test_classifier_is_single_source_of_truth() -> None:
         (StrictToolCallParseError("not JSON", raw_preview="{oops"), GrammarError, "grammar"),
         (PreviewCarrier("bad"), GrammarError, "grammar"),
         (asyncio.CancelledError(), TurnCancelledError, "cancelled"),
-        (RuntimeError("request aborted by the client"), TurnCancelledError, "cancelled"),
-        (RuntimeError("the run was cancelled"), TurnCancelledError, "cancelled"),
+        (ProviderError("too slow", status=None, url=URL, timed_out=True), ProviderTimeoutError, "provider_timeout"),
+        (SessionStoreFullError("disk full"), StorageError, "storage"),
+        (sqlite3.DatabaseError("database disk image is malformed"), StorageError, "storage"),
+        (OSError(errno.ENOSPC, "No space left on device"), StorageError, "storage"),
+        (RuntimeError("request aborted by the client"), ToolExecutionError, "tool"),
         (KeyError("missing"), ToolExecutionError, "tool"),
     ]
     for err, cls, category in cases:
@@ -92,18 +100,44 @@ def test_cancellation_is_not_a_failure_category_mixup() -> None:
     assert classify_failure(ProviderError("stream closed", status=None), cancelled=True).category == "cancelled"
     assert classify_failure(TransportError("x", None, URL), cancelled=True).category == "cancelled"
     assert classify_failure(KeyError("k"), cancelled=True).category == "cancelled"
-    # a cancellation wrapped by other code is still a cancellation
-    try:
-        try:
-            raise asyncio.CancelledError()
-        except asyncio.CancelledError as inner:
-            raise RuntimeError("tool dispatch interrupted") from inner
-    except RuntimeError as wrapped:
-        assert classify_failure(wrapped).category == "cancelled"
     # a network failure whose text says "aborted" is still transport: status decides
     assert classify_failure(ProviderError("Connection aborted.", status=None)).category == "transport"
     # a cancelled turn is never counted as a tool or transport failure
     assert classify_failure(asyncio.CancelledError()).category not in {"tool", "transport"}
+
+
+def test_a_cancellation_inside_an_exception_chain_is_not_a_cancel() -> None:
+    """Nobody asked for this cancel: anyio implements httpx's timeouts by cancelling a scope,
+    so a read timeout carries a CancelledError in its context. Only who asked decides."""
+    try:
+        try:
+            raise asyncio.CancelledError()
+        except asyncio.CancelledError as inner:
+            raise ProviderError("read timed out", status=None, url=URL, timed_out=True) from inner
+    except ProviderError as wrapped:
+        assert classify_failure(wrapped).category == "provider_timeout"
+    try:
+        try:
+            raise asyncio.CancelledError()
+        except asyncio.CancelledError:
+            raise RuntimeError("tool dispatch interrupted")  # noqa: B904 - the implicit context is the point
+    except RuntimeError as chained:
+        assert classify_failure(chained).category == "tool"
+
+
+def test_message_words_never_decide_a_cancel() -> None:
+    assert classify_failure(RuntimeError("the run was cancelled")).category == "tool"
+    assert classify_failure(RuntimeError("request aborted by the client")).category == "tool"
+
+
+def test_a_full_disk_under_a_wrapper_is_storage_not_tool() -> None:
+    try:
+        try:
+            raise sqlite3.OperationalError("database or disk is full")
+        except sqlite3.OperationalError as inner:
+            raise RuntimeError("could not record the tool result") from inner
+    except RuntimeError as wrapped:
+        assert classify_failure(wrapped, tool="os.fs.write").category == "storage"
 
 
 @pytest.mark.parametrize("status", [301, 204])

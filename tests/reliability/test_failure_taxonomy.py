@@ -1,4 +1,4 @@
-"""The five categories and their host-surface names."""
+"""The categories and their host-surface names."""
 
 from __future__ import annotations
 
@@ -9,6 +9,8 @@ from atomic_agent.reliability.failure_taxonomy import (
     GrammarError,
     LlmFailure,
     ModelError,
+    ProviderTimeoutError,
+    StorageError,
     ToolExecutionError,
     TransportError,
     TurnCancelledError,
@@ -17,10 +19,14 @@ from atomic_agent.reliability.failure_taxonomy import (
 )
 
 
-def test_categories_are_exactly_the_five() -> None:
-    assert set(FAILURE_CATEGORIES) == {"transport", "grammar", "model", "tool", "cancelled"}
-    classes = [TransportError, GrammarError, ModelError, ToolExecutionError, TurnCancelledError]
-    assert [cls.category for cls in classes] == ["transport", "grammar", "model", "tool", "cancelled"]
+def test_categories_are_the_guides_five_plus_timeout_and_storage() -> None:
+    assert set(FAILURE_CATEGORIES) == {"transport", "provider_timeout", "grammar", "model", "tool", "storage",
+                                       "cancelled"}
+    classes = [TransportError, ProviderTimeoutError, GrammarError, ModelError, ToolExecutionError, StorageError,
+               TurnCancelledError]
+    assert [cls.category for cls in classes] == ["transport", "provider_timeout", "grammar", "model", "tool",
+                                                 "storage", "cancelled"]
+    assert issubclass(ProviderTimeoutError, TransportError)  # the transport retry rules apply to it
     assert all(issubclass(cls, LlmFailure) and issubclass(cls, Exception) for cls in classes)
 
 

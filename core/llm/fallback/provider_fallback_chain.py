@@ -10,6 +10,7 @@ timer: with no turns there is nothing to probe for.
 from __future__ import annotations
 
 import time
+from collections import OrderedDict
 from collections.abc import Callable, Sequence
 
 import attrs
@@ -18,6 +19,9 @@ from atomic_agent.llm.fallback.breaker_state import BreakerRecord, Partition
 from atomic_agent.llm.fallback.should_advance import AdvanceSignal
 from atomic_agent.llm.fallback.switch_notice import SwitchNotice
 from atomic_agent.providers.llm_config import FallbackConfig
+
+
+PARTITIONS_KEPT = 4096
 
 
 def monotonic_ms() -> float:
@@ -41,7 +45,8 @@ class ProviderFallbackChain:
         self.settings = settings or FallbackConfig()
         self._links = tuple(links)
         self._clock = clock_ms
-        self._partitions: dict[str | None, Partition] = {}
+        # bounded: a server that starts a session per request must not keep one partition per session for ever
+        self._partitions: OrderedDict[str | None, Partition] = OrderedDict()
 
     @property
     def links(self) -> tuple[str, ...]:
@@ -62,9 +67,15 @@ class ProviderFallbackChain:
 
     # -- inspection (tests, status) -------------------------------------------------------------
     def partition(self, session_id: str | None = None) -> Partition:
+        """The session's breaker partition; the least recently used beyond PARTITIONS_KEPT are
+        forgotten (an idle session's breaker state starts over, as after a restart)."""
         found = self._partitions.get(session_id)
         if found is None:
             found = self._partitions[session_id] = Partition()
+            while len(self._partitions) > PARTITIONS_KEPT:
+                self._partitions.popitem(last=False)
+        else:
+            self._partitions.move_to_end(session_id)
         return found
 
     def breaker(self, provider_id: str, session_id: str | None = None) -> BreakerRecord:

@@ -8,9 +8,9 @@ same way everywhere, or it is our own bug, or the user stopped it).
   request timeout, switch on the first occurrence. So do 401 / 402 / 403 / 404: a
   rejected key, spent credit or a model the service no longer serves are facts about
   that one provider, and the same request can still succeed on the next link.
-- "counted": our own request timeout (one slow turn is weak evidence, and replaying a
-  local timeout burns another full timeout of GPU time) and model failures count toward
-  `failureThreshold`.
+- "counted": our own request timeout (category provider_timeout: one slow turn is weak
+  evidence, and replaying a local timeout burns another full timeout of GPU time) and
+  model failures count toward `failureThreshold`.
 """
 
 from __future__ import annotations
@@ -69,6 +69,8 @@ def advance_signal(err: BaseException) -> AdvanceSignal | None:
             return None  # the request itself was rejected: grammar category
         return "counted"
     category = classify_failure(err).category
+    if category == "provider_timeout":
+        return "counted"
     return "counted" if category in ("transport", "model") else None
 
 

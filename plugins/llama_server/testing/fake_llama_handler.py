@@ -15,6 +15,7 @@ from .fake_llama_script import (
     RecordedRequest,
     RefusedRequest,
     Reply,
+    Stall,
     fake_tokenize,
 )
 
@@ -73,6 +74,8 @@ class FakeLlamaHandler(BaseHTTPRequestHandler):
         stream = bool(body.get("stream", False))
         if isinstance(item, DropConnection) and (item.after_chunks == 0 or not stream):
             return self._drop()
+        if isinstance(item, Stall) and not stream:
+            time.sleep(item.seconds)
         reply = Reply(item) if isinstance(item, str) else item if isinstance(item, Reply) else Reply(item.content)
         try:
             pieces, final = self.fake.run_completion(body, reply)
@@ -88,6 +91,8 @@ class FakeLlamaHandler(BaseHTTPRequestHandler):
         for i, piece in enumerate(pieces):
             if isinstance(item, DropConnection) and i >= item.after_chunks:
                 return self._drop()
+            if isinstance(item, Stall) and i == item.after_chunks:
+                time.sleep(item.seconds)
             self._event({"index": 0, "content": piece, "tokens": fake_tokenize(piece), "stop": False,
                          "id_slot": -1, "tokens_predicted": i + 1, "tokens_evaluated": n_prompt})
         if isinstance(item, DropConnection):

@@ -71,7 +71,17 @@ class Delay:
     then: str | Reply | HttpFault | DropConnection | None = None
 
 
-ScriptItem = str | Reply | HttpFault | DropConnection | Delay
+@attrs.frozen
+class Stall:
+    """Stream `after_chunks` content chunks of `content`, then send nothing for `seconds` (a
+    server that hangs mid-answer), then finish the answer."""
+
+    after_chunks: int
+    seconds: float
+    content: str = DEFAULT_REPLY
+
+
+ScriptItem = str | Reply | HttpFault | DropConnection | Delay | Stall
 
 
 def fake_tokenize(text: str) -> list[int]:

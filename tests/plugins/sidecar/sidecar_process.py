@@ -57,22 +57,23 @@ def plugin_site(root: Path) -> Path:
     return site
 
 
-def quiet_state_dir(state: Path) -> Path:
+def quiet_state_dir(state: Path, config: dict[str, Any] | None = None) -> Path:
     """A state dir whose memory plugins stay out of the way (no sub-call completions)."""
     state.mkdir(parents=True, exist_ok=True)
     disabled = ["memory_reflection", "memory_notes", "memory_profile"]
-    (state / "config.json").write_text(json.dumps({"plugins": {"disabled": disabled}}))
+    (state / "config.json").write_text(json.dumps({"plugins": {"disabled": disabled}, **(config or {})}))
     return state
 
 
 class SidecarProcess:
-    def __init__(self, tmp_path: Path, env: dict[str, str], *args: str) -> None:
-        self.state = quiet_state_dir(tmp_path / "state")
+    def __init__(self, tmp_path: Path, env: dict[str, str], *args: str, config: dict[str, Any] | None = None,
+                 log: str = "sidecar.stderr") -> None:
+        self.state = quiet_state_dir(tmp_path / "state", config)
         child_env = {k: v for k, v in os.environ.items() if not k.startswith("ATOMIC_AGENT_")}
         child_env.update(env)
         paths = [str(plugin_site(tmp_path)), child_env.get("PYTHONPATH")]
         child_env["PYTHONPATH"] = os.pathsep.join(p for p in paths if p)
-        self.stderr_path = tmp_path / "sidecar.stderr"
+        self.stderr_path = tmp_path / log
         self._stderr = self.stderr_path.open("wb")
         self.proc = subprocess.Popen([str(ATOMIC_AGENT), "--state-dir", str(self.state), "sidecar", *args],
                                      stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self._stderr,
@@ -140,6 +141,14 @@ class SidecarProcess:
     def close_stdin_and_wait(self) -> int:
         assert self.proc.stdin is not None
         self.proc.stdin.close()
+        return self._wait_and_collect()
+
+    def signal_and_wait(self, sig: int) -> int:
+        """Send a real signal (SIGTERM, SIGINT) and collect what the sidecar wrote before exiting."""
+        self.proc.send_signal(sig)
+        return self._wait_and_collect()
+
+    def _wait_and_collect(self) -> int:
         code = self.proc.wait(timeout=WAIT_S)
         while True:  # collect what was written before exit
             try:

@@ -84,7 +84,9 @@ def test_bad_lines_get_errors_and_the_sidecar_keeps_serving(tmp_path: Path):
     assert "ready" in sidecar.stderr_text()  # logs go to stderr, never stdout
 
 
-def test_eof_mid_turn_denies_the_pending_approval_and_finishes_durably(tmp_path: Path, work: Path):
+def test_eof_mid_turn_parks_the_turn_and_withdraws_the_pending_approval(tmp_path: Path, work: Path):
+    """End of input is a graceful stop: the step waiting for an approval gets the grace period,
+    then is abandoned; the turn is parked (interrupted, answered after the next start)."""
     with FakeLlamaServer(script=[WRITE_NOTE, REPLY]) as fake:
         sidecar = SidecarProcess(tmp_path, {"ATOMIC_AGENT_LLAMA_URL": fake.base_url})
         try:
@@ -97,9 +99,10 @@ def test_eof_mid_turn_denies_the_pending_approval_and_finishes_durably(tmp_path:
     events = [e for e in sidecar.events() if e.get("turnId") == turn["turnId"]]
     resolved = next(e for e in events if e["type"] == "approval_resolved")
     assert resolved["outcome"] == "cancelled" and resolved["approved"] is False
-    assert next(e for e in events if e["type"] == "turn_finished")["status"] == "cancelled"
+    assert next(e for e in events if e["type"] == "turn_finished")["status"] == "interrupted"
+    assert any(e["type"] == "error" and e["code"] == "turn_parked" for e in events)
     assert not (work / "note.txt").exists()
-    assert transcript_kinds(sidecar.state, turn["sessionId"])[-1] == ("turn_finished", "cancelled")
+    assert transcript_kinds(sidecar.state, turn["sessionId"])[-1] == ("turn_finished", "interrupted")
 
 
 def test_an_unreachable_server_reports_llm_unavailable_and_session_failed(tmp_path: Path):
