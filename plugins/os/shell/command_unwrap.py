@@ -132,12 +132,20 @@ def _skip_wrapper_options(name: str, words: list[str], i: int) -> tuple[int, lis
     code_opts = _CODE_OPTS.get(name, ())
     nested: list[str] = []
     inserted: list[str] = []
+    named = name in _NAMED_FIRST
     while i < len(words):
         word = words[i]
         if word == "--":
             i += 1
+            named = False  # `runuser -u root -- cmd`: what follows is the command
             break
-        if word in code_opts and i + 1 < len(words):
+        if word == "-" and name in _NAMED_FIRST:  # `su - root`: a login shell
+            i += 1
+            continue
+        if word in ("-u", "--user") and name == "runuser":
+            named = False
+        short_code = "-c" in code_opts and word.startswith("-") and not word.startswith("--") and "c" in word[1:]
+        if (word in code_opts or short_code) and i + 1 < len(words):
             nested.append(words[i + 1])
             i += 2
             continue
@@ -161,7 +169,7 @@ def _skip_wrapper_options(name: str, words: list[str], i: int) -> tuple[int, lis
         i += 2 if word in value_opts else 1
     if name in _POSITIONAL_FIRST and not inserted and i < len(words):
         i += 1
-    if name in _NAMED_FIRST and i < len(words) and not words[i].startswith("-"):
+    if named and i < len(words) and not words[i].startswith("-"):
         i += 1  # `su root -c …`: the user name
         while i < len(words) and words[i].startswith("-"):
             if words[i] in code_opts and i + 1 < len(words):

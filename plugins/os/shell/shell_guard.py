@@ -23,7 +23,8 @@ from collections.abc import Mapping
 
 import attrs
 
-from .command_normalise import SUBSTITUTION_PLACEHOLDER, extract_substitutions, normalise_command
+from .command_normalise import (SUBSTITUTION_PLACEHOLDER, extract_substitutions, normalise_command,
+                                protect_literal_dollars, restore_dollars)
 from .command_segments import ParsedLine, Segment, split_argv, split_segments
 from .command_unwrap import (CODE_INTERPRETERS, SHELL_INTERPRETERS, UNKNOWN_ARG, SimpleCommand, find_exec_commands,
                              find_start_paths, inline_code, inline_code_args, reads_script_from_stdin,
@@ -66,7 +67,7 @@ class _Text:
 
 def _analyse_text(text: str, scope: GuardScope, depth: int, found: _Findings, vars: ShellVars,
                   inherited: frozenset[str] = frozenset()) -> None:
-    normalised = normalise_command(text)
+    normalised = protect_literal_dollars(normalise_command(text))
     found.hard += fork_bomb(normalised)
     stripped, bodies = extract_substitutions(normalised)
     parsed = split_segments(stripped)
@@ -85,7 +86,7 @@ def _nested(code: str, scope: GuardScope, depth: int, found: _Findings, vars: Sh
     if depth + 1 > MAX_NESTING:
         found.undecidable.append(RuleHit("undecidable.deep_nesting", "command lines nested too deep to inspect"))
         return
-    _analyse_text(code, scope, depth + 1, found, vars, kinds)
+    _analyse_text(restore_dollars(code), scope, depth + 1, found, vars, kinds)
 
 
 def _strip_function_head(words: tuple[str, ...]) -> tuple[str, ...]:
@@ -127,8 +128,15 @@ def _analyse_segments(parsed: ParsedLine, state: _Text, found: _Findings) -> Non
     cwd = state.scope.cwd
     local: list[SimpleCommand] = []
     piped: list[int | None] = []
+    outside_function: list[tuple[tuple[str, ...], ...] | None] = []  # positional params to restore at `}`
     for segment in parsed.segments:
-        words = _alias_expanded(_strip_function_head(segment.words), state)
+        stripped = _strip_function_head(segment.words)
+        if stripped is not segment.words:  # a function body: $1.. are whatever a later call passes
+            outside_function.append(state.vars.positional)
+            state.vars.positional = None
+        if outside_function and segment.words[:1] == ("}",):
+            state.vars.positional = outside_function.pop()
+        words = _alias_expanded(stripped, state)
         here = attrs.evolve(state.scope, cwd=cwd)
         if words[:1] in (("for",), ("select",)) and len(words) >= 2:
             values = [v for w in words[3:] for v in expand_word(w, state.vars)] if words[2:3] == ("in",) else []
@@ -208,7 +216,7 @@ def _judge(cmd: SimpleCommand, segment: Segment, here: GuardScope, state: _Text,
         found.undecidable += unsure
         return
     if cmd.stdin_args and upstream is not None and (text := literal_output(upstream)) is not None:
-        cmd = attrs.evolve(cmd, args=(*cmd.args[:-1], *text.split()))  # `echo / | xargs rm -rf`
+        cmd = attrs.evolve(cmd, args=(*cmd.args[:-1], *restore_dollars(text).split()))  # `echo / | xargs rm -rf`
     hard = hardline_hits(cmd, segment, here)
     found.hard += hard
     found.danger += dangerous_hits(cmd, segment, here, upstream)
@@ -234,6 +242,11 @@ def _code_inside(cmd: SimpleCommand, segment: Segment, here: GuardScope, state: 
                 frozenset(state.kinds))
     for nested in cmd.nested:
         _nested(nested, here, state.depth, found, state.vars.child(), frozenset(state.kinds))
+    if cmd.program == "alias":  # the body runs wherever the name is used later
+        for word in cmd.args:
+            name, eq, body = word.partition("=")
+            if eq and body:
+                _nested(body, here, state.depth, found, state.vars.child(), frozenset(state.kinds))
     flags = CODE_INTERPRETERS.get(cmd.program, ())
     for index, arg in enumerate(cmd.args):
         if arg in flags and index + 1 < len(cmd.args):
@@ -309,9 +322,10 @@ def _verdict(found: _Findings, top_level: int) -> GuardVerdict:
 
 
 def _vars(scope: GuardScope) -> ShellVars:
+    top = (("sh",),)  # `sh -c LINE` gets no arguments: $1.. are empty, $0 is the shell
     if scope.environment is None:  # other names unknown, but the home dir is the scope's
-        return ShellVars(None, {"HOME": (scope.home,)})
-    return ShellVars({**scope.environment, "HOME": scope.environment.get("HOME", scope.home)})
+        return ShellVars(None, {"HOME": (scope.home,)}, top)
+    return ShellVars({**scope.environment, "HOME": scope.environment.get("HOME", scope.home)}, positional=top)
 
 
 def inspect_line(line: str, scope: GuardScope) -> GuardVerdict:

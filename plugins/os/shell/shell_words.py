@@ -75,6 +75,14 @@ def _param_values(match: re.Match[str], vars: ShellVars) -> tuple[str | None, ..
         if special.isdigit() and vars.positional is not None:
             index = int(special)
             return vars.positional[index] if index < len(vars.positional) else ("",)
+        if special in "@*" and vars.positional is not None:
+            rest = vars.positional[1:]
+            if not rest:
+                return ("",)
+            if all(len(options) == 1 for options in rest):
+                return (" ".join(options[0] for options in rest),)
+        if special == "#" and vars.positional is not None:
+            return (str(len(vars.positional) - 1),)
         return (None,)
     braced = match.group("braced") or ""
     if re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", braced):
