@@ -22,10 +22,11 @@ END = {"type": "__end__"}  # the queue's last item
 
 
 class ChatTurn:
-    def __init__(self, ctx: Any, session_id: str, text: str) -> None:
+    def __init__(self, ctx: Any, session_id: str, text: str, client: str | None = None) -> None:
         self.ctx = ctx
         self.session_id = session_id
         self.text = text
+        self.client = client  # the X-Atomic-Client that started it: who may answer its approvals
         self.turn_id = f"turn_{uuid.uuid4().hex[:16]}"
         self.created = int(time.time())
         self.cancel = asyncio.Event()

@@ -17,6 +17,7 @@ from typing import Any
 
 from atomic_agent.plugins.http.chat_request import parse_chat_request
 from atomic_agent.plugins.http.chat_turn import END
+from atomic_agent.plugins.http.client_identity import caller_of
 from atomic_agent.plugins.http.completion_shapes import chunk, completion_body, failure_of, finish_reason
 from atomic_agent.plugins.http.error_envelope import envelope_response
 from atomic_agent.plugins.http.request_body import json_body
@@ -35,10 +36,11 @@ async def chat_completions(request: Any) -> Any:
     from starlette.responses import JSONResponse, StreamingResponse
 
     ctx = request.app.state.ctx
+    caller = caller_of(request, ctx.settings)
     chat = parse_chat_request(await json_body(request, ctx.settings.max_body_bytes))
     session_id = resolve_session(ctx, request.headers.get(SESSION_HEADER), chat.user)
     model = chat.model or ctx.settings.model_name
-    turn = ctx.start_turn(session_id, chat.text)
+    turn = ctx.start_turn(session_id, chat.text, caller.client)
     headers = {"X-Atomic-Session": session_id, "X-Atomic-Turn": turn.turn_id}
     if chat.stream:
         return StreamingResponse(_stream(turn, model, wants_extensions(request)), media_type="text/event-stream",

@@ -4,6 +4,14 @@
 environment variable (or `.env` key) holding the API key; when it has a value every
 route needs `Authorization: Bearer <key>`, and only then may the server bind a
 non-loopback address. `modelName`: the one model id `/v1/models` lists.
+
+`allowedHosts`: host names besides the loopback ones that requests may be addressed to
+(the Host header; DNS rebinding arrives under a foreign name). `allowedOrigins`: web
+origins (`http://localhost:3000`) whose pages may call the server — CORS preflights are
+answered for them and nobody else. `workspaceRoots`: directories (besides `--cwd`) a
+client may open sessions in with `POST /api/sessions {"workingDir": ...}`; the session's
+working dir decides what counts as the workspace for the approval ladder, so a client
+cannot choose `/`.
 """
 
 from __future__ import annotations
@@ -23,3 +31,6 @@ class ServeConfig:
     model_name: str = value_field("atomic-agent")
     approval_timeout_s: int = int_field(480, 1, 86_400)
     max_body_bytes: int = int_field(4 * 1024 * 1024, 1024, 256 * 1024 * 1024)
+    allowed_hosts: tuple[str, ...] = value_field(())
+    allowed_origins: tuple[str, ...] = value_field(())
+    workspace_roots: tuple[str, ...] = value_field(())

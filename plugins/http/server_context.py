@@ -27,6 +27,10 @@ class ServeSettings:
     grants_allowed: bool = True  # only when bound to loopback
     max_body_bytes: int = 4 * 1024 * 1024
     api_key: str | None = None
+    allowed_hosts: tuple[str, ...] = ()
+    allowed_origins: tuple[str, ...] = ()
+    workspace_roots: tuple[Path, ...] = ()  # besides working_dir, where clients may open sessions
+    operator_token: str | None = None  # X-Atomic-Operator; None: no operator surface over HTTP
 
 
 class ServeContext:
@@ -58,8 +62,8 @@ class ServeContext:
         if turn is not None:
             turn.push(event)
 
-    def start_turn(self, session_id: str, text: str) -> ChatTurn:
-        turn = ChatTurn(self, session_id, text)
+    def start_turn(self, session_id: str, text: str, client: str | None = None) -> ChatTurn:
+        turn = ChatTurn(self, session_id, text, client)
         self.turns[turn.turn_id] = turn
         return turn.start()
 

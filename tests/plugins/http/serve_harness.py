@@ -16,6 +16,7 @@ from atomic_agent.plugins.http.server_context import ServeContext, ServeSettings
 from tests.agent.loop_harness import make_runtime
 
 WAIT_S = 60.0  # a safety net for a hung test, never a speed expectation
+JSON = {"Content-Type": "application/json"}  # serve refuses any other body type
 
 
 class ServeHarness:
