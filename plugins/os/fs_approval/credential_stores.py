@@ -17,8 +17,6 @@ import threading
 import time
 from pathlib import Path
 
-from atomic_agent.plugins.os.fs_approval.canonical_target import is_within
-
 HOME_STORES: tuple[str, ...] = (
     ".ssh", ".gnupg", ".aws", ".azure", ".config/gcloud", ".kube", ".docker/config.json", ".netrc", ".git-credentials",
     ".config/git/credentials", ".pgpass", ".my.cnf", ".npmrc", ".pypirc", ".yarnrc.yml", ".cargo/credentials",
@@ -40,12 +38,23 @@ def _home() -> Path:
     return Path(os.path.realpath(os.path.expanduser("~")))
 
 
+_ROOTS: dict[Path, tuple[float, tuple[tuple[str, Path], ...]]] = {}
+
+
 def store_roots(home: Path | None = None) -> tuple[tuple[str, Path], ...]:
-    """(shown name, canonical root) of every store, home ones first."""
+    """(shown name, root) of every store, home ones first: each store's path as written and,
+    when it is a symlink, where it leads (canonical roots are cached for INDEX_TTL_S)."""
     base = home if home is not None else _home()
-    roots = [(f"~/{rel}", Path(os.path.realpath(base / rel))) for rel in HOME_STORES]
-    roots += [(path, Path(os.path.realpath(path))) for path in SYSTEM_STORES]
-    return tuple(roots)
+    cached = _ROOTS.get(base)
+    if cached is not None and time.monotonic() - cached[0] < INDEX_TTL_S:
+        return cached[1]
+    roots: dict[tuple[str, Path], None] = {}
+    for shown, path in [*((f"~/{rel}", base / rel) for rel in HOME_STORES), *((p, Path(p)) for p in SYSTEM_STORES)]:
+        roots[(shown, path)] = None
+        roots[(shown, Path(os.path.realpath(path)))] = None
+    found = tuple(roots)
+    _ROOTS[base] = (time.monotonic(), found)
+    return found
 
 
 class _InodeIndex:
@@ -98,8 +107,10 @@ def credential_store_of(canonical: Path, st: os.stat_result | None = None, home:
     With `st` (the file's stat) a file with more than one hard link is also matched by
     device and inode against the stores' files."""
     base = home if home is not None else _home()
+    text = str(canonical)
     for shown, root in store_roots(base):
-        if is_within(canonical, root):
+        prefix = str(root)
+        if text == prefix or text.startswith(prefix.rstrip("/") + "/"):  # canonical paths: a prefix test is exact
             return shown
     if st is not None and st.st_nlink > 1 and stat.S_ISREG(st.st_mode):
         return _INDEX.lookup((st.st_dev, st.st_ino), base)
@@ -107,6 +118,7 @@ def credential_store_of(canonical: Path, st: os.stat_result | None = None, home:
 
 
 def reset_index() -> None:
-    """Forget the inode index (tests that plant a store after a lookup)."""
+    """Forget the inode index and the cached roots (tests that plant a store after a lookup)."""
     global _INDEX
     _INDEX = _InodeIndex()
+    _ROOTS.clear()
