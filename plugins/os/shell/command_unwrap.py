@@ -16,6 +16,9 @@ import shlex
 
 import attrs
 
+from .wrapper_options import (CODE_OPTS, NAMED_FIRST, POSITIONAL_FIRST, PRIVILEGE_WRAPPERS, STDIN_ARG_WRAPPERS,
+                              WRAPPER_VALUE_OPTS, WRAPPERS)
+
 SHELL_INTERPRETERS = frozenset({"sh", "bash", "zsh", "dash", "ksh", "mksh", "ash", "fish", "csh", "tcsh", "yash",
                                 "posh", "rbash", "busybox-sh"})
 CODE_INTERPRETERS = {  # binary -> the flags that take inline code
@@ -24,65 +27,6 @@ CODE_INTERPRETERS = {  # binary -> the flags that take inline code
     "deno": ("eval",), "bun": ("-e", "--eval"), "awk": (), "osascript": ("-e",), "pwsh": ("-c", "-Command"),
     "tclsh": (), "expect": ("-c",),
 }
-PRIVILEGE_WRAPPERS = frozenset({"sudo", "doas", "pkexec", "su", "run0", "runuser", "setpriv", "sg", "chroot"})
-# wrapper -> options that consume the following word
-_WRAPPER_VALUE_OPTS: dict[str, frozenset[str]] = {
-    "sudo": frozenset({"-u", "-g", "-C", "-D", "-h", "-p", "-r", "-t", "-U", "-T", "--user", "--group", "--chdir",
-                       "--role", "--type", "--other-user", "--prompt", "--close-from", "--host"}),
-    "doas": frozenset({"-u", "-C"}),
-    "su": frozenset({"-s", "-g", "-G", "--shell", "--group", "--supp-group", "-w", "--whitelist-environment"}),
-    "runuser": frozenset({"-u", "-g", "-G", "-s", "--user", "--group", "--supp-group", "--shell", "-w",
-                          "--whitelist-environment"}),
-    "pkexec": frozenset({"--user"}),
-    "run0": frozenset({"-u", "--user", "-g", "--group", "-D", "--chdir", "--setenv", "--unit", "--property", "-p",
-                       "--description", "--slice", "--nice", "--background"}),
-    "env": frozenset({"-u", "-C", "--unset", "--chdir", "-a", "--argv0"}),
-    "exec": frozenset({"-a"}),
-    "nice": frozenset({"-n", "--adjustment"}),
-    "ionice": frozenset({"-c", "-n", "-p", "-P", "-u", "--class", "--classdata", "--pid", "--pgid", "--uid"}),
-    "timeout": frozenset({"-s", "-k", "--signal", "--kill-after"}),
-    "stdbuf": frozenset({"-i", "-o", "-e", "--input", "--output", "--error"}),
-    "xargs": frozenset({"-a", "-d", "-E", "-I", "-L", "-n", "-P", "-s", "--delimiter", "--max-args", "--max-procs",
-                        "--arg-file", "--max-lines", "--max-chars", "--eof", "--process-slot-var"}),
-    "parallel": frozenset({"-j", "--jobs", "-S", "--sshlogin", "--delay", "--timeout", "-a", "--arg-file"}),
-    "watch": frozenset({"-n", "-d", "--interval", "--differences", "-q", "--equexit"}),
-    "chrt": frozenset({"-T", "-P", "-D", "--sched-runtime", "--sched-period", "--sched-deadline"}),
-    "taskset": frozenset({"-c", "--cpu-list"}), "flock": frozenset({"-w", "-E", "--timeout", "--conflict-exit-code"}),
-    "setsid": frozenset(), "nohup": frozenset(), "command": frozenset(), "builtin": frozenset(),
-    "time": frozenset({"-f", "-o", "--format", "--output"}), "unbuffer": frozenset(), "caffeinate": frozenset(),
-    "chroot": frozenset({"--userspec", "--groups"}),
-    "setpriv": frozenset({"--reuid", "--regid", "--ruid", "--euid", "--rgid", "--egid", "--groups", "--inh-caps",
-                          "--ambient-caps", "--bounding-set", "--securebits", "--pdeathsig", "--selinux-label",
-                          "--apparmor-profile", "--landlock-access", "--landlock-rule"}),
-    "strace": frozenset({"-o", "-e", "-p", "-s", "-a", "-u", "-E", "-O", "-P", "-X", "-b", "-I", "-S", "-U",
-                         "--output", "--signal", "--trace", "--attach", "--user", "--env", "--string-limit"}),
-    "ltrace": frozenset({"-o", "-e", "-p", "-s", "-a", "-u", "-n", "-l", "-L", "-x", "-A", "-D", "-F"}),
-    "sg": frozenset(), "unshare": frozenset({"--map-user", "--map-group", "--setuid", "--setgid", "--propagation",
-                                            "--root", "--wd", "-S", "-G", "-R", "-w"}),
-    "nsenter": frozenset({"-t", "--target", "-S", "-G", "--setuid", "--setgid", "-r", "-w", "--root", "--wd"}),
-    "systemd-run": frozenset({"-p", "--property", "-u", "--unit", "--description", "--slice", "-E", "--setenv",
-                              "--working-directory", "-M", "--machine", "-H", "--host", "--uid", "--gid", "--nice",
-                              "--on-calendar", "--on-active", "--timer-property", "--path-property"}),
-    "firejail": frozenset(), "fakeroot": frozenset({"-l", "-s", "-i", "--lib", "--faked"}),
-    "eatmydata": frozenset(), "torsocks": frozenset({"-u", "-p", "-a", "-P"}), "proxychains": frozenset({"-f"}),
-    "proxychains4": frozenset({"-f"}), "dbus-run-session": frozenset(), "catchsegv": frozenset(),
-    "valgrind": frozenset(), "faketime": frozenset({"-f"}), "prlimit": frozenset({"-p", "--pid"}),
-    "numactl": frozenset({"-C", "-N", "-m", "-p", "-i", "--cpunodebind", "--membind", "--preferred", "--interleave",
-                          "--physcpubind"}),
-    "cgexec": frozenset({"-g"}), "setarch": frozenset(), "linux32": frozenset(), "linux64": frozenset(),
-    "script": frozenset({"-c", "--command", "-E", "--echo", "-I", "-O", "-B", "-T", "--log-in", "--log-out",
-                         "--log-io", "--log-timing", "-m", "--logging-format"}),
-    "chronic": frozenset(), "doas-keepenv": frozenset(),
-}
-WRAPPERS = frozenset(_WRAPPER_VALUE_OPTS)
-# wrappers whose first plain word is a value, not the command: timeout DURATION, chroot ROOT, ...
-_POSITIONAL_FIRST = frozenset({"timeout", "flock", "taskset", "chrt", "chroot", "setarch", "faketime"})
-# wrappers whose first plain word names a user or group (`su root -c …`, `sg wheel cmd`)
-_NAMED_FIRST = frozenset({"su", "runuser", "sg"})
-# wrappers whose `-c WORD` is a command line of its own
-_CODE_OPTS = {"su": ("-c", "--command"), "runuser": ("-c", "--command"), "sg": ("-c",), "flock": ("-c", "--command"),
-              "script": ("-c", "--command")}
-STDIN_ARG_WRAPPERS = frozenset({"xargs", "parallel"})
 _KEYWORDS = frozenset({"{", "}", "!", "do", "then", "else", "elif", "if", "while", "until", "time", "done", "fi",
                        "esac", "coproc", "in", "(", ")", "[[", "]]"})
 _ASSIGNMENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*\+?=")
@@ -128,18 +72,18 @@ def _split_string(value: str) -> list[str]:
 
 def _skip_wrapper_options(name: str, words: list[str], i: int) -> tuple[int, list[str], list[str]]:
     """(index of the wrapped command, command lines found, words env -S adds in front)."""
-    value_opts = _WRAPPER_VALUE_OPTS[name]
-    code_opts = _CODE_OPTS.get(name, ())
+    value_opts = WRAPPER_VALUE_OPTS[name]
+    code_opts = CODE_OPTS.get(name, ())
     nested: list[str] = []
     inserted: list[str] = []
-    named = name in _NAMED_FIRST
+    named = name in NAMED_FIRST
     while i < len(words):
         word = words[i]
         if word == "--":
             i += 1
             named = False  # `runuser -u root -- cmd`: what follows is the command
             break
-        if word == "-" and name in _NAMED_FIRST:  # `su - root`: a login shell
+        if word == "-" and name in NAMED_FIRST:  # `su - root`: a login shell
             i += 1
             continue
         if word in ("-u", "--user") and name == "runuser":
@@ -167,7 +111,7 @@ def _skip_wrapper_options(name: str, words: list[str], i: int) -> tuple[int, lis
         if not word.startswith("-") or word == "-":
             break
         i += 2 if word in value_opts else 1
-    if name in _POSITIONAL_FIRST and not inserted and i < len(words):
+    if name in POSITIONAL_FIRST and not inserted and i < len(words):
         i += 1
     if named and i < len(words) and not words[i].startswith("-"):
         i += 1  # `su root -c …`: the user name
@@ -180,7 +124,7 @@ def _skip_wrapper_options(name: str, words: list[str], i: int) -> tuple[int, lis
     while i + 1 < len(words) and words[i] in code_opts:  # `flock FILE -c …`
         nested.append(words[i + 1])
         i += 2
-    if nested and name in _CODE_OPTS:
+    if nested and name in CODE_OPTS:
         i = len(words)  # the command line is all that runs (`sg g -c CMD` ignores nothing else we could judge)
     if name == "watch" and i < len(words):  # watch joins its arguments and runs them with sh -c
         nested.append(" ".join(words[i:]))
@@ -290,35 +234,3 @@ def script_operand(cmd: SimpleCommand) -> str | None:
         if not arg.startswith("-"):
             return arg
     return None
-
-
-FIND_EXEC = ("-exec", "-execdir", "-ok", "-okdir")
-
-
-def find_exec_commands(cmd: SimpleCommand) -> list[tuple[str, ...]]:
-    """The commands `find … -exec CMD ARGS {} ;` runs (each up to its `;` or `+`)."""
-    if cmd.program != "find":
-        return []
-    found = []
-    args = list(cmd.args)
-    i = 0
-    while i < len(args):
-        if args[i] in FIND_EXEC:
-            j = i + 1
-            while j < len(args) and args[j] not in (";", "+", "\\;"):
-                j += 1
-            if j > i + 1:
-                found.append(tuple(args[i + 1:j]))
-            i = j + 1
-            continue
-        i += 1
-    return found
-
-
-def find_start_paths(cmd: SimpleCommand) -> list[str]:
-    starts = []
-    for arg in cmd.args:
-        if arg.startswith("-") or arg in ("(", "!", "\\(", ")"):
-            break
-        starts.append(arg)
-    return starts or ["."]

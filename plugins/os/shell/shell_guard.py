@@ -18,7 +18,6 @@ level, 5 included), dangerous (asks below level 5, the rule named), ordinary.
 
 from __future__ import annotations
 
-import shlex
 from collections.abc import Mapping
 
 import attrs
@@ -26,13 +25,14 @@ import attrs
 from .command_normalise import (SUBSTITUTION_PLACEHOLDER, extract_substitutions, normalise_command,
                                 protect_literal_dollars, restore_dollars)
 from .command_segments import ParsedLine, Segment, split_argv, split_segments
-from .command_unwrap import (CODE_INTERPRETERS, SHELL_INTERPRETERS, UNKNOWN_ARG, SimpleCommand, find_exec_commands,
-                             find_start_paths, inline_code, inline_code_args, reads_script_from_stdin,
-                             script_operand, unwrap)
+from .command_unwrap import (CODE_INTERPRETERS, SHELL_INTERPRETERS, UNKNOWN_ARG, SimpleCommand, inline_code,
+                             inline_code_args, reads_script_from_stdin, script_operand, unwrap)
 from .dangerous_rules import dangerous_hits
-from .guard_paths import UNKNOWN, resolve_target
+from .find_exec import find_exec_commands, find_start_paths
+from .guard_paths import resolve_target
 from .guard_records import DANGEROUS, HARDLINE, ORDINARY, UNDECIDABLE, GuardScope, GuardVerdict, RuleHit
 from .hardline_rules import fork_bomb, hardline_hits
+from .line_state import LineState, alias_expanded, expanded_redirects, next_cwd, remember, strip_function_head
 from .pipeline_rules import body_kinds, inline_code_hits, literal_output, producers, stdin_code_hits
 from .shell_words import ShellVars, expand_word, expand_words, is_unknown
 from .worst_case import worst_case_hits
@@ -40,8 +40,6 @@ from .worst_case import worst_case_hits
 MAX_NESTING = 6
 # binaries whose name says nothing about what they will run: never a session-grant shape
 _OPAQUE = SHELL_INTERPRETERS | frozenset({"eval", "exec", "source", ".", "xargs", "busybox", "alias", "find"})
-_DECLARERS = frozenset({"export", "declare", "typeset", "local", "readonly"})
-_READERS = frozenset({"read", "mapfile", "readarray", "getopts"})
 
 
 @attrs.define
@@ -53,18 +51,6 @@ class _Findings:
     nested: bool = False
 
 
-@attrs.define
-class _Text:
-    """One command line being judged: its scope, variables, aliases and substitutions."""
-
-    scope: GuardScope
-    depth: int
-    vars: ShellVars
-    kinds: set[str] = attrs.field(factory=set)  # "decode" / "download" inside its substitutions
-    aliases: dict[str, str] = attrs.field(factory=dict)
-    expand: bool = True  # False for a direct-exec argv: no shell reads its words
-
-
 def _analyse_text(text: str, scope: GuardScope, depth: int, found: _Findings, vars: ShellVars,
                   inherited: frozenset[str] = frozenset()) -> None:
     normalised = protect_literal_dollars(normalise_command(text))
@@ -73,7 +59,7 @@ def _analyse_text(text: str, scope: GuardScope, depth: int, found: _Findings, va
     parsed = split_segments(stripped)
     if parsed.parse_error:
         found.danger.append(RuleHit("dangerous.unparsed", f"the command line does not parse ({parsed.parse_error})"))
-    state = _Text(scope, depth, vars, set(inherited) | (body_kinds(bodies) if bodies else set()))
+    state = LineState(scope, depth, vars, set(inherited) | (body_kinds(bodies) if bodies else set()))
     _analyse_segments(parsed, state, found)
     for body in bodies:
         _nested(body, scope, depth, found, vars.child())
@@ -89,54 +75,19 @@ def _nested(code: str, scope: GuardScope, depth: int, found: _Findings, vars: Sh
     _analyse_text(restore_dollars(code), scope, depth + 1, found, vars, kinds)
 
 
-def _strip_function_head(words: tuple[str, ...]) -> tuple[str, ...]:
-    """`f () { body` -> `{ body`: the body is judged as the command it is."""
-    if len(words) >= 2 and words[1] == "()":
-        return words[2:]
-    if len(words) >= 3 and words[0] == "function":
-        rest = words[2:]
-        return rest[1:] if rest[:1] == ("()",) else rest
-    return words
-
-
-def _alias_expanded(words: tuple[str, ...], state: _Text) -> tuple[str, ...]:
-    for index, word in enumerate(words):
-        if "=" in word and not word.startswith("="):
-            continue  # a leading assignment
-        body = state.aliases.get(word)
-        if body is None:
-            return words
-        try:
-            replacement = tuple(shlex.split(body))
-        except ValueError:
-            replacement = tuple(body.split())
-        return (*words[:index], *replacement, *words[index + 1:])
-    return words
-
-
-def _expanded_redirects(segment: Segment, state: _Text) -> tuple[tuple[str, str], ...]:
-    if not state.expand:
-        return segment.redirects
-    out = []
-    for op, target in segment.redirects:
-        for value in expand_word(target, state.vars):
-            out.append((op, value))
-    return tuple(out)
-
-
-def _analyse_segments(parsed: ParsedLine, state: _Text, found: _Findings) -> None:
+def _analyse_segments(parsed: ParsedLine, state: LineState, found: _Findings) -> None:
     cwd = state.scope.cwd
     local: list[SimpleCommand] = []
     piped: list[int | None] = []
     outside_function: list[tuple[tuple[str, ...], ...] | None] = []  # positional params to restore at `}`
     for segment in parsed.segments:
-        stripped = _strip_function_head(segment.words)
+        stripped = strip_function_head(segment.words)
         if stripped is not segment.words:  # a function body: $1.. are whatever a later call passes
             outside_function.append(state.vars.positional)
             state.vars.positional = None
         if outside_function and segment.words[:1] == ("}",):
             state.vars.positional = outside_function.pop()
-        words = _alias_expanded(stripped, state)
+        words = alias_expanded(stripped, state)
         here = attrs.evolve(state.scope, cwd=cwd)
         if words[:1] in (("for",), ("select",)) and len(words) >= 2:
             values = [v for w in words[3:] for v in expand_word(w, state.vars)] if words[2:3] == ("in",) else []
@@ -150,7 +101,7 @@ def _analyse_segments(parsed: ParsedLine, state: _Text, found: _Findings) -> Non
                 found.undecidable.append(RuleHit("undecidable.expansion", "too many ways the words expand to judge"))
         else:
             combos = [words]
-        redirects = _expanded_redirects(segment, state)
+        redirects = expanded_redirects(segment, state)
         upstream = local[segment.piped_from] if segment.piped_from is not None else None
         first: SimpleCommand | None = None
         for combo in combos or [()]:
@@ -163,43 +114,12 @@ def _analyse_segments(parsed: ParsedLine, state: _Text, found: _Findings) -> Non
         piped.append(segment.piped_from)
         found.commands.append(first)
         for combo in combos:
-            _remember(unwrap(tuple(combo)), state)
+            remember(unwrap(tuple(combo)), state)
         if first.program in ("cd", "pushd"):
-            cwd = _next_cwd(first, here)
+            cwd = next_cwd(first, here)
 
 
-def _remember(cmd: SimpleCommand, state: _Text) -> None:
-    """What a command changes for the rest of the line: variables and aliases."""
-    def assign(word: str) -> None:
-        name, _, value = word.partition("=")
-        if name.endswith("+"):
-            state.vars.assign(name[:-1], (None,))
-        else:
-            state.vars.assign(name, (value,))
-
-    if not cmd.program:
-        for word in cmd.assignments:
-            assign(word)
-    elif cmd.program in _DECLARERS:
-        for word in cmd.args:
-            if "=" in word and not word.startswith("-"):
-                assign(word)
-    elif cmd.program == "unset":
-        for word in cmd.args:
-            if not word.startswith("-"):
-                state.vars.assign(word, ("",))
-    elif cmd.program in _READERS:
-        for word in cmd.args:
-            if word.isidentifier():
-                state.vars.assign(word, (None,))
-    elif cmd.program == "alias":
-        for word in cmd.args:
-            name, eq, body = word.partition("=")
-            if eq:
-                state.aliases[name] = body
-
-
-def _dynamic(state: _Text, what: str) -> tuple[list[RuleHit], list[RuleHit]]:
+def _dynamic(state: LineState, what: str) -> tuple[list[RuleHit], list[RuleHit]]:
     """(hard, undecidable) for code or a program name only known when it runs."""
     if "decode" in state.kinds:
         return [RuleHit("hardline.decode_and_execute", f"{what} comes from decoded bytes")], []
@@ -208,7 +128,7 @@ def _dynamic(state: _Text, what: str) -> tuple[list[RuleHit], list[RuleHit]]:
     return [], [RuleHit("undecidable.dynamic_command", f"{what} is only known when the line runs")]
 
 
-def _judge(cmd: SimpleCommand, segment: Segment, here: GuardScope, state: _Text, found: _Findings,
+def _judge(cmd: SimpleCommand, segment: Segment, here: GuardScope, state: LineState, found: _Findings,
            upstream: SimpleCommand | None, local: list[SimpleCommand], piped: list[int | None]) -> None:
     if is_unknown(cmd.raw_program) or SUBSTITUTION_PLACEHOLDER in cmd.raw_program:
         hard, unsure = _dynamic(state, "the program to run")
@@ -225,7 +145,7 @@ def _judge(cmd: SimpleCommand, segment: Segment, here: GuardScope, state: _Text,
     _code_inside(cmd, segment, here, state, found, upstream, local, piped)
 
 
-def _code_inside(cmd: SimpleCommand, segment: Segment, here: GuardScope, state: _Text, found: _Findings,
+def _code_inside(cmd: SimpleCommand, segment: Segment, here: GuardScope, state: LineState, found: _Findings,
                  upstream: SimpleCommand | None, local: list[SimpleCommand], piped: list[int | None]) -> None:
     code = inline_code(cmd)
     if cmd.program == "eval":
@@ -283,15 +203,6 @@ def _code_inside(cmd: SimpleCommand, segment: Segment, here: GuardScope, state: 
                 _nested(literal, here, state.depth, found, state.vars.child())
 
 
-def _next_cwd(cmd: SimpleCommand, scope: GuardScope) -> str:
-    if not cmd.args:
-        return scope.home
-    target = cmd.args[-1]
-    if target == "-" or is_unknown(target):
-        return UNKNOWN
-    return resolve_target(target, scope.cwd, scope.home)
-
-
 def _dedupe(hits: list[RuleHit]) -> tuple[RuleHit, ...]:
     seen: dict[str, RuleHit] = {}
     for hit in hits:
@@ -341,7 +252,7 @@ def inspect_argv(argv: list[str], scope: GuardScope) -> GuardVerdict:
     found = _Findings()
     words = [normalise_command(w) for w in argv]
     parsed = split_argv(words)
-    _analyse_segments(parsed, _Text(scope, 0, _vars(scope), expand=False), found)
+    _analyse_segments(parsed, LineState(scope, 0, _vars(scope), expand=False), found)
     return _verdict(found, len(parsed.segments))
 
 
