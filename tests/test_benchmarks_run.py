@@ -15,6 +15,7 @@ SMALL_RUNS = {
     "fs_read_batch.py": ["--lines", "200", "--rounds", "1"],
     "fallback_overhead.py": ["--calls", "50"],
     "turn_admission.py": ["--admissions", "20", "--sessions", "3", "--steers-per-session", "2"],
+    "security_checks.py": ["--rounds", "20"],
 }
 
 

@@ -1,7 +1,7 @@
 """The approval gate: the single live switch deciding whether a gated call may run.
 
 Order of a request: the standing level (auto-approve when the level is at or above the
-category's level), then a session grant of the asking session (never for `trust_config`
+category's level, never for a category that always asks), then a session grant of the asking session (never for `trust_config`
 or any non-grantable category), then the host's `ask` callback (CLI prompt, sidecar
 event, Telegram button). With no way to ask, the answer is no. Unknown categories are
 treated as `other` (asks below level 5). A yes is bound to the exact call: when the call's
@@ -59,15 +59,22 @@ class ApprovalDecision:
 AskHost = Callable[[ApprovalRequest], Awaitable[Any]]  # returns bool | ApprovalAnswer | "y"/"s"/"a"/"n"
 
 
-def clamp_level(level: int) -> int:
-    return max(1, min(5, int(level)))
+LEVELS = (1, 2, 3, 4, 5)
+
+
+def check_level(level: object) -> int:
+    """`level` when it is one of the integers 1..5; a ValueError naming the ladder otherwise."""
+    if isinstance(level, bool) or not isinstance(level, int) or level not in LEVELS:
+        raise ValueError(f"approval level must be an integer 1..5, got {level!r}; "
+                         "1 paranoid, 2 workspace, 3 home, 4 operator, 5 full trust")
+    return level
 
 
 class ApprovalGate:
     def __init__(self, categories: Iterable[ApprovalCategory], level: int, ask: AskHost | None = None, *,
                  audit: ApprovalAuditLog | None = None, clock: Callable[[], float] = time.monotonic) -> None:
         self.categories = {c.name: c for c in categories}
-        self._level = clamp_level(level)
+        self._level = check_level(level)
         self.ask = ask
         self.audit = audit
         self.grants = SessionGrants(clock)
@@ -78,8 +85,9 @@ class ApprovalGate:
         return self._level
 
     def set_level(self, level: int) -> int:
-        """Hot-apply a level (clamped to 1..5). Persisting it is `approval_level.set_approval_level`."""
-        self._level = clamp_level(level)
+        """Hot-apply a level (an integer 1..5, anything else is refused). Persisting it is
+        `approval_level.set_approval_level`."""
+        self._level = check_level(level)
         return self._level
 
     def attach_audit(self, audit: ApprovalAuditLog | None) -> None:
@@ -91,11 +99,12 @@ class ApprovalGate:
 
     def is_grantable(self, name: str) -> bool:
         cat = self.category(name)
-        return cat.grantable and cat.name != TRUST_CONFIG
+        return cat.grantable and not cat.always_asks and cat.name != TRUST_CONFIG
 
     def auto_approves(self, name: str) -> bool:
         """Whether the standing level alone lets a call in this category through."""
-        return self._level >= self.category(name).auto_approve_level
+        cat = self.category(name)
+        return not cat.always_asks and self._level >= cat.auto_approve_level
 
     # -- grants --------------------------------------------------------------------------------
     def grant(self, session_id: str, category: str, command_shape: str | None = None, *,
@@ -120,7 +129,7 @@ class ApprovalGate:
                       command_shape: str | None = None, binding: ApprovalBinding | None = None) -> ApprovalDecision:
         cat = self.category(category)
         level = self._level
-        if level >= cat.auto_approve_level:
+        if self.auto_approves(cat.name):
             return self._record(session_id, tool, cat, summary, command_shape, binding,
                                 ApprovalDecision(True, "level", cat.name), who="level")
         grantable = self.is_grantable(cat.name)

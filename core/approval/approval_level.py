@@ -12,7 +12,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from atomic_agent.approval.approval_gate import ApprovalGate, clamp_level
+from atomic_agent.approval.approval_gate import ApprovalGate, check_level
 from atomic_agent.config.config_file import config_path, read_raw_config, save_raw_config
 from atomic_agent.config.config_keys import set_key
 
@@ -24,22 +24,20 @@ class ApprovalLevelError(RuntimeError):
 
 
 def parse_level(value: object) -> int:
-    """An integer level clamped to 1..5; anything that is not an integer is refused."""
-    if isinstance(value, bool) or not isinstance(value, int):
-        if isinstance(value, str) and value.strip().lstrip("-").isdigit():
-            return clamp_level(int(value.strip()))
-        raise ValueError(f"approval level must be an integer 1..5, got {value!r}; "
-                         "1 paranoid, 2 workspace, 3 home, 4 operator, 5 full trust")
-    return clamp_level(value)
+    """One of the integers 1..5 (a CLI may pass it as the digits "1".."5"); anything else —
+    2.5, 0, 9, true, "high" — is refused with a ValueError naming the ladder, never clamped."""
+    if isinstance(value, str) and value.strip().isdigit():
+        return check_level(int(value.strip()))
+    return check_level(value)
 
 
 def resolve_boot_level(no_approval: bool, configured: int) -> int:
     """The level a process starts at: the persisted one, or 5 for `--no-approval` (never stricter)."""
-    return 5 if no_approval else clamp_level(configured)
+    return 5 if no_approval else check_level(configured)
 
 
 def set_approval_level(state_dir: Path, config_blocks: Mapping[str, Any], gate: ApprovalGate, level: object) -> int:
-    """Persist `level` (clamped) to config.json, then apply it to `gate`; returns the level."""
+    """Persist `level` (an integer 1..5, else ValueError) to config.json, then apply it to `gate`; returns the level."""
     value = parse_level(level)
     path = config_path(state_dir)
     raw = set_key(read_raw_config(path), LEVEL_KEY, value)

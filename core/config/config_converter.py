@@ -11,8 +11,24 @@ from cattrs.gen import make_dict_structure_fn, make_dict_unstructure_fn, overrid
 from atomic_agent.config.field_naming import to_camel
 
 
+def _strict_int(value: Any, _type: type) -> int:
+    """An int field takes a JSON integer only: 4.5, 4.0, "4" and true are refused, never
+    truncated or coerced (cattrs' default `int(value)` made `4.5` silently a 4)."""
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise ValueError(f"value must be an integer, got {value!r}")
+    return value
+
+
+def _strict_bool(value: Any, _type: type) -> bool:
+    if not isinstance(value, bool):
+        raise ValueError(f"value must be true or false, got {value!r}")
+    return value
+
+
 def _make_converter(forbid_extra_keys: bool) -> cattrs.Converter:
     conv = cattrs.Converter(forbid_extra_keys=forbid_extra_keys)
+    conv.register_structure_hook(int, _strict_int)
+    conv.register_structure_hook(bool, _strict_bool)  # bool is an int subclass: keep it off the int hook
 
     def structure_factory(cls: type) -> Any:
         overrides = {f.name: override(rename=to_camel(f.name)) for f in attrs.fields(cls)}
@@ -48,8 +64,21 @@ def describe_structure_error(exc: Exception, block_key: str) -> tuple[str, str]:
     else:
         messages = [f"{exc} @ {block_key}"]
     problem, _, location = messages[0].partition(" @ ")
+    hook = _hook_error(exc)
+    if hook is not None:  # our strict int/bool hooks say what was given
+        problem = str(hook).replace("value must be", "must be", 1)
     parts = location.split(".")
     return ".".join([parts[0], *(to_camel(p) for p in parts[1:])]), problem
+
+
+def _hook_error(exc: BaseException) -> BaseException | None:
+    if isinstance(exc, cattrs.BaseValidationError):
+        for inner in exc.exceptions:
+            found = _hook_error(inner)
+            if found is not None:
+                return found
+        return None
+    return exc if type(exc) is ValueError and str(exc).startswith("value must be") else None
 
 
 def _first_validator_error(exc: BaseException) -> BaseException | None:
@@ -60,4 +89,4 @@ def _first_validator_error(exc: BaseException) -> BaseException | None:
             if found is not None:
                 return found
         return None
-    return exc if type(exc) is ValueError and " must be " in str(exc) else None
+    return exc if type(exc) is ValueError and " must be " in str(exc) and not str(exc).startswith("value ") else None

@@ -14,9 +14,11 @@ CLAMP_KEY = "atomic_agent_clamp"
 
 
 def _range_validator(lo: int | float, hi: int | float) -> Any:
+    kind = "an integer" if isinstance(lo, int) and isinstance(hi, int) else "a number"
+
     def check(_inst: object, attribute: attrs.Attribute, value: Any) -> None:
         if isinstance(value, bool) or not isinstance(value, (int, float)) or not lo <= value <= hi:
-            raise ValueError(f"{to_camel(attribute.name)} must be a number in {lo}..{hi}, got {value!r}")
+            raise ValueError(f"{to_camel(attribute.name)} must be {kind} in {lo}..{hi}, got {value!r}")
 
     return check
 

@@ -13,6 +13,10 @@ class ApprovalCategory:
     """A named category: calls in it are auto-approved from `auto_approve_level` up.
 
     `grantable` says whether a per-session grant may silence it (trust_config never).
+    `always_asks` makes a category that no level silences, not even 5 (full trust): the
+    gate asks every time, and with no one to ask the answer is no. It is for calls the
+    guards cannot judge (a shell line whose effect depends on what a download or a
+    decoder produces), never for ordinary work.
     """
 
     name: str
@@ -20,3 +24,4 @@ class ApprovalCategory:
     label: str
     grantable: bool = True
     plugin: str = ""
+    always_asks: bool = False

@@ -352,7 +352,9 @@ class Runtime:
 async def create_runtime(state_dir: str | Path | None = None, *, provider: Any = None, ask: AskHost | None = None,
                          boot_context: BootContext | None = None, environ: dict[str, str] | None = None) -> Runtime:
     from atomic_agent.runtime.boot_context import boot
+    from atomic_agent.subprocess_env.process_secrecy import protect_process
 
+    protect_process()  # before any tool runs: children cannot read this process's environ or memory
     ctx = boot_context or boot(state_dir)
     runtime = Runtime(ctx, provider=provider, ask=ask, environ=environ)
     await runtime.start()

@@ -30,10 +30,11 @@ END = {"type": "__end__"}  # the queue's last item
 
 class ChatTurn:
     def __init__(self, ctx: Any, session_id: str, text: str, *, request_key: Any = None,
-                 resend_steer_id: str | None = None, turn_id: str | None = None) -> None:
+                 resend_steer_id: str | None = None, turn_id: str | None = None, client: str | None = None) -> None:
         self.ctx = ctx
         self.session_id = session_id
         self.text = text
+        self.client = client  # the X-Atomic-Client that started it: who may answer its approvals
         self.resend_steer_id = resend_steer_id
         self.turn_id = turn_id or f"turn_{uuid.uuid4().hex[:16]}"
         if request_key is not None:  # a retry's replay answers with this turn's completion id

@@ -1,4 +1,5 @@
-"""The starlette application of `serve`: routes, errors in the OpenAI envelope, bearer auth."""
+"""The starlette application of `serve`: the request guard (Host, Origin, body type, CORS),
+bearer auth, routes, errors in the OpenAI envelope."""
 
 from __future__ import annotations
 
@@ -16,6 +17,8 @@ def build_app(ctx: Any) -> Any:
     from starlette.routing import Route
 
     from atomic_agent.plugins.http.bearer_auth import BearerAuth
+    from atomic_agent.plugins.http.origin_policy import OriginPolicy
+    from atomic_agent.plugins.http.request_guard import RequestGuard
     from atomic_agent.plugins.http.route_approvals import answer_approval, list_approvals
     from atomic_agent.plugins.http.route_capabilities import capabilities
     from atomic_agent.plugins.http.route_chat_completions import chat_completions
@@ -56,7 +59,12 @@ def build_app(ctx: Any) -> Any:
         return envelope_response(ApiError(500, f"internal error: {type(exc).__name__}: {exc}", "server_error",
                                           "internal_error"))
 
-    middleware = [Middleware(BearerAuth, api_key=ctx.settings.api_key)] if ctx.settings.api_key else []
+    settings = ctx.settings
+    policy = OriginPolicy.of(settings.allowed_hosts, settings.allowed_origins, keyed=bool(settings.api_key))
+    # the guard runs first: a preflight carries no credentials, a foreign page gets no further
+    middleware = [Middleware(RequestGuard, policy=policy)]
+    if settings.api_key:
+        middleware.append(Middleware(BearerAuth, api_key=settings.api_key))
     app = Starlette(routes=routes, middleware=middleware,
                     exception_handlers={ApiError: api_error, HTTPException: http_error, Exception: crash})
     app.state.ctx = ctx

@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 from atomic_agent.plugins.http.error_envelope import ApiError
+from atomic_agent.plugins.http.json_limits import JsonLimitError, parse_json
 
 
 async def json_body(request: Any, max_bytes: int, *, required: bool = True) -> dict[str, Any]:
@@ -27,9 +27,9 @@ async def json_body(request: Any, max_bytes: int, *, required: bool = True) -> d
             raise ApiError(400, "the request needs a JSON object body", code="invalid_json")
         return {}
     try:
-        body = json.loads(raw)
-    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-        raise ApiError(400, f"the request body is not valid JSON ({exc})", code="invalid_json") from None
+        body = parse_json(raw)
+    except JsonLimitError as exc:
+        raise ApiError(400, str(exc), code="invalid_json") from None
     if not isinstance(body, dict):
         raise ApiError(400, f"the request body must be a JSON object, got {type(body).__name__}", code="invalid_json")
     return body

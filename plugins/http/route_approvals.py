@@ -3,6 +3,8 @@
 Body: {"decision": "once"|"session"|"shape"|"deny"} or {"approved": true|false}, with
 optional "ttlS"/"uses" bounding a grant. 404 for an id never issued; 410 for one that
 timed out, was already answered or was cancelled — a late answer changes nothing.
+Only the client that started the asking turn, or the operator, sees and answers an
+approval (see `client_identity`); anyone else gets 403 for it and never sees it listed.
 """
 
 from __future__ import annotations
@@ -10,6 +12,7 @@ from __future__ import annotations
 from typing import Any
 
 from atomic_agent.api import ApprovalNotPendingError, InvalidDecisionError
+from atomic_agent.plugins.http.client_identity import caller_of, may_answer
 from atomic_agent.plugins.http.error_envelope import ApiError
 from atomic_agent.plugins.http.request_body import json_body
 
@@ -21,7 +24,9 @@ NOT_PENDING = {"timed_out": (410, "approval_timed_out"), "answered": (410, "appr
 async def list_approvals(request: Any) -> Any:
     from starlette.responses import JSONResponse
 
-    return JSONResponse({"object": "list", "data": request.app.state.ctx.approvals.pending()})
+    ctx = request.app.state.ctx
+    caller = caller_of(request, ctx.settings)
+    return JSONResponse({"object": "list", "data": [e for e in ctx.approvals.pending() if may_answer(caller, ctx, e)]})
 
 
 def _positive(body: dict[str, Any], name: str, kind: type) -> Any:
@@ -40,7 +45,13 @@ async def answer_approval(request: Any) -> Any:
 
     ctx = request.app.state.ctx
     approval_id = request.path_params["approval_id"]
+    caller = caller_of(request, ctx.settings)
     body = await json_body(request, ctx.settings.max_body_bytes)
+    asked = next((e for e in ctx.approvals.pending() if e["approvalId"] == approval_id), None)
+    if asked is not None and not may_answer(caller, ctx, asked):
+        raise ApiError(403, f"approval {approval_id} belongs to another client's turn; it is answered by the client "
+                       "that started the turn (same X-Atomic-Client) or from the operator's surface "
+                       "(X-Atomic-Operator)", code="approval_not_yours")
     decision, approved = body.get("decision"), body.get("approved")
     if decision is None:
         if not isinstance(approved, bool):

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from atomic_agent.plugins.http.client_identity import CLIENT_HEADER, OPERATOR_HEADER
 from atomic_agent.plugins.http.route_chat_completions import EXTENSIONS_HEADER
 from atomic_agent.plugins.http.session_resolver import SESSION_HEADER
 from atomic_agent.plugins.http.undelivered_steers import MAX_PARKED_SESSIONS, MAX_PARKED_STEERS
@@ -32,7 +33,8 @@ async def capabilities(request: Any) -> Any:
                   "approvalRequired": level < 5},
         "approvalCategories": [{"name": c.name, "autoApproveLevel": c.auto_approve_level, "label": c.label,
                                 "grantable": gate.is_grantable(c.name)} for c in categories],
-        "headers": {"session": SESSION_HEADER, "extensions": EXTENSIONS_HEADER},
+        "headers": {"session": SESSION_HEADER, "extensions": EXTENSIONS_HEADER, "client": CLIENT_HEADER,
+                    "operator": OPERATOR_HEADER},
         "auth": ctx.settings.api_key is not None,
         "grantsAllowed": ctx.settings.grants_allowed,
         "limits": {"maxPendingSteers": MAX_PENDING_STEERS, "maxParkedSteers": MAX_PARKED_STEERS,

@@ -29,6 +29,7 @@ from typing import Any
 
 from atomic_agent.plugins.http.chat_request import parse_chat_request
 from atomic_agent.plugins.http.chat_turn import END
+from atomic_agent.plugins.http.client_identity import caller_of
 from atomic_agent.plugins.http.completion_shapes import (admission_failure, chunk, completion_body, failure_of,
                                                          finish_reason)
 from atomic_agent.plugins.http.error_envelope import envelope_response, stopping_error
@@ -54,6 +55,7 @@ async def chat_completions(request: Any) -> Any:
     ctx = request.app.state.ctx
     if ctx.stopping:
         return envelope_response(stopping_error())
+    caller = caller_of(request, ctx.settings)
     chat = parse_chat_request(await json_body(request, ctx.settings.max_body_bytes))
     key = idempotency_key(request)
     session_header = request.headers.get(SESSION_HEADER)
@@ -64,7 +66,7 @@ async def chat_completions(request: Any) -> Any:
             return await replay(ctx, existing, request_key_for(key, chat, session_header), chat.stream, model)
     session_id = resolve_session(ctx, session_header, chat.user)
     resend = (request.headers.get(RESEND_STEER_HEADER) or "").strip() or None
-    turn = ctx.start_turn(session_id, chat.text, resend_steer_id=resend,
+    turn = ctx.start_turn(session_id, chat.text, resend_steer_id=resend, client=caller.client,
                           request_key=request_key_for(key, chat, session_header) if key else None)
     headers = {"X-Atomic-Session": session_id, "X-Atomic-Turn": turn.turn_id}
     if not await turn.admitted():  # nothing was written: say why, and acknowledge nothing

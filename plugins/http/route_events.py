@@ -1,5 +1,6 @@
 """GET /api/events: an SSE stream of runtime events (turn events, approval requests and
-resolutions, parked steers), optionally for one session (`?session=<id>`).
+resolutions, parked steers), optionally for one session (`?session=<id>`). Approval
+events reach only the callers that may answer them (see `client_identity`).
 
 On connect the approvals still pending are sent first, so a client that (re)connects
 never misses a prompt. A client too slow to keep up gets an `error` event and the stream
@@ -13,6 +14,7 @@ import asyncio
 from collections.abc import AsyncIterator
 from typing import Any
 
+from atomic_agent.plugins.http.client_identity import Caller, caller_of, visible
 from atomic_agent.plugins.http.sse_frames import KEEP_ALIVE, event_frame
 
 KEEP_ALIVE_S = 15.0
@@ -22,14 +24,15 @@ async def events(request: Any) -> Any:
     from starlette.responses import StreamingResponse
 
     ctx = request.app.state.ctx
+    caller = caller_of(request, ctx.settings)
     session_id = request.query_params.get("session") or None
     subscriber = ctx.hub.subscribe(session_id)  # before the replay: nothing falls in between
-    replay = [e for e in ctx.approvals.pending() if subscriber.wants(e)]
-    return StreamingResponse(_frames(ctx, subscriber, replay), media_type="text/event-stream",
+    replay = [e for e in ctx.approvals.pending() if subscriber.wants(e) and visible(caller, ctx, e)]
+    return StreamingResponse(_frames(ctx, subscriber, replay, caller), media_type="text/event-stream",
                              headers={"Cache-Control": "no-cache"})
 
 
-async def _frames(ctx: Any, subscriber: Any, replay: list[dict[str, Any]]) -> AsyncIterator[str]:
+async def _frames(ctx: Any, subscriber: Any, replay: list[dict[str, Any]], caller: Caller) -> AsyncIterator[str]:
     counter = 0
     try:
         yield ": connected\n\n"
@@ -59,6 +62,8 @@ async def _frames(ctx: Any, subscriber: Any, replay: list[dict[str, Any]]) -> As
                     yield KEEP_ALIVE
                 continue
             event = getter.result()
+            if not visible(caller, ctx, event):
+                continue
             counter += 1
             yield event_frame(event["type"], event, counter)
     finally:

@@ -6,12 +6,32 @@ flight cannot be deleted (409) until the turn is over.
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 from typing import Any
 
 from atomic_agent.api import text_problem
 from atomic_agent.plugins.http.error_envelope import ApiError
 from atomic_agent.plugins.http.request_body import json_body
+
+
+def allowed_working_dir(settings: Any, raw: object) -> Path:
+    """A client-chosen working dir, when it lies inside a root the operator chose (the server's
+    --cwd or serve.workspaceRoots), compared on canonical paths; 403 otherwise."""
+    if not isinstance(raw, str) or not raw.strip() or "\x00" in raw:
+        raise ApiError(400, "workingDir must be a directory path string", code="invalid_value")
+    candidate = Path(raw).expanduser()
+    if not candidate.is_absolute() or not candidate.is_dir():
+        raise ApiError(400, f"workingDir {raw!r} is not an existing absolute directory", code="invalid_value")
+    canonical = Path(os.path.realpath(candidate))
+    roots = [Path(os.path.realpath(r)) for r in (settings.working_dir, *settings.workspace_roots)]
+    for root in roots:
+        if os.path.commonpath([str(canonical), str(root)]) == str(root):
+            return canonical
+    raise ApiError(403, f"workingDir {raw!r} is outside the directories this server's operator allows "
+                   f"({', '.join(str(r) for r in roots)}); the working dir decides what the approval ladder treats "
+                   "as the workspace, so only the operator widens it (serve.workspaceRoots or --cwd)",
+                   code="working_dir_not_allowed")
 
 
 def require_session(ctx: Any, session_id: str) -> None:
@@ -58,11 +78,7 @@ async def create_session(request: Any) -> Any:
     body = await json_body(request, ctx.settings.max_body_bytes, required=False)
     working_dir = ctx.settings.working_dir
     if body.get("workingDir") is not None:
-        candidate = Path(str(body["workingDir"])).expanduser()
-        if not candidate.is_absolute() or not candidate.is_dir():
-            raise ApiError(400, f"workingDir {body['workingDir']!r} is not an existing absolute directory",
-                           code="invalid_value")
-        working_dir = candidate.resolve()
+        working_dir = allowed_working_dir(ctx.settings, body["workingDir"])
     title = body.get("title")
     if title is not None and not isinstance(title, str):
         raise ApiError(400, "title must be a string", code="invalid_value")

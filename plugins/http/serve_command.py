@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import sys
 from pathlib import Path
 
 import typer
@@ -21,6 +22,7 @@ def serve_command(
     import asyncio
 
     from atomic_agent.plugins.http.bind_policy import bind_problem, is_loopback
+    from atomic_agent.plugins.http.client_identity import ensure_operator_token, operator_token_path
     from atomic_agent.plugins.http.serve_config import SERVE_BLOCK
     from atomic_agent.plugins.http.serve_runner import default_settings, serve_forever
 
@@ -35,7 +37,11 @@ def serve_command(
     problem = bind_problem(host, api_key, key_env)
     if problem:
         fail(problem)
-    settings = default_settings(boot_context.config, api_key, (cwd or Path.cwd()).resolve(), is_loopback(host))
+    token = ensure_operator_token(boot_context.state_dir)
+    print(f"atomic-agent serve: approvals can be answered from any surface that sends X-Atomic-Operator with the "
+          f"token in {operator_token_path(boot_context.state_dir)}", file=sys.stderr)
+    settings = default_settings(boot_context.config, api_key, (cwd or Path.cwd()).resolve(), is_loopback(host),
+                                token)
     try:
         asyncio.run(serve_forever(boot_context, settings, host, port, no_approval=no_approval))
     except KeyboardInterrupt:

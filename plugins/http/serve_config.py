@@ -7,6 +7,14 @@ non-loopback address. `modelName`: the one model id `/v1/models` lists.
 `shutdownGraceS`: on SIGTERM/SIGINT, how long running turns get to finish the step they are
 in before their step is abandoned (either way they end `interrupted` and the next start
 answers them; queued turns stay queued).
+
+`allowedHosts`: host names besides the loopback ones that requests may be addressed to
+(the Host header; DNS rebinding arrives under a foreign name). `allowedOrigins`: web
+origins (`http://localhost:3000`) whose pages may call the server — CORS preflights are
+answered for them and nobody else. `workspaceRoots`: directories (besides `--cwd`) a
+client may open sessions in with `POST /api/sessions {"workingDir": ...}`; the session's
+working dir decides what counts as the workspace for the approval ladder, so a client
+cannot choose `/`.
 """
 
 from __future__ import annotations
@@ -27,3 +35,6 @@ class ServeConfig:
     approval_timeout_s: int = int_field(480, 1, 86_400)
     max_body_bytes: int = int_field(4 * 1024 * 1024, 1024, 256 * 1024 * 1024)
     shutdown_grace_s: int = int_field(10, 0, 3600)
+    allowed_hosts: tuple[str, ...] = value_field(())
+    allowed_origins: tuple[str, ...] = value_field(())
+    workspace_roots: tuple[str, ...] = value_field(())

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import os
 import signal
 import socket
 import sys
@@ -78,13 +79,18 @@ async def serve_forever(boot_context: Any, settings: ServeSettings, host: str, p
         await ctx.shutdown()
 
 
-def default_settings(config: Any, api_key: str | None, working_dir: Path, grants_allowed: bool) -> ServeSettings:
+def default_settings(config: Any, api_key: str | None, working_dir: Path, grants_allowed: bool,
+                     operator_token: str | None = None) -> ServeSettings:
     from atomic_agent.plugins.http.serve_config import SERVE_BLOCK
 
     block = config.blocks.get(SERVE_BLOCK)
     if block is None:
-        return ServeSettings(working_dir=working_dir, api_key=api_key, grants_allowed=grants_allowed)
+        return ServeSettings(working_dir=working_dir, api_key=api_key, grants_allowed=grants_allowed,
+                             operator_token=operator_token)
     return ServeSettings(model_name=block.model_name, working_dir=working_dir,
                          approval_timeout_s=float(block.approval_timeout_s), grants_allowed=grants_allowed,
                          max_body_bytes=block.max_body_bytes, api_key=api_key,
-                         shutdown_grace_s=float(block.shutdown_grace_s))
+                         shutdown_grace_s=float(block.shutdown_grace_s),
+                         allowed_hosts=tuple(block.allowed_hosts), allowed_origins=tuple(block.allowed_origins),
+                         workspace_roots=tuple(Path(os.path.expanduser(r)) for r in block.workspace_roots),
+                         operator_token=operator_token)

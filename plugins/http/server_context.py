@@ -28,6 +28,10 @@ class ServeSettings:
     max_body_bytes: int = 4 * 1024 * 1024
     api_key: str | None = None
     shutdown_grace_s: float = 10.0  # serve.shutdownGraceS: how long running turns get to reach a step boundary
+    allowed_hosts: tuple[str, ...] = ()
+    allowed_origins: tuple[str, ...] = ()
+    workspace_roots: tuple[Path, ...] = ()  # besides working_dir, where clients may open sessions
+    operator_token: str | None = None  # X-Atomic-Operator; None: no operator surface over HTTP
 
 
 class ServeContext:
@@ -62,8 +66,9 @@ class ServeContext:
             turn.push(event)
 
     def start_turn(self, session_id: str, text: str, *, request_key: Any = None,
-                   resend_steer_id: str | None = None) -> ChatTurn:
-        turn = ChatTurn(self, session_id, text, request_key=request_key, resend_steer_id=resend_steer_id)
+                   resend_steer_id: str | None = None, client: str | None = None) -> ChatTurn:
+        turn = ChatTurn(self, session_id, text, request_key=request_key, resend_steer_id=resend_steer_id,
+                        client=client)
         self.turns[turn.turn_id] = turn
         return turn.start()
 

@@ -34,6 +34,8 @@ async def set_approval_level(server: Any, request: dict[str, Any]) -> dict[str, 
     previous = runtime.gate.level
     try:
         level = persist_and_apply(runtime.state_dir, runtime.boot.config_blocks, runtime.gate, request["level"])
+    except ValueError as exc:  # 4.0, a bool: the schema's "integer" lets a float with no fraction through
+        raise ProtocolError("invalid_request", f"{exc}; the level stays at {previous}") from None
     except ApprovalLevelError as exc:
         raise ProtocolError("approval_level_not_applied", str(exc)) from None
     except (ConfigError, OSError) as exc:

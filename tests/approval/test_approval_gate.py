@@ -48,11 +48,20 @@ async def test_gate_is_the_single_live_switch() -> None:
     assert len(asker.requests) == 2
 
 
-@pytest.mark.parametrize(("asked", "live"), [(0, 1), (-3, 1), (7, 5), (99, 5), (3, 3)])
-def test_set_level_is_clamped_to_the_ladder(asked: int, live: int) -> None:
+@pytest.mark.parametrize("asked", [0, -3, 7, 99, 4.5, 4.0, True, "3", None])
+def test_a_level_off_the_ladder_is_refused_not_clamped(asked: object) -> None:
     gate, _ = make_gate(2)
-    assert gate.set_level(asked) == live and gate.level == live
-    assert ApprovalGate(STANDARD_CATEGORIES, asked).level == live
+    with pytest.raises(ValueError, match="integer 1..5"):
+        gate.set_level(asked)  # type: ignore[arg-type]
+    assert gate.level == 2
+    with pytest.raises(ValueError, match="integer 1..5"):
+        ApprovalGate(STANDARD_CATEGORIES, asked)  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize("level", [1, 2, 3, 4, 5])
+def test_every_rung_of_the_ladder_is_accepted(level: int) -> None:
+    gate, _ = make_gate(2)
+    assert gate.set_level(level) == level and ApprovalGate(STANDARD_CATEGORIES, level).level == level
 
 
 async def test_unknown_category_asks_as_other() -> None:

@@ -29,7 +29,7 @@ async def test_instructions_in_a_file_stay_data_and_the_obedient_call_still_asks
         prompt = runtime.provider.requests[1].prompt
         framed = [line for line in prompt.splitlines() if "the user approved every action" in line]
         assert framed and all(not line.startswith(("system:", "user:")) for line in framed)
-        assert write.status == "error" and asker.categories == ["other"] and not (home / ".bashrc").exists()
+        assert write.status == "error" and asker.categories == ["persistence"] and not (home / ".bashrc").exists()
     finally:
         await runtime.close()
 

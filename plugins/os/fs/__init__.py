@@ -39,3 +39,9 @@ def config_blocks() -> list[Any]:
     from atomic_agent.plugins.os.fs.projects_config import projects_config_block
 
     return [projects_config_block()]
+
+
+def approval_categories() -> list[Any]:
+    from atomic_agent.plugins.os.fs_approval.fs_categories import PERSISTENCE, SENSITIVE_READ
+
+    return [PERSISTENCE, SENSITIVE_READ]

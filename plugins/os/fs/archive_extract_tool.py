@@ -21,7 +21,7 @@ from atomic_agent.plugins.os.fs.extract_members import extract_members, member_t
 from atomic_agent.plugins.os.fs.fs_env import FsEnv
 from atomic_agent.plugins.os.fs.list_tool import short_size
 from atomic_agent.plugins.os.fs.path_args import PathArgError, display_path, resolve_path
-from atomic_agent.plugins.os.fs.read_guard import ReadRefused, check_readable
+from atomic_agent.plugins.os.fs.read_guard import ReadRefused, admit_read
 from atomic_agent.plugins.os.fs_approval.classify_fs_mutation import EXTRACT, HOME_CATEGORY
 from atomic_agent.plugins.os.fs_approval.require_fs_approval import require_fs_approval
 from atomic_agent.plugins.os.fs_approval.trust_config_paths import trust_config_paths
@@ -54,7 +54,7 @@ def make_archive_extract(env: FsEnv) -> ToolSpec:
         try:
             archive = resolve_path(ctx, args.get("path"))
             shown = display_path(archive, ctx)
-            check_readable(archive, shown, (*trust_config_paths(ctx.state_dir), *env.extra_trust()))
+            await admit_read(ctx, archive, shown, (*trust_config_paths(ctx.state_dir), *env.extra_trust()), NAME)
             dest = resolve_path(ctx, args["dest"], "dest") if args.get("dest") else default_dest(archive,
                                                                                                   ctx.working_dir)
             kind = archive_kind(archive)

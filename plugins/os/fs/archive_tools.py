@@ -13,7 +13,7 @@ from atomic_agent.plugins.os.fs.archive_reader import ArchiveError, archive_kind
 from atomic_agent.plugins.os.fs.fs_env import FsEnv
 from atomic_agent.plugins.os.fs.list_tool import short_size
 from atomic_agent.plugins.os.fs.path_args import PathArgError, display_path, resolve_path
-from atomic_agent.plugins.os.fs.read_guard import ReadRefused, check_readable
+from atomic_agent.plugins.os.fs.read_guard import ReadRefused, admit_read
 from atomic_agent.plugins.os.fs.text_sniff import binary_kind, looks_binary
 from atomic_agent.plugins.os.fs_approval.trust_config_paths import trust_config_paths
 
@@ -47,10 +47,10 @@ READ_SCHEMA = {
 }
 
 
-def _archive(ctx: ToolContext, env: FsEnv, raw: object) -> tuple[Path, str, str]:
+async def _archive(ctx: ToolContext, env: FsEnv, raw: object, tool: str) -> tuple[Path, str, str]:
     path = resolve_path(ctx, raw)
     shown = display_path(path, ctx)
-    check_readable(path, shown, (*trust_config_paths(ctx.state_dir), *env.extra_trust()))
+    await admit_read(ctx, path, shown, (*trust_config_paths(ctx.state_dir), *env.extra_trust()), tool)
     return path, shown, archive_kind(path)
 
 
@@ -63,7 +63,7 @@ def read_prefix(path: Path, kind: str, entry: str, cap: int) -> tuple[bytes, boo
 def make_archive_list(env: FsEnv) -> ToolSpec:
     async def run(args: Mapping[str, Any], ctx: ToolContext) -> ToolResult:
         try:
-            path, shown, kind = _archive(ctx, env, args.get("path"))
+            path, shown, kind = await _archive(ctx, env, args.get("path"), LIST_NAME)
             members = await asyncio.to_thread(list_members, path, kind)
         except (PathArgError, ReadRefused, ArchiveError) as exc:
             return ToolResult.error(str(exc))
@@ -91,7 +91,7 @@ def make_archive_read_entry(env: FsEnv) -> ToolSpec:
         entry = str(args.get("entry") or "")
         cap = int(args.get("maxBytes") or DEFAULT_ENTRY_BYTES)
         try:
-            path, shown, kind = _archive(ctx, env, args.get("path"))
+            path, shown, kind = await _archive(ctx, env, args.get("path"), READ_NAME)
             data, more = await asyncio.to_thread(read_prefix, path, kind, entry, cap)
         except (PathArgError, ReadRefused, ArchiveError) as exc:
             return ToolResult.error(str(exc))

@@ -11,7 +11,7 @@ from typing import Any
 from atomic_agent.api import ResourceClass, Tier, ToolContext, ToolResult, ToolSpec
 from atomic_agent.plugins.os.fs.fs_env import FsEnv
 from atomic_agent.plugins.os.fs.path_args import PathArgError, display_path, resolve_path
-from atomic_agent.plugins.os.fs.read_guard import ReadRefused, check_readable
+from atomic_agent.plugins.os.fs.read_guard import ReadRefused, admit_read
 from atomic_agent.plugins.os.fs_approval.trust_config_paths import trust_config_paths
 
 NAME = "os.fs.diff"
@@ -58,12 +58,12 @@ def make_diff(env: FsEnv) -> ToolSpec:
         try:
             a = resolve_path(ctx, args.get("a"), "a")
             shown_a = display_path(a, ctx)
-            check_readable(a, shown_a, trust)
+            await admit_read(ctx, a, shown_a, trust, NAME)
             old = await asyncio.to_thread(load_text, a, shown_a)
             if has_b:
                 b = resolve_path(ctx, args.get("b"), "b")
                 shown_b = display_path(b, ctx)
-                check_readable(b, shown_b, trust)
+                await admit_read(ctx, b, shown_b, trust, NAME)
                 new = await asyncio.to_thread(load_text, b, shown_b)
             else:
                 shown_b, new = f"{shown_a} (proposed)", str(args.get("content"))

@@ -17,7 +17,7 @@ from atomic_agent.api import ResourceClass, Tier, ToolContext, ToolResult, ToolS
 from atomic_agent.plugins.os.fs.fs_env import FsEnv
 from atomic_agent.plugins.os.fs.office_text import DocumentError, docx_text, odf_text, pptx_text, xlsx_text
 from atomic_agent.plugins.os.fs.path_args import PathArgError, display_path, resolve_path
-from atomic_agent.plugins.os.fs.read_guard import ReadRefused, check_readable
+from atomic_agent.plugins.os.fs.read_guard import ReadRefused, admit_read
 from atomic_agent.plugins.os.fs_approval.trust_config_paths import trust_config_paths
 
 NAME = "os.fs.read_document"
@@ -105,7 +105,7 @@ def make_read_document(env: FsEnv) -> ToolSpec:
         try:
             path = resolve_path(ctx, args.get("path"))
             shown = display_path(path, ctx)
-            check_readable(path, shown, (*trust_config_paths(ctx.state_dir), *env.extra_trust()))
+            await admit_read(ctx, path, shown, (*trust_config_paths(ctx.state_dir), *env.extra_trust()), NAME)
             cap = int(args.get("maxChars") or DEFAULT_CHARS)
             kind, text = await asyncio.to_thread(extract_text, path, cap)
         except (PathArgError, ReadRefused) as exc:

@@ -17,7 +17,7 @@ from atomic_agent.api import ResourceClass, Tier, ToolContext, ToolResult, ToolS
 from atomic_agent.plugins.os.fs.atomic_file_write import write_file_atomic
 from atomic_agent.plugins.os.fs.fs_env import FsEnv
 from atomic_agent.plugins.os.fs.path_args import PathArgError, display_path, resolve_path
-from atomic_agent.plugins.os.fs.read_guard import ReadRefused, check_readable
+from atomic_agent.plugins.os.fs.read_guard import ReadRefused, admit_read
 from atomic_agent.plugins.os.fs_approval.classify_fs_mutation import WORKSPACE_CATEGORY, WRITE
 from atomic_agent.plugins.os.fs_approval.require_fs_approval import require_fs_approval
 from atomic_agent.plugins.os.fs_approval.trust_config_paths import trust_config_paths
@@ -78,7 +78,7 @@ def make_edit(env: FsEnv) -> ToolSpec:
         replace_all = bool(args.get("replaceAll", False))
         trust = (*trust_config_paths(ctx.state_dir), *env.extra_trust())
         try:
-            check_readable(path, shown, trust)
+            await admit_read(ctx, path, shown, trust, NAME)
             text = await asyncio.to_thread(_load, path, shown)
             replaced(text, old, new, replace_all, shown)  # fail before asking when it cannot apply
         except (ReadRefused, EditError) as exc:

@@ -16,7 +16,10 @@ from atomic_agent.plugins.os.fs.glob_pattern import GlobPatternError, compile_gl
 from atomic_agent.plugins.os.fs.grep_python import GrepPatternError, compile_query, search_python
 from atomic_agent.plugins.os.fs.grep_query import GrepOutcome, GrepQuery
 from atomic_agent.plugins.os.fs.grep_ripgrep import RipgrepError, ripgrep_binary, search_ripgrep
+from atomic_agent.plugins.os.fs.grep_guard import guard_matches
 from atomic_agent.plugins.os.fs.path_args import PathArgError, display_path, resolve_path
+from atomic_agent.plugins.os.fs.read_guard import ReadRefused, ask_sensitive, sensitive_store
+from atomic_agent.plugins.os.fs_approval.trust_config_paths import trust_config_paths
 
 NAME = "os.fs.grep"
 DEFAULT_LIMIT = 100
@@ -75,11 +78,19 @@ def make_grep(env: FsEnv) -> ToolSpec:
         query = GrepQuery(str(args.get("pattern")), root, glob or None, bool(args.get("ignoreCase")),
                           bool(args.get("fixedStrings")), bool(args.get("hidden")),
                           int(args.get("limit") or DEFAULT_LIMIT))
+        store = await asyncio.to_thread(sensitive_store, root)
         try:
+            if store is not None:  # a search rooted in a credential store is one sensitive read
+                await ask_sensitive(ctx, NAME, f"search {shown}", store, [str(root)])
             outcome = await run_grep(query, ctx.cancelled)
-        except GrepPatternError as exc:
+        except (GrepPatternError, ReadRefused) as exc:
             return ToolResult.error(str(exc))
-        return ToolResult.ok(render(outcome, query, shown), engine=outcome.engine, truncated=outcome.truncated,
+        trust = (*trust_config_paths(ctx.state_dir), *env.extra_trust())
+        guarded = await asyncio.to_thread(guard_matches, outcome, query, trust, store)
+        outcome = guarded.outcome
+        text = render(outcome, query, shown) + (f"\n({guarded.note()})" if guarded.note() else "")
+        return ToolResult.ok(text, engine=outcome.engine, truncated=outcome.truncated,
+                             withheldSecretFiles=guarded.secret_files, withheldStoreFiles=guarded.store_files,
                              matches=[{"path": m.path, "line": m.line, "text": m.text} for m in outcome.matches])
 
     return ToolSpec(NAME, "Search file contents by regex; prints path:line:text (ripgrep when installed).",

@@ -11,7 +11,7 @@ from typing import Any
 from atomic_agent.api import ResourceClass, Tier, ToolContext, ToolResult, ToolSpec
 from atomic_agent.plugins.os.fs.fs_env import FsEnv
 from atomic_agent.plugins.os.fs.path_args import PathArgError, display_path, resolve_path
-from atomic_agent.plugins.os.fs.read_guard import ReadRefused, check_readable
+from atomic_agent.plugins.os.fs.read_guard import ReadRefused, admit_read
 from atomic_agent.plugins.os.fs_approval.trust_config_paths import trust_config_paths
 
 NAME = "os.fs.hash"
@@ -50,7 +50,7 @@ def make_hash(env: FsEnv) -> ToolSpec:
         shown = display_path(path, ctx)
         algorithm = str(args.get("algorithm") or "sha256")
         try:
-            check_readable(path, shown, (*trust_config_paths(ctx.state_dir), *env.extra_trust()))
+            await admit_read(ctx, path, shown, (*trust_config_paths(ctx.state_dir), *env.extra_trust()), NAME)
             hexdigest, size = await asyncio.to_thread(hash_file, path, algorithm, ctx.cancelled)
         except ReadRefused as exc:
             return ToolResult.error(str(exc))

@@ -23,7 +23,9 @@ from atomic_agent.plugins.os.fs.patch_apply import HunkError, apply_hunks
 from atomic_agent.plugins.os.fs.patch_parse import FilePatch, PatchParseError, parse_patch
 from atomic_agent.plugins.os.fs.path_args import PathArgError, display_path, resolve_path
 from atomic_agent.plugins.os.fs_approval.classify_fs_mutation import WORKSPACE_CATEGORY, WRITE
+from atomic_agent.plugins.os.fs.read_guard import ReadRefused, admit_read
 from atomic_agent.plugins.os.fs_approval.require_fs_approval import require_fs_approval
+from atomic_agent.plugins.os.fs_approval.trust_config_paths import trust_config_paths
 
 NAME = "os.fs.patch"
 MAX_FILE_BYTES = 20 * 1024 * 1024
@@ -134,6 +136,14 @@ def make_patch(env: FsEnv) -> ToolSpec:
             return ToolResult.error(f"patch not applied: {exc}")
         if len(files) > MAX_FILES:
             return ToolResult.error(f"the patch touches {len(files)} files; at most {MAX_FILES} per call")
+        trust = (*trust_config_paths(ctx.state_dir), *env.extra_trust())
+        try:  # whether a hunk matches tells what a file holds: the read guard applies to every file patched
+            for fp in files:
+                existing = Path(os.path.abspath(base / fp.path))
+                if not fp.creates and existing.is_file():
+                    await admit_read(ctx, existing, display_path(existing, ctx), trust, NAME)
+        except ReadRefused as exc:
+            return ToolResult.error(f"patch not applied: {exc}")
         planned, problems = await asyncio.to_thread(plan, files, base, ctx)
         if problems:
             return ToolResult.error("patch does not apply; nothing was written:\n" + "\n".join(problems),

@@ -16,7 +16,7 @@ from typing import Any, BinaryIO
 from atomic_agent.api import ResourceClass, Tier, ToolContext, ToolResult, ToolSpec
 from atomic_agent.plugins.os.fs.fs_env import FsEnv
 from atomic_agent.plugins.os.fs.path_args import PathArgError, display_path, resolve_path
-from atomic_agent.plugins.os.fs.read_guard import ReadRefused, check_readable
+from atomic_agent.plugins.os.fs.read_guard import ReadRefused, admit_read, check_readable
 from atomic_agent.plugins.os.fs.text_sniff import binary_kind, looks_binary, read_sample
 from atomic_agent.plugins.os.fs_approval.trust_config_paths import trust_config_paths
 
@@ -163,6 +163,10 @@ def make_read(env: FsEnv) -> ToolSpec:
         except PathArgError as exc:
             return ToolResult.error(str(exc))
         trust = (*trust_config_paths(ctx.state_dir), *env.extra_trust())
+        try:
+            await admit_read(ctx, path, display_path(path, ctx), trust, NAME)
+        except ReadRefused as exc:
+            return ToolResult.error(str(exc))
         return await asyncio.to_thread(read_file, path, display_path(path, ctx), trust,
                                        int(args.get("offset") or 1), int(args.get("limit") or DEFAULT_LIMIT),
                                        bool(args.get("lineNumbers", True)))

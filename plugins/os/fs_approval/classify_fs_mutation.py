@@ -6,9 +6,11 @@ canonical session cwd, `home` under the canonical home dir, `outside` otherwise,
 (its config.json, .env and approval audit log) maps to `trust_config` by canonical match,
 so a symlink, a `..` detour or a file that does not exist yet is still caught.
 
-Beyond the guide: a few persistence spots never count as workspace or home — `.git/`
-internals (hooks run on the next commit) and shell start-up files, `~/.ssh` and autostart
-dirs — they ask as `other` below full trust.
+Persistence spots (any `.git` directory, shell rc and alias files, git config, Python
+start-up hooks, autostart and cron, `.ssh`, the state dir's templates and skills — see
+`persistence_spots`) never count as workspace or home, wherever they are: they ask under
+`persistence` at every level below 5, checked on the path as given and on where it lands
+(a `.git` that is a symlink still names a repository).
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ from pathlib import Path
 import attrs
 
 from atomic_agent.plugins.os.fs_approval.canonical_target import canonicalize_target, is_within
+from atomic_agent.plugins.os.fs_approval.persistence_spots import persistence_reason
 
 WRITE, TRASH, EXTRACT = "write", "trash", "extract"
 KINDS = (WRITE, TRASH, EXTRACT)
@@ -29,22 +32,20 @@ HOME_CATEGORY = "fs_write_home"
 TRASH_CATEGORY = "fs_trash"
 TRUST_CATEGORY = "trust_config"
 OTHER_CATEGORY = "other"
+PERSISTENCE_CATEGORY = "persistence"
 
 # most restrictive last: a multi-target request asks under its strictest target
-_RANK = {WORKSPACE_CATEGORY: 0, TRASH_CATEGORY: 1, HOME_CATEGORY: 2, OTHER_CATEGORY: 3, TRUST_CATEGORY: 4}
-
-PERSISTENCE_IN_HOME = (".ssh", ".bashrc", ".bash_profile", ".bash_login", ".bash_logout", ".profile", ".zshrc",
-                       ".zprofile", ".zshenv", ".zlogin", ".config/autostart", ".config/systemd",
-                       ".config/fish/config.fish", ".pam_environment", ".xprofile", ".xinitrc")
-GIT_INTERNALS = ".git"
+_RANK = {WORKSPACE_CATEGORY: 0, TRASH_CATEGORY: 1, HOME_CATEGORY: 2, OTHER_CATEGORY: 3, PERSISTENCE_CATEGORY: 4,
+         TRUST_CATEGORY: 5}
 
 
 @attrs.frozen
 class TargetScope:
     requested: str
     canonical: Path | None
-    scope: str  # "workspace" | "home" | "outside" | "trust_config" | "unresolved"
+    scope: str  # "workspace" | "home" | "outside" | "persistence" | "trust_config" | "unresolved"
     category: str
+    reason: str = ""  # why a persistence spot is one
 
 
 @attrs.frozen
@@ -66,24 +67,16 @@ def _canonical_roots(paths: Iterable[Path]) -> list[Path]:
     return roots
 
 
-def _persistence_spot(canon: Path, workspace: Path | None, home: Path | None) -> bool:
-    if workspace is not None and is_within(canon, workspace / GIT_INTERNALS):
-        return True
-    if home is not None:
-        return any(is_within(canon, home / rel) for rel in PERSISTENCE_IN_HOME)
-    return False
-
-
 def _scope_of(canon: Path | None, kind: str, workspace: Path | None, home: Path | None,
-              trust: Sequence[Path]) -> str:
+              trust: Sequence[Path], persistence: str | None) -> str:
     if canon is None:
         return "unresolved"
     if kind == TRASH and any(is_within(t, canon) for t in trust):
         return "trust_config"  # trashing a directory that holds the trust files
     if canon in trust:
         return "trust_config"
-    if _persistence_spot(canon, workspace, home):
-        return "outside"
+    if persistence is not None and kind != TRASH:  # moving a hook away plants nothing
+        return "persistence"
     if workspace is not None and is_within(canon, workspace):
         return "workspace"
     if home is not None and is_within(canon, home):
@@ -94,6 +87,8 @@ def _scope_of(canon: Path | None, kind: str, workspace: Path | None, home: Path 
 def _category(scope: str, kind: str) -> str:
     if scope == "trust_config":
         return TRUST_CATEGORY
+    if scope == "persistence":
+        return PERSISTENCE_CATEGORY
     if scope in ("outside", "unresolved"):
         return OTHER_CATEGORY
     if kind == TRASH:
@@ -103,9 +98,17 @@ def _category(scope: str, kind: str) -> str:
     return WORKSPACE_CATEGORY if scope == "workspace" else HOME_CATEGORY
 
 
+def _persistence(target: str | os.PathLike[str], canon: Path | None, state_dirs: Sequence[Path]) -> str | None:
+    lexical = Path(os.path.abspath(os.fspath(target)))
+    return persistence_reason(lexical, state_dirs) or (persistence_reason(canon, state_dirs) if canon else None)
+
+
 def classify_fs_mutation(kind: str, targets: Sequence[str | os.PathLike[str]], working_dir: Path,
-                         trust_config_paths: Sequence[Path] = (), home: Path | None = None) -> FsClassification:
-    """Classify every target of one mutation; the request asks under the strictest category."""
+                         trust_config_paths: Sequence[Path] = (), home: Path | None = None,
+                         state_dirs: Sequence[Path] = ()) -> FsClassification:
+    """Classify every target of one mutation; the request asks under the strictest category.
+
+    `state_dirs` are the agent's state dirs, whose templates and skills are persistence spots."""
     if kind not in KINDS:
         raise ValueError(f"fs mutation kind must be one of {', '.join(KINDS)}, got {kind!r}")
     if not targets:
@@ -113,10 +116,12 @@ def classify_fs_mutation(kind: str, targets: Sequence[str | os.PathLike[str]], w
     workspace = canonicalize_target(working_dir)
     home_root = canonicalize_target(home if home is not None else Path(os.path.expanduser("~")))
     trust = _canonical_roots(trust_config_paths)
+    states = [*state_dirs, *_canonical_roots(state_dirs)]
     scoped = []
     for target in targets:
         canon = canonicalize_target(target)
-        scope = _scope_of(canon, kind, workspace, home_root, trust)
-        scoped.append(TargetScope(os.fspath(target), canon, scope, _category(scope, kind)))
+        reason = _persistence(target, canon, states) if canon is not None else None
+        scope = _scope_of(canon, kind, workspace, home_root, trust, reason)
+        scoped.append(TargetScope(os.fspath(target), canon, scope, _category(scope, kind), reason or ""))
     strictest = max(scoped, key=lambda t: _RANK[t.category]).category
     return FsClassification(strictest, tuple(scoped))

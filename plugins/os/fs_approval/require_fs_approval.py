@@ -17,8 +17,9 @@ from pathlib import Path
 import attrs
 
 from atomic_agent.api import ApprovalBinding, ToolContext
-from atomic_agent.plugins.os.fs_approval.classify_fs_mutation import FsClassification, classify_fs_mutation
-from atomic_agent.plugins.os.fs_approval.trust_config_paths import trust_config_paths
+from atomic_agent.plugins.os.fs_approval.classify_fs_mutation import (FsClassification, TargetScope,
+                                                                      classify_fs_mutation)
+from atomic_agent.plugins.os.fs_approval.trust_config_paths import CONFIG_FILE, trust_config_paths
 
 MAX_TARGETS_SHOWN = 5
 
@@ -34,8 +35,23 @@ class FsApproval:
         return f"{tool} was not approved ({self.category}): {self.message}"
 
 
+def state_dirs_of(state_dir: Path | None, extra_trust: Sequence[Path]) -> tuple[Path, ...]:
+    """The state dirs behind a context's state dir and the trust files a tool was given."""
+    dirs: dict[str, Path] = {}
+    for path in ([Path(state_dir)] if state_dir else []) + [p.parent for p in extra_trust if p.name == CONFIG_FILE]:
+        dirs.setdefault(str(path), path)
+    return tuple(dirs.values())
+
+
+def _scope_text(target: TargetScope) -> str:
+    return f"persistence: {target.reason}" if target.scope == "persistence" else target.scope
+
+
 def _describe(classification: FsClassification) -> str:
-    shown = [f"{t.canonical or t.requested} ({t.scope})" for t in classification.targets[:MAX_TARGETS_SHOWN]]
+    persistent = [t for t in classification.targets if t.scope == "persistence"]
+    first = persistent[:MAX_TARGETS_SHOWN]  # what makes this request strict is shown first
+    rest = [t for t in classification.targets if t not in persistent][:MAX_TARGETS_SHOWN - len(first)]
+    shown = [f"{t.canonical or t.requested} ({_scope_text(t)})" for t in first + rest]
     more = len(classification.targets) - MAX_TARGETS_SHOWN
     return ", ".join(shown) + (f" and {more} more" if more > 0 else "")
 
@@ -49,7 +65,8 @@ async def require_fs_approval(ctx: ToolContext, kind: str, targets: Sequence[str
     targets: a file edited while the person decides is asked about again.
     """
     trust = (*trust_config_paths(ctx.state_dir), *extra_trust)
-    classification = classify_fs_mutation(kind, targets, ctx.working_dir, trust)
+    states = state_dirs_of(ctx.state_dir, extra_trust)
+    classification = classify_fs_mutation(kind, targets, ctx.working_dir, trust, state_dirs=states)
     for attempt in range(2):
         if any(t.canonical is None for t in classification.targets):
             unplaced = next(t.requested for t in classification.targets if t.canonical is None)
@@ -66,7 +83,7 @@ async def require_fs_approval(ctx: ToolContext, kind: str, targets: Sequence[str
             return FsApproval(False, classification.category, (), f"denied: {summary}")
         if any(t.canonical is None for t in classification.targets):
             return FsApproval(False, classification.category, (), f"cannot place {summary}")
-        again = classify_fs_mutation(kind, targets, ctx.working_dir, trust)
+        again = classify_fs_mutation(kind, targets, ctx.working_dir, trust, state_dirs=states)
         if again.canonical == classification.canonical and again.category == classification.category:
             return FsApproval(True, classification.category, tuple(t.canonical for t in again.targets), "")
         classification = again

@@ -1,9 +1,8 @@
-"""Run a read-only git command with the filtered environment and safe overrides.
+"""Run a read-only git command with the filtered environment and every repository-chosen
+program switched off (see `git_neutralise` for the exact list and how each is disabled).
 
-A repository's own config can name programs git runs on a plain `status` or `diff`
-(core.fsmonitor, an external diff driver, a textconv filter, a pager). A read-only tool
-must not execute a repo's choice of program, so those are switched off on every call;
-optional locks are off so `status` never writes `.git/index.lock`.
+`git_environment` lists the repository's config once per tool call and builds the
+environment; `run_git` runs each command of the call with it.
 """
 
 from __future__ import annotations
@@ -16,12 +15,11 @@ import attrs
 
 from ..shell.exec_config import ExecConfig, tool_environment
 from ..shell.process_runner import run_process
+from .git_neutralise import LIST_ARGV, listed_keys, neutral_environment, overrides_for
 
 GIT_TIMEOUT_S = 60.0
 GIT_OUTPUT_CAP = 2 * 1024 * 1024
-_SAFE_CONFIG = ("-c", "core.fsmonitor=false", "-c", "core.pager=cat", "-c", "color.ui=false",
-                "-c", "diff.external=", "-c", "core.quotePath=false")
-_GIT_ENV = {"GIT_OPTIONAL_LOCKS": "0", "GIT_TERMINAL_PROMPT": "0", "GIT_PAGER": "cat", "PAGER": "cat"}
+LIST_CAP = 4 * 1024 * 1024
 
 
 class GitError(Exception):
@@ -47,11 +45,26 @@ def _explain(stderr: str, cwd: Path, argv: Sequence[str]) -> str:
     return f"git {' '.join(argv)} failed: {stderr.strip() or 'no message'}"
 
 
+async def git_environment(cwd: Path, config: ExecConfig, cancelled: asyncio.Event | None = None) -> dict[str, str]:
+    """The environment every git command of one tool call runs with (the config listed once)."""
+    base = neutral_environment(tool_environment(config), overrides_for(()))
+    out = await run_process(LIST_ARGV, cwd=cwd, env=base, timeout_s=GIT_TIMEOUT_S, cancelled=cancelled,
+                            head_bytes=LIST_CAP, tail_bytes=0)
+    if out.spawn_error:
+        raise GitError("git is not installed or not on PATH" if "not found" in out.spawn_error else out.spawn_error)
+    if out.cancelled:
+        raise GitError("cancelled")
+    if out.stdout.truncated:
+        raise GitError("the repository's git config is larger than 4 MiB; refusing to run git on it")
+    # exit status 1 means "no config at all"; anything the listing could not read fails the real command too
+    return neutral_environment(tool_environment(config), overrides_for(listed_keys(out.stdout.text())))
+
+
 async def run_git(args: Sequence[str], cwd: Path, config: ExecConfig,
-                  cancelled: asyncio.Event | None = None) -> GitOutput:
-    env = tool_environment(config)
-    env.update(_GIT_ENV)
-    argv = ("git", "--no-pager", *_SAFE_CONFIG, *args)
+                  cancelled: asyncio.Event | None = None, env: dict[str, str] | None = None) -> GitOutput:
+    if env is None:
+        env = await git_environment(cwd, config, cancelled)
+    argv = ("git", "--no-pager", *args)
     out = await run_process(argv, cwd=cwd, env=env, timeout_s=GIT_TIMEOUT_S, cancelled=cancelled,
                             head_bytes=GIT_OUTPUT_CAP, tail_bytes=0)
     if out.spawn_error:

@@ -14,18 +14,18 @@ from .git_blame_parse import blame_summary, parse_blame
 from .git_branch_parse import BRANCH_FORMAT, branch_summary, parse_branches
 from .git_log_parse import LOG_FORMAT, log_summary, parse_log
 from .git_numstat_parse import numstat_summary, parse_numstat
-from .git_runner import run_git
+from .git_runner import git_environment, run_git
 from .git_status_parse import parse_status, status_summary
 from .git_tool_kit import git_spec, truncation_note
 
 PATCH_SHOWN = 2500  # chars of patch text in the summary; details carry more
-_DIFF_SAFETY = ("--no-ext-diff", "--no-textconv", "--no-color")
+_DIFF_SAFETY = ("--no-ext-diff", "--no-textconv", "--no-color", "--ignore-submodules=all")
 
 
 async def git_status(args: Mapping[str, Any], ctx: Any, config: ExecConfig) -> ToolResult:
     cwd = repo_dir(args, ctx.working_dir)
-    out = await run_git(["status", "--porcelain=v2", "--branch", "-z", "--untracked-files=normal"], cwd, config,
-                        ctx.cancelled)
+    out = await run_git(["status", "--porcelain=v2", "--branch", "-z", "--untracked-files=normal",
+                         "--ignore-submodules=all"], cwd, config, ctx.cancelled)
     parsed = parse_status(out.text)
     return ToolResult.ok(status_summary(parsed) + truncation_note(out.truncated, out.total_bytes), **parsed)
 
@@ -56,9 +56,9 @@ def _diff_base(args: Mapping[str, Any]) -> list[str]:
 
 
 async def _patch_and_stats(base: list[str], paths: list[str], cwd: Any, config: ExecConfig, ctx: Any,
-                           context: int) -> tuple[list[dict[str, Any]], str, bool]:
-    stats = await run_git([*base, "--numstat", "-z", "--", *paths], cwd, config, ctx.cancelled)
-    patch = await run_git([*base, f"-U{context}", "--", *paths], cwd, config, ctx.cancelled)
+                           context: int, env: dict[str, str]) -> tuple[list[dict[str, Any]], str, bool]:
+    stats = await run_git([*base, "--numstat", "-z", "--", *paths], cwd, config, ctx.cancelled, env)
+    patch = await run_git([*base, f"-U{context}", "--", *paths], cwd, config, ctx.cancelled, env)
     return parse_numstat(stats.text), patch.text, patch.truncated
 
 
@@ -66,7 +66,9 @@ async def git_diff(args: Mapping[str, Any], ctx: Any, config: ExecConfig) -> Too
     cwd = repo_dir(args, ctx.working_dir)
     context = bounded_int(args, "context", 3, 0, 50)
     file = file_arg(args)
-    files, patch, cut = await _patch_and_stats(_diff_base(args), [file] if file else [], cwd, config, ctx, context)
+    env = await git_environment(cwd, config, ctx.cancelled)
+    files, patch, cut = await _patch_and_stats(_diff_base(args), [file] if file else [], cwd, config, ctx, context,
+                                               env)
     summary = numstat_summary(files)
     if patch:
         summary += "\n" + fenced(excerpt(patch, PATCH_SHOWN), "patch")
@@ -78,10 +80,11 @@ async def git_show(args: Mapping[str, Any], ctx: Any, config: ExecConfig) -> Too
     rev = revision(args, "rev", "HEAD") or "HEAD"
     file = file_arg(args)
     paths = [file] if file else []
-    meta = await run_git(["show", "-s", f"--format={LOG_FORMAT}", rev, "--"], cwd, config, ctx.cancelled)
+    env = await git_environment(cwd, config, ctx.cancelled)
+    meta = await run_git(["show", "-s", f"--format={LOG_FORMAT}", rev, "--"], cwd, config, ctx.cancelled, env)
     commits = parse_log(meta.text)
     base = ["show", *_DIFF_SAFETY, "--format=", rev]
-    files, patch, cut = await _patch_and_stats(base, paths, cwd, config, ctx, 3)
+    files, patch, cut = await _patch_and_stats(base, paths, cwd, config, ctx, 3, env)
     head = log_summary(commits)
     body = commits[0]["body"] if commits else ""
     summary = head + (f"\n{excerpt(body, 400)}" if body else "") + "\n" + numstat_summary(files)
@@ -94,7 +97,7 @@ async def git_show(args: Mapping[str, Any], ctx: Any, config: ExecConfig) -> Too
 async def git_blame(args: Mapping[str, Any], ctx: Any, config: ExecConfig) -> ToolResult:
     cwd = repo_dir(args, ctx.working_dir)
     file = file_arg(args, required=True)
-    argv = ["blame", "--porcelain"]
+    argv = ["blame", "--porcelain", "--no-textconv"]
     start = args.get("start_line")
     if start is not None:
         first = bounded_int(args, "start_line", 1, 1, 10_000_000)

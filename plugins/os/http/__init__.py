@@ -18,3 +18,10 @@ def config_blocks() -> list[Any]:
     from .http_config import HTTP_BLOCK, HttpConfig
 
     return [ConfigBlock(key=HTTP_BLOCK, cls=HttpConfig)]
+
+
+def approval_categories() -> list[Any]:
+    from atomic_agent.api import ApprovalCategory
+
+    # a request after a credential read, to a host outside the allowlist: see egress_policy
+    return [ApprovalCategory("sensitive_egress", 5, "network send after a credential read", grantable=False)]

@@ -8,10 +8,10 @@ from typing import Any
 
 from atomic_agent.api import ResourceClass, Tier, ToolResult, ToolSpec
 
-from ..shell.ask_approval import ask_approval, call_binding
 from ..shell.shown_text import escape_for_prompt, excerpt, fenced
+from .egress_policy import admit_egress, redirect_check
 from .guarded_exchange import ExchangeOptions, HttpExchange, HttpFailure, Sleep, exchange_with_retries
-from .http_config import MODE_ALLOWLIST_ONLY, MODE_GATE, HttpConfig, host_listed, http_config
+from .http_config import HttpConfig, http_config
 from .retry_policy import RetryPolicy
 from .ssrf_guard import Resolver, SsrfBlocked, check_url
 
@@ -94,20 +94,13 @@ async def run_http_request(args: Mapping[str, Any], ctx: Any, config: HttpConfig
         return ToolResult.error(f"{TOOL_NAME}: {exc}", invalidArgs=[str(exc)])
     except SsrfBlocked as exc:
         return ToolResult.error(f"{TOOL_NAME}: blocked by the SSRF guard: {exc}", ssrfBlocked=True)
-    listed = host_listed(target.host, config.allowed_hosts)
-    if config.approval_mode == MODE_ALLOWLIST_ONLY and not listed:
-        return ToolResult.error(f"{TOOL_NAME}: {target.host} is not in http.allowedHosts and http.approvalMode is "
-                                "allowlist-only; add the host to http.allowedHosts in config.json to allow it",
-                                notAllowlisted=True)
-    if config.approval_mode == MODE_GATE or not listed:
-        summary = f"{method} {escape_for_prompt(url, 300)}" + (f" with a {len(body)}-byte body" if body else "")
-        binding = call_binding(TOOL_NAME, ctx.working_dir, [method, url, *(f"{k}: {v}" for k, v in headers.items())])
-        if not await ask_approval(ctx, CATEGORY, summary, binding=binding):
-            return ToolResult.error(f"not approved: {method} {escape_for_prompt(url, 200)} was not sent", denied=True)
-
-    def same_policy(host: str) -> None:
-        if config.approval_mode == MODE_ALLOWLIST_ONLY and not host_listed(host, config.allowed_hosts):
-            raise SsrfBlocked(f"a redirect leads to {host}, which is not in http.allowedHosts")
+    decision = await admit_egress(ctx, TOOL_NAME, method, url, target.host, config, headers, body,
+                                  always_gate=True)
+    if not decision.allowed:
+        if decision.refused:
+            return ToolResult.error(f"{TOOL_NAME}: {decision.message}", notAllowlisted=True)
+        return ToolResult.error(decision.message, denied=True)
+    same_policy = redirect_check(decision, config)
 
     timeout = float(args.get("timeout_s") or config.timeout_s)
     # approval covered this host: redirects are followed only within it (and only for GET/HEAD)

@@ -18,3 +18,15 @@ def config_blocks() -> list[Any]:
     from .exec_config import EXEC_BLOCK, ExecConfig
 
     return [ConfigBlock(key=EXEC_BLOCK, cls=ExecConfig)]
+
+
+def approval_categories() -> list[Any]:
+    from atomic_agent.api import ApprovalCategory
+
+    from .shell_tool import DANGEROUS_CATEGORY, UNDECIDABLE_CATEGORY
+
+    # commands the guard flags dangerous ask below level 5 (level 4 auto-runs only ordinary ones);
+    # commands it cannot judge ask at every level; neither can be granted for a session
+    return [ApprovalCategory(DANGEROUS_CATEGORY, 5, "shell command flagged dangerous", grantable=False),
+            ApprovalCategory(UNDECIDABLE_CATEGORY, 5, "shell command the guard cannot judge", grantable=False,
+                             always_asks=True)]

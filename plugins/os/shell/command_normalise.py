@@ -13,6 +13,7 @@ import shlex
 import unicodedata
 
 SUBSTITUTION_PLACEHOLDER = "__SUBST__"
+LITERAL_DOLLAR = "\x01"  # a `$` the shell will not expand (single-quoted or escaped)
 
 _ANSI_CSI = re.compile(r"\x1b\[[0-?]*[ -/]*[@-~]")
 _ANSI_OSC = re.compile(r"\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)?")
@@ -94,3 +95,39 @@ def extract_substitutions(text: str) -> tuple[str, list[str]]:
         out.append(ch)
         i += 1
     return "".join(out), bodies
+
+
+def protect_literal_dollars(text: str) -> str:
+    """Mark every `$` the shell leaves alone — inside single quotes, or escaped as `\\$` —
+    as LITERAL_DOLLAR, so expansion and substitution extraction skip it exactly as the shell
+    would (`sh -c 'rm -rf "$1"' _ x` is expanded by the inner shell, not the outer one).
+    `restore_dollars` turns the marks back before a nested command line is judged."""
+    out: list[str] = []
+    quote = ""
+    i = 0
+    while i < len(text):
+        ch = text[i]
+        if quote == "'":
+            if ch == "'":
+                quote = ""
+            out.append(LITERAL_DOLLAR if ch == "$" else ch)
+            i += 1
+            continue
+        if ch == "\\" and i + 1 < len(text):
+            if text[i + 1] == "$":
+                out.append(LITERAL_DOLLAR)
+            else:
+                out.append(text[i:i + 2])
+            i += 2
+            continue
+        if ch == "'" and not quote:
+            quote = "'"
+        elif ch == '"':
+            quote = "" if quote == '"' else '"'
+        out.append(ch)
+        i += 1
+    return "".join(out)
+
+
+def restore_dollars(text: str) -> str:
+    return text.replace(LITERAL_DOLLAR, "$")

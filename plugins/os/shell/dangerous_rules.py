@@ -8,6 +8,10 @@ from __future__ import annotations
 
 import posixpath
 import re
+from pathlib import Path
+
+from atomic_agent.plugins.os.fs_approval.credential_stores import credential_store_of
+from atomic_agent.plugins.os.fs_approval.persistence_spots import persistence_reason
 
 from .command_segments import WRITE_REDIRECTS, Segment
 from .command_unwrap import CODE_INTERPRETERS, SHELL_INTERPRETERS, SimpleCommand
@@ -16,17 +20,32 @@ from .guard_records import GuardScope, RuleHit
 from .hardline_rules import is_recursive
 
 DOWNLOADERS = frozenset({"curl", "wget", "fetch", "aria2c", "http", "https", "xh", "lwp-request"})
-_PERSISTENCE = (
-    re.compile(r"/\.(?:bashrc|bash_profile|bash_login|profile|zshrc|zprofile|zshenv|zlogin|kshrc|cshrc|tcshrc)$"),
-    re.compile(r"/\.ssh/"), re.compile(r"/\.config/(?:autostart|systemd)/"), re.compile(r"/\.git/hooks/"),
-    re.compile(r"^/etc/"), re.compile(r"/crontabs?/"), re.compile(r"/(?:config\.json|\.env)$"),
-)
+_PERSISTENCE = (re.compile(r"^/etc/"), re.compile(r"/(?:config\.json|\.env)$"))
 _SETUID_MODE = re.compile(r"^(?:[ugoa]*\+[rwxXt]*s|[0-7]?[4-7][0-7]{3})$")
 
 
 def _persistence_target(word: str, scope: GuardScope) -> bool:
+    """A persistence spot by name (the same list the file tools ask about), /etc, or agent config."""
     path = resolve_target(word, scope.cwd, scope.home)
-    return path != UNKNOWN and any(p.search(path) for p in _PERSISTENCE)
+    if path == UNKNOWN or "\x00" in path:
+        return False
+    return persistence_reason(Path(path)) is not None or any(p.search(path) for p in _PERSISTENCE)
+
+
+def _credential_access(cmd: SimpleCommand, scope: GuardScope) -> list[RuleHit]:
+    """Any argument inside a credential store (`cat ~/.ssh/id_rsa`, `tar c ~/.aws`): the file
+    tools ask for those reads below level 5, so a shell command naming them does too."""
+    for arg in cmd.args:
+        if arg.startswith("-") and "=" not in arg:
+            continue
+        value = arg.split("=", 1)[1] if arg.startswith("-") else arg.lstrip("@")
+        path = resolve_target(value, scope.cwd, scope.home)
+        if path == UNKNOWN or "\x00" in path or not path.startswith("/"):
+            continue
+        store = credential_store_of(Path(path), home=Path(scope.home))
+        if store is not None:
+            return [RuleHit("dangerous.credential_access", f"{cmd.program} touches the credential store {store}")]
+    return []
 
 
 def _git(cmd: SimpleCommand) -> list[RuleHit]:
@@ -86,7 +105,8 @@ def _writes(cmd: SimpleCommand, segment: Segment, scope: GuardScope) -> list[Rul
     for target in targets:
         if _persistence_target(target, scope):
             return [RuleHit("dangerous.persistence_write",
-                            f"writes {target!r} (a shell rc, ssh, autostart, git hook, /etc or agent config file)")]
+                            f"writes {target!r} (a persistence spot: shell rc, git config or hook, ssh, autostart, "
+                            "/etc or agent config)")]
     return []
 
 
@@ -129,6 +149,7 @@ def dangerous_hits(cmd: SimpleCommand, segment: Segment, scope: GuardScope,
         hits.append(RuleHit("dangerous.firewall", f"{name} changes the firewall"))
     hits += _inline_code(cmd)
     hits += _writes(cmd, segment, scope)
+    hits += _credential_access(cmd, scope)
     return hits
 
 

@@ -11,6 +11,7 @@ import fnmatch
 import os
 import posixpath
 import re
+import stat
 
 SYSTEM_DIRS = frozenset({
     "/", "/bin", "/boot", "/dev", "/etc", "/home", "/lib", "/lib32", "/lib64", "/libx32", "/opt", "/proc",
@@ -18,8 +19,12 @@ SYSTEM_DIRS = frozenset({
     "/Users", "/private",
 })
 _RAW_DISK = re.compile(
-    r"^/dev/(?:sd[a-z]+\d*|hd[a-z]+\d*|vd[a-z]+\d*|xvd[a-z]+\d*|nvme\d+n\d+(?:p\d+)?|mmcblk\d+(?:p\d+)?"
-    r"|md\d+|dm-\d+|mapper/.+|disk\d+(?:s\d+)*|rdisk\d+(?:s\d+)*|sr\d+|loop\d+|mem|kmem|port|nbd\d+)$")
+    r"^/dev/(?:sd[a-z]+\d*|hd[a-z]+\d*|vd[a-z]+\d*|xvd[a-z]+\d*|nvme\d+n\d+(?:p\d+)?|nvme\d+|mmcblk\d+(?:p\d+)?"
+    r"|mmcblk\d+boot\d+|md\d+(?:p\d+)?|md/.+|dm-\d+|mapper/.+|disk\d+(?:s\d+)*|rdisk\d+(?:s\d+)*|sr\d+|scd\d+"
+    r"|loop\d+|mem|kmem|port|nbd\d+(?:p\d+)?|zram\d+|ubi\d+(?:_\d+)?|ubiblock\d+_\d+|mtd\d+|mtdblock\d+"
+    r"|bcache\d+|rbd\d+|pmem\d+(?:s|p\d+)?|fd\d+|drbd\d+|cciss/.+|ida/.+|rd/.+|root|sg\d+|st\d+|nst\d+"
+    r"|disk/.+|block/.+|xvd/.+|vg[^/]*/.+|ploop\d+.*|zd\d+|zvol/.+|ataraid/.+|emcpower.+|ram\d+|dasd[a-z]+\d*)$")
+SYSRQ_TRIGGER = "/proc/sysrq-trigger"
 _GLOB = re.compile(r"[*?\[]")
 UNKNOWN = "<unknown>"
 
@@ -73,8 +78,40 @@ def is_root_ish(path: str, home: str) -> bool:
     return real in protected and os.path.lexists(path)
 
 
+def _collapse(word: str) -> str:
+    path = posixpath.normpath(re.sub(r"/+", "/", word)) if word.startswith("/") else word
+    return "/" if path == "//" else path
+
+
 def is_raw_disk(word: str) -> bool:
-    return bool(_RAW_DISK.match(re.sub(r"/+", "/", word)))
+    """A disk, partition or memory device in any spelling: `/dev//sda`, `/dev/./sda`,
+    `/dev/disk/by-id/…`, `/dev/block/8:0`, or any path (a symlink included) that is a block
+    device on this machine."""
+    path = _collapse(word)
+    if _RAW_DISK.match(path):
+        return True
+    if not path.startswith("/") or "\x00" in path:
+        return False
+    try:
+        real = os.path.realpath(path)
+        if _RAW_DISK.match(real):
+            return True
+        return stat.S_ISBLK(os.stat(real).st_mode)
+    except (OSError, ValueError):
+        return False
+
+
+def is_sysrq_trigger(word: str) -> bool:
+    """`/proc/sysrq-trigger` in any spelling (`/proc//sysrq-trigger`, `/proc/self/root/proc/…`)."""
+    path = _collapse(word)
+    if path == SYSRQ_TRIGGER:
+        return True
+    if not path.startswith("/proc/") or "\x00" in path:
+        return False
+    try:
+        return os.path.realpath(path) == SYSRQ_TRIGGER
+    except (OSError, ValueError):
+        return False
 
 
 def is_inside(path: str, root: str) -> bool:

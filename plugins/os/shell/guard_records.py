@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+
 import attrs
 
 HARDLINE = "hardline"  # blocked at every approval level, before the gate
-DANGEROUS = "dangerous"  # asks under `shell`, with the rule named in the prompt
+UNDECIDABLE = "undecidable"  # its effect is only known when it runs: asks at every level, 5 included
+DANGEROUS = "dangerous"  # asks under `shell_dangerous` below level 5, the rule named in the prompt
 ORDINARY = "ordinary"  # asks under `shell` like any command (auto-approved from level 4)
 
 
@@ -22,11 +25,12 @@ class GuardScope:
     cwd: str  # effective cwd (a `cd` earlier in the line moves it)
     session_cwd: str  # the session's working dir: "inside the workspace" means under this
     home: str
+    environment: Mapping[str, str] | None = None  # the child's environment; None when unknown
 
 
 @attrs.frozen
 class GuardVerdict:
-    kind: str  # HARDLINE | DANGEROUS | ORDINARY
+    kind: str  # HARDLINE | UNDECIDABLE | DANGEROUS | ORDINARY
     hits: tuple[RuleHit, ...] = ()
     # the normalised binary a session grant may cover; None when the binary hides what runs
     command_shape: str | None = None

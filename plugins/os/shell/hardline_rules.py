@@ -11,19 +11,29 @@ import re
 
 from .command_segments import WRITE_REDIRECTS, Segment
 from .command_unwrap import SimpleCommand
-from .guard_paths import is_raw_disk, is_root_ish, resolve_target
+from .guard_paths import is_raw_disk, is_root_ish, is_sysrq_trigger, resolve_target
 from .guard_records import GuardScope, RuleHit
 
 _FORK_BOMB = re.compile(
     r"(?:function\s+)?(?P<name>[^\s(){}|;&<>]+)\s*(?:\(\s*\))?\s*\{[^}]*?(?P=name)\s*\|\s*&?\s*(?P=name)\s*&")
+_FUNCTION = re.compile(r"(?:\bfunction\s+(?P<n1>[^\s(){}|;&<>]+)\s*(?:\(\s*\))?|(?P<n2>[^\s(){}|;&<>]+)\s*\(\s*\))"
+                       r"\s*[{(](?P<body>[^}]*)")
 _MKFS = re.compile(r"^(?:mkfs(?:\..+)?|mke2fs|mkntfs|mkdosfs|mkexfatfs|mkfs_\w+|newfs(?:_\w+)?)$")
 _POWER = frozenset({"shutdown", "reboot", "halt", "poweroff"})
 _DISK_TOOLS = frozenset({"wipefs", "blkdiscard", "mkswap", "shred", "tee"})
 
 
 def fork_bomb(normalised_line: str) -> list[RuleHit]:
+    """A function that starts itself more than once per call, in a pipe or in the background
+    (`:(){ :|:& };:`, `f(){ f & f; }`, `function b { b|b; }`)."""
     if _FORK_BOMB.search(normalised_line):
         return [RuleHit("hardline.fork_bomb", "a fork bomb (a function that pipes itself into itself in the background)")]
+    for match in _FUNCTION.finditer(normalised_line):
+        name = match.group("n1") or match.group("n2")
+        body = match.group("body")
+        calls = re.findall(rf"(?<![^\s|&;({{]){re.escape(name)}(?![^\s|&;)}}])", body)
+        if len(calls) >= 2 and ("&" in body or "|" in body):
+            return [RuleHit("hardline.fork_bomb", f"a fork bomb (function {name} starts itself twice per call)")]
     return []
 
 
@@ -96,6 +106,19 @@ def _disk_writes(cmd: SimpleCommand, segment: Segment) -> list[RuleHit]:
     return []
 
 
+def _sysrq(cmd: SimpleCommand, segment: Segment) -> list[RuleHit]:
+    targets = [t for op, t in segment.redirects if op in WRITE_REDIRECTS]
+    if cmd.program == "tee":
+        targets += [a for a in cmd.args if not a.startswith("-")]
+    if cmd.program == "dd":
+        targets += [a[3:] for a in cmd.args if a.startswith("of=")]
+    if cmd.program in ("cp", "mv", "install", "ln") and cmd.args:
+        targets.append(cmd.args[-1])
+    if any(is_sysrq_trigger(t) for t in targets):
+        return [RuleHit("hardline.sysrq", "a write to /proc/sysrq-trigger (crash, reboot or power off at once)")]
+    return []
+
+
 def _kill_all(cmd: SimpleCommand) -> list[RuleHit]:
     if cmd.program == "killall5":
         return [RuleHit("hardline.kill_all", "killall5 signals every process")]
@@ -137,6 +160,7 @@ def hardline_hits(cmd: SimpleCommand, segment: Segment, scope: GuardScope) -> li
         if any(is_root_ish(resolve_target(o, scope.cwd, scope.home), scope.home) for o in operands[:-1]):
             hits.append(RuleHit("hardline.mv_root", "mv of the root, home or a system dir"))
     hits += _disk_writes(cmd, segment)
+    hits += _sysrq(cmd, segment)
     hits += _kill_all(cmd)
     hits += _power(cmd)
     return hits

@@ -13,7 +13,7 @@ from .ask_approval import ask_approval, call_binding
 from .exec_config import ExecConfig, exec_config, tool_environment
 from .process_runner import ProcessOutcome, run_process
 from .shell_args import ShellArgsError, ShellCall, parse_shell_call
-from .guard_records import GuardVerdict
+from .guard_records import DANGEROUS, UNDECIDABLE, GuardVerdict
 from .shell_guard import guard_scope, inspect_argv, inspect_line
 from .script_files import script_files
 from .shell_interpretation import ExecPlan, plan_exec
@@ -21,6 +21,9 @@ from .shown_text import escape_for_prompt, excerpt, fenced
 
 TOOL_NAME = "os.shell.run"
 CATEGORY = "shell"
+DANGEROUS_CATEGORY = "shell_dangerous"  # asks below level 5: level 4 still shows what the guard flagged
+UNDECIDABLE_CATEGORY = "shell_undecidable"  # asks at every level, 5 included
+_CATEGORY_OF = {DANGEROUS: DANGEROUS_CATEGORY, UNDECIDABLE: UNDECIDABLE_CATEGORY}
 STDOUT_SHOWN = 700  # chars of stdout in the summary (the executor caps the whole summary)
 STDERR_SHOWN = 300
 
@@ -72,15 +75,18 @@ def _check_limits(call: ShellCall, config: ExecConfig) -> None:
                              "file and pass the path")
 
 
-def judge(plan: ExecPlan, cwd: Path, session_cwd: Path) -> GuardVerdict:
-    scope = guard_scope(str(cwd), str(session_cwd), _home())
+def judge(plan: ExecPlan, cwd: Path, session_cwd: Path, environment: dict[str, str] | None = None) -> GuardVerdict:
+    """The guard's verdict; `environment` is the child's (so unset variables are known to be empty)."""
+    scope = guard_scope(str(cwd), str(session_cwd), _home(), environment)
     return inspect_line(plan.argv[2], scope) if plan.via_shell else inspect_argv(list(plan.argv), scope)
 
 
 def _approval_summary(plan: ExecPlan, cwd: Path, verdict: GuardVerdict) -> str:
     where = "sh -c" if plan.via_shell else "direct exec"
     text = f"run `{escape_for_prompt(plan.line)}` in {escape_for_prompt(str(cwd), 200)} ({where})"
-    if verdict.hits:
+    if verdict.kind == UNDECIDABLE:
+        text += f" — cannot be judged before it runs: {escape_for_prompt(verdict.reasons(), 300)}"
+    elif verdict.hits:
         text += f" — dangerous: {escape_for_prompt(verdict.reasons(), 300)}"
     return text
 
@@ -134,18 +140,20 @@ async def run_shell(args: Mapping[str, Any], ctx: Any, config: ExecConfig) -> To
     except ShellArgsError as exc:
         return ToolResult.error(f"{TOOL_NAME}: {exc}", invalidArgs=[str(exc)])
     plan = plan_exec(call.cmd, call.args)
-    verdict = judge(plan, cwd, Path(ctx.working_dir))
+    environment = tool_environment(config)
+    verdict = judge(plan, cwd, Path(ctx.working_dir), environment)
     if verdict.blocked:
         # before the gate: no level, grant or answer can let this through
         return ToolResult.error(f"blocked by the shell guard (hardline, every approval level): {verdict.reasons()}. "
                                 "This command cannot be run by the agent; run it yourself if you really mean it.",
                                 guard=_guard_details(verdict), argv=list(plan.argv))
     binding = call_binding(TOOL_NAME, cwd, plan.argv, script_files(plan.argv, plan.via_shell, cwd))
-    if not await ask_approval(ctx, CATEGORY, _approval_summary(plan, cwd, verdict), verdict.command_shape, binding):
+    category = _CATEGORY_OF.get(verdict.kind, CATEGORY)
+    if not await ask_approval(ctx, category, _approval_summary(plan, cwd, verdict), verdict.command_shape, binding):
         return ToolResult.error(f"not approved: {escape_for_prompt(plan.line, 200)} was not run",
                                 denied=True, guard=_guard_details(verdict))
     timeout_s = min(call.timeout_s or config.default_timeout_s, config.max_timeout_s)
-    outcome = await run_process(plan.argv, cwd=cwd, env=tool_environment(config), timeout_s=timeout_s,
+    outcome = await run_process(plan.argv, cwd=cwd, env=environment, timeout_s=timeout_s,
                                 cancelled=ctx.cancelled,
                                 stdin=call.stdin.encode("utf-8", "surrogateescape") if call.stdin is not None else None,
                                 head_bytes=config.output_head_bytes, tail_bytes=config.output_tail_bytes)

@@ -10,9 +10,10 @@ from typing import Any
 from atomic_agent.api import ResourceClass, Tier, ToolResult, ToolSpec
 
 from ..http.guarded_exchange import ExchangeOptions, HttpFailure, Sleep, exchange_with_retries
+from ..http.egress_policy import admit_egress, redirect_check
 from ..http.http_config import HttpConfig, http_config
 from ..http.http_tool import is_textual, retry_policy
-from ..http.ssrf_guard import Resolver, SsrfBlocked
+from ..http.ssrf_guard import Resolver, SsrfBlocked, check_url
 from ..shell.shown_text import fenced
 from .html_to_text import html_to_text
 from .web_config import WebConfig, web_config
@@ -49,13 +50,23 @@ async def run_fetch(args: Mapping[str, Any], ctx: Any, web: WebConfig, http: Htt
     if not isinstance(url, str) or not url or fmt not in ("markdown", "text"):
         return ToolResult.error(f"{TOOL_NAME}: url must be an http(s) URL and format markdown or text")
     max_chars = int(args.get("max_chars") or web.fetch_max_chars)
+    try:
+        target = await check_url(url, http.private_hosts, resolver)  # before asking: a block never prompts
+    except ValueError as exc:
+        return ToolResult.error(f"{TOOL_NAME}: {exc}")
+    except SsrfBlocked as exc:
+        return ToolResult.error(f"{TOOL_NAME}: blocked by the SSRF guard: {exc}", ssrfBlocked=True)
+    decision = await admit_egress(ctx, TOOL_NAME, "GET", url, target.host, http)
+    if not decision.allowed:
+        return ToolResult.error(f"{TOOL_NAME}: {decision.message}" if decision.refused else decision.message,
+                                denied=not decision.refused, notAllowlisted=decision.refused)
     opts = ExchangeOptions(http.private_hosts, float(web.fetch_timeout_s), web.fetch_max_bytes, http.max_redirects,
-                           "any", None, resolver)
+                           "any", redirect_check(decision, http), resolver)
     headers = {"Accept": "text/html,application/xhtml+xml,text/plain;q=0.9,application/json;q=0.8,*/*;q=0.5"}
     try:
         exchange = await exchange_with_retries("GET", url, headers, None, opts,
                                                retry_policy(web.max_retries, web.retry_base_delay_ms,
-                                                            web.retry_max_delay_ms), sleep)
+                                                            web.retry_max_delay_ms), sleep, first=target)
     except SsrfBlocked as exc:
         return ToolResult.error(f"{TOOL_NAME}: blocked by the SSRF guard: {exc}", ssrfBlocked=True)
     except HttpFailure as exc:
@@ -87,5 +98,6 @@ def fetch_tool_spec(runtime: Any) -> ToolSpec:
         return await run_fetch(args, ctx, web, http)
 
     return ToolSpec(name=TOOL_NAME, summary="Read a web page or text URL as Markdown or plain text (size-capped; "
-                    "private addresses blocked).", args_schema=ARGS_SCHEMA, resource_class=ResourceClass.PURE_READ,
-                    run=run, durable=True, tier=Tier.FREQUENT, example=EXAMPLE)
+                    "private addresses blocked).",
+                    args_schema=ARGS_SCHEMA, resource_class=ResourceClass.PURE_READ, run=run, durable=True,
+                    tier=Tier.FREQUENT, example=EXAMPLE)

@@ -16,14 +16,17 @@ from atomic_agent.plugins.http.server_context import ServeContext, ServeSettings
 from tests.agent.loop_harness import make_runtime
 
 WAIT_S = 60.0  # a safety net for a hung test, never a speed expectation
+JSON = {"Content-Type": "application/json"}  # serve refuses any other body type
 
 
 class ServeHarness:
     def __init__(self, tmp_path: Path, provider: Any = None, *, api_key: str | None = None,
                  grants_allowed: bool = True, approval_timeout_s: float = 480.0,
-                 runtime_factory: Callable[[Any], Any] | None = None) -> None:
+                 runtime_factory: Callable[[Any], Any] | None = None, operator_token: str | None = None,
+                 allowed_hosts: tuple[str, ...] = (), allowed_origins: tuple[str, ...] = ()) -> None:
         self.ctx = ServeContext(ServeSettings(working_dir=tmp_path, api_key=api_key, grants_allowed=grants_allowed,
-                                              approval_timeout_s=approval_timeout_s))
+                                              approval_timeout_s=approval_timeout_s, operator_token=operator_token,
+                                              allowed_hosts=allowed_hosts, allowed_origins=allowed_origins))
         factory = runtime_factory or (lambda ask: make_runtime(tmp_path, provider, ask=ask))
         self.runtime = factory(self.ctx.approvals.ask)
         self.ctx.bind(self.runtime)

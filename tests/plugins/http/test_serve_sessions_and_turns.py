@@ -14,7 +14,7 @@ from typer.testing import CliRunner
 import atomic_agent.plugins.http as http_plugin
 from atomic_agent.plugins.http.bind_policy import bind_problem, is_loopback
 from atomic_agent.testing.scripted_provider import ScriptedProvider, calls
-from tests.plugins.http.serve_harness import WAIT_S, ServeHarness, ThreadGatedProvider
+from tests.plugins.http.serve_harness import JSON, WAIT_S, ServeHarness, ThreadGatedProvider
 
 HI = [{"role": "user", "content": "hello"}]
 
@@ -46,11 +46,13 @@ def test_session_routes_create_list_show_and_delete(tmp_path: Path):
         assert no_route.status_code == 404 and no_route.json()["error"]["code"] == "not_found"
         wrong_method = httpx.put(f"{base}/v1/models")
         assert wrong_method.status_code == 405 and "error" in wrong_method.json()
-        huge = httpx.post(f"{base}/v1/chat/completions", content=b"x" * (5 * 1024 * 1024), timeout=WAIT_S)
+        huge = httpx.post(f"{base}/v1/chat/completions", content=b"x" * (5 * 1024 * 1024), timeout=WAIT_S,
+                          headers=JSON)
         assert huge.status_code == 413 and huge.json()["error"]["code"] == "body_too_large"
-        chunked = httpx.post(f"{base}/v1/chat/completions", content=iter([b"x" * (1 << 20)] * 5), timeout=WAIT_S)
+        chunked = httpx.post(f"{base}/v1/chat/completions", content=iter([b"x" * (1 << 20)] * 5),
+                             timeout=WAIT_S, headers=JSON)
         assert chunked.status_code == 413
-        not_json = httpx.post(f"{base}/v1/chat/completions", content=b"{nope", timeout=WAIT_S)
+        not_json = httpx.post(f"{base}/v1/chat/completions", content=b"{nope", timeout=WAIT_S, headers=JSON)
         assert not_json.status_code == 400 and not_json.json()["error"]["code"] == "invalid_json"
     finally:
         serve.stop()

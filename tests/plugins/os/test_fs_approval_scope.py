@@ -126,9 +126,9 @@ def test_multi_target_request_asks_under_its_strictest_target(world) -> None:
 
 def test_persistence_spots_never_count_as_workspace_or_home(world) -> None:
     (world["ws"] / ".git" / "hooks").mkdir(parents=True)
-    assert cat(world, world["ws"] / ".git" / "hooks" / "pre-commit") == "other"
-    assert cat(world, world["home"] / ".bashrc") == "other"
-    assert cat(world, world["home"] / ".ssh" / "authorized_keys") == "other"
+    assert cat(world, world["ws"] / ".git" / "hooks" / "pre-commit") == "persistence"
+    assert cat(world, world["home"] / ".bashrc") == "persistence"
+    assert cat(world, world["home"] / ".ssh" / "authorized_keys") == "persistence"
     assert cat(world, world["ws"] / ".github" / "ci.yml") == "fs_write_workspace"
 
 
@@ -146,5 +146,5 @@ def test_home_itself_when_cwd_is_home(world, monkeypatch) -> None:
     # cwd = $HOME: writes under home are workspace writes, except the persistence spots
     result = classify_fs_mutation("write", [world["home"] / "notes.txt", world["home"] / ".profile"],
                                   world["home"], ())
-    assert [t.category for t in result.targets] == ["fs_write_workspace", "other"]
+    assert [t.category for t in result.targets] == ["fs_write_workspace", "persistence"]
     assert os.path.expanduser("~") == str(world["home"])

@@ -102,10 +102,23 @@ async def test_abort_denies_the_pending_approval_of_the_turn(tmp_path: Path):
     await sidecar.close()
 
 
-@pytest.mark.parametrize(("asked", "applied"), [(9, 5), (0, 1), (3, 3)])
-async def test_set_approval_level_clamps_persists_then_applies(tmp_path: Path, asked: int, applied: int):
+@pytest.mark.parametrize("asked", [9, 0, 4.5, 4.0, "3", True])
+async def test_set_approval_level_refuses_anything_but_an_integer_on_the_ladder(tmp_path: Path, asked: object):
     sidecar = SidecarHarness(tmp_path, ScriptedProvider())
-    result = await sidecar.ok("set_approval_level", level=asked)
+    response = await sidecar.request("set_approval_level", level=asked)
+    assert response["ok"] is False
+    error = response["error"]
+    assert error["code"] == "invalid_request" and "level" in error["message"]
+    config = sidecar.runtime.state_dir / "config.json"
+    assert not config.exists() or json.loads(config.read_text()).get("agent", {}).get("approvalLevel", 1) == 1
+    assert sidecar.runtime.gate.level == 1
+    await sidecar.close()
+
+
+@pytest.mark.parametrize("applied", [3, 5])
+async def test_set_approval_level_persists_then_applies(tmp_path: Path, applied: int):
+    sidecar = SidecarHarness(tmp_path, ScriptedProvider())
+    result = await sidecar.ok("set_approval_level", level=applied)
     assert (result["level"], result["previous"]) == (applied, 1)
     stored = json.loads((sidecar.runtime.state_dir / "config.json").read_text())
     assert stored["agent"]["approvalLevel"] == applied

@@ -1,0 +1,97 @@
+"""Who is calling `serve`, and which approvals that caller may answer.
+
+An approval is bound to the turn that asked it. It may be answered by:
+- with an API key configured: any request bearing the key (the key holder is the operator);
+- without one: the client that started the turn — identified by the `X-Atomic-Client`
+  header it sent with the chat request and sends again with the answer (16-128 characters
+  of letters, digits, `._~-`; a client picks a random one) — or the operator's own
+  surface: a request with `X-Atomic-Operator: <token>`, where the token is the content of
+  `<state>/serve/operator-token` (mode 0600, created on first start), readable only by
+  the user the agent runs as.
+
+A turn started without a client id (a plain OpenAI client) can only be answered from the
+operator's surface. `GET /api/approvals` and the event stream show a caller only the
+approvals it may answer.
+"""
+
+from __future__ import annotations
+
+import hmac
+import os
+import re
+import secrets
+from pathlib import Path
+from typing import Any
+
+import attrs
+
+from atomic_agent.plugins.http.error_envelope import ApiError
+
+CLIENT_HEADER = "x-atomic-client"
+OPERATOR_HEADER = "x-atomic-operator"
+TOKEN_DIR = "serve"
+TOKEN_FILE = "operator-token"
+_CLIENT_ID = re.compile(r"\A[A-Za-z0-9._~-]{16,128}\Z")
+
+
+@attrs.frozen
+class Caller:
+    client: str | None  # the X-Atomic-Client id, when sent
+    operator: bool  # the operator token (or the API key) was presented
+
+
+def operator_token_path(state_dir: Path) -> Path:
+    return state_dir / TOKEN_DIR / TOKEN_FILE
+
+
+def ensure_operator_token(state_dir: Path) -> str:
+    """The operator token, created (0600, in a 0700 dir) when missing."""
+    path = operator_token_path(state_dir)
+    path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+    try:
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
+    except FileExistsError:
+        token = path.read_text(encoding="ascii").strip()
+        if len(token) >= 32:
+            return token
+        path.unlink()
+        return ensure_operator_token(state_dir)
+    token = secrets.token_hex(32)
+    with os.fdopen(fd, "w", encoding="ascii") as handle:
+        handle.write(token + "\n")
+    return token
+
+
+def caller_of(request: Any, settings: Any) -> Caller:
+    raw = request.headers.get(CLIENT_HEADER)
+    client = None
+    if raw is not None:
+        raw = raw.strip()
+        if not _CLIENT_ID.match(raw):
+            raise ApiError(400, f"{CLIENT_HEADER} must be 16-128 characters of letters, digits and ._~- (pick a random "
+                           "id per client and send it with every request)", code="invalid_client_id")
+        client = raw
+    if settings.api_key:
+        return Caller(client, True)  # BearerAuth let it in: the key holder is the operator
+    given = request.headers.get(OPERATOR_HEADER)
+    token = settings.operator_token
+    operator = bool(given and token and hmac.compare_digest(given.strip().encode(), token.encode()))
+    if given and not operator:
+        raise ApiError(403, f"the {OPERATOR_HEADER} token is not valid", code="invalid_operator_token")
+    return Caller(client, operator)
+
+
+def may_answer(caller: Caller, ctx: Any, event: dict[str, Any]) -> bool:
+    """Whether `caller` may see and answer the approval `event` (approval_request/resolved)."""
+    if caller.operator:
+        return True
+    turn = ctx.turns.get(event.get("turnId") or "")
+    return turn is not None and turn.client is not None and caller.client is not None and \
+        hmac.compare_digest(turn.client, caller.client)
+
+
+def visible(caller: Caller, ctx: Any, event: dict[str, Any]) -> bool:
+    """Approval events are shown only to who may answer them; other events to everyone."""
+    if event.get("type") in ("approval_request", "approval_resolved"):
+        return may_answer(caller, ctx, event)
+    return True
