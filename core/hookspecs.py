@@ -12,7 +12,7 @@ the only way a plugin reaches the runtime; plugins import nothing but ``atomic_a
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Awaitable, Iterable
 from typing import TYPE_CHECKING
 
 from atomic_agent.hook_markers import hookspec
@@ -70,6 +70,11 @@ def register_tools(runtime: RuntimeView) -> Iterable[ToolSpec]:
     full schemas in the stable prefix, rare ones a line under ``# extras``), approval
     category (None for tools that never ask) and an async ``run(args, ctx)``.
     Names must be unique across all plugins.
+
+    Tools that come and go while the runtime runs (an MCP server connects, changes its
+    catalog) are not returned here: the plugin replaces its *live group* at any time with
+    ``runtime.service("tool_registry").set_live_tools(plugin_name, specs)``, and the next
+    step's stable prefix and grammar are rebuilt from the live set.
     """
 
 
@@ -133,11 +138,16 @@ def report_doctor_findings(state_dir: Path) -> Iterable[DoctorFinding]:
 
 
 @hookspec
-def runtime_started(runtime: RuntimeView) -> None:
+def runtime_started(runtime: RuntimeView) -> Awaitable[None] | None:
     """The runtime finished bootstrapping (tools, providers and memory are wired).
 
     Called once, in plugin-name order; a raising implementation is reported and does not
-    stop the others. Returns nothing.
+    stop the others. Returns nothing, or an awaitable for work that needs the event loop
+    (connecting to external servers): ``create_runtime`` awaits every returned awaitable,
+    concurrently, before it hands the runtime out, so tools such work registers with
+    ``runtime.service("tool_registry").set_live_tools(...)`` are in the first prompt. A
+    failing awaitable is reported naming its plugin. A plugin may publish an object other
+    plugins and hosts reach by name with ``runtime.provide_service(name, value)``.
     """
 
 
@@ -147,5 +157,6 @@ def runtime_stopping(runtime: RuntimeView) -> None:
 
     Called once, in plugin-name order, before durable writes are flushed; release
     resources here. A raising implementation is reported and does not stop the others.
-    Returns nothing.
+    Returns nothing, or an awaitable (closing connections); the runtime awaits them all
+    before it closes its provider, so a plugin still draining LLM calls can finish.
     """

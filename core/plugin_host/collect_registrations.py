@@ -6,8 +6,10 @@ attributed to the plugin that returned it and a duplicate can name both plugins.
 
 from __future__ import annotations
 
+import asyncio
+import inspect
 import sys
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from typing import Any, TypeVar
 
 import attrs
@@ -88,12 +90,44 @@ def call_each_plugin(host: PluginHost, hook_name: str, **kwargs: Any) -> list[Pl
     return answers
 
 
-def call_lifecycle(host: PluginHost, hook_name: str, **kwargs: Any) -> None:
-    """Call a lifecycle hook on every plugin in name order; one failure never stops the rest."""
+def call_lifecycle(host: PluginHost, hook_name: str, **kwargs: Any) -> list[tuple[str, Awaitable[Any]]]:
+    """Call a lifecycle hook on every plugin in name order; one failure never stops the rest.
+
+    An implementation may return an awaitable (work that needs the event loop: connecting
+    to servers, closing them); those come back as (plugin, awaitable) pairs for the caller
+    to await with `await_lifecycle`.
+    """
     caller = getattr(host.pm.hook, hook_name)
+    pending: list[tuple[str, Awaitable[Any]]] = []
     for impl in sorted(caller.get_hookimpls(), key=lambda i: i.plugin_name):
         try:
-            impl.function(**{arg: kwargs[arg] for arg in impl.argnames})
+            value = impl.function(**{arg: kwargs[arg] for arg in impl.argnames})
         except Exception as exc:
             print(f"atomic-agent: plugin {impl.plugin_name!r} raised in {hook_name}: "
                   f"{type(exc).__name__}: {exc}", file=sys.stderr)
+            continue
+        if inspect.isawaitable(value):
+            pending.append((impl.plugin_name, value))
+    return pending
+
+
+async def await_lifecycle(hook_name: str, pending: list[tuple[str, Awaitable[Any]]]) -> None:
+    """Await what lifecycle implementations returned, concurrently; a failure is reported
+    naming its plugin and never stops the others."""
+    if not pending:
+        return
+    results = await asyncio.gather(*(aw for _, aw in pending), return_exceptions=True)
+    for (plugin, _), result in zip(pending, results):
+        if isinstance(result, Exception):
+            print(f"atomic-agent: plugin {plugin!r} failed in {hook_name}: {type(result).__name__}: {result}",
+                  file=sys.stderr)
+
+
+def discard_lifecycle(pending: list[tuple[str, Awaitable[Any]]]) -> None:
+    """Drop awaitables nobody will await (a runtime that was never started), without warnings."""
+    for _, value in pending:
+        close = getattr(value, "close", None)
+        if inspect.iscoroutine(value) and close is not None:
+            close()
+        elif isinstance(value, asyncio.Future):
+            value.cancel()

@@ -17,7 +17,8 @@ from atomic_agent.agent.agent_loop import TurnResult
 from atomic_agent.approval.approval_audit import ApprovalAuditLog, audit_path
 from atomic_agent.approval.approval_gate import ApprovalGate, AskHost
 from atomic_agent.config.app_config import AppConfig
-from atomic_agent.plugin_host.collect_registrations import call_lifecycle, collect_records
+from atomic_agent.plugin_host.collect_registrations import (await_lifecycle, call_lifecycle, collect_records,
+                                                            discard_lifecycle)
 from atomic_agent.plugin_host.plugin_host import PluginHost
 from atomic_agent.records.approval_category import ApprovalCategory
 from atomic_agent.metrics.metrics_registry import MetricsRegistry
@@ -25,7 +26,7 @@ from atomic_agent.prompt.estimate_tokens import estimate_tokens
 from atomic_agent.records.memory_phase import MemoryPhase, PromptSection, TurnStart, fit_sections
 from atomic_agent.records.tool_spec import ToolSpec
 from atomic_agent.runtime.boot_context import BootContext
-from atomic_agent.runtime.prompt_plan import PromptPlan, plan_prompt
+from atomic_agent.runtime.prompt_plan import PromptPlan, plan_prompt, with_current_tools
 from atomic_agent.runtime.provider_selection import build_runtime_provider
 from atomic_agent.runtime.tool_choice import check_tool_choice
 from atomic_agent.runtime.turn_execution import execute_turn
@@ -78,7 +79,14 @@ class Runtime:
         self.compactor = SessionCompactor(self)  # issue 5 item 8: one shared compaction per session
         self._services.update({"approval_gate": self.gate, "tool_registry": self.registry,
                                "turn_controller": self.turns})
-        call_lifecycle(self.host, "runtime_started", runtime=self)
+        self._startup = call_lifecycle(self.host, "runtime_started", runtime=self)
+
+    async def start(self) -> None:
+        """Await the work `runtime_started` implementations handed back (e.g. connecting MCP
+        servers, whose tools must be registered before the first prompt); `create_runtime`
+        calls it. Idempotent."""
+        pending, self._startup = self._startup, []
+        await await_lifecycle("runtime_started", pending)
 
     # -- RuntimeView ----------------------------------------------------------------------
     @property
@@ -88,6 +96,13 @@ class Runtime:
     @property
     def state_dir(self) -> Path:
         return self.boot.state_dir
+
+    def provide_service(self, name: str, value: Any) -> None:
+        """Publish a plugin's shared object (e.g. the MCP manager as "mcp") for other plugins
+        and hosts to reach through `service(name)`. A name can be provided once."""
+        if name in self._services or name in ("sessions", "embeddings"):
+            raise ValueError(f"service {name!r} is already provided")
+        self._services[name] = value
 
     def service(self, name: str) -> Any:
         if name == "sessions":
@@ -144,6 +159,8 @@ class Runtime:
         """Profile, grammar, n_ctx and template env; asks the provider once (server facts)."""
         if self._plan is None or refresh:
             self._plan = await plan_prompt(self.provider, self.registry, self.config, self.state_dir, self.environ)
+        elif self._plan.tools_generation != self.registry.generation:  # a live tool group changed
+            self._plan = with_current_tools(self._plan)
         return self._plan
 
     def trace_for(self, session_id: str) -> TraceRecorder:
@@ -281,7 +298,9 @@ class Runtime:
             await self._lifecycle.close()
         if self._background:
             await asyncio.gather(*self._background, return_exceptions=True)
-        call_lifecycle(self.host, "runtime_stopping", runtime=self)
+        discard_lifecycle(self._startup)
+        self._startup = []
+        await await_lifecycle("runtime_stopping", call_lifecycle(self.host, "runtime_stopping", runtime=self))
         try:
             from atomic_agent.metrics.metrics_file import flush_metrics
 
@@ -302,4 +321,6 @@ async def create_runtime(state_dir: str | Path | None = None, *, provider: Any =
     from atomic_agent.runtime.boot_context import boot
 
     ctx = boot_context or boot(state_dir)
-    return Runtime(ctx, provider=provider, ask=ask, environ=environ)
+    runtime = Runtime(ctx, provider=provider, ask=ask, environ=environ)
+    await runtime.start()
+    return runtime

@@ -21,3 +21,7 @@ class RuntimeView(Protocol):
     def service(self, name: str) -> Any:
         """A shared service by name (e.g. "sessions", "approval_gate"); KeyError if absent."""
         ...
+
+    def provide_service(self, name: str, value: Any) -> None:
+        """Publish a shared object under `name` (once per name), e.g. from `runtime_started`."""
+        ...

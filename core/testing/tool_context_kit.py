@@ -26,6 +26,11 @@ class TestRuntimeView:
     def service(self, name: str) -> Any:
         return self.services[name]
 
+    def provide_service(self, name: str, value: Any) -> None:
+        if name in self.services:
+            raise ValueError(f"service {name!r} is already provided")
+        self.services[name] = value
+
 
 def make_runtime_view(state_dir: Path, services: Mapping[str, Any] | None = None) -> TestRuntimeView:
     from atomic_agent.config.config_file import load_config
