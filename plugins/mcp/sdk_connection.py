@@ -58,6 +58,7 @@ class SdkConnection:
         self._owner: asyncio.Task[None] | None = None
         self._ready = asyncio.Event()
         self._stop = asyncio.Event()
+        self._lost = asyncio.Event()  # the transport's read side ended (the server went away)
         self.closed = asyncio.Event()
         self.failure: str | None = None  # why the connection ended or never came up
         self.server_info: str | None = None
@@ -106,6 +107,7 @@ class SdkConnection:
         try:
             async with contextlib.AsyncExitStack() as stack:
                 read, write = await stack.enter_async_context(self._transport())
+                read = _EndOfStreamWatch(read, self._lost.set)
                 callback = self._sampling_callback if self._on_sampling is not None else None
                 session = ClientSession(read, write, sampling_callback=callback, message_handler=self._on_message,
                                         client_info=_client_info())
@@ -118,7 +120,15 @@ class SdkConnection:
                                      "prompts": caps.prompts is not None}
                 self._session = session
                 self._ready.set()
-                await self._stop.wait()
+                stop = asyncio.ensure_future(self._stop.wait())
+                lost = asyncio.ensure_future(self._lost.wait())
+                try:
+                    await asyncio.wait({stop, lost}, return_when=asyncio.FIRST_COMPLETED)
+                finally:
+                    stop.cancel()
+                    lost.cancel()
+                if self._lost.is_set() and not self._stop.is_set() and self.failure is None:
+                    self.failure = "the server closed the connection (for a stdio server: the process exited)"
         except asyncio.CancelledError:
             if self.failure is None:
                 self.failure = "cancelled"
@@ -227,6 +237,46 @@ class SdkConnection:
         root = getattr(message, "root", message)
         if isinstance(root, types.ToolListChangedNotification) and self._on_tools_changed is not None:
             self._on_tools_changed()  # schedules a refresh; never awaits a request from inside the dispatcher
+
+
+class _EndOfStreamWatch:
+    """The transport's read stream, telling the connection when it ends (EOF or closed)."""
+
+    def __init__(self, inner: Any, on_end: Callable[[], None]) -> None:
+        self._inner = inner
+        self._on_end = on_end
+
+    def __getattr__(self, name: str) -> Any:  # last_context and friends
+        return getattr(self._inner, name)
+
+    async def __aenter__(self) -> _EndOfStreamWatch:
+        await self._inner.__aenter__()
+        return self
+
+    async def __aexit__(self, *exc: Any) -> Any:
+        self._on_end()
+        return await self._inner.__aexit__(*exc)
+
+    def __aiter__(self) -> _EndOfStreamWatch:
+        return self
+
+    async def __anext__(self) -> Any:
+        try:
+            return await self._inner.__anext__()
+        except BaseException:
+            self._on_end()
+            raise
+
+    async def receive(self) -> Any:
+        try:
+            return await self._inner.receive()
+        except BaseException:
+            self._on_end()
+            raise
+
+    async def aclose(self) -> None:
+        self._on_end()
+        await self._inner.aclose()
 
 
 def _client_info() -> Any:
