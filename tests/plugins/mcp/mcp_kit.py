@@ -53,11 +53,12 @@ def mcp_host() -> Any:
 
 
 async def mcp_runtime(state: Path, servers: list[dict[str, Any]], script: list[Any] | None = None, *,
-                      ask: Any = None, provider: Any = None, host: Any = None, **mcp_extra: Any) -> Any:
+                      ask: Any = None, provider: Any = None, host: Any = None,
+                      environ: dict[str, str] | None = None, **mcp_extra: Any) -> Any:
     write_config(state, servers, **mcp_extra)
     ctx = boot(state, environ={}, host=host or mcp_host())
     return await create_runtime(boot_context=ctx, provider=provider or ScriptedProvider(script or []), ask=ask,
-                                environ={"PATH": "/usr/bin:/bin"})
+                                environ=environ or {"PATH": "/usr/bin:/bin"})
 
 
 def free_port() -> int:
