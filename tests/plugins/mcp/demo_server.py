@@ -32,6 +32,12 @@ def echo(text: str) -> str:
     return f"echo: {text}"
 
 
+@app.tool(description="Answer pong (no arguments).", annotations=ToolAnnotations(readOnlyHint=True))
+def ping() -> str:
+    _mark("ping")
+    return "pong"
+
+
 @app.tool(description="Add two integers.", annotations=ToolAnnotations(readOnlyHint=True))
 def add(a: int, b: int) -> int:
     return a + b

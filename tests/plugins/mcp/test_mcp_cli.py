@@ -35,12 +35,12 @@ def _claude_json(name: str = "demo", **env: str) -> str:
 def test_add_persists_connects_and_list_reports_status_and_tool_count(cli) -> None:
     added = cli("mcp", "add", _claude_json())
     assert added.returncode == 0, added.stderr
-    assert "added demo (stdio, trust approval_gated)" in added.stdout and "demo: up, 9 tool(s) accepted" in added.stdout
+    assert "added demo (stdio, trust approval_gated)" in added.stdout and "demo: up, 10 tool(s) accepted" in added.stdout
     saved = json.loads((cli.state / "config.json").read_text())["mcp"]["servers"]
     assert [(s["name"], s["transport"]["command"], s["transport"]["args"], s["trust"]) for s in saved] == \
         [("demo", sys.executable, [str(DEMO_SERVER)], "approval_gated")]
     listed = json.loads(cli("mcp", "list", "--json").stdout)
-    assert [(s["name"], s["status"], s["toolCount"], s["drifted"]) for s in listed] == [("demo", "up", 9, [])]
+    assert [(s["name"], s["status"], s["toolCount"], s["drifted"]) for s in listed] == [("demo", "up", 10, [])]
     again = cli("mcp", "add", _claude_json())
     assert again.returncode == 2 and "already configured" in again.stderr
 
@@ -75,7 +75,7 @@ def test_drifted_tool_is_disabled_listed_and_re_enabled_by_approve(cli) -> None:
     doctor = cli("doctor", extra_env={"ATOMIC_AGENT_PLUGINS": "mcp,doctor_cli"})
     assert "mcp demo tool definitions" in doctor.stdout + doctor.stderr
     approved = cli("mcp", "approve", "demo", "echo")
-    assert approved.returncode == 0 and "approved 1 tool definition(s) of demo; 9 tool(s) enabled" in approved.stdout
+    assert approved.returncode == 0 and "approved 1 tool definition(s) of demo; 10 tool(s) enabled" in approved.stdout
     assert cli("mcp", "call", "demo", "echo", "--args", '{"text": "x"}').stdout.strip() == "echo: x"
 
 
