@@ -143,6 +143,18 @@ class McpManager:
         self.drift.forget(server.name)
         return await self.add_live(server)
 
+    async def add_servers_from_json(self, definition: str | Mapping[str, Any], name: str | None = None,
+                                    replace: bool = False) -> list[ServerStatus]:
+        """What hosts (sidecar, serve) call: the JSON `mcp add` takes, as text or an object.
+        ValueError (with the reason) for a definition that is not usable."""
+        import json
+
+        from atomic_agent.plugins.mcp.pasted_config import parse_pasted_servers
+
+        text = definition if isinstance(definition, str) else json.dumps(definition)
+        servers = parse_pasted_servers(text, name)
+        return [await self.add_server(server, replace=replace) for server in servers]
+
     async def remove_server(self, name: str) -> bool:
         """`mcp remove` in a running host: persist first, then disconnect live; False when unknown."""
         if self.persistence is None:
