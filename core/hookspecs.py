@@ -22,7 +22,7 @@ runtime; plugins import nothing but ``atomic_agent.api``. Which services exist w
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Awaitable, Iterable
 from typing import TYPE_CHECKING
 
 from atomic_agent.hook_markers import hookspec
@@ -101,6 +101,11 @@ def register_tools(runtime: RuntimeView) -> Iterable[ToolSpec]:
     how the batch executor may run it), tier (frequent tools get full schemas in the stable
     prefix, rare ones a line under ``# extras``), approval category (None for tools that
     never ask) and an async ``run(args, ctx)``. Names must be unique across all plugins.
+
+    Tools that come and go while the runtime runs (an MCP server connects, changes its
+    catalog) are not returned here: the plugin replaces its *live group* at any time with
+    ``runtime.service("tool_registry").set_live_tools(plugin_name, specs)``, and the next
+    step's stable prefix and grammar are rebuilt from the live set.
     """
 
 
@@ -177,23 +182,30 @@ def report_doctor_findings(state_dir: Path) -> Iterable[DoctorFinding]:
 
 
 @hookspec
-def runtime_started(runtime: RuntimeView) -> None:
+def runtime_started(runtime: RuntimeView) -> Awaitable[None] | None:
     """The runtime finished bootstrapping (services, gate, tools, memory phases and
     channel specs are wired; the provider is built lazily at the first model call).
 
     Called once per runtime, at the end of its construction, in plugin-name order, before
     any channel starts; receives the runtime view (every service is there). A raising
-    implementation is reported and does not stop the others. Returns nothing.
+    implementation is reported and does not stop the others. Returns nothing, or an
+    awaitable for work that needs the event loop (connecting to external servers):
+    ``create_runtime`` awaits every returned awaitable, concurrently, before it starts the
+    channels and hands the runtime out, so tools such work registers with
+    ``runtime.service("tool_registry").set_live_tools(...)`` are in the first prompt. A
+    failing awaitable is reported naming its plugin.
     """
 
 
 @hookspec
-def runtime_stopping(runtime: RuntimeView) -> None:
+def runtime_stopping(runtime: RuntimeView) -> Awaitable[None] | None:
     """The runtime is about to close its stores and providers.
 
     Called once per runtime from ``close()``, in plugin-name order, after the channels and
     the consolidation tick stopped and the running turns ended, before the services
     plugins provide are closed (so they can still be used here) and before the sessions
-    store closes; flush and release resources here. Receives the runtime view. A raising
-    implementation is reported and does not stop the others. Returns nothing.
+    store and the provider close; flush and release resources here. Receives the runtime
+    view. A raising implementation is reported and does not stop the others. Returns
+    nothing, or an awaitable (closing connections): the runtime awaits them all before it
+    closes services and the provider, so a plugin still draining model calls can finish.
     """

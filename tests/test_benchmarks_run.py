@@ -14,6 +14,7 @@ BENCHMARKS = Path(__file__).resolve().parent.parent / "benchmarks"
 SMALL_RUNS = {
     "fs_read_batch.py": ["--lines", "200", "--rounds", "1"],
     "fallback_overhead.py": ["--calls", "50"],
+    "mcp_client.py": ["--servers", "1", "--calls", "5"],
     "turn_admission.py": ["--admissions", "20", "--sessions", "3", "--steers-per-session", "2"],
     "security_checks.py": ["--rounds", "20"],
 }

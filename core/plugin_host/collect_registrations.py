@@ -6,8 +6,10 @@ attributed to the plugin that returned it and a duplicate can name both plugins.
 
 from __future__ import annotations
 
+import asyncio
+import inspect
 import sys
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from typing import Any, TypeVar
 
 import attrs
@@ -104,23 +106,53 @@ def call_each_plugin(host: PluginHost, hook_name: str, **kwargs: Any) -> list[Pl
 
 
 def call_each(host: PluginHost, hook_name: str, *, undo: Callable[[], Callable[[], None]] | None = None,
-              **kwargs: Any) -> None:
-    """Call a hook that returns nothing on every plugin in name order; one failure never
-    stops the rest, and the failing plugin is reported (stderr and its `plugins` row).
+              **kwargs: Any) -> list[tuple[str, Awaitable[Any]]]:
+    """Call a hook on every plugin in name order; one failure never stops the rest, and the
+    failing plugin is reported (stderr and its `plugins` row).
 
     `undo`, when given, is called before each plugin and returns what rolls back that
-    plugin's partial effect should it raise (e.g. the commands it added before failing)."""
+    plugin's partial effect should it raise (e.g. the commands it added before failing).
+    An implementation may return an awaitable (work that needs the event loop: connecting
+    to servers, closing them); those come back as (plugin, awaitable) pairs for the caller
+    to await with `await_lifecycle`."""
     caller = getattr(host.pm.hook, hook_name)
+    pending: list[tuple[str, Awaitable[Any]]] = []
     for impl in sorted(caller.get_hookimpls(), key=lambda i: i.plugin_name):
         rollback = undo() if undo is not None else None
         try:
-            impl.function(**{arg: kwargs[arg] for arg in impl.argnames})
+            value = impl.function(**{arg: kwargs[arg] for arg in impl.argnames})
         except Exception as exc:
             if rollback is not None:
                 rollback()
             report_failure(host, impl.plugin_name, hook_name, exc, "was skipped there")
+            continue
+        if inspect.isawaitable(value):
+            pending.append((impl.plugin_name, value))
+    return pending
 
 
-def call_lifecycle(host: PluginHost, hook_name: str, **kwargs: Any) -> None:
-    """`runtime_started` / `runtime_stopping` on every plugin in name order (see call_each)."""
-    call_each(host, hook_name, **kwargs)
+def call_lifecycle(host: PluginHost, hook_name: str, **kwargs: Any) -> list[tuple[str, Awaitable[Any]]]:
+    """`runtime_started` / `runtime_stopping` on every plugin in name order (see call_each);
+    the awaitables they returned, for `await_lifecycle`."""
+    return call_each(host, hook_name, **kwargs)
+
+
+async def await_lifecycle(host: PluginHost, hook_name: str, pending: list[tuple[str, Awaitable[Any]]]) -> None:
+    """Await what lifecycle implementations returned, concurrently; a failure is reported
+    naming its plugin and never stops the others."""
+    if not pending:
+        return
+    results = await asyncio.gather(*(aw for _, aw in pending), return_exceptions=True)
+    for (plugin, _), result in zip(pending, results):
+        if isinstance(result, Exception):
+            report_failure(host, plugin, hook_name, result, "its work there was lost")
+
+
+def discard_lifecycle(pending: list[tuple[str, Awaitable[Any]]]) -> None:
+    """Drop awaitables nobody will await (a runtime that was never started), without warnings."""
+    for _, value in pending:
+        close = getattr(value, "close", None)
+        if inspect.iscoroutine(value) and close is not None:
+            close()
+        elif isinstance(value, asyncio.Future):
+            value.cancel()

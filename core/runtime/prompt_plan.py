@@ -31,6 +31,7 @@ class PromptPlan:
     max_calls: int
     temperature: float = 0.2
     seed: int | None = None
+    tools_generation: int = 0  # the registry generation the grammar and prefixes were built from
     _prefixes: dict[Path, str] = attrs.field(factory=dict)
 
     def stable_prefix_for(self, working_dir: Path) -> str:
@@ -39,6 +40,15 @@ class PromptPlan:
             self._prefixes[working_dir] = build_stable_prefix(self.env, self.registry, default_capabilities(working_dir),
                                                               max_calls=self.max_calls)
         return self._prefixes[working_dir]
+
+
+def with_current_tools(plan: PromptPlan) -> PromptPlan:
+    """The plan rebuilt for the registry's current tool set (a live group changed): the same
+    profile and server facts, a new tool-name alternation and fresh stable prefixes."""
+    registry = plan.registry
+    grammar = None if plan.grammar is None else build_tool_call_grammar(registry.names(), plan.profile,
+                                                                         plan.max_calls)
+    return attrs.evolve(plan, grammar=grammar, tools_generation=registry.generation, prefixes={})
 
 
 async def plan_prompt(provider: Any, registry: ToolRegistry, config: AppConfig, env: Any,
@@ -53,5 +63,5 @@ async def plan_prompt(provider: Any, registry: ToolRegistry, config: AppConfig, 
     seed = environ.get(SEED_ENV)
     return PromptPlan(profile=profile, grammar=grammar, n_ctx=n_ctx, n_predict=int(getattr(provider, "max_tokens", 512)),
                       env=env, registry=registry, max_calls=max_calls,
-                      temperature=float(getattr(provider, "temperature", 0.2)),
+                      temperature=float(getattr(provider, "temperature", 0.2)), tools_generation=registry.generation,
                       seed=int(seed) if seed and seed.lstrip("-").isdigit() else None)

@@ -17,7 +17,8 @@ from atomic_agent.agent.agent_loop import TurnResult
 from atomic_agent.approval.approval_audit import ApprovalAuditLog, audit_path
 from atomic_agent.approval.approval_gate import ApprovalGate, AskHost
 from atomic_agent.config.app_config import AppConfig
-from atomic_agent.plugin_host.collect_registrations import call_lifecycle, collect_records
+from atomic_agent.plugin_host.collect_registrations import (await_lifecycle, call_lifecycle, collect_records,
+                                                            discard_lifecycle)
 from atomic_agent.plugin_host.plugin_host import PluginHost
 from atomic_agent.prompt.prompt_assets import PromptAssets
 from atomic_agent.records.approval_category import ApprovalCategory
@@ -29,7 +30,7 @@ from atomic_agent.records.channel_spec import ChannelSpec
 from atomic_agent.runtime.boot_context import BootContext
 from atomic_agent.runtime.channel_runner import ChannelRunner
 from atomic_agent.runtime.consolidation_tick import ConsolidationTick
-from atomic_agent.runtime.prompt_plan import PromptPlan, plan_prompt
+from atomic_agent.runtime.prompt_plan import PromptPlan, plan_prompt, with_current_tools
 from atomic_agent.runtime.provider_selection import build_runtime_provider
 from atomic_agent.runtime.tool_choice import check_tool_choice
 from atomic_agent.runtime.turn_execution import execute_turn
@@ -95,14 +96,18 @@ class Runtime:
         self._started = False
         self.inbox = SteeringInbox()
         self.compactor = SessionCompactor(self)  # issue 5 item 8: one shared compaction per session
-        call_lifecycle(self.host, "runtime_started", runtime=self)
+        self._startup = call_lifecycle(self.host, "runtime_started", runtime=self)
 
     async def start(self) -> None:
-        """Start what runs beside the turns: the channels (after `runtime_started`) and the
-        consolidation tick. `create_runtime` calls it; calling it again does nothing."""
+        """Await the work `runtime_started` implementations handed back (e.g. connecting MCP
+        servers, whose tools must be in the first prompt), then start what runs beside the
+        turns: the channels and the consolidation tick. `create_runtime` calls it; calling it
+        again does nothing."""
         if self._started:
             return
         self._started = True
+        pending, self._startup = self._startup, []
+        await await_lifecycle(self.host, "runtime_started", pending)
         await self.channels.start_all(self)
         self.consolidation.start()
 
@@ -168,6 +173,8 @@ class Runtime:
         if self._plan is None or refresh:
             self._plan = await plan_prompt(self.provider, self.registry, self.config, self.prompt_assets.env(),
                                            self.environ)
+        elif self._plan.tools_generation != self.registry.generation:  # a live tool group changed
+            self._plan = with_current_tools(self._plan)
         return self._plan
 
     def trace_for(self, session_id: str) -> TraceRecorder:
@@ -338,7 +345,10 @@ class Runtime:
             await self._lifecycle.close()
         if self._background:
             await asyncio.gather(*self._background, return_exceptions=True)
-        call_lifecycle(self.host, "runtime_stopping", runtime=self)
+        discard_lifecycle(self._startup)
+        self._startup = []
+        await await_lifecycle(self.host, "runtime_stopping",
+                              call_lifecycle(self.host, "runtime_stopping", runtime=self))
         await self.plugin_services.close()
         if self._provider is not None:
             await self._provider.close()

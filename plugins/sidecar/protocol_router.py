@@ -15,6 +15,7 @@ from typing import Any
 
 from atomic_agent.plugins.sidecar.approval_requests import APPROVAL_HANDLERS
 from atomic_agent.plugins.sidecar.lifecycle_requests import LIFECYCLE_HANDLERS
+from atomic_agent.plugins.sidecar.mcp_requests import MCP_HANDLERS
 from atomic_agent.plugins.sidecar.line_reader import LineTooLong
 from atomic_agent.plugins.sidecar.protocol_messages import ProtocolError, error_response, ok_response
 from atomic_agent.plugins.sidecar.protocol_schema import REQUEST_TYPES, request_problem
@@ -22,7 +23,8 @@ from atomic_agent.plugins.sidecar.session_requests import SESSION_HANDLERS
 from atomic_agent.plugins.sidecar.turn_requests import TURN_HANDLERS
 
 Handler = Callable[[Any, dict[str, Any]], Awaitable[dict[str, Any]]]
-HANDLERS: dict[str, Handler] = {**LIFECYCLE_HANDLERS, **SESSION_HANDLERS, **TURN_HANDLERS, **APPROVAL_HANDLERS}
+HANDLERS: dict[str, Handler] = {**LIFECYCLE_HANDLERS, **SESSION_HANDLERS, **TURN_HANDLERS, **APPROVAL_HANDLERS,
+                               **MCP_HANDLERS}
 assert set(HANDLERS) == set(REQUEST_TYPES), "every published request type has exactly one handler"
 
 

@@ -1,0 +1,82 @@
+"""The MCP client: tools, resources and prompts of external MCP servers in the agent loop.
+
+atomic-agent consumes MCP servers and never serves MCP itself. The `mcp` SDK is imported
+by `sdk_connection` only; everything else works on this plugin's records. The manager is
+provided as the service "mcp" (for hosts: sidecar, serve) and
+connects the configured servers before the first prompt; their tools are the registry's
+live group `mcp`, so adding or removing a server while the runtime runs rebuilds the
+next step's prompt and grammar.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Any
+
+from atomic_agent.api import hookimpl
+
+SERVICE = "mcp"
+
+
+@hookimpl
+def register_config_blocks() -> Iterable[Any]:
+    from atomic_agent.api import ConfigBlock
+
+    from .server_config import MCP_BLOCK, McpConfig
+
+    return [ConfigBlock(key=MCP_BLOCK, cls=McpConfig)]
+
+
+@hookimpl
+def register_services() -> Iterable[Any]:
+    from atomic_agent.api import ServiceSpec
+
+    return [ServiceSpec(SERVICE, _build_manager, close=lambda manager: manager.close(),
+                        summary="the MCP servers this runtime is connected to (add, remove, call)")]
+
+
+@hookimpl
+def runtime_started(runtime: Any) -> Any:
+    from .server_config import mcp_config
+
+    servers = mcp_config(runtime).servers
+    if not servers:
+        return None  # no servers: nothing to connect, no tools, prompt unchanged
+    return runtime.service(SERVICE).start(servers)
+
+
+def _build_manager(runtime: Any) -> Any:
+    from .sampling_forwarder import SamplingForwarder
+    from .server_config import mcp_config
+    from .server_manager import McpManager
+
+    cfg = mcp_config(runtime)
+    return McpManager(registry=runtime.service("tool_registry"), state_dir=runtime.state_dir,
+                      environ=getattr(runtime, "environ", None),
+                      sampling=SamplingForwarder(runtime, cfg.sampling) if cfg.sampling.enabled else None,
+                      max_result_chars=cfg.max_result_chars, persistence=_persistence(runtime))
+
+
+def _persistence(runtime: Any) -> Any:
+    from .config_persistence import ConfigPersistence
+
+    boot = getattr(runtime, "boot", None)
+    path = getattr(runtime.config, "path", None)
+    if boot is None or path is None:
+        return None
+    return ConfigPersistence(path, boot.config_blocks)
+
+
+@hookimpl
+def register_commands(app: Any) -> None:
+    from .mcp_commands import mcp_app
+
+    app.add_typer(mcp_app, name="mcp", help="MCP servers: list, add, remove, approve drifted tools, call a tool.")
+
+
+@hookimpl
+def report_doctor_findings(state_dir: Path) -> Iterable[Any]:
+    from .doctor_findings import mcp_findings
+
+    return mcp_findings(state_dir)

@@ -1,0 +1,122 @@
+"""Tool-definition drift: what the operator accepted of each server's catalog, and which
+tools changed since.
+
+A tool's fingerprint is a hash of its name, description and input schema. The first time
+a server's catalog is seen (the operator just added it) every tool is accepted as it is.
+From then on a tool whose fingerprint differs from the accepted one is *drifted*: it is
+held back (not registered, so the model never sees the new text) and reported by
+`mcp list`, `doctor` and an event on sidecar/serve until `atomic-agent mcp approve SERVER
+[TOOL]` accepts the new definition. A server could otherwise swap a harmless description
+for a prompt injection after it was trusted. A tool the server adds later is accepted on
+first sight (it was never trusted in another shape); a tool it drops keeps its record.
+
+Stored in `<state>/mcp/tool-fingerprints.json`, written atomically.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import time
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+from typing import Any
+
+from atomic_agent.plugins.mcp.mcp_records import ToolMeta
+
+FILE_NAME = "tool-fingerprints.json"
+
+
+def store_path(state_dir: Path) -> Path:
+    return state_dir / "mcp" / FILE_NAME
+
+
+def fingerprint(tool: ToolMeta) -> str:
+    canonical = json.dumps({"name": tool.name, "description": tool.description,
+                            "inputSchema": tool.input_schema}, sort_keys=True, separators=(",", ":"),
+                           ensure_ascii=False, default=str)
+    return "sha256:" + hashlib.sha256(canonical.encode("utf-8")).hexdigest()
+
+
+class DriftStore:
+    def __init__(self, state_dir: Path) -> None:
+        self.path = store_path(state_dir)
+
+    # -- file ----------------------------------------------------------------------------------
+    def _load(self) -> dict[str, Any]:
+        try:
+            data = json.loads(self.path.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            return {"version": 1, "servers": {}}
+        if not isinstance(data, dict) or not isinstance(data.get("servers"), dict):
+            return {"version": 1, "servers": {}}
+        return data
+
+    def _save(self, data: dict[str, Any]) -> None:
+        from atomic_agent.api import write_atomic
+
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        write_atomic(self.path, json.dumps(data, indent=2, sort_keys=True) + "\n")
+
+    # -- decisions -----------------------------------------------------------------------------
+    def judge(self, server: str, tools: Sequence[ToolMeta]) -> tuple[list[ToolMeta], list[ToolMeta]]:
+        """Split `tools` into (accepted, drifted), recording first sightings and new drift."""
+        data = self._load()
+        record = data["servers"].get(server)
+        changed = False
+        if not isinstance(record, dict):
+            record = {"approved": {}, "drifted": {}}
+            data["servers"][server] = record
+            changed = True
+        approved: dict[str, str] = record.setdefault("approved", {})
+        drifted: dict[str, Any] = record.setdefault("drifted", {})
+        accepted, held = [], []
+        for tool in tools:
+            current = fingerprint(tool)
+            known = approved.get(tool.name)
+            if known is None:
+                approved[tool.name] = current
+                changed = True
+                accepted.append(tool)
+            elif known == current:
+                if tool.name in drifted:  # the server changed it back
+                    del drifted[tool.name]
+                    changed = True
+                accepted.append(tool)
+            else:
+                held.append(tool)
+                if drifted.get(tool.name, {}).get("fingerprint") != current:
+                    drifted[tool.name] = {"fingerprint": current, "approved": known,
+                                          "seenAt": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+                                          "description": tool.description[:200]}
+                    changed = True
+        if changed:
+            self._save(data)
+        return accepted, held
+
+    def approve(self, server: str, tools: Iterable[ToolMeta], only: str | None = None) -> list[str]:
+        """Accept the current definitions (all, or the tool named `only`); returns the names accepted."""
+        data = self._load()
+        record = data["servers"].setdefault(server, {"approved": {}, "drifted": {}})
+        approved = record.setdefault("approved", {})
+        drifted = record.setdefault("drifted", {})
+        names = []
+        for tool in tools:
+            if only is not None and tool.name != only:
+                continue
+            approved[tool.name] = fingerprint(tool)
+            drifted.pop(tool.name, None)
+            names.append(tool.name)
+        self._save(data)
+        return names
+
+    def forget(self, server: str) -> None:
+        """Drop everything recorded for `server` (it was removed; adding it again is a fresh acceptance)."""
+        data = self._load()
+        if data["servers"].pop(server, None) is not None:
+            self._save(data)
+
+    def drifted(self) -> dict[str, dict[str, Any]]:
+        """server -> tool -> drift record, for reports (read-only)."""
+        return {name: dict(record.get("drifted") or {}) for name, record in self._load()["servers"].items()
+                if isinstance(record, dict) and record.get("drifted")}

@@ -1,0 +1,259 @@
+"""`atomic-agent mcp list|tools|add|remove|approve|call`.
+
+`add` and `remove` write config.json first; `add` then connects once, which is the
+operator accepting the server's catalog (its tool fingerprints are recorded). `list`,
+`tools`, `approve` and `call` boot a runtime, so they see exactly what a turn would:
+the same connections, the same drift check and, for `call`, the same approval gate.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import sys
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+from typing import Any, TypeVar
+
+import attrs
+import typer
+
+from atomic_agent.api import current_cli_state, fail
+
+mcp_app = typer.Typer(no_args_is_help=True, add_completion=False)
+T = TypeVar("T")
+APPROVE_MODES = ("never", "once")
+
+
+def _with_manager(ctx: typer.Context, work: Callable[[Any, Any], Awaitable[T]], ask: Any = None) -> T:
+    from atomic_agent.api import create_runtime
+
+    boot = current_cli_state(ctx).require()
+
+    async def go() -> T:
+        runtime = await create_runtime(boot_context=boot, ask=ask)
+        try:
+            return await work(runtime, runtime.service("mcp"))
+        finally:
+            await runtime.close()
+
+    return asyncio.run(go())
+
+
+def _status_line(status: Any) -> list[str]:
+    state = status.status + (f" ({status.last_error})" if status.last_error else "")
+    return [status.name, status.transport, status.trust, state, str(len(status.tools)),
+            ", ".join(status.drifted) or "-"]
+
+
+@mcp_app.command("list")
+def list_command(ctx: typer.Context, json_out: bool = typer.Option(False, "--json", help="Print JSON.")) -> None:
+    """Every configured server: transport, trust, status, tool count and drifted tools."""
+    from atomic_agent.api import print_json, print_table
+
+    async def work(runtime: Any, manager: Any) -> list[Any]:
+        return manager.statuses()
+
+    statuses = _with_manager(ctx, work)
+    if json_out:
+        print_json([s.to_json() for s in statuses])
+        return
+    if not statuses:
+        print("no MCP servers configured; add one with `atomic-agent mcp add JSON`")
+        return
+    print_table(["name", "transport", "trust", "status", "tools", "drifted"], [_status_line(s) for s in statuses])
+    for status in statuses:
+        if status.drifted:
+            print(f"{status.name}: {len(status.drifted)} tool(s) changed since approval and are disabled; review, then "
+                  f"`atomic-agent mcp approve {status.name}`", file=sys.stderr)
+
+
+@mcp_app.command("tools")
+def tools_command(ctx: typer.Context, name: str = typer.Argument(..., help="Server name."),
+                  json_out: bool = typer.Option(False, "--json", help="Print JSON.")) -> None:
+    """One server's tools as the model sees them, plus the drifted and dropped ones."""
+    from atomic_agent.api import print_json, print_table
+
+    async def work(runtime: Any, manager: Any) -> tuple[Any, list[dict[str, Any]]]:
+        try:
+            status = manager.status(name)
+        except KeyError as exc:
+            fail(str(exc.args[0]))
+        rows = []
+        for qualified in status.tools:
+            spec = runtime.registry.get(qualified)
+            if spec is None:
+                continue
+            gate = "pure_read" if spec.resource_class.value == "pure_read" else (
+                "asks approval" if spec.approval_category else "read-only hint (no ask)")
+            rows.append({"name": spec.name, "gate": gate, "summary": spec.summary, "argsSchema": dict(spec.args_schema)})
+        return status, rows
+
+    status, rows = _with_manager(ctx, work)
+    if json_out:
+        print_json({"server": status.to_json(), "tools": rows})
+        return
+    print_table(["tool", "gate", "summary"], [[r["name"], r["gate"], r["summary"]] for r in rows])
+    for tool in status.drifted:
+        print(f"drifted (disabled until `mcp approve {name} {tool}`): {tool}")
+    for reason in status.dropped:
+        print(f"dropped: {reason}")
+    if status.last_error:
+        print(f"{name} is {status.status}: {status.last_error}", file=sys.stderr)
+
+
+@mcp_app.command("add")
+def add_command(
+    ctx: typer.Context,
+    definition: str = typer.Argument(..., help="Server JSON (Claude Desktop / Cursor `mcpServers`, a server object, "
+                                               "or this project's shape); `-` reads stdin."),
+    name: str = typer.Option(None, "--name", help="Name for a lone server object without one."),
+    replace: bool = typer.Option(False, "--replace", help="Replace a server that has the same name."),
+    connect: bool = typer.Option(True, "--connect/--no-connect",
+                                 help="Connect once now to check it and accept its tool catalog."),
+) -> None:
+    """Add MCP servers to config.json (then connect once to accept their catalogs)."""
+    from atomic_agent.api import ConfigError
+
+    from .config_persistence import ConfigPersistence, DuplicateServerError
+    from .pasted_config import PastedConfigError, parse_pasted_servers
+
+    text = sys.stdin.read() if definition == "-" else definition
+    try:
+        servers = parse_pasted_servers(text, name)
+    except PastedConfigError as exc:
+        fail(f"mcp add: {exc}")
+    boot = current_cli_state(ctx).require()
+    persistence = ConfigPersistence(boot.config.path, boot.config_blocks)
+    try:
+        for server in servers:
+            persistence.add(server, replace=replace)
+            print(f"added {server.name} ({server.transport.kind}, trust {server.trust}) to {boot.config.path}")
+    except (DuplicateServerError, ConfigError, ValueError) as exc:
+        fail(f"mcp add: {exc}")
+    if not connect:
+        return
+    from .drift_store import DriftStore
+    from .server_config import MCP_BLOCK, mcp_config
+
+    drift = DriftStore(boot.state_dir)
+    for server in servers:
+        drift.forget(server.name)  # a fresh add accepts the catalog as it is now
+    # the runtime below must see the servers just written: swap them into the booted config
+    block = mcp_config(boot)
+    added = {s.name for s in servers}
+    block = attrs.evolve(block, servers=tuple(s for s in block.servers if s.name not in added) + tuple(servers))
+    boot.config = boot.config.with_block(MCP_BLOCK, block)
+
+    async def work(runtime: Any, manager: Any) -> list[Any]:
+        return [manager.status(s.name) for s in servers]
+
+    failed = False
+    for status in _with_manager(ctx, work):
+        if status.status == "up":
+            print(f"{status.name}: up, {len(status.tools)} tool(s) accepted"
+                  + (f" ({status.server_info})" if status.server_info else ""))
+        else:
+            failed = True
+            print(f"{status.name}: {status.status}: {status.last_error} (kept in config; fix it or "
+                  f"`atomic-agent mcp remove {status.name}`)", file=sys.stderr)
+    if failed:
+        raise typer.Exit(1)
+
+
+@mcp_app.command("remove")
+def remove_command(ctx: typer.Context, name: str = typer.Argument(..., help="Server name.")) -> None:
+    """Remove a server from config.json (its drift records go too)."""
+    from atomic_agent.api import ConfigError
+
+    from .config_persistence import ConfigPersistence
+    from .drift_store import DriftStore
+
+    boot = current_cli_state(ctx).require()
+    try:
+        removed = ConfigPersistence(boot.config.path, boot.config_blocks).remove(name)
+    except (ConfigError, ValueError) as exc:
+        fail(f"mcp remove: {exc}")
+    if not removed:
+        fail(f"mcp remove: no MCP server named {name!r} is configured; `atomic-agent mcp list` shows them")
+    DriftStore(boot.state_dir).forget(name)
+    print(f"removed {name}")
+
+
+@mcp_app.command("approve")
+def approve_command(ctx: typer.Context, server: str = typer.Argument(..., help="Server name."),
+                    tool: str = typer.Argument(None, help="One tool (raw name); default: every tool of the server.")) -> None:
+    """Accept the current definitions of a server's tools (re-enables drifted tools)."""
+
+    async def work(runtime: Any, manager: Any) -> tuple[list[str], Any]:
+        try:
+            names = await manager.approve(server, tool)
+        except KeyError as exc:
+            fail(f"mcp approve: {exc.args[0]}")
+        except Exception as exc:
+            fail(f"mcp approve: {exc}")
+        return names, manager.status(server)
+
+    names, status = _with_manager(ctx, work)
+    print(f"approved {len(names)} tool definition(s) of {server}; {len(status.tools)} tool(s) enabled"
+          + (f", still drifted: {', '.join(status.drifted)}" if status.drifted else ""))
+
+
+def _parse_args(text: str) -> dict[str, Any]:
+    try:
+        value = json.loads(text)
+    except json.JSONDecodeError as exc:
+        fail(f"--args is not valid JSON ({exc.msg} at column {exc.colno}); pass an object, e.g. --args '{{\"a\": 1}}'")
+    if not isinstance(value, dict):
+        fail(f"--args must be a JSON object, got {type(value).__name__}")
+    return value
+
+
+def _asker(mode: str | None) -> Any:
+    from atomic_agent.api import ApprovalAnswer, stdin_approver
+
+    if mode is None:
+        return stdin_approver()
+
+    async def fixed(_request: Any) -> Any:
+        return ApprovalAnswer.once() if mode == "once" else ApprovalAnswer.deny()
+
+    return fixed
+
+
+@mcp_app.command("call")
+def call_command(
+    ctx: typer.Context,
+    server: str = typer.Argument(..., help="Server name."),
+    tool: str = typer.Argument(..., help="The server's tool name (without the mcp.SERVER. prefix)."),
+    args: str = typer.Option("{}", "--args", help="The tool's args as a JSON object."),
+    approve: str = typer.Option(None, "--approve", help="Answer the approval prompt: never (deny) or once (allow)."),
+    no_approval: bool = typer.Option(False, "--no-approval", help="Full trust (level 5) for this process only."),
+    json_out: bool = typer.Option(False, "--json", help="Print status, summary and details as JSON."),
+) -> None:
+    """Call one MCP tool through the same validation and approval gate as the agent loop."""
+    from atomic_agent.api import ApprovalAuditLog, audit_path
+
+    from .mcp_tool_call import call_mcp_tool
+
+    if approve is not None and approve not in APPROVE_MODES:
+        fail(f"--approve must be one of {', '.join(APPROVE_MODES)}, got {approve!r}")
+    parsed = _parse_args(args)
+
+    async def work(runtime: Any, manager: Any) -> Any:
+        if runtime.gate.audit is None:
+            runtime.gate.attach_audit(ApprovalAuditLog(audit_path(runtime.state_dir)))
+        if no_approval:
+            runtime.gate.set_level(5)  # this process only
+        try:
+            return await call_mcp_tool(runtime, manager, server, tool, parsed, Path.cwd())
+        except ValueError as exc:
+            fail(f"mcp call: {exc}")
+
+    result = _with_manager(ctx, work, ask=_asker(approve))
+    if json_out:
+        print(json.dumps({"status": result.status, "summary": result.summary, "details": dict(result.details)},
+                         indent=2, ensure_ascii=False, default=str))
+    else:
+        print(result.summary)
+    raise typer.Exit(0 if result.status == "ok" else 1)
