@@ -11,4 +11,5 @@ from atomic_agent.api import hookimpl
 def register_commands(app: Any) -> None:
     from atomic_agent.plugins.tools_cli.tools_commands import tools_app
 
-    app.add_typer(tools_app, name="tools", help="List the tools, show one's descriptor, or call one through the approval gate.")
+    app.add_typer(tools_app, name="tools",
+                  help="List the tools, show one's descriptor, or call one through the approval gate.")
