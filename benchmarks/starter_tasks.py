@@ -12,7 +12,8 @@ Usage:
   .venv/bin/python benchmarks/starter_tasks.py --model PATH    # any GGUF
   .venv/bin/python benchmarks/starter_tasks.py --llama-url URL # a server you run yourself
   options: --only NAME (repeatable), --repeat N (runs the suite N times, prints the spread),
-           --max-steps N (default 6)
+           --max-steps N (default 6), --keep DIR (keep each task's workspace and trace),
+           --templates DIR (try prompt templates without installing them)
 
 The server is started the way the test fixture starts it (the binary from
 ATOMIC_AGENT_LLAMA_BINARY, else the cached `llama install` build; -c 8192 --parallel 2
@@ -25,6 +26,8 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import shutil
+import signal
 import statistics
 import subprocess
 import sys
@@ -94,10 +97,13 @@ def costs_of(trace: Sequence[Mapping[str, Any]]) -> tuple[int, int, int]:
     return steps, prompt, evaluated
 
 
-def run_task(task: StarterTask, llama_url: str, max_steps: int, scratch: Path) -> TaskRun:
+def run_task(task: StarterTask, llama_url: str, max_steps: int, scratch: Path,
+             templates: Path | None = None) -> TaskRun:
     workspace = task.make_workspace(scratch / "work")
     state = scratch / "state"
     state.mkdir()
+    if templates is not None:  # the user-override folder: these files win over the packaged templates
+        shutil.copytree(templates, state / "templates")
     (state / "config.json").write_text(json.dumps({"llama": {"temperature": 0}}), encoding="utf-8")
     command = [str(CLI), "--state-dir", str(state), "run", "--cwd", str(workspace), "--json"]
     if task.approve:
@@ -126,13 +132,18 @@ def run_task(task: StarterTask, llama_url: str, max_steps: int, scratch: Path) -
     return TaskRun(task.name, verdict, steps, prompt, evaluated, wall, outcome.reply)
 
 
-def run_suite(tasks: Sequence[StarterTask], llama_url: str, max_steps: int, *, show: bool = True) -> list[TaskRun]:
+def run_suite(tasks: Sequence[StarterTask], llama_url: str, max_steps: int, *, show: bool = True,
+              keep: Path | None = None, templates: Path | None = None) -> list[TaskRun]:
+    """Run `tasks` one after another; with `keep`, each task's workspace and state directory
+    (config, sessions, trace) are copied to `keep/<task>` for a look afterwards."""
     runs = []
     if show:
         print(f"{'task':<16} {'result':<6} {'steps':>5} {'prompt':>7} {'eval':>6} {'wall s':>7}  reason / reply")
     for task in tasks:
         with tempfile.TemporaryDirectory(prefix=f"starter-{task.name}-") as tmp:
-            run = run_task(task, llama_url, max_steps, Path(tmp))
+            run = run_task(task, llama_url, max_steps, Path(tmp), templates)
+            if keep is not None:
+                shutil.copytree(tmp, keep / task.name, symlinks=True, dirs_exist_ok=True)
         runs.append(run)
         if show:
             mark = "pass" if run.verdict.passed else "FAIL"
@@ -166,11 +177,16 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--only", action="append", default=[], metavar="NAME", help="run only this task")
     parser.add_argument("--repeat", type=int, default=1, help="run the suite this many times")
     parser.add_argument("--max-steps", type=int, default=6, help="agent.maxSteps for every run")
+    parser.add_argument("--keep", type=Path, help="copy each task's workspace and state (trace) here")
+    parser.add_argument("--templates", type=Path,
+                        help="prompt templates to try (copied to each state's templates/ override folder)")
     args = parser.parse_args(argv)
     tasks = [task_named(n) for n in args.only] if args.only else list(TASKS)
     if args.llama_url and args.model:
         parser.error("--model starts a server; with --llama-url the running server's model is used")
     started = time.perf_counter()
+    # a plain `kill` unwinds like Ctrl+C, so the finally below stops the server it started
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
     with tempfile.TemporaryDirectory(prefix="starter-server-") as server_state:
         outcome = None
         if args.llama_url:
@@ -188,7 +204,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             for index in range(args.repeat):
                 if args.repeat > 1:
                     print(f"\nround {index + 1} of {args.repeat}")
-                rounds.append(run_suite(tasks, url, args.max_steps))
+                keep = None if args.keep is None else args.keep / (f"round{index + 1}" if args.repeat > 1 else "")
+                rounds.append(run_suite(tasks, url, args.max_steps, keep=keep, templates=args.templates))
         finally:
             if outcome is not None:
                 from atomic_agent.testing.llama_fixture import stop_session_server
