@@ -338,8 +338,8 @@ TASKS: tuple[StarterTask, ...] = (
         git=GitRepo(author="Grace Hopper", subject="First draft")),
     StarterTask(
         "find_function", "Which file defines the function parse_date?",
-        {"core/dates.py": "def parse_date(text):\n    return text\n", "core/names.py": "def parse_name(t):\n    return t\n",
-         "main.py": "from core.dates import parse_date\n"},
+        {"core/dates.py": "def parse_date(text):\n    return text\n",
+         "core/names.py": "def parse_name(t):\n    return t\n", "main.py": "from core.dates import parse_date\n"},
         all_of(replied(), looked(SEARCH_TOOLS + ("os.fs.read",)), says("dates.py"), never_says("names.py")),
         Sample("core/dates.py defines parse_date.", (call("os.fs.grep", pattern="def parse_date"),))),
     StarterTask(

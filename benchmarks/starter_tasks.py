@@ -13,7 +13,7 @@ Usage:
   .venv/bin/python benchmarks/starter_tasks.py --llama-url URL # a server you run yourself
   options: --only NAME (repeatable), --repeat N (runs the suite N times, prints the spread),
            --max-steps N (default 6), --keep DIR (keep each task's workspace and trace),
-           --templates DIR (try prompt templates without installing them)
+           --templates DIR (try prompt templates without installing them), --task-timeout S
 
 The server is started the way the test fixture starts it (the binary from
 ATOMIC_AGENT_LLAMA_BINARY, else the cached `llama install` build; -c 8192 --parallel 2
@@ -98,7 +98,7 @@ def costs_of(trace: Sequence[Mapping[str, Any]]) -> tuple[int, int, int]:
 
 
 def run_task(task: StarterTask, llama_url: str, max_steps: int, scratch: Path,
-             templates: Path | None = None) -> TaskRun:
+             templates: Path | None = None, timeout_s: float = RUN_TIMEOUT_S) -> TaskRun:
     workspace = task.make_workspace(scratch / "work")
     state = scratch / "state"
     state.mkdir()
@@ -110,13 +110,14 @@ def run_task(task: StarterTask, llama_url: str, max_steps: int, scratch: Path,
         command.append("--no-approval")
     command.append(task.message)
     started = time.perf_counter()
+    timed_out = False
     try:
         ran = subprocess.run(command, env=run_environment(llama_url, max_steps), stdin=subprocess.DEVNULL,
-                             capture_output=True, text=True, timeout=RUN_TIMEOUT_S)
+                             capture_output=True, text=True, timeout=timeout_s)
         stdout, stderr = ran.stdout, ran.stderr
     except subprocess.TimeoutExpired as exc:
         stdout = exc.stdout.decode() if isinstance(exc.stdout, bytes) else (exc.stdout or "")
-        stderr = f"timed out after {RUN_TIMEOUT_S:.0f} s"
+        stderr, timed_out = "", True
     wall = time.perf_counter() - started
     events = []
     for line in stdout.splitlines():
@@ -127,13 +128,19 @@ def run_task(task: StarterTask, llama_url: str, max_steps: int, scratch: Path,
     session = next((e.get("sessionId") for e in events if e.get("sessionId")), None)
     trace = read_trace(state, session) if session else []
     outcome = outcome_of(events, trace, workspace)
-    verdict = task.check(outcome) if events else Verdict(False, f"run printed no events: {stderr.strip()[-300:]}")
+    if timed_out:
+        verdict = Verdict(False, f"timed out after {timeout_s:.0f} s")
+    elif not events:
+        verdict = Verdict(False, f"run printed no events: {stderr.strip()[-300:]}")
+    else:
+        verdict = task.check(outcome)
     steps, prompt, evaluated = costs_of(trace)
     return TaskRun(task.name, verdict, steps, prompt, evaluated, wall, outcome.reply)
 
 
 def run_suite(tasks: Sequence[StarterTask], llama_url: str, max_steps: int, *, show: bool = True,
-              keep: Path | None = None, templates: Path | None = None) -> list[TaskRun]:
+              keep: Path | None = None, templates: Path | None = None,
+              timeout_s: float = RUN_TIMEOUT_S) -> list[TaskRun]:
     """Run `tasks` one after another; with `keep`, each task's workspace and state directory
     (config, sessions, trace) are copied to `keep/<task>` for a look afterwards."""
     runs = []
@@ -141,7 +148,7 @@ def run_suite(tasks: Sequence[StarterTask], llama_url: str, max_steps: int, *, s
         print(f"{'task':<16} {'result':<6} {'steps':>5} {'prompt':>7} {'eval':>6} {'wall s':>7}  reason / reply")
     for task in tasks:
         with tempfile.TemporaryDirectory(prefix=f"starter-{task.name}-") as tmp:
-            run = run_task(task, llama_url, max_steps, Path(tmp), templates)
+            run = run_task(task, llama_url, max_steps, Path(tmp), templates, timeout_s)
             if keep is not None:
                 shutil.copytree(tmp, keep / task.name, symlinks=True, dirs_exist_ok=True)
         runs.append(run)
@@ -177,6 +184,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--only", action="append", default=[], metavar="NAME", help="run only this task")
     parser.add_argument("--repeat", type=int, default=1, help="run the suite this many times")
     parser.add_argument("--max-steps", type=int, default=6, help="agent.maxSteps for every run")
+    parser.add_argument("--task-timeout", type=float, default=RUN_TIMEOUT_S,
+                        help="seconds one `atomic-agent run` may take before it counts as failed")
     parser.add_argument("--keep", type=Path, help="copy each task's workspace and state (trace) here")
     parser.add_argument("--templates", type=Path,
                         help="prompt templates to try (copied to each state's templates/ override folder)")
@@ -205,7 +214,8 @@ def main(argv: Sequence[str] | None = None) -> int:
                 if args.repeat > 1:
                     print(f"\nround {index + 1} of {args.repeat}")
                 keep = None if args.keep is None else args.keep / (f"round{index + 1}" if args.repeat > 1 else "")
-                rounds.append(run_suite(tasks, url, args.max_steps, keep=keep, templates=args.templates))
+                rounds.append(run_suite(tasks, url, args.max_steps, keep=keep, templates=args.templates,
+                                        timeout_s=args.task_timeout))
         finally:
             if outcome is not None:
                 from atomic_agent.testing.llama_fixture import stop_session_server
