@@ -111,6 +111,7 @@ _EXPORTS: dict[str, str] = {
     "stdin_approver": "atomic_agent.approval.terminal_approver",
     "UnknownToolChoiceError": "atomic_agent.runtime.tool_choice",
     "capped_lines": "atomic_agent.prompt.capped_lines",
+    "describe_full": "atomic_agent.prompt.describe_tool",
     "LEVEL_NAMES": "atomic_agent.approval.standard_categories",
     # approval prompts waiting for a remote host (serve, sidecar) and their typed answer errors
     "PendingApprovals": "atomic_agent.approval.pending_approvals",

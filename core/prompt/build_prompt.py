@@ -27,6 +27,7 @@ from atomic_agent.tools.tool_registry import ToolRegistry
 
 NO_WORLD = "no world snapshot available"
 SAFETY_TOKENS = 64
+_REPACK_ATTEMPTS = 3
 
 
 @attrs.frozen
@@ -96,10 +97,17 @@ def build_prompt(*, env: Any, stable_prefix: str, profile: ModelProfile, registr
     if n_ctx:
         cap = min(cap, n_ctx - fixed_cost - n_predict - SAFETY_TOKENS)
     turns = lines_by_turn(session.entries, agent.batch_tool_result_char_cap)
-    conversation, dropped = pack_conversation(turns, max(cap, 16), count)
-    context["conversation"] = conversation
-    tail = template.render(**context)
-    text = profile.frame_prompt(stable_prefix, tail)
+    for _ in range(_REPACK_ATTEMPTS):
+        conversation, dropped = pack_conversation(turns, max(cap, 16), count)
+        context["conversation"] = conversation
+        tail = template.render(**context)
+        text = profile.frame_prompt(stable_prefix, tail)
+        # the tail may restate conversation content (the request, the latest result), which the
+        # fixed cost above could not see: measure the rendered prompt and pack tighter if it overflows
+        overflow = count(text) + n_predict + SAFETY_TOKENS - n_ctx if n_ctx else 0
+        if overflow <= 0 or cap <= 16:
+            break
+        cap -= overflow
     sections = (("stable-prefix", framed_prefix), *split_sections(tail))
     return BuiltPrompt(stable_prefix=stable_prefix, tail=tail, text=text, framed_prefix=framed_prefix,
                        sections=sections, dropped_turns=dropped)

@@ -1,4 +1,4 @@
-"""`atomic-agent tools list|call`: see the registered tools and run one without a model."""
+"""`atomic-agent tools list|show|call`: see the registered tools and their schemas, run one without a model."""
 
 from __future__ import annotations
 
@@ -11,4 +11,5 @@ from atomic_agent.api import hookimpl
 def register_commands(app: Any) -> None:
     from atomic_agent.plugins.tools_cli.tools_commands import tools_app
 
-    app.add_typer(tools_app, name="tools", help="List the tools, or call one through the approval gate.")
+    app.add_typer(tools_app, name="tools",
+                  help="List the tools, show one's descriptor, or call one through the approval gate.")

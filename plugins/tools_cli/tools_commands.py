@@ -1,4 +1,4 @@
-"""`tools list [--json]` and `tools call NAME --args JSON ...`."""
+"""`tools list [--json]`, `tools show NAME [--json]` and `tools call NAME --args JSON ...`."""
 
 from __future__ import annotations
 
@@ -19,14 +19,16 @@ APPROVE_MODES = ("never", "once")
 
 
 def _rows(runtime: Any) -> list[dict[str, Any]]:
-    return [{"name": s.name, "plugin": s.plugin, "tier": s.tier.value, "resourceClass": s.resource_class.value,
-             "approvalCategory": s.approval_category, "summary": s.summary} for s in runtime.registry.specs()]
+    from atomic_agent.plugins.tools_cli.tool_descriptor import descriptor_row
+
+    return [descriptor_row(s) for s in runtime.registry.specs()]
 
 
 @tools_app.command("list")
 def list_command(ctx: typer.Context,
                  json_out: bool = typer.Option(False, "--json", help="Print the tools as JSON.")) -> None:
-    """Every registered tool: name, plugin, tier, resource class, approval category."""
+    """Every registered tool: name, plugin, tier, resource class, approval category (--json adds
+    the summary and the args schema)."""
     from atomic_agent.api import create_runtime, print_json, print_table
 
     state = current_cli_state(ctx)
@@ -44,6 +46,37 @@ def list_command(ctx: typer.Context,
         return
     print_table(["name", "plugin", "tier", "class", "approval"],
                 [[r["name"], r["plugin"], r["tier"], r["resourceClass"], r["approvalCategory"] or "-"] for r in rows])
+
+
+@tools_app.command("show")
+def show_command(ctx: typer.Context,
+                 name: str = typer.Argument(..., help="Tool name, e.g. os.fs.read."),
+                 json_out: bool = typer.Option(False, "--json", help="Print the descriptor as JSON.")) -> None:
+    """One tool's whole descriptor: summary, args schema, tier, resource class, approval category, example."""
+    import difflib
+
+    from atomic_agent.api import create_runtime, print_json
+    from atomic_agent.plugins.tools_cli.tool_descriptor import full_descriptor, render_descriptor
+
+    state = current_cli_state(ctx)
+
+    async def go() -> tuple[dict[str, Any] | None, list[str]]:
+        runtime = await create_runtime(boot_context=state.require())
+        try:
+            spec = runtime.registry.get(name)
+            return (full_descriptor(spec) if spec is not None else None), runtime.registry.names()
+        finally:
+            await runtime.close()
+
+    descriptor, names = asyncio.run(go())
+    if descriptor is None:
+        close = difflib.get_close_matches(name, names, n=3)
+        hint = f"did you mean {', '.join(close)}? " if close else ""
+        fail(f"no tool named {name!r}; {hint}`atomic-agent tools list` shows every registered tool")
+    if json_out:
+        print_json(descriptor)
+    else:
+        print(render_descriptor(descriptor))
 
 
 def _parse_args(text: str) -> dict[str, Any]:

@@ -66,3 +66,22 @@ def test_cli_run_completes_a_turn_against_the_real_server(llama_server, tmp_path
     assert finished and finished[0]["status"] == "done", result.stderr
     assert result.returncode == 0
     assert os.path.isdir(tmp_path / "state" / "traces")
+
+
+def test_the_demo_task_lists_the_folder_and_replies_with_its_files(llama_server, tmp_path: Path):
+    """scripts/demo's turn on the starter model, checked the way the starter-task suite checks
+    `list_files`: an os.fs.list call that succeeded, and a reply naming every file."""
+    work = tmp_path / "work"
+    work.mkdir()
+    for name in ("notes.txt", "todo.md", "budget.csv"):
+        (work / name).write_text("x\n")
+    env = {"ATOMIC_AGENT_LLAMA_URL": llama_server.base_url, "ATOMIC_AGENT_MAX_STEPS": "6",
+           "ATOMIC_AGENT_SEED": "7", "ATOMIC_AGENT_MEMORY_REFLECTION": "0"}
+    result = run_cli(["--state-dir", str(tmp_path / "state"), "run", "--cwd", str(work), "--no-approval",
+                      "list the files in this folder"], env=env, timeout=600)
+    assert result.returncode == 0, result.stderr
+    session = result.stderr.split("session: ", 1)[1].split()[0]
+    listed = [e for e in trace(tmp_path / "state", session)
+              if e["type"] == "tool_invocation" and e["tool"] == "os.fs.list" and e["status"] == "ok"]
+    assert listed, result.stderr
+    assert all(name in result.stdout for name in ("notes.txt", "todo.md", "budget.csv")), result.stdout

@@ -58,9 +58,12 @@ def _progress(message: str) -> None:
     print(f"llama_server fixture: {message}", file=sys.stderr, flush=True)
 
 
-def start_session_server(state_dir: Path) -> tuple[LlamaServerHandle, object]:
+def start_session_server(state_dir: Path, model: Path | None = None) -> tuple[LlamaServerHandle, object]:
     """Ensure binary and starter model (building/downloading when missing), then start the
-    server. Returns the handle and the opaque StartOutcome `stop_session_server` needs."""
+    server. Returns the handle and the opaque StartOutcome `stop_session_server` needs.
+
+    `model` serves another GGUF instead of the starter model (benchmarks/starter_tasks.py
+    --model); its file stem becomes the alias."""
     from ..binary_build import ensure_binary
     from ..cache_locations import cache_dir
     from ..llama_config import LLAMA_BINARY_ENV
@@ -70,12 +73,19 @@ def start_session_server(state_dir: Path) -> tuple[LlamaServerHandle, object]:
     from ..starter_model import STARTER_MODEL_ID, ensure_starter_model
 
     cache = cache_dir()
-    model = ensure_starter_model(cache, on_line=_progress)
-    binary = ensure_binary(os.environ.get(LLAMA_BINARY_ENV, ""), cache, model, on_step=_progress)
+    starter = ensure_starter_model(cache, on_line=_progress)  # the build is proven on the starter model
+    binary = ensure_binary(os.environ.get(LLAMA_BINARY_ENV, ""), cache, starter, on_step=_progress)
+    alias = STARTER_MODEL_ID
+    if model is None:
+        model = starter
+    elif not model.is_file():
+        raise FileNotFoundError(f"model file {model} does not exist")
+    else:
+        alias = model.stem
     paths = ServerPaths.for_state_dir(state_dir)
     for attempt in range(_PORT_ATTEMPTS):
         spec = LaunchSpec(binary=binary, model=model, host="127.0.0.1", port=free_loopback_port(),
-                          ctx_size=CTX_SIZE, parallel=PARALLEL, threads=THREADS, alias=STARTER_MODEL_ID)
+                          ctx_size=CTX_SIZE, parallel=PARALLEL, threads=THREADS, alias=alias)
         try:
             outcome = start_server(spec, paths, timeout_s=START_TIMEOUT_S)
             break

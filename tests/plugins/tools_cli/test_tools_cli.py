@@ -38,9 +38,60 @@ def test_tools_list_shows_plugin_tier_class_and_category(cli) -> None:
 def test_tools_list_json(cli) -> None:
     rows = json.loads(cli("tools", "list", "--json").stdout)
     by_name = {r["name"]: r for r in rows}
-    assert by_name["os.fs.hash"] == {"name": "os.fs.hash", "plugin": "os", "tier": "rare", "resourceClass": "pure_read",
-                                     "approvalCategory": None, "summary": by_name["os.fs.hash"]["summary"]}
+    hash_row = by_name["os.fs.hash"]
+    assert hash_row == {"name": "os.fs.hash", "plugin": "os", "tier": "rare", "resourceClass": "pure_read",
+                        "approvalCategory": None, "summary": hash_row["summary"], "argsSchema": hash_row["argsSchema"]}
     assert by_name["reply"]["plugin"] == "core"
+
+
+def test_tools_list_json_carries_every_tools_args_schema(cli) -> None:
+    rows = json.loads(cli("tools", "list", "--json").stdout)
+    assert rows and all(r["argsSchema"].get("type") == "object" for r in rows)
+    read = next(r for r in rows if r["name"] == "os.fs.read")["argsSchema"]
+    assert read["required"] == ["path"] and read["properties"]["limit"]["type"] == "integer"
+
+
+def test_the_listed_schema_is_the_one_tools_call_enforces(cli) -> None:
+    read = next(r for r in json.loads(cli("tools", "list", "--json").stdout) if r["name"] == "os.fs.read")
+    assert read["argsSchema"]["properties"]["offset"]["minimum"] == 1
+    refused = cli("tools", "call", "os.fs.read", "--args", '{"path": "a.txt", "offset": 0}')
+    assert refused.returncode == 2 and "invalid args for os.fs.read" in refused.stderr
+
+
+def test_tools_show_prints_the_whole_descriptor(cli) -> None:
+    result = cli("tools", "show", "os.fs.write")
+    assert result.returncode == 0, result.stderr
+    lines = result.stdout.splitlines()
+    assert lines[0].startswith("os.fs.write — ")
+    fields = dict(ln.split(":", 1) for ln in lines[1:8])
+    assert {k: v.strip() for k, v in fields.items()} == {
+        "plugin": "os", "tier": "frequent", "resource class": "approval_gated",
+        "approval": "fs_write_workspace", "durable": "no",
+        "signature": fields["signature"].strip(), "example": fields["example"].strip()}
+    assert fields["signature"].strip().startswith("os.fs.write(path: string, content: string")
+    assert json.loads(fields["example"])["tool"] == "os.fs.write"
+    assert lines[8] == "args schema:"
+    schema = json.loads("\n".join(lines[9:]))
+    assert set(schema["required"]) == {"path", "content"}
+
+
+def test_tools_show_json_matches_the_listed_row(cli) -> None:
+    shown = json.loads(cli("tools", "show", "os.fs.read", "--json").stdout)
+    listed = next(r for r in json.loads(cli("tools", "list", "--json").stdout) if r["name"] == "os.fs.read")
+    assert {k: shown[k] for k in listed} == listed
+    assert shown["durable"] is True and shown["example"]["tool"] == "os.fs.read"
+    assert shown["signature"].startswith("os.fs.read(path: string, offset?: integer")
+
+
+def test_tools_show_of_a_rare_tool_gives_the_schema_the_prompt_leaves_out(cli) -> None:
+    shown = json.loads(cli("tools", "show", "os.fs.hash", "--json").stdout)
+    assert shown["tier"] == "rare" and "path" in shown["argsSchema"]["properties"]
+
+
+def test_tools_show_unknown_name_suggests_close_names(cli) -> None:
+    result = cli("tools", "show", "os.fs.reed")
+    assert result.returncode == 2 and "no tool named 'os.fs.reed'" in result.stderr
+    assert "did you mean os.fs.read" in result.stderr and not result.stdout
 
 
 def test_tools_call_prints_the_compressed_result(cli) -> None:

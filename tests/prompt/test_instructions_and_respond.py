@@ -1,0 +1,113 @@
+"""The prompt's teaching parts: the `### instructions` examples show tool use (a small model
+copies the first example it sees) and name only tools that are registered; the `### respond`
+section restates the request and, once a tool result is in, offers it as a reply that is valid
+JSON; whatever the tail restates still fits the context."""
+
+from __future__ import annotations
+
+import json
+from datetime import date
+from pathlib import Path
+
+from atomic_agent.config.core_blocks import AgentConfig
+from atomic_agent.llm.model_profile import PLAIN_CHATML_PROFILE
+from atomic_agent.prompt.build_prompt import build_prompt
+from atomic_agent.prompt.build_stable_prefix import build_stable_prefix
+from atomic_agent.prompt.estimate_tokens import estimate_tokens
+from atomic_agent.prompt.jinja_env import make_prompt_env
+from atomic_agent.records.tool_spec import ResourceClass, ToolResult, ToolSpec
+from atomic_agent.sessions.session_state import SessionState
+from atomic_agent.sessions.transcript_entry import TOOL_CALL, TOOL_RESULT, TURN_STARTED, USER, TranscriptEntry
+from atomic_agent.tools.builtin_tools import builtin_tool_specs
+from atomic_agent.tools.tool_registry import ToolRegistry
+
+CAPS = [("platform", "linux"), ("working_dir", "/work/demo")]
+PATH_SCHEMA = {"type": "object", "properties": {"path": {"type": "string"}}}
+
+
+async def _noop(args, ctx) -> ToolResult:
+    return ToolResult.ok("")
+
+
+def registry_with(*names: str) -> ToolRegistry:
+    specs = [ToolSpec(n, f"{n} does a thing.", PATH_SCHEMA, ResourceClass.PURE_READ, _noop) for n in names]
+    return ToolRegistry([*builtin_tool_specs(), *specs])
+
+
+def instructions(registry: ToolRegistry) -> str:
+    prefix = build_stable_prefix(make_prompt_env(), registry, CAPS, max_calls=8)
+    return prefix[prefix.index("### instructions"):]
+
+
+def test_no_example_is_a_bare_reply_before_any_tool_call() -> None:
+    text = instructions(registry_with("os.fs.list", "os.fs.read", "os.fs.grep", "os.git.status", "os.git.log"))
+    calls = [line for line in text.splitlines() if line.startswith("[{")]
+    assert calls and '"tool": "reply"' not in calls[0]
+    assert "Hello!" not in text
+
+
+def test_the_example_turn_and_picks_name_every_registered_everyday_tool() -> None:
+    text = instructions(registry_with("os.fs.list", "os.fs.read", "os.fs.grep", "os.git.status", "os.git.log"))
+    assert 'user: what is in this folder?\n[{"tool": "os.fs.list", "args": {"path": "."}}]' in text
+    picks = next(line for line in text.splitlines() if line.startswith("For step 1 pick the tool"))
+    for name in ("os.fs.list", "os.fs.read", "os.fs.grep", "os.git.status", "os.git.log"):
+        assert name in picks
+
+
+def test_examples_name_only_tools_that_are_registered() -> None:
+    only_read = instructions(registry_with("os.fs.read"))
+    assert "os.fs.list" not in only_read and "os.git" not in only_read and "os.fs.grep" not in only_read
+    assert "what a file says: os.fs.read with its path" in only_read
+    assert "For step 1 pick" not in instructions(registry_with())
+
+
+def session_with(*entries: TranscriptEntry) -> SessionState:
+    state = SessionState(id="s", working_dir=Path("/work/demo"), created_at="")
+    state.entries += [TranscriptEntry(TURN_STARTED, 0), *entries]
+    return state
+
+
+def respond(session: SessionState, n_ctx: int | None = None) -> str:
+    built = build_prompt(env=make_prompt_env(), stable_prefix="P", profile=PLAIN_CHATML_PROFILE,
+                         registry=registry_with("os.fs.list"), session=session, agent=AgentConfig(),
+                         n_ctx=n_ctx, today=date(2026, 1, 2))
+    return built.tail[built.tail.index("### respond"):]
+
+
+def test_before_any_tool_result_the_request_is_restated_and_step_1_asked_for() -> None:
+    text = respond(session_with(TranscriptEntry(USER, 0, text="what is in here?")))
+    assert text.splitlines()[1:] == ["The user asked: what is in here?",
+                                     "Respond now with step 1: call the tool that finds the answer."]
+
+
+def test_after_an_ok_result_the_offered_reply_is_valid_json_carrying_the_result() -> None:
+    result = 'a.txt  3B\nb "quoted".md\t1K\\x'
+    text = respond(session_with(
+        TranscriptEntry(USER, 0, text="list"),
+        TranscriptEntry(TOOL_CALL, 0, tool="os.fs.list", args={"path": "."}, step=1, batch_index=0),
+        TranscriptEntry(TOOL_RESULT, 0, text=result, tool="os.fs.list", status="ok", step=1, batch_index=0)))
+    offered = next(line for line in text.splitlines() if line.startswith("[{"))
+    assert json.loads(offered) == [{"tool": "reply", "args": {"text": 'a.txt  3B / b "quoted".md 1K\\x'}}]
+    assert "If it does not, call the next tool." in text
+
+
+def test_after_a_failed_call_the_model_is_told_to_change_course() -> None:
+    text = respond(session_with(
+        TranscriptEntry(USER, 0, text="read x"),
+        TranscriptEntry(TOOL_CALL, 0, tool="os.fs.list", args={"path": "x"}, step=1, batch_index=0),
+        TranscriptEntry(TOOL_RESULT, 0, text="no such directory: x", tool="os.fs.list", status="error", step=1,
+                        batch_index=0)))
+    assert "the last call failed" in text and '"tool": "reply"' not in text
+
+
+def test_a_huge_result_restated_in_the_tail_still_fits_the_context() -> None:
+    big = "line of output\n" * 3000
+    session = session_with(
+        TranscriptEntry(USER, 0, text="cat it"),
+        TranscriptEntry(TOOL_CALL, 0, tool="os.fs.list", args={"path": "."}, step=1, batch_index=0),
+        TranscriptEntry(TOOL_RESULT, 0, text=big, tool="os.fs.list", status="ok", step=1, batch_index=0))
+    built = build_prompt(env=make_prompt_env(), stable_prefix="P", profile=PLAIN_CHATML_PROFILE,
+                         registry=registry_with("os.fs.list"), session=session, agent=AgentConfig(),
+                         n_ctx=2048, n_predict=256)
+    assert estimate_tokens(built.text) + 256 <= 2048
+    assert "If the tool_result answers that" in built.tail
