@@ -13,8 +13,8 @@ from pathlib import Path
 import attrs
 import pytest
 
-from atomic_agent.testing.fake_llama_script import Reply
-from atomic_agent.testing.fake_llama_server import FakeLlamaServer
+from atomic_agent.plugins.llama_server.testing.fake_llama_script import Reply
+from atomic_agent.plugins.llama_server.testing.fake_llama_server import FakeLlamaServer
 
 BENCHMARKS = Path(__file__).resolve().parent.parent / "benchmarks"
 sys.path.insert(0, str(BENCHMARKS))

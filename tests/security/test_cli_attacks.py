@@ -17,7 +17,7 @@ from typing import Any
 
 import pytest
 
-from atomic_agent.testing.fake_llama_server import FakeLlamaServer
+from atomic_agent.plugins.llama_server.testing.fake_llama_server import FakeLlamaServer
 from tests.cli.run_cli import run_cli
 from tests.plugins.tools_cli.plugin_entry_points import plugin_env
 
