@@ -3,7 +3,9 @@
 The shipped `grammars/tool-call.gbnf` holds the profile-independent part (array root,
 call shape, bounded JSON values). This module adds what varies per session:
 
-- `tool-name`: one alternative per registered tool, sorted, JSON-encoded and escaped;
+- `tool-name`: one alternative per registered tool, sorted, JSON-encoded and escaped, and
+  `step-tool-name`: the same without the tools that end a turn (`final_only`: reply,
+  finish), which may only be the last call of a batch;
 - the call-count bound, from max_calls clamped into 1..HARD_MAX_TOOL_CALLS;
 - for reasoning profiles, the prelude before the array: the bounded reasoning body, the
   close sentinel (and the open sentinel when the model writes it), then the bounded
@@ -31,6 +33,7 @@ PRELUDE_TRAIL_WS_RULE = "prelude-trail-ws ::= ( [ \\t\\n\\r] ){0,8}"
 
 _RULE_LINE = re.compile(r"^([a-z][a-z0-9-]*) ::= (.+)$")
 _CALL_BOUND = "{0,%d}" % (HARD_MAX_TOOL_CALLS - 1)
+_STEP_CALLS = '( step-call ws "," ws )' + _CALL_BOUND + " "
 
 
 class GrammarSourceError(RuntimeError):
@@ -42,10 +45,14 @@ def build_tool_call_grammar(
     profile: ModelProfile,
     max_calls: int = HARD_MAX_TOOL_CALLS,
     *,
+    final_only: Sequence[str] = (),
     reasoning_max_chars: int = REASONING_BODY_MAX_CHARS,
 ) -> str:
-    """The complete GBNF for one step: root, reasoning prelude (if any), base rules, tool names."""
+    """The complete GBNF for one step: root, reasoning prelude (if any), base rules, tool names.
+
+    `final_only` names the tools that end the turn; they may appear only as the last call."""
     names = _checked_tool_names(tool_names)
+    step_names = [name for name in names if name not in set(final_only)]
     if reasoning_max_chars < 1:
         raise ValueError(f"reasoning_max_chars must be at least 1, got {reasoning_max_chars}")
     calls = min(max(int(max_calls), 1), HARD_MAX_TOOL_CALLS)
@@ -57,8 +64,15 @@ def build_tool_call_grammar(
         if name == "root":
             continue
         if name == "tool-call-array":
-            rule = rule.replace(_CALL_BOUND, "{0,%d}" % (calls - 1))
+            if step_names:
+                rule = rule.replace(_CALL_BOUND, "{0,%d}" % (calls - 1))
+            else:  # nothing may come before the last call
+                rule = rule.replace(_STEP_CALLS, "")
+        if name == "step-call" and not step_names:
+            continue
         lines.append(rule)
+    if step_names:
+        lines.append("step-tool-name ::= " + " | ".join(json_string_literal(name) for name in step_names))
     lines.append("tool-name ::= " + " | ".join(json_string_literal(name) for name in names))
     return "\n".join(lines) + "\n"
 
@@ -83,12 +97,14 @@ def _base_rules() -> tuple[tuple[str, str], ...]:
             )
         rules.append((match.group(1), line))
     defined = {name for name, _ in rules}
-    if "tool-name" in defined:
-        raise GrammarSourceError(f"{GRAMMAR_FILE} must not define tool-name: it is generated from the tool registry")
+    if defined & {"tool-name", "step-tool-name"}:
+        raise GrammarSourceError(f"{GRAMMAR_FILE} must not define tool-name or step-tool-name: they are generated "
+                                 "from the tool registry")
     array_rules = [rule for name, rule in rules if name == "tool-call-array"]
-    if len(array_rules) != 1 or array_rules[0].count(_CALL_BOUND) != 1:
+    if len(array_rules) != 1 or array_rules[0].count(_STEP_CALLS) != 1:
         raise GrammarSourceError(
-            f"{GRAMMAR_FILE} must define tool-call-array once with exactly one {_CALL_BOUND} call bound"
+            f"{GRAMMAR_FILE} must define tool-call-array once with the step calls {_STEP_CALLS.strip()!r} "
+            "before the last call"
         )
     if ("root", "root ::= tool-call-array") not in rules:
         raise GrammarSourceError(f"{GRAMMAR_FILE} must define 'root ::= tool-call-array' (array-only root)")

@@ -36,7 +36,9 @@ async def _plan(runtime: Any) -> tuple[PromptPlan, str]:
         from atomic_agent.grammar.build_grammar import build_tool_call_grammar
         profile = detect_profile(None, None, runtime.environ.get(PROFILE_ENV))
         max_calls = runtime.config.agent.max_parallel_tool_calls
-        plan = PromptPlan(profile=profile, grammar=build_tool_call_grammar(runtime.registry.names(), profile, max_calls),
+        grammar = build_tool_call_grammar(runtime.registry.names(), profile, max_calls,
+                                          final_only=runtime.registry.terminal_names())
+        plan = PromptPlan(profile=profile, grammar=grammar,
                           n_ctx=None, n_predict=512, env=runtime.prompt_assets.env(),
                           registry=runtime.registry, max_calls=max_calls)
         return plan, f"server unreachable ({type(exc).__name__}: {exc}); profile and token counts are guesses"

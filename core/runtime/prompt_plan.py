@@ -47,7 +47,8 @@ def with_current_tools(plan: PromptPlan) -> PromptPlan:
     profile and server facts, a new tool-name alternation and fresh stable prefixes."""
     registry = plan.registry
     grammar = None if plan.grammar is None else build_tool_call_grammar(registry.names(), plan.profile,
-                                                                         plan.max_calls)
+                                                                         plan.max_calls,
+                                                                         final_only=registry.terminal_names())
     return attrs.evolve(plan, grammar=grammar, tools_generation=registry.generation, prefixes={})
 
 
@@ -59,7 +60,8 @@ async def plan_prompt(provider: Any, registry: ToolRegistry, config: AppConfig, 
     max_calls = config.agent.max_parallel_tool_calls
     grammar = None
     if provider.capabilities.transport == "grammar":
-        grammar = build_tool_call_grammar(registry.names(), profile, max_calls)
+        grammar = build_tool_call_grammar(registry.names(), profile, max_calls,
+                                          final_only=registry.terminal_names())
     seed = environ.get(SEED_ENV)
     return PromptPlan(profile=profile, grammar=grammar, n_ctx=n_ctx, n_predict=int(getattr(provider, "max_tokens", 512)),
                       env=env, registry=registry, max_calls=max_calls,

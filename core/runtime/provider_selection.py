@@ -43,7 +43,8 @@ def build_runtime_provider(host: PluginHost, runtime: Any,
         from atomic_agent.grammar.build_grammar import build_tool_call_grammar
 
         return build_tool_call_grammar(runtime.registry.names(), profile() or PLAIN_TEXT_PROFILE,
-                                       runtime.config.agent.max_parallel_tool_calls)
+                                       runtime.config.agent.max_parallel_tool_calls,
+                                       final_only=runtime.registry.terminal_names())
 
     shaper = RequestShaper(lambda: tuple(runtime.registry.specs()), grammar)
     return FallbackTextProvider(registry, shaper)

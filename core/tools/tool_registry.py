@@ -89,6 +89,10 @@ class ToolRegistry:
     def specs(self) -> list[ToolSpec]:
         return list(self._specs.values())
 
+    def terminal_names(self) -> list[str]:
+        """The tools that end a turn (reply, finish): only ever the last call of a batch."""
+        return [name for name, spec in self._specs.items() if spec.resource_class is ResourceClass.TERMINAL]
+
     def resource_class(self, name: str) -> ResourceClass:
         """The tool's class; unregistered names are UNKNOWN (never allowed in a batch)."""
         spec = self._specs.get(name)

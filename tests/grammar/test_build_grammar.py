@@ -103,7 +103,7 @@ def test_a_bare_string_is_not_taken_as_a_list_of_names() -> None:
                                                    (-3, "{0,0}"), (17, "{0,15}"), (1000, "{0,15}")])
 def test_max_calls_is_clamped_into_one_to_sixteen(max_calls: int, bound: str) -> None:
     rules = _rules(build_tool_call_grammar(["reply"], PLAIN_TEXT_PROFILE, max_calls))
-    assert rules["tool-call-array"] == f'"[" ws tool-call ( ws "," ws tool-call ){bound} ws "]"'
+    assert rules["tool-call-array"] == f'"[" ws ( step-call ws "," ws ){bound} tool-call ws "]"'
 
 
 def test_prelude_trail_ws_is_bounded() -> None:
@@ -186,4 +186,21 @@ def test_same_inputs_give_byte_identical_grammar(profile: ModelProfile) -> None:
 @pytest.mark.parametrize("profile", [PLAIN_TEXT_PROFILE, QWEN_THINK_PROFILE, GEMMA4_THINK_PROFILE],
                          ids=lambda p: p.name)
 def test_grammar_matches_golden_file(profile: ModelProfile) -> None:
-    assert_matches_golden(GOLDEN_DIR / f"tool-call.{profile.name}.gbnf", build_tool_call_grammar(GOLDEN_TOOLS, profile, 8))
+    grammar = build_tool_call_grammar(GOLDEN_TOOLS, profile, 8, final_only=("reply", "finish"))
+    assert_matches_golden(GOLDEN_DIR / f"tool-call.{profile.name}.gbnf", grammar)
+
+
+def test_a_turn_ending_tool_can_only_be_the_last_call() -> None:
+    rules = _rules(build_tool_call_grammar(["reply", "os.fs.read", "finish"], PLAIN_TEXT_PROFILE,
+                                           final_only=["reply", "finish"]))
+    assert rules["tool-call-array"] == '"[" ws ( step-call ws "," ws ){0,15} tool-call ws "]"'
+    assert rules["step-call"] == (
+        '"{" ws "\\"tool\\"" ws ":" ws step-tool-name ws "," ws "\\"args\\"" ws ":" ws object ws "}"')
+    assert rules["step-tool-name"] == '"\\"os.fs.read\\""'  # reply and finish never come before another call
+    assert rules["tool-name"] == '"\\"finish\\"" | "\\"os.fs.read\\"" | "\\"reply\\""'
+
+
+def test_a_registry_of_only_turn_ending_tools_allows_exactly_one_call() -> None:
+    rules = _rules(build_tool_call_grammar(["reply", "finish"], PLAIN_TEXT_PROFILE, final_only=["reply", "finish"]))
+    assert rules["tool-call-array"] == '"[" ws tool-call ws "]"'
+    assert "step-call" not in rules and "step-tool-name" not in rules  # no rule may name an undefined one

@@ -65,7 +65,7 @@ async def test_unary_completion_through_the_seam_is_grammar_shaped_and_grammar_p
         plan = await rt.prompt_plan()
         prefix = plan.profile.frame_stable_prefix(plan.stable_prefix_for(tmp_path))
         prompt = plan.profile.frame_prompt(plan.stable_prefix_for(tmp_path), "### conversation\nuser: Say hello.\n")
-        request = CompletionRequest(prompt=prompt, prefix_length=len(prefix), stream=False, n_predict=128,
+        request = CompletionRequest(prompt=prompt, prefix_length=len(prefix), stream=False, n_predict=512,
                                     tools=tuple(rt.registry.specs()), seed=7)
         done = await rt.provider.complete(request)
         await rt.close()
