@@ -3,9 +3,10 @@
 The shipped `grammars/tool-call.gbnf` holds the profile-independent part (array root,
 call shape, bounded JSON values). This module adds what varies per session:
 
-- `tool-name`: one alternative per registered tool, sorted, JSON-encoded and escaped, and
-  `step-tool-name`: the same without the tools that end a turn (`final_only`: reply,
-  finish), which may only be the last call of a batch;
+- `step-tool-name`: one alternative per working tool, sorted, JSON-encoded and escaped;
+- `final-call`: one alternative per tool that ends the turn (`final_only`: reply, finish),
+  whose args are exactly its text (`{"text": string}`) when it names a text argument;
+- `batch`: working calls only, or one final call;
 - the call-count bound, from max_calls clamped into 1..HARD_MAX_TOOL_CALLS;
 - for reasoning profiles, the prelude before the array: the bounded reasoning body, the
   close sentinel (and the open sentinel when the model writes it), then the bounded
@@ -18,7 +19,7 @@ from __future__ import annotations
 
 import functools
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from importlib import resources
 
 from atomic_agent.grammar.gbnf_literals import gbnf_excluding_class, gbnf_string_literal, json_string_literal
@@ -33,7 +34,7 @@ PRELUDE_TRAIL_WS_RULE = "prelude-trail-ws ::= ( [ \\t\\n\\r] ){0,8}"
 
 _RULE_LINE = re.compile(r"^([a-z][a-z0-9-]*) ::= (.+)$")
 _CALL_BOUND = "{0,%d}" % (HARD_MAX_TOOL_CALLS - 1)
-_STEP_CALLS = '( step-call ws "," ws )' + _CALL_BOUND + " "
+GENERATED_RULES = ("batch", "final-call", "step-tool-name")
 
 
 class GrammarSourceError(RuntimeError):
@@ -45,14 +46,17 @@ def build_tool_call_grammar(
     profile: ModelProfile,
     max_calls: int = HARD_MAX_TOOL_CALLS,
     *,
-    final_only: Sequence[str] = (),
+    final_only: Mapping[str, str | None] | None = None,
     reasoning_max_chars: int = REASONING_BODY_MAX_CHARS,
 ) -> str:
     """The complete GBNF for one step: root, reasoning prelude (if any), base rules, tool names.
 
-    `final_only` names the tools that end the turn; they may appear only as the last call."""
+    `final_only` maps each tool that ends the turn to its one text argument (None: any args);
+    such a tool is a batch on its own."""
     names = _checked_tool_names(tool_names)
-    step_names = [name for name in names if name not in set(final_only)]
+    finals = dict(final_only or {})
+    step_names = [name for name in names if name not in finals]
+    final_names = [name for name in names if name in finals]
     if reasoning_max_chars < 1:
         raise ValueError(f"reasoning_max_chars must be at least 1, got {reasoning_max_chars}")
     calls = min(max(int(max_calls), 1), HARD_MAX_TOOL_CALLS)
@@ -63,17 +67,17 @@ def build_tool_call_grammar(
     for name, rule in _base_rules():
         if name == "root":
             continue
-        if name == "tool-call-array":
-            if step_names:
-                rule = rule.replace(_CALL_BOUND, "{0,%d}" % (calls - 1))
-            else:  # nothing may come before the last call
-                rule = rule.replace(_STEP_CALLS, "")
-        if name == "step-call" and not step_names:
+        if name in ("step-calls", "step-call") and not step_names:
             continue
+        if name == "step-calls":
+            rule = rule.replace(_CALL_BOUND, "{0,%d}" % (calls - 1))
         lines.append(rule)
+    lines.append("batch ::= " + " | ".join((["step-calls"] if step_names else [])
+                                           + (["final-call"] if final_names else [])))
+    if final_names:
+        lines.append("final-call ::= " + " | ".join(_final_call(name, finals[name]) for name in final_names))
     if step_names:
         lines.append("step-tool-name ::= " + " | ".join(json_string_literal(name) for name in step_names))
-    lines.append("tool-name ::= " + " | ".join(json_string_literal(name) for name in names))
     return "\n".join(lines) + "\n"
 
 
@@ -97,18 +101,24 @@ def _base_rules() -> tuple[tuple[str, str], ...]:
             )
         rules.append((match.group(1), line))
     defined = {name for name, _ in rules}
-    if defined & {"tool-name", "step-tool-name"}:
-        raise GrammarSourceError(f"{GRAMMAR_FILE} must not define tool-name or step-tool-name: they are generated "
-                                 "from the tool registry")
-    array_rules = [rule for name, rule in rules if name == "tool-call-array"]
-    if len(array_rules) != 1 or array_rules[0].count(_STEP_CALLS) != 1:
+    generated = defined & set(GENERATED_RULES)
+    if generated:
+        raise GrammarSourceError(f"{GRAMMAR_FILE} must not define {', '.join(sorted(generated))}: "
+                                 "they are generated from the tool registry")
+    step_rules = [rule for name, rule in rules if name == "step-calls"]
+    if len(step_rules) != 1 or step_rules[0].count(_CALL_BOUND) != 1:
         raise GrammarSourceError(
-            f"{GRAMMAR_FILE} must define tool-call-array once with the step calls {_STEP_CALLS.strip()!r} "
-            "before the last call"
+            f"{GRAMMAR_FILE} must define step-calls once with exactly one {_CALL_BOUND} call bound"
         )
     if ("root", "root ::= tool-call-array") not in rules:
         raise GrammarSourceError(f"{GRAMMAR_FILE} must define 'root ::= tool-call-array' (array-only root)")
     return tuple(rules)
+
+
+def _final_call(name: str, text_arg: str | None) -> str:
+    args = "object" if text_arg is None else f'"{{" ws {json_string_literal(text_arg)} ws ":" ws string ws "}}"'
+    return (f'"{{" ws {json_string_literal("tool")} ws ":" ws {json_string_literal(name)} ws "," ws '
+            f'{json_string_literal("args")} ws ":" ws {args} ws "}}"')
 
 
 def _root_rule(profile: ModelProfile) -> str:

@@ -48,7 +48,7 @@ def with_current_tools(plan: PromptPlan) -> PromptPlan:
     registry = plan.registry
     grammar = None if plan.grammar is None else build_tool_call_grammar(registry.names(), plan.profile,
                                                                          plan.max_calls,
-                                                                         final_only=registry.terminal_names())
+                                                                         final_only=registry.terminal_text_args())
     return attrs.evolve(plan, grammar=grammar, tools_generation=registry.generation, prefixes={})
 
 
@@ -61,7 +61,7 @@ async def plan_prompt(provider: Any, registry: ToolRegistry, config: AppConfig, 
     grammar = None
     if provider.capabilities.transport == "grammar":
         grammar = build_tool_call_grammar(registry.names(), profile, max_calls,
-                                          final_only=registry.terminal_names())
+                                          final_only=registry.terminal_text_args())
     seed = environ.get(SEED_ENV)
     return PromptPlan(profile=profile, grammar=grammar, n_ctx=n_ctx, n_predict=int(getattr(provider, "max_tokens", 512)),
                       env=env, registry=registry, max_calls=max_calls,

@@ -12,6 +12,7 @@ ever sees, and the grammar only admits, the names that are registered right now.
 from __future__ import annotations
 
 from collections.abc import Iterable
+from typing import Any
 
 from atomic_agent.records.tool_spec import ResourceClass, Tier, ToolSpec
 
@@ -89,9 +90,11 @@ class ToolRegistry:
     def specs(self) -> list[ToolSpec]:
         return list(self._specs.values())
 
-    def terminal_names(self) -> list[str]:
-        """The tools that end a turn (reply, finish): only ever the last call of a batch."""
-        return [name for name, spec in self._specs.items() if spec.resource_class is ResourceClass.TERMINAL]
+    def terminal_text_args(self) -> dict[str, str | None]:
+        """The tools that end a turn (reply, finish: only ever the last call of a batch), each
+        with its one required string argument (`text`, `summary`), None when it has another shape."""
+        return {name: _sole_text_arg(spec.args_schema) for name, spec in self._specs.items()
+                if spec.resource_class is ResourceClass.TERMINAL}
 
     def resource_class(self, name: str) -> ResourceClass:
         """The tool's class; unregistered names are UNKNOWN (never allowed in a batch)."""
@@ -120,3 +123,11 @@ def _descriptors(group: dict[str, ToolSpec]) -> dict[str, tuple[object, ...]]:
     """What the prompt and the batch rules see of each tool (its runner left out)."""
     return {name: (s.summary, repr(s.args_schema), s.resource_class, s.tier, s.approval_category, s.example,
                    s.durable, s.plugin) for name, s in group.items()}
+
+
+def _sole_text_arg(schema: dict[str, Any]) -> str | None:
+    properties = schema.get("properties") or {}
+    required = schema.get("required") or []
+    if len(properties) == 1 and list(properties) == list(required) and properties[required[0]].get("type") == "string":
+        return str(required[0])
+    return None

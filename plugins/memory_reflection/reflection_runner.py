@@ -149,7 +149,8 @@ class ReflectionRunner:
                  if notes_on else None)
         report = write_reflection(parsed, profile=profile, notes=notes, max_facts=self.cfg.max_facts_per_call,
                                   max_notes=self.cfg.max_notes_per_call, session_id=digest.session_id,
-                                  invalid=memory.ValidationError, instructions=self.prompts.stable_prefix)
+                                  invalid=memory.ValidationError, instructions=self.prompts.stable_prefix,
+                                  user_text=digest.user_text)
         return ReflectionOutcome("ok" if report.written else "none", report, slot)
 
     async def _profile(self) -> Any | None:

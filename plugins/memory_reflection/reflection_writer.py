@@ -6,6 +6,7 @@ refused database is not an entry problem: it propagates and the call counts as f
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 import attrs
@@ -14,6 +15,7 @@ from .reflection_parser import ParsedReflection, RejectedLine
 
 REFLECTION_TAG = "reflection"
 MAX_NOTE_TAGS = 10
+_WORD = re.compile(r"\w+")
 
 
 @attrs.frozen
@@ -33,10 +35,20 @@ def echoes_instructions(entry: str, instructions: str) -> bool:
     return bool(flat) and flat in " ".join(instructions.lower().split())
 
 
+def said_by_user(value: str, user_text: str) -> bool:
+    """A profile fact is about the user, so most of its words are ones the user wrote; a
+    value the model made up (or took from elsewhere in its prompt) is not."""
+    words = _WORD.findall(value.lower())
+    said = set(_WORD.findall(user_text.lower()))
+    return bool(words) and 2 * sum(word in said for word in words) >= len(words)
+
+
 def write_reflection(parsed: ParsedReflection, *, profile: Any | None, notes: Any | None, max_facts: int,
-                     max_notes: int, session_id: str, invalid: type[Exception], instructions: str = "") -> WriteReport:
+                     max_notes: int, session_id: str, invalid: type[Exception], instructions: str = "",
+                     user_text: str | None = None) -> WriteReport:
     """Write what passes into the stores; `invalid` is the stores' validation error (a line
-    the store refuses is rejected with its reason, the rest are still written)."""
+    the store refuses is rejected with its reason, the rest are still written). With
+    `user_text`, a fact whose value the user did not say is rejected."""
     rejected = list(parsed.rejected)
     facts: list[Any] = []
     parsed_facts = [f for f in parsed.facts if not echoes_instructions(f"SET {f.key}={f.value}", instructions)]
@@ -45,6 +57,10 @@ def write_reflection(parsed: ParsedReflection, *, profile: Any | None, notes: An
                  if f not in parsed_facts]
     rejected += [RejectedLine(f"NOTE {n.content}", "copies the prompt's example") for n in parsed.notes
                  if n not in parsed_notes]
+    if user_text is not None:
+        rejected += [RejectedLine(f"SET {f.key}={f.value}", "the user did not say it") for f in parsed_facts
+                     if not said_by_user(f.value, user_text)]
+        parsed_facts = [f for f in parsed_facts if said_by_user(f.value, user_text)]
     for i, fact in enumerate(parsed_facts):
         line = f"SET {fact.key}={fact.value}"
         if profile is None:

@@ -51,36 +51,37 @@ def test_every_profile_root_ends_in_the_tool_call_array(profile: ModelProfile) -
     root = _root(build_tool_call_grammar(["reply"], profile))
     assert root.endswith("tool-call-array")
     operators = _LITERAL_OR_CLASS.sub("", root)
-    assert "|" not in operators and "tool-call " not in operators + " "  # no single-object branch
+    assert "|" not in operators and "step-call " not in operators + " "  # no single-object branch
 
 
 def test_tool_call_shape_is_tool_then_args_object() -> None:
     rules = _rules(build_tool_call_grammar(["reply"], PLAIN_TEXT_PROFILE))
-    assert rules["tool-call"] == (
-        '"{" ws "\\"tool\\"" ws ":" ws tool-name ws "," ws "\\"args\\"" ws ":" ws object ws "}"'
+    assert rules["step-call"] == (
+        '"{" ws "\\"tool\\"" ws ":" ws step-tool-name ws "," ws "\\"args\\"" ws ":" ws object ws "}"'
     )
 
 
-def test_shipped_file_does_not_define_tool_name() -> None:
-    assert not re.search(r"^tool-name\s*::=", tool_call_grammar_source(), flags=re.MULTILINE)
+@pytest.mark.parametrize("rule", ["batch", "final-call", "step-tool-name"])
+def test_shipped_file_does_not_define_the_generated_rules(rule: str) -> None:
+    assert not re.search(rf"^{rule}\s*::=", tool_call_grammar_source(), flags=re.MULTILINE)
 
 
 def test_tool_names_sorted_deterministically() -> None:
     first = build_tool_call_grammar(["reply", "os.fs.read", "finish"], PLAIN_TEXT_PROFILE)
     second = build_tool_call_grammar(["finish", "reply", "os.fs.read"], PLAIN_TEXT_PROFILE)
     assert first == second
-    assert _rules(first)["tool-name"] == '"\\"finish\\"" | "\\"os.fs.read\\"" | "\\"reply\\""'
+    assert _rules(first)["step-tool-name"] == '"\\"finish\\"" | "\\"os.fs.read\\"" | "\\"reply\\""'
 
 
 def test_duplicate_tool_names_appear_once() -> None:
     grammar = build_tool_call_grammar(["reply", "reply", "finish"], PLAIN_TEXT_PROFILE)
-    assert _rules(grammar)["tool-name"] == '"\\"finish\\"" | "\\"reply\\""'
+    assert _rules(grammar)["step-tool-name"] == '"\\"finish\\"" | "\\"reply\\""'
 
 
 def test_tool_names_are_escaped_as_json_string_literals() -> None:
     grammar = build_tool_call_grammar(['we"ird\\na\nme'], PLAIN_TEXT_PROFILE)
     # JSON form: "we\"ird\\na\nme" ; each backslash and quote escaped again for GBNF
-    assert _rules(grammar)["tool-name"] == '"\\"we\\\\\\"ird\\\\\\\\na\\\\nme\\""'
+    assert _rules(grammar)["step-tool-name"] == '"\\"we\\\\\\"ird\\\\\\\\na\\\\nme\\""'
 
 
 @pytest.mark.parametrize("bad", ["", " reply", "reply\t"])
@@ -103,7 +104,7 @@ def test_a_bare_string_is_not_taken_as_a_list_of_names() -> None:
                                                    (-3, "{0,0}"), (17, "{0,15}"), (1000, "{0,15}")])
 def test_max_calls_is_clamped_into_one_to_sixteen(max_calls: int, bound: str) -> None:
     rules = _rules(build_tool_call_grammar(["reply"], PLAIN_TEXT_PROFILE, max_calls))
-    assert rules["tool-call-array"] == f'"[" ws ( step-call ws "," ws ){bound} tool-call ws "]"'
+    assert rules["step-calls"] == f'step-call ( ws "," ws step-call ){bound}'
 
 
 def test_prelude_trail_ws_is_bounded() -> None:
@@ -186,21 +187,29 @@ def test_same_inputs_give_byte_identical_grammar(profile: ModelProfile) -> None:
 @pytest.mark.parametrize("profile", [PLAIN_TEXT_PROFILE, QWEN_THINK_PROFILE, GEMMA4_THINK_PROFILE],
                          ids=lambda p: p.name)
 def test_grammar_matches_golden_file(profile: ModelProfile) -> None:
-    grammar = build_tool_call_grammar(GOLDEN_TOOLS, profile, 8, final_only=("reply", "finish"))
+    grammar = build_tool_call_grammar(GOLDEN_TOOLS, profile, 8, final_only={"reply": "text", "finish": "summary"})
     assert_matches_golden(GOLDEN_DIR / f"tool-call.{profile.name}.gbnf", grammar)
 
 
-def test_a_turn_ending_tool_can_only_be_the_last_call() -> None:
+def test_a_turn_ending_call_is_a_batch_on_its_own() -> None:
     rules = _rules(build_tool_call_grammar(["reply", "os.fs.read", "finish"], PLAIN_TEXT_PROFILE,
-                                           final_only=["reply", "finish"]))
-    assert rules["tool-call-array"] == '"[" ws ( step-call ws "," ws ){0,15} tool-call ws "]"'
-    assert rules["step-call"] == (
-        '"{" ws "\\"tool\\"" ws ":" ws step-tool-name ws "," ws "\\"args\\"" ws ":" ws object ws "}"')
-    assert rules["step-tool-name"] == '"\\"os.fs.read\\""'  # reply and finish never come before another call
-    assert rules["tool-name"] == '"\\"finish\\"" | "\\"os.fs.read\\"" | "\\"reply\\""'
+                                           final_only={"reply": "text", "finish": "summary"}))
+    assert rules["tool-call-array"] == '"[" ws batch ws "]"'
+    assert rules["batch"] == "step-calls | final-call"  # working calls, or one reply/finish after their results
+    assert rules["step-tool-name"] == '"\\"os.fs.read\\""'  # reply and finish never among working calls
+
+
+def test_a_turn_ending_call_carries_exactly_its_text() -> None:
+    rules = _rules(build_tool_call_grammar(["reply", "os.fs.read", "custom.end"], PLAIN_TEXT_PROFILE,
+                                           final_only={"reply": "text", "custom.end": None}))
+    custom, reply = rules["final-call"].split(" | ")
+    assert reply == ('"{" ws "\\"tool\\"" ws ":" ws "\\"reply\\"" ws "," ws "\\"args\\"" ws ":" ws '
+                     '"{" ws "\\"text\\"" ws ":" ws string ws "}" ws "}"')  # {"text": "..."} and nothing else
+    assert custom.endswith('ws "\\"args\\"" ws ":" ws object ws "}"')  # a terminal without one text arg: any args
 
 
 def test_a_registry_of_only_turn_ending_tools_allows_exactly_one_call() -> None:
-    rules = _rules(build_tool_call_grammar(["reply", "finish"], PLAIN_TEXT_PROFILE, final_only=["reply", "finish"]))
-    assert rules["tool-call-array"] == '"[" ws tool-call ws "]"'
-    assert "step-call" not in rules and "step-tool-name" not in rules  # no rule may name an undefined one
+    rules = _rules(build_tool_call_grammar(["reply", "finish"], PLAIN_TEXT_PROFILE,
+                                           final_only={"reply": "text", "finish": "summary"}))
+    assert rules["batch"] == "final-call"
+    assert not {"step-calls", "step-call", "step-tool-name"} & set(rules)  # no rule may name an undefined one

@@ -19,8 +19,8 @@ async def test_tool_choice_narrows_only_the_first_steps_grammar(tmp_path: Path) 
     await rt.close()
     assert result.status == "done"
     first, second = provider.requests[0].grammar, provider.requests[1].grammar
-    assert first.splitlines()[-1] == 'tool-name ::= "\\"t.read\\""'
-    assert '"\\"reply\\""' in second.splitlines()[-1] and '"\\"t.store\\""' in second.splitlines()[-1]
+    assert first.splitlines()[-1] == 'step-tool-name ::= "\\"t.read\\""' and "final-call" not in first
+    assert '"\\"reply\\""' in second and '"\\"t.store\\""' in second.splitlines()[-1]
 
 
 async def test_unknown_tool_choice_is_refused_before_anything_is_admitted(tmp_path: Path) -> None:

@@ -18,7 +18,7 @@ def _server(name: str, **extra):
 
 
 def _grammar_names(grammar: str) -> str:
-    return next(ln for ln in grammar.splitlines() if ln.startswith("tool-name ::= "))
+    return next(ln for ln in grammar.splitlines() if ln.startswith("step-tool-name ::= "))
 
 
 async def test_live_add_and_remove_rebuild_the_next_steps_prompt_and_grammar(tmp_path: Path) -> None:

@@ -74,7 +74,7 @@ async def test_per_call_caps_bound_the_writes(tmp_path: Path) -> None:
     provider = RoutingProvider([REPLY], lines)
     runtime = make_memory_runtime(tmp_path, provider,
                                   config={"memoryReflection": {"maxFactsPerCall": 2, "maxNotesPerCall": 1}})
-    await runtime.run_turn("lots", working_dir=tmp_path)
+    await runtime.run_turn("lots: " + " ".join(f"k{i} is v{i}" for i in range(6)), working_dir=tmp_path)
     await runtime.close()
     profile, notes, db = stores(tmp_path)
     assert [f.key for f in profile.list()] == ["k0", "k1"] and notes.count() == 1
@@ -137,7 +137,7 @@ async def test_another_sessions_turn_never_aborts_a_reflection(tmp_path: Path) -
 
     provider = RoutingProvider([REPLY, REPLY], blocked)
     runtime = make_memory_runtime(tmp_path, provider)
-    first = (await runtime.run_turn("first", working_dir=tmp_path)).session_id
+    first = (await runtime.run_turn("first: yes, keep it", working_dir=tmp_path)).session_id
     await started.wait()
     provider.reflect = "NONE"
     other = await runtime.run_turn("other session", working_dir=tmp_path)
@@ -212,3 +212,16 @@ async def test_copies_of_the_prompts_own_examples_are_not_stored(tmp_path: Path)
     db.close()
     reasons = [r.reason for r in reflection_runner(runtime).outcomes[-1].report.rejected]
     assert reasons.count("copies the prompt's example") == 3
+
+
+async def test_a_fact_the_user_never_said_is_not_stored(tmp_path: Path) -> None:
+    # a small model fills the profile from its prompt (examples, file names) instead of the user
+    provider = RoutingProvider([REPLY], "SET full_name=Bob Stone\nSET key=file_name\nSET city=Porto\n")
+    runtime = make_memory_runtime(tmp_path, provider)
+    await runtime.run_turn("list the files in this folder; I work from Porto", working_dir=tmp_path)
+    await runtime.close()
+    profile, _notes, db = stores(tmp_path)
+    assert [(f.key, f.value) for f in profile.list()] == [("city", "Porto")]
+    db.close()
+    reasons = [r.reason for r in reflection_runner(runtime).outcomes[-1].report.rejected]
+    assert reasons.count("the user did not say it") == 2
