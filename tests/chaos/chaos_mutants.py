@@ -22,7 +22,7 @@ MUTANTS = ("ack_before_commit", "rerun_non_durable", "split_claim")
 
 
 async def ack_before_commit(lifecycle: Any, text: str, session_id: str, origin: str, sink: Any, cancelled: Any,
-                            execute: Any, resend_steer_id: str | None = None) -> Any:
+                            execute: Any, resend_steer_id: str | None = None, request_key: Any = None) -> Any:
     from atomic_agent.agent import agent_events as ev
 
     turn_id = uuid.uuid4().hex

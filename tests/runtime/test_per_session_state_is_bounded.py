@@ -53,7 +53,9 @@ def test_breaker_partitions_are_bounded() -> None:
 
 
 async def test_reflection_remembers_a_bounded_number_of_sessions(tmp_path: Path) -> None:
-    runtime = make_runtime(tmp_path, ScriptedProvider())
+    import atomic_agent.plugins.memory_reflection as reflection_plugin
+
+    runtime = make_runtime(tmp_path, ScriptedProvider(), extra=[(reflection_plugin, "memory_reflection")])
     runner = ReflectionRunner(runtime, ReflectionConfig())
     for n in range(LATEST_TURNS_KEPT + 100):
         runner.before_turn(TurnStart(session(n), 0, "hi", str(tmp_path)))
