@@ -42,6 +42,11 @@ class BuiltPrompt:
     dropped_turns: int = 0
 
 
+# extensions that make a word of the request a file name worth reading first
+FILE_KINDS = ("txt", "md", "py", "json", "csv", "toml", "yaml", "yml", "log", "ini", "cfg", "conf", "js", "ts",
+              "html", "css", "sh", "rs", "go", "c", "h", "java", "rb", "xml", "sql", "env")
+
+
 def _cap_lines(lines: list[str], max_tokens: int, count: Callable[[str], int]) -> list[str]:
     out, used = [], 0
     for line in lines:
@@ -87,6 +92,8 @@ def build_prompt(*, env: Any, stable_prefix: str, profile: ModelProfile, registr
         "today": (today or date.today()).isoformat(),
         "conversation": [],
         "earlier_summary": earlier_summary(session.entries),
+        "tools": registry.names(),  # the tail may only point at tools that are registered
+        "file_kinds": FILE_KINDS,
     }
     template = env.get_template("variable_tail.j2")
     framed_prefix = profile.frame_stable_prefix(stable_prefix)

@@ -67,17 +67,40 @@ def session_with(*entries: TranscriptEntry) -> SessionState:
     return state
 
 
-def respond(session: SessionState, n_ctx: int | None = None) -> str:
+def respond(session: SessionState, n_ctx: int | None = None, tools: tuple[str, ...] = ("os.fs.list",)) -> str:
     built = build_prompt(env=make_prompt_env(), stable_prefix="P", profile=PLAIN_CHATML_PROFILE,
-                         registry=registry_with("os.fs.list"), session=session, agent=AgentConfig(),
+                         registry=registry_with(*tools), session=session, agent=AgentConfig(),
                          n_ctx=n_ctx, today=date(2026, 1, 2))
     return built.tail[built.tail.index("### respond"):]
 
 
 def test_before_any_tool_result_the_request_is_restated_and_step_1_asked_for() -> None:
-    text = respond(session_with(TranscriptEntry(USER, 0, text="what is in here?")))
+    text = respond(session_with(TranscriptEntry(USER, 0, text="what is in here?")), tools=())
     assert text.splitlines()[1:] == ["The user asked: what is in here?",
                                      "Respond now with step 1: call the tool that finds the answer."]
+
+
+EVERYDAY = ("os.fs.list", "os.fs.read", "os.fs.grep", "os.git.log", "os.git.status")
+
+
+def test_step_1_points_at_the_tool_the_requests_words_suggest() -> None:
+    def suggested(request: str, tools: tuple[str, ...] = EVERYDAY) -> object:
+        text = respond(session_with(TranscriptEntry(USER, 0, text=request)), tools=tools)
+        lines = text.splitlines()
+        return json.loads(lines[-1]) if lines[-1].startswith("[{") else None
+
+    assert suggested("What is the owner in notes.md?") == [{"tool": "os.fs.read", "args": {"path": "notes.md"}}]
+    assert suggested("Which file mentions the word kiwi?") == [{"tool": "os.fs.grep", "args": {"pattern": "kiwi"}}]
+    assert suggested("Who wrote the last commit?") == [{"tool": "os.git.log", "args": {"limit": 1}}]
+    assert suggested("Which branch am I on?") == [{"tool": "os.git.status", "args": {}}]
+    assert suggested("what is in here?") == [{"tool": "os.fs.list", "args": {"path": "."}}]
+    assert suggested('read the file "we\"ird.txt"')[0]["args"]["path"] == 'we"ird.txt'  # valid JSON, escaped
+
+
+def test_step_1_never_points_at_an_unregistered_tool() -> None:
+    text = respond(session_with(TranscriptEntry(USER, 0, text="Who wrote the last commit in notes.md?")),
+                   tools=("os.fs.list",))
+    assert json.loads(text.splitlines()[-1]) == [{"tool": "os.fs.list", "args": {"path": "."}}]
 
 
 def test_after_an_ok_result_the_offered_reply_is_valid_json_carrying_the_result() -> None:
