@@ -86,8 +86,8 @@ EVERYDAY = ("os.fs.list", "os.fs.read", "os.fs.grep", "os.git.log", "os.git.stat
 def test_step_1_points_at_the_tool_the_requests_words_suggest() -> None:
     def suggested(request: str, tools: tuple[str, ...] = EVERYDAY) -> object:
         text = respond(session_with(TranscriptEntry(USER, 0, text=request)), tools=tools)
-        lines = text.splitlines()
-        return json.loads(lines[-1]) if lines[-1].startswith("[{") else None
+        calls = [line for line in text.splitlines() if line.startswith("[{")]
+        return json.loads(calls[0]) if calls else None
 
     assert suggested("What is the owner in notes.md?") == [{"tool": "os.fs.read", "args": {"path": "notes.md"}}]
     assert suggested("Which file mentions the word kiwi?") == [{"tool": "os.fs.grep", "args": {"pattern": "kiwi"}}]
@@ -100,7 +100,8 @@ def test_step_1_points_at_the_tool_the_requests_words_suggest() -> None:
 def test_step_1_never_points_at_an_unregistered_tool() -> None:
     text = respond(session_with(TranscriptEntry(USER, 0, text="Who wrote the last commit in notes.md?")),
                    tools=("os.fs.list",))
-    assert json.loads(text.splitlines()[-1]) == [{"tool": "os.fs.list", "args": {"path": "."}}]
+    offered = next(line for line in text.splitlines() if line.startswith("[{"))
+    assert json.loads(offered) == [{"tool": "os.fs.list", "args": {"path": "."}}]
 
 
 def test_after_an_ok_result_the_offered_reply_is_valid_json_carrying_the_result() -> None:

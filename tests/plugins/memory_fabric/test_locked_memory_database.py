@@ -28,7 +28,7 @@ async def test_locked_database_degrades_memory_without_failing_the_turn(tmp_path
         provider = RoutingProvider([calls(("memory.notes.store", {"content": "blocked write"})),
                                     calls(("reply", {"text": "ok"}))], "SET kite_colour=red")
         runtime = make_memory_runtime(state, provider, environ={"ATOMIC_AGENT_MEMORY_BUSY_TIMEOUT_MS": "100"})
-        result = await runtime.run_turn("kites?", working_dir=tmp_path)
+        result = await runtime.run_turn("kites? mine are red", working_dir=tmp_path)
         await runtime.close()
     finally:
         holder.communicate("\n", timeout=10)

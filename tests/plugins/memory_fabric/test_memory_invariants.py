@@ -30,7 +30,7 @@ async def test_invariant_1_stable_prefix_untouched_by_memory_writes(tmp_path: Pa
               calls(("memory.notes.store", {"content": "zebra crossing near the office"})), REPLY, REPLY]
     provider = RoutingProvider(script, "SET city=Lisbon\nNOTE reflected zebra fact")
     runtime = make_memory_runtime(tmp_path / "s", provider)
-    session = (await runtime.run_turn("I am Alex", working_dir=tmp_path)).session_id
+    session = (await runtime.run_turn("I am Alex from Lisbon", working_dir=tmp_path)).session_id
     for text in ("remember the zebra crossing", "what about the zebra?"):
         await settle(runtime)
         await runtime.run_turn(text, session_id=session)
@@ -93,10 +93,10 @@ async def test_invariant_4_bounded_growth_under_a_reflection_flood(tmp_path: Pat
     runtime = make_memory_runtime(tmp_path / "s", provider, config={
         "memoryNotes": {"maxEntries": 5, "index": {"maxTokens": 40}, "recallInjection": {"maxTokens": 40}},
         "memoryProfile": {"maxTokens": 40}})
-    session = (await runtime.run_turn("flood 0", working_dir=tmp_path)).session_id
+    session = (await runtime.run_turn("flood 0: value 0 1 2 3 4 5 6 7", working_dir=tmp_path)).session_id
     for i in range(1, 30):
         await settle(runtime)  # let each reflection finish: maximal writes
-        await runtime.run_turn(f"flood {i} fact note", session_id=session)
+        await runtime.run_turn(f"flood {i} fact note: value 0 1 2 3 4 5 6 7", session_id=session)
     sections = runtime.memory_sections(session, "fact note flood")
     await runtime.close()
     db = MemoryDatabase.open(memory_db_path(tmp_path / "s"))
@@ -121,7 +121,7 @@ async def test_invariant_5_single_validator_path_per_writer(tmp_path: Path, monk
     ctx = make_tool_context(tmp_path)
     tool_bad = await runtime.registry.get("memory.profile.set").run({"key": "_bad", "value": "x"}, ctx)
     await runtime.registry.get("memory.notes.store").run({"content": "from the tool"}, ctx)
-    await runtime.run_turn("hi", working_dir=tmp_path)
+    await runtime.run_turn("hi from Lisbon, x", working_dir=tmp_path)
     await runtime.close()
     assert seen.count("fact") == 3 and seen.count("note") == 2  # tool + reflection, every write validated
     refused = [r for r in reflection_runner(runtime).outcomes[-1].report.rejected if "_bad" in r.line]

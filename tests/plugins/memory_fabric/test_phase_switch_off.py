@@ -36,7 +36,7 @@ async def run_two_turns(state: Path, workdir: Path, plugins: list[str], config: 
                         script: list[str], reflect: str) -> tuple[list[str], bytes]:
     provider = RoutingProvider(list(script), reflect)
     runtime = make_memory_runtime(state, provider, plugins, config=config)
-    first = await runtime.run_turn("remember: I live in Lisbon and deploy with make", working_dir=workdir)
+    first = await runtime.run_turn("remember: I live in Lisbon, speak Portuguese and deploy with make", working_dir=workdir)
     await runtime.close()  # waits for the reflection, closes memory.sqlite
     runtime = make_memory_runtime(state, provider, plugins, config=config)
     await runtime.run_turn("where do I live and how do I deploy?", session_id=first.session_id)
