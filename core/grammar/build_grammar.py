@@ -6,7 +6,9 @@ call shape, bounded JSON values). This module adds what varies per session:
 - `step-tool-name`: one alternative per working tool, sorted, JSON-encoded and escaped;
 - `final-call`: one alternative per tool that ends the turn (`final_only`: reply, finish),
   whose args are exactly its text (`{"text": string}`) when it names a text argument;
-- `batch`: working calls only, or one final call;
+- `lone-call` / `lone-tool-name`: the tools that ask for approval (`alone`), each a batch
+  on its own, as the batch validator requires;
+- `batch`: batchable working calls, or one lone call, or one final call;
 - the call-count bound, from max_calls clamped into 1..HARD_MAX_TOOL_CALLS;
 - for reasoning profiles, the prelude before the array: the bounded reasoning body, the
   close sentinel (and the open sentinel when the model writes it), then the bounded
@@ -34,7 +36,7 @@ PRELUDE_TRAIL_WS_RULE = "prelude-trail-ws ::= ( [ \\t\\n\\r] ){0,8}"
 
 _RULE_LINE = re.compile(r"^([a-z][a-z0-9-]*) ::= (.+)$")
 _CALL_BOUND = "{0,%d}" % (HARD_MAX_TOOL_CALLS - 1)
-GENERATED_RULES = ("batch", "final-call", "step-tool-name")
+GENERATED_RULES = ("batch", "final-call", "step-tool-name", "lone-call", "lone-tool-name")
 
 
 class GrammarSourceError(RuntimeError):
@@ -47,15 +49,19 @@ def build_tool_call_grammar(
     max_calls: int = HARD_MAX_TOOL_CALLS,
     *,
     final_only: Mapping[str, str | None] | None = None,
+    alone: Sequence[str] = (),
     reasoning_max_chars: int = REASONING_BODY_MAX_CHARS,
 ) -> str:
     """The complete GBNF for one step: root, reasoning prelude (if any), base rules, tool names.
 
     `final_only` maps each tool that ends the turn to its one text argument (None: any args);
-    such a tool is a batch on its own."""
+    such a tool is a batch on its own, and so is each tool in `alone` (tools that ask for
+    approval)."""
     names = _checked_tool_names(tool_names)
     finals = dict(final_only or {})
-    step_names = [name for name in names if name not in finals]
+    lone = set(alone) - set(finals)
+    step_names = [name for name in names if name not in finals and name not in lone]
+    lone_names = [name for name in names if name in lone]
     final_names = [name for name in names if name in finals]
     if reasoning_max_chars < 1:
         raise ValueError(f"reasoning_max_chars must be at least 1, got {reasoning_max_chars}")
@@ -72,8 +78,12 @@ def build_tool_call_grammar(
         if name == "step-calls":
             rule = rule.replace(_CALL_BOUND, "{0,%d}" % (calls - 1))
         lines.append(rule)
-    lines.append("batch ::= " + " | ".join((["step-calls"] if step_names else [])
+    lines.append("batch ::= " + " | ".join((["step-calls"] if step_names else []) + (["lone-call"] if lone_names else [])
                                            + (["final-call"] if final_names else [])))
+    if lone_names:
+        lines.append(f'lone-call ::= "{{" ws {json_string_literal("tool")} ws ":" ws lone-tool-name ws "," ws '
+                     f'{json_string_literal("args")} ws ":" ws object ws "}}"')
+        lines.append("lone-tool-name ::= " + " | ".join(json_string_literal(name) for name in lone_names))
     if final_names:
         lines.append("final-call ::= " + " | ".join(_final_call(name, finals[name]) for name in final_names))
     if step_names:

@@ -37,7 +37,8 @@ async def _plan(runtime: Any) -> tuple[PromptPlan, str]:
         profile = detect_profile(None, None, runtime.environ.get(PROFILE_ENV))
         max_calls = runtime.config.agent.max_parallel_tool_calls
         grammar = build_tool_call_grammar(runtime.registry.names(), profile, max_calls,
-                                          final_only=runtime.registry.terminal_text_args())
+                                          final_only=runtime.registry.terminal_text_args(),
+                                          alone=runtime.registry.lone_names())
         plan = PromptPlan(profile=profile, grammar=grammar,
                           n_ctx=None, n_predict=512, env=runtime.prompt_assets.env(),
                           registry=runtime.registry, max_calls=max_calls)

@@ -48,7 +48,8 @@ def with_current_tools(plan: PromptPlan) -> PromptPlan:
     registry = plan.registry
     grammar = None if plan.grammar is None else build_tool_call_grammar(registry.names(), plan.profile,
                                                                          plan.max_calls,
-                                                                         final_only=registry.terminal_text_args())
+                                                                         final_only=registry.terminal_text_args(),
+                                                                         alone=registry.lone_names())
     return attrs.evolve(plan, grammar=grammar, tools_generation=registry.generation, prefixes={})
 
 
@@ -61,7 +62,7 @@ async def plan_prompt(provider: Any, registry: ToolRegistry, config: AppConfig, 
     grammar = None
     if provider.capabilities.transport == "grammar":
         grammar = build_tool_call_grammar(registry.names(), profile, max_calls,
-                                          final_only=registry.terminal_text_args())
+                                          final_only=registry.terminal_text_args(), alone=registry.lone_names())
     seed = environ.get(SEED_ENV)
     return PromptPlan(profile=profile, grammar=grammar, n_ctx=n_ctx, n_predict=int(getattr(provider, "max_tokens", 512)),
                       env=env, registry=registry, max_calls=max_calls,

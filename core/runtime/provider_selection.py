@@ -44,7 +44,8 @@ def build_runtime_provider(host: PluginHost, runtime: Any,
 
         return build_tool_call_grammar(runtime.registry.names(), profile() or PLAIN_TEXT_PROFILE,
                                        runtime.config.agent.max_parallel_tool_calls,
-                                       final_only=runtime.registry.terminal_text_args())
+                                       final_only=runtime.registry.terminal_text_args(),
+                                       alone=runtime.registry.lone_names())
 
     shaper = RequestShaper(lambda: tuple(runtime.registry.specs()), grammar)
     return FallbackTextProvider(registry, shaper)

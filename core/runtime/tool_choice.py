@@ -26,8 +26,9 @@ def check_tool_choice(registry: ToolRegistry, tool: str | None) -> None:
 
 
 def step_grammar(plan_grammar: str | None, profile: ModelProfile, step: int, tool: str | None,
-                 max_calls: int) -> str | None:
-    """The grammar for `step`: only `tool` on step 0 (grammar transport only)."""
+                 max_calls: int, registry: ToolRegistry) -> str | None:
+    """The grammar for `step`: only `tool` on step 0 (grammar transport only); a tool that
+    asks for approval is called once, as the batch rules require."""
     if tool is None or step != 0 or plan_grammar is None:
         return plan_grammar
-    return build_tool_call_grammar([tool], profile, max_calls)
+    return build_tool_call_grammar([tool], profile, max_calls, alone=[tool] if tool in registry.lone_names() else ())

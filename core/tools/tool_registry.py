@@ -96,6 +96,11 @@ class ToolRegistry:
         return {name: _sole_text_arg(spec.args_schema) for name, spec in self._specs.items()
                 if spec.resource_class is ResourceClass.TERMINAL}
 
+    def lone_names(self) -> list[str]:
+        """The tools that ask for approval: each must be the only call of its batch."""
+        return [name for name, spec in self._specs.items()
+                if spec.resource_class is ResourceClass.APPROVAL_GATED or spec.approval_category]
+
     def resource_class(self, name: str) -> ResourceClass:
         """The tool's class; unregistered names are UNKNOWN (never allowed in a batch)."""
         spec = self._specs.get(name)

@@ -213,3 +213,12 @@ def test_a_registry_of_only_turn_ending_tools_allows_exactly_one_call() -> None:
                                            final_only={"reply": "text", "finish": "summary"}))
     assert rules["batch"] == "final-call"
     assert not {"step-calls", "step-call", "step-tool-name"} & set(rules)  # no rule may name an undefined one
+
+
+def test_a_tool_that_asks_for_approval_is_a_batch_on_its_own() -> None:
+    rules = _rules(build_tool_call_grammar(["reply", "os.fs.read", "os.fs.write"], PLAIN_TEXT_PROFILE,
+                                           final_only={"reply": "text"}, alone=["os.fs.write"]))
+    assert rules["batch"] == "step-calls | lone-call | final-call"
+    assert rules["step-tool-name"] == '"\\"os.fs.read\\""'  # never batched with the write
+    assert rules["lone-tool-name"] == '"\\"os.fs.write\\""'
+    assert rules["lone-call"] == '"{" ws "\\"tool\\"" ws ":" ws lone-tool-name ws "," ws "\\"args\\"" ws ":" ws object ws "}"'

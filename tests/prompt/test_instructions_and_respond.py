@@ -93,12 +93,14 @@ def test_step_1_points_at_the_tool_the_requests_words_suggest() -> None:
     assert suggested("Which file mentions the word kiwi?") == [{"tool": "os.fs.grep", "args": {"pattern": "kiwi"}}]
     assert suggested("Who wrote the last commit?") == [{"tool": "os.git.log", "args": {"limit": 1}}]
     assert suggested("Which branch am I on?") == [{"tool": "os.git.status", "args": {}}]
-    assert suggested("what is in here?") == [{"tool": "os.fs.list", "args": {"path": "."}}]
+    assert suggested("what files are in here?") == [{"tool": "os.fs.list", "args": {"path": "."}}]
+    assert suggested("Say hello.") is None  # nothing in the request points at a tool
+    assert suggested('Use os.fs.read with {"path": "a.md"}') is None  # the user named the tool: no competing hint
     assert suggested('read the file "we\"ird.txt"')[0]["args"]["path"] == 'we"ird.txt'  # valid JSON, escaped
 
 
 def test_step_1_never_points_at_an_unregistered_tool() -> None:
-    text = respond(session_with(TranscriptEntry(USER, 0, text="Who wrote the last commit in notes.md?")),
+    text = respond(session_with(TranscriptEntry(USER, 0, text="Who wrote the last commit in notes.md file?")),
                    tools=("os.fs.list",))
     offered = next(line for line in text.splitlines() if line.startswith("[{"))
     assert json.loads(offered) == [{"tool": "os.fs.list", "args": {"path": "."}}]
