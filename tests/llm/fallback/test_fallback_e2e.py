@@ -64,7 +64,10 @@ async def test_unary_completion_through_the_seam_is_grammar_shaped_and_grammar_p
     with failing_cloud_runtime(tmp_path, llama_server.base_url) as (rt, _cloud):
         plan = await rt.prompt_plan()
         prefix = plan.profile.frame_stable_prefix(plan.stable_prefix_for(tmp_path))
-        prompt = plan.profile.frame_prompt(plan.stable_prefix_for(tmp_path), "### conversation\nuser: Say hello.\n")
+        # a tail that asks for a short answer: the point is the transport's shape, not the model's prose
+        tail = ('### conversation\nuser: Say hello.\n### respond\nReply now, for example:\n'
+                '[{"tool": "reply", "args": {"text": "Hello!"}}]\nKeep it that short.\n')
+        prompt = plan.profile.frame_prompt(plan.stable_prefix_for(tmp_path), tail)
         request = CompletionRequest(prompt=prompt, prefix_length=len(prefix), stream=False, n_predict=512,
                                     tools=tuple(rt.registry.specs()), seed=7)
         done = await rt.provider.complete(request)
