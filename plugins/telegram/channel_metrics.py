@@ -18,7 +18,7 @@ class ChannelMetrics:
         self.counts: Counter[str] = Counter()
 
     def inc(self, name: str, **tags: Any) -> None:
-        key = name + "".join(f"{{{k}={v}}}" for k, v in sorted(tags.items()))
+        key = name + ("{" + ",".join(f"{k}={v}" for k, v in sorted(tags.items())) + "}" if tags else "")
         self.counts[key] += 1
         if self._registry is not None:
             try:

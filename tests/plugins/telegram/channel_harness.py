@@ -39,9 +39,11 @@ class GateTools:
 
     @hookimpl
     def register_tools(self, runtime: Any) -> Iterable[ToolSpec]:
-        return [ToolSpec("test.ask", "Ask before acting.", NO_ARGS, ResourceClass.APPROVAL_GATED, Tier.RARE, self._ask,
+        return [ToolSpec(name="test.ask", summary="Ask before acting.", args_schema=NO_ARGS,
+                         resource_class=ResourceClass.APPROVAL_GATED, tier=Tier.RARE, run=self._ask,
                          approval_category="other"),
-                ToolSpec("test.wait", "Wait for the test.", NO_ARGS, ResourceClass.PURE_READ, Tier.RARE, self._wait)]
+                ToolSpec(name="test.wait", summary="Wait for the test.", args_schema=NO_ARGS,
+                         resource_class=ResourceClass.PURE_READ, tier=Tier.RARE, run=self._wait)]
 
 
 def write_state(state: Path, api: FakeBotApi | None, *, owner: int | None = OWNER, enabled: bool = True,
@@ -86,3 +88,26 @@ async def until(predicate: Any, timeout_s: float = 30.0, what: str = "condition"
         if loop.time() > deadline:
             raise AssertionError(f"{what} did not happen within {timeout_s} s")
         await asyncio.sleep(0.02)
+
+
+async def phone_sees(api: FakeBotApi, predicate: Any, timeout_s: float = 30.0) -> None:
+    """Wait until the fake Bot API saw what `predicate()` checks (off the event loop)."""
+    await asyncio.to_thread(api.wait_until, predicate, timeout_s)
+
+
+def reply_texts(api: FakeBotApi, chat_id: int = OWNER) -> list[str]:
+    return [m.text for m in api.sent if m.chat_id == chat_id and not m.reply_markup]
+
+
+def answering(rules: dict[str, str], default: str = "done", count: int = 64) -> Any:
+    """A ScriptedProvider that replies by the newest user message it finds in the prompt
+    (after-turn sub-calls of memory plugins draw from the same provider, so a fixed script
+    order would not say which turn gets what)."""
+    from atomic_agent.api import ScriptedProvider
+    from atomic_agent.testing.scripted_provider import calls
+
+    def answer(request: Any) -> str:
+        found = max(((request.prompt.rfind(asked), said) for asked, said in rules.items()), default=(-1, default))
+        return calls(("reply", {"text": found[1] if found[0] >= 0 else default}))
+
+    return ScriptedProvider([answer] * count, default=calls(("reply", {"text": default})))

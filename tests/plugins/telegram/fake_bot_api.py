@@ -74,7 +74,7 @@ class SentMessage:
 
 
 class FakeBotApi:
-    def __init__(self, token: str = TOKEN) -> None:
+    def __init__(self, token: str = TOKEN, port: int = 0) -> None:
         self.token = token
         self.revoked = False
         self._cond = threading.Condition()
@@ -93,7 +93,9 @@ class FakeBotApi:
         self._polling = 0
         self._hold = False
         self.held = threading.Event()
-        self._server = ThreadingHTTPServer(("127.0.0.1", 0), self._handler_class())
+        self._connections: set[Any] = set()
+        self._closed = False
+        self._server = ThreadingHTTPServer(("127.0.0.1", port), self._handler_class())
         self._server.daemon_threads = True
         self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
 
@@ -108,11 +110,20 @@ class FakeBotApi:
         return self
 
     def close(self) -> None:
+        """Stop like a lost network: the listening socket and every open connection go."""
+        import socket
+
+        self._closed = True
         self.release_sends()
-        with self._cond:
-            self._cond.notify_all()
         self._server.shutdown()
         self._server.server_close()
+        with self._cond:
+            for conn in list(self._connections):
+                try:
+                    conn.shutdown(socket.SHUT_RDWR)
+                except OSError:
+                    pass
+            self._cond.notify_all()
 
     # -- the phone -------------------------------------------------------------------------------
     def queue_update(self, update: dict[str, Any]) -> int:
@@ -178,6 +189,16 @@ class FakeBotApi:
 
             def log_message(self, *args: Any) -> None:
                 return None
+
+            def setup(self) -> None:
+                super().setup()
+                with api._cond:
+                    api._connections.add(self.connection)
+
+            def finish(self) -> None:
+                with api._cond:
+                    api._connections.discard(self.connection)
+                super().finish()
 
             def do_POST(self) -> None:
                 length = int(self.headers.get("Content-Length", "0") or 0)
@@ -245,7 +266,7 @@ class FakeBotApi:
                     self.confirmed_offset = max(self.confirmed_offset, offset)
                     self._updates = [u for u in self._updates if u["update_id"] >= offset]
                 deadline = time.monotonic() + timeout
-                while not self._updates and not self.revoked:
+                while not self._updates and not self.revoked and not self._closed:
                     left = deadline - time.monotonic()
                     if left <= 0:
                         break
