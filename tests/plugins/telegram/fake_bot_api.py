@@ -97,6 +97,7 @@ class FakeBotApi:
         self._closed = False
         self._server = ThreadingHTTPServer(("127.0.0.1", port), self._handler_class())
         self._server.daemon_threads = True
+        self._server.handle_error = lambda request, client_address: None  # a killed client resets its sockets
         self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
 
     # -- lifecycle -------------------------------------------------------------------------------
