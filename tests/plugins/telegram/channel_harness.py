@@ -111,3 +111,21 @@ def answering(rules: dict[str, str], default: str = "done", count: int = 64) -> 
         return calls(("reply", {"text": found[1] if found[0] >= 0 else default}))
 
     return ScriptedProvider([answer] * count, default=calls(("reply", {"text": default})))
+
+
+def telegram_cli(state: Path, *args: str, input: str | None = None) -> Any:
+    """Run `atomic-agent telegram ...` in-process (the telegram plugin only); the typer result."""
+    import importlib
+
+    from typer.testing import CliRunner
+
+    from atomic_agent.cli.cli_state import CliState
+    from atomic_agent.cli.main import build_app
+    from atomic_agent.runtime.boot_context import boot
+    from atomic_agent.testing.plugin_kit import fresh_plugin_host
+
+    host = fresh_plugin_host()
+    host.register(importlib.import_module("atomic_agent.plugins.telegram"), "telegram")
+    ctx = boot(state, environ={}, host=host)
+    app = build_app(CliState(host=host, boot_context=ctx, boot_error=None, state_dir=ctx.state_dir))
+    return CliRunner().invoke(app, ["--state-dir", str(state), "telegram", *args], input=input)  # type: ignore[arg-type]

@@ -92,7 +92,7 @@ async def test_cancel_while_an_approval_waits_resolves_it_once(tmp_path, bot_api
         await runtime.close()
 
 
-async def test_approvals_of_other_sessions_still_go_to_the_host(tmp_path, bot_api) -> None:
+async def test_invariant_6_approval_routing_is_per_session(tmp_path, bot_api) -> None:
     asked: list[str] = []
 
     async def host(request) -> bool:

@@ -22,7 +22,7 @@ def status(runtime) -> dict:
     return runtime.service("telegram").status()
 
 
-async def test_a_chunk_refused_as_unparsable_html_is_resent_once_as_the_raw_text(tmp_path, bot_api) -> None:
+async def test_invariant_10_plain_text_fallback_on_cant_parse_entities(tmp_path, bot_api) -> None:
     state = write_state(tmp_path / "state", bot_api)
     runtime = await start_runtime(state, ScriptedProvider([reply("**bold** reply")]))
     try:
