@@ -17,32 +17,31 @@ def utf16_units(text: str) -> int:
 
 def chunk_text(text: str, limit: int = MAX_UNITS) -> list[str]:
     """Chunks of at most `limit` UTF-16 units whose concatenation is `text` (after the line
-    breaks a cut lands on are dropped from the chunk start)."""
+    breaks a cut lands on are dropped from the chunk start). Linear in the text's length."""
     if limit < 2:
         raise ValueError("limit must leave room for one surrogate pair")
     chunks: list[str] = []
-    rest = text
-    while utf16_units(rest) > limit:
-        fit = _fitting_prefix(rest, limit)
-        cut = rest.rfind("\n", 0, fit + 1)
-        if cut <= 0:
-            cut = rest.rfind(" ", 0, fit + 1)
-        if cut <= 0:
-            cut = fit
-        chunks.append(rest[:cut])
-        rest = rest[cut:]
-        if rest[:1] == "\n":
-            rest = rest[1:]
-    if rest or not chunks:
-        chunks.append(rest)
+    start = 0
+    end = _fitting_end(text, start, limit)
+    while end < len(text):
+        cut = text.rfind("\n", start + 1, end + 1)
+        if cut <= start:
+            cut = text.rfind(" ", start + 1, end + 1)
+        if cut <= start:
+            cut = end
+        chunks.append(text[start:cut])
+        start = cut + 1 if text[cut:cut + 1] == "\n" else cut
+        end = _fitting_end(text, start, limit)
+    chunks.append(text[start:])
     return chunks
 
 
-def _fitting_prefix(text: str, limit: int) -> int:
-    """The number of code points of `text` that fit in `limit` UTF-16 units."""
-    units = 0
-    for index, ch in enumerate(text):
-        units += 2 if ord(ch) > 0xFFFF else 1
-        if units > limit:
-            return index
-    return len(text)
+def _fitting_end(text: str, start: int, limit: int) -> int:
+    """The index after the longest run of `text` from `start` that fits in `limit` UTF-16
+    units (len(text) when the rest fits)."""
+    end = min(len(text), start + limit)  # `limit` code points are at least `limit` units
+    units = utf16_units(text[start:end])
+    while units > limit:  # astral characters count twice: give back from the end
+        end -= 1
+        units -= 2 if ord(text[end]) > 0xFFFF else 1
+    return end

@@ -50,7 +50,8 @@ class TelegramChannel:
         self.metrics = ChannelMetrics(metrics_registry(runtime))
         self._store: DeliveryStore | None = None
         self.sender: OutboundSender | None = None
-        self.offsets = UpdateOffsets()
+        self._settled = asyncio.Event()  # an update in flight settled: the offset may move
+        self.offsets = UpdateOffsets(self._settled.set)
         self.inbound = InboundHandler(self)
         self.lock = InstanceLock(self.state_dir)
         self.api: BotApi | None = None
@@ -65,7 +66,6 @@ class TelegramChannel:
         self._generation = 0  # each polling run's number: a loop whose run ended returns
         self._tasks: set[asyncio.Task[Any]] = set()
         self._routed: str | None = None
-        self._settled = asyncio.Event()
         self._stamps: tuple[float, float] = self._file_stamps()
         self.started_at: float | None = None
         self.owner_user_id: int | None = self.settings.owner_user_id
@@ -134,7 +134,7 @@ class TelegramChannel:
         self._token = token
         self._set(STARTING, "")
         self.api = BotApi(self.settings.api_base, token)
-        self.offsets = UpdateOffsets()
+        self.offsets = UpdateOffsets(self._settled.set)
         try:
             me = await self.api.get_me()
         except BotApiError as exc:
@@ -197,6 +197,7 @@ class TelegramChannel:
                 if not self.bot_id:
                     self._got_me(await self.api.get_me())
                     await self._set_commands()
+                self._settled.clear()  # before asking: a settle while the call runs is not missed
                 updates = await self.api.get_updates(self.offsets.next_offset, self.settings.poll_timeout_s)
             except BotApiError as exc:
                 if not self._current(generation):
@@ -221,7 +222,6 @@ class TelegramChannel:
             for update in fresh:
                 self.spawn(self.inbound.handle(update))
             if updates and not fresh:  # only updates still in flight came back: wait for one to settle
-                self._settled.clear()
                 try:
                     await asyncio.wait_for(self._settled.wait(), 1.0)
                 except asyncio.TimeoutError:
@@ -243,7 +243,6 @@ class TelegramChannel:
 
     def _task_done(self, task: asyncio.Task[Any]) -> None:
         self._tasks.discard(task)
-        self._settled.set()
         if not task.cancelled() and task.exception() is not None:
             exc = task.exception()
             print(f"atomic-agent: telegram task failed: {self.scrub(f'{type(exc).__name__}: {exc}')}", file=sys.stderr)

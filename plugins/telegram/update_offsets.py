@@ -9,9 +9,12 @@ and not handled twice.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 
 class UpdateOffsets:
-    def __init__(self) -> None:
+    def __init__(self, on_settle: Callable[[], None] | None = None) -> None:
+        self._on_settle = on_settle
         self.in_flight: set[int] = set()
         self._seen: set[int] = set()
         self._highest: int | None = None
@@ -32,6 +35,8 @@ class UpdateOffsets:
         floor = self.next_offset
         if floor is not None:
             self._seen = {u for u in self._seen if u >= floor}
+        if self._on_settle is not None:
+            self._on_settle()
 
     @property
     def next_offset(self) -> int | None:

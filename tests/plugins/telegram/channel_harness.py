@@ -64,14 +64,14 @@ def write_state(state: Path, api: FakeBotApi | None, *, owner: int | None = OWNE
     return state
 
 
-def boot_state(state: Path, tools: GateTools | None = None) -> Any:
+def boot_state(state: Path, tools: GateTools | None = None, environ: dict[str, str] | None = None) -> Any:
     from atomic_agent.api import installed_plugin_host
     from atomic_agent.runtime.boot_context import boot
 
     host = installed_plugin_host()
     if tools is not None:
         host.register(tools, "telegram_test_tools")
-    return boot(state, environ={}, host=host)
+    return boot(state, environ=dict(environ or {}), host=host)
 
 
 async def start_runtime(state: Path, provider: Any, tools: GateTools | None = None) -> Any:
