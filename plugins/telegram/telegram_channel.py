@@ -40,6 +40,8 @@ DISABLED, STARTING, UP, DOWN, STOPPED = "disabled", "starting", "up", "down", "s
 MISSING_TOKEN = "missing TELEGRAM_BOT_TOKEN"
 BACKOFF_S = (1.0, 2.0, 5.0, 10.0, 30.0)
 MAX_REPORT_CHARS = 3000
+CONTROL_ACTIONS = ("status", "enable", "disable", "restart", "pair", "cancel_pairing", "clear_owner", "set_token",
+                   "clear_token")
 
 
 class TelegramChannel:
@@ -436,6 +438,35 @@ class TelegramChannel:
         else:
             self._set(DISABLED, "telegram.enabled is false")
         return self.status()
+
+    async def control(self, action: str, *, token: str | None = None, seconds: float | None = None) -> dict[str, Any]:
+        """One live-control operation by name (what the sidecar and serve expose): persisted
+        first, then applied; the channel's status after it. ValueError names a bad request."""
+        if action == "status":
+            return self.status()
+        if action in ("enable", "disable"):
+            return await self.set_enabled(action == "enable")
+        if action == "restart":
+            return await self.restart()
+        if action == "clear_owner":
+            await self.set_owner(None)
+            return self.status()
+        if action == "clear_token":
+            return await self.set_token(None)
+        if action == "set_token":
+            if not token:
+                raise ValueError("set_token needs the token")
+            return await self.set_token(token)
+        if action == "pair":
+            try:
+                self.start_pairing(seconds or DEFAULT_WINDOW_S)
+            except RuntimeError as exc:
+                raise ValueError(str(exc)) from None
+            return self.status()
+        if action == "cancel_pairing":
+            self.cancel_pairing()
+            return self.status()
+        raise ValueError(f"unknown telegram action {action!r}; one of {', '.join(CONTROL_ACTIONS)}")
 
     # -- status -------------------------------------------------------------------------------
     def _set(self, state: str, reason: str) -> None:
