@@ -51,6 +51,9 @@ class OutboundSender:
         self._sleep = sleep
         self._sending: set[int] = set()  # delivery ids a task of this process is sending
 
+    def is_sending(self, delivery_id: int) -> bool:
+        return delivery_id in self._sending
+
     async def _send_chunk(self, api: BotApi, chat_id: int, chunk: str, html: bool,
                           reply_markup: dict[str, Any] | None = None) -> ChunkOutcome:
         text, fallback = (markdown_to_html(chunk), False) if html else (chunk, False)

@@ -15,7 +15,6 @@ changes reach a running channel) and sends the replies still owed.
 from __future__ import annotations
 
 import asyncio
-import os
 import sys
 import time
 from collections.abc import Coroutine
@@ -24,27 +23,23 @@ from typing import Any
 
 from .approval_bridge import ApprovalBridge
 from .bot_api import BotApi, BotApiError
-from .bot_token import clear_token, read_token, scrub, store_token
+from .bot_token import read_token, scrub
+from .channel_live_control import ChannelLiveControl
 from .channel_metrics import ChannelMetrics, metrics_registry
-from .delivery_store import PENDING, REPORT, Delivery, DeliveryStore
+from .channel_outbound import ChannelOutbound
+from .channel_states import DISABLED, DISABLED_REASON, DOWN, MISSING_TOKEN, STARTING, STOPPED, UP
+from .delivery_store import DeliveryStore
 from .inbound_handler import COMMANDS, InboundHandler
 from .instance_lock import InstanceLock, LockHeldError
 from .outbound_sender import OutboundSender
-from .pairing_window import DEFAULT_WINDOW_S, close_window, open_window, window_open
-from .reply_text import from_answer
 from .session_pointer import read_pointer, write_pointer
-from .telegram_config import HTML, TelegramConfig, persist_settings, read_settings, telegram_config
+from .telegram_config import HTML, TelegramConfig, telegram_config
 from .update_offsets import UpdateOffsets
 
-DISABLED, STARTING, UP, DOWN, STOPPED = "disabled", "starting", "up", "down", "stopped"
-MISSING_TOKEN = "missing TELEGRAM_BOT_TOKEN"
 BACKOFF_S = (1.0, 2.0, 5.0, 10.0, 30.0)
-MAX_REPORT_CHARS = 3000
-CONTROL_ACTIONS = ("status", "enable", "disable", "restart", "pair", "cancel_pairing", "clear_owner", "set_token",
-                   "clear_token")
 
 
-class TelegramChannel:
+class TelegramChannel(ChannelLiveControl, ChannelOutbound):
     def __init__(self, runtime: Any) -> None:
         self.runtime = runtime
         self.state_dir: Path = Path(runtime.state_dir)
@@ -94,7 +89,7 @@ class TelegramChannel:
         """Start polling when enabled; raise LockHeldError when another runtime already polls."""
         _ = self.store  # open the records and settle what a dead process left, enabled or not
         if not self.settings.enabled:
-            self._set(DISABLED, "telegram.enabled is false")
+            self._set(DISABLED, DISABLED_REASON)
             return
         await self._start_polling(raise_lock=True)
 
@@ -249,66 +244,6 @@ class TelegramChannel:
             exc = task.exception()
             print(f"atomic-agent: telegram task failed: {self.scrub(f'{type(exc).__name__}: {exc}')}", file=sys.stderr)
 
-    # -- settings changed by another process (the CLI) ---------------------------------------
-    def _file_stamps(self) -> tuple[float, float]:
-        out = []
-        for path in (self.state_dir / "config.json", self.state_dir / ".env"):
-            try:
-                out.append(os.stat(path).st_mtime_ns)
-            except OSError:
-                out.append(0)
-        return (out[0], out[1])
-
-    async def _refresh_settings(self) -> None:
-        stamps = self._file_stamps()
-        if stamps == self._stamps:
-            return
-        config_changed, env_changed = stamps[0] != self._stamps[0], stamps[1] != self._stamps[1]
-        self._stamps = stamps
-        if config_changed:
-            self._reload_settings()
-            if not self.settings.enabled:
-                self._end_run()  # this loop ends itself
-                await self._release(DISABLED, "telegram.enabled is false")
-                return
-        if env_changed:  # a new token, or `atomic-agent telegram restart`
-            self._end_run()
-            await self._release(DOWN, "the token file changed; restarting")
-            await self._start_polling()
-
-    def _end_run(self) -> None:
-        """Called from inside the polling loop: its run is over (it is not cancelled)."""
-        self._poll_task = None
-        self._generation += 1
-
-    def _reload_settings(self) -> None:
-        boot = getattr(self.runtime, "boot", None)
-        blocks = getattr(boot, "config_blocks", None)
-        path = getattr(self.runtime.config, "path", None)
-        if blocks is None or path is None:
-            return
-        try:
-            self.settings = read_settings(Path(path), blocks)
-        except Exception as exc:
-            print(f"atomic-agent: telegram settings not reloaded: {exc}", file=sys.stderr)
-            return
-        self.owner_user_id = self.settings.owner_user_id
-
-    def _persist(self, **changes: Any) -> None:
-        boot = getattr(self.runtime, "boot", None)
-        path = getattr(self.runtime.config, "path", None)
-        if boot is not None and path is not None:
-            persist_settings(Path(path), boot.config_blocks, **changes)
-            self._stamps = self._file_stamps()
-        self._reload_settings_from(changes)
-
-    def _reload_settings_from(self, changes: dict[str, Any]) -> None:
-        import attrs
-
-        fields = {"enabled": "enabled", "ownerUserId": "owner_user_id", "parseMode": "parse_mode"}
-        self.settings = attrs.evolve(self.settings, **{fields[k]: v for k, v in changes.items() if k in fields})
-        self.owner_user_id = self.settings.owner_user_id
-
     # -- the channel's session ----------------------------------------------------------------
     def session_id(self) -> str:
         from atomic_agent.api import SessionNotFoundError
@@ -341,132 +276,6 @@ class TelegramChannel:
             gate.unroute_session(self._routed, self.bridge.ask)
         gate.route_session(session_id, self.bridge.ask)
         self._routed = session_id
-
-    # -- outbound -------------------------------------------------------------------------------
-    async def send_notice(self, chat_id: int, text: str) -> None:
-        """Channel infrastructure: plain, not durable (an ack nobody is owed after a crash)."""
-        if self.api is None:
-            return
-        try:
-            await self.outbound.send_plain(self.api, chat_id, self.scrub(text))
-        except BotApiError as exc:
-            print(f"atomic-agent: telegram notice not sent: {self.scrub(str(exc))}", file=sys.stderr)
-
-    async def deliver(self, delivery: Delivery) -> Delivery:
-        if self.api is None:
-            return delivery  # stays pending: the next start sends it
-        return await self.outbound.deliver(self.api, delivery)
-
-    def wake_owed(self) -> None:
-        self._send_owed()
-
-    def _send_owed(self) -> None:
-        """Start sending every pending record nobody in this process is sending; fill the text
-        of replies whose turns ended in a process that died."""
-        if self.api is None:
-            return
-        running = {self.runtime.lifecycle.running_turn_id(s) for s in [self._routed] if s}
-        for delivery in self.store.in_state(PENDING):
-            if delivery.body is None:
-                if delivery.turn_id is None or delivery.turn_id in running:
-                    continue
-                reply = from_answer(self.runtime.answer_of(delivery.turn_id))
-                if reply is None:
-                    continue
-                delivery = self.store.set_body(delivery.id, reply.body, reply.formatted)
-                if delivery.body is None:
-                    continue
-            elif delivery.id in self.outbound._sending:
-                continue
-            self.spawn(self.deliver(delivery))
-
-    async def send_task_report(self, title: str, outcome: str, excerpt: str) -> Delivery | None:
-        """A scheduled task's terminal outcome for the owner (plain, durable); None when unpaired."""
-        if self.owner_user_id is None:
-            return None
-        if len(excerpt) > MAX_REPORT_CHARS:
-            excerpt = excerpt[:MAX_REPORT_CHARS] + "… [truncated]"
-        body = f"Task {outcome}: {title}\n\n{excerpt}".strip()
-        delivery = self.store.record(REPORT, self.owner_user_id, self.scrub(body), formatted=False)
-        return await self.deliver(delivery)
-
-    # -- pairing and live control -------------------------------------------------------------
-    def pairing_open(self) -> bool:
-        return window_open(self.state_dir)
-
-    def start_pairing(self, seconds: float = DEFAULT_WINDOW_S) -> float:
-        if self.state != UP:
-            raise RuntimeError(f"pairing needs the channel up (it is {self.state}: {self.scrub(self.reason)})")
-        return open_window(self.state_dir, seconds)
-
-    def cancel_pairing(self) -> None:
-        close_window(self.state_dir)
-
-    async def claim_owner(self, user_id: int) -> None:
-        close_window(self.state_dir)
-        await self.set_owner(user_id)
-
-    async def set_owner(self, user_id: int | None) -> None:
-        """Persist, then apply: the bridge and the owner check read the live value."""
-        self._persist(ownerUserId=user_id)
-        self.bridge.deny_all("owner_changed")
-
-    async def set_enabled(self, enabled: bool) -> dict[str, Any]:
-        self._persist(enabled=enabled)
-        if enabled:
-            await self._start_polling()
-        else:
-            await self._stop_polling(DISABLED, "telegram.enabled is false")
-        return self.status()
-
-    async def set_token(self, token: str | None) -> dict[str, Any]:
-        if token is None:
-            clear_token(self.state_dir)
-        else:
-            store_token(self.state_dir, token)
-        self._stamps = self._file_stamps()
-        if self._poll_task is not None or (token is not None and self.settings.enabled):
-            return await self.restart()
-        if token is None:
-            await self._stop_polling(DOWN if self.settings.enabled else DISABLED, MISSING_TOKEN)
-        return self.status()
-
-    async def restart(self) -> dict[str, Any]:
-        await self._stop_polling(STOPPED, "restarting")
-        if self.settings.enabled:
-            await self._start_polling()
-        else:
-            self._set(DISABLED, "telegram.enabled is false")
-        return self.status()
-
-    async def control(self, action: str, *, token: str | None = None, seconds: float | None = None) -> dict[str, Any]:
-        """One live-control operation by name (what the sidecar and serve expose): persisted
-        first, then applied; the channel's status after it. ValueError names a bad request."""
-        if action == "status":
-            return self.status()
-        if action in ("enable", "disable"):
-            return await self.set_enabled(action == "enable")
-        if action == "restart":
-            return await self.restart()
-        if action == "clear_owner":
-            await self.set_owner(None)
-            return self.status()
-        if action == "clear_token":
-            return await self.set_token(None)
-        if action == "set_token":
-            if not token:
-                raise ValueError("set_token needs the token")
-            return await self.set_token(token)
-        if action == "pair":
-            try:
-                self.start_pairing(seconds or DEFAULT_WINDOW_S)
-            except RuntimeError as exc:
-                raise ValueError(str(exc)) from None
-            return self.status()
-        if action == "cancel_pairing":
-            self.cancel_pairing()
-            return self.status()
-        raise ValueError(f"unknown telegram action {action!r}; one of {', '.join(CONTROL_ACTIONS)}")
 
     # -- status -------------------------------------------------------------------------------
     def _set(self, state: str, reason: str) -> None:
