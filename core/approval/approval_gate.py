@@ -89,7 +89,7 @@ class ApprovalGate:
 
     def unroute_session(self, session_id: str, ask: AskHost | None = None) -> None:
         """Give the session back to the host (only when it is still routed to `ask`, if given)."""
-        if ask is None or self._session_hosts.get(session_id) is ask:
+        if ask is None or self._session_hosts.get(session_id) == ask:  # == : bound methods are made per access
             self._session_hosts.pop(session_id, None)
 
     def host_for(self, session_id: str) -> AskHost | None:

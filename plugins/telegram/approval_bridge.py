@@ -29,6 +29,7 @@ DENIED_TEXT = "❌ denied"
 TIMED_OUT_TEXT = "⏱ timed out — auto-denied"
 CANCELLED_TEXT = "✖ cancelled — the turn ended before an answer"
 NO_OWNER = "no_owner"
+SEND_GRACE_S = 10.0  # how long a cancelled turn lets its prompt's send finish, to close it
 
 
 @attrs.define
@@ -37,6 +38,7 @@ class PendingApproval:
     text: str
     chat_id: int
     message_id: int = 0
+    late_edit: str | None = None  # resolved before the prompt's send answered: edit once it has an id
 
 
 def keyboard(token: str) -> dict[str, Any]:
@@ -73,25 +75,44 @@ class ApprovalBridge:
         entry = PendingApproval(asyncio.get_running_loop().create_future(), text, owner)
         self.pending[token] = entry
         try:
-            try:
-                ids = await self._sender_of().send_plain(api, owner, text, reply_markup=keyboard(token))
-            except BotApiError as exc:
-                print(f"atomic-agent: telegram approval prompt not sent: {exc}", file=sys.stderr)
-                self._resolve(token, False, "send_failed")
+            if not await self._send_prompt(token, entry, api):
                 return False
-            entry.message_id = ids[-1] if ids else 0
             try:
                 return await asyncio.wait_for(asyncio.shield(entry.future), self._timeout_s())
             except asyncio.TimeoutError:
                 if self._resolve(token, False, "timeout"):
-                    await self._edit(entry, TIMED_OUT_TEXT)
+                    await asyncio.shield(self._edit(entry, TIMED_OUT_TEXT))
                 return entry.future.result() if entry.future.done() else False
-        except asyncio.CancelledError:
+        except asyncio.CancelledError:  # the turn was stopped while it waited
             if self._resolve(token, False, "cancel"):
                 await asyncio.shield(self._edit(entry, CANCELLED_TEXT))
             raise
         finally:
             self.pending.pop(token, None)
+
+    async def _send_prompt(self, token: str, entry: PendingApproval, api: BotApi) -> bool:
+        """Send the keyboard; False (denied) when it could not be sent. A cancel that lands
+        while the send is in flight lets the send finish, so the prompt can still be closed."""
+        send = asyncio.ensure_future(self._sender_of().send_plain(api, entry.chat_id, entry.text,
+                                                                  reply_markup=keyboard(token)))
+        try:
+            ids = await asyncio.shield(send)
+        except asyncio.CancelledError:
+            self._resolve(token, False, "cancel")
+            try:
+                entry.message_id = (await asyncio.wait_for(send, SEND_GRACE_S) or [0])[-1]
+                await asyncio.shield(self._edit(entry, entry.late_edit or CANCELLED_TEXT))
+            except (BotApiError, asyncio.TimeoutError):
+                pass
+            raise
+        except BotApiError as exc:
+            print(f"atomic-agent: telegram approval prompt not sent: {exc}", file=sys.stderr)
+            self._resolve(token, False, "send_failed")
+            return False
+        entry.message_id = ids[-1] if ids else 0
+        if entry.late_edit is not None:  # a /cancel or an owner change got there first
+            await asyncio.shield(self._edit(entry, entry.late_edit))  # a stop of the turn must not cut it off
+        return True
 
     def _resolve(self, token: str, approved: bool, resolver: str) -> bool:
         """Resolve once; False when someone else already did."""
@@ -149,7 +170,10 @@ class ApprovalBridge:
 
     async def _edit(self, entry: PendingApproval, text: str) -> None:
         api = self._api_of()
-        if api is None or not entry.message_id:
+        if not entry.message_id:
+            entry.late_edit = text
+            return
+        if api is None:
             return
         try:
             await api.edit_message_text(entry.chat_id, entry.message_id, text)

@@ -54,6 +54,7 @@ class TelegramChannel(ChannelLiveControl, ChannelOutbound):
         self.api: BotApi | None = None
         self.bridge = ApprovalBridge(lambda: self.api, lambda: self.owner_user_id, lambda: self.outbound, self.metrics,
                                      lambda: self.settings.approval_timeout_ms / 1000.0)
+        self._approval_host = self.bridge.ask  # one object: the gate unroutes only its own route
         self.state = DISABLED
         self.reason = ""
         self.bot_id = 0
@@ -165,7 +166,7 @@ class TelegramChannel(ChannelLiveControl, ChannelOutbound):
     async def _release(self, state: str, reason: str) -> None:
         self.bridge.deny_all()
         if self._routed is not None:
-            self.runtime.service("approval_gate").unroute_session(self._routed, self.bridge.ask)
+            self.runtime.service("approval_gate").unroute_session(self._routed, self._approval_host)
             self._routed = None
         api, self.api = self.api, None
         if api is not None:
@@ -273,8 +274,8 @@ class TelegramChannel(ChannelLiveControl, ChannelOutbound):
     def _route_to(self, session_id: str) -> None:
         gate = self.runtime.service("approval_gate")
         if self._routed is not None:
-            gate.unroute_session(self._routed, self.bridge.ask)
-        gate.route_session(session_id, self.bridge.ask)
+            gate.unroute_session(self._routed, self._approval_host)
+        gate.route_session(session_id, self._approval_host)
         self._routed = session_id
 
     # -- status -------------------------------------------------------------------------------

@@ -112,3 +112,18 @@ async def test_invariant_6_approval_routing_is_per_session(tmp_path, bot_api) ->
         assert bot_api.keyboards() == []
     finally:
         await runtime.close()
+
+
+async def test_a_stopped_channel_gives_its_session_back_to_the_host(tmp_path, bot_api) -> None:
+    runtime = await start_runtime(write_state(tmp_path / "state", bot_api), ScriptedProvider())
+    channel, gate = runtime.service("telegram"), runtime.service("approval_gate")
+    try:
+        await until(lambda: channel.status()["state"] == "up", what="up")
+        session = channel.session_id()
+        assert gate.host_for(session) == channel.bridge.ask
+        await channel.set_enabled(False)
+        assert gate.host_for(session) is gate.ask
+        await channel.set_enabled(True)
+        assert gate.host_for(session) == channel.bridge.ask
+    finally:
+        await runtime.close()
