@@ -54,7 +54,12 @@ class ChannelOutbound:
             if delivery.body is None:
                 if delivery.turn_id is None or delivery.turn_id in running:
                     continue
-                reply = from_answer(self.runtime.answer_of(delivery.turn_id))
+                answer = self.runtime.answer_of(delivery.turn_id)
+                if answer.answered_by not in ("", delivery.turn_id) and answer.outcome != "pending" \
+                        and self.store.for_turn(answer.answered_by) is not None:
+                    self.store.drop_merged(delivery.id)  # that turn's own record delivers the answer
+                    continue
+                reply = from_answer(answer)
                 if reply is None:
                     continue
                 delivery = self.store.set_body(delivery.id, reply.body, reply.formatted)

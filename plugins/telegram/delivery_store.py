@@ -112,6 +112,13 @@ class DeliveryStore:
                               (body, int(formatted), store_clock.now_ms(), delivery_id, PENDING))
         return self.get(delivery_id)  # type: ignore[return-value]
 
+    def drop_merged(self, delivery_id: int) -> None:
+        """A reply obligation whose message another turn answered (sendMode all merges queued
+        messages into one turn): that turn's own record carries the answer, once."""
+        with transaction(self.conn):
+            self.conn.execute("DELETE FROM deliveries WHERE id = ? AND body IS NULL AND state = ?",
+                              (delivery_id, PENDING))
+
     # -- one send ------------------------------------------------------------------------------
     def mark_attempting(self, delivery_id: int, chunks_total: int) -> bool:
         """Committed before a chunk's send; False when the record is no longer sendable (another

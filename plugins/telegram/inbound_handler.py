@@ -178,6 +178,9 @@ class InboundHandler:
             ch.spawn(self.run_turn(chat_id, session_id, steer_text, resend_steer_id=steer_id or None))
         if not obligation:
             return
+        if result.state == "merged" and result.merged_into and ch.store.for_turn(result.merged_into) is not None:
+            ch.store.drop_merged(obligation[0].id)  # the merging turn's reply answers this message too
+            return
         reply = from_result(result)
         if reply is None:
             return  # parked: owed until the continuation answers

@@ -53,6 +53,16 @@ class _HtmlCheck(html.parser.HTMLParser):
             self.stack.pop()
 
 
+def visible_text(text: str, parse_mode: str | None) -> str:
+    """What Telegram counts against the 4,096 limit: the text after entity parsing."""
+    if parse_mode != "HTML":
+        return text
+    import html
+    import re
+
+    return html.unescape(re.sub(r"<[^>]*>", "", text))
+
+
 def html_problem(text: str) -> str | None:
     checker = _HtmlCheck()
     checker.feed(text)
@@ -287,7 +297,7 @@ class FakeBotApi:
                 return self._error(status, description, retry_after)
         if not text:
             return self._error(400, "Bad Request: message text is empty")
-        if utf16_units(text) > 4096:
+        if utf16_units(visible_text(text, payload.get("parse_mode"))) > 4096:
             return self._error(400, "Bad Request: message is too long")
         if payload.get("parse_mode") == "HTML":
             problem = html_problem(text)

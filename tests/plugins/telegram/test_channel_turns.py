@@ -152,3 +152,16 @@ async def test_a_long_reply_is_chunked_with_emoji_at_the_boundary(tmp_path, bot_
         assert runtime.service("telegram").status()["metrics"]["messages_sent{kind=reply}"] == 1
     finally:
         await runtime.close()
+
+
+async def test_an_html_chunk_counts_its_visible_text_against_the_limit(tmp_path, bot_api) -> None:
+    body = "&" * 4000 + "\n**" + "b" * 90 + "**"  # escaping makes the HTML 5x longer; Telegram counts 4,091
+    state = write_state(tmp_path / "state", bot_api)
+    runtime = await start_runtime(state, ScriptedProvider([reply(body)]))
+    try:
+        bot_api.send_text(OWNER, "escape please")
+        await phone_sees(bot_api, lambda: len(bot_api.sent) == 1)
+        sent = bot_api.sent[0]
+        assert sent.parse_mode == "HTML" and sent.text == "&amp;" * 4000 + "\n<b>" + "b" * 90 + "</b>"
+    finally:
+        await runtime.close()

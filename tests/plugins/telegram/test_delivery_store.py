@@ -61,3 +61,14 @@ def test_an_update_is_marked_handled_once(tmp_path) -> None:
     store.mark_handled(7, "steer")
     store.mark_handled(7, "steer")
     assert store.was_handled(7)
+
+
+def test_a_merged_message_drops_only_its_empty_obligation(tmp_path) -> None:
+    store = DeliveryStore(tmp_path)
+    merged = store.open_reply("turn-merged", 42, "s1")
+    answering = store.open_reply("turn-answering", 42, "s1")
+    store.set_body(answering.id, "one answer", True)
+    store.drop_merged(merged.id)
+    store.drop_merged(answering.id)  # has its text: never dropped
+    assert store.for_turn("turn-merged") is None
+    assert store.for_turn("turn-answering").body == "one answer"
