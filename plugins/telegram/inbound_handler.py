@@ -10,6 +10,7 @@ update Telegram hands out again after a crash finds its turn instead of running 
 
 from __future__ import annotations
 
+import contextlib
 import sys
 from typing import TYPE_CHECKING, Any
 
@@ -54,11 +55,16 @@ class InboundHandler:
             if not isinstance(message, dict):
                 return self._ignore(update_id, "malformed")
             return await self._message(update_id, message)
-        except Exception as exc:
-            print(f"atomic-agent: telegram update {update_id} failed: {ch.scrub(f'{type(exc).__name__}: {exc}')}",
-                  file=sys.stderr)
-            ch.store.mark_handled(update_id, "error")
+        except Exception as exc:  # a bug or a broken store: say so on both ends, never silently
+            why = ch.scrub(f"{type(exc).__name__}: {exc}")
+            print(f"atomic-agent: telegram update {update_id} failed: {why}", file=sys.stderr)
+            with contextlib.suppress(Exception):
+                ch.store.mark_handled(update_id, "error")
             ch.offsets.settle(update_id)
+            chat = update.get("message", {}).get("chat", {}) if isinstance(update.get("message"), dict) else {}
+            if isinstance(chat, dict) and chat.get("id") == ch.owner_user_id and ch.owner_user_id is not None:
+                await ch.send_notice(ch.owner_user_id, f"That message could not be handled ({why}). "
+                                                       "Check /status before sending it again.")
             return "error"
 
     def _ignore(self, update_id: int, why: str) -> str:

@@ -195,3 +195,25 @@ async def test_invariant_lock_held_a_second_runtime_fails_fast(tmp_path, bot_api
         assert status(first)["state"] == "up"
     finally:
         await first.close()
+
+
+async def test_an_update_the_handler_cannot_handle_is_reported_to_the_owner_not_dropped_silently(
+        tmp_path, bot_api) -> None:
+    state = write_state(tmp_path / "state", bot_api, parse_mode="plain")
+    runtime = await start_runtime(state, ScriptedProvider([reply("fine again")]))
+    broken = runtime.steer
+
+    def steer_raises(session_id, text):
+        runtime.steer = broken  # only the first message breaks
+        raise OSError(f"disk gone near bot{TOKEN}")
+
+    runtime.steer = steer_raises
+    try:
+        bot_api.send_text(OWNER, "one")
+        await phone_sees(bot_api, lambda: any(t.startswith("That message could not be handled") for t in
+                                              reply_texts(bot_api)))
+        assert TOKEN not in " ".join(bot_api.texts())
+        bot_api.send_text(OWNER, "two")
+        await phone_sees(bot_api, lambda: "fine again" in reply_texts(bot_api))
+    finally:
+        await runtime.close()
