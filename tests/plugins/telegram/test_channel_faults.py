@@ -52,12 +52,12 @@ async def test_429_is_honoured_with_retry_after_and_5xx_is_retried(tmp_path, bot
 
 async def test_a_chunk_telegram_refuses_for_good_is_failed_not_retried(tmp_path, bot_api) -> None:
     state = write_state(tmp_path / "state", bot_api, parse_mode="plain")
-    runtime = await start_runtime(state, answering({"one": "lost cause", "two": "second"}))
+    runtime = await start_runtime(state, answering({"alpha-message": "lost cause", "bravo-message": "second"}))
     try:
         bot_api.fail_next_sends((403, "Forbidden: bot was blocked by the user", None))
-        bot_api.send_text(OWNER, "one")
+        bot_api.send_text(OWNER, "alpha-message")
         await until(lambda: status(runtime)["deliveries"]["failed"] == 1, what="failed")
-        bot_api.send_text(OWNER, "two")
+        bot_api.send_text(OWNER, "bravo-message")
         await phone_sees(bot_api, lambda: reply_texts(bot_api) == ["second"])
         failed = runtime.service("telegram").store.in_state("failed")[0]
         assert "blocked" in failed.error
