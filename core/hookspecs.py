@@ -115,7 +115,9 @@ def register_channels(runtime: RuntimeView) -> Iterable[ChannelSpec]:
 
     Called once per runtime while it is built, after ``register_memory_phases``; receives
     the runtime view. Returns ChannelSpec records, every plugin's collected; return a
-    channel only when the plugin's config enables it (registered means started). Each
+    channel only when the plugin's config enables it (registered means started), or, for a
+    channel with live control (Telegram), always, with its ``start()`` doing nothing while
+    its own config disables it. Each
     ``factory(runtime)`` builds a channel with async ``start()`` / ``stop()`` and
     ``status()``. The runtime builds and starts the channels after ``runtime_started``
     (in ``create_runtime``) and stops them first when it closes, before

@@ -3,7 +3,8 @@
 Order of a request: the standing level (auto-approve when the level is at or above the
 category's level, never for a category that always asks), then a session grant of the asking session (never for `trust_config`
 or any non-grantable category), then the host's `ask` callback (CLI prompt, sidecar
-event, Telegram button). With no way to ask, the answer is no. Unknown categories are
+event) or, for a session a channel routed to itself (`route_session`), the channel's
+(Telegram button). With no way to ask, the answer is no. Unknown categories are
 treated as `other` (asks below level 5). A yes is bound to the exact call: when the call's
 binding changed while the person was deciding, they are asked again. Every decision is
 appended to the audit log when one is attached.
@@ -78,6 +79,21 @@ class ApprovalGate:
         self.ask = ask
         self.audit = audit
         self.grants = SessionGrants(clock)
+        self._session_hosts: dict[str, AskHost] = {}
+
+    # -- per-session routing -------------------------------------------------------------------
+    def route_session(self, session_id: str, ask: AskHost) -> None:
+        """Ask `ask` instead of the host for the requests of one session (a channel's own
+        session: its approvals go to the phone, everyone else's to the host)."""
+        self._session_hosts[session_id] = ask
+
+    def unroute_session(self, session_id: str, ask: AskHost | None = None) -> None:
+        """Give the session back to the host (only when it is still routed to `ask`, if given)."""
+        if ask is None or self._session_hosts.get(session_id) == ask:  # == : bound methods are made per access
+            self._session_hosts.pop(session_id, None)
+
+    def host_for(self, session_id: str) -> AskHost | None:
+        return self._session_hosts.get(session_id, self.ask)
 
     # -- level -------------------------------------------------------------------------------
     @property
@@ -138,7 +154,8 @@ class ApprovalGate:
             if used is not None:
                 return self._record(session_id, tool, cat, summary, command_shape, binding,
                                     ApprovalDecision(True, "grant", cat.name, used.describe()), who="grant")
-        if self.ask is None:
+        ask = self.host_for(session_id)
+        if ask is None:
             return self._record(session_id, tool, cat, summary, command_shape, binding,
                                 ApprovalDecision(False, "no-host", cat.name), who="nobody")
         note = ""
@@ -147,7 +164,7 @@ class ApprovalGate:
                                       can_grant_category=grantable, can_grant_shape=grantable and bool(command_shape),
                                       binding=binding.fingerprint if binding is not None else None, note=note)
             try:
-                answer = normalise_answer(await self.ask(request))
+                answer = normalise_answer(await ask(request))
             except Exception as exc:  # a broken host never approves
                 return self._record(session_id, tool, cat, summary, command_shape, binding,
                                     ApprovalDecision(False, "host-error", cat.name), who="nobody",

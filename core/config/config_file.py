@@ -138,3 +138,6 @@ def save_raw_config(path: Path, raw: Mapping[str, Any], plugin_blocks: Mapping[s
         write_atomic(path, json.dumps(body, indent=2) + "\n", mode=0o600)
         return
     write_atomic(path, render_config(version, structured, unknown), mode=0o600)
+
+
+structure_config_blocks = structure_blocks  # the public name (atomic_agent.api) for plugins re-reading their block

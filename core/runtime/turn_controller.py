@@ -15,7 +15,7 @@ from typing import Any, TypeVar
 from atomic_agent.agent.agent_events import Event, EventSink
 
 T = TypeVar("T")
-ORIGINS = ("cli", "tui", "http", "sidecar", "scheduler", "channel")
+ORIGINS = ("cli", "tui", "http", "sidecar", "scheduler", "channel", "telegram")
 # submitted by the runtime itself, never by a caller: the continuation a restart owes (issue 5)
 RUNTIME_ORIGINS = ("recovery",)
 

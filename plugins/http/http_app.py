@@ -26,6 +26,7 @@ def build_app(ctx: Any) -> Any:
     from atomic_agent.plugins.http.route_models import list_models
     from atomic_agent.plugins.http.route_sessions import create_session, delete_session, get_session, list_sessions
     from atomic_agent.plugins.http.route_steer import delete_steer, get_steer, post_steer
+    from atomic_agent.plugins.http.route_telegram import telegram_control, telegram_status
 
     routes = [
         Route("/v1/chat/completions", chat_completions, methods=["POST"]),
@@ -41,6 +42,8 @@ def build_app(ctx: Any) -> Any:
         Route("/api/events", events, methods=["GET"]),
         Route("/api/approvals", list_approvals, methods=["GET"]),
         Route("/api/approvals/{approval_id}", answer_approval, methods=["POST"]),
+        Route("/api/telegram", telegram_status, methods=["GET"]),
+        Route("/api/telegram", telegram_control, methods=["POST"]),
     ]
 
     async def api_error(_request: Any, exc: Exception) -> Any:

@@ -1,0 +1,66 @@
+"""The Telegram channel: the agent as a remote control from the owner's phone.
+
+Long polling of the Bot API (the plugin's one periodic loop), every message a turn of the
+channel's own session (or a steer of the running one), approvals of that session on
+inline buttons, replies as durable delivery records (never lost, never sent twice), one
+polling runtime per state dir (`telegram.lock`). The token lives only in `<state>/.env`.
+The channel object is the service "telegram" (live control for hosts: sidecar, serve) and
+the registered channel; httpx is used by `bot_api` only.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Any
+
+from atomic_agent.api import hookimpl
+
+SERVICE = "telegram"
+
+
+@hookimpl
+def register_config_blocks() -> Iterable[Any]:
+    from atomic_agent.api import ConfigBlock
+
+    from .telegram_config import TELEGRAM_BLOCK, TelegramConfig
+
+    return [ConfigBlock(key=TELEGRAM_BLOCK, cls=TelegramConfig)]
+
+
+@hookimpl
+def register_services() -> Iterable[Any]:
+    from atomic_agent.api import ServiceSpec
+
+    return [ServiceSpec(SERVICE, _build_channel, close=lambda channel: channel.close(),
+                        summary="the Telegram channel: status and live control (enable, token, owner, pairing)")]
+
+
+def _build_channel(runtime: Any) -> Any:
+    from .telegram_channel import TelegramChannel
+
+    return TelegramChannel(runtime)
+
+
+@hookimpl
+def register_channels(runtime: Any) -> Iterable[Any]:
+    from atomic_agent.api import ChannelSpec
+
+    # always registered: start() polls only when telegram.enabled, so live control can turn
+    # it on without restarting the host
+    return [ChannelSpec(SERVICE, lambda rt: rt.service(SERVICE), summary="Telegram remote control (long polling)")]
+
+
+@hookimpl
+def register_commands(app: Any) -> None:
+    from .telegram_commands import telegram_app
+
+    app.add_typer(telegram_app, name="telegram",
+                  help="Telegram remote control: status, enable/disable, token, owner, pairing, run.")
+
+
+@hookimpl
+def report_doctor_findings(state_dir: Path) -> Iterable[Any]:
+    from .doctor_findings import telegram_findings
+
+    return telegram_findings(state_dir)

@@ -1,0 +1,181 @@
+"""Approvals of the Telegram session on inline buttons in the owner's DM.
+
+The gate routes the channel session's requests here (`ApprovalGate.route_session`). Each
+request becomes a plain-text message with ✅ Approve / ❌ Deny buttons; the callback's user
+must be the live owner (a previous owner's click is refused); after `timeout_s` the
+request is denied and the message edited. A click, the timeout and a cancel (the turn was
+stopped) each try to resolve the same pending entry; only the first one does.
+Telegram never grants: a button approves this one call.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import secrets
+import sys
+from collections.abc import Callable
+from typing import Any
+
+import attrs
+
+from .bot_api import BotApi, BotApiError
+from .channel_metrics import ChannelMetrics
+from .outbound_sender import OutboundSender
+
+APPROVE, DENY = "y", "n"
+CALLBACK_PREFIX = "ap"
+APPROVED_TEXT = "✅ approved"
+DENIED_TEXT = "❌ denied"
+TIMED_OUT_TEXT = "⏱ timed out — auto-denied"
+CANCELLED_TEXT = "✖ cancelled — the turn ended before an answer"
+NO_OWNER = "no_owner"
+SEND_GRACE_S = 10.0  # how long a cancelled turn lets its prompt's send finish, to close it
+
+
+@attrs.define
+class PendingApproval:
+    future: asyncio.Future[bool]
+    text: str
+    chat_id: int
+    message_id: int = 0
+    late_edit: str | None = None  # resolved before the prompt's send answered: edit once it has an id
+
+
+def keyboard(token: str) -> dict[str, Any]:
+    return {"inline_keyboard": [[{"text": "✅ Approve", "callback_data": f"{CALLBACK_PREFIX}:{token}:{APPROVE}"},
+                                 {"text": "❌ Deny", "callback_data": f"{CALLBACK_PREFIX}:{token}:{DENY}"}]]}
+
+
+def request_text(request: Any) -> str:
+    lines = [f"Approval needed · {request.label or request.category}", f"{request.tool}: {request.summary}"]
+    if request.note:
+        lines.append(f"({request.note})")
+    return "\n".join(lines)
+
+
+class ApprovalBridge:
+    def __init__(self, api_of: Callable[[], BotApi | None], owner_of: Callable[[], int | None],
+                 sender_of: Callable[[], OutboundSender], metrics: ChannelMetrics,
+                 timeout_s: Callable[[], float]) -> None:
+        self._api_of = api_of
+        self._owner_of = owner_of
+        self._sender_of = sender_of
+        self._metrics = metrics
+        self._timeout_s = timeout_s
+        self.pending: dict[str, PendingApproval] = {}
+
+    async def ask(self, request: Any) -> bool:
+        """The gate's host for the Telegram session: True only on the owner's Approve click."""
+        owner, api = self._owner_of(), self._api_of()
+        if owner is None or api is None:
+            self._resolved("nobody", False)
+            return False  # nobody to ask: the answer is no
+        token = secrets.token_urlsafe(9)
+        text = request_text(request)
+        entry = PendingApproval(asyncio.get_running_loop().create_future(), text, owner)
+        self.pending[token] = entry
+        try:
+            if not await self._send_prompt(token, entry, api):
+                return False
+            try:
+                return await asyncio.wait_for(asyncio.shield(entry.future), self._timeout_s())
+            except asyncio.TimeoutError:
+                if self._resolve(token, False, "timeout"):
+                    await asyncio.shield(self._edit(entry, TIMED_OUT_TEXT))
+                return entry.future.result() if entry.future.done() else False
+        except asyncio.CancelledError:  # the turn was stopped while it waited
+            if self._resolve(token, False, "cancel"):
+                await asyncio.shield(self._edit(entry, CANCELLED_TEXT))
+            raise
+        finally:
+            self.pending.pop(token, None)
+
+    async def _send_prompt(self, token: str, entry: PendingApproval, api: BotApi) -> bool:
+        """Send the keyboard; False (denied) when it could not be sent. A cancel that lands
+        while the send is in flight lets the send finish, so the prompt can still be closed."""
+        send = asyncio.ensure_future(self._sender_of().send_plain(api, entry.chat_id, entry.text,
+                                                                  reply_markup=keyboard(token)))
+        try:
+            ids = await asyncio.shield(send)
+        except asyncio.CancelledError:
+            self._resolve(token, False, "cancel")
+            try:
+                entry.message_id = (await asyncio.wait_for(send, SEND_GRACE_S) or [0])[-1]
+                await asyncio.shield(self._edit(entry, entry.late_edit or CANCELLED_TEXT))
+            except (BotApiError, asyncio.TimeoutError):
+                pass
+            raise
+        except BotApiError as exc:
+            print(f"atomic-agent: telegram approval prompt not sent: {exc}", file=sys.stderr)
+            self._resolve(token, False, "send_failed")
+            return False
+        entry.message_id = ids[-1] if ids else 0
+        if entry.late_edit is not None:  # a /cancel or an owner change got there first
+            await asyncio.shield(self._edit(entry, entry.late_edit))  # a stop of the turn must not cut it off
+        return True
+
+    def _resolve(self, token: str, approved: bool, resolver: str) -> bool:
+        """Resolve once; False when someone else already did."""
+        entry = self.pending.get(token)
+        if entry is None or entry.future.done():
+            return False
+        entry.future.set_result(approved)
+        self._resolved(resolver, approved)
+        return True
+
+    def _resolved(self, resolver: str, approved: bool) -> None:
+        self._metrics.inc("approvals_resolved", resolver=resolver, approved=str(approved).lower())
+
+    async def on_callback(self, callback: dict[str, Any]) -> str:
+        """Handle a button press; returns what happened (for status and tests)."""
+        api = self._api_of()
+        query_id = str(callback.get("id", ""))
+        sender = callback.get("from") if isinstance(callback.get("from"), dict) else {}
+        data = callback.get("data") if isinstance(callback.get("data"), str) else ""
+        parts = data.split(":")
+        if sender.get("id") != self._owner_of() or self._owner_of() is None:
+            await self._answer(api, query_id, "Only the owner can answer approvals.")
+            return "refused_not_owner"
+        if len(parts) != 3 or parts[0] != CALLBACK_PREFIX or parts[2] not in (APPROVE, DENY):
+            await self._answer(api, query_id, "Unknown button.")
+            return "malformed"
+        token, approved = parts[1], parts[2] == APPROVE
+        entry = self.pending.get(token)
+        if entry is None or not self._resolve(token, approved, "button"):
+            await self._answer(api, query_id, "Already answered.")
+            return "stale"
+        await self._answer(api, query_id, "Approved." if approved else "Denied.")
+        await self._edit(entry, f"{entry.text}\n\n{APPROVED_TEXT if approved else DENIED_TEXT}")
+        return "approved" if approved else "denied"
+
+    async def cancel_all(self) -> int:
+        """/cancel: every open request is denied and its message says so."""
+        entries = [(token, self.pending[token]) for token in list(self.pending)]
+        cancelled = [entry for token, entry in entries if self._resolve(token, False, "cancel")]
+        for entry in cancelled:
+            await self._edit(entry, f"{entry.text}\n\n{CANCELLED_TEXT}")
+        return len(cancelled)
+
+    def deny_all(self, resolver: str = "channel_stopped") -> int:
+        """The channel stops: every open request is denied (the turns go on without it)."""
+        return sum(self._resolve(token, False, resolver) for token in list(self.pending))
+
+    async def _answer(self, api: BotApi | None, query_id: str, text: str) -> None:
+        if api is None or not query_id:
+            return
+        try:
+            await api.answer_callback_query(query_id, text)
+        except BotApiError:
+            pass
+
+    async def _edit(self, entry: PendingApproval, text: str) -> None:
+        api = self._api_of()
+        if not entry.message_id:
+            entry.late_edit = text
+            return
+        if api is None:
+            return
+        try:
+            await api.edit_message_text(entry.chat_id, entry.message_id, text)
+        except BotApiError as exc:
+            print(f"atomic-agent: telegram approval message not edited: {exc}", file=sys.stderr)

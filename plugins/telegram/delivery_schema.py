@@ -1,0 +1,46 @@
+"""Migrations of telegram.sqlite: functions named m00N_..., never renamed or reordered,
+each idempotent; storage.sqlite_migrations applies them."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from atomic_agent.api import transaction
+
+_DELIVERIES = """
+CREATE TABLE IF NOT EXISTS deliveries (
+  id INTEGER PRIMARY KEY AUTOINCREMENT,
+  kind TEXT NOT NULL,
+  chat_id INTEGER NOT NULL,
+  session_id TEXT,
+  turn_id TEXT UNIQUE,
+  body TEXT,
+  formatted INTEGER NOT NULL DEFAULT 0,
+  state TEXT NOT NULL,
+  chunks_total INTEGER NOT NULL DEFAULT 0,
+  chunks_sent INTEGER NOT NULL DEFAULT 0,
+  message_ids TEXT NOT NULL DEFAULT '[]',
+  parse_fallbacks INTEGER NOT NULL DEFAULT 0,
+  error TEXT,
+  created_at INTEGER NOT NULL,
+  updated_at INTEGER NOT NULL
+)"""
+
+_HANDLED = """
+CREATE TABLE IF NOT EXISTS handled_updates (
+  update_id INTEGER PRIMARY KEY,
+  outcome TEXT NOT NULL,
+  handled_at INTEGER NOT NULL
+)"""
+
+
+def m001_deliveries(db: Any) -> None:
+    """Outbound replies and reports as durable obligations, and the inbound updates already
+    acted on (so a redelivered update is never acted on twice)."""
+    with transaction(db.conn):
+        db.execute(_DELIVERIES)
+        db.execute("CREATE INDEX IF NOT EXISTS idx_deliveries_state ON deliveries(state, id)")
+        db.execute(_HANDLED)
+
+
+MIGRATIONS = (m001_deliveries,)

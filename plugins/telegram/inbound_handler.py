@@ -1,0 +1,194 @@
+"""One Telegram update, handled: pairing, the owner check, slash commands, steers, turns.
+
+Every message becomes `runtime.run_turn(..., origin="telegram")` on the channel's own
+session, or a steer of the turn running there; nothing here writes to the session store,
+the gate or the turn controller directly. An update is confirmed (`UpdateOffsets.settle`)
+only once what it asked for is durable: the turn's admission (and its reply obligation),
+the steer, the command. A turn's admission carries the update as its idempotency key, so an
+update Telegram hands out again after a crash finds its turn instead of running twice.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import sys
+from typing import TYPE_CHECKING, Any
+
+from .delivery_store import Delivery
+from .reply_text import from_result
+
+if TYPE_CHECKING:
+    from .telegram_channel import TelegramChannel
+
+MAX_INBOUND_CHARS = 32 * 1024
+HELP_TEXT = ("Commands:\n/help — this list\n/status — what the agent is doing\n"
+             "/new — start a new conversation\n/cancel — stop the running turn\n"
+             "Anything else is a message to the agent; sent while a turn runs, it steers that turn.")
+COMMANDS = (("help", "what the bot understands"), ("status", "what the agent is doing"),
+            ("new", "start a new conversation"), ("cancel", "stop the running turn"))
+
+
+def _command(text: str) -> str | None:
+    if not text.startswith("/"):
+        return None
+    head = text.split(maxsplit=1)[0][1:]
+    return head.split("@", 1)[0].lower()
+
+
+class InboundHandler:
+    def __init__(self, channel: TelegramChannel) -> None:
+        self.channel = channel
+
+    async def handle(self, update: dict[str, Any]) -> str:
+        """Handle one update; returns what became of it (for logs and tests)."""
+        update_id = update["update_id"]
+        ch = self.channel
+        try:
+            if ch.store.was_handled(update_id):
+                ch.offsets.settle(update_id)
+                return "duplicate"
+            if isinstance(update.get("callback_query"), dict):
+                outcome = await ch.bridge.on_callback(update["callback_query"])
+                ch.offsets.settle(update_id)
+                return outcome
+            message = update.get("message")
+            if not isinstance(message, dict):
+                return self._ignore(update_id, "malformed")
+            return await self._message(update_id, message)
+        except Exception as exc:  # a bug or a broken store: say so on both ends, never silently
+            why = ch.scrub(f"{type(exc).__name__}: {exc}")
+            print(f"atomic-agent: telegram update {update_id} failed: {why}", file=sys.stderr)
+            with contextlib.suppress(Exception):
+                ch.store.mark_handled(update_id, "error")
+            ch.offsets.settle(update_id)
+            chat = update.get("message", {}).get("chat", {}) if isinstance(update.get("message"), dict) else {}
+            if isinstance(chat, dict) and chat.get("id") == ch.owner_user_id and ch.owner_user_id is not None:
+                await ch.send_notice(ch.owner_user_id, f"That message could not be handled ({why}). "
+                                                       "Check /status before sending it again.")
+            return "error"
+
+    def _ignore(self, update_id: int, why: str) -> str:
+        self.channel.metrics.inc("ignored", reason=why)
+        self.channel.store.mark_handled(update_id, f"ignored:{why}")
+        self.channel.offsets.settle(update_id)
+        return f"ignored:{why}"
+
+    async def _message(self, update_id: int, message: dict[str, Any]) -> str:
+        ch = self.channel
+        sender = message.get("from")
+        chat = message.get("chat")
+        if not isinstance(sender, dict) or not isinstance(chat, dict) or not isinstance(sender.get("id"), int) \
+                or not isinstance(chat.get("id"), int):
+            return self._ignore(update_id, "malformed")
+        user_id, chat_id = sender["id"], chat["id"]
+        private = chat.get("type") == "private"
+        if private and ch.owner_user_id != user_id and ch.pairing_open():
+            await ch.claim_owner(user_id)  # pairing bypasses the owner check (and only pairing does)
+            await self._plain(chat_id, "Paired: you own this agent now. Send /help to see what I understand.")
+            return self._done(update_id, "paired")
+        if ch.owner_user_id is None or user_id != ch.owner_user_id or not private:
+            return self._ignore(update_id, "not_owner")
+        text = message.get("text")
+        if not isinstance(text, str):
+            await self._plain(chat_id, "Only text messages are understood.")
+            return self._ignore(update_id, "not_text")
+        if len(text) > MAX_INBOUND_CHARS:
+            await self._plain(chat_id, f"That message is too long ({len(text)} characters; at most "
+                                       f"{MAX_INBOUND_CHARS}). Nothing was sent to the agent.")
+            return self._ignore(update_id, "too_long")
+        command = _command(text)
+        if command is not None:
+            return await self._slash(update_id, chat_id, command)
+        return await self._to_agent(update_id, chat_id, text)
+
+    def _done(self, update_id: int, outcome: str) -> str:
+        self.channel.store.mark_handled(update_id, outcome)
+        self.channel.offsets.settle(update_id)
+        return outcome
+
+    async def _plain(self, chat_id: int, text: str) -> None:
+        await self.channel.send_notice(chat_id, text)
+
+    # -- slash commands -------------------------------------------------------------------------
+    async def _slash(self, update_id: int, chat_id: int, command: str) -> str:
+        ch = self.channel
+        if command in ("help", "start"):
+            reply = HELP_TEXT
+        elif command == "status":
+            reply = ch.status_text()
+        elif command == "new":
+            old = ch.session_id()
+            new = ch.rotate_session()
+            reply = f"New conversation started ({new}). The previous one ({old}) is kept."
+        elif command == "cancel":
+            stopped = ch.runtime.stop(ch.session_id())
+            cancelled = await ch.bridge.cancel_all()
+            reply = "Stopping the running turn." if stopped else "Nothing is running."
+            if cancelled:
+                reply += f" {cancelled} open approval(s) cancelled."
+        else:
+            reply = f"Unknown command /{command}. Send /help for the list."
+        self._done(update_id, f"command:{command}")
+        await self._plain(chat_id, reply)
+        return f"command:{command}"
+
+    # -- messages to the agent ----------------------------------------------------------------
+    async def _to_agent(self, update_id: int, chat_id: int, text: str) -> str:
+        from atomic_agent.api import SteerOutcome, text_problem
+
+        ch = self.channel
+        problem = text_problem(text)
+        if problem is not None:
+            await self._plain(chat_id, f"That message cannot be read ({problem}); nothing was sent to the agent.")
+            return self._ignore(update_id, "invalid_text")
+        ch.metrics.inc("messages_received")
+        session_id = ch.session_id()
+        if ch.runtime.steer(session_id, text) is SteerOutcome.ACCEPTED:
+            self._done(update_id, "steer")
+            return "steer"
+        await self.run_turn(chat_id, session_id, text, update_id=update_id)
+        return "turn"
+
+    async def run_turn(self, chat_id: int, session_id: str, text: str, *, update_id: int | None = None,
+                       resend_steer_id: str | None = None) -> None:
+        """Run one turn for the owner and deliver its reply; hands-back are re-sent as turns."""
+        from atomic_agent.api import (DuplicateRequestError, RequestKey, RuntimeStoppingError, SteerAlreadyTakenError,
+                                      TurnParkedError, request_fingerprint)
+
+        ch = self.channel
+        obligation: list[Delivery] = []
+
+        def on_event(event: dict[str, Any]) -> None:
+            if event.get("type") == "turn_queued":  # the admission is on disk
+                obligation.append(ch.store.open_reply(event["turnId"], chat_id, session_id))
+                if update_id is not None:
+                    self._done(update_id, "turn")
+
+        key = None
+        if update_id is not None:
+            key = RequestKey(f"telegram:{ch.bot_id}:{update_id}", request_fingerprint("telegram", update_id, text))
+        try:
+            result = await ch.runtime.run_turn(text, session_id, on_event, origin="telegram", request_key=key,
+                                               resend_steer_id=resend_steer_id)
+        except DuplicateRequestError as dup:  # admitted before a crash: its reply is owed, not a rerun
+            ch.store.open_reply(dup.existing.turn_id, chat_id, dup.existing.session_id)
+            if update_id is not None:
+                self._done(update_id, "turn")
+            ch.wake_owed()
+            return
+        except (TurnParkedError, RuntimeStoppingError):
+            return  # parked or refused by a stopping runtime: the next start answers it
+        except SteerAlreadyTakenError:
+            return
+        for steer_text, steer_id in result.handed_back():  # steers the turn ended without: never lost
+            ch.spawn(self.run_turn(chat_id, session_id, steer_text, resend_steer_id=steer_id or None))
+        if not obligation:
+            return
+        if result.state == "merged" and result.merged_into and ch.store.for_turn(result.merged_into) is not None:
+            ch.store.drop_merged(obligation[0].id)  # the merging turn's reply answers this message too
+            return
+        reply = from_result(result)
+        if reply is None:
+            return  # parked: owed until the continuation answers
+        delivery = ch.store.set_body(obligation[0].id, reply.body, reply.formatted)
+        await ch.deliver(delivery)

@@ -1,0 +1,173 @@
+"""`atomic-agent telegram status|enable|disable|token|clear-token|clear-owner|restart|pair|run`.
+
+Every change is persisted first (config.json, or `.env` for the token). A runtime that is
+polling in another process picks up config.json and `.env` changes at its next polling
+cycle (disable, owner, parse mode, token); `enable` and `restart` of a channel that is not
+polling take effect when a host starts (`telegram run`, serve, sidecar) — a host that owns
+the runtime applies them live through the `telegram` service. `pair` opens the pairing
+window the running channel reads, and waits for the first private DM to claim the bot.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import getpass
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import typer
+
+from atomic_agent.api import current_cli_state, fail
+
+telegram_app = typer.Typer(no_args_is_help=True, add_completion=False)
+
+
+def _boot(ctx: typer.Context) -> Any:
+    return current_cli_state(ctx).require()
+
+
+def _persist(ctx: typer.Context, **changes: Any) -> None:
+    from .telegram_config import persist_settings
+
+    boot = _boot(ctx)
+    persist_settings(Path(boot.config.path), boot.config_blocks, **changes)
+
+
+def offline_status(state_dir: Path, config: Any) -> dict[str, Any]:
+    """What the files say (no runtime needed): settings, token presence, the polling pid,
+    deliveries by state and the ones that need a look."""
+    from .bot_token import read_token
+    from .delivery_store import DeliveryStore, FAILED, UNCERTAIN
+    from .instance_lock import holder_pid
+    from .pairing_window import window_open
+    from .session_pointer import read_pointer
+    from .telegram_config import TELEGRAM_BLOCK, TelegramConfig
+
+    block = config.blocks.get(TELEGRAM_BLOCK) or TelegramConfig()
+    store = DeliveryStore(state_dir)
+    try:
+        counts = store.counts()
+        attention = [d.as_dict() for d in store.in_state(UNCERTAIN, FAILED)][-20:]
+    finally:
+        store.close()
+    return {"enabled": block.enabled, "hasToken": read_token(state_dir) is not None,
+            "ownerUserId": block.owner_user_id, "parseMode": block.parse_mode,
+            "polledByPid": holder_pid(state_dir), "sessionId": read_pointer(state_dir),
+            "pairingOpen": window_open(state_dir), "deliveries": counts, "needsAttention": attention}
+
+
+@telegram_app.command("status")
+def status_command(ctx: typer.Context, json_out: bool = typer.Option(False, "--json", help="Print JSON.")) -> None:
+    """Settings, whether a runtime polls, and deliveries by state (uncertain ones listed)."""
+    from atomic_agent.api import print_json
+
+    boot = _boot(ctx)
+    status = offline_status(boot.state_dir, boot.config)
+    if json_out:
+        print_json(status)
+        return
+    pid = status["polledByPid"]
+    print(f"enabled: {status['enabled']}  token: {'set' if status['hasToken'] else 'missing'}  "
+          f"owner: {status['ownerUserId'] or 'none (run `atomic-agent telegram pair`)'}  "
+          f"parse mode: {status['parseMode']}")
+    print(f"polling: {f'pid {pid}' if pid else 'no runtime polls now'}  session: {status['sessionId'] or '-'}")
+    print("deliveries: " + ", ".join(f"{k} {v}" for k, v in status["deliveries"].items()))
+    for item in status["needsAttention"]:
+        print(f"  #{item['id']} {item['kind']} {item['state']}: turn {item['turn_id'] or '-'}, "
+              f"{item['chunks_sent']}/{item['chunks_total']} chunk(s) sent — {item['error'] or ''}")
+
+
+@telegram_app.command("enable")
+def enable_command(ctx: typer.Context) -> None:
+    """Turn the channel on (polling starts with the next host: `telegram run`, serve, sidecar)."""
+    _persist(ctx, enabled=True)
+    print("telegram enabled")
+
+
+@telegram_app.command("disable")
+def disable_command(ctx: typer.Context) -> None:
+    """Turn the channel off; a running channel stops polling at its next cycle."""
+    _persist(ctx, enabled=False)
+    print("telegram disabled")
+
+
+@telegram_app.command("token")
+def token_command(ctx: typer.Context,
+                  from_stdin: bool = typer.Option(False, "--stdin", help="Read the token from stdin.")) -> None:
+    """Store the bot token in <state>/.env (0600); it is never printed or put in config.json."""
+    from .bot_token import store_token
+
+    token = sys.stdin.readline() if from_stdin else getpass.getpass("Telegram bot token (hidden): ")
+    try:
+        store_token(_boot(ctx).state_dir, token)
+    except ValueError as exc:
+        fail(str(exc))
+    print("token stored in .env (0600)")
+
+
+@telegram_app.command("clear-token")
+def clear_token_command(ctx: typer.Context) -> None:
+    """Remove the bot token from <state>/.env."""
+    from .bot_token import clear_token
+
+    print("token removed" if clear_token(_boot(ctx).state_dir) else "no token was stored")
+
+
+@telegram_app.command("clear-owner")
+def clear_owner_command(ctx: typer.Context) -> None:
+    """Forget the owner: the bot ignores everyone until paired again."""
+    _persist(ctx, ownerUserId=None)
+    print("owner cleared")
+
+
+@telegram_app.command("restart")
+def restart_command(ctx: typer.Context) -> None:
+    """Ask a polling runtime to reconnect (it re-reads config and token at its next cycle)."""
+    from .instance_lock import holder_pid
+
+    boot = _boot(ctx)
+    pid = holder_pid(boot.state_dir)
+    if not pid:
+        fail("no runtime polls this bot now; start one with `atomic-agent telegram run`", code=1)
+    (boot.state_dir / ".env").touch(mode=0o600, exist_ok=True)  # its new mtime is the restart request
+    print(f"pid {pid} reloads its Telegram settings at its next polling cycle")
+
+
+@telegram_app.command("pair")
+def pair_command(ctx: typer.Context,
+                 seconds: float = typer.Option(60.0, "--seconds", min=5, max=600, help="How long the window stays open."),
+                 wait: bool = typer.Option(True, "--wait/--no-wait", help="Wait for the claim.")) -> None:
+    """Open a pairing window: the first private DM to the bot claims ownership."""
+    from .instance_lock import holder_pid
+    from .pairing_window import close_window, open_window
+    from .telegram_config import read_settings
+
+    boot = _boot(ctx)
+    if not holder_pid(boot.state_dir):
+        fail("no runtime polls this bot now; start `atomic-agent telegram run` first", code=1)
+    before = read_settings(Path(boot.config.path), boot.config_blocks).owner_user_id
+    until = open_window(boot.state_dir, seconds)
+    print(f"pairing open for {seconds:.0f} s: send your bot a private message now")
+    if not wait:
+        return
+    while time.time() < until:
+        owner = read_settings(Path(boot.config.path), boot.config_blocks).owner_user_id
+        if owner is not None and owner != before:
+            print(f"paired with Telegram user {owner}")
+            return
+        time.sleep(0.5)
+    close_window(boot.state_dir)
+    fail("nobody claimed the bot in time", code=1)
+
+
+@telegram_app.command("run")
+def run_command(ctx: typer.Context) -> None:
+    """Run the agent with its Telegram channel in the foreground until Ctrl-C / SIGTERM."""
+    from .foreground_host import run_foreground
+
+    try:
+        asyncio.run(run_foreground(_boot(ctx)))
+    except KeyboardInterrupt:
+        pass
