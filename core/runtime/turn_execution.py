@@ -17,7 +17,7 @@ from atomic_agent.agent.agent_loop import TurnDeps, TurnResult, run_turn
 from atomic_agent.agent.loop_detector import ToolLoopTracker
 from atomic_agent.agent.step_context import StepContext
 from atomic_agent.runtime.session_provider import LazyProvider, session_provider
-from atomic_agent.runtime.tool_choice import step_grammar
+from atomic_agent.runtime.tool_choice import forced_batch_limit, step_grammar
 from atomic_agent.sessions.session_state import SessionState
 from atomic_agent.sessions.transcript_entry import USER
 from atomic_agent.turns.running_turn import TurnStops
@@ -54,7 +54,8 @@ async def execute_turn(runtime: Runtime, text: str, session: SessionState, start
             session=session, store=store, tracker=ToolLoopTracker(), trace=trace, emit=emit,
             agent=agent, prompt_env=plan.env, stable_prefix=prefix,
             prefix_hash=runtime.prefix_hash(plan.profile.frame_stable_prefix(prefix)),
-            grammar=step_grammar(plan.grammar, plan.profile, step, tool_choice, agent.max_parallel_tool_calls),
+            grammar=step_grammar(plan.grammar, plan.profile, step, tool_choice,
+                                 forced_batch_limit(runtime.registry, tool_choice, agent.max_parallel_tool_calls)),
             slot_id=slot[0], n_ctx=plan.n_ctx, n_predict=plan.n_predict, turn_index=turn_index, step=step,
             cancelled=cancel, memory_sections=runtime.memory_sections(session.id, focus), notices=notices,
             services=runtime._services, temperature=plan.temperature, seed=plan.seed)
