@@ -10,9 +10,10 @@ An approval is bound to the turn that asked it. It may be answered by:
   the user the agent runs as.
 
 A turn started without a client id (a plain OpenAI client) can only be answered from the
-operator's surface. The same operator credential (token or API key) is needed to change MCP
-servers or approve drifted MCP tools, and only it sees their status and drift events. `GET /api/approvals` and the event stream show a caller only the
-approvals it may answer.
+operator's surface. `GET /api/approvals` and the event stream show a caller only the
+approvals it may answer. The same operator credential (token or API key) is needed to
+change MCP servers or approve drifted MCP tools, and only it sees their status and drift
+events.
 """
 
 from __future__ import annotations

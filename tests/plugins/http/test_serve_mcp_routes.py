@@ -107,7 +107,7 @@ def test_a_definition_that_is_not_a_server_is_a_400_in_the_error_envelope(tmp_pa
             bad = httpx.post(f"{serve.base_url}/api/mcp/servers", json=body, headers=OPERATOR, timeout=WAIT_S)
             assert bad.status_code == 400, bad.text
             error = bad.json()["error"]
-            assert error["code"] == "mcp_invalid_server" and error["type"] == "invalid_request_error" and error["message"]
+            assert (error["code"], error["type"]) == ("mcp_invalid_server", "invalid_request_error") and error["message"]
         flag = httpx.post(f"{serve.base_url}/api/mcp/servers?replace=maybe", json=LIVE, headers=OPERATOR,
                           timeout=WAIT_S)
         assert flag.status_code == 400 and flag.json()["error"]["code"] == "invalid_value"
@@ -225,6 +225,9 @@ def test_a_server_dying_while_serve_runs_is_announced_down_to_operators(tmp_path
             assert down["server"] == "fragile" and "process exited" in down["lastError"]
         (fragile,) = httpx.get(f"{serve.base_url}/api/mcp/servers", timeout=WAIT_S).json()["data"]
         assert fragile["status"] == "down" and fragile["lastError"] == down["lastError"]
+        approve = httpx.post(f"{serve.base_url}/api/mcp/servers/fragile/approve", headers=OPERATOR, timeout=WAIT_S)
+        assert approve.status_code == 409 and approve.json()["error"]["code"] == "mcp_server_unavailable"
+        assert "fragile" in approve.json()["error"]["message"]
     finally:
         serve.stop()
 

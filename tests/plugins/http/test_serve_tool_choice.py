@@ -73,7 +73,8 @@ def test_tool_choice_values_the_runtime_cannot_honour_are_refused(serve: ServeHa
                         timeout=WAIT_S)
     assert answer.status_code == 400
     error = answer.json()["error"]
-    assert error["code"] == "invalid_value" and error["message"].startswith("tool_choice: ") and says in error["message"]
+    assert error["code"] == "invalid_value" and error["message"].startswith("tool_choice: ")
+    assert says in error["message"]
     assert provider.requests == [] and serve.runtime.sessions.list() == []
 
 
