@@ -1,8 +1,10 @@
 """`tool_choice`: force the first step of a turn to call one named tool.
 
 The counterpart of OpenAI's `tool_choice: {"function": ...}` for the grammar transport:
-step 0's grammar admits only calls of that tool (one or a batch), later steps get the session's
-normal grammar back. Useful for scripted runs ("read this file, then answer") and for
+step 0's grammar admits only calls of that tool (one, or a batch when the tool may share one:
+a tool that asks for approval runs alone, so its forced grammar admits exactly one call),
+later steps get the session's normal grammar back. Useful for scripted runs ("read this
+file, then answer") and for
 small local models that otherwise answer straight away. Native-tools providers receive
 the normal request (their own `tool_choice` is a provider setting).
 """

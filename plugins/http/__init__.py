@@ -1,5 +1,6 @@
 """The `http` plugin: `atomic-agent serve`, an OpenAI-compatible HTTP API plus atomic admin
-routes (sessions, steering, events, approvals), every request one `runtime.run_turn`."""
+routes (sessions, steering, events, approvals, MCP servers), every chat request one
+`runtime.run_turn`."""
 
 from __future__ import annotations
 

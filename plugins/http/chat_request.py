@@ -3,7 +3,10 @@
 The session already holds the conversation, so only the last user message is used: it
 becomes the turn's text. System prompts, sampling knobs and client-side tools are the
 agent's own business; `tools`/`functions`, `n > 1` and non-text content are refused with
-an error that says so, everything else not listed here is ignored. Text that is not valid
+an error that says so, everything else not listed here is ignored. `tool_choice` names one
+of the agent's own tools (`{"type": "function", "function": {"name": "mcp.demo.ping"}}`):
+the turn's first step must call it, as `atomic-agent run --tool-choice` does; `"auto"` is
+the default, `"none"` and `"required"` are refused (the agent's reply is itself a tool call). Text that is not valid
 Unicode (a lone surrogate escape such as `"\udcff"`) is refused with 400 `invalid_text`
 before anything is written.
 """
@@ -24,6 +27,7 @@ class ChatRequest:
     stream: bool
     model: str | None
     user: str | None
+    tool_choice: str | None = None  # the tool the first step must call
 
 
 def _bad(message: str, param: str) -> ApiError:
@@ -42,6 +46,23 @@ def _content_text(content: Any, where: str) -> str:
             parts.append(part["text"])
         return "\n".join(parts)
     raise _bad("content must be a string or a list of text parts", where)
+
+
+def _tool_choice(value: Any) -> str | None:
+    """OpenAI's `tool_choice`, reduced to the one form the runtime has: a named tool."""
+    if value is None or value == "auto":
+        return None
+    if value in ("none", "required"):
+        raise _bad(f"{value!r} is not supported: the agent answers through its own tools (its reply is a tool call); "
+                   "name one tool to force the first step with {\"type\": \"function\", \"function\": "
+                   "{\"name\": \"TOOL\"}}, or send \"auto\"", "tool_choice")
+    if isinstance(value, dict) and value.get("type") == "function" and isinstance(value.get("function"), dict):
+        name = value["function"].get("name")
+        if isinstance(name, str) and name.strip():
+            return name.strip()
+        raise _bad("function.name must be a non-empty tool name", "tool_choice")
+    raise _bad("must be \"auto\" or {\"type\": \"function\", \"function\": {\"name\": \"TOOL\"}}",
+               "tool_choice")
 
 
 def parse_chat_request(body: dict[str, Any]) -> ChatRequest:
@@ -77,4 +98,5 @@ def parse_chat_request(body: dict[str, Any]) -> ChatRequest:
         raise _bad("must be a string", "user")
     if user and text_problem(user, "user") is not None:  # it may name (and create) a session
         raise ApiError(400, str(text_problem(user, "user")), code="invalid_text")
-    return ChatRequest(text=text, stream=stream, model=model, user=user or None)
+    return ChatRequest(text=text, stream=stream, model=model, user=user or None,
+                       tool_choice=_tool_choice(body.get("tool_choice")))

@@ -30,12 +30,14 @@ END = {"type": "__end__"}  # the queue's last item
 
 class ChatTurn:
     def __init__(self, ctx: Any, session_id: str, text: str, *, request_key: Any = None,
-                 resend_steer_id: str | None = None, turn_id: str | None = None, client: str | None = None) -> None:
+                 resend_steer_id: str | None = None, turn_id: str | None = None, client: str | None = None,
+                 tool_choice: str | None = None) -> None:
         self.ctx = ctx
         self.session_id = session_id
         self.text = text
         self.client = client  # the X-Atomic-Client that started it: who may answer its approvals
         self.resend_steer_id = resend_steer_id
+        self.tool_choice = tool_choice  # the tool the first step must call (checked by the runtime too)
         self.turn_id = turn_id or f"turn_{uuid.uuid4().hex[:16]}"
         if request_key is not None:  # a retry's replay answers with this turn's completion id
             request_key = attrs.evolve(request_key, caller_ref=self.turn_id)
@@ -86,15 +88,18 @@ class ChatTurn:
 
     async def _run(self) -> None:
         from atomic_agent.api import (DuplicateRequestError, InvalidTextError, RuntimeStoppingError,
-                                      SteerAlreadyTakenError, SubmissionCancelledError, TurnParkedError)
+                                      SteerAlreadyTakenError, SubmissionCancelledError, TurnParkedError,
+                                      UnknownToolChoiceError)
 
         CURRENT_TURN.set(self.turn_id)
         try:
             self.result = await self.ctx.runtime.run_turn(self.text, session_id=self.session_id,
                                                           on_event=self._on_event, cancelled=self.cancel,
                                                           origin="http", request_key=self.request_key,
-                                                          resend_steer_id=self.resend_steer_id)
-        except (InvalidTextError, RuntimeStoppingError, SteerAlreadyTakenError, DuplicateRequestError) as exc:
+                                                          resend_steer_id=self.resend_steer_id,
+                                                          tool_choice=self.tool_choice)
+        except (InvalidTextError, RuntimeStoppingError, SteerAlreadyTakenError, DuplicateRequestError,
+                UnknownToolChoiceError) as exc:
             self.not_admitted = exc  # refused before the admission commit: nothing was written
         except TurnParkedError as exc:
             self.parked = exc

@@ -11,7 +11,9 @@ An approval is bound to the turn that asked it. It may be answered by:
 
 A turn started without a client id (a plain OpenAI client) can only be answered from the
 operator's surface. `GET /api/approvals` and the event stream show a caller only the
-approvals it may answer.
+approvals it may answer. The same operator credential (token or API key) is needed to
+change MCP servers or approve drifted MCP tools, and only it sees their status and drift
+events.
 """
 
 from __future__ import annotations
@@ -91,7 +93,12 @@ def may_answer(caller: Caller, ctx: Any, event: dict[str, Any]) -> bool:
 
 
 def visible(caller: Caller, ctx: Any, event: dict[str, Any]) -> bool:
-    """Approval events are shown only to who may answer them; other events to everyone."""
-    if event.get("type") in ("approval_request", "approval_resolved"):
+    """Approval events are shown only to who may answer them, MCP server status and drift
+    events only to the operator (who configured the servers and approves drift); other
+    events to everyone."""
+    kind = event.get("type")
+    if kind in ("approval_request", "approval_resolved"):
         return may_answer(caller, ctx, event)
+    if isinstance(kind, str) and kind.startswith("mcp_"):
+        return caller.operator
     return True

@@ -46,11 +46,14 @@ def chunk(turn: Any, model: str, delta: dict[str, Any], finish: str | None = Non
 
 def admission_failure(turn: Any) -> ApiError:
     """Why nothing was admitted (the route answers this instead of 200)."""
-    from atomic_agent.api import InvalidTextError, RuntimeStoppingError, SteerAlreadyTakenError
+    from atomic_agent.api import InvalidTextError, RuntimeStoppingError, SteerAlreadyTakenError, UnknownToolChoiceError
 
     exc = turn.not_admitted
     if isinstance(exc, InvalidTextError):
         return ApiError(400, str(exc), code="invalid_text")
+    if isinstance(exc, UnknownToolChoiceError):  # the tool went away (an MCP server removed) after the route checked
+        return ApiError(400, f"tool_choice: {turn.tool_choice!r} is not a tool of this agent any more; nothing was "
+                        "written", code="unknown_tool")
     if isinstance(exc, RuntimeStoppingError):
         return stopping_error()
     if isinstance(exc, SteerAlreadyTakenError):

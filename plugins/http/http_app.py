@@ -23,6 +23,7 @@ def build_app(ctx: Any) -> Any:
     from atomic_agent.plugins.http.route_capabilities import capabilities
     from atomic_agent.plugins.http.route_chat_completions import chat_completions
     from atomic_agent.plugins.http.route_events import events
+    from atomic_agent.plugins.http.route_mcp import add_servers, approve_tools, list_servers, remove_server
     from atomic_agent.plugins.http.route_models import list_models
     from atomic_agent.plugins.http.route_sessions import create_session, delete_session, get_session, list_sessions
     from atomic_agent.plugins.http.route_steer import delete_steer, get_steer, post_steer
@@ -44,6 +45,10 @@ def build_app(ctx: Any) -> Any:
         Route("/api/approvals/{approval_id}", answer_approval, methods=["POST"]),
         Route("/api/telegram", telegram_status, methods=["GET"]),
         Route("/api/telegram", telegram_control, methods=["POST"]),
+        Route("/api/mcp/servers", list_servers, methods=["GET"]),
+        Route("/api/mcp/servers", add_servers, methods=["POST"]),
+        Route("/api/mcp/servers/{name}", remove_server, methods=["DELETE"]),
+        Route("/api/mcp/servers/{name}/approve", approve_tools, methods=["POST"]),
     ]
 
     async def api_error(_request: Any, exc: Exception) -> Any:

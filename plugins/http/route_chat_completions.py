@@ -32,7 +32,7 @@ from atomic_agent.plugins.http.chat_turn import END
 from atomic_agent.plugins.http.client_identity import caller_of
 from atomic_agent.plugins.http.completion_shapes import (admission_failure, chunk, completion_body, failure_of,
                                                          finish_reason)
-from atomic_agent.plugins.http.error_envelope import envelope_response, stopping_error
+from atomic_agent.plugins.http.error_envelope import ApiError, envelope_response, stopping_error
 from atomic_agent.plugins.http.idempotent_replay import idempotency_key, replay, request_key_for
 from atomic_agent.plugins.http.request_body import json_body
 from atomic_agent.plugins.http.session_resolver import SESSION_HEADER, resolve_session
@@ -41,6 +41,19 @@ from atomic_agent.plugins.http.sse_frames import DONE, KEEP_ALIVE, data_frame, e
 EXTENSIONS_HEADER = "x-atomic-extensions"
 RESEND_STEER_HEADER = "x-atomic-resend-steer"
 KEEP_ALIVE_S = 15.0
+
+
+def check_tool_choice(runtime: Any, tool: str | None) -> None:
+    """400 for a `tool_choice` that names no registered tool, listing near names."""
+    if tool is None or tool in runtime.registry:
+        return
+    import difflib
+
+    near = difflib.get_close_matches(tool, runtime.registry.names(), n=3, cutoff=0.5)
+    hint = f" (did you mean {', '.join(near)}?)" if near else ""
+    raise ApiError(400, f"tool_choice: {tool!r} is not a tool of this agent{hint}; `atomic-agent tools list` shows "
+                   "the names (MCP tools are mcp.<server>.<tool>, GET /api/mcp/servers lists them)",
+                   code="unknown_tool")
 
 
 def wants_extensions(request: Any) -> bool:
@@ -64,10 +77,12 @@ async def chat_completions(request: Any) -> Any:
         existing = ctx.runtime.turn_for_key(key)
         if existing is not None:  # a retry: the original turn's answer, never a second turn
             return await replay(ctx, existing, request_key_for(key, chat, session_header), chat.stream, model)
+    check_tool_choice(ctx.runtime, chat.tool_choice)  # before a session is resolved or anything is written
     session_id = resolve_session(ctx, session_header, chat.user)
     resend = (request.headers.get(RESEND_STEER_HEADER) or "").strip() or None
     turn = ctx.start_turn(session_id, chat.text, resend_steer_id=resend, client=caller.client,
-                          request_key=request_key_for(key, chat, session_header) if key else None)
+                          request_key=request_key_for(key, chat, session_header) if key else None,
+                          tool_choice=chat.tool_choice)
     headers = {"X-Atomic-Session": session_id, "X-Atomic-Turn": turn.turn_id}
     if not await turn.admitted():  # nothing was written: say why, and acknowledge nothing
         if isinstance(turn.not_admitted, DuplicateRequestError):  # the same key raced in: answer that turn

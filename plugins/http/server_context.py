@@ -49,9 +49,13 @@ class ServeContext:
         self.stopped = asyncio.Event()  # a graceful stop began: no new turns, event streams end
         self._drain: asyncio.Task[Any] | None = None
         self._runtime: Any = None
+        self._unrelay: Any = None
 
     def bind(self, runtime: Any) -> None:
+        from atomic_agent.plugins.http.mcp_events import relay_mcp_events
+
         self._runtime = runtime
+        self._unrelay = relay_mcp_events(runtime, self.emit)  # MCP status and drift reach /api/events
 
     @property
     def runtime(self) -> Any:
@@ -66,9 +70,10 @@ class ServeContext:
             turn.push(event)
 
     def start_turn(self, session_id: str, text: str, *, request_key: Any = None,
-                   resend_steer_id: str | None = None, client: str | None = None) -> ChatTurn:
+                   resend_steer_id: str | None = None, client: str | None = None,
+                   tool_choice: str | None = None) -> ChatTurn:
         turn = ChatTurn(self, session_id, text, request_key=request_key, resend_steer_id=resend_steer_id,
-                        client=client)
+                        client=client, tool_choice=tool_choice)
         self.turns[turn.turn_id] = turn
         return turn.start()
 
@@ -108,5 +113,7 @@ class ServeContext:
         tasks = [t.task for t in list(self.turns.values()) if t.task is not None]
         if tasks:
             await asyncio.gather(*tasks, return_exceptions=True)
+        if self._unrelay is not None:
+            self._unrelay()
         if self._runtime is not None:
             await self._runtime.close()

@@ -16,6 +16,8 @@ from atomic_agent.plugins.mcp.server_config import MCP_BLOCK, ServerConfig
 class DuplicateServerError(ValueError):
     """A server with this name is already configured."""
 
+    code = "mcp_server_exists"  # what hosts answer with (serve: 409)
+
 
 @attrs.frozen
 class ConfigPersistence:

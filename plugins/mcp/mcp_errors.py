@@ -45,6 +45,8 @@ class McpRequestError(McpError):
 class McpServerUnavailable(McpError):
     """The server is not connected (down, disabled or removed)."""
 
+    code = "mcp_server_unavailable"  # what hosts answer with (serve: 409)
+
 
 def describe_exception(exc: BaseException) -> str:
     """A one-line scrubbed description, unwrapping exception groups to their first leaf."""

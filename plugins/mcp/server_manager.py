@@ -8,13 +8,18 @@ and grammar are rebuilt from exactly the connected set; `add_live` / `remove_liv
 that set while the runtime runs and are idempotent on the server name. A server's
 `notifications/tools/list_changed` refreshes its catalog. Tool definitions pass the drift
 check (`drift_store`) before they are published.
+
+Hosts (sidecar, serve) `subscribe` to what changes while they run: `mcp_server_up` (a
+server connected: its tools and drifted tools), `mcp_server_down` (a connect failed or a
+connection was lost: `lastError`) and `mcp_tool_drift` (tools newly held back until the
+operator approves them). The state at any moment is `statuses()`; events carry only changes.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from pathlib import Path
 from typing import IO, Any
 
@@ -180,17 +185,22 @@ class McpManager:
             self._publish()
             return self._status(entry)
 
-    async def approve(self, name: str, tool: str | None = None) -> list[str]:
-        """Accept the current definitions of `name`'s tools (or of one tool) and republish."""
+    async def approve(self, name: str, tool: str | Collection[str] | None = None) -> list[str]:
+        """Accept the current definitions of `name`'s tools (all, one, or the named ones) and
+        republish. Every named tool must exist, or nothing is approved (KeyError)."""
         async with self._lock:
             entry = self._require(name)
             if entry.status != UP:
                 raise McpServerUnavailable(f"server {name!r} is {entry.status}; it must be connected to approve "
                                            "its current tool definitions")
             tools = [t for t in entry.catalog.tools if tool_name_problem(t.name) is None]
-            if tool is not None and tool not in {t.name for t in tools}:
-                raise KeyError(f"server {name!r} has no tool {tool!r}")
-            approved = self.drift.approve(name, tools, tool)
+            wanted = None if tool is None else ({tool} if isinstance(tool, str) else set(tool))
+            if wanted is not None:
+                missing = sorted(wanted - {t.name for t in tools})
+                if missing:
+                    raise KeyError(f"server {name!r} has no tool {', '.join(repr(m) for m in missing)}")
+                tools = [t for t in tools if t.name in wanted]
+            approved = self.drift.approve(name, tools)
             self._absorb(entry, entry.catalog)
             self._publish()
             return approved
@@ -224,6 +234,16 @@ class McpManager:
         return [(e.config.name, p) for e in self._selected(server) for p in e.catalog.prompts]
 
     # -- reports -------------------------------------------------------------------------------
+    def subscribe(self, listener: EventSink) -> Callable[[], None]:
+        """Hear every event from now on (`listener(kind, fields)`); returns the unsubscribe."""
+        self.listeners.append(listener)
+
+        def unsubscribe() -> None:
+            with contextlib.suppress(ValueError):
+                self.listeners.remove(listener)
+
+        return unsubscribe
+
     def statuses(self) -> list[ServerStatus]:
         return sorted([self._status(e) for e in self._entries.values()] + self._rejected,
                       key=lambda s: (s.name, s.status == INVALID))
@@ -304,10 +324,14 @@ class McpManager:
             entry.status, entry.last_error = DOWN, describe_exception(exc)
             if connection is not None:
                 await connection.close()
+            self._emit("mcp_server_down", {"server": server.name, "lastError": entry.last_error})
             return
         entry.connection, entry.status, entry.last_error = connection, UP, None
         self._absorb(entry, catalog)
         entry.watcher = asyncio.get_running_loop().create_task(self._watch(entry, connection))
+        self._emit("mcp_server_up", {"server": server.name,
+                                     "tools": [qualify(server.name, t.name) for t in entry.accepted],
+                                     "drifted": list(entry.drifted)})
 
     async def _disconnect(self, entry: ServerEntry) -> None:
         for task in (entry.watcher, entry.refreshing):

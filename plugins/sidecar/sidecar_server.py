@@ -69,13 +69,17 @@ class SidecarServer:
                                           grants_allowed=True, omit_null_ids=True)
         self.closing = False
         self._runtime: Any = None
+        self._unrelay: Any = None
         self._forwarders: dict[str, TurnForwarder] = {}
         self._after_response: list[Callable[[], None]] = []
         self._stop = asyncio.Event()
 
     # -- wiring ----------------------------------------------------------------------------
     def bind(self, runtime: Any) -> None:
+        from atomic_agent.plugins.sidecar.mcp_events import relay_mcp_events
+
         self._runtime = runtime
+        self._unrelay = relay_mcp_events(runtime, self.emit_event)  # MCP status and drift as event lines
 
     @property
     def runtime(self) -> Any:
@@ -191,5 +195,7 @@ class SidecarServer:
             await self._runtime.drain(self.limits.shutdown_grace_s)
         self.approvals.close()  # nobody will answer them now: deny pending and future prompts
         await self.registry.wait_all()
+        if self._unrelay is not None:
+            self._unrelay()
         if self._runtime is not None:
             await self._runtime.close()

@@ -1,9 +1,12 @@
-"""An MCP tool called by a real turn against the real llama-server, and a server's
-sampling request answered on slot -1 without disturbing the session's cached prompt."""
+"""An MCP tool called by a real turn against the real llama-server (through `run` and through
+the `serve` process), and a server's sampling request answered on slot -1 without disturbing
+the session's cached prompt."""
 
 from __future__ import annotations
 
 import json
+import signal
+import subprocess
 import sys
 from pathlib import Path
 
@@ -73,3 +76,63 @@ async def test_sampling_runs_on_slot_minus_one_and_the_main_slot_keeps_its_cache
     last_sampling = max(i for i, s in enumerate(sent) if not s["main"])
     after_sampling = next(s for s in sent[last_sampling + 1:] if s["main"])
     assert after_sampling["cache_n"] > 0  # the session's cached prompt was reused after the sampling call
+
+
+def test_serve_calls_a_real_mcp_tool_end_to_end_and_adds_a_server_live(llama_server, tmp_path: Path) -> None:
+    """The real `atomic-agent serve` process, the real llama-server, real MCP servers: the
+    official openai client forces a configured server's tool with `tool_choice`; then the
+    operator adds another server over HTTP and the next turn calls its tool, no restart."""
+    import httpx
+    import openai
+
+    from tests.plugins.http.test_serve_subprocess import ATOMIC_AGENT, WAIT_S, child_env, free_port, wait_until_up
+
+    state, marker, live_marker = tmp_path / "state", tmp_path / "contacted.txt", tmp_path / "live-contacted.txt"
+    _config(state, marker, ["ping"])
+    raw = json.loads((state / "config.json").read_text())
+    raw["plugins"] = {"disabled": ["memory_reflection", "memory_notes", "memory_profile"]}
+    (state / "config.json").write_text(json.dumps(raw))
+    port = free_port()
+    env = child_env(tmp_path, {"ATOMIC_AGENT_LLAMA_URL": llama_server.base_url, "ATOMIC_AGENT_MAX_STEPS": "3",
+                               "ATOMIC_AGENT_SEED": "7", "HOME": str(tmp_path)})
+    stderr = (tmp_path / "serve.stderr").open("wb")
+    proc = subprocess.Popen([str(ATOMIC_AGENT), "--state-dir", str(state), "serve", "--port", str(port),
+                             "--cwd", str(tmp_path)], env=env, stdout=subprocess.DEVNULL, stderr=stderr)
+    base = f"http://127.0.0.1:{port}"
+
+    def tool_entries(session_id: str, tool: str) -> list[dict]:
+        entries = httpx.get(f"{base}/api/sessions/{session_id}", timeout=WAIT_S).json()["entries"]
+        return [e for e in entries if e["tool"] == tool and e["status"] is not None]
+
+    try:
+        wait_until_up(base, proc)
+        api = openai.OpenAI(base_url=f"{base}/v1", api_key="x", max_retries=0, timeout=900)
+        first = api.chat.completions.with_raw_response.create(
+            model="atomic-agent", messages=[{"role": "user", "content": "ping the demo server"}],
+            tool_choice={"type": "function", "function": {"name": "mcp.demo.ping"}})
+        assert first.parse().choices[0].message.content is not None
+        assert marker.read_text().splitlines()[0] == "ping"  # the real MCP server was contacted
+        pinged = tool_entries(first.headers["x-atomic-session"], "mcp.demo.ping")
+        assert pinged and pinged[0]["status"] == "ok", pinged
+
+        token = (state / "serve" / "operator-token").read_text().strip()
+        definition = {"mcpServers": {"live": {"command": sys.executable, "args": [str(DEMO_SERVER)],
+                                              "env": {"DEMO_MARKER_FILE": str(live_marker)}}}}
+        added = httpx.post(f"{base}/api/mcp/servers", json=definition, timeout=WAIT_S,
+                           headers={"X-Atomic-Operator": token})
+        assert added.status_code == 201 and added.json()["data"][0]["status"] == "up", added.text
+        second = api.chat.completions.with_raw_response.create(
+            model="atomic-agent", messages=[{"role": "user", "content": "ping the live server"}],
+            tool_choice={"type": "function", "function": {"name": "mcp.live.ping"}})
+        assert second.status_code == 200
+        assert live_marker.read_text().splitlines()[0] == "ping"
+        assert tool_entries(second.headers["x-atomic-session"], "mcp.live.ping")[0]["status"] == "ok"
+        servers = {s["name"]: s for s in httpx.get(f"{base}/api/mcp/servers", timeout=WAIT_S).json()["data"]}
+        assert servers["demo"]["status"] == servers["live"]["status"] == "up"
+        proc.send_signal(signal.SIGTERM)
+        assert proc.wait(timeout=WAIT_S) == 0
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait(timeout=WAIT_S)
+        stderr.close()

@@ -30,3 +30,19 @@ async def test_unknown_tool_choice_is_refused_before_anything_is_admitted(tmp_pa
         await rt.run_turn("x", session_id=session.id, tool_choice="no.such.tool")
     assert rt.sessions.load(session.id).entries == []
     await rt.close()
+
+
+async def test_a_forced_tool_that_must_run_alone_admits_exactly_one_call(tmp_path: Path) -> None:
+    provider = ScriptedProvider([calls(("t.gated", {"path": "a"})), calls(("reply", {"text": "ok"}))])
+    rt = make_runtime(tmp_path, provider, ask=lambda *_a, **_k: True)
+    await rt.run_turn("do it", working_dir=tmp_path, tool_choice="t.gated")
+    free = make_runtime(tmp_path / "free", ScriptedProvider([calls(("t.read", {"path": "a"})),
+                                                              calls(("reply", {"text": "ok"}))]))
+    await free.run_turn("read a", working_dir=tmp_path, tool_choice="t.read")
+    await rt.close()
+    await free.close()
+    gated = provider.requests[0].grammar.splitlines()
+    assert "batch ::= lone-call" in gated  # an approval-gated tool runs alone: a batch of it would be refused
+    assert not any(r.startswith("step-calls ::=") for r in gated)
+    read_rule = next(r for r in free.provider.requests[0].grammar.splitlines() if r.startswith("step-calls ::="))
+    assert not read_rule.endswith("){0,0}")  # a pure read may still be batched

@@ -6,7 +6,7 @@ from __future__ import annotations
 import asyncio
 import socket
 import threading
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
@@ -74,6 +74,11 @@ class ServeHarness:
             return fn()
 
         return asyncio.run_coroutine_threadsafe(run(), self.loop).result(WAIT_S)
+
+    def run_async(self, make: Callable[[], Awaitable[Any]]) -> Any:
+        """Await `make()` on the server's loop (what must live there: MCP connections) and return its result."""
+        assert self.loop is not None
+        return asyncio.run_coroutine_threadsafe(make(), self.loop).result(WAIT_S)
 
     def wait_turns(self) -> None:
         """Until every turn in flight right now is over (including ones whose client left)."""

@@ -45,3 +45,36 @@ async def test_sidecar_adds_lists_and_removes_servers_live(tmp_path: Path) -> No
         await server.shutdown()
         await runtime.close()
     assert not sink.problems, sink.problems
+
+
+async def test_sidecar_sends_mcp_status_and_drift_changes_as_event_lines(tmp_path: Path) -> None:
+    from atomic_agent.plugins.mcp.mcp_records import ToolMeta
+    from atomic_agent.plugins.sidecar.protocol_router import handle_item
+
+    sink = SchemaCheckedSink(lambda _m: None)
+    server = SidecarServer(ProtocolWriter(sink), SidecarLimits(), working_dir=tmp_path)
+    runtime = await mcp_runtime(tmp_path / "state", [], ask=server.approvals.ask)
+    server.bind(runtime)
+
+    def events() -> list[dict]:
+        return [m["event"] for m in sink.messages if m["type"] == "event"]
+
+    try:
+        live = {"mcpServers": {"live": {"command": sys.executable, "args": [str(DEMO_SERVER)]}}}
+        await handle_item(server, json.dumps({"id": 1, "type": "mcp_add", "definition": live}).encode())
+        (up,) = [e for e in events() if e["type"] == "mcp_server_up"]
+        assert up["server"] == "live" and "mcp.live.echo" in up["tools"] and "sessionId" not in up
+        broken = {"mcpServers": {"broken": {"command": str(tmp_path / "no-such-server")}}}
+        await handle_item(server, json.dumps({"id": 2, "type": "mcp_add", "definition": broken}).encode())
+        (down,) = [e for e in events() if e["type"] == "mcp_server_down"]
+        assert down["server"] == "broken" and down["lastError"]
+        manager = runtime.service("mcp")
+        manager.drift.approve("live", [ToolMeta("echo", "Echo (older text).", {"type": "object"})])
+        await manager.refresh("live")
+        (drift,) = [e for e in events() if e["type"] == "mcp_tool_drift"]
+        assert drift == {"type": "mcp_tool_drift", "server": "live", "tools": ["echo"],
+                         "advice": "atomic-agent mcp approve live"}
+    finally:
+        await server.shutdown()
+        await runtime.close()
+    assert not sink.problems, sink.problems  # every event line is valid under the published schema
