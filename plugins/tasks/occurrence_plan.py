@@ -46,8 +46,9 @@ def plan_claim(task: TaskRecord, now: int) -> ClaimPlan:
     walked = 0
     while True:
         following = next_occurrence(schedule, latest)
-        for gap in following.skipped:
-            skipped.append(SkippedBlock(gap.occurrence_at, 1, gap.reason))
+        for gap in following.skipped:  # a time the zone skipped is recorded once the clock passed it
+            if gap.occurrence_at <= now:
+                skipped.append(SkippedBlock(gap.occurrence_at, 1, gap.reason))
         if following.due_at is None or following.due_at > now:
             break
         behind += 1

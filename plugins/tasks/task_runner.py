@@ -147,7 +147,9 @@ class TaskRunner:
             terminal = COMPLETED if kind == ao.SUCCEEDED else FAILED
             if task.recurring and task.schedule is not None:
                 following = next_occurrence(task.schedule, max(task.occurrence_at or now, 0))
-                gaps = tuple(SkippedBlock(g.occurrence_at, 1, g.reason) for g in following.skipped)
+                # gaps the claim already recorded (passed by then) are not recorded twice
+                gaps = tuple(SkippedBlock(g.occurrence_at, 1, g.reason) for g in following.skipped
+                             if g.occurrence_at > (task.started_at or 0))
                 finished = self.store.finish(
                     task, run_status=run_status, next_status=PENDING if following.due_at is not None else terminal,
                     next_due=following.due_at, next_occurrence=following.due_at, reset_attempts=True,
