@@ -45,10 +45,11 @@ def write_tasks_config(state_dir: Path, **overrides: Any) -> None:
 
 
 async def task_runtime(tmp_path: Path, provider: ScriptedProvider, clock: FakeClock, *, log: ToolLog | None = None,
-                       ask: Any = None, start: bool = True, **config: Any) -> Runtime:
+                       ask: Any = None, start: bool = True, extra_plugins: list[tuple[object, str]] = (),
+                       **config: Any) -> Runtime:
     """`tmp_path/state` holds the state; every runtime made here shares it (restarts)."""
     write_tasks_config(tmp_path / "state", **config)
-    runtime = make_runtime(tmp_path, provider, log, ask=ask, extra=[(tasks_plugin, "tasks")])
+    runtime = make_runtime(tmp_path, provider, log, ask=ask, extra=[(tasks_plugin, "tasks"), *extra_plugins])
     runtime.service("tasks").clock = clock
     if start:
         await runtime.start()
