@@ -17,6 +17,7 @@ SMALL_RUNS = {
     "mcp_client.py": ["--servers", "1", "--calls", "5"],
     "turn_admission.py": ["--admissions", "20", "--sessions", "3", "--steers-per-session", "2"],
     "security_checks.py": ["--rounds", "20"],
+    "task_scheduler.py": ["--pending", "200", "--due", "3"],
 }
 
 
