@@ -26,6 +26,8 @@ def build_app(ctx: Any) -> Any:
     from atomic_agent.plugins.http.route_models import list_models
     from atomic_agent.plugins.http.route_sessions import create_session, delete_session, get_session, list_sessions
     from atomic_agent.plugins.http.route_steer import delete_steer, get_steer, post_steer
+    from atomic_agent.plugins.http.route_tasks import (cancel_task, create_task, get_task, list_tasks, run_task,
+                                                       task_history)
 
     routes = [
         Route("/v1/chat/completions", chat_completions, methods=["POST"]),
@@ -41,6 +43,12 @@ def build_app(ctx: Any) -> Any:
         Route("/api/events", events, methods=["GET"]),
         Route("/api/approvals", list_approvals, methods=["GET"]),
         Route("/api/approvals/{approval_id}", answer_approval, methods=["POST"]),
+        Route("/api/tasks", list_tasks, methods=["GET"]),
+        Route("/api/tasks", create_task, methods=["POST"]),
+        Route("/api/tasks/{task_id}", get_task, methods=["GET"]),
+        Route("/api/tasks/{task_id}", cancel_task, methods=["DELETE"]),
+        Route("/api/tasks/{task_id}/run", run_task, methods=["POST"]),
+        Route("/api/tasks/{task_id}/history", task_history, methods=["GET"]),
     ]
 
     async def api_error(_request: Any, exc: Exception) -> Any:

@@ -26,6 +26,7 @@ from .task_sessions import SessionMissing, session_for_run
 from .task_store import TaskStore
 
 METRIC_PREFIX = "agent.tasks."
+CANCEL_POLL_S = 1.0  # how soon a cancel written by another process reaches a running turn
 
 
 @attrs.frozen
@@ -47,6 +48,7 @@ class TaskRunner:
         self.metrics = metrics
         self._cancels: dict[str, asyncio.Event] = {}
         self.recovered = False
+        self.cancel_poll_s = CANCEL_POLL_S
 
     # -- drains -------------------------------------------------------------------------
     async def run_due(self, now: int | None = None, limit: int | None = None) -> DrainReport:
@@ -104,6 +106,7 @@ class TaskRunner:
             cancelled.set()
         key = RequestKey(task.attempt_key or "", request_fingerprint(task.id, task.message, task.occurrence_at,
                                                                       task.attempts), caller_ref=task.id)
+        watcher = asyncio.ensure_future(self._watch_cancel(task.id, cancelled))
         try:
             result = await self.runtime.run_turn(task.message, session_id=session_id, origin="scheduler",
                                                  cancelled=cancelled, request_key=key)
@@ -122,8 +125,19 @@ class TaskRunner:
         except Exception as exc:
             outcome = ao.outcome_of_error(exc)
         finally:
+            watcher.cancel()
             self._cancels.pop(task.id, None)
         return self._settle(task, outcome, started)
+
+    async def _watch_cancel(self, task_id: str, cancelled: asyncio.Event) -> None:
+        """A cancel written by another process (the CLI beside `serve`) reaches the running turn."""
+        while not cancelled.is_set():
+            await asyncio.sleep(self.cancel_poll_s)
+            try:
+                if self.store.cancel_requested(task_id):
+                    cancelled.set()
+            except Exception as exc:  # a locked or closed store must not end the run
+                print(f"atomic-agent: task {task_id}: could not read its cancel flag: {exc}", file=sys.stderr)
 
     def cancel_running(self, task_id: str) -> bool:
         event = self._cancels.get(task_id)

@@ -78,6 +78,10 @@ class TaskStore:
             "SELECT count(*) AS n FROM tasks WHERE status IN ('pending', 'running') "
             "AND (created_by_session = ? OR session_id = ?)", [session_id, session_id])[0]["n"])
 
+    def cancel_requested(self, task_id: str) -> bool:
+        rows = self.database.query("SELECT cancel_requested FROM tasks WHERE id = ?", [task_id])
+        return bool(rows and rows[0]["cancel_requested"])
+
     def runs(self, task_id: str, limit: int = 200) -> list[TaskRun]:
         return [_run(r) for r in self.database.query(
             "SELECT * FROM task_runs WHERE task_id = ? ORDER BY id DESC LIMIT ?", [task_id, limit])][::-1]

@@ -172,6 +172,27 @@ async def test_cancelling_a_running_task_ends_its_turn_cancelled(tmp_path: Path)
     await rt.close()
 
 
+async def test_a_cancel_written_by_another_process_reaches_the_running_turn(tmp_path: Path):
+    clock = FakeClock()
+    rt = await task_runtime(tmp_path, answering_provider(), clock)
+    svc = rt.service("tasks")
+    svc.runner.cancel_poll_s = 0.01
+    task = svc.create("hang on a slow read")
+    drain = asyncio.ensure_future(svc.runner.run_due())
+    for _ in range(200):
+        await asyncio.sleep(0.01)
+        if svc.store.get(task.id).status == "running":
+            break
+    from atomic_agent.plugins.tasks.task_service import TaskService
+
+    other = TaskService(rt.state_dir, svc.config, clock=clock)  # the CLI: no runtime, its own connection
+    assert other.cancel(task.id).cancel_requested
+    other.close()
+    await asyncio.wait_for(drain, 30)
+    assert svc.store.get(task.id).status == "cancelled"
+    await rt.close()
+
+
 async def test_a_given_session_that_was_deleted_blocks_the_task(tmp_path: Path):
     clock = FakeClock()
     rt = await task_runtime(tmp_path, answering_provider(), clock)
