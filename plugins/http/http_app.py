@@ -26,6 +26,7 @@ def build_app(ctx: Any) -> Any:
     from atomic_agent.plugins.http.route_models import list_models
     from atomic_agent.plugins.http.route_sessions import create_session, delete_session, get_session, list_sessions
     from atomic_agent.plugins.http.route_steer import delete_steer, get_steer, post_steer
+    from atomic_agent.plugins.http.route_webhooks import receive_webhook
     from atomic_agent.plugins.http.route_tasks import (cancel_task, create_task, get_task, list_tasks, run_task,
                                                        task_history)
 
@@ -49,6 +50,7 @@ def build_app(ctx: Any) -> Any:
         Route("/api/tasks/{task_id}", cancel_task, methods=["DELETE"]),
         Route("/api/tasks/{task_id}/run", run_task, methods=["POST"]),
         Route("/api/tasks/{task_id}/history", task_history, methods=["GET"]),
+        Route("/api/webhooks/{name}", receive_webhook, methods=["POST"]),
     ]
 
     async def api_error(_request: Any, exc: Exception) -> Any:

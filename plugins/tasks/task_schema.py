@@ -90,5 +90,11 @@ def m003_task_sessions(db: sqlite_utils.Database) -> None:
             )""")
 
 
-MIGRATIONS: list[Migration] = [m001_tasks, m002_task_runs, m003_task_sessions]
+def m004_named_sessions(db: sqlite_utils.Database) -> None:
+    """Persistent sessions kept under a name (a webhook endpoint's `webhook:<name>`)."""
+    with transaction(db.conn):
+        db.execute("CREATE TABLE IF NOT EXISTS named_sessions (name TEXT PRIMARY KEY, session_id TEXT NOT NULL)")
+
+
+MIGRATIONS: list[Migration] = [m001_tasks, m002_task_runs, m003_task_sessions, m004_named_sessions]
 TASK_SCHEMA_VERSION = len(MIGRATIONS)

@@ -138,6 +138,17 @@ class TaskService:
             self.metrics.inc("agent.tasks.cancelled")
         return task
 
+    def named_session(self, name: str, working_dir: Path) -> str:
+        """The persistent session kept under `name` (made now the first time, and again if it
+        was deleted)."""
+        sessions = self._sessions()
+        found = self.store.named_session(name)
+        if found is not None and sessions.exists(found):
+            return found
+        made = sessions.create(working_dir).id
+        self.store.set_named_session(name, made)
+        return made
+
     def _sessions(self) -> Any:
         if self.runtime is None:
             return None

@@ -205,6 +205,15 @@ class TaskStore:
                          "AND status = 'running'", [task.id, task.occurrence_at, task.attempts])
         return self.get(task.id)
 
+    def named_session(self, name: str) -> str | None:
+        rows = self.database.query("SELECT session_id FROM named_sessions WHERE name = ?", [name])
+        return rows[0]["session_id"] if rows else None
+
+    def set_named_session(self, name: str, session_id: str) -> None:
+        with self.database.write() as conn:
+            conn.execute("INSERT INTO named_sessions (name, session_id) VALUES (?, ?) ON CONFLICT(name) DO UPDATE "
+                         "SET session_id = excluded.session_id", [name, session_id])
+
     def cancel(self, task_id: str, now: int) -> TaskRecord:
         """Idempotent: a terminal row comes back unchanged; a pending row is cancelled; a
         running row is asked to stop (its runner ends the turn and records the outcome)."""
