@@ -89,7 +89,8 @@ class TaskRunner:
     # -- one attempt ----------------------------------------------------------------------
     async def run_claimed(self, task: TaskRecord) -> str:
         from atomic_agent.api import (DuplicateRequestError, InvalidTextError, RequestKey, RuntimeStoppingError,
-                                      SessionNotFoundError, TurnParkedError, request_fingerprint)
+                                      SessionNotFoundError, SubmissionCancelledError, TurnParkedError,
+                                      request_fingerprint)
 
         started = time.perf_counter()
         self.metrics.inc(METRIC_PREFIX + "started")
@@ -118,6 +119,8 @@ class TaskRunner:
             return "released"
         except TurnParkedError:  # admitted, parked by a graceful stop: the next start settles it
             return "parked"
+        except SubmissionCancelledError as exc:  # cancelled while it waited for the session's lane
+            outcome = ao.AttemptOutcome(ao.CANCEL, None, "cancelled", str(exc))
         except InvalidTextError as exc:
             outcome = ao.AttemptOutcome(ao.BLOCK, None, "invalid_text", str(exc))
         except SessionNotFoundError as exc:

@@ -167,7 +167,7 @@ async def test_cancelling_a_running_task_ends_its_turn_cancelled(tmp_path: Path)
     assert svc.cancel(task.id).status == "running"  # asked to stop; the runner records the end
     await drain
     ended = svc.store.get(task.id)
-    assert ended.status == "cancelled"
+    assert ended.status == "cancelled", (ended.last_error, ended.last_error_category)
     assert svc.cancel(task.id) == ended
     await rt.close()
 
@@ -220,4 +220,32 @@ async def test_text_the_runtime_refuses_is_refused_at_create(tmp_path: Path):
             raise AssertionError(f"{message!r} was accepted")
     assert svc.store.list() == []
     assert turns_with_text(rt, "nope", "x") == []
+    await rt.close()
+
+
+async def test_tasks_switched_off_register_no_tick_and_no_tools_but_keep_the_store(tmp_path: Path):
+    rt = await task_runtime(tmp_path, answering_provider(), FakeClock(), enabled=False)
+    assert "tasks.scheduler" not in rt.ticks.specs
+    assert not [s.name for s in rt.registry.specs() if s.name.startswith("tasks.")]
+    assert rt.service("tasks").store.list() == []  # the CLI still reads it
+    await rt.close()
+
+
+async def test_transitions_are_counted_in_the_metrics_service(tmp_path: Path):
+    import atomic_agent.plugins.metrics as metrics_plugin
+
+    clock = FakeClock()
+    provider = ScriptedProvider([ProviderError("down", status=503)])
+    rt = await task_runtime(tmp_path, provider, clock, extra_plugins=[(metrics_plugin, "metrics")])
+    svc = rt.service("tasks")
+    svc.create("count me")
+    await svc.tick()
+    clock.advance(60_000)
+    await svc.tick()
+    metrics = rt.service("metrics")
+    counted = {name: metrics.counter_total(f"agent.tasks.{name}") for name in
+               ("created", "started", "retried", "completed", "failed", "blocked")}
+    assert counted == {"created": 1, "started": 2, "retried": 1, "completed": 1, "failed": 0, "blocked": 0}
+    assert metrics.counter_total("agent.scheduler.ticks") == 2
+    assert metrics.histogram("agent.tasks.duration_ms") is not None
     await rt.close()
