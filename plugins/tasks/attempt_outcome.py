@@ -22,6 +22,7 @@ class AttemptOutcome:
     turn_id: str | None = None
     category: str | None = None
     error: str | None = None
+    reply: str | None = None  # the turn's final text (what a report carries)
 
 
 def outcome_of_category(category: str | None, error: str, turn_id: str | None = None) -> AttemptOutcome:
@@ -39,7 +40,7 @@ def outcome_of_result(result: object) -> AttemptOutcome:
     status = getattr(result, "status", "")
     turn_id = getattr(result, "turn_id", "") or None
     if status == "done":
-        return AttemptOutcome(SUCCEEDED, turn_id)
+        return AttemptOutcome(SUCCEEDED, turn_id, reply=getattr(result, "reply", None))
     if status == "cancelled":
         return AttemptOutcome(CANCEL, turn_id, "cancelled", "the turn was cancelled")
     if status == "interrupted":
@@ -62,7 +63,7 @@ def outcome_of_answer(answer: object) -> AttemptOutcome:
     outcome = getattr(answer, "outcome", "")
     turn_id = getattr(answer, "turn_id", None)
     if outcome == "completed":
-        return AttemptOutcome(SUCCEEDED, turn_id)
+        return AttemptOutcome(SUCCEEDED, turn_id, reply=getattr(answer, "reply", None))
     if outcome in ("cancelled", "stopped"):
         return AttemptOutcome(CANCEL, turn_id, "cancelled", getattr(answer, "message", "") or outcome)
     if outcome == "pending":

@@ -188,7 +188,12 @@ def task_run(ctx: typer.Context, task_id: str) -> None:
     """Run one pending task now (boots the runtime)."""
     _require_enabled(ctx)
     _guard(lambda: _service(ctx).store.get(task_id))
-    report = asyncio.run(_with_runtime(ctx, lambda service: service.runner.run_now(task_id)))
+    async def work(service: Any) -> Any:
+        report = await service.runner.run_now(task_id)
+        await service.reports.deliver_pending()
+        return report
+
+    report = asyncio.run(_with_runtime(ctx, work))
     for ran, outcome in report.outcomes:
         print(f"task {ran}: {outcome}")
     if not report.outcomes:
@@ -199,7 +204,12 @@ def task_run(ctx: typer.Context, task_id: str) -> None:
 def task_tick(ctx: typer.Context) -> None:
     """One scheduler pass over everything due now, unbounded (boots the runtime)."""
     _require_enabled(ctx)
-    report = asyncio.run(_with_runtime(ctx, lambda service: service.runner.run_due()))
+    async def work(service: Any) -> Any:
+        report = await service.runner.run_due()
+        await service.reports.deliver_pending()
+        return report
+
+    report = asyncio.run(_with_runtime(ctx, work))
     print(f"claimed {report.claimed}, skipped-only {report.skipped_only}")
     for ran, outcome in report.outcomes:
         print(f"task {ran}: {outcome}")

@@ -38,7 +38,7 @@ class DrainReport:
 
 class TaskRunner:
     def __init__(self, runtime: Any, store: TaskStore, config: Any, clock: Callable[[], int], owner: str,
-                 is_alive: Callable[[str | None], bool], metrics: Any) -> None:
+                 is_alive: Callable[[str | None], bool], metrics: Any, reports: Any = None) -> None:
         self.runtime = runtime
         self.store = store
         self.config = config
@@ -46,6 +46,7 @@ class TaskRunner:
         self.owner = owner
         self.is_alive = is_alive
         self.metrics = metrics
+        self.reports = reports
         self._cancels: dict[str, asyncio.Event] = {}
         self.recovered = False
         self.cancel_poll_s = CANCEL_POLL_S
@@ -182,6 +183,11 @@ class TaskRunner:
         else:
             finished = self.store.finish(task, run_status=CANCELLED, next_status=CANCELLED, **common)
             self._count("cancelled", finished)
+        retried = kind == ao.RETRY and task.attempts < task.max_attempts
+        if finished is not None and self.reports is not None and kind != ao.CANCEL and not retried:
+            # terminal for this occurrence (a recurring task reports each firing): the report is owed now
+            status = {ao.SUCCEEDED: COMPLETED, ao.BLOCK: BLOCKED, ao.INTERRUPT: RUN_INTERRUPTED}.get(kind, FAILED)
+            self.reports.record(task, status, outcome.reply, outcome.error)
         if finished is None:
             print(f"atomic-agent: task {task.id}: its claim was taken over before the outcome ({kind}) could be "
                   "recorded; nothing written", file=sys.stderr)

@@ -96,5 +96,30 @@ def m004_named_sessions(db: sqlite_utils.Database) -> None:
         db.execute("CREATE TABLE IF NOT EXISTS named_sessions (name TEXT PRIMARY KEY, session_id TEXT NOT NULL)")
 
 
-MIGRATIONS: list[Migration] = [m001_tasks, m002_task_runs, m003_task_sessions, m004_named_sessions]
+def m005_deliveries(db: sqlite_utils.Database) -> None:
+    """Reports of terminal outcomes (`notify`) as durable deliveries: pending -> attempting ->
+    delivered | failed, and attempting -> uncertain when a process died mid-send."""
+    with transaction(db.conn):
+        db.execute("""
+            CREATE TABLE IF NOT EXISTS task_deliveries (
+              id INTEGER PRIMARY KEY AUTOINCREMENT,
+              task_id TEXT NOT NULL,
+              occurrence_at INTEGER NOT NULL,
+              attempt INTEGER NOT NULL,
+              target TEXT NOT NULL,
+              status TEXT NOT NULL,
+              text TEXT NOT NULL,
+              error TEXT,
+              owner TEXT,
+              created_at INTEGER NOT NULL,
+              updated_at INTEGER NOT NULL
+            )""")
+        db.execute("CREATE UNIQUE INDEX IF NOT EXISTS idx_deliveries_once ON task_deliveries(task_id, occurrence_at, "
+                   "attempt, target)")
+        db.execute("CREATE INDEX IF NOT EXISTS idx_deliveries_open ON task_deliveries(status) "
+                   "WHERE status IN ('pending', 'attempting')")
+
+
+MIGRATIONS: list[Migration] = [m001_tasks, m002_task_runs, m003_task_sessions, m004_named_sessions,
+                               m005_deliveries]
 TASK_SCHEMA_VERSION = len(MIGRATIONS)

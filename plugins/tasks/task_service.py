@@ -55,6 +55,7 @@ class TaskService:
         self._store: TaskStore | None = None
         self._runner: Any = None
         self._lease: Any = None
+        self.reports: Any = None
         self.tick_errors = 0
 
     @property
@@ -70,11 +71,14 @@ class TaskService:
         if self._runner is None:
             from atomic_agent.api import OwnerLease
 
+            from .task_reports import TaskReports
             from .task_runner import TaskRunner
 
             self._lease = OwnerLease(self.state_dir, owners_dir=RUNNERS_DIR)
+            self.reports = TaskReports(self.store, self.runtime, lambda: self.clock(), self._lease.owner,
+                                       self._lease.is_alive)
             self._runner = TaskRunner(self.runtime, self.store, self.config, lambda: self.clock(), self._lease.owner,
-                                      self._lease.is_alive, self.metrics)
+                                      self._lease.is_alive, self.metrics, self.reports)
         return self._runner
 
     # -- create / cancel --------------------------------------------------------------------
@@ -162,9 +166,10 @@ class TaskService:
         self.metrics.inc("agent.scheduler.ticks")
         try:
             if not self.runner.recovered:
-                self.runner.recover_stale()
+                self.recover_stale()
             report = await self.runner.run_due(self.clock(), self.config.scheduler_batch)
             self.metrics.observe("agent.scheduler.batch_size", report.claimed)
+            await self.reports.deliver_pending()
             return report
         except Exception:
             self.tick_errors += 1
@@ -175,7 +180,9 @@ class TaskService:
 
     def recover_stale(self) -> list[tuple[str, str]]:
         try:
-            return self.runner.recover_stale()
+            settled = self.runner.recover_stale()
+            self.reports.settle_dead_attempts()
+            return settled
         except Exception as exc:
             print(f"atomic-agent: tasks: stale recovery failed: {type(exc).__name__}: {exc}", file=sys.stderr)
             raise
