@@ -48,6 +48,7 @@ class TaskRunner:
         self.metrics = metrics
         self.reports = reports
         self._cancels: dict[str, asyncio.Event] = {}
+        self._asked: set[str] = set()  # tasks cancelled through cancel_running in this process
         self.recovered = False
         self.cancel_poll_s = CANCEL_POLL_S
 
@@ -147,6 +148,7 @@ class TaskRunner:
         event = self._cancels.get(task_id)
         if event is None:
             return False
+        self._asked.add(task_id)
         event.set()
         return True
 
@@ -160,8 +162,14 @@ class TaskRunner:
             finished = self.store.finish(task, run_status=RUN_RETRY, next_status=PENDING, next_due=now + delay,
                                          **common)
             self._count("retried", finished)
-        elif kind in (ao.SUCCEEDED, ao.RETRY, ao.FAIL, ao.INTERRUPT):
-            run_status = {ao.SUCCEEDED: COMPLETED, ao.INTERRUPT: RUN_INTERRUPTED}.get(kind, FAILED)
+        elif kind == ao.BLOCK:
+            finished = self.store.finish(task, run_status=BLOCKED, next_status=BLOCKED, **common)
+            self._count("blocked", finished)
+        elif kind == ao.CANCEL and (self._cancel_asked(task) or not task.recurring):
+            finished = self.store.finish(task, run_status=CANCELLED, next_status=CANCELLED, **common)
+            self._count("cancelled", finished)
+        else:  # this occurrence is over (a recurring task stopped mid-firing, not cancelled, keeps its schedule)
+            run_status = {ao.SUCCEEDED: COMPLETED, ao.INTERRUPT: RUN_INTERRUPTED, ao.CANCEL: CANCELLED}.get(kind, FAILED)
             terminal = COMPLETED if kind == ao.SUCCEEDED else FAILED
             if task.recurring and task.schedule is not None:
                 following = next_occurrence(task.schedule, max(task.occurrence_at or now, 0))
@@ -177,12 +185,6 @@ class TaskRunner:
             else:
                 finished = self.store.finish(task, run_status=run_status, next_status=terminal, **common)
             self._count(run_status if run_status != RUN_INTERRUPTED else "interrupted", finished)
-        elif kind == ao.BLOCK:
-            finished = self.store.finish(task, run_status=BLOCKED, next_status=BLOCKED, **common)
-            self._count("blocked", finished)
-        else:
-            finished = self.store.finish(task, run_status=CANCELLED, next_status=CANCELLED, **common)
-            self._count("cancelled", finished)
         retried = kind == ao.RETRY and task.attempts < task.max_attempts
         if finished is not None and self.reports is not None and kind != ao.CANCEL and not retried:
             # terminal for this occurrence (a recurring task reports each firing): the report is owed now
@@ -192,9 +194,14 @@ class TaskRunner:
             print(f"atomic-agent: task {task.id}: its claim was taken over before the outcome ({kind}) could be "
                   "recorded; nothing written", file=sys.stderr)
             return "lost_claim"
+        self._asked.discard(task.id)
         if started is not None:
             self.metrics.observe(METRIC_PREFIX + "duration_ms", (time.perf_counter() - started) * 1000)
         return kind
+
+    def _cancel_asked(self, task: TaskRecord) -> bool:
+        """Someone cancelled the task itself (not a stop of one firing, not a shutdown)."""
+        return task.id in self._asked or self.store.cancel_requested(task.id)
 
     def _count(self, what: str, finished: TaskRecord | None) -> None:
         if finished is not None:

@@ -172,6 +172,33 @@ async def test_cancelling_a_running_task_ends_its_turn_cancelled(tmp_path: Path)
     await rt.close()
 
 
+async def test_stopping_one_firing_of_a_recurring_task_keeps_its_schedule_and_cancel_ends_it(tmp_path: Path):
+    clock = FakeClock()
+    rt = await task_runtime(tmp_path, answering_provider(), clock)
+    svc = rt.service("tasks")
+    task = svc.create("hang around hourly", schedule={"kind": "interval", "everyMs": 3_600_000})
+    clock.advance(3_600_000)
+    drain = asyncio.ensure_future(svc.runner.run_due())
+    for _ in range(300):
+        await asyncio.sleep(0.01)
+        if rt.stop(task.session_id):  # the user pressed stop on this one firing
+            break
+    await drain
+    after = svc.store.get(task.id)
+    assert (after.status, after.due_at) == ("pending", task.due_at + 3_600_000)
+    assert [r.status for r in svc.store.runs(task.id)] == ["cancelled"]
+    clock.advance(3_600_000)
+    drain = asyncio.ensure_future(svc.runner.run_due())
+    for _ in range(300):
+        await asyncio.sleep(0.01)
+        if svc.store.get(task.id).status == "running" and rt.turns.is_busy(task.session_id):
+            break
+    svc.cancel(task.id)  # the task itself is cancelled: no more firings
+    await drain
+    assert svc.store.get(task.id).status == "cancelled"
+    await rt.close()
+
+
 async def test_a_cancel_written_by_another_process_reaches_the_running_turn(tmp_path: Path):
     clock = FakeClock()
     rt = await task_runtime(tmp_path, answering_provider(), clock)
