@@ -74,14 +74,11 @@ def register_ticks(runtime: Any) -> Iterable[Any]:
 
 
 @hookimpl
-def runtime_started(runtime: Any) -> Any:
-    if not _config(runtime).enabled:
-        return None
-
-    async def recover() -> None:  # once per runtime, before channels and ticks start
+def runtime_started(runtime: Any) -> None:
+    """Stale recovery, once per runtime, before channels and ticks start (plain SQLite work:
+    nothing to await)."""
+    if _config(runtime).enabled:
         runtime.service("tasks").recover_stale()
-
-    return recover()
 
 
 @hookimpl
