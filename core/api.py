@@ -125,6 +125,10 @@ _EXPORTS: dict[str, str] = {
     "TurnStart": "atomic_agent.records.memory_phase",
     # services plugins provide to each other (register_services, RuntimeView.service)
     "ServiceSpec": "atomic_agent.records.service_spec",
+    # periodic work the runtime runs for a plugin (register_ticks)
+    "TickSpec": "atomic_agent.records.tick_spec",
+    # which process owns what: a flock per live process (tells a dead owner's rows from a live one's)
+    "OwnerLease": "atomic_agent.turns.turn_owner",
     # prompt pieces a sub-call plugin renders with (reflection, distill, ...)
     "make_prompt_env": "atomic_agent.prompt.jinja_env",
     "estimate_tokens": "atomic_agent.prompt.estimate_tokens",
@@ -134,6 +138,7 @@ _EXPORTS: dict[str, str] = {
     "SubmissionCancelledError": "atomic_agent.runtime.turn_controller",
     "SteerAlreadyTakenError": "atomic_agent.turns.durable_steering",
     "FAILURE_CATEGORIES": "atomic_agent.reliability.failure_taxonomy",
+    "classify_failure": "atomic_agent.reliability.classify_failure",
     "is_transport_retryable": "atomic_agent.reliability.transport_retry",
     "explain_environment_error": "atomic_agent.reliability.environment_errors",
     "environment_kind": "atomic_agent.reliability.environment_errors",

@@ -39,6 +39,7 @@ if TYPE_CHECKING:
     from atomic_agent.records.memory_phase import MemoryPhase
     from atomic_agent.records.provider_kind import ProviderKind
     from atomic_agent.records.service_spec import ServiceSpec
+    from atomic_agent.records.tick_spec import TickSpec
     from atomic_agent.records.tool_spec import ToolSpec
     from atomic_agent.runtime.runtime_view import RuntimeView
 
@@ -124,6 +125,20 @@ def register_channels(runtime: RuntimeView) -> Iterable[ChannelSpec]:
     ``runtime_stopping``. A factory or ``start()`` that raises is reported with the plugin
     and channel name; the other channels still start. A channel reaches the agent only
     through ``runtime.run_turn``.
+    """
+
+
+@hookspec
+def register_ticks(runtime: RuntimeView) -> Iterable[TickSpec]:
+    """Contribute periodic work the runtime runs while it is up (a task scheduler, a sweep).
+
+    Called once per runtime while it is built, after ``register_channels``; receives the
+    runtime view. Returns TickSpec records, every plugin's collected: a name, ``interval_s``
+    and an async ``run()``. The runtime owns every timer: it starts the ticks after the
+    channels started (first run one interval later), never enters a tick again while it
+    runs, counts and reports a tick that raises and keeps ticking, and stops them all in
+    ``close()`` before ``runtime_stopping``. ``runtime.run_tick(name)`` runs one now.
+    Return nothing when the plugin's config switches the work off.
     """
 
 

@@ -18,6 +18,7 @@ SMALL_RUNS = {
     "turn_admission.py": ["--admissions", "20", "--sessions", "3", "--steers-per-session", "2"],
     "security_checks.py": ["--rounds", "20"],
     "telegram_channel.py": ["--messages", "3", "--megabytes", "0.1"],
+    "task_scheduler.py": ["--pending", "200", "--due", "3"],
 }
 
 

@@ -16,6 +16,7 @@ from atomic_agent.records.config_block import ConfigBlock
 from atomic_agent.records.memory_phase import MemoryPhase
 from atomic_agent.records.provider_kind import ProviderCapabilities, ProviderKind
 from atomic_agent.records.service_spec import ServiceSpec
+from atomic_agent.records.tick_spec import TickSpec
 from atomic_agent.records.tool_spec import ResourceClass, ToolResult, ToolSpec
 from atomic_agent.testing.plugin_kit import fresh_plugin_host, registered_plugin
 
@@ -26,7 +27,8 @@ HOOKS = sorted(name for name, fn in inspect.getmembers(hookspecs, inspect.isfunc
 def test_hooks_are_few_and_named_verb_first():
     assert HOOKS == sorted(["register_approval_categories", "register_channels", "register_commands",
                             "register_config_blocks", "register_memory_phases", "register_providers",
-                            "register_services", "register_tools", "report_doctor_findings", "runtime_started",
+                            "register_services", "register_ticks", "register_tools", "report_doctor_findings",
+                            "runtime_started",
                             "runtime_stopping"])
 
 
@@ -80,6 +82,13 @@ class Everything:
         return [MemoryPhase("fake-phase")]
 
     @hookimpl
+    def register_ticks(self, runtime):
+        async def tick() -> None:
+            return None
+
+        return [TickSpec("fake-tick", 5, tick)]
+
+    @hookimpl
     def register_approval_categories(self):
         return [ApprovalCategory("e_cat", 2, "everything")]
 
@@ -127,6 +136,11 @@ def test_hook_register_tools(host):
 
 def test_hook_register_channels(host):
     assert [c.name for c in collect_records(host, "register_channels", ChannelSpec, runtime=None)] == ["fake-channel"]
+
+
+def test_hook_register_ticks(host):
+    ticks = collect_records(host, "register_ticks", TickSpec, runtime=None)
+    assert [(t.name, t.interval_s, t.plugin) for t in ticks] == [("fake-tick", 5, "everything")]
 
 
 def test_hook_register_memory_phases(host):

@@ -30,6 +30,8 @@ from atomic_agent.records.channel_spec import ChannelSpec
 from atomic_agent.runtime.boot_context import BootContext
 from atomic_agent.runtime.channel_runner import ChannelRunner
 from atomic_agent.runtime.consolidation_tick import ConsolidationTick
+from atomic_agent.runtime.plugin_ticks import PluginTicks
+from atomic_agent.records.tick_spec import TickSpec
 from atomic_agent.runtime.prompt_plan import PromptPlan, plan_prompt, with_current_tools
 from atomic_agent.runtime.provider_selection import build_runtime_provider
 from atomic_agent.runtime.tool_choice import check_tool_choice
@@ -85,6 +87,7 @@ class Runtime:
         self.channels = ChannelRunner(self.host, collect_records(self.host, "register_channels", ChannelSpec,
                                                                  runtime=self))
         self.consolidation = ConsolidationTick(self.memory_phases, self.config.agent.consolidation_interval_s)
+        self.ticks = PluginTicks(collect_records(self.host, "register_ticks", TickSpec, runtime=self))
         self._provider = provider
         self.session_backend: SessionBackend = DEFAULT_BACKEND  # where sessions, turns and steers live
         self._sessions: SessionRepository | None = None
@@ -110,6 +113,11 @@ class Runtime:
         await await_lifecycle(self.host, "runtime_started", pending)
         await self.channels.start_all(self)
         self.consolidation.start()
+        self.ticks.start()
+
+    async def run_tick(self, name: str) -> bool:
+        """Run the plugin tick `name` once now (after the one in progress); False when it raised."""
+        return await self.ticks.run_once(name)
 
     async def consolidate_now(self) -> dict[str, str]:
         """Run one consolidation tick now (after the one in progress, if any); each phase's outcome."""
@@ -339,6 +347,7 @@ class Runtime:
         # nothing new arrives once the channels and the tick are down
         await self.channels.stop_all()
         await self.consolidation.stop()
+        await self.ticks.stop()
         self.inbox.clear_all()
         self.compactor.cancel_all()  # issue 5 item 8: no compact() caller waits for ever
         if self._lifecycle is not None:

@@ -22,9 +22,10 @@ OWNERS_DIR = "turn-owners"
 
 
 class OwnerLease:
-    def __init__(self, state_dir: Path, owner: str | None = None) -> None:
+    def __init__(self, state_dir: Path, owner: str | None = None, owners_dir: str = OWNERS_DIR) -> None:
+        """`owners_dir` (under `state_dir`) keeps another kind of owner apart (the task runners)."""
         self.owner = owner or f"{os.getpid()}-{uuid.uuid4().hex[:8]}"
-        self._dir = state_dir / OWNERS_DIR
+        self._dir = state_dir / owners_dir
         self._dir.mkdir(parents=True, exist_ok=True)
         self._file: IO[str] | None = open(self._dir / f"{self.owner}.lock", "w")
         if fcntl is not None:

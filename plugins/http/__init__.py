@@ -22,5 +22,6 @@ def register_config_blocks() -> list[Any]:
     from atomic_agent.api import ConfigBlock
 
     from atomic_agent.plugins.http.serve_config import SERVE_BLOCK, ServeConfig
+    from atomic_agent.plugins.http.webhook_config import WEBHOOKS_BLOCK, WebhooksConfig
 
-    return [ConfigBlock(key=SERVE_BLOCK, cls=ServeConfig)]
+    return [ConfigBlock(key=SERVE_BLOCK, cls=ServeConfig), ConfigBlock(key=WEBHOOKS_BLOCK, cls=WebhooksConfig)]

@@ -1,11 +1,14 @@
 """Bearer-token check on every route when an API key is configured (a plain ASGI middleware,
-so streaming responses pass through untouched)."""
+so streaming responses pass through untouched). Webhook routes are the exception: they
+check their own per-endpoint secret or HMAC signature (route_webhooks)."""
 
 from __future__ import annotations
 
 import hmac
 import json
 from typing import Any
+
+WEBHOOK_PATH_PREFIX = "/api/webhooks/"
 
 
 class BearerAuth:
@@ -15,6 +18,9 @@ class BearerAuth:
 
     async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
         if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        if scope.get("path", "").startswith(WEBHOOK_PATH_PREFIX):  # webhooks carry their own credentials
             await self.app(scope, receive, send)
             return
         given = dict(scope.get("headers") or []).get(b"authorization", b"")

@@ -28,6 +28,9 @@ def build_app(ctx: Any) -> Any:
     from atomic_agent.plugins.http.route_sessions import create_session, delete_session, get_session, list_sessions
     from atomic_agent.plugins.http.route_steer import delete_steer, get_steer, post_steer
     from atomic_agent.plugins.http.route_telegram import telegram_control, telegram_status
+    from atomic_agent.plugins.http.route_webhooks import receive_webhook
+    from atomic_agent.plugins.http.route_tasks import (cancel_task, create_task, get_task, list_tasks, run_task,
+                                                       task_history)
 
     routes = [
         Route("/v1/chat/completions", chat_completions, methods=["POST"]),
@@ -49,6 +52,13 @@ def build_app(ctx: Any) -> Any:
         Route("/api/mcp/servers", add_servers, methods=["POST"]),
         Route("/api/mcp/servers/{name}", remove_server, methods=["DELETE"]),
         Route("/api/mcp/servers/{name}/approve", approve_tools, methods=["POST"]),
+        Route("/api/tasks", list_tasks, methods=["GET"]),
+        Route("/api/tasks", create_task, methods=["POST"]),
+        Route("/api/tasks/{task_id}", get_task, methods=["GET"]),
+        Route("/api/tasks/{task_id}", cancel_task, methods=["DELETE"]),
+        Route("/api/tasks/{task_id}/run", run_task, methods=["POST"]),
+        Route("/api/tasks/{task_id}/history", task_history, methods=["GET"]),
+        Route("/api/webhooks/{name}", receive_webhook, methods=["POST"]),
     ]
 
     async def api_error(_request: Any, exc: Exception) -> Any:

@@ -1,0 +1,96 @@
+"""The `tasks` plugin: durable tasks that run later, once per occurrence, across restarts.
+
+It owns tasks.sqlite (the `tasks` service: store, runner), the scheduler tick the runtime
+runs (`register_ticks`), the stale recovery at start, the agent's `tasks.*` tools (with the
+`tasks_recurring` approval category) and `atomic-agent task ...`. Hookimpls only; the
+modules are imported when used.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any
+
+from atomic_agent.api import hookimpl
+
+CONFIG_KEY = "tasks"
+TICK_NAME = "tasks.scheduler"
+
+
+def _config(runtime: Any) -> Any:
+    return runtime.config.block(CONFIG_KEY)
+
+
+@hookimpl
+def register_config_blocks() -> Iterable[Any]:
+    from atomic_agent.api import ConfigBlock
+
+    from .tasks_config import TasksConfig
+
+    return [ConfigBlock(key=CONFIG_KEY, cls=TasksConfig)]
+
+
+@hookimpl
+def register_services() -> Iterable[Any]:
+    from atomic_agent.api import ServiceSpec
+
+    def build(runtime: Any) -> Any:
+        from .task_service import build_task_service
+
+        return build_task_service(runtime)
+
+    return [ServiceSpec("tasks", build, close=lambda service: service.close(),
+                        summary="tasks.sqlite: durable tasks, their runs and the runner")]
+
+
+@hookimpl
+def register_approval_categories() -> Iterable[Any]:
+    from atomic_agent.api import ApprovalCategory
+
+    return [ApprovalCategory("tasks_recurring", 4, "recurring task")]
+
+
+@hookimpl
+def register_tools(runtime: Any) -> Iterable[Any]:
+    cfg = _config(runtime)
+    if not (cfg.enabled and cfg.agent_tools_enabled):
+        return []
+    from .task_tools import task_tool_specs
+
+    return task_tool_specs(runtime, cfg)
+
+
+@hookimpl
+def register_ticks(runtime: Any) -> Iterable[Any]:
+    cfg = _config(runtime)
+    if not (cfg.enabled and cfg.scheduler_enabled):
+        return []
+    from atomic_agent.api import TickSpec
+
+    async def tick() -> Any:
+        return await runtime.service("tasks").tick()
+
+    return [TickSpec(TICK_NAME, cfg.scheduler_tick_ms / 1000, tick, summary="run due tasks")]
+
+
+@hookimpl
+def runtime_started(runtime: Any) -> None:
+    """Stale recovery, once per runtime, before channels and ticks start (plain SQLite work:
+    nothing to await)."""
+    if _config(runtime).enabled:
+        runtime.service("tasks").recover_stale()
+
+
+@hookimpl
+def register_commands(app: Any) -> None:
+    from .task_commands import task_app
+
+    app.add_typer(task_app, name="task", help="Durable tasks: create, list, show, cancel, run, tick, history.")
+    app.add_typer(task_app, name="tasks", hidden=True)  # the plural people type too
+
+
+@hookimpl
+def report_doctor_findings(state_dir: Any) -> Iterable[Any]:
+    from .doctor_findings import task_findings
+
+    return task_findings(state_dir)
