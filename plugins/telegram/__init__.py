@@ -33,7 +33,10 @@ def register_services() -> Iterable[Any]:
     from atomic_agent.api import ServiceSpec
 
     return [ServiceSpec(SERVICE, _build_channel, close=lambda channel: channel.close(),
-                        summary="the Telegram channel: status and live control (enable, token, owner, pairing)")]
+                        summary="the Telegram channel: status and live control (enable, token, owner, pairing)"),
+            # the tasks plugin's `notify: telegram` reports go to the owner through the channel
+            ServiceSpec("report_sink", lambda runtime: runtime.service(SERVICE),
+                        summary="task reports (notify) to the paired Telegram owner")]
 
 
 def _build_channel(runtime: Any) -> Any:

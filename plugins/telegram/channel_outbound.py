@@ -69,13 +69,19 @@ class ChannelOutbound:
                 continue
             self.spawn(self.deliver(delivery))
 
-    async def send_task_report(self, title: str, outcome: str, excerpt: str) -> Delivery | None:
-        """A scheduled task's terminal outcome for the owner (plain, durable); None when unpaired."""
+    async def send_report(self, target: str, text: str) -> Delivery:
+        """A scheduled task's report for the owner (plain, durable): the `report_sink` service
+        the tasks plugin sends `notify` outcomes to. Raises when it cannot be sent, so the
+        caller records why."""
+        if target != "telegram":
+            raise ValueError(f"the telegram channel cannot deliver to {target!r}")
         if self.owner_user_id is None:
-            return None
-        if len(excerpt) > MAX_REPORT_CHARS:
-            excerpt = excerpt[:MAX_REPORT_CHARS] + "… [truncated]"
-        body = f"Task {outcome}: {title}\n\n{excerpt}".strip()
-        delivery = self.store.record(REPORT, self.owner_user_id, self.scrub(body), formatted=False)
-        return await self.deliver(delivery)
+            raise RuntimeError("no Telegram owner is paired yet; run `atomic-agent telegram pair`")
+        if len(text) > MAX_REPORT_CHARS:
+            text = text[:MAX_REPORT_CHARS] + "… [truncated]"
+        delivery = self.store.record(REPORT, self.owner_user_id, self.scrub(text.strip()), formatted=False)
+        delivery = await self.deliver(delivery)
+        if delivery.state != "delivered":
+            raise RuntimeError(f"the report was not delivered ({delivery.state}: {delivery.error or 'no detail'})")
+        return delivery
 

@@ -137,7 +137,7 @@ async def test_invariant_8_only_agent_replies_are_formatted(tmp_path, bot_api) -
         await phone_sees(bot_api, lambda: len(bot_api.sent) == 2)
         bot_api.send_text(OWNER, "please fail")
         await phone_sees(bot_api, lambda: any(t.startswith("Turn failed") for t in bot_api.texts()))
-        report = await runtime.service("telegram").send_task_report("nightly backup", "failed", "exit 1 <stderr>")
+        report = await runtime.service("report_sink").send_report("telegram", "Task failed: nightly backup\n\nexit 1 <stderr>")
         assert report is not None and report.state == "delivered"
         formatted = [m.text for m in bot_api.sent if m.parse_mode == "HTML"]
         assert formatted == ["<b>agent</b> words"]
