@@ -65,7 +65,8 @@ async def test_grammar_tool_name_alternation_is_built_from_the_registered_names(
     runtime = await mcp_runtime(tmp_path / "state", [stdio_server("demo", include=["echo", "add"])])
     try:
         grammar = (await runtime.prompt_plan()).grammar
-        line = next(ln for ln in grammar.splitlines() if ln.startswith("step-tool-name ::= "))
+        line = "\n".join(ln for ln in grammar.splitlines()
+                          if ln.startswith(("step-tool-name ::= ", "lone-tool-name ::= ")))  # gated tools run alone
         assert '"\\"mcp.demo.echo\\""' in line and '"\\"mcp.demo.add\\""' in line
         assert "write_note" not in line  # excluded by the include glob: neither prompt nor grammar
     finally:

@@ -18,7 +18,8 @@ def _server(name: str, **extra):
 
 
 def _grammar_names(grammar: str) -> str:
-    return next(ln for ln in grammar.splitlines() if ln.startswith("step-tool-name ::= "))
+    """The tool-name alternations (batchable and lone tools: gated MCP tools run alone)."""
+    return "\n".join(ln for ln in grammar.splitlines() if ln.startswith(("step-tool-name ::= ", "lone-tool-name ::= ")))
 
 
 async def test_live_add_and_remove_rebuild_the_next_steps_prompt_and_grammar(tmp_path: Path) -> None:
