@@ -16,6 +16,7 @@ from typing import Any
 RECURRING_CATEGORY = "tasks_recurring"
 LIST_LIMIT_CAP = 200
 _MESSAGE = {"type": "string", "description": "what the agent is asked to do when the task fires"}
+_NOTIFY = {"type": "string", "enum": ["telegram"], "description": "report the outcome there when it ends"}
 SCHEDULE_SCHEMA = {
     "type": "object",
     "properties": {
@@ -23,6 +24,7 @@ SCHEDULE_SCHEMA = {
         "at": {"type": "string", "description": "ISO 8601 time with offset, e.g. 2026-12-04T18:00:00+01:00"},
         "inMinutes": {"type": "integer", "minimum": 1, "maximum": 525600},
         "newSession": {"type": "boolean", "description": "run in a fresh session instead of this one"},
+        "notify": _NOTIFY,
     },
     "required": ["message"],
     "additionalProperties": False,
@@ -33,6 +35,7 @@ CRON_SCHEMA = {
         "message": _MESSAGE,
         "expression": {"type": "string", "description": "5-field cron, e.g. '0 9 * * 1-5'"},
         "tz": {"type": "string", "description": "IANA time zone, e.g. Europe/Berlin (default UTC)"},
+        "notify": _NOTIFY,
     },
     "required": ["message", "expression"],
     "additionalProperties": False,
@@ -98,7 +101,8 @@ def task_tool_specs(runtime: Any, cfg: Any) -> list[Any]:
             new = bool(args.get("newSession"))
             task = svc.create(str(args["message"]), origin="agent", wake_source="agent",
                               schedule={"kind": "at", "at": at_ms}, session_id=ctx.session_id, new_session=new,
-                              created_by_session=ctx.session_id, working_dir=Path(ctx.working_dir))
+                              created_by_session=ctx.session_id, working_dir=Path(ctx.working_dir),
+                              notify=args.get("notify"))
         except TaskValidationError as exc:
             return invalid(exc)
         except TaskStoreError as exc:
@@ -118,7 +122,8 @@ def task_tool_specs(runtime: Any, cfg: Any) -> list[Any]:
             if not await ctx.ask_approval(RECURRING_CATEGORY, summary):
                 return ToolResult.error("the user declined the recurring task", field="approval", problem="denied")
             task = svc.create(str(args["message"]), origin="agent", wake_source="agent", schedule=spec,
-                              created_by_session=ctx.session_id, working_dir=Path(ctx.working_dir))
+                              created_by_session=ctx.session_id, working_dir=Path(ctx.working_dir),
+                              notify=args.get("notify"))
         except TaskValidationError as exc:
             return invalid(exc)
         except TaskStoreError as exc:
