@@ -20,12 +20,13 @@ from atomic_agent.plugins.sidecar.line_reader import LineTooLong
 from atomic_agent.plugins.sidecar.protocol_messages import ProtocolError, error_response, ok_response
 from atomic_agent.plugins.sidecar.protocol_schema import REQUEST_TYPES, request_problem
 from atomic_agent.plugins.sidecar.session_requests import SESSION_HANDLERS
+from atomic_agent.plugins.sidecar.task_requests import TASK_HANDLERS
 from atomic_agent.plugins.sidecar.telegram_requests import TELEGRAM_HANDLERS
 from atomic_agent.plugins.sidecar.turn_requests import TURN_HANDLERS
 
 Handler = Callable[[Any, dict[str, Any]], Awaitable[dict[str, Any]]]
 HANDLERS: dict[str, Handler] = {**LIFECYCLE_HANDLERS, **SESSION_HANDLERS, **TURN_HANDLERS, **APPROVAL_HANDLERS,
-                               **MCP_HANDLERS, **TELEGRAM_HANDLERS}
+                               **MCP_HANDLERS, **TELEGRAM_HANDLERS, **TASK_HANDLERS}
 assert set(HANDLERS) == set(REQUEST_TYPES), "every published request type has exactly one handler"
 
 
