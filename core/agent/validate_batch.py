@@ -16,9 +16,6 @@ from atomic_agent.records.tool_spec import ResourceClass
 from atomic_agent.tools.tool_registry import ToolRegistry
 from atomic_agent.tools.validate_args import args_errors
 
-FORBIDDEN_IN_BATCH = (ResourceClass.APPROVAL_GATED, ResourceClass.UNKNOWN)
-
-
 class BatchValidationError(ValueError):
     """Why a batch was rejected, one reason per offending call."""
 
@@ -39,7 +36,7 @@ def batch_problems(calls: Sequence[ToolCall], registry: ToolRegistry, max_calls:
         cls = registry.resource_class(call.tool)
         if cls is ResourceClass.TERMINAL and index != last:
             problems.append(f"call {index}: terminal {call.tool!r} may only be the last call")
-        elif cls is ResourceClass.APPROVAL_GATED or (registry.get(call.tool) and registry.get(call.tool).approval_category):
+        elif registry.runs_alone(call.tool):
             problems.append(f"call {index}: {call.tool!r} asks for approval and must be the only call")
         elif cls is ResourceClass.UNKNOWN:
             problems.append(f"call {index}: {call.tool!r} is not a registered tool")

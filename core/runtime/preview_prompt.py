@@ -33,12 +33,10 @@ async def _plan(runtime: Any) -> tuple[PromptPlan, str]:
     try:
         return await runtime.prompt_plan(), ""
     except Exception as exc:  # no server: still show the prompt, say so
-        from atomic_agent.grammar.build_grammar import build_tool_call_grammar
+        from atomic_agent.runtime.prompt_plan import grammar_for
         profile = detect_profile(None, None, runtime.environ.get(PROFILE_ENV))
         max_calls = runtime.config.agent.max_parallel_tool_calls
-        grammar = build_tool_call_grammar(runtime.registry.names(), profile, max_calls,
-                                          final_only=runtime.registry.terminal_text_args(),
-                                          alone=runtime.registry.lone_names())
+        grammar = grammar_for(runtime.registry, profile, max_calls)
         plan = PromptPlan(profile=profile, grammar=grammar,
                           n_ctx=None, n_predict=512, env=runtime.prompt_assets.env(),
                           registry=runtime.registry, max_calls=max_calls)

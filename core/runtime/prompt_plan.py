@@ -42,14 +42,18 @@ class PromptPlan:
         return self._prefixes[working_dir]
 
 
+def grammar_for(registry: ToolRegistry, profile: ModelProfile, max_calls: int) -> str:
+    """The step grammar for the registry's current tools: reply/finish only as a batch of
+    their own carrying their text, approval-asking tools alone, the rest batchable."""
+    return build_tool_call_grammar(registry.names(), profile, max_calls, final_only=registry.terminal_text_args(),
+                                   alone=registry.lone_names())
+
+
 def with_current_tools(plan: PromptPlan) -> PromptPlan:
     """The plan rebuilt for the registry's current tool set (a live group changed): the same
     profile and server facts, a new tool-name alternation and fresh stable prefixes."""
     registry = plan.registry
-    grammar = None if plan.grammar is None else build_tool_call_grammar(registry.names(), plan.profile,
-                                                                         plan.max_calls,
-                                                                         final_only=registry.terminal_text_args(),
-                                                                         alone=registry.lone_names())
+    grammar = None if plan.grammar is None else grammar_for(registry, plan.profile, plan.max_calls)
     return attrs.evolve(plan, grammar=grammar, tools_generation=registry.generation, prefixes={})
 
 
@@ -61,8 +65,7 @@ async def plan_prompt(provider: Any, registry: ToolRegistry, config: AppConfig, 
     max_calls = config.agent.max_parallel_tool_calls
     grammar = None
     if provider.capabilities.transport == "grammar":
-        grammar = build_tool_call_grammar(registry.names(), profile, max_calls,
-                                          final_only=registry.terminal_text_args(), alone=registry.lone_names())
+        grammar = grammar_for(registry, profile, max_calls)
     seed = environ.get(SEED_ENV)
     return PromptPlan(profile=profile, grammar=grammar, n_ctx=n_ctx, n_predict=int(getattr(provider, "max_tokens", 512)),
                       env=env, registry=registry, max_calls=max_calls,

@@ -40,12 +40,10 @@ def build_runtime_provider(host: PluginHost, runtime: Any,
     registry.active_text()
 
     def grammar() -> str | None:
-        from atomic_agent.grammar.build_grammar import build_tool_call_grammar
+        from atomic_agent.runtime.prompt_plan import grammar_for
 
-        return build_tool_call_grammar(runtime.registry.names(), profile() or PLAIN_TEXT_PROFILE,
-                                       runtime.config.agent.max_parallel_tool_calls,
-                                       final_only=runtime.registry.terminal_text_args(),
-                                       alone=runtime.registry.lone_names())
+        return grammar_for(runtime.registry, profile() or PLAIN_TEXT_PROFILE,
+                           runtime.config.agent.max_parallel_tool_calls)
 
     shaper = RequestShaper(lambda: tuple(runtime.registry.specs()), grammar)
     return FallbackTextProvider(registry, shaper)

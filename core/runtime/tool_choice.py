@@ -33,4 +33,4 @@ def step_grammar(plan_grammar: str | None, profile: ModelProfile, step: int, too
     asks for approval is called once, as the batch rules require."""
     if tool is None or step != 0 or plan_grammar is None:
         return plan_grammar
-    return build_tool_call_grammar([tool], profile, max_calls, alone=[tool] if tool in registry.lone_names() else ())
+    return build_tool_call_grammar([tool], profile, max_calls, alone=[tool] if registry.runs_alone(tool) else ())

@@ -96,10 +96,16 @@ class ToolRegistry:
         return {name: _sole_text_arg(spec.args_schema) for name, spec in self._specs.items()
                 if spec.resource_class is ResourceClass.TERMINAL}
 
+    def runs_alone(self, name: str) -> bool:
+        """A tool that asks for approval must be the only call of its batch (the batch
+        validator's rule, and the grammar's `lone-call`)."""
+        spec = self._specs.get(name)
+        return spec is not None and (spec.resource_class is ResourceClass.APPROVAL_GATED
+                                     or bool(spec.approval_category))
+
     def lone_names(self) -> list[str]:
-        """The tools that ask for approval: each must be the only call of its batch."""
-        return [name for name, spec in self._specs.items()
-                if spec.resource_class is ResourceClass.APPROVAL_GATED or spec.approval_category]
+        """The tools that must run alone (see `runs_alone`)."""
+        return [name for name in self._specs if self.runs_alone(name)]
 
     def resource_class(self, name: str) -> ResourceClass:
         """The tool's class; unregistered names are UNKNOWN (never allowed in a batch)."""

@@ -52,10 +52,13 @@ class ServeContext:
         self._unrelay: Any = None
 
     def bind(self, runtime: Any) -> None:
-        from atomic_agent.plugins.http.mcp_events import relay_mcp_events
-
         self._runtime = runtime
-        self._unrelay = relay_mcp_events(runtime, self.emit)  # MCP status and drift reach /api/events
+        try:
+            mcp = runtime.service("mcp")
+        except (KeyError, RuntimeError):  # no MCP plugin: nothing to relay
+            mcp = None
+        # MCP status and drift reach /api/events (operator callers only)
+        self._unrelay = mcp.subscribe_host_events(self.emit) if mcp is not None else None
 
     @property
     def runtime(self) -> Any:

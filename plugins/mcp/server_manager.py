@@ -52,6 +52,7 @@ from atomic_agent.plugins.mcp.url_policy import check_server_url
 
 LIVE_GROUP = "mcp"
 EventSink = Callable[[str, dict[str, Any]], None]
+HOST_EVENTS = frozenset({"mcp_server_up", "mcp_server_down", "mcp_tool_drift"})  # what hosts relay
 
 
 @attrs.define
@@ -243,6 +244,17 @@ class McpManager:
                 self.listeners.remove(listener)
 
         return unsubscribe
+
+    def subscribe_host_events(self, emit: Callable[[dict[str, Any]], None]) -> Callable[[], None]:
+        """For hosts (serve, sidecar): server status and drift changes as event dicts
+        (`mcp_server_up`, `mcp_server_down`, `mcp_tool_drift`, no session: they concern the
+        whole host); returns the unsubscribe. The events carry changes only; `statuses()` is
+        the state."""
+        def on_event(kind: str, fields: dict[str, Any]) -> None:
+            if kind in HOST_EVENTS:
+                emit({"type": kind, **fields})
+
+        return self.subscribe(on_event)
 
     def statuses(self) -> list[ServerStatus]:
         return sorted([self._status(e) for e in self._entries.values()] + self._rejected,

@@ -76,10 +76,13 @@ class SidecarServer:
 
     # -- wiring ----------------------------------------------------------------------------
     def bind(self, runtime: Any) -> None:
-        from atomic_agent.plugins.sidecar.mcp_events import relay_mcp_events
-
         self._runtime = runtime
-        self._unrelay = relay_mcp_events(runtime, self.emit_event)  # MCP status and drift as event lines
+        try:
+            mcp = runtime.service("mcp")
+        except (KeyError, RuntimeError):  # no MCP plugin: nothing to relay
+            mcp = None
+        # MCP status and drift as event lines
+        self._unrelay = mcp.subscribe_host_events(self.emit_event) if mcp is not None else None
 
     @property
     def runtime(self) -> Any:
