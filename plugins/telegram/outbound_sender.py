@@ -50,9 +50,22 @@ class OutboundSender:
         self._html_enabled = html_enabled
         self._sleep = sleep
         self._sending: set[int] = set()  # delivery ids a task of this process is sending
+        self._in_flight = 0  # requests Telegram has not answered yet
+        self._idle = asyncio.Event()
+        self._idle.set()
 
     def is_sending(self, delivery_id: int) -> bool:
         return delivery_id in self._sending
+
+    async def settle(self, grace_s: float) -> bool:
+        """Wait up to grace_s for the requests already on the wire to be answered, so a
+        graceful stop records their message ids instead of leaving them uncertain; True when
+        none is left."""
+        try:
+            await asyncio.wait_for(self._idle.wait(), grace_s)
+        except asyncio.TimeoutError:
+            return False
+        return True
 
     async def _send_chunk(self, api: BotApi, chat_id: int, chunk: str, html: bool,
                           reply_markup: dict[str, Any] | None = None) -> ChunkOutcome:
@@ -61,8 +74,8 @@ class OutboundSender:
         server_errors = 0
         while True:
             try:
-                message_id = await api.send_message(chat_id, text, html=html and not fallback,
-                                                    reply_markup=reply_markup)
+                message_id = await self._on_the_wire(api.send_message(
+                    chat_id, text, html=html and not fallback, reply_markup=reply_markup))
                 return ChunkOutcome(message_id, fallback)
             except BotApiError as exc:
                 if exc.parse_rejected and html and not fallback:
@@ -78,6 +91,17 @@ class OutboundSender:
                     server_errors += 1
                     continue
                 raise
+
+    async def _on_the_wire(self, request: Awaitable[int]) -> int:
+        # The caller records the answer before it next yields, so idle means recorded.
+        self._in_flight += 1
+        self._idle.clear()
+        try:
+            return await request
+        finally:
+            self._in_flight -= 1
+            if self._in_flight == 0:
+                self._idle.set()
 
     async def send_plain(self, api: BotApi, chat_id: int, text: str,
                          reply_markup: dict[str, Any] | None = None) -> list[int]:

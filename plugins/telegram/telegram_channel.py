@@ -37,6 +37,7 @@ from .telegram_config import HTML, TelegramConfig, telegram_config
 from .update_offsets import UpdateOffsets
 
 BACKOFF_S = (1.0, 2.0, 5.0, 10.0, 30.0)
+STOP_SEND_GRACE_S = 10.0  # how long a stop waits for Telegram to answer the sends on the wire
 
 
 class TelegramChannel(ChannelLiveControl, ChannelOutbound):
@@ -97,6 +98,16 @@ class TelegramChannel(ChannelLiveControl, ChannelOutbound):
     async def stop(self) -> None:
         await self._stop_polling(STOPPED, "the runtime is stopping")
 
+    async def _stop_polling(self, state: str, reason: str) -> None:
+        task, self._poll_task = self._poll_task, None
+        self._generation += 1
+        if task is not None:
+            task.cancel()
+            await asyncio.gather(task, return_exceptions=True)
+        if self.sender is not None:  # a message Telegram is answering now is recorded, not left uncertain
+            await self.sender.settle(STOP_SEND_GRACE_S)
+        await self._release(state, reason)
+
     async def close(self) -> None:
         """The service closes (after the turns ended): finish the last sends, close the records."""
         if self._tasks:
@@ -154,14 +165,6 @@ class TelegramChannel(ChannelLiveControl, ChannelOutbound):
         if isinstance(me, dict):
             self.bot_id = int(me.get("id", 0) or 0)
             self.bot_username = str(me.get("username", ""))
-
-    async def _stop_polling(self, state: str, reason: str) -> None:
-        task, self._poll_task = self._poll_task, None
-        self._generation += 1
-        if task is not None:
-            task.cancel()
-            await asyncio.gather(task, return_exceptions=True)
-        await self._release(state, reason)
 
     async def _release(self, state: str, reason: str) -> None:
         self.bridge.deny_all()

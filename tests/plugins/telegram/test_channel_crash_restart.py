@@ -15,6 +15,7 @@ import os
 import signal
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 from atomic_agent.plugins.telegram.delivery_store import DeliveryStore
@@ -138,6 +139,28 @@ def test_kill_after_admission_before_the_update_is_confirmed_runs_the_message_on
         turns = telegram_turns(state)
         assert [text for origin, text in turns if origin == "telegram"] == ["first question"]
         assert api.texts() == ["first answer"]
+    finally:
+        stop(child)
+        api.close()
+
+
+def test_a_graceful_stop_waits_for_the_send_on_the_wire_and_records_it_delivered(tmp_path) -> None:
+    api = FakeBotApi().start()
+    state = write_state(tmp_path / "state", api, parse_mode="plain", poll_timeout_s=1)
+    child = spawn(state)
+    try:
+        api.hold_sends()
+        api.send_text(OWNER, "first question")
+        api.held.wait(60)
+        assert api.held.is_set(), (state / "child.log").read_text()
+        child.send_signal(signal.SIGTERM)  # stop while Telegram is answering the chunk
+        time.sleep(1.0)
+        assert child.poll() is None  # still waiting for the answer
+        api.release_sends()
+        child.wait(30)
+        assert api.texts() == ["first answer"]
+        counts = deliveries(state)
+        assert (counts["delivered"], counts["uncertain"]) == (1, 0)
     finally:
         stop(child)
         api.close()
