@@ -101,16 +101,19 @@ class Runtime:
         self.compactor = SessionCompactor(self)  # issue 5 item 8: one shared compaction per session
         self._startup = call_lifecycle(self.host, "runtime_started", runtime=self)
 
-    async def start(self) -> None:
+    async def start(self, serving: bool = True) -> None:
         """Await the work `runtime_started` implementations handed back (e.g. connecting MCP
-        servers, whose tools must be in the first prompt), then start what runs beside the
-        turns: the channels and the consolidation tick. `create_runtime` calls it; calling it
-        again does nothing."""
+        servers, whose tools must be in the first prompt), then, when `serving`, start what
+        runs beside the turns: the channels, the consolidation tick and the plugin ticks. A
+        one-shot command passes serving=False: it must not poll a channel another process
+        owns or fire scheduled work. `create_runtime` calls it; calling it again does nothing."""
         if self._started:
             return
         self._started = True
         pending, self._startup = self._startup, []
         await await_lifecycle(self.host, "runtime_started", pending)
+        if not serving:
+            return
         await self.channels.start_all(self)
         self.consolidation.start()
         self.ticks.start()
@@ -369,12 +372,15 @@ class Runtime:
 
 
 async def create_runtime(state_dir: str | Path | None = None, *, provider: Any = None, ask: AskHost | None = None,
-                         boot_context: BootContext | None = None, environ: dict[str, str] | None = None) -> Runtime:
+                         boot_context: BootContext | None = None, environ: dict[str, str] | None = None,
+                         serving: bool = False) -> Runtime:
+    """A started runtime. `serving=True` for long-running hosts (serve, the sidecar, a
+    channel's foreground host): they also run the channels and the ticks."""
     from atomic_agent.runtime.boot_context import boot
     from atomic_agent.subprocess_env.process_secrecy import protect_process
 
     protect_process()  # before any tool runs: children cannot read this process's environ or memory
     ctx = boot_context or boot(state_dir)
     runtime = Runtime(ctx, provider=provider, ask=ask, environ=environ)
-    await runtime.start()
+    await runtime.start(serving=serving)
     return runtime

@@ -66,7 +66,8 @@ async def serve_forever(boot_context: Any, settings: ServeSettings, host: str, p
     from atomic_agent.plugins.http.http_app import build_app
 
     ctx = ServeContext(settings)
-    runtime = await create_runtime(boot_context=boot_context, ask=ctx.approvals.ask, provider=provider)
+    runtime = await create_runtime(boot_context=boot_context, ask=ctx.approvals.ask, provider=provider,
+                                     serving=True)
     runtime.gate.set_level(resolve_boot_level(no_approval, runtime.gate.level))
     ctx.bind(runtime)
     await runtime.recover(resume=True)  # a restarted server answers what it owes, in lane order

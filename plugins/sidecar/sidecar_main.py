@@ -60,7 +60,7 @@ async def _serve(boot_context: Any, writer: ProtocolWriter, fd: int, no_approval
 
     limits = limits_from(boot_context.config)
     server = SidecarServer(writer, limits, working_dir)
-    runtime = await create_runtime(boot_context=boot_context, ask=server.approvals.ask)
+    runtime = await create_runtime(boot_context=boot_context, ask=server.approvals.ask, serving=True)
     runtime.gate.set_level(resolve_boot_level(no_approval, runtime.gate.level))
     server.bind(runtime)
     await runtime.recover(resume=True)  # a restarted sidecar answers what it owes, in lane order

@@ -16,7 +16,7 @@ from typing import Any
 async def run_foreground(boot: Any, provider: Any = None) -> None:
     from atomic_agent.api import create_runtime
 
-    runtime = await create_runtime(boot_context=boot, provider=provider)
+    runtime = await create_runtime(boot_context=boot, provider=provider, serving=True)
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGTERM, signal.SIGINT):

@@ -21,7 +21,7 @@ async def test_a_phone_message_gets_a_real_model_reply(llama_server, tmp_path: P
     api = FakeBotApi().start()
     state = write_state(tmp_path / "state", api, parse_mode="html")
     env = {"ATOMIC_AGENT_LLAMA_URL": llama_server.base_url, "ATOMIC_AGENT_MAX_STEPS": "3", "ATOMIC_AGENT_SEED": "7"}
-    runtime = await create_runtime(boot_context=boot_state(state, environ=env), environ=env)
+    runtime = await create_runtime(boot_context=boot_state(state, environ=env), environ=env, serving=True)
     try:
         api.send_text(OWNER, "Say hello in five words.")
         await phone_sees(api, lambda: len(api.sent) >= 1, timeout_s=240)

@@ -102,7 +102,7 @@ async def test_services_promised_to_registration_hooks_exist_when_they_run(tmp_p
 async def test_channels_start_after_runtime_started_and_stop_before_runtime_stopping(tmp_path: Path) -> None:
     log: list[str] = []
     ctx = boot_with(tmp_path, {"recorder": Recorder(log, channels=("chan.a", "chan.b"))})
-    runtime = await create_runtime(boot_context=ctx, provider=ScriptedProvider([]))
+    runtime = await create_runtime(boot_context=ctx, provider=ScriptedProvider([]), serving=True)
     assert runtime.channels.status()["chan.a"] == {"state": "running", "polling": True}
     await runtime.close()
     assert log == ["service built", "runtime_started", "chan.a started", "chan.b started", "chan.b stopped",
@@ -112,7 +112,7 @@ async def test_channels_start_after_runtime_started_and_stop_before_runtime_stop
 async def test_a_channel_whose_start_raises_is_reported_and_the_others_run(tmp_path: Path) -> None:
     log: list[str] = []
     ctx = boot_with(tmp_path, {"recorder": Recorder(log, channels=("chan.ok",), failing=("chan.down",))})
-    runtime = await create_runtime(boot_context=ctx, provider=ScriptedProvider([]))
+    runtime = await create_runtime(boot_context=ctx, provider=ScriptedProvider([]), serving=True)
     try:
         status = runtime.channels.status()
         assert status["chan.ok"]["state"] == "running"
@@ -176,7 +176,7 @@ async def test_one_consolidation_tick_at_a_time(tmp_path: Path) -> None:
 async def test_the_runtime_ticks_on_the_configured_interval(tmp_path: Path) -> None:
     plugin = Consolidating()
     ctx = boot_with(tmp_path, {"memory_x": plugin}, agent={"consolidationIntervalS": 1})
-    runtime = await create_runtime(boot_context=ctx, provider=ScriptedProvider([]))
+    runtime = await create_runtime(boot_context=ctx, provider=ScriptedProvider([]), serving=True)
     try:
         assert runtime.consolidation.active
         await asyncio.wait_for(plugin.ticked.wait(), timeout=60)
@@ -187,8 +187,24 @@ async def test_the_runtime_ticks_on_the_configured_interval(tmp_path: Path) -> N
 
 async def test_interval_zero_never_ticks(tmp_path: Path) -> None:
     ctx = boot_with(tmp_path, {"memory_x": Consolidating()}, agent={"consolidationIntervalS": 0})
-    runtime = await create_runtime(boot_context=ctx, provider=ScriptedProvider([]))
+    runtime = await create_runtime(boot_context=ctx, provider=ScriptedProvider([]), serving=True)
     try:
         assert not runtime.consolidation.active
     finally:
         await runtime.close()
+
+
+async def test_a_one_shot_runtime_runs_no_channel_and_no_tick(tmp_path: Path) -> None:
+    """`run`, `tools call` and the other one-shot commands must not poll a channel another
+    process owns (Telegram's lock) or fire scheduled work; only serving hosts do."""
+    log: list[str] = []
+    plugin = Consolidating()
+    ctx = boot_with(tmp_path, {"recorder": Recorder(log, channels=("chan.a",)), "memory_x": plugin},
+                    agent={"consolidationIntervalS": 1})
+    runtime = await create_runtime(boot_context=ctx, provider=ScriptedProvider([]))
+    try:
+        assert "runtime_started" in log and "chan.a started" not in log
+        assert not runtime.consolidation.active
+    finally:
+        await runtime.close()
+    assert "chan.a stopped" not in log

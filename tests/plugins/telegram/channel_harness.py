@@ -77,7 +77,7 @@ def boot_state(state: Path, tools: GateTools | None = None, environ: dict[str, s
 async def start_runtime(state: Path, provider: Any, tools: GateTools | None = None) -> Any:
     from atomic_agent.api import create_runtime
 
-    return await create_runtime(boot_context=boot_state(state, tools), provider=provider)
+    return await create_runtime(boot_context=boot_state(state, tools), provider=provider, serving=True)
 
 
 async def until(predicate: Any, timeout_s: float = 30.0, what: str = "condition") -> None:

@@ -105,7 +105,8 @@ async def test_invariant_6_approval_routing_is_per_session(tmp_path, bot_api) ->
 
     from .channel_harness import boot_state
 
-    runtime = await create_runtime(boot_context=boot_state(state, tools), provider=ask_then_reply(), ask=host)
+    runtime = await create_runtime(boot_context=boot_state(state, tools), provider=ask_then_reply(), ask=host,
+                                   serving=True)
     try:
         result = await runtime.run_turn("clean up from the terminal", None, origin="cli")
         assert asked == [result.session_id] and tools.approvals == [True]

@@ -27,7 +27,7 @@ async def test_sidecar_controls_the_channel_live(tmp_path, bot_api) -> None:
     sink = SchemaCheckedSink(lambda _m: None)
     server = SidecarServer(ProtocolWriter(sink), SidecarLimits(), working_dir=tmp_path)
     runtime = await create_runtime(boot_context=boot_state(state), provider=ScriptedProvider(),
-                                   ask=server.approvals.ask)
+                                   ask=server.approvals.ask, serving=True)
     server.bind(runtime)
 
     async def call(request_id: int, kind: str, **fields) -> dict:
