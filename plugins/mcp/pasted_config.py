@@ -29,7 +29,8 @@ _TYPE_ALIASES = {"stdio": STDIO, "sse": SSE, "http": STREAMABLE_HTTP, "streamabl
                  "streamable-http": STREAMABLE_HTTP, "streamablehttp": STREAMABLE_HTTP}
 _OWN_KEYS = {"description": "description", "enabled": "enabled", "trust": "trust", "include": "include",
              "exclude": "exclude", "allowPrivateNetwork": "allow_private_network",
-             "connectTimeoutS": "connect_timeout_s", "callTimeoutS": "call_timeout_s"}
+             "connectTimeoutS": "connect_timeout_s", "callTimeoutS": "call_timeout_s",
+             "reconnectAttempts": "reconnect_attempts"}
 _SERVER_HINTS = ("command", "url", "serverUrl", "transport", "type")
 
 

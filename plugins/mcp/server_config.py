@@ -62,7 +62,8 @@ class ServerConfig:
     """One MCP server. `trust` decides batching and approval of its tools; `include` /
     `exclude` are shell-style globs over its raw tool names; `allowPrivateNetwork` lets an
     HTTP server live on a private-network address (loopback is always allowed; cloud
-    metadata addresses never)."""
+    metadata addresses never). A server whose connection is lost (it crashed, its HTTP
+    endpoint went away) is reconnected `reconnectAttempts` times with growing delays."""
 
     name: str
     transport: TransportConfig = attrs.field(factory=TransportConfig)
@@ -74,6 +75,7 @@ class ServerConfig:
     allow_private_network: bool = False
     connect_timeout_s: int = int_field(15, 1, 300)
     call_timeout_s: int = int_field(60, 1, 3600)
+    reconnect_attempts: int = int_field(8, 0, 100)  # after a lost connection; 0 leaves it down
 
     def admits_tool(self, raw_name: str) -> bool:
         if self.include and not any(fnmatch.fnmatchcase(raw_name, p) for p in self.include):

@@ -11,8 +11,15 @@ check (`drift_store`) before they are published.
 
 Hosts (sidecar, serve) `subscribe` to what changes while they run: `mcp_server_up` (a
 server connected: its tools and drifted tools), `mcp_server_down` (a connect failed or a
-connection was lost: `lastError`) and `mcp_tool_drift` (tools newly held back until the
-operator approves them). The state at any moment is `statuses()`; events carry only changes.
+connection was lost: `lastError`, and `retryInS` while a reconnect is planned) and
+`mcp_tool_drift` (tools newly held back until the operator approves them). The state at any
+moment is `statuses()`; events carry only changes.
+
+A lost connection is retried `reconnectAttempts` times (1, 2, 4 … 60 s apart); the tools
+stay published meanwhile (a call answers that the server is down), so the prompt's prefix
+does not churn while a server restarts. A reconnected server's catalog passes the drift
+check again. `refresh` of a down server reconnects it at once (a host re-adding the
+server with replace does the same).
 """
 
 from __future__ import annotations
@@ -52,6 +59,7 @@ from atomic_agent.plugins.mcp.url_policy import check_server_url
 
 LIVE_GROUP = "mcp"
 EventSink = Callable[[str, dict[str, Any]], None]
+MAX_RECONNECT_DELAY_S = 60.0
 HOST_EVENTS = frozenset({"mcp_server_up", "mcp_server_down", "mcp_tool_drift"})  # what hosts relay
 
 
@@ -69,6 +77,7 @@ class ServerEntry:
     refreshing: asyncio.Task[None] | None = None
     refresh_again: bool = False
     errlog: IO[str] | None = None
+    reconnecting: asyncio.Task[None] | None = None
 
 
 class McpManager:
@@ -87,6 +96,7 @@ class McpManager:
         self._rejected: list[ServerStatus] = []
         self._lock = asyncio.Lock()
         self._closed = False
+        self.reconnect_base_s = 1.0  # the first retry's delay; doubles per attempt up to a minute
 
     # -- lifecycle -----------------------------------------------------------------------------
     async def start(self, servers: Sequence[ServerConfig]) -> None:
@@ -175,6 +185,9 @@ class McpManager:
         """Fetch `name`'s catalog again (tools/list_changed, or asked for) and republish."""
         async with self._lock:
             entry = self._require(name)
+            if entry.status == DOWN:
+                await self._reconnect_now(entry)
+                return self._status(entry)
             if entry.connection is None or entry.connection.closed.is_set():
                 raise McpServerUnavailable(f"server {name!r} is not connected")
             try:
@@ -346,7 +359,7 @@ class McpManager:
                                      "drifted": list(entry.drifted)})
 
     async def _disconnect(self, entry: ServerEntry) -> None:
-        for task in (entry.watcher, entry.refreshing):
+        for task in (entry.watcher, entry.refreshing, entry.reconnecting):
             if task is not None and not task.done():
                 task.cancel()
         if entry.connection is not None:
@@ -364,7 +377,48 @@ class McpManager:
     def _mark_down(self, entry: ServerEntry, connection: SdkConnection) -> None:
         entry.status = DOWN
         entry.last_error = connection.failure or "the connection closed"
-        self._emit("mcp_server_down", {"server": entry.config.name, "lastError": entry.last_error})
+        event: dict[str, Any] = {"server": entry.config.name, "lastError": entry.last_error}
+        if self._schedule_reconnect(entry):
+            event["retryInS"] = self._reconnect_delay(1)
+        self._emit("mcp_server_down", event)
+
+    def _reconnect_delay(self, attempt: int) -> float:
+        return min(self.reconnect_base_s * 2 ** (attempt - 1), MAX_RECONNECT_DELAY_S)
+
+    def _schedule_reconnect(self, entry: ServerEntry) -> bool:
+        attempts = entry.config.reconnect_attempts
+        if self._closed or attempts == 0 or (entry.reconnecting is not None and not entry.reconnecting.done()):
+            return False
+        name = entry.config.name
+
+        async def run() -> None:
+            for attempt in range(1, attempts + 1):
+                await asyncio.sleep(self._reconnect_delay(attempt))
+                async with self._lock:
+                    if self._closed or self._entries.get(name) is not entry or entry.status != DOWN:
+                        return
+                    await self._reconnect_now(entry)
+                    if entry.status == UP:
+                        return
+            entry.last_error = (f"{entry.last_error} (gave up after {attempts} reconnect attempts; "
+                                "add the server again with replace to retry)")
+
+        entry.reconnecting = asyncio.get_running_loop().create_task(run(), name=f"mcp-reconnect:{name}")
+        return True
+
+    async def _reconnect_now(self, entry: ServerEntry) -> None:
+        """One connect attempt for a down server (under the lock): the old connection is
+        dropped first, a success is published."""
+        for task in (entry.watcher, entry.refreshing):
+            if task is not None and task is not asyncio.current_task() and not task.done():
+                task.cancel()
+        if entry.connection is not None:
+            await entry.connection.close()
+            entry.connection = None
+        entry.status = CONNECTING
+        await self._connect(entry)
+        if entry.status == UP:
+            self._publish()
 
     def _schedule_refresh(self, name: str) -> None:
         entry = self._entries.get(name)

@@ -17,7 +17,7 @@ RAW_SERVER = Path(__file__).with_name("raw_server.py")
 
 
 async def test_server_crashing_mid_call_is_an_error_result_and_the_server_goes_down(tmp_path: Path) -> None:
-    runtime = await mcp_runtime(tmp_path / "state", [stdio_server("fragile", trust="pure_read"),
+    runtime = await mcp_runtime(tmp_path / "state", [stdio_server("fragile", trust="pure_read", reconnectAttempts=0),
                                                      stdio_server("steady", trust="pure_read")])
     try:
         ctx = make_tool_context(tmp_path)
@@ -34,6 +34,53 @@ async def test_server_crashing_mid_call_is_an_error_result_and_the_server_goes_d
         assert after.status == "error" and "server 'fragile' is down" in after.summary
         steady = await runtime.registry.get("mcp.steady.echo").run({"text": "fine"}, ctx)
         assert steady.summary == "echo: fine"
+    finally:
+        await runtime.close()
+
+
+async def wait_for_status(manager, name: str, wanted: str) -> None:
+    for _ in range(400):
+        if manager.status(name).status == wanted:
+            return
+        await asyncio.sleep(0.05)
+    raise AssertionError(f"{name} never became {wanted}: {manager.status(name)}")
+
+
+async def test_a_crashed_server_is_reconnected_and_its_tools_work_again(tmp_path: Path) -> None:
+    runtime = await mcp_runtime(tmp_path / "state", [stdio_server("fragile", trust="pure_read")])
+    manager = runtime.service("mcp")
+    manager.reconnect_base_s = 0.2
+    events: list[tuple[str, dict]] = []
+    manager.subscribe(lambda kind, fields: events.append((kind, fields)))
+    try:
+        ctx = make_tool_context(tmp_path)
+        crashed = await runtime.registry.get("mcp.fragile.crash").run({}, ctx)
+        assert crashed.status == "error"
+        await wait_for_status(manager, "fragile", "down")
+        await wait_for_status(manager, "fragile", "up")
+        again = await runtime.registry.get("mcp.fragile.echo").run({"text": "back"}, ctx)
+        assert again.summary == "echo: back"
+        kinds = [kind for kind, _ in events]
+        assert kinds[-2:] == ["mcp_server_down", "mcp_server_up"] or kinds[-1] == "mcp_server_up"
+        (down,) = [fields for kind, fields in events if kind == "mcp_server_down"]
+        assert down["retryInS"] == 0.2 and "process exited" in down["lastError"]
+    finally:
+        await runtime.close()
+
+
+async def test_reconnect_off_leaves_the_server_down_until_refresh_reconnects_it(tmp_path: Path) -> None:
+    runtime = await mcp_runtime(tmp_path / "state", [stdio_server("fragile", trust="pure_read", reconnectAttempts=0)])
+    manager = runtime.service("mcp")
+    manager.reconnect_base_s = 0.05
+    try:
+        ctx = make_tool_context(tmp_path)
+        await runtime.registry.get("mcp.fragile.crash").run({}, ctx)
+        await wait_for_status(manager, "fragile", "down")
+        await asyncio.sleep(0.5)
+        assert manager.status("fragile").status == "down"
+        assert (await manager.refresh("fragile")).status == "up"
+        again = await runtime.registry.get("mcp.fragile.echo").run({"text": "back"}, ctx)
+        assert again.summary == "echo: back"
     finally:
         await runtime.close()
 
