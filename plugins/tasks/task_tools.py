@@ -80,10 +80,22 @@ def task_tool_specs(runtime: Any, cfg: Any) -> list[Any]:
                                     field="limit", problem="too many active tasks")
         return None
 
-    async def schedule(args: Mapping[str, Any], ctx: Any) -> Any:
+    async def created(verb: str, make: Any) -> Any:
+        """Await `make()` (the new task, or a refusal result); a validation or store error
+        becomes an error result the model can act on."""
         try:
+            outcome = await make()
+        except TaskValidationError as exc:
+            return invalid(exc)
+        except TaskStoreError as exc:
+            return ToolResult.error(str(exc))
+        if isinstance(outcome, ToolResult):
+            return outcome
+        return ToolResult.ok(f"{verb} {outcome.id}: {_line(outcome)}", task=outcome.as_json())
+
+    async def schedule(args: Mapping[str, Any], ctx: Any) -> Any:
+        async def make() -> Any:
             svc = service()
-            now = svc.clock()
             if ("at" in args) == ("inMinutes" in args):
                 raise TaskValidationError("at", "give exactly one of `at` (ISO 8601 time) or `inMinutes`")
             if "at" in args:
@@ -95,22 +107,18 @@ def task_tool_specs(runtime: Any, cfg: Any) -> list[Any]:
                     raise TaskValidationError("at", "needs a UTC offset, e.g. 2026-12-04T18:00:00+01:00")
                 at_ms = int(when.timestamp() * 1000)
             else:
-                at_ms = now + int(args["inMinutes"]) * 60_000
+                at_ms = svc.clock() + int(args["inMinutes"]) * 60_000
             if (limited := over_limit(ctx.session_id)) is not None:
                 return limited
-            new = bool(args.get("newSession"))
-            task = svc.create(str(args["message"]), origin="agent", wake_source="agent",
-                              schedule={"kind": "at", "at": at_ms}, session_id=ctx.session_id, new_session=new,
-                              created_by_session=ctx.session_id, working_dir=Path(ctx.working_dir),
-                              notify=args.get("notify"))
-        except TaskValidationError as exc:
-            return invalid(exc)
-        except TaskStoreError as exc:
-            return ToolResult.error(str(exc))
-        return ToolResult.ok(f"scheduled task {task.id}: {_line(task)}", task=task.as_json())
+            return svc.create(str(args["message"]), origin="agent", wake_source="agent",
+                              schedule={"kind": "at", "at": at_ms}, session_id=ctx.session_id,
+                              new_session=bool(args.get("newSession")), created_by_session=ctx.session_id,
+                              working_dir=Path(ctx.working_dir), notify=args.get("notify"))
+
+        return await created("scheduled task", make)
 
     async def cron(args: Mapping[str, Any], ctx: Any) -> Any:
-        try:
+        async def make() -> Any:
             svc = service()
             spec = {"kind": "cron", "expression": str(args["expression"]), "tz": args.get("tz")}
             from .task_schedule import parse_schedule
@@ -121,14 +129,11 @@ def task_tool_specs(runtime: Any, cfg: Any) -> list[Any]:
             summary = f"recurring task {spec['expression']} ({spec['tz'] or 'UTC'}): {str(args['message'])[:120]}"
             if not await ctx.ask_approval(RECURRING_CATEGORY, summary):
                 return ToolResult.error("the user declined the recurring task", field="approval", problem="denied")
-            task = svc.create(str(args["message"]), origin="agent", wake_source="agent", schedule=spec,
+            return svc.create(str(args["message"]), origin="agent", wake_source="agent", schedule=spec,
                               created_by_session=ctx.session_id, working_dir=Path(ctx.working_dir),
                               notify=args.get("notify"))
-        except TaskValidationError as exc:
-            return invalid(exc)
-        except TaskStoreError as exc:
-            return ToolResult.error(str(exc))
-        return ToolResult.ok(f"created recurring task {task.id}: {_line(task)}", task=task.as_json())
+
+        return await created("created recurring task", make)
 
     async def list_tasks(args: Mapping[str, Any], ctx: Any) -> Any:
         from .task_records import STATUSES
