@@ -58,6 +58,8 @@ _EXPORTS: dict[str, str] = {
     "collected_tools": "atomic_agent.testing.plugin_kit",
     "make_tool_context": "atomic_agent.testing.tool_context_kit",
     "make_runtime_view": "atomic_agent.testing.tool_context_kit",
+    "boot_for_test": "atomic_agent.testing.runtime_kit",
+    "runtime_for_test": "atomic_agent.testing.runtime_kit",
     # tracing (core/tracing): the recorder and field builders for the loop; the file layout,
     # event names and prefix hashing for readers (the trace plugin); the prefix a replay compares
     "TraceRecorder": "atomic_agent.tracing.trace_recorder",

@@ -10,9 +10,8 @@ from typing import Any
 
 from atomic_agent.hook_markers import hookimpl
 from atomic_agent.records.tool_spec import ResourceClass, Tier, ToolResult, ToolSpec
-from atomic_agent.runtime.boot_context import boot
 from atomic_agent.runtime.runtime import Runtime
-from atomic_agent.testing.plugin_kit import fresh_plugin_host
+from atomic_agent.testing.runtime_kit import boot_for_test
 from atomic_agent.testing.scripted_provider import ScriptedProvider
 
 OBJ = {"type": "object", "properties": {"path": {"type": "string"}, "ms": {"type": "integer"}}, "required": ["path"]}
@@ -80,9 +79,6 @@ class TestToolsPlugin:
 def make_runtime(tmp_path: Path, provider: ScriptedProvider, log: ToolLog | None = None, *,
                  environ: dict[str, str] | None = None, ask: Any = None, extra: list[tuple[object, str]] = ()) -> Runtime:
     env = dict(environ or {})
-    host = fresh_plugin_host(environ=env)
-    host.register(TestToolsPlugin(log or ToolLog()), "test_tools")
-    for plugin, name in extra:
-        host.register(plugin, name)
-    ctx = boot(tmp_path / "state", environ=env, host=host)
+    plugins = {"test_tools": TestToolsPlugin(log or ToolLog()), **{name: plugin for plugin, name in extra}}
+    ctx = boot_for_test(tmp_path / "state", plugins=plugins, environ=env)
     return Runtime(ctx, provider=provider, ask=ask, environ=env)

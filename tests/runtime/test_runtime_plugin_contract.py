@@ -18,19 +18,12 @@ from atomic_agent.records.memory_phase import MemoryPhase
 from atomic_agent.records.service_spec import ServiceSpec
 from atomic_agent.runtime.boot_context import boot
 from atomic_agent.runtime.runtime import Runtime, create_runtime
-from atomic_agent.testing.plugin_kit import fresh_plugin_host
+from atomic_agent.testing.runtime_kit import boot_for_test
 from atomic_agent.testing.scripted_provider import ScriptedProvider
 
 
 def boot_with(tmp_path: Path, plugins: dict[str, object], agent: dict[str, Any] | None = None) -> Any:
-    state = tmp_path / "state"
-    state.mkdir(parents=True, exist_ok=True)
-    if agent:
-        (state / "config.json").write_text(json.dumps({"version": CONFIG_VERSION, "agent": agent}))
-    host = fresh_plugin_host()
-    for name, plugin in plugins.items():
-        host.register(plugin, name)
-    return boot(state, environ={}, host=host)
+    return boot_for_test(tmp_path / "state", plugins=plugins, config={"agent": agent} if agent else None)
 
 
 class Recorder:

@@ -18,8 +18,7 @@ from pathlib import Path
 from typing import Any
 
 import atomic_agent.plugins.mcp as mcp_plugin
-from atomic_agent.api import ScriptedProvider, create_runtime, fresh_plugin_host
-from atomic_agent.runtime.boot_context import boot
+from atomic_agent.api import ScriptedProvider, boot_for_test, create_runtime, fresh_plugin_host
 
 DEMO_SERVER = Path(__file__).with_name("demo_server.py")
 NEVER_ANSWERS = Path(__file__).with_name("silent_server.py")
@@ -53,10 +52,10 @@ def mcp_host() -> Any:
 
 
 async def mcp_runtime(state: Path, servers: list[dict[str, Any]], script: list[Any] | None = None, *,
-                      ask: Any = None, provider: Any = None, host: Any = None,
+                      ask: Any = None, provider: Any = None,
                       environ: dict[str, str] | None = None, **mcp_extra: Any) -> Any:
     write_config(state, servers, **mcp_extra)
-    ctx = boot(state, environ={}, host=host or mcp_host())
+    ctx = boot_for_test(state, plugins={"mcp": mcp_plugin})
     return await create_runtime(boot_context=ctx, provider=provider or ScriptedProvider(script or []), ask=ask,
                                 environ=environ or {"PATH": "/usr/bin:/bin"})
 

@@ -6,14 +6,11 @@ from pathlib import Path
 from typing import Any
 
 import atomic_agent.plugins.os as os_plugin
-from atomic_agent.api import ScriptedProvider, create_runtime, fresh_plugin_host
-from atomic_agent.runtime.boot_context import boot
+from atomic_agent.api import ScriptedProvider, boot_for_test, create_runtime
 
 
 async def os_runtime(state: Path, script: list[Any], ask: Any = None, environ: dict[str, str] | None = None) -> Any:
-    host = fresh_plugin_host()
-    host.register(os_plugin, "os")
-    ctx = boot(state, environ=dict(environ or {}), host=host)
+    ctx = boot_for_test(state, plugins={"os": os_plugin}, environ=dict(environ or {}))
     return await create_runtime(boot_context=ctx, provider=ScriptedProvider(script), ask=ask)
 
 

@@ -65,13 +65,10 @@ def write_state(state: Path, api: FakeBotApi | None, *, owner: int | None = OWNE
 
 
 def boot_state(state: Path, tools: GateTools | None = None, environ: dict[str, str] | None = None) -> Any:
-    from atomic_agent.api import installed_plugin_host
-    from atomic_agent.runtime.boot_context import boot
+    from atomic_agent.api import boot_for_test
 
-    host = installed_plugin_host()
-    if tools is not None:
-        host.register(tools, "telegram_test_tools")
-    return boot(state, environ=dict(environ or {}), host=host)
+    plugins = {"telegram_test_tools": tools} if tools is not None else {}
+    return boot_for_test(state, plugins=plugins, installed=True, environ=dict(environ or {}))
 
 
 async def start_runtime(state: Path, provider: Any, tools: GateTools | None = None) -> Any:
