@@ -14,8 +14,7 @@ from collections.abc import Awaitable, Callable, Sequence
 import attrs
 
 from atomic_agent.agent import agent_events as ev
-from atomic_agent.agent.loop_detector import ToolLoopTracker
-from atomic_agent.agent.loop_settings import LoopSettings
+from atomic_agent.agent.loop_detector import ToolLoopTracker, LoopSettings
 from atomic_agent.agent.step_context import StepContext
 from atomic_agent.agent.step_executor import execute_step
 from atomic_agent.llm.provider_protocol import ProviderUnavailableError, TextProvider
