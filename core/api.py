@@ -162,8 +162,8 @@ _EXPORTS: dict[str, str] = {
     "LlmConfig": "atomic_agent.providers.llm_config",
     "read_llm_config": "atomic_agent.providers.llm_config_reader",
     "structure_llm_block": "atomic_agent.providers.llm_config_reader",
-    "resolve_fallback_chain": "atomic_agent.llm.fallback.fallback_config",
-    "declared_links": "atomic_agent.llm.fallback.fallback_config",
+    "resolve_fallback_chain": "atomic_agent.providers.fallback_chain",
+    "declared_links": "atomic_agent.providers.fallback_chain",
 }
 
 # names that are modules themselves (read through at call time, so one monkeypatch reaches every caller)

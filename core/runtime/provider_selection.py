@@ -10,8 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from atomic_agent.llm.fallback.fallback_provider import FallbackTextProvider
-from atomic_agent.llm.fallback.request_shaper import RequestShaper
+from atomic_agent.providers.fallback_provider import FallbackTextProvider, RequestShaper
 from atomic_agent.llm.model_profile import PLAIN_TEXT_PROFILE, ModelProfile
 from atomic_agent.plugin_host.collect_registrations import collect_records
 from atomic_agent.plugin_host.plugin_host import PluginHost

@@ -10,7 +10,7 @@ from pathlib import Path
 
 from atomic_agent.api import TurnStart
 from atomic_agent.config.core_blocks import TracingConfig
-from atomic_agent.llm.fallback.provider_fallback_chain import PARTITIONS_KEPT, ProviderFallbackChain
+from atomic_agent.providers.fallback_chain import PARTITIONS_KEPT, ProviderFallbackChain
 from atomic_agent.plugins.llama_server.slot_manager import SlotManager
 from atomic_agent.plugins.memory_reflection.reflection_config import ReflectionConfig
 from atomic_agent.plugins.memory_reflection.reflection_runner import LATEST_TURNS_KEPT, ReflectionRunner

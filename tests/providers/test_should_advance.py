@@ -8,7 +8,7 @@ import httpx
 import pytest
 
 from atomic_agent.api import ProviderError, ProviderUnavailableError
-from atomic_agent.llm.fallback.should_advance import advance_signal, is_own_timeout, should_advance
+from atomic_agent.providers.fallback_chain import advance_signal, is_own_timeout, should_advance
 from atomic_agent.reliability.failure_taxonomy import (
     GrammarError,
     ModelError,

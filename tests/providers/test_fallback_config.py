@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from atomic_agent.llm.fallback.fallback_config import declared_links, resolve_fallback_chain
+from atomic_agent.providers.fallback_chain import declared_links, resolve_fallback_chain
 from atomic_agent.providers.llm_config import FallbackConfig
 
 IDS = ["or", "groq", "local"]

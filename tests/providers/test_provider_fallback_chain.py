@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import asyncio
 
-from atomic_agent.llm.fallback.provider_fallback_chain import ChainPick, ProviderFallbackChain
+from atomic_agent.providers.fallback_chain import ChainPick, ProviderFallbackChain
 from atomic_agent.providers.llm_config import FallbackConfig
 
 S = 1000.0

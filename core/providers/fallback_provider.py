@@ -9,21 +9,60 @@ actually produced, not what the primary would have. Everything that is not a com
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import attrs
 
 from atomic_agent.llm.completion import Completion, CompletionRequest
-from atomic_agent.llm.fallback.fallback_config import resolve_fallback_chain
-from atomic_agent.llm.fallback.provider_fallback_chain import ProviderFallbackChain, monotonic_ms
-from atomic_agent.llm.fallback.request_shaper import PassThroughShaper, RequestShaper
-from atomic_agent.llm.fallback.run_with_fallback import LiveFlag, run_with_fallback
-from atomic_agent.llm.fallback.switch_notice import SwitchNotice
 from atomic_agent.llm.provider_protocol import DeltaCallback, ProviderError, ProviderUnavailableError
+from atomic_agent.providers.fallback_chain import (LiveFlag, ProviderFallbackChain, SwitchNotice, monotonic_ms,
+                                                   resolve_fallback_chain, run_with_fallback)
 from atomic_agent.providers.llm_config import TRANSPORT_GRAMMAR
 from atomic_agent.providers.provider_registry import ProviderRegistry
 from atomic_agent.reliability.detect_model_failure import model_error_for
+
+
+# Per-link request shape: the request built for the primary, fitted to the link that serves.
+#
+# A grammar link needs its GBNF even when the primary speaks native tools (the common
+# cloud -> local fallover), and a native link needs the tool specs even when the primary
+# is grammar-only. Both are built lazily, once, from the runtime's own pieces.
+
+class RequestShaper:
+    def __init__(self, tool_specs: Callable[[], Sequence[Any]], grammar: Callable[[], str | None]) -> None:
+        self._tool_specs = tool_specs
+        self._grammar = grammar
+        self._grammar_text: str | None = None
+
+    def grammar(self) -> str | None:
+        if self._grammar_text is None:
+            self._grammar_text = self._grammar()
+        return self._grammar_text
+
+    def forget(self) -> None:
+        """Drop the cached grammar (the profile or the tool set changed)."""
+        self._grammar_text = None
+
+    def shape(self, request: CompletionRequest, transport: str) -> CompletionRequest:
+        if transport == TRANSPORT_GRAMMAR:
+            if request.grammar is None:
+                request = attrs.evolve(request, grammar=self.grammar())
+            return attrs.evolve(request, tools=()) if request.tools else request
+        if not request.tools:
+            request = attrs.evolve(request, tools=tuple(self._tool_specs()))
+        return request
+
+
+class PassThroughShaper:
+    """For chains built without a runtime (tests, embedders): requests go out unchanged."""
+
+    def shape(self, request: CompletionRequest, transport: str) -> CompletionRequest:
+        return request
+
+    def forget(self) -> None:
+        return None
+
 
 NoticeSink = Callable[[SwitchNotice], None]
 UsageSink = Callable[[str, Completion], None]  # (serving provider id, completion)

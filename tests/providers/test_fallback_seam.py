@@ -4,8 +4,7 @@ from __future__ import annotations
 
 from atomic_agent.api import Completion, CompletionRequest, ProviderError, ResourceClass, ToolSpec
 from atomic_agent.agent.infer_step import batch_from_native_calls
-from atomic_agent.llm.fallback.fallback_provider import FallbackTextProvider
-from atomic_agent.llm.fallback.request_shaper import RequestShaper
+from atomic_agent.providers.fallback_provider import FallbackTextProvider, RequestShaper
 from atomic_agent.providers.llm_config_reader import structure_llm_block
 from atomic_agent.providers.provider_registry import ProviderRegistry
 from atomic_agent.testing.scripted_provider import ScriptedProvider, calls
@@ -53,7 +52,7 @@ async def test_a_native_link_behind_a_grammar_primary_gets_the_tool_specs():
 
 
 async def test_a_native_link_answer_is_never_parsed_as_grammar_and_vice_versa():
-    from atomic_agent.llm.fallback.fallback_provider import stamp_served
+    from atomic_agent.providers.fallback_provider import stamp_served
 
     native = stamp_served(Completion(content="hi"), "c", "native_tools")
     grammar = stamp_served(Completion(content=calls(("reply", {"text": "x"})), tool_calls=()), "l", "grammar")
