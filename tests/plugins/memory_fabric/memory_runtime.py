@@ -55,4 +55,4 @@ async def settle(runtime: Runtime) -> None:
     import asyncio
 
     await asyncio.sleep(0)
-    await asyncio.gather(*list(runtime._background), return_exceptions=True)
+    await runtime.memory.drain()

@@ -7,7 +7,7 @@ import asyncio
 
 import pytest
 
-from atomic_agent.runtime.turn_controller import SubmissionCancelledError, TurnController
+from atomic_agent.turns.turn_controller import SubmissionCancelledError, TurnController
 
 
 async def test_per_session_fifo_runs_strictly_in_submission_order():

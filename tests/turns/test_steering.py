@@ -6,7 +6,7 @@ from __future__ import annotations
 import asyncio
 from pathlib import Path
 
-from atomic_agent.runtime.steering_inbox import MAX_PENDING_STEERS, SteerOutcome, SteeringInbox
+from atomic_agent.turns.steering_inbox import MAX_PENDING_STEERS, SteerOutcome, SteeringInbox
 from atomic_agent.testing.scripted_provider import ScriptedProvider, calls
 from tests.agent.loop_harness import make_runtime
 

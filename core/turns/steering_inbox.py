@@ -21,6 +21,7 @@ import attrs
 from atomic_agent.turns.admissible_text import text_problem
 from atomic_agent.turns.turn_database import SteerRepository
 
+
 MAX_PENDING_STEERS = 16
 MAX_STEER_CHARS = 64 * 1024
 
