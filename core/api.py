@@ -121,7 +121,8 @@ _EXPORTS: dict[str, str] = {
     "InvalidDecisionError": "atomic_agent.approval.pending_approvals",
     # running one tool outside the loop (`atomic-agent tools call`)
     "args_errors": "atomic_agent.tools.validate_args",
-    "compress_result": "atomic_agent.agent.compress_result",
+    "compress_result": "atomic_agent.agent.invoke_tool",
+    "invoke_tool": "atomic_agent.agent.invoke_tool",
     "TurnStart": "atomic_agent.records.memory_phase",
     # services plugins provide to each other (register_services, RuntimeView.service)
     "ServiceSpec": "atomic_agent.records.service_spec",

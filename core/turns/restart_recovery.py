@@ -39,7 +39,7 @@ if TYPE_CHECKING:
 
 def durable_runner(services: TurnServices, session: SessionState) -> RunDurable:
     """The `run_durable` settle_interrupted_calls needs: a durable call runs again through the gate."""
-    from atomic_agent.agent.rerun_durable_call import rerun_durable_call
+    from atomic_agent.agent.invoke_tool import rerun_durable_call
 
     return partial(rerun_durable_call, registry=services.registry, gate=services.gate, agent=services.config().agent,
                    session=session, state_dir=services.state_dir, services=services.tool_services)
