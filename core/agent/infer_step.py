@@ -13,10 +13,10 @@ import time
 import attrs
 
 from atomic_agent.agent import agent_events as ev
-from atomic_agent.agent.parse_tool_calls import parse_tool_calls
+from atomic_agent.agent.tool_calls import parse_tool_calls
 from atomic_agent.agent.step_context import StepContext
-from atomic_agent.agent.tool_call import ToolCall, ToolCallBatch, ToolCallParseError
-from atomic_agent.agent.validate_batch import BatchValidationError, validate_batch
+from atomic_agent.agent.tool_calls import ToolCall, ToolCallBatch, ToolCallParseError
+from atomic_agent.agent.tool_calls import BatchValidationError, validate_batch
 from atomic_agent.llm.completion import Completion, CompletionRequest
 from atomic_agent.llm.reasoning_stream_parser import ReasoningStreamParser
 from atomic_agent.prompt.build_prompt import BuiltPrompt

@@ -20,7 +20,7 @@ from typing import Any
 
 from atomic_agent.agent import agent_events as ev
 from atomic_agent.agent.step_context import StepContext
-from atomic_agent.agent.tool_call import ToolCall
+from atomic_agent.agent.tool_calls import ToolCall
 from atomic_agent.approval.approval_gate import ApprovalGate
 from atomic_agent.approval.bound_request import bind_request_approval
 from atomic_agent.config.core_blocks import AgentConfig

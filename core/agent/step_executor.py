@@ -18,10 +18,10 @@ import attrs
 from atomic_agent.agent import agent_events as ev
 from atomic_agent.agent.batch_executor import BatchResult, CallOutcome, execute_batch
 from atomic_agent.agent.infer_step import infer_step
-from atomic_agent.agent.loop_detector import LoopVerdict
 from atomic_agent.agent.invoke_tool import INVALID_ARGS, run_tool_call
+from atomic_agent.agent.loop_detector import LoopVerdict
 from atomic_agent.agent.step_context import StepContext
-from atomic_agent.agent.tool_call import ToolCallBatch
+from atomic_agent.agent.tool_calls import ToolCallBatch
 from atomic_agent.prompt.build_prompt import build_prompt
 from atomic_agent.records.tool_spec import ResourceClass, Tier
 from atomic_agent.reliability.failure_taxonomy import ToolExecutionError

@@ -1,21 +1,135 @@
-"""Turn one completion's text into a ToolCallBatch (step 1 of the step pipeline).
+"""The tool calls of one step: what an inference asked for, parsed and checked.
 
-Accepted shapes, after an optional reasoning block:
+`parse_tool_calls` turns one completion's text into a ToolCallBatch. Accepted shapes, after
+an optional reasoning block:
 
 - the production array form `[{"tool": ..., "args": {...}}, ...]` with 1..16 calls;
 - a legacy bare `{"tool": ..., "args": {...}}` object (tests and replayed traces), kind "single".
 
 Anything else raises ToolCallParseError with a message that says what was wrong.
+`validate_batch` then checks the batch against the registry and the batch rules.
 """
 
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from typing import Any
 
-from atomic_agent.agent.tool_call import ToolCall, ToolCallBatch, ToolCallParseError
+import attrs
+
 from atomic_agent.grammar.tool_call_limits import HARD_MAX_TOOL_CALLS
 from atomic_agent.llm.model_profile import ModelProfile
+from atomic_agent.records.tool_spec import ResourceClass
+from atomic_agent.tools.tool_registry import ToolRegistry
+from atomic_agent.tools.validate_args import args_errors
+
+
+RAW_PREVIEW_CHARS = 400
+
+
+@attrs.frozen
+class ToolCall:
+    """One `{"tool": name, "args": {...}}` element of a step's answer."""
+
+    tool: str
+    args: dict[str, Any] = attrs.field(factory=dict)
+
+
+@attrs.frozen
+class ToolCallBatch:
+    """The parsed answer of one step.
+
+    `kind` is "batch" for the array form (always, under the production grammar; a solo
+    step is a length-1 batch) and "single" for a legacy bare object from tests or replay.
+    `reasoning` is the text of the model's reasoning block, "" when there was none.
+    """
+
+    kind: str
+    calls: tuple[ToolCall, ...]
+    reasoning: str = ""
+
+    def __attrs_post_init__(self) -> None:
+        if self.kind not in ("single", "batch"):
+            raise ValueError(f"ToolCallBatch.kind must be 'single' or 'batch', got {self.kind!r}")
+        if not self.calls:
+            raise ValueError("a ToolCallBatch holds at least one call")
+        if self.kind == "single" and len(self.calls) != 1:
+            raise ValueError(f"a 'single' ToolCallBatch holds exactly one call, got {len(self.calls)}")
+
+
+class ToolCallParseError(ValueError):
+    """A completion is not a valid tool-call answer. `raw_preview` is its first ~400 chars."""
+
+    def __init__(self, message: str, raw_preview: str) -> None:
+        # both in args so the error survives pickling (e.g. across a process pool)
+        super().__init__(message, raw_preview)
+        self.message = message
+        self.raw_preview = raw_preview
+
+    def __str__(self) -> str:
+        return self.message
+
+    @classmethod
+    def for_text(cls, message: str, text: str) -> ToolCallParseError:
+        return cls(message, text[:RAW_PREVIEW_CHARS])
+
+
+# Reject batches the executor must not run: misplaced terminals, gated tools, unknowns, too
+# many, and a terminal call whose args break its schema.
+#
+# A rejected batch is treated like a parse failure (one re-ask, then a grammar error).
+# A length-1 batch skips the batch-shape checks (any tool may run solo), but never the
+# terminal's own args: a `reply` without text (`{"tool": "reply", "args": {}}`) or with only
+# whitespace would end the turn with an empty answer reported as success.
+
+class BatchValidationError(ValueError):
+    """Why a batch was rejected, one reason per offending call."""
+
+    def __init__(self, reasons: Sequence[str], raw_preview: str = "") -> None:
+        super().__init__("; ".join(reasons))
+        self.reasons = list(reasons)
+        self.raw_preview = raw_preview
+
+
+def batch_problems(calls: Sequence[ToolCall], registry: ToolRegistry, max_calls: int) -> list[str]:
+    if len(calls) <= 1:
+        return []
+    problems: list[str] = []
+    if len(calls) > max_calls:
+        problems.append(f"{len(calls)} calls exceed agent.maxParallelToolCalls={max_calls}")
+    last = len(calls) - 1
+    for index, call in enumerate(calls):
+        cls = registry.resource_class(call.tool)
+        if cls is ResourceClass.TERMINAL and index != last:
+            problems.append(f"call {index}: terminal {call.tool!r} may only be the last call")
+        elif registry.runs_alone(call.tool):
+            problems.append(f"call {index}: {call.tool!r} asks for approval and must be the only call")
+        elif cls is ResourceClass.UNKNOWN:
+            problems.append(f"call {index}: {call.tool!r} is not a registered tool")
+    return problems
+
+
+def terminal_problems(calls: Sequence[ToolCall], registry: ToolRegistry) -> list[str]:
+    """Problems with the args of the batch's terminal call (reply/finish), at any batch size."""
+    if not calls or registry.resource_class(calls[-1].tool) is not ResourceClass.TERMINAL:
+        return []
+    call, index = calls[-1], len(calls) - 1
+    spec = registry.get(call.tool)
+    problems = [f"call {index}: {call.tool!r} {problem}" for problem in args_errors(spec.args_schema, call.args)] \
+        if spec is not None else []
+    text_key = "text" if call.tool == "reply" else "summary" if call.tool == "finish" else None
+    value = call.args.get(text_key) if text_key else None
+    if not problems and text_key and isinstance(value, str) and not value.strip():
+        problems.append(f"call {index}: {call.tool!r} {text_key} is empty; say something to the user")
+    return problems
+
+
+def validate_batch(calls: Sequence[ToolCall], registry: ToolRegistry, max_calls: int) -> None:
+    problems = batch_problems(calls, registry, max_calls) + terminal_problems(calls, registry)
+    if problems:
+        raise BatchValidationError(problems)
+
 
 _EXPECTED_SHAPE = 'answer with a JSON array of calls such as [{"tool": "reply", "args": {"text": "..."}}]'
 _CALL_KEYS = frozenset(("tool", "args"))
