@@ -16,8 +16,7 @@ import attrs
 
 from atomic_agent.agent import agent_events as ev
 from atomic_agent.agent.loop_detector import ToolLoopTracker, LoopSettings
-from atomic_agent.agent.step_context import StepContext
-from atomic_agent.agent.step_executor import execute_step
+from atomic_agent.agent.step_executor import StepContext, execute_step
 from atomic_agent.llm.provider_protocol import ProviderUnavailableError, TextProvider
 from atomic_agent.reliability.classify_failure import classify_failure
 from atomic_agent.reliability.failure_taxonomy import TurnCancelledError, error_code

@@ -1,7 +1,7 @@
 """Run one tool call the one way: validate the args, build the context, run under the
 timeout, turn any failure into an error result, make the result safe for the prompt.
 
-`invoke_tool` is that path; a step (`run_tool_call`, which adds the step's events), a durable
+`invoke_tool` is that path; a step (step_executor's `run_tool_call` adds the step's events), a durable
 call run again after a restart (`rerun_durable_call`) and the `tools call` / `mcp call`
 commands all go through it.
 
@@ -18,9 +18,6 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from atomic_agent.agent import agent_events as ev
-from atomic_agent.agent.step_context import StepContext
-from atomic_agent.agent.tool_calls import ToolCall
 from atomic_agent.approval.approval_gate import ApprovalGate
 from atomic_agent.approval.bound_request import bind_request_approval
 from atomic_agent.config.core_blocks import AgentConfig
@@ -107,26 +104,6 @@ async def invoke_tool(spec: ToolSpec, args: Mapping[str, Any], ctx: ToolContext,
     if not isinstance(result, ToolResult):
         return ToolResult.error(f"{spec.name} returned {type(result).__name__}, not a ToolResult")
     return result if summary_chars is None else compress_result(result, summary_chars)
-
-
-async def run_tool_call(ctx: StepContext, index: int, call: ToolCall, batch_size: int) -> ToolResult:
-    """One call of a step: its started/result events around `invoke_tool`."""
-    spec = ctx.registry.get(call.tool)
-    where = ev.batch_fields(index, batch_size)
-    ctx.emit(ev.event(ev.TOOL_CALL_STARTED, turnIndex=ctx.turn_index, step=ctx.step, tool=call.tool,
-                      args=call.args, **where))
-    if spec is None:  # the registry check ran earlier; this guards replayed batches
-        result = compress_result(ToolResult.error(f"{call.tool!r} is not a registered tool"),
-                                 ctx.agent.tool_result_summary_chars)
-    else:
-        state_dir = ctx.services.get("state_dir", ctx.session.working_dir)
-        context = tool_context(gate=ctx.gate, registry=ctx.registry, session=ctx.session, state_dir=state_dir,
-                               services=ctx.services, cancelled=ctx.cancelled, tool=call.tool)
-        result = await invoke_tool(spec, call.args, context, timeout_s=float(ctx.agent.tool_timeout_s),
-                                   summary_chars=ctx.agent.tool_result_summary_chars)
-    ctx.emit(ev.event(ev.TOOL_CALL_RESULT, turnIndex=ctx.turn_index, step=ctx.step, tool=call.tool,
-                      status=result.status, summary=result.summary, **where))
-    return result
 
 
 async def rerun_durable_call(call: TranscriptEntry, *, registry: ToolRegistry, gate: ApprovalGate, agent: AgentConfig,

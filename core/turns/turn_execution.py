@@ -21,7 +21,7 @@ import attrs
 from atomic_agent.agent import agent_events as ev
 from atomic_agent.agent.agent_loop import FinalizeTurn, TurnDeps, TurnResult, run_turn
 from atomic_agent.agent.loop_detector import ToolLoopTracker
-from atomic_agent.agent.step_context import StepContext
+from atomic_agent.agent.step_executor import StepContext
 from atomic_agent.approval.approval_gate import ApprovalGate
 from atomic_agent.config.app_config import AppConfig
 from atomic_agent.grammar.build_grammar import build_tool_call_grammar
