@@ -15,7 +15,7 @@ from atomic_agent.records.tool_spec import ToolSpec
 
 @hookimpl
 def register_approval_categories() -> Iterable[ApprovalCategory]:
-    from atomic_agent.approval.standard_categories import STANDARD_CATEGORIES
+    from atomic_agent.approval.approval_gate import STANDARD_CATEGORIES
 
     return STANDARD_CATEGORIES
 

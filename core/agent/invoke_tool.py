@@ -18,8 +18,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from atomic_agent.approval.approval_gate import ApprovalGate
-from atomic_agent.approval.bound_request import bind_request_approval
+from atomic_agent.approval.approval_gate import ApprovalGate, bind_request_approval
 from atomic_agent.config.core_blocks import AgentConfig
 from atomic_agent.prompt.describe_tool import describe_full
 from atomic_agent.records.tool_context import ToolContext

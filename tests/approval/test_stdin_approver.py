@@ -5,7 +5,7 @@ from __future__ import annotations
 import io
 
 from atomic_agent.api import AnswerKind, ApprovalRequest, stdin_approver
-from atomic_agent.approval.prompt_text import render_prompt, safe_display
+from atomic_agent.approval.stdin_approver import render_prompt, safe_display
 
 
 def _request(**kw) -> ApprovalRequest:
