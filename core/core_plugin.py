@@ -9,8 +9,7 @@ from collections.abc import Iterable
 
 from atomic_agent.hook_markers import hookimpl
 from atomic_agent.providers.llm_config_hook import register_config_blocks  # noqa: F401  (the `llm` block)
-from atomic_agent.records.approval_category import ApprovalCategory
-from atomic_agent.records.tool_spec import ToolSpec
+from atomic_agent.hook_records import ApprovalCategory, ToolSpec
 
 
 @hookimpl

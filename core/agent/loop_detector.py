@@ -32,7 +32,7 @@ from typing import Any, Literal
 
 import attrs
 
-from atomic_agent.records.tool_spec import ToolResult
+from atomic_agent.hook_records import ToolResult
 
 
 # The loop detector's thresholds, read from `ATOMIC_AGENT_LOOP_*` environment variables.

@@ -20,7 +20,7 @@ import attrs
 
 from atomic_agent.grammar.tool_call_limits import HARD_MAX_TOOL_CALLS
 from atomic_agent.llm.model_profile import ModelProfile
-from atomic_agent.records.tool_spec import ResourceClass
+from atomic_agent.hook_records import ResourceClass
 from atomic_agent.tools.tool_registry import ToolRegistry
 from atomic_agent.tools.validate_args import args_errors
 

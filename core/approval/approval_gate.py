@@ -33,7 +33,7 @@ import attrs
 from atomic_agent.approval.approval_audit import ApprovalAuditLog
 from atomic_agent.config.config_file import config_path, read_raw_config, save_raw_config
 from atomic_agent.config.config_keys import set_key
-from atomic_agent.records.approval_category import ApprovalCategory
+from atomic_agent.hook_records import ApprovalCategory
 
 
 # What a host answers to an approval prompt: once, this kind for the session, this

@@ -17,7 +17,7 @@ from atomic_agent.config.core_blocks import CORE_BLOCKS
 from atomic_agent.config.dotenv_file import DotenvLoadResult
 from atomic_agent.config.env_overrides import apply_env_overrides
 from atomic_agent.config.migrate_config import CONFIG_VERSION, migrate_raw
-from atomic_agent.records.config_block import ConfigBlock
+from atomic_agent.hook_records import ConfigBlock
 
 CONFIG_FILE = "config.json"
 RESERVED_KEYS = {"version", *CORE_BLOCKS}

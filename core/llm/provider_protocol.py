@@ -6,7 +6,7 @@ from collections.abc import Callable
 from typing import Protocol, runtime_checkable
 
 from atomic_agent.llm.completion import Completion, CompletionRequest
-from atomic_agent.records.provider_kind import ProviderCapabilities
+from atomic_agent.hook_records import ProviderCapabilities
 
 DeltaCallback = Callable[[str], None]
 

@@ -20,7 +20,7 @@ from atomic_agent.prompt.conversation_lines import lines_by_turn
 from atomic_agent.prompt.describe_tool import describe_full
 from atomic_agent.prompt.estimate_tokens import estimate_tokens
 from atomic_agent.prompt.pack_conversation import TRUNCATED, pack_conversation
-from atomic_agent.records.memory_phase import PromptSection
+from atomic_agent.hook_records import PromptSection
 from atomic_agent.sessions.session_state import SessionState
 from atomic_agent.sessions.transcript_entry import COMPACTION, TranscriptEntry
 from atomic_agent.tools.tool_registry import ToolRegistry

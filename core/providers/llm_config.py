@@ -13,7 +13,7 @@ from typing import Any
 import attrs
 
 from atomic_agent.config.config_fields import int_field, value_field
-from atomic_agent.records.config_block import ConfigBlock
+from atomic_agent.hook_records import ConfigBlock
 
 TRANSPORT_AUTO = "auto"
 TRANSPORT_GRAMMAR = "grammar"

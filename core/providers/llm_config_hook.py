@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from atomic_agent.hook_markers import hookimpl
-from atomic_agent.records.config_block import ConfigBlock
+from atomic_agent.hook_records import ConfigBlock
 
 
 @hookimpl

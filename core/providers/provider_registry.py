@@ -13,7 +13,7 @@ from typing import Any
 
 from atomic_agent.providers.llm_config import LlmConfig
 from atomic_agent.providers.tool_transport import ENTRY_KEY, ToolTransportError, resolve_tool_transport
-from atomic_agent.records.provider_kind import ProviderKind
+from atomic_agent.hook_records import ProviderKind
 
 LOCAL_ID = "local"
 

@@ -11,7 +11,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from atomic_agent.providers.llm_config import TOOL_TRANSPORTS, TRANSPORT_AUTO
-from atomic_agent.records.provider_kind import ProviderKind
+from atomic_agent.hook_records import ProviderKind
 
 ENTRY_KEY = "toolTransport"
 

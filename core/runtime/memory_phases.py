@@ -17,7 +17,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from atomic_agent.prompt.estimate_tokens import estimate_tokens
-from atomic_agent.records.memory_phase import MemoryPhase, PromptSection, TurnDigest, TurnStart, fit_sections
+from atomic_agent.hook_records import MemoryPhase, PromptSection, TurnDigest, TurnStart, fit_sections
 
 if TYPE_CHECKING:
     from atomic_agent.agent.agent_loop import TurnResult

@@ -16,7 +16,7 @@ from atomic_agent.plugin_host.collect_registrations import collect_records
 from atomic_agent.plugin_host.plugin_host import PluginHost
 from atomic_agent.providers.llm_config_reader import read_llm_config
 from atomic_agent.providers.provider_registry import ProviderConfigError, ProviderRegistry
-from atomic_agent.records.provider_kind import ProviderKind
+from atomic_agent.hook_records import ProviderKind
 
 __all__ = ["NoProviderError", "build_provider_registry", "build_runtime_provider", "provider_kinds"]
 

@@ -21,11 +21,7 @@ from atomic_agent.plugin_host.collect_registrations import (await_lifecycle, cal
 from atomic_agent.plugin_host.plugin_host import PluginHost
 from atomic_agent.plugin_host.service_registry import ServiceRegistry
 from atomic_agent.prompt.prompt_assets import PromptAssets
-from atomic_agent.records.approval_category import ApprovalCategory
-from atomic_agent.records.channel_spec import ChannelSpec
-from atomic_agent.records.memory_phase import MemoryPhase, PromptSection
-from atomic_agent.records.tick_spec import TickSpec
-from atomic_agent.records.tool_spec import ToolSpec
+from atomic_agent.hook_records import ApprovalCategory, ChannelSpec, MemoryPhase, PromptSection, TickSpec, ToolSpec
 from atomic_agent.runtime.boot_context import BootContext
 from atomic_agent.runtime.channel_runner import ChannelRunner
 from atomic_agent.runtime.memory_phases import ConsolidationTick, MemoryPhases

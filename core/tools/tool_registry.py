@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
-from atomic_agent.records.tool_spec import ResourceClass, Tier, ToolSpec
+from atomic_agent.hook_records import ResourceClass, Tier, ToolSpec
 
 TERMINAL_TOOLS = ("reply", "finish")
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from atomic_agent.agent.loop_detector import ToolLoopTracker, is_loop_veto, veto_result, LoopSettings, LoopVerdict
-from atomic_agent.records.tool_spec import ToolResult
+from atomic_agent.hook_records import ToolResult
 
 READ = "os.fs.read"
 ARGS = {"path": "/tmp/a.txt"}

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from atomic_agent.agent.loop_detector import ToolLoopTracker, is_wandering_prone_tool, veto_result, LoopSettings
 from atomic_agent.agent.loop_detector import LoopVerdict
-from atomic_agent.records.tool_spec import ToolResult
+from atomic_agent.hook_records import ToolResult
 
 FETCH = "os.web.fetch"
 

@@ -8,7 +8,7 @@ from typing import Any
 
 from atomic_agent.hook_markers import hookimpl
 from atomic_agent.prompt.estimate_tokens import estimate_tokens
-from atomic_agent.records.memory_phase import MemoryPhase, PromptSection, TurnStart, fit_sections
+from atomic_agent.hook_records import MemoryPhase, PromptSection, TurnStart, fit_sections
 from atomic_agent.runtime.boot_context import boot
 from atomic_agent.runtime.runtime import Runtime
 from atomic_agent.testing.plugin_kit import fresh_plugin_host

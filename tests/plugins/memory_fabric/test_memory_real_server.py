@@ -13,7 +13,7 @@ from typing import Any
 import httpx
 import pytest
 
-from atomic_agent.records.memory_phase import TurnDigest
+from atomic_agent.hook_records import TurnDigest
 from atomic_agent.testing.tool_context_kit import make_tool_context
 from tests.plugins.memory_fabric.memory_runtime import ALL_MEMORY, make_memory_runtime, reflection_runner, settle
 
