@@ -18,8 +18,7 @@ from atomic_agent.agent import agent_events as ev
 from atomic_agent.agent.loop_detector import ToolLoopTracker, LoopSettings
 from atomic_agent.agent.step_executor import StepContext, execute_step
 from atomic_agent.llm.provider_protocol import ProviderUnavailableError, TextProvider
-from atomic_agent.reliability.classify_failure import classify_failure
-from atomic_agent.reliability.failure_taxonomy import TurnCancelledError, error_code
+from atomic_agent.reliability.failure_taxonomy import classify_failure, TurnCancelledError, error_code
 from atomic_agent.sessions.session_state import SessionState
 from atomic_agent.sessions.record_turn_failure import record_turn_failure
 from atomic_agent.sessions.session_database import SessionRepository

@@ -24,8 +24,7 @@ from atomic_agent.prompt.describe_tool import describe_full
 from atomic_agent.hook_records import ToolContext, Tier, ToolResult, ToolSpec
 from atomic_agent.sessions.session_state import SessionState
 from atomic_agent.sessions.transcript_entry import TranscriptEntry
-from atomic_agent.tools.tool_registry import ToolRegistry
-from atomic_agent.tools.validate_args import args_errors
+from atomic_agent.tools.tool_registry import ToolRegistry, args_errors
 
 DETAIL_STRING_CAP = 8000
 _CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")

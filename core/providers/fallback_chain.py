@@ -18,7 +18,7 @@ import attrs
 
 from atomic_agent.llm.provider_protocol import ProviderError
 from atomic_agent.providers.llm_config import FallbackConfig
-from atomic_agent.reliability.classify_failure import classify_failure, is_cancellation
+from atomic_agent.reliability.failure_taxonomy import classify_failure, is_cancellation
 from atomic_agent.reliability.failure_taxonomy import LlmFailure, TransportError, TurnCancelledError
 
 

@@ -12,8 +12,7 @@ from typing import Any
 
 import attrs
 
-from atomic_agent.llm.detect_profile import detect_profile
-from atomic_agent.llm.model_profile import ModelProfile, profile_named
+from atomic_agent.llm.model_profile import detect_profile, ModelProfile, profile_named
 from atomic_agent.prompt.build_prompt import build_prompt
 from atomic_agent.prompt.estimate_tokens import estimate_tokens
 from atomic_agent.runtime.prompt_plan import PROFILE_ENV, PromptPlan

@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from atomic_agent.llm.completion import CompletionRequest
+from atomic_agent.llm.provider_protocol import CompletionRequest
 from atomic_agent.llm.model_profile import ModelProfile
 from atomic_agent.prompt.build_prompt import earlier_summary
 from atomic_agent.prompt.conversation_lines import lines_by_turn

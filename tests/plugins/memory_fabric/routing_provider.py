@@ -11,7 +11,7 @@ import inspect
 from collections.abc import Callable, Iterable
 from typing import Any
 
-from atomic_agent.llm.completion import Completion, CompletionRequest
+from atomic_agent.llm.provider_protocol import Completion, CompletionRequest
 from atomic_agent.testing.scripted_provider import ScriptedProvider
 
 REFLECTION_MARKER = "### memory-reflection"

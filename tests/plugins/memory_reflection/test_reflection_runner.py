@@ -6,8 +6,7 @@ import asyncio
 from pathlib import Path
 from typing import Any
 
-from atomic_agent.llm.completion import Completion
-from atomic_agent.llm.provider_protocol import ProviderError
+from atomic_agent.llm.provider_protocol import Completion, ProviderError
 from atomic_agent.plugins.memory.memory_database import MemoryDatabase, memory_db_path
 from atomic_agent.plugins.memory.note_store import NoteStore
 from atomic_agent.plugins.memory.profile_store import ProfileStore

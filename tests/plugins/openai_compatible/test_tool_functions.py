@@ -18,7 +18,7 @@ from atomic_agent.plugins.openai_compatible.tool_functions import (
     tools_payload,
     unescape_name,
 )
-from atomic_agent.reliability.classify_failure import classify_failure
+from atomic_agent.reliability.failure_taxonomy import classify_failure
 from atomic_agent.testing.plugin_kit import collected_tools
 
 READ_SCHEMA = {"type": "object", "properties": {"path": {"type": "string"}}, "required": ["path"],
