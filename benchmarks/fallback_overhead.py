@@ -25,7 +25,7 @@ from typing import Any
 
 from atomic_agent.api import Completion, CompletionRequest, ProviderCapabilities, ProviderKind
 from atomic_agent.providers.fallback_provider import FallbackTextProvider, RequestShaper
-from atomic_agent.providers.llm_config_reader import structure_llm_block
+from atomic_agent.providers.llm_config import structure_llm_block
 from atomic_agent.providers.provider_registry import ProviderRegistry
 
 ANSWER = Completion(content='[{"tool": "reply", "args": {"text": "hi"}}]')

@@ -49,7 +49,7 @@ _EXPORTS: dict[str, str] = {
     "structure_config_blocks": "atomic_agent.config.config_file",
     "set_dotenv_key": "atomic_agent.config.dotenv_file",
     "parse_dotenv": "atomic_agent.config.dotenv_file",
-    "set_key": "atomic_agent.config.config_keys",
+    "set_key": "atomic_agent.config.config_file",
     "value_field": "atomic_agent.config.config_fields",
     "write_atomic": "atomic_agent.config.atomic_write",
     "fresh_plugin_host": "atomic_agent.testing.plugin_kit",
@@ -61,7 +61,7 @@ _EXPORTS: dict[str, str] = {
     # tracing (core/tracing): the recorder and field builders for the loop; the file layout,
     # event names and prefix hashing for readers (the trace plugin); the prefix a replay compares
     "TraceRecorder": "atomic_agent.tracing.trace_recorder",
-    "TraceError": "atomic_agent.tracing.trace_errors",
+    "TraceError": "atomic_agent.tracing.trace_paths",
     "trace_events": "atomic_agent.tracing.trace_events",  # a module: the event type names
     "TRACE_SUFFIX": "atomic_agent.tracing.trace_paths",
     "trace_path": "atomic_agent.tracing.trace_paths",
@@ -161,8 +161,8 @@ _EXPORTS: dict[str, str] = {
     # providers, fallback chain and the error an embed() call raises (core/providers, core/llm)
     "EmbeddingUnavailable": "atomic_agent.llm.embedding_errors",
     "LlmConfig": "atomic_agent.providers.llm_config",
-    "read_llm_config": "atomic_agent.providers.llm_config_reader",
-    "structure_llm_block": "atomic_agent.providers.llm_config_reader",
+    "read_llm_config": "atomic_agent.providers.llm_config",
+    "structure_llm_block": "atomic_agent.providers.llm_config",
     "resolve_fallback_chain": "atomic_agent.providers.fallback_chain",
     "declared_links": "atomic_agent.providers.fallback_chain",
 }

@@ -8,8 +8,17 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from atomic_agent.hook_markers import hookimpl
-from atomic_agent.providers.llm_config_hook import register_config_blocks  # noqa: F401  (the `llm` block)
-from atomic_agent.hook_records import ApprovalCategory, ToolSpec
+from atomic_agent.hook_records import ApprovalCategory, ConfigBlock, ToolSpec
+
+
+# The hook that registers the `llm` block with the config loader (a core block: it is the
+# core's provider registry that reads it). Pulled into the core plugin by name.
+
+@hookimpl
+def register_config_blocks() -> Iterable[ConfigBlock]:
+    from atomic_agent.providers.llm_config import LLM_CONFIG_BLOCK
+
+    return [LLM_CONFIG_BLOCK]
 
 
 @hookimpl

@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from atomic_agent.approval.approval_gate import ApprovalGate, bind_request_approval
-from atomic_agent.config.core_blocks import AgentConfig
+from atomic_agent.config.app_config import AgentConfig
 from atomic_agent.prompt.describe_tool import describe_full
 from atomic_agent.hook_records import ToolContext, Tier, ToolResult, ToolSpec
 from atomic_agent.sessions.session_state import SessionState

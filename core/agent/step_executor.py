@@ -26,7 +26,7 @@ from atomic_agent.agent.loop_detector import LoopVerdict, ToolLoopTracker
 from atomic_agent.agent.tool_calls import (BatchValidationError, ToolCall, ToolCallBatch, ToolCallParseError,
                                            parse_tool_calls, validate_batch)
 from atomic_agent.approval.approval_gate import ApprovalGate
-from atomic_agent.config.core_blocks import AgentConfig
+from atomic_agent.config.app_config import AgentConfig
 from atomic_agent.llm.provider_protocol import Completion, CompletionRequest
 from atomic_agent.llm.model_profile import ModelProfile
 from atomic_agent.llm.provider_protocol import TextProvider

@@ -31,8 +31,7 @@ from typing import Any
 import attrs
 
 from atomic_agent.approval.approval_audit import ApprovalAuditLog
-from atomic_agent.config.config_file import config_path, read_raw_config, save_raw_config
-from atomic_agent.config.config_keys import set_key
+from atomic_agent.config.config_file import config_path, read_raw_config, save_raw_config, set_key
 from atomic_agent.hook_records import ApprovalCategory
 
 

@@ -14,7 +14,7 @@ from typing import Any
 
 import attrs
 
-from atomic_agent.config.core_blocks import AgentConfig
+from atomic_agent.config.app_config import AgentConfig
 from atomic_agent.llm.model_profile import ModelProfile
 from atomic_agent.prompt.conversation_lines import lines_by_turn
 from atomic_agent.prompt.describe_tool import describe_full

@@ -14,7 +14,7 @@ from atomic_agent.providers.fallback_provider import FallbackTextProvider, Reque
 from atomic_agent.llm.model_profile import PLAIN_TEXT_PROFILE, ModelProfile
 from atomic_agent.plugin_host.collect_registrations import collect_records
 from atomic_agent.plugin_host.plugin_host import PluginHost
-from atomic_agent.providers.llm_config_reader import read_llm_config
+from atomic_agent.providers.llm_config import read_llm_config
 from atomic_agent.providers.provider_registry import ProviderConfigError, ProviderRegistry
 from atomic_agent.hook_records import ProviderKind
 

@@ -29,7 +29,7 @@ from atomic_agent.runtime.plugin_ticks import PluginTicks
 from atomic_agent.runtime.prompt_plan import PromptPlan, plan_prompt, with_current_tools
 from atomic_agent.runtime.provider_selection import build_runtime_provider
 from atomic_agent.runtime.session_compactor import SessionCompactor
-from atomic_agent.runtime.trace_recorders import TraceRecorders
+from atomic_agent.tracing.trace_recorder import TraceRecorders
 from atomic_agent.sessions.compact_session import CompactionResult
 from atomic_agent.sessions.session_database import SessionRepository
 from atomic_agent.sessions.session_state import SessionState
