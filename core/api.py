@@ -143,7 +143,7 @@ _EXPORTS: dict[str, str] = {
     "is_transport_retryable": "atomic_agent.reliability.failure_taxonomy",
     "explain_environment_error": "atomic_agent.reliability.environment_errors",
     "environment_kind": "atomic_agent.reliability.environment_errors",
-    # reliability under faults (issue 15): text admission, graceful stop, idempotent requests
+    # reliability under faults: text admission, graceful stop, idempotent requests
     "InvalidTextError": "atomic_agent.turns.admissible_text",
     "check_text": "atomic_agent.turns.admissible_text",
     "text_problem": "atomic_agent.turns.admissible_text",

@@ -209,7 +209,7 @@ async def run_turn(base: TurnDeps, text: str) -> TurnResult:
             if category in INFRA_CATEGORIES:
                 emit(ev.event(ev.LOOP_FAILED, sessionId=session.id, turnIndex=turn_index, category=category,
                               message=error))
-        # durable calls (issue 5): settle this turn's open calls; a failure also leaves a note
+        # durable calls: settle this turn's open calls; a failure also leaves a note
         record_turn_failure(store, session, turn_index, error or category or reason, cancelled=status == "cancelled",
                             interrupted=status == "interrupted")
         if isinstance(exc, asyncio.CancelledError):

@@ -27,7 +27,7 @@ from atomic_agent.tracing.trace_paths import trace_path, validate_session_id
 # and forgotten; a later event of its session gets a recorder that resumes its seq from the
 # file), and `close_all` releases every one at shutdown. Forgetting matters as much as closing:
 # a server that starts a session per request kept one recorder object per session for ever
-# (issue 15: RSS grew with every request). A forgotten recorder a running turn still holds
+# (RSS used to grow with every request). A forgotten recorder a running turn still holds
 # stays reachable through a weak map, so one session never has two recorders at once.
 
 DEFAULT_MAX_OPEN = 64

@@ -48,7 +48,7 @@ class LanePause:
 
 T = TypeVar("T")
 ORIGINS = ("cli", "tui", "http", "sidecar", "scheduler", "channel", "telegram")
-# submitted by the runtime itself, never by a caller: the continuation a restart owes (issue 5)
+# submitted by the runtime itself, never by a caller: the continuation a restart owes
 RUNTIME_ORIGINS = ("recovery",)
 
 

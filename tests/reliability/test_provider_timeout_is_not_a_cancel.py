@@ -1,4 +1,4 @@
-"""Issue 15, failure 1: a slow model server read as a user cancel and the message was dropped.
+"""a slow model server read as a user cancel and the message was dropped.
 
 httpx implements its timeouts by cancelling an anyio scope, so every timeout it raises
 carries a `CancelledError` in its exception chain; the classifier walked the chain and

@@ -1,4 +1,4 @@
-"""Issue 15, item 7: `serve` grew with every request because a server that starts a session
+"""`serve` grew with every request because a server that starts a session
 per request kept something per session for ever — a trace recorder object, the reflection
 runner's newest-turn index, a slot assignment, a breaker partition. Each is now bounded
 (the benchmark benchmarks/serve_memory.py prints RSS after 1k, 10k and 50k requests)."""
