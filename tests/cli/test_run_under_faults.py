@@ -1,5 +1,5 @@
-"""`atomic-agent run` as a real process under faults: a slow model server
-(failure 1), SIGTERM mid-turn, a non-UTF-8 argument and a
+"""`atomic-agent run` as a real process under faults: a slow model server,
+SIGTERM mid-turn, a non-UTF-8 argument and a
 damaged page of sessions.sqlite."""
 
 from __future__ import annotations
