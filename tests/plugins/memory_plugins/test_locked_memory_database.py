@@ -12,8 +12,8 @@ from atomic_agent.plugins.memory.memory_database import MemoryDatabase, memory_d
 from atomic_agent.plugins.memory.note_store import NoteStore
 from atomic_agent.testing.scripted_provider import calls
 from tests.plugins.memory.test_locked_database import HOLDER
-from tests.plugins.memory_fabric.memory_runtime import make_memory_runtime, reflection_runner
-from tests.plugins.memory_fabric.routing_provider import RoutingProvider
+from tests.plugins.memory_plugins.memory_runtime import make_memory_runtime, reflection_runner
+from tests.plugins.memory_plugins.routing_provider import RoutingProvider
 
 
 async def test_locked_database_degrades_memory_without_failing_the_turn(tmp_path: Path) -> None:

@@ -9,8 +9,8 @@ from typing import Any
 import pytest
 
 from atomic_agent.testing.scripted_provider import calls
-from tests.plugins.memory_fabric.memory_runtime import ALL_MEMORY, make_memory_runtime
-from tests.plugins.memory_fabric.routing_provider import RoutingProvider
+from tests.plugins.memory_plugins.memory_runtime import ALL_MEMORY, make_memory_runtime
+from tests.plugins.memory_plugins.routing_provider import RoutingProvider
 
 CONFIG_KEYS = {"memory_profile": "memoryProfile", "memory_notes": "memoryNotes",
                "memory_reflection": "memoryReflection"}

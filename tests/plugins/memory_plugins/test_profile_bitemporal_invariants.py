@@ -1,4 +1,4 @@
-"""Memory-v2 phase 4 (bi-temporal profile) invariants 1-8, each pinned by name."""
+"""The bi-temporal profile store's invariants 1-8, each pinned by name."""
 
 from __future__ import annotations
 
@@ -16,8 +16,8 @@ from atomic_agent.plugins.memory_profile.profile_config import ProfileConfig
 from atomic_agent.plugins.memory_reflection.reflection_parser import parse_reflection
 from atomic_agent.testing.scripted_provider import calls
 from atomic_agent.testing.tool_context_kit import make_tool_context
-from tests.plugins.memory_fabric.memory_runtime import make_memory_runtime, phase
-from tests.plugins.memory_fabric.routing_provider import RoutingProvider
+from tests.plugins.memory_plugins.memory_runtime import make_memory_runtime, phase
+from tests.plugins.memory_plugins.routing_provider import RoutingProvider
 
 
 @pytest.fixture
@@ -27,7 +27,7 @@ def profile(tmp_path: Path):
     db.close()
 
 
-def test_phase4_invariant_1_at_most_one_active_row_per_key(profile: ProfileStore) -> None:
+def test_profile_invariant_1_at_most_one_active_row_per_key(profile: ProfileStore) -> None:
     profile.set("language", "ru")
     profile.set("language", "en")
     conn = profile.database.conn
@@ -38,7 +38,7 @@ def test_phase4_invariant_1_at_most_one_active_row_per_key(profile: ProfileStore
                      "VALUES ('language', 'de', 1, 1, 1)")
 
 
-def test_phase4_invariant_2_every_set_preserves_history(profile: ProfileStore) -> None:
+def test_profile_invariant_2_every_set_preserves_history(profile: ProfileStore) -> None:
     ru = profile.set("language", "ru")
     en = profile.set("language", "en")
     chain = profile.history("language")
@@ -47,7 +47,7 @@ def test_phase4_invariant_2_every_set_preserves_history(profile: ProfileStore) -
     assert profile.metrics.counter_value("agent.memory.profile.superseded", key="language") == 1
 
 
-def test_phase4_invariant_2b_cross_key_supersession_flips_the_other_key(profile: ProfileStore) -> None:
+def test_profile_invariant_2b_cross_key_supersession_flips_the_other_key(profile: ProfileStore) -> None:
     name = profile.set("name", "Alex")
     full = profile.set("full_name", "Alex Kim", supersedes_key="name")
     assert profile.get("name") is None and profile.get("full_name") == full
@@ -56,7 +56,7 @@ def test_phase4_invariant_2b_cross_key_supersession_flips_the_other_key(profile:
     assert profile.metrics.counter_value("agent.memory.profile.superseded", key="name") == 1
 
 
-def test_phase4_invariant_3_remove_keeps_the_historical_chain(profile: ProfileStore) -> None:
+def test_profile_invariant_3_remove_keeps_the_historical_chain(profile: ProfileStore) -> None:
     profile.set("city", "Porto")
     profile.set("city", "Lisbon")
     assert profile.remove("city") is True
@@ -65,7 +65,7 @@ def test_phase4_invariant_3_remove_keeps_the_historical_chain(profile: ProfileSt
     assert profile.remove("city") is False
 
 
-def test_phase4_invariant_4_legacy_rows_migrate_transparently(tmp_path: Path) -> None:
+def test_profile_invariant_4_legacy_rows_migrate_transparently(tmp_path: Path) -> None:
     path = tmp_path / "legacy.sqlite"
     conn = sqlite3.connect(path)
     conn.executescript("""
@@ -89,7 +89,7 @@ def test_phase4_invariant_4_legacy_rows_migrate_transparently(tmp_path: Path) ->
     again.close()
 
 
-def test_phase4_invariant_5_renderer_shows_active_rows_only_and_prefix_is_untouched(tmp_path: Path) -> None:
+def test_profile_invariant_5_renderer_shows_active_rows_only_and_prefix_is_untouched(tmp_path: Path) -> None:
     db = MemoryDatabase.open(memory_db_path(tmp_path))
     store = ProfileStore(db)
     store.set("language", "ru")
@@ -99,7 +99,7 @@ def test_phase4_invariant_5_renderer_shows_active_rows_only_and_prefix_is_untouc
     assert phase(runtime, "memory-profile").sections("s", "hi")[0].body == "- language: en"
 
 
-async def test_phase4_invariant_5b_stable_prefix_bytes_do_not_change_with_history(tmp_path: Path) -> None:
+async def test_profile_invariant_5b_stable_prefix_bytes_do_not_change_with_history(tmp_path: Path) -> None:
     provider = RoutingProvider([calls(("memory.profile.set", {"key": "language", "value": "ru"})),
                                 calls(("memory.profile.set", {"key": "language", "value": "en"})),
                                 calls(("reply", {"text": "ok"}))], "NONE")
@@ -112,12 +112,12 @@ async def test_phase4_invariant_5b_stable_prefix_bytes_do_not_change_with_histor
     assert "### profile\n- language: en\n###" in provider.requests[-1].prompt
 
 
-def test_phase4_invariant_6_marker_validation_drops_malformed_rhs_at_parse_time() -> None:
+def test_profile_invariant_6_marker_validation_drops_malformed_rhs_at_parse_time() -> None:
     fact = parse_reflection("SET full_name=Alex [supersedes=not a valid key]", valid_key=is_valid_profile_key).facts[0]
     assert fact.supersedes is None and fact.key == "full_name"
 
 
-def test_phase4_invariant_7_valid_from_always_stamped_by_the_runtime_clock(profile: ProfileStore,
+def test_profile_invariant_7_valid_from_always_stamped_by_the_runtime_clock(profile: ProfileStore,
                                                                            frozen_clock: list[int]) -> None:
     fact = parse_reflection("SET city=Paris [valid_from=2001-01-01]", valid_key=is_valid_profile_key).facts[0]
     assert fact.valid_from is None
@@ -127,7 +127,7 @@ def test_phase4_invariant_7_valid_from_always_stamped_by_the_runtime_clock(profi
     assert stored.valid_from == 1_800_000_000_000 == stored.created_at
 
 
-async def test_phase4_invariant_8_no_new_top_level_config_and_tool_fields_are_additive(tmp_path: Path) -> None:
+async def test_profile_invariant_8_no_new_top_level_config_and_tool_fields_are_additive(tmp_path: Path) -> None:
     assert [f.name for f in attrs.fields(ProfileConfig)] == ["enabled", "max_tokens", "contextual_keyword_gate"]
     runtime = make_memory_runtime(tmp_path / "s", plugins=["memory_profile"])
     result = await runtime.registry.get("memory.profile.set").run(

@@ -15,7 +15,7 @@ import pytest
 
 from atomic_agent.hook_records import TurnDigest
 from atomic_agent.testing.tool_context_kit import make_tool_context
-from tests.plugins.memory_fabric.memory_runtime import ALL_MEMORY, make_memory_runtime, reflection_runner, settle
+from tests.plugins.memory_plugins.memory_runtime import ALL_MEMORY, make_memory_runtime, reflection_runner, settle
 
 pytestmark = pytest.mark.llama_server
 

@@ -13,8 +13,8 @@ from atomic_agent.plugins.memory.profile_store import ProfileStore
 from atomic_agent.sessions.session_state import SessionState
 from atomic_agent.testing.scripted_provider import calls
 from atomic_agent.testing.tool_context_kit import make_tool_context
-from tests.plugins.memory_fabric.memory_runtime import make_memory_runtime, reflection_runner, settle
-from tests.plugins.memory_fabric.routing_provider import RoutingProvider
+from tests.plugins.memory_plugins.memory_runtime import make_memory_runtime, reflection_runner, settle
+from tests.plugins.memory_plugins.routing_provider import RoutingProvider
 
 REPLY = calls(("reply", {"text": "Done."}))
 

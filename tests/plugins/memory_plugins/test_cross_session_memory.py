@@ -6,8 +6,8 @@ import json
 from pathlib import Path
 
 from atomic_agent.testing.scripted_provider import calls
-from tests.plugins.memory_fabric.memory_runtime import make_memory_runtime, settle
-from tests.plugins.memory_fabric.routing_provider import RoutingProvider
+from tests.plugins.memory_plugins.memory_runtime import make_memory_runtime, settle
+from tests.plugins.memory_plugins.routing_provider import RoutingProvider
 
 
 def hashes(state: Path, session_id: str) -> set[str]:
