@@ -19,7 +19,7 @@ from collections.abc import Callable
 import attrs
 
 from atomic_agent.turns.admissible_text import text_problem
-from atomic_agent.turns.turn_database import SteerRepository
+from atomic_agent.turns.turn_repository import SteerRepository
 
 
 MAX_PENDING_STEERS = 16

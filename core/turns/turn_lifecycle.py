@@ -28,7 +28,7 @@ from atomic_agent.sessions.transcript_entry import TranscriptEntry
 from atomic_agent.turns.finalize_turn import finalize_or_interrupt
 from atomic_agent.turns.turn_controller import LanePause
 from atomic_agent.turns.session_backends import DEFAULT_BACKEND, SessionBackend
-from atomic_agent.turns.turn_database import SteerRepository, TurnRepository
+from atomic_agent.turns.turn_repository import SteerRepository, TurnRepository
 from atomic_agent.turns.turn_owner import OwnerLease
 from atomic_agent.turns.turn_recovery import steers_to_turns, take_over_dead_turn
 from atomic_agent.turns.durable_steering import SteerAlreadyTakenError
