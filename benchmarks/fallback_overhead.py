@@ -24,9 +24,8 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 from atomic_agent.api import Completion, CompletionRequest, ProviderCapabilities, ProviderKind
-from atomic_agent.llm.fallback.fallback_provider import FallbackTextProvider
-from atomic_agent.llm.fallback.request_shaper import RequestShaper
-from atomic_agent.providers.llm_config_reader import structure_llm_block
+from atomic_agent.providers.fallback_provider import FallbackTextProvider, RequestShaper
+from atomic_agent.providers.llm_config import structure_llm_block
 from atomic_agent.providers.provider_registry import ProviderRegistry
 
 ANSWER = Completion(content='[{"tool": "reply", "args": {"text": "hi"}}]')

@@ -19,7 +19,7 @@ from pathlib import Path
 
 from atomic_agent.agent.batch_executor import execute_batch
 from atomic_agent.agent.loop_detector import ToolLoopTracker
-from atomic_agent.agent.tool_call import ToolCall
+from atomic_agent.agent.tool_calls import ToolCall
 from atomic_agent.api import make_runtime_view, make_tool_context
 from atomic_agent.plugins.os.fs import tool_specs
 from atomic_agent.tools.tool_registry import ToolRegistry

@@ -1,4 +1,4 @@
-"""What the security checks of issue 14 add: per tool call and per `serve` request (median µs).
+"""What the security checks add: per tool call and per `serve` request (median µs).
 
 Per tool call, each check is timed on its own, in-process, on real files in a temp dir:
 - shell guard: `judge()` on a mix of everyday command lines (parse, expand, unwrap, rules);

@@ -1,5 +1,5 @@
 """`serve`'s resident memory per request: the RSS of a real `atomic-agent serve` process after
-1k, 10k and 50k chat completions (issue 15: it grew ~4-5 KB per request without levelling off).
+1k, 10k and 50k chat completions (it once grew ~4-5 KB per request without levelling off).
 
 Usage: .venv/bin/python benchmarks/serve_memory.py [--checkpoints 1000,10000,50000] [--clients 4]
                                                    [--same-session]

@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from atomic_agent.hook_markers import hookimpl
-from atomic_agent.records.tool_spec import ResourceClass, ToolResult, ToolSpec
+from atomic_agent.hook_records import ResourceClass, ToolResult, ToolSpec
 from atomic_agent.runtime.boot_context import boot
 from atomic_agent.runtime.runtime import Runtime
 from atomic_agent.sessions.session_store import SessionStore

@@ -8,14 +8,22 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from atomic_agent.hook_markers import hookimpl
-from atomic_agent.providers.llm_config_hook import register_config_blocks  # noqa: F401  (the `llm` block)
-from atomic_agent.records.approval_category import ApprovalCategory
-from atomic_agent.records.tool_spec import ToolSpec
+from atomic_agent.hook_records import ApprovalCategory, ConfigBlock, ToolSpec
+
+
+# The hook that registers the `llm` block with the config loader (a core block: it is the
+# core's provider registry that reads it). Pulled into the core plugin by name.
+
+@hookimpl
+def register_config_blocks() -> Iterable[ConfigBlock]:
+    from atomic_agent.providers.llm_config import LLM_CONFIG_BLOCK
+
+    return [LLM_CONFIG_BLOCK]
 
 
 @hookimpl
 def register_approval_categories() -> Iterable[ApprovalCategory]:
-    from atomic_agent.approval.standard_categories import STANDARD_CATEGORIES
+    from atomic_agent.approval.approval_gate import STANDARD_CATEGORIES
 
     return STANDARD_CATEGORIES
 

@@ -32,15 +32,8 @@ if TYPE_CHECKING:
 
     import typer
 
-    from atomic_agent.records.approval_category import ApprovalCategory
-    from atomic_agent.records.channel_spec import ChannelSpec
-    from atomic_agent.records.config_block import ConfigBlock
-    from atomic_agent.records.doctor_finding import DoctorFinding
-    from atomic_agent.records.memory_phase import MemoryPhase
-    from atomic_agent.records.provider_kind import ProviderKind
-    from atomic_agent.records.service_spec import ServiceSpec
-    from atomic_agent.records.tick_spec import TickSpec
-    from atomic_agent.records.tool_spec import ToolSpec
+    from atomic_agent.hook_records import ApprovalCategory, ChannelSpec, ConfigBlock, DoctorFinding, MemoryPhase
+    from atomic_agent.hook_records import ProviderKind, ServiceSpec, TickSpec, ToolSpec
     from atomic_agent.runtime.runtime_view import RuntimeView
 
 

@@ -10,14 +10,9 @@ import pytest
 from atomic_agent import hookspecs
 from atomic_agent.hook_markers import hookimpl
 from atomic_agent.plugin_host.collect_registrations import call_lifecycle, collect_records
-from atomic_agent.records.approval_category import ApprovalCategory
-from atomic_agent.records.channel_spec import ChannelSpec
-from atomic_agent.records.config_block import ConfigBlock
-from atomic_agent.records.memory_phase import MemoryPhase
-from atomic_agent.records.provider_kind import ProviderCapabilities, ProviderKind
-from atomic_agent.records.service_spec import ServiceSpec
-from atomic_agent.records.tick_spec import TickSpec
-from atomic_agent.records.tool_spec import ResourceClass, ToolResult, ToolSpec
+from atomic_agent.hook_records import ApprovalCategory, ChannelSpec, ConfigBlock, MemoryPhase
+from atomic_agent.hook_records import ProviderCapabilities, ProviderKind, ServiceSpec, TickSpec
+from atomic_agent.hook_records import ResourceClass, ToolResult, ToolSpec
 from atomic_agent.testing.plugin_kit import fresh_plugin_host, registered_plugin
 
 HOOKS = sorted(name for name, fn in inspect.getmembers(hookspecs, inspect.isfunction)

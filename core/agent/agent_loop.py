@@ -10,18 +10,15 @@ from __future__ import annotations
 import asyncio
 import time
 from collections.abc import Awaitable, Callable, Sequence
+from typing import Protocol
 
 import attrs
 
 from atomic_agent.agent import agent_events as ev
-from atomic_agent.agent.loop_detector import ToolLoopTracker
-from atomic_agent.agent.loop_settings import LoopSettings
-from atomic_agent.agent.step_context import StepContext
-from atomic_agent.agent.step_executor import execute_step
+from atomic_agent.agent.loop_detector import ToolLoopTracker, LoopSettings
+from atomic_agent.agent.step_executor import StepContext, execute_step
 from atomic_agent.llm.provider_protocol import ProviderUnavailableError, TextProvider
-from atomic_agent.reliability.classify_failure import classify_failure
-from atomic_agent.reliability.failure_taxonomy import TurnCancelledError, error_code
-from atomic_agent.runtime.steering_inbox import SteeringInbox
+from atomic_agent.reliability.failure_taxonomy import classify_failure, TurnCancelledError, error_code
 from atomic_agent.sessions.session_state import SessionState
 from atomic_agent.sessions.record_turn_failure import record_turn_failure
 from atomic_agent.sessions.session_database import SessionRepository
@@ -67,19 +64,36 @@ StepContextFactory = Callable[[int, int, Sequence[str]], Awaitable[StepContext]]
 FinalizeTurn = Callable[[TranscriptEntry, str, "str | None"], None]
 
 
+class SteerInbox(Protocol):
+    """The steers of the running turn as the loop sees them (the turns package's SteeringInbox):
+    opened on entry, drained at each step boundary, closed on the way out with what is left."""
+
+    def open(self, session_id: str, turn_id: str | None = None) -> None: ...
+
+    def pending_count(self, session_id: str) -> int: ...
+
+    def consume(self, session_id: str, record: Callable[[list[str]], object], limit: int | None = None) -> list[str]: ...
+
+    def close_and_hand_back(self, session_id: str) -> list[tuple[int | None, str]]: ...
+
+
 ONE_AT_A_TIME = "one-at-a-time"
 
 
 @attrs.define
 class TurnDeps:
-    """What the loop itself touches; everything else reaches a step through its context."""
+    """Everything the loop depends on, as one explicit object; what a step needs beyond it
+    reaches the step through the context `make_context` builds."""
 
     session: SessionState
     store: SessionRepository
     trace: TraceRecorder
-    provider: TextProvider
+    provider: Callable[[], TextProvider]  # the provider as built when a failure needs reporting
     cancelled: asyncio.Event
-    inbox: SteeringInbox | None = None
+    make_context: StepContextFactory  # (turn, step, notices) -> the step's context
+    emit: ev.EventSink
+    max_steps: int
+    inbox: SteerInbox | None = None
     turn_id: str | None = None  # the ledger turn this run is (steers are queued against it)
     opened_turn_index: int | None = None  # the ledger already wrote the opening rows at this index
     finalize: FinalizeTurn | None = None  # the ledger's one finalizer; None: just append the row
@@ -117,14 +131,13 @@ def max_steps_reply(steps: int) -> str:
             "or narrow the task, and I will pick it up from here.")
 
 
-async def run_turn(*, make_context: StepContextFactory, base: TurnDeps, text: str, max_steps: int,
-                   emit: ev.EventSink) -> TurnResult:
-    """Run one turn on `base.session`; `make_context(turn, step, notices)` builds each step.
+async def run_turn(base: TurnDeps, text: str) -> TurnResult:
+    """Run one turn on `base.session`; `base.make_context(turn, step, notices)` builds each step.
 
     The user message is stored before anything can fail, so an accepted message is never
     lost; building the first step's context (which reaches the provider) happens inside
     the failure handling."""
-    session, store, trace = base.session, base.store, base.trace
+    session, store, trace, emit, max_steps = base.session, base.store, base.trace, base.emit, base.max_steps
     started = time.perf_counter()
     if base.opened_turn_index is None:
         turn_index = session.next_turn_index
@@ -151,7 +164,7 @@ async def run_turn(*, make_context: StepContextFactory, base: TurnDeps, text: st
             notices = [*notices, *_fold_steers(base, turn_index, step, emit)]  # loop text first, then steers
             # steers the one-at-a-time mode left waiting: each gets its own answer in a later step
             left_waiting = base.inbox.pending_count(session.id) if base.inbox is not None else 0
-            ctx = await make_context(turn_index, step, notices)
+            ctx = await base.make_context(turn_index, step, notices)
             ctx.tracker = tracker
             outcome = await execute_step(ctx)
             trace.record("step_finished", turnIndex=turn_index, step=step,
@@ -190,12 +203,13 @@ async def run_turn(*, make_context: StepContextFactory, base: TurnDeps, text: st
             trace.record("error", turnIndex=turn_index, category=category, message=error)
             unavailable = exc if isinstance(exc, ProviderUnavailableError) else exc.__cause__
             if isinstance(unavailable, ProviderUnavailableError):
-                emit(ev.event(ev.LLM_UNAVAILABLE, sessionId=session.id, mode=base.provider.mode,
-                              hint=unavailable_hint(base.provider, unavailable)))
+                provider = base.provider()
+                emit(ev.event(ev.LLM_UNAVAILABLE, sessionId=session.id, mode=getattr(provider, "mode", "unknown"),
+                              hint=unavailable_hint(provider, unavailable)))
             if category in INFRA_CATEGORIES:
                 emit(ev.event(ev.LOOP_FAILED, sessionId=session.id, turnIndex=turn_index, category=category,
                               message=error))
-        # durable calls (issue 5): settle this turn's open calls; a failure also leaves a note
+        # durable calls: settle this turn's open calls; a failure also leaves a note
         record_turn_failure(store, session, turn_index, error or category or reason, cancelled=status == "cancelled",
                             interrupted=status == "interrupted")
         if isinstance(exc, asyncio.CancelledError):

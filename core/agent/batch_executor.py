@@ -20,11 +20,9 @@ from collections.abc import Awaitable, Callable, Sequence
 
 import attrs
 
-from atomic_agent.agent.loop_detector import ToolLoopTracker
-from atomic_agent.agent.loop_verdict import LoopVerdict
-from atomic_agent.agent.loop_veto import veto_result
-from atomic_agent.agent.tool_call import ToolCall
-from atomic_agent.records.tool_spec import ResourceClass, ToolResult
+from atomic_agent.agent.loop_detector import ToolLoopTracker, LoopVerdict, veto_result
+from atomic_agent.agent.tool_calls import ToolCall
+from atomic_agent.hook_records import ResourceClass, ToolResult
 from atomic_agent.tools.tool_registry import ToolRegistry
 
 RunCall = Callable[[int, ToolCall], Awaitable[ToolResult]]

@@ -22,30 +22,299 @@ never turn failures.
 
 from __future__ import annotations
 
+import hashlib
+import json
+import logging
+import os
 from collections import deque
-from collections.abc import Mapping, Sequence
-from typing import Any
+from collections.abc import Hashable, Mapping, Sequence
+from typing import Any, Literal
 
 import attrs
 
-from atomic_agent.agent.hash_tool_outcome import canonical_json, hash_args, hash_tool_outcome
-from atomic_agent.agent.loop_notices import (
-    forced_loop_reply as format_forced_loop_reply,
-    format_batch_repeat_notice,
-    format_repeat_notice,
-    format_veto_instruction,
-    format_wandering_redirect,
-)
-from atomic_agent.agent.loop_settings import LoopSettings
-from atomic_agent.agent.loop_verdict import BATCH_LOOP_LABEL, NO_LOOP, LoopVerdict
-from atomic_agent.agent.loop_veto import is_loop_veto, veto_result
-from atomic_agent.agent.loop_warning_buckets import WarningBuckets
-from atomic_agent.records.tool_spec import ToolResult
+from atomic_agent.hook_records import ToolResult
 
-__all__ = [
-    "BATCH_LOOP_LABEL", "LoopVerdict", "TERMINAL_TOOLS", "ToolLoopTracker", "WANDERING_PRONE_TOOLS",
-    "is_loop_veto", "is_wandering_prone_tool", "veto_result",
-]
+
+# The loop detector's thresholds, read from `ATOMIC_AGENT_LOOP_*` environment variables.
+#
+# These knobs are env-only on purpose: they tune a safety net, not user-facing behaviour,
+# so they never appear in config.json.
+
+_log = logging.getLogger(__name__)
+
+
+def _positive(_inst: object, attribute: attrs.Attribute, value: object) -> None:
+    if not isinstance(value, int) or isinstance(value, bool) or value < 1:
+        raise ValueError(f"LoopSettings.{attribute.name} must be a whole number >= 1, got {value!r}")
+
+
+@attrs.frozen(kw_only=True)
+class LoopSettings:
+    """Per-turn loop detection thresholds (see `ToolLoopTracker`).
+
+    - `warning_threshold`: prior identical-args calls at which `check` warns.
+    - `critical_threshold`: prior identical args+result outcomes at which `check` vetoes.
+    - `breaker_veto_streak`: consecutive vetoes after which the turn ends gracefully.
+    - `history_size`: ring-buffer length of the per-turn call history.
+    - `wandering_threshold`: distinct-args spread on a wandering-prone tool that warns.
+    - `wandering_escalation`: distinct-args spread that trips the breaker.
+    """
+
+    warning_threshold: int = attrs.field(default=3, validator=_positive)
+    critical_threshold: int = attrs.field(default=5, validator=_positive)
+    breaker_veto_streak: int = attrs.field(default=3, validator=_positive)
+    history_size: int = attrs.field(default=40, validator=_positive)
+    wandering_threshold: int = attrs.field(default=6, validator=_positive)
+    wandering_escalation: int = attrs.field(default=12, validator=_positive)
+
+    def clamped(self) -> LoopSettings:
+        """A copy with the ordering invariants enforced.
+
+        critical >= warning (a veto never precedes its warning), escalation >= wandering
+        threshold, and history >= escalation so the spread window is never trimmed
+        before it can escalate.
+        """
+        critical = max(self.critical_threshold, self.warning_threshold)
+        escalation = max(self.wandering_escalation, self.wandering_threshold)
+        history = max(self.history_size, escalation)
+        return attrs.evolve(self, critical_threshold=critical, wandering_escalation=escalation,
+                            history_size=history)
+
+    @classmethod
+    def from_env(cls, environ: Mapping[str, str] | None = None) -> LoopSettings:
+        """Defaults overridden by any set `ATOMIC_AGENT_LOOP_*` variable, then clamped.
+
+        A value that is not a whole number >= 1 is logged and ignored (the default
+        stays): a typo in a tuning knob must never stop a turn from running.
+        """
+        env = os.environ if environ is None else environ
+        defaults = cls()
+        values: dict[str, int] = {}
+        for name, env_name in LOOP_ENV_VARS.items():
+            raw = env.get(env_name, "").strip()
+            if not raw:
+                continue
+            try:
+                value = int(raw)
+            except ValueError:
+                value = 0
+            if value < 1:
+                _log.warning("%s=%r is not a whole number >= 1; using the default %d. Unset it or "
+                             "give a positive integer.", env_name, raw, getattr(defaults, name))
+                continue
+            values[name] = value
+        return cls(**values).clamped()
+
+
+LOOP_ENV_VARS: Mapping[str, str] = {
+    "warning_threshold": "ATOMIC_AGENT_LOOP_WARNING_THRESHOLD",
+    "critical_threshold": "ATOMIC_AGENT_LOOP_CRITICAL_THRESHOLD",
+    "breaker_veto_streak": "ATOMIC_AGENT_LOOP_BREAKER_VETO_STREAK",
+    "history_size": "ATOMIC_AGENT_LOOP_HISTORY_SIZE",
+    "wandering_threshold": "ATOMIC_AGENT_LOOP_WANDERING_THRESHOLD",
+    "wandering_escalation": "ATOMIC_AGENT_LOOP_WANDERING_ESCALATION",
+}
+
+
+# What the loop detector says about one prospective call or one batch.
+
+LoopLevel = Literal["none", "warn", "critical"]
+LoopDetectorName = Literal["generic_repeat", "no_progress", "wandering"]
+
+BATCH_LOOP_LABEL = "<batch>"  # the `tool` of verdicts about a whole batch
+
+
+@attrs.frozen
+class LoopVerdict:
+    """`level` "warn" is advisory (the call runs, `notice` goes to the next prompt);
+    "critical" means the gate must veto the call. `breaker` is set when committing the
+    call trips the loop breaker (wandering escalation): the turn then ends with a forced
+    graceful reply. `count` is the number that crossed the threshold (repeats, streak or
+    spread)."""
+
+    level: LoopLevel = "none"
+    detector: LoopDetectorName | None = None
+    notice: str | None = None
+    tool: str = ""
+    count: int = 0
+    breaker: bool = False
+
+    @property
+    def vetoes(self) -> bool:
+        return self.level == "critical"
+
+    @property
+    def trace_level(self) -> str:
+        """The `level` of a `loop_detected` trace event: warn | critical | breaker."""
+        return "breaker" if self.breaker else self.level
+
+
+NO_LOOP = LoopVerdict()
+
+
+# Stable fingerprints of tool arguments and tool outcomes, for loop detection.
+#
+# Two calls are "the same" when their args serialise to the same canonical JSON; two
+# outcomes are "the same" when status, summary and details match once per-call noise
+# (timings, sizes, ids) is removed. Without stripping that noise, every HTTP result
+# would hash differently and a dead endpoint hit in a loop would never register.
+
+VOLATILE_RESULT_KEYS: frozenset[str] = frozenset({
+    "timestamp", "ts", "date", "time", "timeTotal", "timeTotalSeconds", "durationMs",
+    "sizeDownload", "requestId", "request_id", "id", "traceId", "trace_id", "sentAt",
+    "createdAt", "deliveredAt",
+})
+
+SHELL_TOOL_PREFIX = "os.shell."
+_SHELL_OUTPUT_KEYS = ("stdout", "stderr", "output")
+
+
+def _normalise(value: Any) -> Any:
+    """JSON-ready copy: mappings get str keys, sequences become lists, sets get sorted,
+    anything else unknown becomes its repr (hashing must never raise)."""
+    if isinstance(value, Mapping):
+        return {str(key): _normalise(item) for key, item in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_normalise(item) for item in value]
+    if isinstance(value, (set, frozenset)):
+        return sorted((_normalise(item) for item in value), key=canonical_json)
+    if value is None or isinstance(value, (str, int, float, bool)):
+        return value
+    return repr(value)
+
+
+def canonical_json(value: Any) -> str:
+    """Key-sorted, whitespace-free JSON of `value`, so key order never changes a hash."""
+    return json.dumps(_normalise(value), sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+
+
+def strip_volatile(value: Any) -> Any:
+    """`value` with every `VOLATILE_RESULT_KEYS` key dropped at any depth."""
+    if isinstance(value, Mapping):
+        return {key: strip_volatile(item) for key, item in value.items()
+                if str(key) not in VOLATILE_RESULT_KEYS}
+    if isinstance(value, (list, tuple)):
+        return [strip_volatile(item) for item in value]
+    return value
+
+
+def _digest(text: str) -> str:
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()[:20]
+
+
+def hash_args(args: Mapping[str, Any] | None) -> str:
+    """Fingerprint of a call's arguments (None and {} are the same call)."""
+    return _digest(canonical_json(args or {}))
+
+
+def _shell_outcome(result: ToolResult) -> dict[str, Any]:
+    # a shell run is judged by what it did (exit code + output), not by its timings
+    details = result.details
+    exit_code = details.get("exitCode", details.get("exit_code"))
+    output = {key: details[key] for key in _SHELL_OUTPUT_KEYS if key in details}
+    if not output:
+        output = {"summary": result.summary}
+    return {"status": result.status, "exitCode": exit_code, "output": output}
+
+
+def hash_tool_outcome(tool: str, result: ToolResult) -> str:
+    """Fingerprint of one tool result; equal for results that show no progress."""
+    if tool.startswith(SHELL_TOOL_PREFIX):
+        material: dict[str, Any] = _shell_outcome(result)
+    else:
+        material = {"status": result.status, "summary": result.summary,
+                    "details": strip_volatile(_normalise(result.details))}
+    return _digest(canonical_json(material))
+
+
+# The texts the loop detector shows the model (notices, veto) and the user (forced reply).
+
+def format_repeat_notice(tool: str, count: int) -> str:
+    """Advisory for the `### notice` section when one call keeps being repeated."""
+    times = "once" if count == 1 else f"{count} times"
+    return (f"{tool} has already been called {times} this turn with exactly these "
+            "arguments. Another identical call will not tell you anything new: use the "
+            "results you already have, change the arguments, pick a different tool, or reply.")
+
+
+def format_veto_instruction(tool: str) -> str:
+    """Summary of the synthetic result that replaces a vetoed call."""
+    return (f"Not run: {tool} was called again with the same arguments after returning the "
+            "same result several times in a row. Change approach: call a different tool, "
+            "use different arguments, or reply with what you already know.")
+
+
+def format_wandering_redirect(tool: str, spread: int) -> str:
+    """Redirect for the `### notice` section when a tool probes target after target."""
+    return (f"You have tried {spread} different targets with {tool} this turn without "
+            "settling on an answer. Stop probing new URLs or pages: run a web search to find "
+            "the right address, or reply now with a best-effort answer from what you found.")
+
+
+def format_batch_repeat_notice(size: int, times: int) -> str:
+    """Advisory when the same multi-call batch is emitted on consecutive steps."""
+    return (f"The last {times} steps each issued the same batch of {size} tool calls in the "
+            "same order. Repeating the batch will not change its results: build on them, "
+            "change the calls, or reply.")
+
+
+def format_forced_loop_reply(detector: str | None = None) -> str:
+    """The reply that ends a turn gracefully when the loop breaker trips.
+
+    Recorded as a normal assistant reply: the turn succeeded in stopping itself, so it
+    is never reported as a failure.
+    """
+    if detector == "wandering":
+        return ("I stopped here: I tried many different pages and addresses without finding "
+                "what I was looking for, and more guessing would not help. If you can point "
+                "me to the exact URL or source, or narrow the question, I'll pick it up from there.")
+    return ("I stopped here: I was repeating the same tool calls and getting the same results, "
+            "so more attempts would not make progress. Tell me how you'd like to proceed, or "
+            "give me more detail (an exact path, URL or command) and I'll take a different approach.")
+
+
+# The synthetic result that replaces a call the loop gate refused to run.
+
+LOOP_DENIED_REASON = "tool-loop"
+
+
+def veto_result(tool: str) -> ToolResult:
+    """The error result the model sees instead of running `tool` (it never runs)."""
+    return ToolResult("error", format_veto_instruction(tool), {"deniedReason": LOOP_DENIED_REASON})
+
+
+def is_loop_veto(result: ToolResult) -> bool:
+    """True for a result produced by `veto_result` (or anything shaped like it)."""
+    return result.status == "error" and result.details.get("deniedReason") == LOOP_DENIED_REASON
+
+
+# Rate-limits loop warnings so one ongoing issue does not add a notice every step.
+
+# once a warning fired for an issue, it fires again only after this many more occurrences
+LOOP_WARNING_BUCKET_SIZE = 5
+
+
+class WarningBuckets:
+    """Remembers, per issue key, the last bucket a warning was emitted for."""
+
+    def __init__(self, bucket_size: int = LOOP_WARNING_BUCKET_SIZE) -> None:
+        if bucket_size < 1:
+            raise ValueError(f"bucket_size must be >= 1, got {bucket_size}")
+        self._bucket_size = bucket_size
+        self._emitted: dict[Hashable, int] = {}
+
+    def should_emit(self, key: Hashable, count: int, threshold: int) -> bool:
+        """True the first time `count` reaches `threshold` for `key`, then once per bucket."""
+        if count < threshold:
+            return False
+        bucket = (count - threshold) // self._bucket_size
+        last = self._emitted.get(key)
+        if last is not None and bucket <= last:
+            return False
+        self._emitted[key] = bucket
+        return True
+
+
 
 TERMINAL_TOOLS: frozenset[str] = frozenset({"reply", "finish"})
 # tools where a model tends to guess target after target; os.fs.read is deliberately

@@ -12,22 +12,184 @@ with its result when it renders them.
 from __future__ import annotations
 
 import asyncio
+import time
+from collections.abc import Sequence
+from typing import Any
 
 import attrs
 
 from atomic_agent.agent import agent_events as ev
+from atomic_agent.agent.agent_events import EventSink
 from atomic_agent.agent.batch_executor import BatchResult, CallOutcome, execute_batch
-from atomic_agent.agent.infer_step import infer_step
-from atomic_agent.agent.loop_verdict import LoopVerdict
-from atomic_agent.agent.run_tool_call import INVALID_ARGS, run_tool_call
-from atomic_agent.agent.step_context import StepContext
-from atomic_agent.agent.tool_call import ToolCallBatch
-from atomic_agent.prompt.build_prompt import build_prompt
-from atomic_agent.records.tool_spec import ResourceClass, Tier
-from atomic_agent.reliability.failure_taxonomy import ToolExecutionError
+from atomic_agent.agent.invoke_tool import INVALID_ARGS, compress_result, invoke_tool, tool_context
+from atomic_agent.agent.loop_detector import LoopVerdict, ToolLoopTracker
+from atomic_agent.agent.tool_calls import (BatchValidationError, ToolCall, ToolCallBatch, ToolCallParseError,
+                                           parse_tool_calls, validate_batch)
+from atomic_agent.approval.approval_gate import ApprovalGate
+from atomic_agent.config.app_config import AgentConfig
+from atomic_agent.llm.provider_protocol import Completion, CompletionRequest
+from atomic_agent.llm.model_profile import ModelProfile
+from atomic_agent.llm.provider_protocol import TextProvider
+from atomic_agent.llm.reasoning_stream_parser import ReasoningStreamParser
+from atomic_agent.prompt.build_prompt import BuiltPrompt, build_prompt
+from atomic_agent.prompt.estimate_tokens import estimate_tokens
+from atomic_agent.hook_records import PromptSection, ResourceClass, Tier
+from atomic_agent.reliability.failure_taxonomy import model_error_for
+from atomic_agent.reliability.failure_taxonomy import GrammarError, ToolExecutionError, TurnCancelledError
+from atomic_agent.sessions.session_database import SessionRepository
+from atomic_agent.sessions.session_state import SessionState
 from atomic_agent.sessions.tool_journal import ToolJournal
 from atomic_agent.sessions.transcript_entry import REPLY, TranscriptEntry
 from atomic_agent.tools.builtin_tools import LOAD_TOOL_EFFECT
+from atomic_agent.tools.tool_registry import ToolRegistry
+from atomic_agent.tracing.trace_recorder import TraceRecorder
+
+
+# Everything one step needs, passed explicitly (no globals).
+
+@attrs.define
+class StepContext:
+    provider: TextProvider
+    profile: ModelProfile
+    registry: ToolRegistry
+    gate: ApprovalGate
+    session: SessionState
+    store: SessionRepository
+    tracker: ToolLoopTracker
+    trace: TraceRecorder
+    emit: EventSink
+    agent: AgentConfig
+    prompt_env: Any
+    stable_prefix: str
+    prefix_hash: str
+    grammar: str | None
+    slot_id: int
+    n_ctx: int | None
+    n_predict: int
+    turn_index: int
+    step: int
+    cancelled: asyncio.Event
+    memory_sections: Sequence[PromptSection] = ()
+    notices: Sequence[str] = ()
+    services: dict[str, Any] = attrs.field(factory=dict)
+    temperature: float = 0.2
+    seed: int | None = None
+
+
+# One inference: prompt -> completion -> parsed, validated tool calls.
+#
+# The parser retry is exactly one extra unary completion with the same prompt and slot;
+# a model failure (truncated, empty, no stop) is never retried in place, because the
+# same prompt would hit the same wall.
+
+@attrs.frozen
+class InferredStep:
+    batch: ToolCallBatch
+    completion: Completion
+    attempts: int
+
+
+def _request(ctx: StepContext, prompt: BuiltPrompt, stream: bool) -> CompletionRequest:
+    native = ctx.grammar is None
+    return CompletionRequest(prompt=prompt.text, grammar=ctx.grammar, n_predict=ctx.n_predict, slot_id=ctx.slot_id,
+                             cache_prompt=True, temperature=ctx.temperature, seed=ctx.seed, stream=stream,
+                             prefix_length=len(prompt.framed_prefix),
+                             tools=tuple(ctx.registry.specs()) if native else ())
+
+
+def batch_from_native_calls(completion: Completion) -> ToolCallBatch:
+    """Native tool calls map onto the same batch shape the grammar path parses.
+
+    A completion with no calls but with text is read as a reply (the guarded recovery for
+    providers that answered in prose); with neither it is a parse failure.
+    """
+    calls = tuple(ToolCall(name, dict(args)) for name, args in completion.tool_calls or ())
+    if not calls:
+        text = completion.content.strip()
+        if not text:
+            raise ToolCallParseError.for_text("the provider returned neither tool calls nor text", completion.content)
+        calls = (ToolCall("reply", {"text": text}),)
+    return ToolCallBatch("batch", calls, completion.reasoning_content)
+
+
+async def _complete(ctx: StepContext, request: CompletionRequest, on_delta: object) -> Completion:
+    """One provider call that a stop (the turn's cancel event) ends at once: a user stop or a
+    graceful stop's hard park must not wait out an inference that may run for minutes."""
+    call = asyncio.ensure_future(ctx.provider.complete(request, on_delta))
+    stop = asyncio.ensure_future(ctx.cancelled.wait())
+    try:
+        await asyncio.wait({call, stop}, return_when=asyncio.FIRST_COMPLETED)
+    finally:
+        stop.cancel()
+        if not call.done():
+            call.cancel()
+            await asyncio.gather(call, return_exceptions=True)
+    if call.cancelled():
+        raise TurnCancelledError("turn cancelled during inference")
+    return call.result()
+
+
+def _record_completion(ctx: StepContext, completion: Completion, attempt: int, reasoning: str) -> None:
+    ctx.trace.record("llm_completion", turnIndex=ctx.turn_index, step=ctx.step, attempt=attempt,
+                     content=completion.content, reasoningContent=completion.reasoning_content or reasoning,
+                     durationMs=round(completion.duration_ms, 1), stopType=completion.stop_type,
+                     tokensPredicted=completion.tokens_predicted, tokensEvaluated=completion.tokens_evaluated,
+                     cacheN=completion.cache_n, promptN=completion.prompt_n, slotId=completion.slot_id)
+
+
+def _parse(ctx: StepContext, completion: Completion) -> ToolCallBatch:
+    if completion.tool_calls is not None:
+        batch = batch_from_native_calls(completion)
+    else:
+        prefilled = bool(ctx.profile.prefill) and ctx.profile.has_reasoning
+        batch = parse_tool_calls(completion.content, ctx.profile, prefilled_open=prefilled)
+    try:
+        validate_batch(batch.calls, ctx.registry, ctx.agent.max_parallel_tool_calls)
+    except BatchValidationError as exc:
+        exc.raw_preview = completion.content[:400]
+        raise
+    return batch
+
+
+async def infer_step(ctx: StepContext, prompt: BuiltPrompt) -> InferredStep:
+    ctx.trace.record("prompt_captured", turnIndex=ctx.turn_index, step=ctx.step, stablePrefixHash=ctx.prefix_hash,
+                     tail=prompt.tail, slotId=ctx.slot_id, profile=ctx.profile.name,
+                     framing=ctx.profile.framing.name,
+                     tokens={"stablePrefix": estimate_tokens(prompt.framed_prefix), "tail": estimate_tokens(prompt.tail),
+                             "total": estimate_tokens(prompt.text), "estimated": True})
+    ctx.profile.check_prompt_aligned(prompt.text)  # a misframed prompt would waste the whole step
+    parser = ReasoningStreamParser(ctx.profile, pre_opened=bool(ctx.profile.prefill) and ctx.profile.has_reasoning)
+
+    def on_delta(text: str) -> None:
+        for kind, piece in parser.feed(text):
+            if piece:
+                ctx.emit(ev.event(ev.REASONING_DELTA if kind == "reasoning" else ev.TEXT_DELTA,
+                                  turnIndex=ctx.turn_index, step=ctx.step, delta=piece))
+
+    started = time.perf_counter()
+    completion = await _complete(ctx, _request(ctx, prompt, stream=True), on_delta)
+    parser.finish()
+    completion = attrs.evolve(completion, duration_ms=completion.duration_ms or (time.perf_counter() - started) * 1000)
+    _record_completion(ctx, completion, 1, parser.reasoning)
+    failure = model_error_for(completion) if completion.tool_calls is None else None
+    if failure is not None:
+        raise failure
+    try:
+        return InferredStep(_parse(ctx, completion), completion, 1)
+    except (ToolCallParseError, BatchValidationError) as first:
+        ctx.emit(ev.event(ev.PARSE_RETRY, turnIndex=ctx.turn_index, step=ctx.step, reason=str(first)))
+        ctx.trace.record("parse_retry", turnIndex=ctx.turn_index, step=ctx.step, reason=str(first))
+        # the retry is unary so partial stream deltas are never emitted twice
+        retry = await _complete(ctx, _request(ctx, prompt, stream=False), None)
+        _record_completion(ctx, retry, 2, "")
+        failure = model_error_for(retry) if retry.tool_calls is None else None
+        if failure is not None:
+            raise failure from first
+        try:
+            return InferredStep(_parse(ctx, retry), retry, 2)
+        except (ToolCallParseError, BatchValidationError) as second:
+            raise GrammarError(f"the model's answer did not parse twice: {first}; then: {second}",
+                               raw_preview=getattr(first, "raw_preview", "")) from second
 
 
 @attrs.frozen
@@ -87,6 +249,26 @@ def _trace_invocations(ctx: StepContext, result: BatchResult, size: int) -> None
         ctx.trace.record("tool_invocation", turnIndex=ctx.turn_index, step=ctx.step, tool=outcome.call.tool,
                          args=outcome.call.args, status=outcome.result.status, summary=outcome.result.summary,
                          details=dict(outcome.result.details), durationMs=round(outcome.duration_ms, 1), **where)
+
+
+async def run_tool_call(ctx: StepContext, index: int, call: ToolCall, batch_size: int) -> ToolResult:
+    """One call of a step: its started/result events around `invoke_tool`."""
+    spec = ctx.registry.get(call.tool)
+    where = ev.batch_fields(index, batch_size)
+    ctx.emit(ev.event(ev.TOOL_CALL_STARTED, turnIndex=ctx.turn_index, step=ctx.step, tool=call.tool,
+                      args=call.args, **where))
+    if spec is None:  # the registry check ran earlier; this guards replayed batches
+        result = compress_result(ToolResult.error(f"{call.tool!r} is not a registered tool"),
+                                 ctx.agent.tool_result_summary_chars)
+    else:
+        state_dir = ctx.services.get("state_dir", ctx.session.working_dir)
+        context = tool_context(gate=ctx.gate, registry=ctx.registry, session=ctx.session, state_dir=state_dir,
+                               services=ctx.services, cancelled=ctx.cancelled, tool=call.tool)
+        result = await invoke_tool(spec, call.args, context, timeout_s=float(ctx.agent.tool_timeout_s),
+                                   summary_chars=ctx.agent.tool_result_summary_chars)
+    ctx.emit(ev.event(ev.TOOL_CALL_RESULT, turnIndex=ctx.turn_index, step=ctx.step, tool=call.tool,
+                      status=result.status, summary=result.summary, **where))
+    return result
 
 
 async def execute_step(ctx: StepContext) -> StepOutcome:

@@ -11,21 +11,323 @@ appended to the audit log when one is attached.
 
 Hardline rules (the shell guard) run in the tool before it ever reaches the gate, so no
 level or grant can let them through.
+
+Here too is everything the gate decides with: the answers a host gives, the binding a yes
+is tied to, the session grants, the standard categories and level names, changing the
+level, and `bind_request_approval` (a tool's `ctx.request_approval`).
 """
 
 from __future__ import annotations
 
+import enum
+import hashlib
+import json
+import os
 import time
-from collections.abc import Awaitable, Callable, Iterable
+from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
+from pathlib import Path
 from typing import Any
 
 import attrs
 
-from atomic_agent.approval.approval_answer import AnswerKind, ApprovalAnswer, normalise_answer
 from atomic_agent.approval.approval_audit import ApprovalAuditLog
-from atomic_agent.approval.approval_binding import ApprovalBinding
-from atomic_agent.approval.session_grants import CATEGORY, SHAPE, SessionGrant, SessionGrants
-from atomic_agent.records.approval_category import ApprovalCategory
+from atomic_agent.config.config_file import config_path, read_raw_config, save_raw_config, set_key
+from atomic_agent.hook_records import ApprovalCategory
+
+
+# What a host answers to an approval prompt: once, this kind for the session, this
+# command shape for the session, or no — optionally with a bound on the grant.
+#
+# Hosts may also answer a plain bool (True = once) or a key string ("y", "s", "a", "n").
+
+class AnswerKind(str, enum.Enum):
+    ONCE = "once"  # [y] this call only
+    SESSION = "session"  # [s] the whole category for this session
+    SHAPE = "shape"  # [a] this command shape (binary) for this session
+    DENY = "deny"  # [n]
+
+
+_KEYS = {"y": AnswerKind.ONCE, "yes": AnswerKind.ONCE, "s": AnswerKind.SESSION, "a": AnswerKind.SHAPE,
+         "n": AnswerKind.DENY, "no": AnswerKind.DENY}
+
+
+def _positive_or_none(_inst: object, attribute: attrs.Attribute, value: object) -> None:
+    if value is None:
+        return
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or value <= 0:
+        raise ValueError(f"{attribute.name} must be a positive number or None, got {value!r}")
+
+
+@attrs.frozen
+class ApprovalAnswer:
+    """A decision; `ttl_s` / `uses` bound a session grant (ignored for once/deny)."""
+
+    kind: AnswerKind
+    ttl_s: float | None = attrs.field(default=None, validator=_positive_or_none)
+    uses: int | None = attrs.field(default=None, validator=_positive_or_none)
+
+    @property
+    def approved(self) -> bool:
+        return self.kind is not AnswerKind.DENY
+
+    @classmethod
+    def once(cls) -> ApprovalAnswer:
+        return cls(AnswerKind.ONCE)
+
+    @classmethod
+    def deny(cls) -> ApprovalAnswer:
+        return cls(AnswerKind.DENY)
+
+    @classmethod
+    def session(cls, ttl_s: float | None = None, uses: int | None = None) -> ApprovalAnswer:
+        return cls(AnswerKind.SESSION, ttl_s, uses)
+
+    @classmethod
+    def shape(cls, ttl_s: float | None = None, uses: int | None = None) -> ApprovalAnswer:
+        return cls(AnswerKind.SHAPE, ttl_s, uses)
+
+
+def normalise_answer(value: object) -> ApprovalAnswer:
+    """Any host answer as an ApprovalAnswer; anything unrecognised is a denial (fail closed)."""
+    if isinstance(value, ApprovalAnswer):
+        return value
+    if isinstance(value, AnswerKind):
+        return ApprovalAnswer(value)
+    if isinstance(value, bool):
+        return ApprovalAnswer.once() if value else ApprovalAnswer.deny()
+    if isinstance(value, str):
+        return ApprovalAnswer(_KEYS.get(value.strip().lower(), AnswerKind.DENY))
+    return ApprovalAnswer.deny()
+
+
+# Bind an approval to the exact call it was asked for.
+#
+# A binding records the tool, the canonical working dir, the argv (or the canonical targets
+# of a file write) and a SHA-256 of every file whose contents decide what runs (a script).
+# The gate re-captures the binding after the person said yes; when anything changed in
+# between (a script edited, a symlink swapped) the approval no longer applies and the
+# person is asked again.
+
+MISSING = "missing"
+_CHUNK = 1 << 20
+
+
+def _file_digest(path: str) -> str:
+    try:
+        with open(path, "rb") as handle:
+            digest = hashlib.sha256()
+            while chunk := handle.read(_CHUNK):
+                digest.update(chunk)
+        return digest.hexdigest()
+    except OSError:
+        return MISSING
+
+
+def _canonical(path: str | os.PathLike[str]) -> str:
+    try:
+        return os.path.realpath(os.fspath(path))
+    except (OSError, ValueError):
+        return os.fspath(path)
+
+
+@attrs.frozen
+class ApprovalBinding:
+    tool: str
+    cwd: str
+    argv: tuple[str, ...] = ()
+    files: tuple[tuple[str, str], ...] = ()  # (canonical path, sha256 or "missing")
+
+    @classmethod
+    def capture(cls, tool: str, cwd: str | os.PathLike[str], argv: Sequence[str] = (),
+                files: Sequence[str | os.PathLike[str]] = ()) -> ApprovalBinding:
+        paths = [_canonical(f) for f in files]
+        return cls(tool, _canonical(cwd), tuple(str(a) for a in argv), tuple((p, _file_digest(p)) for p in paths))
+
+    def recapture(self) -> ApprovalBinding:
+        return ApprovalBinding.capture(self.tool, self.cwd, self.argv, [p for p, _ in self.files])
+
+    @property
+    def fingerprint(self) -> str:
+        body = json.dumps([self.tool, self.cwd, list(self.argv), [list(f) for f in self.files]],
+                          ensure_ascii=False, separators=(",", ":"))
+        return hashlib.sha256(body.encode("utf-8", "surrogatepass")).hexdigest()[:16]
+
+    def holds(self) -> bool:
+        """True when the call would still run exactly what was approved."""
+        return self.recapture().fingerprint == self.fingerprint
+
+    def changed_files(self) -> list[str]:
+        now = dict(self.recapture().files)
+        return [path for path, digest in self.files if now.get(path) != digest]
+
+
+def binding_for_paths(tool: str, cwd: Path, targets: Sequence[Path]) -> ApprovalBinding:
+    """A binding for a file mutation: the canonical targets stand in for argv."""
+    return ApprovalBinding.capture(tool, cwd, [str(t) for t in targets])
+
+
+# Session grants: in-memory point exceptions over the standing level, keyed by session id.
+#
+# A grant silences one category (`s`) or one command shape (`a`) for the session that made
+# it, never another. It may be bounded by time (`ttl_s`) or by count (`uses`) and then
+# expires by itself. Grants never persist: a new process starts with none.
+
+CATEGORY = "category"
+SHAPE = "shape"
+
+
+@attrs.define
+class SessionGrant:
+    kind: str  # CATEGORY | SHAPE
+    value: str  # the category name, or the normalised binary
+    category: str  # the category the grant was made under (a shape grant is scoped to it too)
+    created_at: float
+    expires_at: float | None = None
+    uses_left: int | None = None
+
+    def live(self, now: float) -> bool:
+        if self.expires_at is not None and now >= self.expires_at:
+            return False
+        return self.uses_left is None or self.uses_left > 0
+
+    def describe(self) -> str:
+        return f"{self.kind}:{self.value}"
+
+    def as_dict(self) -> dict[str, object]:
+        return {"kind": self.kind, "value": self.value, "category": self.category, "expiresAt": self.expires_at,
+                "usesLeft": self.uses_left}
+
+
+class SessionGrants:
+    """Grants per session id; `match` consumes one use of the grant it returns."""
+
+    def __init__(self, clock: Callable[[], float] = time.monotonic) -> None:
+        self._clock = clock
+        self._by_session: dict[str, list[SessionGrant]] = {}
+
+    def add(self, session_id: str, kind: str, value: str, category: str, ttl_s: float | None = None,
+            uses: int | None = None) -> SessionGrant:
+        if kind not in (CATEGORY, SHAPE):
+            raise ValueError(f"grant kind must be {CATEGORY!r} or {SHAPE!r}, got {kind!r}")
+        now = self._clock()
+        grant = SessionGrant(kind, value, category, now, None if ttl_s is None else now + ttl_s, uses)
+        grants = [g for g in self._by_session.get(session_id, []) if (g.kind, g.value) != (kind, value)]
+        grants.append(grant)
+        self._by_session[session_id] = grants
+        return grant
+
+    def match(self, session_id: str, category: str, command_shape: str | None) -> SessionGrant | None:
+        """The grant covering this request in this session (one use consumed), or None."""
+        now = self._clock()
+        grants = [g for g in self._by_session.get(session_id, []) if g.live(now)]
+        self._by_session[session_id] = grants
+        for grant in grants:
+            covers = (grant.kind == CATEGORY and grant.value == category) or (
+                grant.kind == SHAPE and command_shape is not None and grant.value == command_shape
+                and grant.category == category)
+            if covers:
+                if grant.uses_left is not None:
+                    grant.uses_left -= 1
+                return grant
+        return None
+
+    def clear(self, session_id: str | None = None) -> None:
+        """Drop one session's grants (on session change), or every session's."""
+        if session_id is None:
+            self._by_session.clear()
+        else:
+            self._by_session.pop(session_id, None)
+
+    def snapshot(self, session_id: str | None = None) -> list[dict[str, object]]:
+        """Live grants (one session's, or the union over sessions) as plain dicts."""
+        now = self._clock()
+        sessions = [session_id] if session_id is not None else sorted(self._by_session)
+        out: list[dict[str, object]] = []
+        for sid in sessions:
+            out.extend({"sessionId": sid, **g.as_dict()} for g in self._by_session.get(sid, []) if g.live(now))
+        return out
+
+
+# The ten standard categories of the five-level ladder (a product decision, pinned by tests).
+#
+# Level 1 paranoid asks for everything; 2 workspace stops asking for writes inside the
+# session's working dir; 3 home adds home-dir writes, trash and HTTP; 4 operator adds shell,
+# scripts and process kills; 5 full trust asks for nothing.
+
+STANDARD_CATEGORIES: tuple[ApprovalCategory, ...] = (
+    ApprovalCategory("fs_write_workspace", 2, "file write · workspace"),
+    ApprovalCategory("fs_write_home", 3, "file write · home"),
+    ApprovalCategory("fs_trash", 3, "move to trash"),
+    ApprovalCategory("http", 3, "HTTP request"),
+    ApprovalCategory("shell", 4, "shell command"),
+    ApprovalCategory("script", 4, "skill script"),
+    ApprovalCategory("proc_kill", 4, "kill process"),
+    ApprovalCategory("browser_nonweb", 5, "browser · non-web URL"),
+    ApprovalCategory("trust_config", 5, "agent trust config", grantable=False),
+    ApprovalCategory("other", 5, "other action"),
+)
+
+LEVEL_NAMES = {1: "paranoid", 2: "workspace", 3: "home", 4: "operator", 5: "full trust"}
+
+
+# Changing the standing approval level: validate, persist to config.json, then hot-apply.
+#
+# The level is a machine-local trust posture. It is written to `agent.approvalLevel` first,
+# so the next boot picks it up, and only then applied to the live gate; if applying fails
+# after the write, the error names the already-rewritten file. `--no-approval` forces level
+# 5 for one process and is never persisted.
+
+LEVEL_KEY = "agent.approvalLevel"
+
+
+class ApprovalLevelError(RuntimeError):
+    """The level was persisted but could not be applied to the running gate."""
+
+
+def parse_level(value: object) -> int:
+    """One of the integers 1..5 (a CLI may pass it as the digits "1".."5"); anything else —
+    2.5, 0, 9, true, "high" — is refused with a ValueError naming the ladder, never clamped."""
+    if isinstance(value, str) and value.strip().isdigit():
+        return check_level(int(value.strip()))
+    return check_level(value)
+
+
+def resolve_boot_level(no_approval: bool, configured: int) -> int:
+    """The level a process starts at: the persisted one, or 5 for `--no-approval` (never stricter)."""
+    return 5 if no_approval else check_level(configured)
+
+
+def set_approval_level(state_dir: Path, config_blocks: Mapping[str, Any], gate: ApprovalGate, level: object) -> int:
+    """Persist `level` (an integer 1..5, else ValueError) to config.json, then apply it to `gate`; returns the level."""
+    value = parse_level(level)
+    path = config_path(state_dir)
+    raw = set_key(read_raw_config(path), LEVEL_KEY, value)
+    save_raw_config(path, raw, config_blocks)
+    try:
+        return gate.set_level(value)
+    except Exception as exc:
+        raise ApprovalLevelError(
+            f"{path} now says {LEVEL_KEY}={value} (the next start uses it), but the running gate could not "
+            f"be switched ({type(exc).__name__}: {exc}); restart to apply it") from exc
+
+
+# The `request_approval` callable a ToolContext carries, bound to one gate, session and tool.
+#
+# The agent loop and `atomic-agent tools call` both build contexts with it, so a tool asks
+# through exactly the same path wherever it runs.
+
+RequestApproval = Callable[..., Awaitable[bool]]
+
+
+def bind_request_approval(gate: ApprovalGate, session_id: str, tool: str) -> RequestApproval:
+    async def request_approval(category: str, summary: str, *, binding: ApprovalBinding | None = None,
+                               command_shape: str | None = None) -> bool:
+        decision = await gate.request(session_id, tool, category, summary, command_shape=command_shape,
+                                      binding=binding)
+        return decision.approved
+
+    return request_approval
+
 
 FALLBACK_CATEGORY = "other"
 TRUST_CONFIG = "trust_config"  # never grantable, whatever a registration says

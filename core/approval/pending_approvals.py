@@ -19,7 +19,7 @@ from typing import Any, Literal
 
 import attrs
 
-from atomic_agent.approval.approval_answer import AnswerKind, ApprovalAnswer
+from atomic_agent.approval.approval_gate import AnswerKind, ApprovalAnswer
 
 RESOLVED_MEMORY = 512  # how many finished ids are remembered for a clear late-answer error
 DECISIONS = tuple(kind.value for kind in AnswerKind)  # once, session, shape, deny

@@ -8,8 +8,58 @@ from typing import Any
 
 import attrs
 
-from atomic_agent.config.core_blocks import AgentConfig, PluginsConfig, TracingConfig
+from atomic_agent.config.config_fields import int_field, value_field
 from atomic_agent.config.dotenv_file import DotenvLoadResult
+
+
+# The config blocks the core owns: agent, plugins, tracing. Plugins add their own.
+
+@attrs.frozen
+class AgentConfig:
+    """How the agent loop behaves. Loop-detector thresholds are env-only (see loop_detector)."""
+
+    approval_level: int = int_field(1, 1, 5)
+    max_steps: int = int_field(24, 1, 500, env="ATOMIC_AGENT_MAX_STEPS", clamp=True)
+    max_parallel_tool_calls: int = int_field(8, 1, 16, env="ATOMIC_AGENT_MAX_PARALLEL_TOOL_CALLS", clamp=True)
+    batch_tool_result_char_cap: int = int_field(16000, 500, 1_000_000,
+                                                env="ATOMIC_AGENT_BATCH_TOOL_RESULT_CHAR_CAP", clamp=True)
+    loaded_tools_cap: int = int_field(6, 1, 64)
+    loaded_tools_max_tokens: int = int_field(1200, 100, 32000)
+    auto_expand_rare_on_error: bool = value_field(True)
+    token_budget: int = int_field(600, 0, 32000)
+    conversation_max_tokens: int = int_field(32000, 256, 1_000_000)
+    world_snapshot_max_tokens: int = int_field(8000, 64, 1_000_000)
+    tool_result_summary_chars: int = int_field(1200, 100, 100_000)
+    tool_timeout_s: int = int_field(300, 1, 86_400, env="ATOMIC_AGENT_TOOL_TIMEOUT_S", clamp=True)
+    # queued sends of one session: run one turn each, or fold every waiting one into the next turn
+    send_mode: str = value_field("one-at-a-time", choices=("one-at-a-time", "all"))
+    # steers of the running turn: fold the oldest in and answer it before the next, or fold
+    # every waiting one into the next step together
+    steer_mode: str = value_field("one-at-a-time", choices=("one-at-a-time", "all"))
+    # seconds between the runtime's consolidation ticks (memory phases' cold path); 0: never
+    consolidation_interval_s: int = int_field(600, 0, 7 * 86_400)
+
+
+@attrs.frozen
+class PluginsConfig:
+    """Which installed plugins not to load (names as `atomic-agent plugins` lists them)."""
+
+    disabled: tuple[str, ...] = value_field(())
+
+
+@attrs.frozen
+class TracingConfig:
+    """Per-session NDJSON traces under `<state>/traces/`."""
+
+    enabled: bool = value_field(True, env="ATOMIC_AGENT_TRACING")
+    max_bytes_per_session: int = int_field(10 * 1024 * 1024, 1024, 1 << 34)
+
+
+CORE_BLOCKS: dict[str, type] = {
+    "agent": AgentConfig,
+    "plugins": PluginsConfig,
+    "tracing": TracingConfig,
+}
 
 
 @attrs.frozen

@@ -8,7 +8,7 @@ import attrs
 import cattrs
 from cattrs.gen import make_dict_structure_fn, make_dict_unstructure_fn, override
 
-from atomic_agent.config.field_naming import to_camel
+from atomic_agent.config.config_fields import to_camel
 
 
 def _strict_int(value: Any, _type: type) -> int:

@@ -6,7 +6,13 @@ from typing import Any
 
 import attrs
 
-from atomic_agent.config.field_naming import to_camel
+
+# Field names on disk are camelCase (`maxParallelToolCalls`); in Python, snake_case.
+
+def to_camel(name: str) -> str:
+    head, *rest = name.split("_")
+    return head + "".join(part[:1].upper() + part[1:] for part in rest)
+
 
 ENV_KEY = "atomic_agent_env"
 RANGE_KEY = "atomic_agent_range"

@@ -9,15 +9,88 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from atomic_agent.config.app_config import AppConfig
+import attrs
+
+from atomic_agent.config.app_config import CORE_BLOCKS, AppConfig
 from atomic_agent.config.atomic_write import write_atomic
 from atomic_agent.config.config_converter import describe_structure_error, lenient_converter, strict_converter
 from atomic_agent.config.config_errors import ConfigError
-from atomic_agent.config.core_blocks import CORE_BLOCKS
+from atomic_agent.config.config_fields import CLAMP_KEY, ENV_KEY, RANGE_KEY
 from atomic_agent.config.dotenv_file import DotenvLoadResult
-from atomic_agent.config.env_overrides import apply_env_overrides
 from atomic_agent.config.migrate_config import CONFIG_VERSION, migrate_raw
-from atomic_agent.records.config_block import ConfigBlock
+from atomic_agent.hook_records import ConfigBlock
+
+
+# Dotted keys (`agent.maxParallelToolCalls`) into a raw config mapping.
+
+def get_key(raw: dict[str, Any], key: str) -> Any:
+    node: Any = raw
+    for part in key.split("."):
+        if not isinstance(node, dict) or part not in node:
+            raise ConfigError(None, key, "no such key", "Run `atomic-agent config show` to see the keys")
+        node = node[part]
+    return node
+
+
+def parse_value(text: str) -> Any:
+    """VALUE as JSON when it parses (8, true, ["a"]), else the plain string."""
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError:
+        return text
+
+
+def set_key(raw: dict[str, Any], key: str, value: Any) -> dict[str, Any]:
+    parts = key.split(".")
+    if len(parts) < 2:
+        raise ConfigError(None, key, "a key names a block and a field", "Use BLOCK.FIELD, e.g. agent.approvalLevel")
+    node = raw
+    for part in parts[:-1]:
+        child = node.setdefault(part, {})
+        if not isinstance(child, dict):
+            raise ConfigError(None, key, f"{part!r} is not an object", "Choose a key inside a block")
+        node = child
+    node[parts[-1]] = value
+    return raw
+
+
+# Apply `ATOMIC_AGENT_*` environment overrides declared in config field metadata.
+
+_TRUE = {"1", "true", "yes", "on"}
+_FALSE = {"0", "false", "no", "off"}
+
+
+def _parse(raw: str, current: Any, env_name: str, field: attrs.Attribute) -> Any:
+    if isinstance(current, bool):
+        low = raw.strip().lower()
+        if low in _TRUE:
+            return True
+        if low in _FALSE:
+            return False
+        raise ConfigError(None, env_name, f"{raw!r} is not a boolean", "Use 1/0, true/false, yes/no or on/off")
+    if isinstance(current, int):
+        try:
+            value = int(raw.strip())
+        except ValueError:
+            raise ConfigError(None, env_name, f"{raw!r} is not an integer", "Set it to a whole number") from None
+        lo, hi = field.metadata.get(RANGE_KEY, (value, value))
+        if field.metadata.get(CLAMP_KEY):
+            return max(lo, min(hi, value))
+        if not lo <= value <= hi:
+            raise ConfigError(None, env_name, f"{value} is out of range", f"Use a value in {lo}..{hi}")
+        return value
+    return raw
+
+
+def apply_env_overrides(block: Any, environ: Mapping[str, str]) -> Any:
+    """A copy of `block` with every field whose env var is set taken from the environment."""
+    changes: dict[str, Any] = {}
+    for field in attrs.fields(type(block)):
+        env_name = field.metadata.get(ENV_KEY)
+        if env_name and environ.get(env_name, "") != "":
+            changes[field.name] = _parse(environ[env_name], getattr(block, field.name), env_name, field)
+    return attrs.evolve(block, **changes) if changes else block
+
 
 CONFIG_FILE = "config.json"
 RESERVED_KEYS = {"version", *CORE_BLOCKS}
@@ -86,7 +159,7 @@ def structure_blocks(raw: Mapping[str, Any], plugin_blocks: Mapping[str, ConfigB
 def _camel_fields(cls: type) -> list[str]:
     import attrs
 
-    from atomic_agent.config.field_naming import to_camel
+    from atomic_agent.config.config_fields import to_camel
 
     return [to_camel(f.name) for f in attrs.fields(cls)]
 

@@ -20,13 +20,55 @@ The output depends only on the inputs: the same names, profile and bound give th
 from __future__ import annotations
 
 import functools
+import json
 import re
 from collections.abc import Mapping, Sequence
 from importlib import resources
 
-from atomic_agent.grammar.gbnf_literals import gbnf_excluding_class, gbnf_string_literal, json_string_literal
-from atomic_agent.grammar.tool_call_limits import HARD_MAX_TOOL_CALLS
 from atomic_agent.llm.model_profile import ModelProfile
+
+
+# The hard ceiling on tool calls in one step, shared by the grammar and the parser.
+
+# The grammar never allows more; the runtime's agent.maxParallelToolCalls soft cap sits below it.
+HARD_MAX_TOOL_CALLS = 16
+
+
+# Escaping arbitrary text into GBNF literals (quoted strings and character classes).
+
+_NAMED_ESCAPES = {"\\": "\\\\", '"': '\\"', "\n": "\\n", "\r": "\\r", "\t": "\\t"}
+# Inside [...] these would change the class's meaning, so they are always escaped.
+_CLASS_SPECIALS = frozenset("\\]^-[")
+
+
+def _escape_char(char: str, specials: frozenset[str]) -> str:
+    if char in _NAMED_ESCAPES:
+        return _NAMED_ESCAPES[char]
+    if char in specials:
+        return "\\" + char
+    code = ord(char)
+    if code < 0x20 or code == 0x7F:
+        return f"\\x{code:02X}"
+    return char
+
+
+def gbnf_string_literal(text: str) -> str:
+    """`text` as a double-quoted GBNF literal that matches exactly those characters."""
+    return '"' + "".join(_escape_char(char, frozenset()) for char in text) + '"'
+
+
+def gbnf_excluding_class(chars: str) -> str:
+    """A GBNF character class matching any single character except those in `chars`."""
+    if not chars:
+        raise ValueError("an excluding character class needs at least one character to exclude")
+    unique = sorted(set(chars), key=chars.index)
+    return "[^" + "".join(_escape_char(char, _CLASS_SPECIALS) for char in unique) + "]"
+
+
+def json_string_literal(value: str) -> str:
+    """A GBNF literal matching the JSON encoding of `value` (quotes included), e.g. "\\"os.fs.read\\""."""
+    return gbnf_string_literal(json.dumps(value, ensure_ascii=False))
+
 
 GRAMMAR_PACKAGE = "atomic_agent.grammars"
 GRAMMAR_FILE = "tool-call.gbnf"

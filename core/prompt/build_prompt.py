@@ -14,13 +14,13 @@ from typing import Any
 
 import attrs
 
-from atomic_agent.config.core_blocks import AgentConfig
+from atomic_agent.config.app_config import AgentConfig
 from atomic_agent.llm.model_profile import ModelProfile
 from atomic_agent.prompt.conversation_lines import lines_by_turn
 from atomic_agent.prompt.describe_tool import describe_full
 from atomic_agent.prompt.estimate_tokens import estimate_tokens
 from atomic_agent.prompt.pack_conversation import TRUNCATED, pack_conversation
-from atomic_agent.records.memory_phase import PromptSection
+from atomic_agent.hook_records import PromptSection
 from atomic_agent.sessions.session_state import SessionState
 from atomic_agent.sessions.transcript_entry import COMPACTION, TranscriptEntry
 from atomic_agent.tools.tool_registry import ToolRegistry

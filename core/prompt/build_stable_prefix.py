@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from atomic_agent.prompt.describe_tool import describe_brief, describe_full
-from atomic_agent.records.tool_spec import ResourceClass
+from atomic_agent.hook_records import ResourceClass
 from atomic_agent.tools.tool_registry import ToolRegistry
 
 

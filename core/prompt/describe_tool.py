@@ -10,7 +10,7 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
-from atomic_agent.records.tool_spec import ToolSpec
+from atomic_agent.hook_records import ToolSpec
 
 
 def describe_type(schema: Mapping[str, Any]) -> str:

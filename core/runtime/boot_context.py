@@ -14,7 +14,7 @@ from atomic_agent.config.dotenv_file import load_dotenv
 from atomic_agent.config.state_dir import ensure_state_dir, resolve_state_dir
 from atomic_agent.plugin_host.collect_registrations import collect_records
 from atomic_agent.plugin_host.plugin_host import PluginHost, build_plugin_host
-from atomic_agent.records.config_block import ConfigBlock
+from atomic_agent.hook_records import ConfigBlock
 
 DOTENV_FILE = ".env"
 

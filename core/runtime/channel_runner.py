@@ -9,7 +9,7 @@ from typing import Any
 
 from atomic_agent.plugin_host.collect_registrations import report_failure
 from atomic_agent.plugin_host.plugin_host import PluginHost
-from atomic_agent.records.channel_spec import Channel, ChannelSpec
+from atomic_agent.hook_records import Channel, ChannelSpec
 
 
 class ChannelRunner:

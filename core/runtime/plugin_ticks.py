@@ -15,7 +15,7 @@ import sys
 from collections.abc import Sequence
 from typing import Any
 
-from atomic_agent.records.tick_spec import TickSpec
+from atomic_agent.hook_records import TickSpec
 
 
 class PluginTicks:

@@ -11,8 +11,7 @@ import attrs
 
 from atomic_agent.config.app_config import AppConfig
 from atomic_agent.grammar.build_grammar import build_tool_call_grammar
-from atomic_agent.llm.detect_profile import detect_profile
-from atomic_agent.llm.model_profile import ModelProfile
+from atomic_agent.llm.model_profile import detect_profile, ModelProfile
 from atomic_agent.prompt.build_stable_prefix import build_stable_prefix, default_capabilities
 from atomic_agent.tools.tool_registry import ToolRegistry
 

@@ -10,14 +10,13 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from atomic_agent.llm.fallback.fallback_provider import FallbackTextProvider
-from atomic_agent.llm.fallback.request_shaper import RequestShaper
+from atomic_agent.providers.fallback_provider import FallbackTextProvider, RequestShaper
 from atomic_agent.llm.model_profile import PLAIN_TEXT_PROFILE, ModelProfile
 from atomic_agent.plugin_host.collect_registrations import collect_records
 from atomic_agent.plugin_host.plugin_host import PluginHost
-from atomic_agent.providers.llm_config_reader import read_llm_config
+from atomic_agent.providers.llm_config import read_llm_config
 from atomic_agent.providers.provider_registry import ProviderConfigError, ProviderRegistry
-from atomic_agent.records.provider_kind import ProviderKind
+from atomic_agent.hook_records import ProviderKind
 
 __all__ = ["NoProviderError", "build_provider_registry", "build_runtime_provider", "provider_kinds"]
 

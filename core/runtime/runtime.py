@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import asyncio
 import os
-import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -20,43 +19,34 @@ from atomic_agent.config.app_config import AppConfig
 from atomic_agent.plugin_host.collect_registrations import (await_lifecycle, call_lifecycle, collect_records,
                                                             discard_lifecycle)
 from atomic_agent.plugin_host.plugin_host import PluginHost
-from atomic_agent.prompt.prompt_assets import PromptAssets
-from atomic_agent.records.approval_category import ApprovalCategory
-from atomic_agent.prompt.estimate_tokens import estimate_tokens
-from atomic_agent.records.memory_phase import MemoryPhase, PromptSection, TurnStart, fit_sections
-from atomic_agent.records.tool_spec import ToolSpec
 from atomic_agent.plugin_host.service_registry import ServiceRegistry
-from atomic_agent.records.channel_spec import ChannelSpec
+from atomic_agent.prompt.prompt_assets import PromptAssets
+from atomic_agent.hook_records import ApprovalCategory, ChannelSpec, MemoryPhase, PromptSection, TickSpec, ToolSpec
 from atomic_agent.runtime.boot_context import BootContext
 from atomic_agent.runtime.channel_runner import ChannelRunner
-from atomic_agent.runtime.consolidation_tick import ConsolidationTick
+from atomic_agent.runtime.memory_phases import ConsolidationTick, MemoryPhases
 from atomic_agent.runtime.plugin_ticks import PluginTicks
-from atomic_agent.records.tick_spec import TickSpec
 from atomic_agent.runtime.prompt_plan import PromptPlan, plan_prompt, with_current_tools
 from atomic_agent.runtime.provider_selection import build_runtime_provider
-from atomic_agent.runtime.tool_choice import check_tool_choice
-from atomic_agent.runtime.turn_execution import execute_turn
-from atomic_agent.runtime.steering_inbox import SteerOutcome, SteeringInbox
-from atomic_agent.runtime.turn_controller import TurnController
+from atomic_agent.runtime.session_compactor import SessionCompactor
+from atomic_agent.tracing.trace_recorder import TraceRecorders
+from atomic_agent.sessions.compact_session import CompactionResult
 from atomic_agent.sessions.session_database import SessionRepository
 from atomic_agent.sessions.session_state import SessionState
+from atomic_agent.sessions.settle_interrupted_calls import RunDurable, SettleReport
 from atomic_agent.tools.tool_registry import ToolRegistry
 from atomic_agent.tracing.prefix_hash import hash_prefix, load_or_create_salt
-from atomic_agent.runtime.trace_recorders import TraceRecorders
 from atomic_agent.tracing.trace_recorder import TraceRecorder
-# durable calls and compaction (issue 5 items 6 and 8)
-from atomic_agent.runtime.session_compactor import SessionCompactor
-from atomic_agent.sessions.compact_session import CompactionResult
-from atomic_agent.runtime.settle_sessions import durable_runner, settle_interrupted
-from atomic_agent.sessions.settle_interrupted_calls import RunDurable, SettleReport
-from atomic_agent.turns.session_backends import DEFAULT_BACKEND, SessionBackend
-from atomic_agent.turns.graceful_stop import DEFAULT_GRACE_S, DrainReport, drain
 from atomic_agent.turns.admissible_text import check_text
+from atomic_agent.turns.graceful_stop import DEFAULT_GRACE_S, DrainReport, drain
 from atomic_agent.turns.request_keys import KeyedTurn, RequestKey
-from atomic_agent.turns.running_turn import TurnStops
+from atomic_agent.turns.restart_recovery import durable_runner, settle_interrupted
+from atomic_agent.turns.session_backends import DEFAULT_BACKEND, SessionBackend
+from atomic_agent.turns.steering_inbox import SteerOutcome, SteeringInbox
 from atomic_agent.turns.turn_answers import TurnAnswer, answer_of
-from atomic_agent.turns.turn_lifecycle import FinalizeTurn, TurnLifecycle
-from atomic_agent.turns.turn_states import StartedTurn
+from atomic_agent.turns.turn_controller import TurnController
+from atomic_agent.turns.turn_execution import TurnServices, check_tool_choice
+from atomic_agent.turns.turn_lifecycle import TurnLifecycle
 
 if TYPE_CHECKING:
     from atomic_agent.turns.restart_recovery import RecoveryReport
@@ -82,8 +72,8 @@ class Runtime:
         self._services.update({"approval_gate": self.gate, "turn_controller": self.turns})
         self.registry = ToolRegistry(collect_records(self.host, "register_tools", ToolSpec, runtime=self))
         self._services["tool_registry"] = self.registry
-        self.memory_phases = sorted(collect_records(self.host, "register_memory_phases", MemoryPhase, runtime=self),
-                                    key=lambda p: (p.order, p.name))
+        self.memory = MemoryPhases(collect_records(self.host, "register_memory_phases", MemoryPhase, runtime=self))
+        self.memory_phases = self.memory.phases
         self.channels = ChannelRunner(self.host, collect_records(self.host, "register_channels", ChannelSpec,
                                                                  runtime=self))
         self.consolidation = ConsolidationTick(self.memory_phases, self.config.agent.consolidation_interval_s)
@@ -95,10 +85,10 @@ class Runtime:
         self._plan: PromptPlan | None = None
         self._salt: str | None = None
         self._traces = TraceRecorders(boot.state_dir, lambda: self.config.tracing)
-        self._background: set[asyncio.Task[Any]] = set()
         self._started = False
         self.inbox = SteeringInbox()
-        self.compactor = SessionCompactor(self)  # issue 5 item 8: one shared compaction per session
+        self.compactor = SessionCompactor(self)  # one shared compaction per session
+        self._turn_services: TurnServices | None = None
         self._startup = call_lifecycle(self.host, "runtime_started", runtime=self)
 
     async def start(self, serving: bool = True) -> None:
@@ -174,10 +164,21 @@ class Runtime:
         """The durable turn ledger, steering queue and per-lane stop (built with the sessions)."""
         if self._lifecycle is None:
             self._lifecycle = TurnLifecycle(self.sessions, self.turns, self.state_dir,
-                                            lambda: self.config.agent.send_mode, self._executor,
+                                            lambda: self.config.agent.send_mode, self.turn_services.executor,
                                             self.session_backend)
             self.inbox.queue = self._lifecycle.steers
         return self._lifecycle
+
+    @property
+    def turn_services(self) -> TurnServices:
+        """What turn execution uses of this runtime, as one explicit record (built with the sessions)."""
+        if self._turn_services is None:
+            self._turn_services = TurnServices(
+                controller=self.turns, sessions=self.sessions, registry=self.registry, gate=self.gate,
+                inbox=self.inbox, memory=self.memory, tool_services=self._services, state_dir=self.state_dir,
+                config=lambda: self.config, provider=lambda: self.provider, prompt_plan=self.prompt_plan,
+                forget_plan=self.forget_plan, trace_for=self.trace_for, prefix_hash=self.prefix_hash)
+        return self._turn_services
 
     async def prompt_plan(self, refresh: bool = False) -> PromptPlan:
         """Profile, grammar, n_ctx and template env; asks the provider once (server facts)."""
@@ -197,25 +198,7 @@ class Runtime:
         return hash_prefix(framed_prefix, self._salt)
 
     def memory_sections(self, session_id: str, user_text: str) -> list[PromptSection]:
-        sections: list[PromptSection] = []
-        for phase in self.memory_phases:
-            if phase.sections is not None:
-                try:
-                    sections.extend(phase.sections(session_id, user_text))
-                except Exception as exc:  # a broken memory read path drops its sections, never the turn
-                    print(f"atomic-agent: memory phase {phase.name!r} sections failed: {type(exc).__name__}: {exc}",
-                          file=sys.stderr)
-        return fit_sections(sections, estimate_tokens)
-
-    def _before_turn(self, session: SessionState, turn_index: int, text: str) -> None:
-        start = TurnStart(session.id, turn_index, text, str(session.working_dir))
-        for phase in self.memory_phases:
-            if phase.before_turn is not None:
-                try:
-                    phase.before_turn(start)
-                except Exception as exc:
-                    print(f"atomic-agent: memory phase {phase.name!r} before_turn failed: "
-                          f"{type(exc).__name__}: {exc}", file=sys.stderr)
+        return self.memory.sections(session_id, user_text)
 
     # -- turns ------------------------------------------------------------------------------
     def open_session(self, session_id: str | None, working_dir: Path | None = None) -> SessionState:
@@ -253,8 +236,9 @@ class Runtime:
         check_text(text)
         if session_id is None:
             session_id = self.open_session(None, working_dir).id
-        return await self.lifecycle.run(text, session_id, origin, on_event or ev.discard, cancelled,
-                                        self._executor(text, tool_choice), resend_steer_id, request_key)
+        lifecycle = self.lifecycle
+        return await lifecycle.run(text, session_id, origin, on_event or ev.discard, cancelled,
+                                   lifecycle.executor_for(text, tool_choice), resend_steer_id, request_key)
 
     def turn_for_key(self, key: str) -> KeyedTurn | None:
         """The turn a client's idempotency key admitted (in any process, before a restart too)."""
@@ -301,17 +285,6 @@ class Runtime:
         """
         return self.inbox.push(session_id, text)
 
-    def _executor(self, text: str, tool_choice: str | None = None) -> Any:
-        async def execute(session: SessionState, started: StartedTurn, stops: TurnStops,
-                          finalize: FinalizeTurn) -> TurnResult:
-            return await self._execute_turn(text, session, started, stops, finalize, tool_choice)
-
-        return execute
-
-    async def _execute_turn(self, text: str, session: SessionState, started: StartedTurn, stops: TurnStops,
-                            finalize: FinalizeTurn, tool_choice: str | None = None) -> TurnResult:
-        return await execute_turn(self, text, session, started, stops, finalize, tool_choice)
-
     async def forget_plan(self) -> None:
         """Re-plan at the next step and let the provider refresh (its server may have restarted)."""
         self._plan = None
@@ -322,24 +295,14 @@ class Runtime:
             except Exception:
                 pass
 
-    def _after_turn(self, session: SessionState, result: TurnResult, text: str) -> None:
-        from atomic_agent.records.memory_phase import TurnDigest
-
-        digest = TurnDigest(session.id, result.turn_index, text, result.reply)
-        for phase in self.memory_phases:
-            if phase.after_turn is not None:
-                task = asyncio.ensure_future(phase.after_turn(digest))
-                self._background.add(task)
-                task.add_done_callback(self._background.discard)
-
-    # -- durable calls and compaction (issue 5 items 6 and 8) ------------------------------
+    # -- durable calls and compaction ------------------------------------------------------
     def durable_runner(self, session: SessionState) -> RunDurable:
         """The `run_durable` settle_interrupted_calls needs: a durable call runs again through the gate."""
-        return durable_runner(self, session)
+        return durable_runner(self.turn_services, session)
 
     async def settle_interrupted(self, session_id: str) -> SettleReport:
         """Settle the calls a crash left open on the session, between turns (TurnController)."""
-        return await settle_interrupted(self, session_id)
+        return await settle_interrupted(self.turn_services, session_id)
 
     async def compact(self, session_id: str) -> CompactionResult:
         """Replace the session's history with a provider-written summary once its running turn
@@ -352,11 +315,10 @@ class Runtime:
         await self.consolidation.stop()
         await self.ticks.stop()
         self.inbox.clear_all()
-        self.compactor.cancel_all()  # issue 5 item 8: no compact() caller waits for ever
+        self.compactor.cancel_all()  # no compact() caller waits for ever
         if self._lifecycle is not None:
             await self._lifecycle.close()
-        if self._background:
-            await asyncio.gather(*self._background, return_exceptions=True)
+        await self.memory.drain()
         discard_lifecycle(self._startup)
         self._startup = []
         await await_lifecycle(self.host, "runtime_stopping",

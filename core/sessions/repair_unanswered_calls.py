@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import sys
 
-from atomic_agent.records.tool_spec import ToolResult
+from atomic_agent.hook_records import ToolResult
 from atomic_agent.sessions.place_tool_results import place_tool_results
 from atomic_agent.sessions.session_database import SessionRepository
 from atomic_agent.sessions.session_state import SessionState

@@ -1,6 +1,6 @@
 """The contract of the durable session state, so a second backend (PostgreSQL) can follow
 without touching the code that uses it. SQLite (`SessionStore`) is today's implementation;
-the turn ledger and steering queue protocols live in `turns/turn_database.py`.
+the turn ledger and steering queue protocols live in `turns/turn_repository.py`.
 
 **Unit of work.** `write()` opens one transaction, or joins the one already open on the same
 store object, and yields an opaque handle. Leaving the outermost block normally commits;

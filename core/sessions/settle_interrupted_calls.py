@@ -21,7 +21,7 @@ from collections.abc import Awaitable, Callable
 
 import attrs
 
-from atomic_agent.records.tool_spec import ToolResult
+from atomic_agent.hook_records import ToolResult
 from atomic_agent.sessions.place_tool_results import place_tool_results
 from atomic_agent.sessions.session_database import SessionRepository
 from atomic_agent.sessions.session_state import SessionState

@@ -13,8 +13,8 @@ import os
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
-from atomic_agent.llm.completion import Completion, CompletionRequest
-from atomic_agent.records.provider_kind import ProviderCapabilities
+from atomic_agent.llm.provider_protocol import Completion, CompletionRequest
+from atomic_agent.hook_records import ProviderCapabilities
 
 ScriptItem = Any  # str | Completion | BaseException | Callable[[CompletionRequest], Any]
 

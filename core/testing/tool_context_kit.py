@@ -10,7 +10,7 @@ from typing import Any
 import attrs
 
 from atomic_agent.config.app_config import AppConfig
-from atomic_agent.records.tool_context import ToolContext
+from atomic_agent.hook_records import ToolContext
 
 
 @attrs.define

@@ -12,8 +12,7 @@ import re
 import secrets
 from pathlib import Path
 
-from atomic_agent.tracing.trace_errors import SaltFileError
-from atomic_agent.tracing.trace_paths import traces_dir
+from atomic_agent.tracing.trace_paths import SaltFileError, traces_dir
 
 SALT_FILE_NAME = ".salt"
 _SALT = re.compile(r"^[0-9a-f]{32}$")

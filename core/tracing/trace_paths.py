@@ -5,7 +5,20 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from atomic_agent.tracing.trace_errors import InvalidSessionIdError
+
+# Errors a trace operation reports to the user; `str()` says what is wrong and what to do.
+
+class TraceError(Exception):
+    """Base of every user-facing tracing error (the CLI prints it and exits 2)."""
+
+
+class InvalidSessionIdError(TraceError, ValueError):
+    """A session id that cannot be used as a trace file name."""
+
+
+class SaltFileError(TraceError):
+    """The salt file exists but cannot be used."""
+
 
 TRACES_DIR_NAME = "traces"
 TRACE_SUFFIX = ".ndjson"

@@ -9,7 +9,7 @@ handed back when its turn ends stays here, marked `handed_back` with that turn's
 one of those happens: a death at any point leaves it in exactly one place. The row
 id comes from SQLite's AUTOINCREMENT, so two processes or a restart can never reuse a key.
 
-The SQLite `SteerRepository` (turn_database): every statement on `steer_queue` is here.
+The SQLite `SteerRepository` (turn_repository): every statement on `steer_queue` is here.
 """
 
 from __future__ import annotations

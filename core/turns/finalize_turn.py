@@ -17,7 +17,7 @@ from atomic_agent.sessions.session_state import SessionState
 from atomic_agent.sessions.store_errors import StaleWriterError
 from atomic_agent.sessions.transcript_entry import TranscriptEntry
 from atomic_agent.sessions.writer_guard import TurnGuard
-from atomic_agent.turns.turn_database import TurnRepository
+from atomic_agent.turns.turn_repository import TurnRepository
 
 UNFINALIZED_REASON = "the turn's final write failed"
 

@@ -26,7 +26,7 @@ import uuid
 from atomic_agent.sessions.session_database import SessionRepository
 from atomic_agent.sessions.store_errors import SessionNotFoundError
 from atomic_agent.sessions.transcript_entry import FAILURE_NOTE, TOOL_RESULT, USER
-from atomic_agent.turns.turn_database import TurnRepository
+from atomic_agent.turns.turn_repository import TurnRepository
 from atomic_agent.turns.turn_states import CONTINUATION_ORIGIN, TurnTicket
 
 OWED_KINDS = (USER, TOOL_RESULT, FAILURE_NOTE)

@@ -14,19 +14,45 @@ from __future__ import annotations
 
 import asyncio
 import sys
+from functools import partial
 from typing import TYPE_CHECKING, Any
 
 import attrs
 
 from atomic_agent.agent import agent_events as ev
 from atomic_agent.agent.agent_loop import TurnResult
+from atomic_agent.sessions.session_state import SessionState
+from atomic_agent.sessions.settle_interrupted_calls import RunDurable, SettleReport, settle_interrupted_calls
 from atomic_agent.turns.graceful_stop import TurnParkedError
 from atomic_agent.turns.owed_answers import admit_continuations
-from atomic_agent.turns.turn_states import ticket_of
 from atomic_agent.turns.turn_recovery import recover_ledger
+from atomic_agent.turns.turn_states import ticket_of
 
 if TYPE_CHECKING:
     from atomic_agent.runtime.runtime import Runtime
+    from atomic_agent.turns.turn_execution import TurnServices
+
+
+# Settling the calls a crash left open happens between turns: it is submitted to the
+# TurnController like a turn, so it never races the session's running turn, and a durable
+# call runs again through the same approval gate as any call (invoke_tool).
+
+def durable_runner(services: TurnServices, session: SessionState) -> RunDurable:
+    """The `run_durable` settle_interrupted_calls needs: a durable call runs again through the gate."""
+    from atomic_agent.agent.invoke_tool import rerun_durable_call
+
+    return partial(rerun_durable_call, registry=services.registry, gate=services.gate, agent=services.config().agent,
+                   session=session, state_dir=services.state_dir, services=services.tool_services)
+
+
+async def settle_interrupted(services: TurnServices, session_id: str) -> SettleReport:
+    """Settle the calls a crash left open on the session, between turns (TurnController)."""
+    async def settle() -> SettleReport:
+        session = services.sessions.load(session_id)
+        return await settle_interrupted_calls(services.sessions, session, services.registry,
+                                              durable_runner(services, session))
+
+    return await services.controller.submit(session_id, settle, origin="cli")
 
 
 @attrs.frozen
@@ -60,7 +86,7 @@ async def recover_after_restart(runtime: Runtime, resume: bool, sink: ev.EventSi
     owed = admit_continuations(lifecycle.ledger) if resume else []
     tickets = [ticket_of(turn) for turn in found.resumable] + owed
     # nobody waits on these: what they hand back is requeued and run, never left to a caller
-    results = tuple(asyncio.ensure_future(lifecycle.run_for_nobody(ticket, sink, runtime._executor))
+    results = tuple(asyncio.ensure_future(lifecycle.run_for_nobody(ticket, sink, lifecycle.executor_for))
                     for ticket in tickets)
     for future in results:  # a resumed turn reports its own failure; recovery must not crash on it
         future.add_done_callback(_report_failure)

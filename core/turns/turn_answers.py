@@ -20,7 +20,7 @@ import attrs
 
 from atomic_agent.sessions.session_database import SessionRepository
 from atomic_agent.sessions.transcript_entry import FAILURE_NOTE, REPLY
-from atomic_agent.turns.turn_database import TurnRepository
+from atomic_agent.turns.turn_repository import TurnRepository
 from atomic_agent.turns.turn_states import (CANCELLED, COMPLETED, CONTINUATION_ORIGIN, FAILED, INTERRUPTED, LIVE_STATES,
                                             MERGED, STOPPED, TurnRecord)
 

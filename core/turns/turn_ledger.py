@@ -1,6 +1,6 @@
 """The admission ledger in sessions.sqlite: every turn's state, and an audit row per transition.
 
-The SQLite `TurnRepository` (turn_database): every statement on `turns`, `turn_counters` and
+The SQLite `TurnRepository` (turn_repository): every statement on `turns`, `turn_counters` and
 `turn_audit` is here. Each method is one BEGIN IMMEDIATE transaction on the session store's
 connection (which runs with synchronous=FULL), so when a method returns, what it says
 happened is on disk: a caller may tell the user a turn exists once `admit` returned, not before.

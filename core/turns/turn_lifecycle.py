@@ -20,15 +20,15 @@ from pathlib import Path
 import attrs
 
 from atomic_agent.agent import agent_events as ev
-from atomic_agent.agent.agent_loop import TurnResult
-from atomic_agent.runtime.turn_controller import ORIGINS, SubmissionCancelledError, TurnController
+from atomic_agent.agent.agent_loop import FinalizeTurn, TurnResult
+from atomic_agent.turns.turn_controller import ORIGINS, SubmissionCancelledError, TurnController
 from atomic_agent.sessions.session_database import SessionRepository
 from atomic_agent.sessions.session_state import SessionState
 from atomic_agent.sessions.transcript_entry import TranscriptEntry
 from atomic_agent.turns.finalize_turn import finalize_or_interrupt
-from atomic_agent.turns.lane_pause import LanePause
+from atomic_agent.turns.turn_controller import LanePause
 from atomic_agent.turns.session_backends import DEFAULT_BACKEND, SessionBackend
-from atomic_agent.turns.turn_database import SteerRepository, TurnRepository
+from atomic_agent.turns.turn_repository import SteerRepository, TurnRepository
 from atomic_agent.turns.turn_owner import OwnerLease
 from atomic_agent.turns.turn_recovery import steers_to_turns, take_over_dead_turn
 from atomic_agent.turns.durable_steering import SteerAlreadyTakenError
@@ -40,7 +40,6 @@ from atomic_agent.reliability.environment_errors import is_lasting_store_failure
 from atomic_agent.turns.turn_states import (MERGED, QUEUED, LaneBusy, StartedTurn, TurnRecord, TurnTicket,
                                             final_state, ticket_of)
 
-FinalizeTurn = Callable[[TranscriptEntry, str, "str | None"], None]
 ExecuteTurn = Callable[[SessionState, StartedTurn, TurnStops, FinalizeTurn], Awaitable[TurnResult]]
 
 
@@ -55,7 +54,7 @@ class TurnLifecycle:
         self.steers: SteerRepository = backend.steers(sessions, self.lease.owner)
         self._send_mode = send_mode
         self._running: dict[str, RunningTurn] = {}  # lane -> its running turn in this process
-        self._executor_for = executor_for
+        self.executor_for = executor_for
         self._results_for_waiters: dict[str, TurnResult] = {}  # turns answered by another submission
         self._withdrawn: set[str] = set()  # cancelled while waiting (even if recording that failed)
         self._awaiting: dict[str, asyncio.Event | None] = {}  # turn -> cancel event of the caller waiting on it
@@ -106,7 +105,7 @@ class TurnLifecycle:
         if self.closing or self.stopping:
             return
         for ticket in self.requeue_handed_back(turn_id):
-            task = asyncio.ensure_future(self.run_for_nobody(ticket, ev.discard, self._executor_for))
+            task = asyncio.ensure_future(self.run_for_nobody(ticket, ev.discard, self.executor_for))
             self.unattended.add(task)
             task.add_done_callback(forget_unattended(self.unattended))
 
@@ -258,7 +257,7 @@ class TurnLifecycle:
                 await self._catch_up(blocker, waiter_cancel if blocker.turn_id in self._awaiting else cancelled)
             elif blocker.state == QUEUED and not self.lease.is_alive(blocker.owner):
                 if self.ledger.adopt(blocker, f"adopted by {self.lease.owner}: its owner died"):
-                    await self._run_started(ticket_of(blocker), None, self._executor_for(blocker.text))
+                    await self._run_started(ticket_of(blocker), None, self.executor_for(blocker.text))
                     self.requeue_and_run(blocker.turn_id)  # nobody waits on it: run its steers as turns
             elif not self.lease.is_alive(blocker.owner) or (mine and not self._runs_here(blocker.turn_id)):
                 # left running by a dead owner, or by this one when even its fallback finalize
@@ -277,7 +276,7 @@ class TurnLifecycle:
         if blocker.turn_id in self._awaiting:
             done = self._caught_up[blocker.turn_id] = asyncio.get_running_loop().create_future()
         try:
-            result = await self._run_started(ticket_of(blocker), cancelled, self._executor_for(blocker.text))
+            result = await self._run_started(ticket_of(blocker), cancelled, self.executor_for(blocker.text))
         except BaseException as exc:
             if done is not None and not done.done():
                 done.set_exception(exc)

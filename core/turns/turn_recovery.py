@@ -26,7 +26,7 @@ from atomic_agent.sessions.record_turn_failure import failure_note_text
 from atomic_agent.sessions.settle_interrupted_calls import settle_as_interrupted
 from atomic_agent.sessions.store_errors import SessionNotFoundError
 from atomic_agent.sessions.transcript_entry import FAILURE_NOTE, TURN_FINISHED, TranscriptEntry
-from atomic_agent.turns.turn_database import SteerRepository, TurnRepository
+from atomic_agent.turns.turn_repository import SteerRepository, TurnRepository
 from atomic_agent.turns.turn_states import (CONTINUATION_ORIGIN, INTERRUPTED, QUEUED, RUNNING, QueuedSteer,
                                             TurnRecord, TurnTicket)
 

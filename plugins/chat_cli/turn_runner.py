@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from atomic_agent.plugins.chat_cli.progress_printer import ProgressPrinter
-from atomic_agent.plugins.chat_cli.stdin_approval import terminal_approver
+from atomic_agent.plugins.chat_cli.terminal_approver import terminal_approver
 
 
 def event_sink(json_out: bool) -> Callable[[dict[str, Any]], None]:

@@ -11,7 +11,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from atomic_agent.api import ToolContext, ToolResult, args_errors, bind_request_approval, compress_result
+from atomic_agent.api import ToolContext, ToolResult, args_errors, bind_request_approval, invoke_tool
 
 from atomic_agent.plugins.mcp.tool_names import qualify
 
@@ -41,8 +41,5 @@ async def call_mcp_tool(runtime: Any, manager: Any, server: str, tool: str, args
                       cancelled=asyncio.Event(), request_approval=bind_request_approval(runtime.gate, session_id, name),
                       services={"state_dir": runtime.state_dir, "approval_gate": runtime.gate,
                                 "tool_registry": runtime.registry})
-    try:
-        result = await spec.run(dict(args), ctx)
-    except Exception as exc:  # the adapter folds failures itself; this guards the unexpected
-        result = ToolResult.error(f"{name} failed: {type(exc).__name__}: {exc}")
-    return compress_result(result, runtime.config.agent.tool_result_summary_chars)
+    return await invoke_tool(spec, args, ctx, timeout_s=None,
+                             summary_chars=runtime.config.agent.tool_result_summary_chars)

@@ -13,7 +13,7 @@ from typing import Any
 
 import attrs
 
-from atomic_agent.api import ResourceClass, ToolContext, ToolResult, args_errors, bind_request_approval
+from atomic_agent.api import ResourceClass, ToolContext, ToolResult, args_errors, bind_request_approval, invoke_tool
 
 
 class CallRefused(ValueError):
@@ -54,10 +54,6 @@ async def call_one_tool(runtime: Any, name: str, args: Mapping[str, Any], *, ses
                       request_approval=bind_request_approval(runtime.gate, session_id, name),
                       services={"state_dir": runtime.state_dir, "approval_gate": runtime.gate,
                                 "tool_registry": runtime.registry})
-    try:
-        result = await spec.run(dict(args), ctx)
-    except Exception as exc:  # like the batch executor: a crashing tool is an error result
-        result = ToolResult.error(f"{name} failed: {type(exc).__name__}: {exc}", exception=type(exc).__name__)
-    if not isinstance(result, ToolResult):
-        result = ToolResult.error(f"{name} returned {type(result).__name__}, not a ToolResult")
+    # no time limit and the whole summary: the user asked for this one call and reads its answer
+    result = await invoke_tool(spec, args, ctx, timeout_s=None, summary_chars=None)
     return CallOutcome(name, session_id, working_dir, result)

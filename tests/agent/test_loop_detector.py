@@ -4,10 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from atomic_agent.agent.loop_detector import ToolLoopTracker, is_loop_veto, veto_result
-from atomic_agent.agent.loop_settings import LoopSettings
-from atomic_agent.agent.loop_verdict import LoopVerdict
-from atomic_agent.records.tool_spec import ToolResult
+from atomic_agent.agent.loop_detector import ToolLoopTracker, is_loop_veto, veto_result, LoopSettings, LoopVerdict
+from atomic_agent.hook_records import ToolResult
 
 READ = "os.fs.read"
 ARGS = {"path": "/tmp/a.txt"}

@@ -2,10 +2,8 @@
 
 from __future__ import annotations
 
-from atomic_agent.agent.hash_tool_outcome import hash_args, hash_tool_outcome, strip_volatile
-from atomic_agent.agent.loop_detector import ToolLoopTracker
-from atomic_agent.agent.loop_settings import LoopSettings
-from atomic_agent.records.tool_spec import ToolResult
+from atomic_agent.agent.loop_detector import hash_args, hash_tool_outcome, strip_volatile, ToolLoopTracker, LoopSettings
+from atomic_agent.hook_records import ToolResult
 
 HTTP = "os.http.request"
 

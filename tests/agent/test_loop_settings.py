@@ -6,8 +6,7 @@ import logging
 
 import pytest
 
-from atomic_agent.agent.loop_detector import ToolLoopTracker
-from atomic_agent.agent.loop_settings import LOOP_ENV_VARS, LoopSettings
+from atomic_agent.agent.loop_detector import ToolLoopTracker, LOOP_ENV_VARS, LoopSettings
 
 
 def test_defaults_match_the_guide() -> None:

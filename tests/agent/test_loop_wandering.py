@@ -2,10 +2,9 @@
 
 from __future__ import annotations
 
-from atomic_agent.agent.loop_detector import ToolLoopTracker, is_wandering_prone_tool, veto_result
-from atomic_agent.agent.loop_settings import LoopSettings
-from atomic_agent.agent.loop_verdict import LoopVerdict
-from atomic_agent.records.tool_spec import ToolResult
+from atomic_agent.agent.loop_detector import ToolLoopTracker, is_wandering_prone_tool, veto_result, LoopSettings
+from atomic_agent.agent.loop_detector import LoopVerdict
+from atomic_agent.hook_records import ToolResult
 
 FETCH = "os.web.fetch"
 

@@ -6,7 +6,7 @@ import json
 from pathlib import Path
 
 from atomic_agent.hook_markers import hookimpl
-from atomic_agent.records.memory_phase import MemoryPhase, PromptSection
+from atomic_agent.hook_records import MemoryPhase, PromptSection
 from atomic_agent.testing.scripted_provider import ScriptedProvider, calls
 from tests.agent.loop_harness import make_runtime
 

@@ -1,4 +1,4 @@
-"""Issue 15, failure 5: `[{"tool":"reply","args":{}}]` ended the turn with rc 0 and an empty
+"""`[{"tool":"reply","args":{}}]` ended the turn with rc 0 and an empty
 answer. A terminal call whose args break its schema is a model failure: it goes through
 the parse-retry path (one re-ask), and if the second answer is no better the turn fails
 as a grammar failure — never a silent success."""

@@ -6,7 +6,7 @@ import asyncio
 from pathlib import Path
 
 from atomic_agent.api import ProviderError, ProviderUnavailableError
-from atomic_agent.llm.completion import Completion
+from atomic_agent.llm.provider_protocol import Completion
 from atomic_agent.testing.scripted_provider import ScriptedProvider, calls
 from tests.agent.loop_harness import make_runtime
 

@@ -20,7 +20,7 @@ from typing import Any
 
 import attrs
 
-from atomic_agent.runtime.turn_controller import SubmissionCancelledError
+from atomic_agent.turns.turn_controller import SubmissionCancelledError
 from atomic_agent.turns.durable_steering import SteerAlreadyTakenError
 from atomic_agent.turns.graceful_stop import RuntimeStoppingError, TurnParkedError
 from atomic_agent.sessions.compact_session import CompactionError

@@ -13,7 +13,7 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from atomic_agent.hook_markers import hookimpl
-from atomic_agent.records.tool_spec import ResourceClass, ToolResult, ToolSpec
+from atomic_agent.hook_records import ResourceClass, ToolResult, ToolSpec
 
 from tests.chaos.conversation_reader import EFFECT, READ
 from tests.chaos.world_log import JsonLog

@@ -1,4 +1,4 @@
-"""Issue 15, failure 3 (CLI): for any text at all given to `atomic-agent run` (lone
+"""CLI: for any text at all given to `atomic-agent run` (lone
 surrogates are what a non-UTF-8 argument becomes), the acknowledgement (`turn_queued`,
 printed with --json) means the message is durably admitted exactly as given; anything
 refused writes nothing. Hypothesis, through the real CLI entry point."""

@@ -1,6 +1,6 @@
-"""`atomic-agent run` as a real process under the faults of issue 15: a slow model server
-(failure 1), SIGTERM mid-turn (failure 2), a non-UTF-8 argument (failure 3) and a
-damaged page of sessions.sqlite (failure 6)."""
+"""`atomic-agent run` as a real process under faults: a slow model server,
+SIGTERM mid-turn, a non-UTF-8 argument and a
+damaged page of sessions.sqlite."""
 
 from __future__ import annotations
 

@@ -14,7 +14,7 @@ from atomic_agent.config.config_errors import ConfigError
 from atomic_agent.config.config_fields import int_field, value_field
 from atomic_agent.config.config_file import load_config, read_raw_config, save_raw_config
 from atomic_agent.config.migrate_config import CONFIG_VERSION
-from atomic_agent.records.config_block import ConfigBlock
+from atomic_agent.hook_records import ConfigBlock
 
 
 def write(state: Path, data: object) -> Path:

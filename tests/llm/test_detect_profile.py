@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from atomic_agent.llm.detect_profile import detect_profile
+from atomic_agent.llm.model_profile import detect_profile
 from atomic_agent.llm.model_profile import (
     GEMMA4_THINK_PROFILE,
     PLAIN_CHATML_PROFILE,

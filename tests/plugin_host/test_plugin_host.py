@@ -11,7 +11,7 @@ import pytest
 from atomic_agent.hook_markers import hookimpl
 from atomic_agent.plugin_host.collect_registrations import DuplicateRegistrationError, collect_records
 from atomic_agent.plugin_host.plugin_host import build_plugin_host
-from atomic_agent.records.approval_category import ApprovalCategory
+from atomic_agent.hook_records import ApprovalCategory
 from atomic_agent.testing.plugin_kit import fresh_plugin_host, registered_plugin
 
 

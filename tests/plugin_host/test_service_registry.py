@@ -11,7 +11,7 @@ import pytest
 from atomic_agent.hook_markers import hookimpl
 from atomic_agent.plugin_host.service_registry import (ServiceConflictError, ServiceNotFoundError,
                                                        ServiceRegistry, ServiceUnavailableError)
-from atomic_agent.records.service_spec import ServiceSpec
+from atomic_agent.hook_records import ServiceSpec
 from atomic_agent.testing.plugin_kit import fresh_plugin_host
 
 

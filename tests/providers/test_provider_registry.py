@@ -5,7 +5,7 @@ from __future__ import annotations
 import attrs
 import pytest
 
-from atomic_agent.providers.llm_config_reader import structure_llm_block
+from atomic_agent.providers.llm_config import structure_llm_block
 from atomic_agent.providers.provider_registry import LOCAL_ID, ProviderConfigError, ProviderRegistry
 
 from .provider_kit import Built, scripted_kind

@@ -9,7 +9,7 @@ import sqlite3
 import pytest
 
 from atomic_agent.llm.provider_protocol import ProviderError, ProviderUnavailableError
-from atomic_agent.reliability.classify_failure import classify_failure
+from atomic_agent.reliability.failure_taxonomy import classify_failure
 from atomic_agent.reliability.failure_taxonomy import (
     GrammarError,
     LlmFailure,

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from atomic_agent.llm.completion import Completion
-from atomic_agent.reliability.detect_model_failure import detect_model_failure, model_error_for
+from atomic_agent.llm.provider_protocol import Completion
+from atomic_agent.reliability.failure_taxonomy import detect_model_failure, model_error_for
 
 GOOD = '[{"tool": "reply", "args": {"text": "hi"}}]'
 

@@ -1,4 +1,4 @@
-"""Issue 15, failure 1: a slow model server read as a user cancel and the message was dropped.
+"""a slow model server read as a user cancel and the message was dropped.
 
 httpx implements its timeouts by cancelling an anyio scope, so every timeout it raises
 carries a `CancelledError` in its exception chain; the classifier walked the chain and
@@ -19,12 +19,11 @@ from pathlib import Path
 import httpx
 import pytest
 
-from atomic_agent.llm.completion import CompletionRequest
-from atomic_agent.llm.provider_protocol import ProviderError
+from atomic_agent.llm.provider_protocol import CompletionRequest, ProviderError
 from atomic_agent.plugins.llama_server.llama_client import LlamaServerClient
 from atomic_agent.plugins.llama_server.llama_provider import LlamaServerProvider
 from atomic_agent.plugins.openai_compatible.http_errors import network_error as openai_network_error
-from atomic_agent.reliability.classify_failure import classify_failure
+from atomic_agent.reliability.failure_taxonomy import classify_failure
 from atomic_agent.sessions.transcript_entry import FAILURE_NOTE, USER
 from atomic_agent.plugins.llama_server.testing.fake_llama_server import Delay, FakeLlamaServer, Stall
 from atomic_agent.turns.owed_answers import owes_answer

@@ -1,4 +1,4 @@
-"""Issue 15, item 8: the smaller reports. A server that answered 503 ("loading") is not
+"""Smaller fault reports. A server that answered 503 ("loading") is not
 described as unreachable; a full disk is a `storage` failure, never `[tool]`; one session's
 `updatedAt` is the same time the list shows, not null."""
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 
 from atomic_agent.llm.provider_protocol import ProviderError, ProviderUnavailableError
-from atomic_agent.reliability.transport_retry import is_transport_retryable
+from atomic_agent.reliability.failure_taxonomy import is_transport_retryable
 
 
 def test_network_and_5xx_are_retried() -> None:

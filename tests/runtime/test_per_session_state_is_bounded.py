@@ -1,4 +1,4 @@
-"""Issue 15, item 7: `serve` grew with every request because a server that starts a session
+"""`serve` grew with every request because a server that starts a session
 per request kept something per session for ever — a trace recorder object, the reflection
 runner's newest-turn index, a slot assignment, a breaker partition. Each is now bounded
 (the benchmark benchmarks/serve_memory.py prints RSS after 1k, 10k and 50k requests)."""
@@ -9,12 +9,12 @@ import gc
 from pathlib import Path
 
 from atomic_agent.api import TurnStart
-from atomic_agent.config.core_blocks import TracingConfig
-from atomic_agent.llm.fallback.provider_fallback_chain import PARTITIONS_KEPT, ProviderFallbackChain
+from atomic_agent.config.app_config import TracingConfig
+from atomic_agent.providers.fallback_chain import PARTITIONS_KEPT, ProviderFallbackChain
 from atomic_agent.plugins.llama_server.slot_manager import SlotManager
 from atomic_agent.plugins.memory_reflection.reflection_config import ReflectionConfig
 from atomic_agent.plugins.memory_reflection.reflection_runner import LATEST_TURNS_KEPT, ReflectionRunner
-from atomic_agent.runtime.trace_recorders import TraceRecorders
+from atomic_agent.tracing.trace_recorder import TraceRecorders
 from atomic_agent.testing.scripted_provider import ScriptedProvider
 from tests.agent.loop_harness import make_runtime
 

@@ -13,9 +13,7 @@ from typing import Any
 
 from atomic_agent.config.migrate_config import CONFIG_VERSION
 from atomic_agent.hook_markers import hookimpl
-from atomic_agent.records.channel_spec import ChannelSpec
-from atomic_agent.records.memory_phase import MemoryPhase
-from atomic_agent.records.service_spec import ServiceSpec
+from atomic_agent.hook_records import ChannelSpec, MemoryPhase, ServiceSpec
 from atomic_agent.runtime.boot_context import boot
 from atomic_agent.runtime.runtime import Runtime, create_runtime
 from atomic_agent.testing.runtime_kit import boot_for_test

@@ -7,8 +7,8 @@ import json
 import os
 from pathlib import Path
 
-from atomic_agent.config.core_blocks import TracingConfig
-from atomic_agent.runtime.trace_recorders import TraceRecorders
+from atomic_agent.config.app_config import TracingConfig
+from atomic_agent.tracing.trace_recorder import TraceRecorders
 from atomic_agent.testing.scripted_provider import ScriptedProvider, calls
 from tests.agent.loop_harness import make_runtime
 

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from atomic_agent.runtime.steering_inbox import SteerOutcome
+from atomic_agent.turns.steering_inbox import SteerOutcome
 from atomic_agent.sessions.session_store import SessionNotFoundError
 from atomic_agent.sessions.store_errors import SessionStoreFullError, SessionStoreLockedError
 from tests.agent.loop_harness import make_runtime

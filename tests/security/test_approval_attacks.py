@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from atomic_agent.api import ApprovalAnswer
-from atomic_agent.approval.prompt_text import render_prompt
+from atomic_agent.approval.stdin_approver import render_prompt
 from tests.plugins.os.fs_kit import make_world
 
 

@@ -1,4 +1,4 @@
-"""The attacks of issue 14 through the real CLI: `atomic-agent tools call`, `config set`, and
+"""Attacks through the real CLI: `atomic-agent tools call`, `config set`, and
 `atomic-agent run` with a scripted model that tries them (the model is the attacker).
 
 Every case runs the console script in a subprocess with its own HOME and state dir.

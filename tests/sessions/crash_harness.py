@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from atomic_agent.hook_markers import hookimpl
-from atomic_agent.records.tool_spec import ResourceClass, ToolResult, ToolSpec
+from atomic_agent.hook_records import ResourceClass, ToolResult, ToolSpec
 from atomic_agent.runtime.runtime import Runtime
 from atomic_agent.testing.scripted_provider import ScriptedProvider
 from tests.agent.loop_harness import make_runtime

@@ -18,7 +18,7 @@ import attrs
 from atomic_agent.sessions.session_database import SessionRepository
 from atomic_agent.sessions.session_state import SessionState
 from atomic_agent.turns.session_backends import SQLITE_BACKEND, SessionBackend
-from atomic_agent.turns.turn_database import SteerRepository, TurnRepository
+from atomic_agent.turns.turn_repository import SteerRepository, TurnRepository
 from atomic_agent.turns.turn_states import StartedTurn
 
 RawSql = Callable[[Any, str, Sequence[Any]], object]

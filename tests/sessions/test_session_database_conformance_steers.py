@@ -1,4 +1,4 @@
-"""Every backend's steering queue keeps turn_database's contract: ids never reused, claim by
+"""Every backend's steering queue keeps turn_repository's contract: ids never reused, claim by
 delete (of two claimers exactly one gets the text), claim and record in one transaction,
 handed-back steers kept until re-sent or dismissed."""
 
@@ -10,7 +10,7 @@ import pytest
 
 from atomic_agent.sessions.session_database import SessionRepository
 from atomic_agent.sessions.transcript_entry import USER, TranscriptEntry
-from atomic_agent.turns.turn_database import SteerRepository
+from atomic_agent.turns.turn_repository import SteerRepository
 from tests.sessions.session_backends import OpenedBackend
 from tests.sessions.thread_race import race
 

@@ -1,4 +1,4 @@
-"""Every backend's turn ledger keeps turn_database's contract: admission order from the
+"""Every backend's turn ledger keeps turn_repository's contract: admission order from the
 database, compare-and-set state moves (two racers, exactly one wins), the lane rule,
 generation fencing, frozen final states and an audit nobody can rewrite."""
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 import asyncio
 from pathlib import Path
 
-from atomic_agent.records.tool_spec import ToolResult
+from atomic_agent.hook_records import ToolResult
 from atomic_agent.sessions.session_state import SessionState
 from atomic_agent.sessions.session_store import SessionStore
 from atomic_agent.sessions.settle_interrupted_calls import settle_interrupted_calls

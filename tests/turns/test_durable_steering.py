@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from atomic_agent.runtime.steering_inbox import SteerOutcome, SteeringInbox
+from atomic_agent.turns.steering_inbox import SteerOutcome, SteeringInbox
 from atomic_agent.sessions.session_store import SessionStore
 from atomic_agent.turns.durable_steering import SteerQueue
 from atomic_agent.testing.scripted_provider import ScriptedProvider, calls

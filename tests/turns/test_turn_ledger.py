@@ -15,7 +15,7 @@ import pytest
 from atomic_agent.config.config_errors import ConfigError
 from atomic_agent.config.config_file import load_config
 from atomic_agent.config.migrate_config import CONFIG_VERSION
-from atomic_agent.runtime.turn_controller import SubmissionCancelledError
+from atomic_agent.turns.turn_controller import SubmissionCancelledError
 from tests.agent.loop_harness import make_runtime
 from tests.turns.turn_kit import answering_provider, users
 

@@ -1,4 +1,4 @@
-"""Issue 15, failure 7: on a read-only state dir and on a full disk `doctor` called both
+"""on a read-only state dir and on a full disk `doctor` called both
 healthy databases damaged and advised moving them aside, and `--move-aside` then crashed
 with `OSError: [Errno 30]`. Each case runs the real CLI inside a private mount namespace
 (`unshare`): a read-only bind mount of the state dir, or a tmpfs filled to the last byte."""

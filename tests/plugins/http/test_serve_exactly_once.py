@@ -1,4 +1,4 @@
-"""Issue 15, failure 4: over HTTP a handed-back steer was answered twice (the client re-sent
+"""over HTTP a handed-back steer was answered twice (the client re-sent
 its text as a new message, and after a restart recovery re-queued the stored copy too),
 and a retry after "server disconnected" duplicated the message. A real `serve` process:
 the steer is re-sent by its id (`X-Atomic-Resend-Steer`), which consumes the stored copy,

@@ -1,4 +1,4 @@
-"""Issue 15, failure 2 (serve): SIGTERM with requests in flight cancelled every turn, queued
+"""Serve: SIGTERM with requests in flight cancelled every turn, queued
 ones included, clients got a plain-text 500 or a stream with no end, and a restart
 answered none of them. Now a real `serve` process is stopped with a real SIGTERM under
 load: every client gets a JSON envelope (or an error chunk and `[DONE]`), the process

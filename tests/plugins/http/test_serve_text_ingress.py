@@ -1,4 +1,4 @@
-"""Issue 15, failure 3 (serve): a lone surrogate in a message crashed the turn (500
+"""Serve: a lone surrogate in a message crashed the turn (500
 `turn_crashed`) and left an empty session behind. Invalid text is now refused with 400
 `invalid_text` before anything is written; and for any text or bytes at all, a 200 means
 the message was durably admitted, exactly as sent (Hypothesis)."""

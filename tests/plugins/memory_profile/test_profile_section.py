@@ -8,7 +8,7 @@ from atomic_agent.plugins.memory.memory_database import MemoryDatabase, memory_d
 from atomic_agent.plugins.memory.profile_store import ProfileStore
 from atomic_agent.plugins.memory_profile.profile_section import render_profile
 from atomic_agent.prompt.estimate_tokens import estimate_tokens
-from tests.plugins.memory_fabric.memory_runtime import make_memory_runtime, phase
+from tests.plugins.memory_plugins.memory_runtime import make_memory_runtime, phase
 
 
 def seed(state: Path) -> None:

@@ -6,7 +6,7 @@ from pathlib import Path
 from typing import Any
 
 from atomic_agent.testing.tool_context_kit import make_tool_context
-from tests.plugins.memory_fabric.memory_runtime import make_memory_runtime
+from tests.plugins.memory_plugins.memory_runtime import make_memory_runtime
 
 
 async def call(runtime: Any, tool: str, args: dict[str, Any], tmp_path: Path) -> Any:

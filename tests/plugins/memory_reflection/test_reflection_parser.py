@@ -48,7 +48,7 @@ def test_bullets_numbering_case_and_colons_are_tolerated() -> None:
     assert parsed.notes[0].content == "remember the dentist"
 
 
-def test_phase4_markers_supersedes_and_valid_from_now() -> None:
+def test_profile_markers_supersedes_and_valid_from_now() -> None:
     parsed = parse("SET full_name=Alex Kim [supersedes=name; valid_from=now]")
     assert parsed.facts == (ReflectionFact("full_name", "Alex Kim", supersedes="name", valid_from="now"),)
 

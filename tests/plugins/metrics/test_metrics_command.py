@@ -40,8 +40,8 @@ def test_reset_and_bad_format(tmp_path: Path) -> None:
 
 async def test_a_closed_runtime_saves_its_metrics_for_the_command(tmp_path: Path) -> None:
     from atomic_agent.testing.scripted_provider import calls
-    from tests.plugins.memory_fabric.memory_runtime import make_memory_runtime
-    from tests.plugins.memory_fabric.routing_provider import RoutingProvider
+    from tests.plugins.memory_plugins.memory_runtime import make_memory_runtime
+    from tests.plugins.memory_plugins.routing_provider import RoutingProvider
 
     runtime = make_memory_runtime(tmp_path, RoutingProvider([calls(("reply", {"text": "hi"}))], "NONE"))
     await runtime.run_turn("hello", working_dir=tmp_path)

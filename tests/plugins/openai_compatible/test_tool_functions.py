@@ -7,8 +7,8 @@ import json
 import pytest
 
 from atomic_agent.api import Completion, ResourceClass, ToolSpec
-from atomic_agent.agent.infer_step import batch_from_native_calls
-from atomic_agent.agent.parse_tool_calls import parse_tool_calls
+from atomic_agent.agent.step_executor import batch_from_native_calls
+from atomic_agent.agent.tool_calls import parse_tool_calls
 from atomic_agent.llm.model_profile import PLAIN_TEXT_PROFILE
 from atomic_agent.plugins.openai_compatible.tool_functions import (
     MalformedToolCallError,
@@ -18,7 +18,7 @@ from atomic_agent.plugins.openai_compatible.tool_functions import (
     tools_payload,
     unescape_name,
 )
-from atomic_agent.reliability.classify_failure import classify_failure
+from atomic_agent.reliability.failure_taxonomy import classify_failure
 from atomic_agent.testing.plugin_kit import collected_tools
 
 READ_SCHEMA = {"type": "object", "properties": {"path": {"type": "string"}}, "required": ["path"],

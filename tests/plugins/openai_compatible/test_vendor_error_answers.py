@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from atomic_agent.api import CompletionRequest, ProviderUnavailableError
-from atomic_agent.llm.fallback.should_advance import advance_signal
+from atomic_agent.providers.fallback_chain import advance_signal
 from atomic_agent.plugins.openai_compatible.http_errors import OpenAiHttpError, parse_retry_after
 
 from .vendor_server import Reply, chat_reply, sse_chunks

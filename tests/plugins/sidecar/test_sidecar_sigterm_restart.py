@@ -1,4 +1,4 @@
-"""Issue 15, failure 2 (sidecar): a graceful stop cancelled every turn, queued ones included,
+"""Sidecar: a graceful stop cancelled every turn, queued ones included,
 so acknowledged messages were lost. A real `sidecar` process gets a real SIGTERM (and
 SIGINT) under load: it exits 0, every acknowledged turn ends with `turn_finished`
 (interrupted when parked) or an `error` of code `turn_parked`, and a restart answers every

@@ -1,4 +1,4 @@
-"""Issue 15, failure 3 (sidecar): a lone surrogate was acknowledged `ok: true` with a turn id,
+"""Sidecar: a lone surrogate was acknowledged `ok: true` with a turn id,
 then the turn crashed and nothing was ever written — the one promise broken. Now it is
 refused (`invalid_text`) before anything is written, and for any text or bytes at all,
 `ok: true` means the message is durably admitted exactly as sent (Hypothesis)."""

@@ -7,8 +7,8 @@ import json
 import pytest
 
 from atomic_agent.api import CompletionRequest, ProviderUnavailableError
-from atomic_agent.agent.infer_step import batch_from_native_calls
-from atomic_agent.llm.fallback.should_advance import advance_signal
+from atomic_agent.agent.step_executor import batch_from_native_calls
+from atomic_agent.providers.fallback_chain import advance_signal
 from atomic_agent.plugins.subscription_cli.cli_errors import SubscriptionCliMissingError
 from atomic_agent.plugins.subscription_cli.cli_provider import SubscriptionCliProvider, build_cli_provider
 from atomic_agent.plugins.subscription_cli.subscription_clis import SUBSCRIPTION_CLIS

@@ -97,7 +97,7 @@ async def test_broken_pipe_is_absorbed_by_the_feeder():
 
 
 async def test_rate_limited_cli_is_a_429_for_the_fallback_chain(fake_clis, monkeypatch):
-    from atomic_agent.llm.fallback.should_advance import advance_signal
+    from atomic_agent.providers.fallback_chain import advance_signal
 
     monkeypatch.setenv("FAKE_CLI_MODE", "rate_limited")
     with pytest.raises(ProviderError) as info:

@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from atomic_agent.hook_markers import hookimpl
-from atomic_agent.records.tool_spec import ResourceClass, ToolResult, ToolSpec
+from atomic_agent.hook_records import ResourceClass, ToolResult, ToolSpec
 from atomic_agent.testing.scripted_provider import ScriptedProvider, calls
 from tests.plugins.tasks.task_kit import FakeClock, task_runtime
 

@@ -1,0 +1,380 @@
+"""The records plugins hand the core: what each registration hook returns (tools, approval
+categories, channels, config blocks, doctor findings, memory phases, provider kinds,
+services, ticks), and the context a tool runs with.
+
+Plain attrs classes with no behaviour beyond checking themselves; the core stamps each
+with the plugin that registered it. They import nothing heavy: `--help` loads this module.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import enum
+import inspect
+from collections.abc import Awaitable, Callable, Mapping, Sequence
+from pathlib import Path
+from typing import Any, Protocol
+
+import attrs
+
+
+# What a running tool receives besides its args.
+
+@attrs.define
+class ToolContext:
+    """Per-call context: the session, where it works, and how to stop.
+
+    `cancelled` is set when the turn is cancelled; long-running tools poll or await it.
+    `request_approval(category, summary)` asks the approval gate and returns True when the
+    call may proceed. The runtime's implementation also takes the keyword arguments
+    `binding=` (an ApprovalBinding: the approval then holds only for that exact call) and
+    `command_shape=` (the normalised binary a shell command runs, offered as a `[a]`
+    grant); `ask_approval` passes them only to callables that accept them.
+    """
+
+    session_id: str
+    working_dir: Path
+    state_dir: Path
+    cancelled: asyncio.Event
+    request_approval: Callable[..., Awaitable[bool]]
+    services: dict[str, Any] = attrs.field(factory=dict)
+
+    async def ask_approval(self, category: str, summary: str, *, binding: Any = None,
+                           command_shape: str | None = None) -> bool:
+        extra = {k: v for k, v in (("binding", binding), ("command_shape", command_shape)) if v is not None}
+        if extra and not _accepts(self.request_approval, extra):
+            extra = {}
+        return bool(await self.request_approval(category, summary, **extra))
+
+
+def _accepts(fn: Callable[..., Any], names: dict[str, Any]) -> bool:
+    try:
+        params = inspect.signature(fn).parameters.values()
+    except (TypeError, ValueError):
+        return False
+    if any(p.kind is inspect.Parameter.VAR_KEYWORD for p in params):
+        return True
+    return set(names) <= {p.name for p in params}
+
+
+# What a plugin registers to add a category to the five-level approval ladder.
+
+def _check_level(_inst: object, _attr: attrs.Attribute, value: int) -> None:
+    if not isinstance(value, int) or not 1 <= value <= 5:
+        raise ValueError(f"auto_approve_level must be an integer in 1..5, got {value!r}")
+
+
+@attrs.frozen
+class ApprovalCategory:
+    """A named category: calls in it are auto-approved from `auto_approve_level` up.
+
+    `grantable` says whether a per-session grant may silence it (trust_config never).
+    `always_asks` makes a category that no level silences, not even 5 (full trust): the
+    gate asks every time, and with no one to ask the answer is no. It is for calls the
+    guards cannot judge (a shell line whose effect depends on what a download or a
+    decoder produces), never for ordinary work.
+    """
+
+    name: str
+    auto_approve_level: int = attrs.field(validator=_check_level)
+    label: str
+    grantable: bool = True
+    plugin: str = ""
+    always_asks: bool = False
+
+
+# What a channel plugin registers: a remote surface with a lifecycle (e.g. Telegram).
+
+class Channel(Protocol):
+    """A running channel. Inbound messages funnel into the runtime's turn controller."""
+
+    async def start(self) -> None: ...
+
+    async def stop(self) -> None: ...
+
+    def status(self) -> dict[str, Any]: ...
+
+
+@attrs.frozen
+class ChannelSpec:
+    """A channel kind; `factory(runtime)` builds it, the runtime starts and stops it."""
+
+    name: str
+    factory: Callable[[Any], Channel]
+    summary: str = ""
+    plugin: str = ""
+
+
+# What a plugin registers to own a block of config.json.
+
+@attrs.frozen
+class ConfigBlock:
+    """A top-level block of config.json owned by a plugin.
+
+    `cls` is a frozen attrs class with defaults for every field; keys on disk are the
+    camelCase form of the field names. `migrate(raw)` receives the block's raw mapping
+    as read from disk and returns it upgraded (idempotent); it runs before structuring.
+    """
+
+    key: str
+    cls: type
+    migrate: Callable[[dict[str, Any]], dict[str, Any]] | None = None
+    plugin: str = ""
+
+
+# What a `report_doctor_findings` hook returns: one read-only observation about the installation.
+
+OK, WARN, ERROR = "ok", "warn", "error"
+
+
+@attrs.frozen
+class DoctorFinding:
+    """One line of `atomic-agent doctor`: what was checked, how it stands (ok, warn or
+    error), what was seen, and what to do about it."""
+
+    check: str
+    level: str = attrs.field(validator=attrs.validators.in_((OK, WARN, ERROR)))
+    detail: str
+    advice: str = ""
+    path: str | None = None
+    plugin: str = ""
+
+
+# What a memory plugin registers: one phase of the memory fabric.
+
+@attrs.frozen
+class PromptSection:
+    """A `### <heading>` section of the prompt's variable tail.
+
+    `slot` places it in mutability order: "memory" sections come before session-facts
+    (profile, memory-index), "recall" sections after it (recalled notes).
+    """
+
+    heading: str
+    body: str
+    slot: str = "memory"  # "memory" | "recall"
+    # optional: a token cap the runtime enforces on the body (a safety net; phases cap their
+    # own sections), and a key under which only the first section (in phase order) is kept
+    max_tokens: int | None = None
+    dedupe_key: str | None = None
+
+
+TRUNCATED_LINE = "[truncated]"
+
+
+def fit_sections(sections: Sequence[PromptSection], count: Callable[[str], int]) -> list[PromptSection]:
+    """Drop later sections whose `dedupe_key` was already seen; cut bodies over `max_tokens`
+    line by line, ending them with a `[truncated]` line."""
+    seen: set[str] = set()
+    out: list[PromptSection] = []
+    for section in sections:
+        if section.dedupe_key is not None:
+            if section.dedupe_key in seen:
+                continue
+            seen.add(section.dedupe_key)
+        if section.max_tokens is not None and count(section.body) > section.max_tokens:
+            kept: list[str] = []
+            used = count(TRUNCATED_LINE) + 1
+            for line in section.body.split("\n"):
+                cost = count(line) + 1
+                if used + cost > section.max_tokens:
+                    break
+                kept.append(line)
+                used += cost
+            section = attrs.evolve(section, body="\n".join([*kept, TRUNCATED_LINE]))
+        out.append(section)
+    return out
+
+
+@attrs.frozen
+class TurnDigest:
+    """What the hot path sees after a turn: the session, the user text and the reply."""
+
+    session_id: str
+    turn_index: int
+    user_text: str
+    reply_text: str
+    tool_summaries: Sequence[str] = ()
+
+
+@attrs.frozen
+class TurnStart:
+    """What a phase sees when a turn begins, before its first step."""
+
+    session_id: str
+    turn_index: int
+    user_text: str
+    working_dir: str
+
+
+@attrs.frozen
+class MemoryPhase:
+    """A memory phase. Every callable is optional; a missing one is skipped.
+
+    - `sections(session_id, user_text)` — read path: tail sections for the next step.
+    - `after_turn(digest)` — hot path, awaited off the turn's critical path.
+    - `consolidate()` — cold path, called on the consolidation tick.
+    - `before_turn(start)` — once per turn, before the first step: prefetch what the turn's
+      sections show, abort stale background work of the same session. Synchronous.
+    Phases run in (`order`, `name`) order.
+    """
+
+    name: str
+    order: int = 100
+    sections: Callable[[str, str], Sequence[PromptSection]] | None = None
+    after_turn: Callable[[TurnDigest], Awaitable[None]] | None = None
+    consolidate: Callable[[], Awaitable[Any]] | None = None
+    plugin: str = ""
+    before_turn: Callable[[TurnStart], None] | None = None
+
+
+# What a provider plugin registers: a kind of LLM backend and how to build one.
+
+@attrs.frozen
+class ProviderCapabilities:
+    """What the agent loop may rely on for providers of this kind."""
+
+    transport: str  # "grammar" (GBNF on /completion) | "native_tools" (OpenAI tools)
+    slot_affinity: bool = False  # fixed slot ids keep a KV cache per session
+    vision: bool = False
+    embeddings: bool = False
+
+
+@attrs.frozen
+class ProviderKind:
+    """A provider kind. `factory(entry, runtime)` builds a provider from one config entry.
+
+    `entry` is the provider's config mapping (`llm.providers[]` item, or the synthesised
+    local entry); `runtime` is the RuntimeView. The returned object implements the
+    provider protocol in :mod:`atomic_agent.llm.provider_protocol`.
+
+    `default_local` marks the kind a config without `llm.providers` runs on (one entry
+    `{"id": "local", "kind": <it>}` is synthesised) and whose entries are the fallback
+    chain's local last resort; at most one installed kind may claim it.
+    """
+
+    name: str
+    factory: Callable[[dict[str, Any], Any], Any]
+    capabilities: ProviderCapabilities
+    summary: str = ""
+    plugin: str = ""
+    default_local: bool = False
+
+
+# What a plugin registers to share an object with other plugins: a named service.
+
+@attrs.frozen
+class ServiceSpec:
+    """A service `name` built by `factory(runtime)` the first time someone asks for it.
+
+    `close(service)`, when given, runs once when the runtime closes (after
+    `runtime_stopping`), for services that were built; it may be async.
+    """
+
+    name: str
+    factory: Callable[[Any], Any]
+    close: Callable[[Any], Awaitable[None] | None] | None = None
+    summary: str = ""
+    plugin: str = ""
+
+
+# What a plugin registers to have the runtime call it periodically: a named tick.
+
+def _check_interval(_inst: object, _attr: attrs.Attribute, value: float) -> None:
+    if not isinstance(value, (int, float)) or isinstance(value, bool) or value <= 0:
+        raise ValueError(f"interval_s must be a positive number of seconds, got {value!r}")
+
+
+@attrs.frozen
+class TickSpec:
+    """`run()` is awaited every `interval_s` seconds while the runtime runs.
+
+    The runtime owns the timer: one tick of a name at a time (a tick still running when the
+    next is due is not entered again; the timer waits for it), a tick that raises is counted
+    and reported and the timer keeps going, and closing the runtime stops every tick before
+    the plugins' services close.
+    """
+
+    name: str
+    interval_s: float = attrs.field(validator=_check_interval)
+    run: Callable[[], Awaitable[object]]
+    summary: str = ""
+    plugin: str = ""
+
+
+# What a tool plugin registers: name, descriptor, schema, resource class, tier, runner.
+
+class ResourceClass(str, enum.Enum):
+    """How the batch executor may schedule a tool next to its siblings in one step."""
+
+    PURE_READ = "pure_read"  # parallel within the group
+    BROWSER = "browser"  # serial within the group
+    MEMORY_WRITE = "memory_write"
+    TASKS_WRITE = "tasks_write"
+    VISION = "vision"
+    FS_WRITE = "fs_write"
+    APPROVAL_GATED = "approval_gated"  # must run solo
+    TERMINAL = "terminal"  # reply / finish: only last in a batch
+    UNKNOWN = "unknown"  # unregistered names: forbidden in batches (fail-closed)
+
+
+class Tier(str, enum.Enum):
+    """Where the stable prefix lists the tool: full schema (frequent) or one line (rare)."""
+
+    FREQUENT = "frequent"
+    RARE = "rare"
+
+
+@attrs.frozen
+class ToolResult:
+    """The outcome of one tool call. `summary` goes to the prompt; `details` to traces."""
+
+    status: str  # "ok" | "error" | "cancelled"
+    summary: str
+    details: Mapping[str, Any] = attrs.field(factory=dict)
+
+    @classmethod
+    def ok(cls, summary: str, **details: Any) -> ToolResult:
+        return cls("ok", summary, details)
+
+    @classmethod
+    def error(cls, summary: str, **details: Any) -> ToolResult:
+        return cls("error", summary, details)
+
+
+ToolRunner = Callable[[Mapping[str, Any], "ToolContext"], Awaitable[ToolResult]]
+
+
+def _check_resource_class(_inst: object, _attr: attrs.Attribute, value: object) -> None:
+    if not isinstance(value, ResourceClass):
+        raise TypeError(
+            f"resource_class must be a ResourceClass, got {value!r}; every tool declares how it "
+            "may be batched (see atomic_agent.api.ResourceClass)"
+        )
+    if value is ResourceClass.UNKNOWN:
+        raise ValueError("resource_class 'unknown' is reserved for unregistered names")
+
+
+@attrs.frozen
+class ToolSpec:
+    """A tool as a plugin registers it.
+
+    `args_schema` is a JSON Schema object for the args; it feeds the prompt's full
+    descriptors, argument validation and the OpenAI `tools` payload of cloud providers.
+    `approval_category` names the ladder category a call asks under, or None when the
+    tool never needs approval. `durable` says the call is safe to run again after a crash
+    cut it off: it has no side effect (a read) or is idempotent. Only durable calls are
+    re-run when an interrupted batch is settled; every other interrupted call is answered
+    with an error, because its side effect may already have happened.
+    """
+
+    name: str
+    summary: str
+    args_schema: Mapping[str, Any]
+    resource_class: ResourceClass = attrs.field(validator=_check_resource_class)
+    run: ToolRunner
+    tier: Tier = Tier.FREQUENT
+    approval_category: str | None = None
+    example: str | None = None  # one compact call example for the full descriptor
+    durable: bool = False  # safe to re-run after a crash (read-only or idempotent)
+    plugin: str = ""  # filled in by the core at registration

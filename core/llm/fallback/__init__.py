@@ -1,1 +1,0 @@
-"""The cross-provider fallback chain: a per-session circuit breaker over configured providers."""

@@ -1,0 +1,221 @@
+"""The completion seam the agent loop calls: a TextProvider backed by the fallback chain.
+
+Every attempt re-resolves the serving link's transport and fits the request to it; the
+completion comes back stamped with that link's transport (native links always carry a
+`tool_calls` tuple, grammar links never do), so the loop parses what the served link
+actually produced, not what the primary would have. Everything that is not a completion
+(context window, slots, profile facts, hints) is the primary's.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import attrs
+
+from atomic_agent.llm.provider_protocol import Completion, CompletionRequest
+from atomic_agent.llm.provider_protocol import DeltaCallback, ProviderError, ProviderUnavailableError
+from atomic_agent.providers.fallback_chain import (LiveFlag, ProviderFallbackChain, SwitchNotice, monotonic_ms,
+                                                   resolve_fallback_chain, run_with_fallback)
+from atomic_agent.providers.llm_config import TRANSPORT_GRAMMAR
+from atomic_agent.providers.provider_registry import ProviderRegistry
+from atomic_agent.reliability.failure_taxonomy import model_error_for
+
+
+# Per-link request shape: the request built for the primary, fitted to the link that serves.
+#
+# A grammar link needs its GBNF even when the primary speaks native tools (the common
+# cloud -> local fallover), and a native link needs the tool specs even when the primary
+# is grammar-only. Both are built lazily, once, from the runtime's own pieces.
+
+class RequestShaper:
+    def __init__(self, tool_specs: Callable[[], Sequence[Any]], grammar: Callable[[], str | None]) -> None:
+        self._tool_specs = tool_specs
+        self._grammar = grammar
+        self._grammar_text: str | None = None
+
+    def grammar(self) -> str | None:
+        if self._grammar_text is None:
+            self._grammar_text = self._grammar()
+        return self._grammar_text
+
+    def forget(self) -> None:
+        """Drop the cached grammar (the profile or the tool set changed)."""
+        self._grammar_text = None
+
+    def shape(self, request: CompletionRequest, transport: str) -> CompletionRequest:
+        if transport == TRANSPORT_GRAMMAR:
+            if request.grammar is None:
+                request = attrs.evolve(request, grammar=self.grammar())
+            return attrs.evolve(request, tools=()) if request.tools else request
+        if not request.tools:
+            request = attrs.evolve(request, tools=tuple(self._tool_specs()))
+        return request
+
+
+class PassThroughShaper:
+    """For chains built without a runtime (tests, embedders): requests go out unchanged."""
+
+    def shape(self, request: CompletionRequest, transport: str) -> CompletionRequest:
+        return request
+
+    def forget(self) -> None:
+        return None
+
+
+NoticeSink = Callable[[SwitchNotice], None]
+UsageSink = Callable[[str, Completion], None]  # (serving provider id, completion)
+
+
+def stamp_served(completion: Completion, provider_id: str, transport: str) -> Completion:
+    calls = completion.tool_calls
+    if transport == TRANSPORT_GRAMMAR:
+        calls = None
+    elif calls is None:
+        calls = ()
+    return attrs.evolve(completion, tool_calls=calls,
+                        raw={**completion.raw, "servedBy": provider_id, "servedTransport": transport})
+
+
+def _judge(completion: Completion) -> BaseException | None:
+    # the same test the loop applies; native answers are judged by the batch mapping instead
+    return model_error_for(completion) if completion.tool_calls is None else None
+
+
+class FallbackTextProvider:
+    def __init__(self, registry: ProviderRegistry, shaper: RequestShaper | PassThroughShaper | None = None,
+                 clock_ms: Callable[[], float] = monotonic_ms, notice_sink: NoticeSink | None = None) -> None:
+        self.registry = registry
+        self.shaper = shaper or PassThroughShaper()
+        self.notice_sink = notice_sink
+        self.chain = ProviderFallbackChain(self._resolve_links(), registry.llm.fallback, clock_ms=clock_ms)
+        self._last_unavailable: str | None = None
+        registry.on_active_changed(self._reprime)
+
+    def _resolve_links(self) -> tuple[str, ...]:
+        reg = self.registry
+        return resolve_fallback_chain(reg.llm.fallback, reg.ids, reg.active_id, reg.local_id())
+
+    def _reprime(self, _active_id: str) -> None:
+        self.chain.reprime(self._resolve_links())
+        self.shaper.forget()
+
+    # -- the primary's facts ------------------------------------------------------------------
+    @property
+    def primary(self) -> Any:
+        return self.registry.active_text()
+
+    @property
+    def capabilities(self) -> Any:
+        return self.primary.capabilities
+
+    @property
+    def mode(self) -> str:
+        return str(getattr(self.primary, "mode", "unknown"))
+
+    def __getattr__(self, name: str) -> Any:
+        # provider-specific extras (client, refresh, reflection_slot, ...) are the primary's
+        if name.startswith("__") or name in ("registry", "shaper", "chain", "notice_sink", "_last_unavailable"):
+            raise AttributeError(name)
+        return getattr(self.registry.active_text(), name)
+
+    async def context_window(self) -> int | None:
+        return await self.primary.context_window()
+
+    def slot_for(self, session_id: str) -> int:
+        return self.primary.slot_for(session_id)
+
+    async def total_slots(self) -> int:
+        return await self.primary.total_slots()
+
+    async def count_tokens(self, text: str) -> int | None:
+        return await self.primary.count_tokens(text)
+
+    async def describe(self) -> dict[str, object]:
+        return await self.primary.describe()
+
+    def unavailable_hint(self) -> str:
+        pid = self._last_unavailable or self.registry.active_id
+        try:
+            return str(self.registry.get(pid).unavailable_hint())
+        except Exception:
+            return str(self.primary.unavailable_hint())
+
+    # -- completions ----------------------------------------------------------------------------
+    async def complete(self, request: CompletionRequest, on_delta: DeltaCallback | None = None) -> Completion:
+        return await self.complete_for(None, request, on_delta)
+
+    async def complete_for(self, session_id: str | None, request: CompletionRequest,
+                           on_delta: DeltaCallback | None = None, *, on_notice: NoticeSink | None = None,
+                           on_usage: UsageSink | None = None) -> Completion:
+        async def attempt(provider_id: str, flag: LiveFlag) -> Completion:
+            provider, transport = self._link(provider_id)
+            shaped = self.shaper.shape(request, transport)
+            forward = None
+            if on_delta is not None:
+                def forward(text: str) -> None:
+                    if text:
+                        flag.live = True
+                    on_delta(text)
+            try:
+                completion = await provider.complete(shaped, forward)
+            except ProviderUnavailableError:
+                self._last_unavailable = provider_id
+                raise
+            served = stamp_served(completion, provider_id, transport)
+            if on_usage is not None:
+                on_usage(provider_id, served)
+            return served
+
+        def notice(n: SwitchNotice) -> None:
+            for sink in (self.notice_sink, on_notice):
+                if sink is not None:
+                    sink(n)
+
+        return await run_with_fallback(self.chain, attempt, session_id, judge=_judge, on_notice=notice)
+
+    def _link(self, provider_id: str) -> tuple[Any, str]:
+        """The built provider and its transport; a link that cannot be built is unavailable."""
+        try:
+            return self.registry.get(provider_id), self.registry.transport_for(provider_id)
+        except ProviderError:
+            raise
+        except Exception as exc:
+            raise ProviderUnavailableError(f"provider {provider_id!r} could not be set up: {exc}",
+                                           status=None) from exc
+
+    def for_session(self, session_id: str, on_notice: NoticeSink | None = None,
+                    on_usage: UsageSink | None = None) -> SessionProvider:
+        return SessionProvider(self, session_id, on_notice, on_usage)
+
+    async def close(self) -> None:
+        await self.registry.close()
+
+
+class SessionProvider:
+    """The seam as one session's steps see it: completions use that session's partition."""
+
+    def __init__(self, seam: FallbackTextProvider, session_id: str, on_notice: NoticeSink | None,
+                 on_usage: UsageSink | None) -> None:
+        self._seam = seam
+        self.session_id = session_id
+        self._on_notice = on_notice
+        self._on_usage = on_usage
+
+    def __getattr__(self, name: str) -> Any:
+        if name.startswith("__") or name in ("_seam", "_on_notice", "_on_usage", "session_id"):
+            raise AttributeError(name)
+        return getattr(self._seam, name)
+
+    @property
+    def capabilities(self) -> Any:
+        return self._seam.capabilities
+
+    @property
+    def mode(self) -> str:
+        return self._seam.mode
+
+    async def complete(self, request: CompletionRequest, on_delta: DeltaCallback | None = None) -> Completion:
+        return await self._seam.complete_for(self.session_id, request, on_delta, on_notice=self._on_notice,
+                                             on_usage=self._on_usage)

@@ -1,1 +1,0 @@
-"""Typed records that registration hooks return (the public vocabulary of plugins)."""

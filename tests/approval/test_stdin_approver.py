@@ -1,0 +1,59 @@
+"""The terminal prompt: y/s/a/n, the category label, safe display, end of input denies."""
+
+from __future__ import annotations
+
+import io
+
+from atomic_agent.api import AnswerKind, ApprovalRequest, stdin_approver
+from atomic_agent.approval.stdin_approver import render_prompt, safe_display
+
+
+def _request(**kw) -> ApprovalRequest:
+    base = dict(session_id="s", tool="os.shell.run", category="shell", label="shell command", summary="git status",
+                command_shape="git", level=1, can_grant_category=True, can_grant_shape=True)
+    return ApprovalRequest(**{**base, **kw})
+
+
+async def _answer(text: str, request: ApprovalRequest | None = None) -> tuple[object, str]:
+    out = io.StringIO()
+    events: list = []
+    ask = stdin_approver(events.append, stdin=io.StringIO(text), out=out)
+    answer = await ask(request or _request())
+    assert events and events[0]["category"] == "shell" and events[0]["label"] == "shell command"
+    return answer, out.getvalue()
+
+
+async def test_prompt_shows_the_category_label_and_all_offers() -> None:
+    _, shown = await _answer("n\n")
+    assert "approval needed · shell command" in shown and "git status" in shown
+    assert "[y] allow this call once" in shown and "[s] allow every shell command this session" in shown
+    assert "[a] allow all `git` this session" in shown and "[n] deny" in shown and "answer [y/s/a/N]" in shown
+
+
+async def test_y_s_a_n_map_to_answers() -> None:
+    for typed, kind in (("y\n", AnswerKind.ONCE), ("S\n", AnswerKind.SESSION), ("a\n", AnswerKind.SHAPE),
+                        ("n\n", AnswerKind.DENY), ("\n", AnswerKind.DENY)):
+        answer, _ = await _answer(typed)
+        assert answer.kind is kind, typed
+
+
+async def test_a_is_not_accepted_where_no_shape_is_offered() -> None:
+    answer, shown = await _answer("a\na\na\n", _request(command_shape=None, can_grant_shape=False))
+    assert answer.kind is AnswerKind.DENY and "[a]" not in shown and shown.count("answer [") == 3
+
+
+async def test_end_of_input_denies_at_once() -> None:
+    answer, shown = await _answer("")
+    assert answer.kind is AnswerKind.DENY and "no answer: denied" in shown
+
+
+def test_escape_sequences_and_carriage_returns_cannot_hide_text() -> None:
+    shown = render_prompt(_request(summary="rm -rf build\r\x1b[2Kls -l   \x1b]0;title\x07 \u202eevil"))
+    assert "\x1b" not in shown and "\r" not in shown and "\u202e" not in shown
+    assert "rm -rf build" in shown and "ls -l" in shown
+
+
+def test_long_summary_keeps_its_dangerous_tail_visible() -> None:
+    summary = "echo " + "a" * 10_000 + " && curl x | sh"
+    shown = safe_display(summary)
+    assert shown.endswith("curl x | sh") and "chars not shown" in shown and len(shown) < 2200

@@ -1,0 +1,102 @@
+"""The completion seam: per-link request shape, served-transport stamp, primary's facts."""
+
+from __future__ import annotations
+
+from atomic_agent.api import Completion, CompletionRequest, ProviderError, ResourceClass, ToolSpec
+from atomic_agent.agent.step_executor import batch_from_native_calls
+from atomic_agent.providers.fallback_provider import FallbackTextProvider, RequestShaper
+from atomic_agent.providers.llm_config import structure_llm_block
+from atomic_agent.providers.provider_registry import ProviderRegistry
+from atomic_agent.testing.scripted_provider import ScriptedProvider, calls
+from tests.providers.provider_kit import Built, scripted_kind
+
+
+async def _noop(args, ctx):  # pragma: no cover
+    raise AssertionError
+
+
+SPECS = (ToolSpec("reply", "Answer.", {"type": "object"}, ResourceClass.TERMINAL, _noop),)
+
+
+def seam(llm: dict, built: Built, **makers) -> FallbackTextProvider:
+    kinds = [scripted_kind("llama-server", "grammar", built, make=makers.get("llama")),
+             scripted_kind("cloudish", "native_tools", built, make=makers.get("cloud"))]
+    registry = ProviderRegistry({k.name: k for k in kinds}, structure_llm_block(llm), runtime=None)
+    return FallbackTextProvider(registry, RequestShaper(lambda: SPECS, lambda: "root ::= \"[\""))
+
+
+NATIVE_FIRST = {"providers": [{"id": "c", "kind": "cloudish"}, {"id": "local", "kind": "llama-server"}]}
+GRAMMAR_FIRST = {"providers": [{"id": "local", "kind": "llama-server"}, {"id": "c", "kind": "cloudish"}],
+                 "fallback": {"chain": ["local", "c"]}}
+
+
+async def test_cross_transport_fallover_sends_the_grammar_to_the_grammar_link_and_parses_its_answer():
+    built = Built()
+    down = ScriptedProvider(transport="native_tools", script=[ProviderError("down", status=503)])
+    s = seam(NATIVE_FIRST, built, cloud=lambda e: down)
+    native_request = CompletionRequest(prompt="p", grammar=None, tools=SPECS, stream=False)
+    done = await s.complete(native_request)
+    sent = built.last("local").requests[0]
+    assert sent.grammar == 'root ::= "["' and sent.tools == ()
+    assert done.tool_calls is None and done.raw["servedTransport"] == "grammar" and done.raw["servedBy"] == "local"
+
+
+async def test_a_native_link_behind_a_grammar_primary_gets_the_tool_specs():
+    built = Built()
+    down = ScriptedProvider(transport="grammar", script=[ProviderError("down", status=500)])
+    s = seam(GRAMMAR_FIRST, built, llama=lambda e: down)
+    done = await s.complete(CompletionRequest(prompt="p", grammar="g", stream=False))
+    assert built.last("c").requests[0].tools == SPECS
+    assert done.tool_calls == () and done.raw["servedTransport"] == "native_tools"
+    assert batch_from_native_calls(done).calls[0].tool == "reply"  # prose -> the guarded reply path
+
+
+async def test_a_native_link_answer_is_never_parsed_as_grammar_and_vice_versa():
+    from atomic_agent.providers.fallback_provider import stamp_served
+
+    native = stamp_served(Completion(content="hi"), "c", "native_tools")
+    grammar = stamp_served(Completion(content=calls(("reply", {"text": "x"})), tool_calls=()), "l", "grammar")
+    assert native.tool_calls == () and grammar.tool_calls is None
+
+
+async def test_facts_and_extras_are_the_primarys():
+    built = Built()
+    s = seam(NATIVE_FIRST, built)
+    primary = s.primary
+    assert s.capabilities.transport == "native_tools" and s.mode == primary.mode
+    assert await s.context_window() == primary.n_ctx and s.slot_for("x") == primary.slot
+    assert s.requests is primary.requests  # anything else is looked up on the primary
+
+
+async def test_a_link_that_cannot_be_built_is_unavailable_and_skipped():
+    built = Built()
+    down = ScriptedProvider(transport="native_tools", script=[ProviderError("down", status=503)])
+
+    def broken(entry):
+        raise ValueError("needs an API key in $X")
+
+    s = seam({"providers": [{"id": "c", "kind": "cloudish"}, {"id": "b", "kind": "llama-server"},
+                            {"id": "local", "kind": "llama-server"}], "fallback": {"chain": ["c", "b", "local"]}},
+             built, cloud=lambda e: down,
+             llama=lambda e: broken(e) if e["id"] == "b" else ScriptedProvider(transport="grammar"))
+    done = await s.complete(CompletionRequest(prompt="p", stream=False))
+    assert done.raw["servedBy"] == "local"
+
+
+async def test_session_bound_views_use_their_own_partition_and_sinks():
+    built = Built()
+    script = [ProviderError("down", status=503)]
+    s = seam(NATIVE_FIRST, built, cloud=lambda e: ScriptedProvider(transport="native_tools", script=script))
+    notices, usage = [], []
+    bound = s.for_session("s1", notices.append, lambda pid, c: usage.append(pid))
+    await bound.complete(CompletionRequest(prompt="p", stream=False))
+    assert s.chain.override("s1") == "local" and s.chain.override(None) is None
+    assert [n.to_id for n in notices] == ["local"] and usage == ["local"]
+
+
+async def test_hot_swap_re_primes_the_chain():
+    built = Built()
+    s = seam(NATIVE_FIRST, built)
+    await s.registry.set_active("local")
+    assert s.chain.links == ("local",)  # chain defaults to [active]; local is already in it
+    assert s.capabilities.transport == "grammar"
