@@ -41,6 +41,34 @@ def report_doctor_findings(state_dir: Any) -> Iterable[Any]:
 
 
 @hookimpl
+def register_services() -> Iterable[Any]:
+    from atomic_agent.api import ServiceSpec
+
+    return [ServiceSpec(EMBEDDINGS_SERVICE, _managed_embeddings, close=_close_embeddings,
+                        summary="the managed embedding daemon's client (None when llama.embeddings is off)")]
+
+
+EMBEDDINGS_SERVICE = "llama_embeddings"
+
+
+def _managed_embeddings(runtime: Any) -> Any:
+    """An embedding provider for the daemon `llama start` runs beside the chat server, or
+    None when `llama.embeddings.enabled` is false (no client is built against an absent daemon)."""
+    cfg = runtime.config.block("llama")
+    if not cfg.embeddings.enabled:
+        return None
+    from .llama_embeddings import LlamaEmbeddingProvider
+    from .server_status import embedding_daemon_url
+
+    return LlamaEmbeddingProvider(embedding_daemon_url(cfg, runtime.state_dir), provider_id="llama-embeddings")
+
+
+async def _close_embeddings(provider: Any) -> None:
+    if provider is not None:
+        await provider.close()
+
+
+@hookimpl
 def register_providers() -> Iterable[Any]:
     from atomic_agent.api import ProviderCapabilities, ProviderKind
 

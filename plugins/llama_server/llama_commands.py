@@ -94,8 +94,15 @@ def start_command(
     model: Optional[str] = typer.Option(None, "--model", help="Model id or GGUF path (default: llama.model)."),
     timeout: float = typer.Option(120.0, "--timeout", min=1.0, help="Seconds to wait for /health."),
     json_out: bool = typer.Option(False, "--json", help="Print the status as JSON."),
+    embeddings: Optional[bool] = typer.Option(None, "--embeddings/--no-embeddings",
+                                              help="Also start the embedding daemon (default: llama.embeddings.enabled)."),
 ) -> None:
-    """Start llama-server in the background, wait until it is healthy, print its status."""
+    """Start llama-server in the background, wait until it is healthy, print its status.
+
+    With llama.embeddings.enabled (or --embeddings) a second server, started with
+    `--embeddings`, follows the chat server: the chat server is primary (when it fails,
+    nothing else starts), the embedding one optional (when it fails, the chat server stays
+    up and memory recall runs on full-text search alone)."""
     from .cache_locations import cache_dir
     from .llama_config import MODE_EXTERNAL, effective_llama_url
     from .llama_errors import LlamaServerError
@@ -118,31 +125,84 @@ def start_command(
     elif port is not None and port != cfg.port:
         _note(f"the runtime connects to llama.port {cfg.port}; set llama.port (or ATOMIC_AGENT_LLAMA_PORT) "
               f"to {port} to use this server")
-    _print_status(managed_status(cfg, state_dir), json_out)
+    status = managed_status(cfg, state_dir)
+    embedding: dict[str, object] | None = None
+    if cfg.embeddings.enabled if embeddings is None else embeddings:
+        embedding = _start_embedding_daemon(cfg, state_dir, timeout)
+    if json_out:
+        print_json({**status.to_json(), "embedding": embedding})
+        return
+    _print_status(status, False)
+    if embedding is not None:
+        _print_embedding(embedding)
+
+
+def _start_embedding_daemon(cfg: object, state_dir: object, timeout: float) -> dict[str, object]:
+    """Start the second daemon; a failure is reported, never raised (the chat server stays up)."""
+    from .cache_locations import cache_dir
+    from .llama_errors import LlamaServerError
+    from .server_launch import embedding_launch_spec, start_server
+    from .server_process import ServerPaths
+
+    paths = ServerPaths.for_embeddings(state_dir)  # type: ignore[arg-type]
+    try:
+        spec = embedding_launch_spec(cfg, state_dir, cache_dir(), on_line=_note)  # type: ignore[arg-type]
+        outcome = start_server(spec, paths, timeout_s=timeout)
+    except (LlamaServerError, OSError) as exc:
+        _note(f"the embedding daemon did not start, so memory recall uses full-text search only: {exc}")
+        return {"running": False, "error": str(exc), "logFile": str(paths.log_file)}
+    if outcome.already_running:
+        _note(f"embedding daemon already running (pid {outcome.pid})")
+    return {"running": True, "pid": outcome.pid, "url": outcome.base_url, "model": str(spec.model),
+            "health": outcome.snapshot.health, "logFile": str(paths.log_file)}
+
+
+def _print_embedding(embedding: dict[str, object]) -> None:
+    print(f"embedding daemon: {'running' if embedding.get('running') else 'not running'}")
+    for key in ("url", "pid", "model", "health", "error", "logFile"):
+        if embedding.get(key) is not None:
+            print(f"  {key + ':':<12}{embedding[key]}")
 
 
 @llama_app.command("stop")
 def stop_command(ctx: typer.Context) -> None:
-    """Stop the managed llama-server (SIGTERM, then SIGKILL after a grace period)."""
+    """Stop the managed llama-server and its embedding daemon (SIGTERM, then SIGKILL after a
+    grace period). Both pid files are always tried, so a half-started pair is cleaned up."""
     from .llama_errors import LlamaServerError
     from .server_process import ServerPaths, stop_recorded_server
 
     _cfg, state_dir = llama_settings(ctx)
-    try:
-        record = stop_recorded_server(ServerPaths.for_state_dir(state_dir))
-    except LlamaServerError as exc:
-        fail(str(exc))
-    print("llama-server is not running" if record is None else f"stopped llama-server (pid {record.pid})")
+    failures: list[str] = []
+    for label, paths in (("llama-server", ServerPaths.for_state_dir(state_dir)),
+                         ("embedding daemon", ServerPaths.for_embeddings(state_dir))):
+        try:
+            record = stop_recorded_server(paths)
+        except LlamaServerError as exc:
+            failures.append(str(exc))
+            continue
+        if record is not None:
+            print(f"stopped {label} (pid {record.pid})")
+        elif label == "llama-server":
+            print("llama-server is not running")
+    if failures:
+        fail("\n".join(failures))
 
 
 @llama_app.command("status")
 def status_command(ctx: typer.Context,
                    json_out: bool = typer.Option(False, "--json", help="Print the status as JSON.")) -> None:
     """Running or stopped, pid, URL, health, model, context per slot and slot count."""
-    from .server_status import server_status
+    from .server_status import embedding_daemon_status, server_status
 
     cfg, state_dir = llama_settings(ctx)
-    _print_status(server_status(cfg, state_dir), json_out)
+    status = server_status(cfg, state_dir)
+    embedding = embedding_daemon_status(cfg, state_dir)
+    if json_out:
+        print_json({**status.to_json(), "embedding": embedding})
+        return
+    _print_status(status, False)
+    if embedding["enabled"] or embedding["running"]:
+        _print_embedding(embedding)
 
 
 @llama_app.command("logs")

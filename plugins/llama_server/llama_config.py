@@ -9,15 +9,36 @@ import attrs
 
 from atomic_agent.api import int_field, value_field
 
+from .embedding_model import EMBEDDING_MODEL_ID
 from .starter_model import STARTER_MODEL_ID
 
 LLAMA_URL_ENV = "ATOMIC_AGENT_LLAMA_URL"
 LLAMA_PORT_ENV = "ATOMIC_AGENT_LLAMA_PORT"
 LLAMA_BINARY_ENV = "ATOMIC_AGENT_LLAMA_BINARY"
 DEFAULT_PORT = 19091
+DEFAULT_EMBEDDING_PORT = 19092
+LLAMA_EMBEDDINGS_ENV = "ATOMIC_AGENT_LLAMA_EMBEDDINGS"
 
 MODE_EXTERNAL = "external"
 MODE_MANAGED = "managed"
+
+
+@attrs.frozen
+class EmbeddingDaemonConfig:
+    """`llama.embeddings`: the optional second managed server, started with `--embeddings`.
+
+    llama-server in embedding mode serves only pooled vectors, so it is a process of its own
+    beside the chat server; `llama start` starts it after the chat server when enabled.
+    """
+
+    enabled: bool = value_field(False, env=LLAMA_EMBEDDINGS_ENV)
+    # the built-in id (converted from its PyPI wheel on first start) or a GGUF path / registered id
+    model: str = value_field(EMBEDDING_MODEL_ID)
+    port: int = int_field(DEFAULT_EMBEDDING_PORT, 1, 65535)
+    ctx_size: int = int_field(2048, 128, 1_048_576)
+    parallel: int = int_field(4, 1, 64)
+    threads: int = int_field(1, 1, 1024)
+    pooling: str = value_field("mean", choices=("mean", "cls", "last"))
 
 
 @attrs.frozen
@@ -43,6 +64,7 @@ class LlamaConfig:
     temperature: float = int_field(0.2, 0.0, 5.0)
     request_timeout_s: int = int_field(120, 1, 86_400)
     extra_args: tuple[str, ...] = value_field(())
+    embeddings: EmbeddingDaemonConfig = attrs.field(factory=EmbeddingDaemonConfig)
 
 
 def effective_llama_url(cfg: LlamaConfig, environ: Mapping[str, str] | None = None) -> tuple[str, str]:

@@ -7,10 +7,13 @@ import subprocess
 import time
 from pathlib import Path
 
+from collections.abc import Callable
+
 import attrs
 
 from .binary_proof import signal_name
 from .cache_lock import cache_lock
+from .embedding_model import EMBEDDING_MODEL_ID, ensure_embedding_model
 from .llama_binary import resolve_binary
 from .llama_config import LlamaConfig, loopback_url
 from .llama_errors import PortInUseError, ServerStartError
@@ -42,6 +45,23 @@ def launch_spec_from_config(cfg: LlamaConfig, state_dir: Path, cache: Path, *, p
     return LaunchSpec(binary=binary, model=model_path, host=cfg.host, port=port or cfg.port,
                       ctx_size=cfg.ctx_size, parallel=cfg.parallel, threads=cfg.threads,
                       alias=entry.id if entry else model_path.stem, extra_args=tuple(cfg.extra_args))
+
+
+def embedding_launch_spec(cfg: LlamaConfig, state_dir: Path, cache: Path, *, port: int | None = None,
+                          on_line: Callable[[str], None] | None = None) -> LaunchSpec:
+    """The second daemon's command line: the same binary, the embedding model (the built-in
+    one is downloaded and converted on first use), `--embeddings --pooling`."""
+    emb = cfg.embeddings
+    binary = resolve_binary(cfg.binary, cache)
+    if emb.model == EMBEDDING_MODEL_ID:
+        model_path = ensure_embedding_model(cache, on_line=on_line)
+        alias = EMBEDDING_MODEL_ID
+    else:
+        model_path = resolve_model_file(emb.model, state_dir, cache)
+        entry = find_model(state_dir, cache, emb.model)
+        alias = entry.id if entry else model_path.stem
+    return LaunchSpec(binary=binary, model=model_path, host=cfg.host, port=port or emb.port, ctx_size=emb.ctx_size,
+                      parallel=emb.parallel, threads=emb.threads, alias=alias, pooling=emb.pooling)
 
 
 def url_of(record: PidRecord) -> str:

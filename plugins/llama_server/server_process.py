@@ -20,6 +20,8 @@ from .llama_errors import ServerStopError
 
 PID_FILE = "llama-server.pid"
 LOG_FILE = "llama-server.log"
+EMBED_PID_FILE = "llama-embed.pid"
+EMBED_LOG_FILE = "llama-embed.log"
 LIFECYCLE_LOCK = ".lifecycle.lock"
 STOP_GRACE_S = 10.0
 KILL_WAIT_S = 5.0
@@ -35,6 +37,12 @@ class ServerPaths:
         base = llamacpp_state_dir(state_dir)
         return cls(pid_file=base / PID_FILE, log_file=base / LOG_FILE)
 
+    @classmethod
+    def for_embeddings(cls, state_dir: Path) -> ServerPaths:
+        """The second daemon's pid file and log (`llama start` with llama.embeddings on)."""
+        base = llamacpp_state_dir(state_dir)
+        return cls(pid_file=base / EMBED_PID_FILE, log_file=base / EMBED_LOG_FILE)
+
 
 @attrs.frozen
 class LaunchSpec:
@@ -49,11 +57,16 @@ class LaunchSpec:
     threads: int = 2
     alias: str = ""  # what /props model_alias and /v1 `model` report; "" = the model path
     extra_args: tuple[str, ...] = ()
+    pooling: str = ""  # set: an embedding-only server (`--embeddings --pooling POOLING`)
 
     def argv(self) -> list[str]:
         args = [str(self.binary), "--host", self.host, "--port", str(self.port), "-m", str(self.model),
                 "-c", str(self.ctx_size), "--parallel", str(self.parallel), "--threads", str(self.threads),
                 "--no-webui", "--metrics"]
+        if self.pooling:
+            # a whole input has to fit one micro-batch: as large as a slot's context
+            per_slot = str(max(self.ctx_size // max(self.parallel, 1), 64))
+            args += ["--embeddings", "--pooling", self.pooling, "--batch-size", per_slot, "--ubatch-size", per_slot]
         if self.alias:
             args += ["--alias", self.alias]
         return args + list(self.extra_args)

@@ -65,6 +65,23 @@ def managed_status(cfg: LlamaConfig, state_dir: Path) -> ServerStatus:
     return attrs.evolve(status, **_build_fields(cfg))
 
 
+def embedding_daemon_status(cfg: LlamaConfig, state_dir: Path) -> dict[str, Any]:
+    """The second daemon: enabled in config, running (pid file), its URL and health."""
+    paths = ServerPaths.for_embeddings(state_dir)
+    record = live_pid_record(paths)
+    url = url_of(record) if record is not None else loopback_url(cfg.host, cfg.embeddings.port)
+    health = probe_server(url).health if record is not None else HEALTH_UNREACHABLE
+    return {"enabled": cfg.embeddings.enabled, "running": record is not None,
+            "pid": record.pid if record is not None else None, "url": url, "health": health,
+            "model": record.model if record is not None else cfg.embeddings.model, "logFile": str(paths.log_file)}
+
+
+def embedding_daemon_url(cfg: LlamaConfig, state_dir: Path) -> str:
+    """Where the runtime asks for vectors: the running daemon's recorded port, else the configured one."""
+    record = live_pid_record(ServerPaths.for_embeddings(state_dir))
+    return url_of(record) if record is not None else loopback_url(cfg.host, cfg.embeddings.port)
+
+
 def _build_fields(cfg: LlamaConfig) -> dict[str, str]:
     from .cache_locations import cache_dir
     from .llama_binary import installed_build
