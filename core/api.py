@@ -90,6 +90,8 @@ _EXPORTS: dict[str, str] = {
     # SQLite state files (core/storage): open with a durability mode, migrate, transact, one clock
     "Durability": "atomic_agent.storage.sqlite_file",
     "open_sqlite": "atomic_agent.storage.sqlite_file",
+    "open_sqlite_with_extensions": "atomic_agent.storage.sqlite_extensions",
+    "ExtensionsUnavailableError": "atomic_agent.storage.sqlite_extensions",
     "open_sqlite_read_only": "atomic_agent.storage.sqlite_file",
     "is_lock_error": "atomic_agent.storage.sqlite_file",
     "Migration": "atomic_agent.storage.sqlite_migrations",

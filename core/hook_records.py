@@ -215,7 +215,8 @@ class MemoryPhase:
     - `after_turn(digest)` — hot path, awaited off the turn's critical path.
     - `consolidate()` — cold path, called on the consolidation tick.
     - `before_turn(start)` — once per turn, before the first step: prefetch what the turn's
-      sections show, abort stale background work of the same session. Synchronous.
+      sections show, abort stale background work of the same session. Synchronous; it may
+      return an awaitable (an embedding round trip), which the turn awaits before its first step.
     Phases run in (`order`, `name`) order.
     """
 

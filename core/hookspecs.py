@@ -142,7 +142,7 @@ def register_memory_phases(runtime: RuntimeView) -> Iterable[MemoryPhase]:
     Called once per runtime while it is built, after ``register_tools``; receives the
     runtime view. Returns MemoryPhase records, every plugin's collected, with up to four
     callables: ``before_turn(turn_start)`` (synchronous, once per turn inside the session
-    lock: prefetch, abort stale work), ``sections(session_id, user_text)`` (read path:
+    lock: prefetch, abort stale work; an awaitable it returns is awaited before the first step), ``sections(session_id, user_text)`` (read path:
     PromptSection records for the prompt's variable tail, never the stable prefix; each
     section may carry a token cap and a dedupe key — the first section with a key wins),
     ``after_turn(digest)`` (hot path, scheduled after the turn returned, never awaited by

@@ -12,6 +12,7 @@ Closing the runtime cancels a tick in progress.
 from __future__ import annotations
 
 import asyncio
+import inspect
 import sys
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
@@ -44,12 +45,14 @@ class MemoryPhases:
                           file=sys.stderr)
         return fit_sections(sections, estimate_tokens)
 
-    def before_turn(self, session: SessionState, turn_index: int, text: str) -> None:
+    async def before_turn(self, session: SessionState, turn_index: int, text: str) -> None:
         start = TurnStart(session.id, turn_index, text, str(session.working_dir))
         for phase in self.phases:
             if phase.before_turn is not None:
                 try:
-                    phase.before_turn(start)
+                    pending = phase.before_turn(start)
+                    if inspect.isawaitable(pending):  # e.g. recall that embeds the message first
+                        await pending
                 except Exception as exc:
                     print(f"atomic-agent: memory phase {phase.name!r} before_turn failed: "
                           f"{type(exc).__name__}: {exc}", file=sys.stderr)

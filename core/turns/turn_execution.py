@@ -120,7 +120,7 @@ async def execute_turn(services: TurnServices, text: str, session: SessionState,
     emit: ev.EventSink = lambda e: services.controller.emit(session.id, e)  # noqa: E731
     # a continuation (no text of its own) answers the conversation's latest message: memory reads that
     focus = text or next((e.text for e in reversed(session.entries) if e.kind == USER), "")
-    services.memory.before_turn(session, started.turn_index, focus)  # the opening rows are already written
+    await services.memory.before_turn(session, started.turn_index, focus)  # the opening rows are already written
     trace = services.trace_for(session.id)
     store = services.sessions.fenced(started.guard)  # every write of this turn carries its generation
     agent = services.config().agent

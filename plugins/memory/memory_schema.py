@@ -92,5 +92,22 @@ def m002_memories(db: sqlite_utils.Database) -> None:
                               tokenize=FTS_TOKENIZER, replace=True)
 
 
-MIGRATIONS: list[Migration] = [m001_profile_facts, m002_memories]
+def m003_memory_embeddings(db: sqlite_utils.Database) -> None:
+    """One vector per (note, embedding model), raw little-endian float32. The foreign key
+    cascades: forgetting or evicting a note removes its vectors in the same transaction.
+    Empty unless the memory_embeddings plugin is on."""
+    with transaction(db.conn):
+        db.execute("""
+            CREATE TABLE IF NOT EXISTS memory_embeddings (
+              memory_id INTEGER NOT NULL REFERENCES memories(id) ON DELETE CASCADE,
+              model TEXT NOT NULL,
+              dim INTEGER NOT NULL,
+              embedding BLOB NOT NULL,
+              created_at INTEGER NOT NULL,
+              PRIMARY KEY (memory_id, model)
+            )""")
+        db.execute("CREATE INDEX IF NOT EXISTS idx_memory_embeddings_model ON memory_embeddings(model, memory_id)")
+
+
+MIGRATIONS: list[Migration] = [m001_profile_facts, m002_memories, m003_memory_embeddings]
 MEMORY_SCHEMA_VERSION = len(MIGRATIONS)

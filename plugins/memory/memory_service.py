@@ -10,6 +10,7 @@ plugin provides one, and are dropped otherwise.
 from __future__ import annotations
 
 import os
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -18,11 +19,13 @@ from .memory_errors import MemoryStoreError, MemoryValidationError
 from .note_store import NoteStore
 from .note_validation import DEFAULT_MAX_CONTENT_CHARS
 from .profile_store import ProfileStore
+from .recall_fusion import FusionWeights
 from .profile_validation import is_valid_profile_key
 
 SERVICE_NAME = "memory"
 METRICS_SERVICE = "metrics"
 BUSY_TIMEOUT_ENV = "ATOMIC_AGENT_MEMORY_BUSY_TIMEOUT_MS"
+LISTENER_FAILED_METRIC = "agent.memory.notes.stored_listener_failed"
 
 
 class DroppedMetrics:
@@ -39,12 +42,32 @@ class MemoryService:
     # the errors callers catch, reachable without importing this plugin
     StoreError = MemoryStoreError
     ValidationError = MemoryValidationError
+    FusionWeights = FusionWeights  # the blend hybrid recall passes to NoteStore.recall
 
     def __init__(self, path: Path, busy_timeout_s: float = DEFAULT_BUSY_TIMEOUT_S, metrics: Any = None) -> None:
         self.path = path
         self.busy_timeout_s = busy_timeout_s
         self.metrics = metrics if metrics is not None else DroppedMetrics()
         self._database: MemoryDatabase | None = None
+        # hybrid recall (the memory_embeddings plugin): None keeps recall plain BM25
+        self.vector_recall: Any = None
+        self._stored_listeners: list[Callable[[Sequence[int]], None]] = []
+
+    def attach_vector_recall(self, vector_recall: Any) -> None:
+        """Make recall hybrid: `vector_recall.nearest(query, working_dir)` (async) gives
+        {note id: cosine} or None, and its `fusion` / `candidates` shape the blend."""
+        self.vector_recall = vector_recall
+
+    def on_notes_stored(self, listener: Callable[[Sequence[int]], None]) -> None:
+        """Call `listener(ids)` after every committed note insert (it must not block)."""
+        self._stored_listeners.append(listener)
+
+    def _notes_stored(self, ids: Sequence[int]) -> None:
+        for listener in self._stored_listeners:
+            try:
+                listener(ids)
+            except Exception as exc:  # a listener never fails the write that already committed
+                self.metrics.inc(LISTENER_FAILED_METRIC, error=type(exc).__name__)
 
     @property
     def database(self) -> MemoryDatabase:
@@ -58,7 +81,7 @@ class MemoryService:
 
     def note_store(self, max_entries: int = 1000, max_content_chars: int = DEFAULT_MAX_CONTENT_CHARS) -> NoteStore:
         return NoteStore(self.database, max_entries=max_entries, max_content_chars=max_content_chars,
-                         metrics=self.metrics)
+                         metrics=self.metrics, on_stored=self._notes_stored if self._stored_listeners else None)
 
     @staticmethod
     def is_valid_profile_key(key: str) -> bool:

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import json
 import sqlite3
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
 import attrs
@@ -20,6 +20,7 @@ from .memory_database import MemoryDatabase
 from .memory_errors import MemoryValidationError
 from .memory_records import Note, RecallHit, StoreOutcome
 from .note_validation import DEFAULT_MAX_CONTENT_CHARS, ValidNote, validate_note
+from .recall_fusion import FusionWeights, blend
 
 DEFAULT_MAX_ENTRIES = 1000
 EVICTED_METRIC = "agent.memory.notes.evicted"
@@ -62,11 +63,13 @@ def _scope_filter(working_dir: str | None, scope: str | None) -> tuple[str, list
 
 
 class NoteStore:
-    """Freeform notes. `metrics` (a MetricsRegistry) is optional."""
+    """Freeform notes. `metrics` (a MetricsRegistry) is optional; `on_stored(ids)` is told
+    about every committed insert (the embedding writer listens there, off the write path)."""
 
     def __init__(self, database: MemoryDatabase, *, max_entries: int = DEFAULT_MAX_ENTRIES,
                  max_content_chars: int = DEFAULT_MAX_CONTENT_CHARS, metrics: Any = None,
-                 weights: tuple[float, float, float] = DEFAULT_WEIGHTS) -> None:
+                 weights: tuple[float, float, float] = DEFAULT_WEIGHTS,
+                 on_stored: Callable[[Sequence[int]], None] | None = None) -> None:
         if max_entries < 1:
             raise ValueError(f"max_entries must be at least 1, got {max_entries}")
         self.database = database
@@ -74,6 +77,7 @@ class NoteStore:
         self.max_content_chars = max_content_chars
         self.metrics = metrics
         self.weights = weights
+        self.on_stored = on_stored
 
     # -- writes -----------------------------------------------------------------------------
     def _validate(self, item: NoteInput) -> ValidNote:
@@ -113,6 +117,7 @@ class NoteStore:
             new_id = self._insert(conn, valid, stamp)
             evicted = self._evict(conn)
         self._count_evicted(evicted)
+        self._notify_stored([new_id])
         note = self.get(new_id)
         if note is None:  # only when the clock went back behind every kept note
             raise MemoryValidationError("the note was evicted immediately; raise memoryNotes.maxEntries")
@@ -128,7 +133,13 @@ class NoteStore:
             evicted = self._evict(conn)
         self._count_evicted(evicted)
         gone = set(evicted)
-        return [i for i in ids if i not in gone], evicted
+        kept = [i for i in ids if i not in gone]
+        self._notify_stored(kept)
+        return kept, evicted
+
+    def _notify_stored(self, ids: Sequence[int]) -> None:
+        if self.on_stored is not None and ids:
+            self.on_stored(list(ids))
 
     def forget(self, note_id: int) -> bool:
         with self.database.write() as conn:
@@ -141,8 +152,44 @@ class NoteStore:
         return _note(rows[0]) if rows else None
 
     def recall(self, query: str, k: int = 5, *, working_dir: str | None = None, scope: str | None = None,
-               exclude_ids: Iterable[int] = ()) -> list[RecallHit]:
-        """Top-k notes by BM25 for the content words of `query` (never raises on FTS syntax)."""
+               exclude_ids: Iterable[int] = (), nearest: Mapping[int, float] | None = None,
+               fusion: FusionWeights | None = None, candidates: int = 0) -> list[RecallHit]:
+        """Top-k notes by BM25 for the content words of `query` (never raises on FTS syntax).
+
+        With `nearest` (note id -> cosine similarity of its vector to the query's, from the
+        embedding index) the ranking is hybrid: the top `candidates` BM25 hits and the
+        nearest notes are blended with `fusion`, and `score` is minus the blend. Without it
+        this is plain BM25, unchanged."""
+        if nearest is not None:
+            return self._hybrid_recall(query, k, working_dir, scope, list(exclude_ids), nearest,
+                                       fusion or FusionWeights(), max(candidates, k))
+        return self._bm25_recall(query, k, working_dir, scope, exclude_ids)
+
+    def _hybrid_recall(self, query: str, k: int, working_dir: str | None, scope: str | None,
+                       exclude_ids: list[int], nearest: Mapping[int, float], fusion: FusionWeights,
+                       candidates: int) -> list[RecallHit]:
+        if k <= 0:
+            return []
+        lexical = self._bm25_recall(query, candidates, working_dir, scope, exclude_ids)
+        notes = {h.note.id: h.note for h in lexical}
+        excluded = set(exclude_ids)
+        wanted = [i for i in nearest if i not in notes and i not in excluded]
+        notes.update({n.id: n for n in self._get_many(wanted, working_dir, scope)})
+        # a vector whose note is gone, or outside the scope asked for, drops out here
+        cosine = {i: c for i, c in nearest.items() if i in notes}
+        ranked = blend({h.note.id: h.score for h in lexical}, cosine, fusion)
+        return [RecallHit(notes[i], -score) for i, score in ranked[:min(k, MAX_RECALL_K)]]
+
+    def _get_many(self, ids: Sequence[int], working_dir: str | None, scope: str | None) -> list[Note]:
+        if not ids:
+            return []
+        where, params = _scope_filter(working_dir, scope)
+        rows = self.database.query(f"SELECT m.* FROM memories m WHERE m.id IN ({', '.join('?' * len(ids))}){where}",
+                                   [*(int(i) for i in ids), *params])
+        return [_note(r) for r in rows]
+
+    def _bm25_recall(self, query: str, k: int, working_dir: str | None, scope: str | None,
+                     exclude_ids: Iterable[int]) -> list[RecallHit]:
         match = build_match_query(query or "")
         if match is None or k <= 0:
             return []

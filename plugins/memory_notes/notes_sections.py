@@ -20,8 +20,12 @@ def notes_phase(runtime: Any, cfg: Any) -> Any:
 
     prefetch = RecallPrefetch(lambda: note_store_for(runtime, cfg), cfg, lambda: memory_of(runtime).metrics)
 
-    def before_turn(start: Any) -> None:
-        prefetch.prefetch(start.session_id, start.user_text, start.working_dir)
+    def before_turn(start: Any) -> Any:
+        vectors = memory_of(runtime).vector_recall  # set only by the memory_embeddings plugin
+        if vectors is None:
+            prefetch.prefetch(start.session_id, start.user_text, start.working_dir)
+            return None
+        return prefetch.prefetch_hybrid(start.session_id, start.user_text, start.working_dir, vectors)
 
     def sections(session_id: str, user_text: str) -> list[Any]:
         snap = prefetch.snapshot(session_id, user_text)

@@ -3,7 +3,7 @@
 Computed once per turn (`prefetch`, from the phase's before_turn) and held here, in memory
 only: these are the session's ephemeral fields, recomputed against every new user
 message and never written to sessions.sqlite. A read for a message that was not
-prefetched (a prompt preview) computes it on the spot.
+prefetched (a prompt preview) computes it on the spot (full-text only: the vector side needs an awaited embedding).
 """
 
 from __future__ import annotations
@@ -36,16 +36,21 @@ class RecallPrefetch:
         self._metrics = metrics
         self._snapshots: OrderedDict[str, RecallSnapshot] = OrderedDict()
 
-    def _compute(self, user_text: str, working_dir: str | None) -> RecallSnapshot:
+    def _compute(self, user_text: str, working_dir: str | None, nearest: Any = None, vectors: Any = None,
+                 started: float | None = None) -> RecallSnapshot:
         store = self._store()
         inject, index = self._cfg.recall_injection, self._cfg.index
         recalled: tuple[Any, ...] = ()
         if inject.enabled and user_text.strip():
-            started = time.perf_counter()
-            recalled = tuple(h.note for h in store.recall(user_text, inject.k, working_dir=working_dir))
+            started = time.perf_counter() if started is None else started
+            hybrid = {} if nearest is None else {"nearest": nearest, "fusion": vectors.fusion,
+                                                  "candidates": vectors.candidates}
+            recalled = tuple(h.note for h in store.recall(user_text, inject.k, working_dir=working_dir, **hybrid))
             metrics = self._metrics()
-            metrics.observe(RECALL_LATENCY_METRIC, (time.perf_counter() - started) * 1000, source="section")
-            metrics.inc(RECALL_METRIC, source="section", outcome="hit" if recalled else "miss")
+            path = {} if vectors is None else {"path": "hybrid" if nearest is not None else "bm25"}
+            metrics.observe(RECALL_LATENCY_METRIC, (time.perf_counter() - started) * 1000, source="section",
+                            **path)
+            metrics.inc(RECALL_METRIC, source="section", outcome="hit" if recalled else "miss", **path)
             if recalled:
                 metrics.inc(RECALL_HITS_METRIC, len(recalled), source="section")
         pointers: tuple[Any, ...] = ()
@@ -54,7 +59,21 @@ class RecallPrefetch:
         return RecallSnapshot(user_text, working_dir, recalled, pointers)
 
     def prefetch(self, session_id: str, user_text: str, working_dir: str | None) -> RecallSnapshot:
-        snapshot = self._compute(user_text, working_dir)
+        return self._keep(session_id, self._compute(user_text, working_dir))
+
+    async def prefetch_hybrid(self, session_id: str, user_text: str, working_dir: str | None,
+                              vectors: Any) -> RecallSnapshot:
+        """The same snapshot with recall blended with the nearest note vectors;
+        `vectors.nearest` never raises and answers None when the vector side is unusable,
+        which leaves this turn's recall BM25 only."""
+        started = time.perf_counter()
+        inject = self._cfg.recall_injection
+        nearest = None
+        if inject.enabled and user_text.strip():
+            nearest = await vectors.nearest(user_text, working_dir)
+        return self._keep(session_id, self._compute(user_text, working_dir, nearest, vectors, started))
+
+    def _keep(self, session_id: str, snapshot: RecallSnapshot) -> RecallSnapshot:
         self._snapshots[session_id] = snapshot
         self._snapshots.move_to_end(session_id)
         while len(self._snapshots) > MAX_SESSIONS:

@@ -106,6 +106,6 @@ def test_only_the_storage_layer_opens_sqlite_connections() -> None:
                 continue
             for node in ast.walk(ast.parse(path.read_text())):
                 if (isinstance(node, ast.Attribute) and node.attr == "connect" and isinstance(node.value, ast.Name)
-                        and node.value.id in {"sqlite3", "apsw"}):
+                        and node.value.id in {"sqlite3", "apsw", "sqlean"}):
                     offenders.append(f"{path.relative_to(REPO)}:{node.lineno}")
     assert not offenders, "open SQLite files through atomic_agent.storage:\n" + "\n".join(offenders)

@@ -1,0 +1,88 @@
+"""The `memory-embeddings` phase: hybrid (BM25 + embedding) note recall, phase 1B.
+
+Off by default (`memoryEmbeddings.enabled`). Switched off, the plugin registers no phase and
+builds nothing: no embedding client, no vector index, no write listener, so prompts and
+stores are exactly those of a runtime without it. Switched on, notes are embedded in the
+background after they are stored, `### recalled` blends BM25 with cosine similarity over a
+sqlite-vec index, and every embedding failure degrades that recall to BM25 with a metric.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Any
+
+from atomic_agent.api import hookimpl
+
+CONFIG_KEY = "memoryEmbeddings"
+SERVICE_NAME = "memory_embeddings"
+PHASE_ORDER = 15  # before memory-notes (20), whose recall it feeds
+
+
+@hookimpl
+def register_config_blocks() -> Iterable[Any]:
+    from atomic_agent.api import ConfigBlock
+
+    from .embeddings_config import EmbeddingsConfig
+
+    return [ConfigBlock(key=CONFIG_KEY, cls=EmbeddingsConfig)]
+
+
+@hookimpl
+def register_services() -> Iterable[Any]:
+    from atomic_agent.api import ServiceSpec
+
+    return [ServiceSpec(SERVICE_NAME, _build, close=_close,
+                        summary="hybrid recall state: embedding source, sqlite-vec index, background writer")]
+
+
+def _build(runtime: Any) -> Any:
+    cfg = runtime.config.block(CONFIG_KEY)
+    if not cfg.enabled:
+        return None
+    from .embedding_writer import EmbeddingWriter
+    from .hybrid_memory import HybridMemory
+
+    hybrid = HybridMemory(runtime, cfg)
+    hybrid.writer = EmbeddingWriter(hybrid)
+    return hybrid
+
+
+async def _close(hybrid: Any) -> None:
+    if hybrid is not None:
+        await hybrid.close()
+
+
+@hookimpl
+def register_memory_phases(runtime: Any) -> Iterable[Any]:
+    if not runtime.config.block(CONFIG_KEY).enabled:
+        return []
+    from atomic_agent.api import MemoryPhase
+
+    from .vector_recall import VectorRecall
+
+    hybrid = runtime.service(SERVICE_NAME)
+    memory = runtime.service("memory")
+    memory.attach_vector_recall(VectorRecall(hybrid))
+    memory.on_notes_stored(hybrid.writer.nudge)
+
+    async def catch_up(*_args: Any) -> None:
+        # a turn's notes were nudged as they were stored; this also retries after a failure
+        await hybrid.writer.drain()
+
+    return [MemoryPhase(name="memory-embeddings", order=PHASE_ORDER, after_turn=catch_up, consolidate=catch_up)]
+
+
+@hookimpl
+def report_doctor_findings(state_dir: Path) -> Iterable[Any]:
+    from .doctor_findings import embedding_findings
+
+    return embedding_findings(Path(state_dir))
+
+
+@hookimpl
+def register_commands(app: Any) -> None:
+    from .embedding_commands import add_memory_commands
+
+    add_memory_commands(app)

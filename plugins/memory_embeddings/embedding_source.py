@@ -1,0 +1,51 @@
+"""Where vectors come from: `llm.activeEmbeddingProvider` (any provider kind that embeds,
+e.g. an OpenAI-compatible `/v1/embeddings`), else the managed embedding daemon the
+llama_server plugin offers as the `llama_embeddings` service.
+
+`model` names what produced the vectors (provider id and model), so vectors of another
+model are never mixed into one index: a change of model means re-embedding.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import attrs
+
+from atomic_agent.api import EmbeddingUnavailable, read_llm_config
+
+MANAGED_SERVICE = "llama_embeddings"
+
+
+@attrs.frozen
+class EmbeddingSource:
+    model: str
+    provider: Any = attrs.field(eq=False, repr=False)
+
+    async def embed(self, texts: Sequence[str]) -> list[list[float]]:
+        return await self.provider.embed(list(texts))
+
+
+def resolve_embedding_source(runtime: Any) -> EmbeddingSource | None:
+    """The configured source, or None when there is none (no hybrid recall then)."""
+    llm = read_llm_config(runtime.config)
+    if llm.active_embedding_provider:
+        entry = llm.entry(llm.active_embedding_provider) or {}
+        model = str(entry.get("embeddingModel") or entry.get("model") or "")
+        seam = runtime.provider
+        registry = getattr(seam, "registry", None)
+        if registry is None:
+            raise EmbeddingUnavailable("this runtime has no provider registry to build the embedding provider from")
+        provider = registry.get(llm.active_embedding_provider)
+        if not callable(getattr(provider, "embed", None)):
+            raise EmbeddingUnavailable(f"provider {llm.active_embedding_provider!r} cannot embed text")
+        return EmbeddingSource(f"{llm.active_embedding_provider}/{model}", provider)
+    try:
+        managed = runtime.service(MANAGED_SERVICE)
+    except KeyError:
+        return None
+    if managed is None:
+        return None
+    cfg = runtime.config.block("llama")
+    return EmbeddingSource(f"llama/{cfg.embeddings.model}", managed)

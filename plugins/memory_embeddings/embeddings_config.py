@@ -1,0 +1,28 @@
+"""The `memoryEmbeddings` config block: hybrid recall on/off, the blend, and its limits."""
+
+from __future__ import annotations
+
+import attrs
+
+from atomic_agent.api import int_field, value_field
+
+EMBEDDINGS_ENV = "ATOMIC_AGENT_MEMORY_EMBEDDINGS"
+
+
+@attrs.frozen
+class EmbeddingsConfig:
+    """Hybrid recall (phase 1B). Off by default; on, notes are embedded in the background
+    and `### recalled` blends BM25 with cosine similarity. The vectors come from
+    `llm.activeEmbeddingProvider` when one is set (an OpenAI-compatible `/v1/embeddings`),
+    else from the managed embedding daemon (`llama.embeddings`, started by `llama start`)."""
+
+    enabled: bool = value_field(False, env=EMBEDDINGS_ENV)
+    fts5_weight: float = int_field(0.5, 0.0, 1.0)
+    vector_weight: float = int_field(0.5, 0.0, 1.0)
+    # how many BM25 hits and nearest vectors enter the blend
+    candidates: int = int_field(50, 1, 1000)
+    query_timeout_ms: int = int_field(2000, 50, 120_000)
+    write_timeout_ms: int = int_field(30_000, 100, 600_000)
+    write_batch: int = int_field(32, 1, 512)
+    # a note is cut to this many characters before it is embedded (a BERT window is 512 tokens)
+    max_chars: int = int_field(1200, 64, 100_000)

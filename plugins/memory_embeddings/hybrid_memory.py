@@ -1,0 +1,112 @@
+"""The `memory_embeddings` service: one runtime's hybrid-recall state.
+
+It resolves the embedding source and opens the vector index lazily (neither happens at
+start-up, so a missing daemon or sqlite-vec never delays or fails it), and records every
+degradation: a counter `agent.memory.embeddings.fallback_to_fts5{reason, path}` and the last
+failure in `<state>/memory-embeddings.json`, which `doctor` and `memory embeddings` read.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from pathlib import Path
+from typing import Any
+
+from atomic_agent.api import ExtensionsUnavailableError, store_clock, write_atomic
+
+from .embedding_source import EmbeddingSource, resolve_embedding_source
+from .vector_index import VectorIndex, vectors_path
+
+FALLBACK_METRIC = "agent.memory.embeddings.fallback_to_fts5"
+WRITTEN_METRIC = "agent.memory.embeddings.written"
+QUERY_LATENCY_METRIC = "agent.memory.embeddings.query_latency_ms"
+STATUS_FILE = "memory-embeddings.json"
+RETRY_AFTER_S = 30.0  # after a failed call, recall stays BM25-only this long instead of waiting again
+
+
+def status_path(state_dir: Path) -> Path:
+    return Path(state_dir) / STATUS_FILE
+
+
+def read_status(state_dir: Path) -> dict[str, Any]:
+    try:
+        data = json.loads(status_path(state_dir).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
+    return data if isinstance(data, dict) else {}
+
+
+class HybridMemory:
+    def __init__(self, runtime: Any, cfg: Any) -> None:
+        self.runtime = runtime
+        self.cfg = cfg
+        self.state_dir = Path(runtime.state_dir)
+        self._source: EmbeddingSource | None = None
+        self._source_resolved = False
+        self._index: VectorIndex | None = None
+        self._down_until = 0.0
+        self.writer: Any = None  # the EmbeddingWriter, set by the plugin
+
+    @property
+    def memory(self) -> Any:
+        return self.runtime.service("memory")
+
+    @property
+    def metrics(self) -> Any:
+        return self.memory.metrics
+
+    def source(self) -> EmbeddingSource | None:
+        if not self._source_resolved:
+            self._source = resolve_embedding_source(self.runtime)
+            self._source_resolved = True
+        return self._source
+
+    def index(self) -> VectorIndex:
+        """The open index (ExtensionsUnavailableError when sqlean / sqlite-vec cannot load)."""
+        if self._index is None:
+            self._index = VectorIndex.open(vectors_path(self.state_dir))
+        return self._index
+
+    # -- degradation -------------------------------------------------------------------------
+    def available(self) -> bool:
+        return time.monotonic() >= self._down_until
+
+    def fallback(self, path: str, reason: str, detail: str, *, back_off: bool = True) -> None:
+        """Count a degradation to full-text recall and remember it for doctor; never raises."""
+        self.metrics.inc(FALLBACK_METRIC, reason=reason, path=path)
+        if back_off:
+            self._down_until = time.monotonic() + RETRY_AFTER_S
+        status = read_status(self.state_dir)
+        status.update({"lastFailure": {"path": path, "reason": reason, "detail": detail[:500],
+                                       "at": store_clock.now_iso()},
+                       "fallbacks": int(status.get("fallbacks", 0)) + 1})
+        self._write_status(status)
+
+    def succeeded(self, model: str, dim: int) -> None:
+        self._down_until = 0.0
+        status = read_status(self.state_dir)
+        if status.get("model") != model or status.get("dim") != dim or status.get("lastFailure"):
+            status.update({"model": model, "dim": dim, "lastOk": store_clock.now_iso()})
+            status.pop("lastFailure", None)
+            self._write_status(status)
+
+    def _write_status(self, status: dict[str, Any]) -> None:
+        try:
+            write_atomic(status_path(self.state_dir), json.dumps(status, indent=2) + "\n", mode=0o600)
+        except OSError:
+            pass  # the status file is a courtesy for doctor; the metric was counted
+
+    def index_or_fallback(self, path: str) -> VectorIndex | None:
+        try:
+            return self.index()
+        except ExtensionsUnavailableError as exc:
+            self.fallback(path, "sqlite_vec", str(exc))
+            return None
+
+    async def close(self) -> None:
+        if self.writer is not None:
+            await self.writer.stop()
+        if self._index is not None:
+            self._index.close()
+            self._index = None
