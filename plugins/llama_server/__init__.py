@@ -60,7 +60,9 @@ def _managed_embeddings(runtime: Any) -> Any:
     from .llama_embeddings import LlamaEmbeddingProvider
     from .server_status import embedding_daemon_url
 
-    return LlamaEmbeddingProvider(embedding_daemon_url(cfg, runtime.state_dir), provider_id="llama-embeddings")
+    provider = LlamaEmbeddingProvider(embedding_daemon_url(cfg, runtime.state_dir), provider_id="llama-embeddings")
+    provider.model_id = cfg.embeddings.model  # names the vectors, so a model change re-embeds
+    return provider
 
 
 async def _close_embeddings(provider: Any) -> None:

@@ -25,6 +25,7 @@ class LlamaEmbeddingProvider:
 
         self.url = url.rstrip("/")
         self.provider_id = provider_id or None
+        self.model_id = ""  # what the daemon serves, when its owner knows (names stored vectors)
         self._http = httpx.AsyncClient(base_url=self.url, timeout=httpx.Timeout(timeout_s), transport=transport)
 
     async def embed(self, texts: Sequence[str]) -> list[list[float]]:

@@ -47,5 +47,4 @@ def resolve_embedding_source(runtime: Any) -> EmbeddingSource | None:
         return None
     if managed is None:
         return None
-    cfg = runtime.config.block("llama")
-    return EmbeddingSource(f"llama/{cfg.embeddings.model}", managed)
+    return EmbeddingSource(f"llama/{getattr(managed, 'model_id', '') or 'embeddings'}", managed)

@@ -68,7 +68,7 @@ class VectorRecall:
         except Exception as exc:
             hybrid.fallback(RECALL_PATH, "error", f"{type(exc).__name__}: {exc}")
             return None
-        partitions = None if working_dir is None else [GLOBAL_PARTITION, partition_of("project", working_dir)]
+        partitions = None if working_dir is None else [GLOBAL_PARTITION, partition_of("workdir", working_dir)]
         try:
             found = index.nearest(vector, self.candidates, partitions)
         except Exception as exc:
