@@ -169,6 +169,7 @@ _EXPORTS: dict[str, str] = {
     "structure_llm_block": "atomic_agent.providers.llm_config",
     "resolve_fallback_chain": "atomic_agent.providers.fallback_chain",
     "declared_links": "atomic_agent.providers.fallback_chain",
+    "build_provider_registry": "atomic_agent.runtime.provider_selection",
 }
 
 # names that are modules themselves (read through at call time, so one monkeypatch reaches every caller)

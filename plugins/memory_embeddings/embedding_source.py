@@ -22,9 +22,15 @@ MANAGED_SERVICE = "llama_embeddings"
 class EmbeddingSource:
     model: str
     provider: Any = attrs.field(eq=False, repr=False)
+    # a provider registry built only for this source (the runtime's text provider is fixed)
+    owned_registry: Any = attrs.field(default=None, eq=False, repr=False)
 
     async def embed(self, texts: Sequence[str]) -> list[list[float]]:
         return await self.provider.embed(list(texts))
+
+    async def close(self) -> None:
+        if self.owned_registry is not None:
+            await self.owned_registry.close()
 
 
 def resolve_embedding_source(runtime: Any) -> EmbeddingSource | None:
@@ -33,14 +39,19 @@ def resolve_embedding_source(runtime: Any) -> EmbeddingSource | None:
     if llm.active_embedding_provider:
         entry = llm.entry(llm.active_embedding_provider) or {}
         model = str(entry.get("embeddingModel") or entry.get("model") or "")
-        seam = runtime.provider
-        registry = getattr(seam, "registry", None)
-        if registry is None:
-            raise EmbeddingUnavailable("this runtime has no provider registry to build the embedding provider from")
-        provider = registry.get(llm.active_embedding_provider)
+        registry = getattr(runtime.provider, "registry", None)
+        owned = None
+        if registry is None:  # the runtime was given a fixed text provider: build the entry here
+            from atomic_agent.api import build_provider_registry
+
+            registry = owned = build_provider_registry(runtime.host, runtime)
+        try:
+            provider = registry.get(llm.active_embedding_provider)
+        except ValueError as exc:
+            raise EmbeddingUnavailable(f"embedding provider {llm.active_embedding_provider!r}: {exc}") from exc
         if not callable(getattr(provider, "embed", None)):
             raise EmbeddingUnavailable(f"provider {llm.active_embedding_provider!r} cannot embed text")
-        return EmbeddingSource(f"{llm.active_embedding_provider}/{model}", provider)
+        return EmbeddingSource(f"{llm.active_embedding_provider}/{model}", provider, owned)
     try:
         managed = runtime.service(MANAGED_SERVICE)
     except KeyError:

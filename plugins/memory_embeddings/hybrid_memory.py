@@ -13,7 +13,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from atomic_agent.api import ExtensionsUnavailableError, store_clock, write_atomic
+from atomic_agent.api import EmbeddingUnavailable, ExtensionsUnavailableError, store_clock, write_atomic
 
 from .embedding_source import EmbeddingSource, resolve_embedding_source
 from .vector_index import VectorIndex, vectors_path
@@ -58,7 +58,12 @@ class HybridMemory:
 
     def source(self) -> EmbeddingSource | None:
         if not self._source_resolved:
-            self._source = resolve_embedding_source(self.runtime)
+            try:
+                self._source = resolve_embedding_source(self.runtime)
+            except EmbeddingUnavailable:
+                raise
+            except Exception as exc:  # a misconfigured provider entry: recall stays BM25
+                raise EmbeddingUnavailable(f"cannot build the embedding provider: {type(exc).__name__}: {exc}") from exc
             self._source_resolved = True
         return self._source
 
@@ -110,3 +115,6 @@ class HybridMemory:
         if self._index is not None:
             self._index.close()
             self._index = None
+        if self._source is not None:
+            await self._source.close()
+            self._source = None

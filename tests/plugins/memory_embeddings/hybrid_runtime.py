@@ -17,7 +17,7 @@ PLUGINS = ("memory", "metrics", "memory_notes", "memory_embeddings")
 
 
 def make_hybrid_runtime(state_dir: Path, provider: Any = None, embedder: ConceptEmbedder | None = None, *,
-                        enabled: bool = True, plugins: Iterable[str] = PLUGINS,
+                        enabled: bool | None = True, plugins: Iterable[str] = PLUGINS,
                         config: Mapping[str, Any] | None = None) -> Runtime:
     host = fresh_plugin_host(environ={})
     for name in plugins:
@@ -25,7 +25,8 @@ def make_hybrid_runtime(state_dir: Path, provider: Any = None, embedder: Concept
     if embedder is not None:
         host.register(embedder_plugin(embedder), "test_embedder")
     blocks = dict(config or {})
-    blocks["memoryEmbeddings"] = {"enabled": enabled, **blocks.get("memoryEmbeddings", {})}
+    if enabled is not None:  # None: write no memoryEmbeddings block (a runtime without the plugin)
+        blocks["memoryEmbeddings"] = {"enabled": enabled, **blocks.get("memoryEmbeddings", {})}
     write_config(state_dir, blocks)
     return Runtime(boot(state_dir, environ={}, host=host), provider=provider, environ={})
 
