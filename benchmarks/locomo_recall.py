@@ -8,6 +8,9 @@ Recall@5/@10/@50 over the evidence turns, any@10, all@10, NDCG@10 (binary), MRR,
 recall latency.
 
 Usage: .venv/bin/python benchmarks/locomo_recall.py [--data PATH] [--no-context] [--context-weight W]
+       [--hybrid [--embedding-url URL] [--fts5-weight A --vector-weight B] [--candidates N]]
+--hybrid adds the memory_embeddings plugin's vector side (benchmarks/locomo_hybrid.py): a
+private embedding llama-server (all-MiniLM-L6-v2) unless --embedding-url names one.
 The data (CC BY-NC 4.0) stays outside the repository: ../shared/data/locomo/locomo-dev.json.
 """
 
@@ -68,7 +71,7 @@ def score(ranked: list[str], gold: set[str]) -> dict[str, float]:
             "NDCG@10": dcg / ideal if ideal else 0.0, "MRR": 1 / (first + 1) if first is not None else 0.0}
 
 
-def run(data: Path, with_context: bool, weights: tuple[float, float, float]) -> None:
+def run(data: Path, with_context: bool, weights: tuple[float, float, float], hybrid: Any = None) -> None:
     samples = json.loads(data.read_text(encoding="utf-8"))
     per_cat: dict[str, list[dict[str, float]]] = defaultdict(list)
     latencies: list[float] = []
@@ -77,7 +80,11 @@ def run(data: Path, with_context: bool, weights: tuple[float, float, float]) -> 
         for sample in samples:
             database = MemoryDatabase.open(Path(tmp) / f"{sample['sample_id']}.sqlite")
             store = NoteStore(database, max_entries=100_000, weights=weights)
-            store.store_many(conversation_notes(sample["conversation"], with_context))
+            notes = conversation_notes(sample["conversation"], with_context)
+            ids, _evicted = store.store_many(notes)
+            if hybrid is not None:  # the vector key is the turn alone; its neighbour stays a BM25 key
+                hybrid.index_notes(Path(tmp) / f"{sample['sample_id']}.vectors.sqlite", store,
+                                   {i: n.content for i, n in zip(ids, notes)})
             for qa in sample["qa"]:
                 category = qa.get("category")
                 if category not in CATEGORIES:
@@ -87,16 +94,21 @@ def run(data: Path, with_context: bool, weights: tuple[float, float, float]) -> 
                     skipped += 1
                     continue
                 started = time.perf_counter()
-                hits = store.recall(str(qa["question"]), K_MAX)
+                hits = (store.recall(str(qa["question"]), K_MAX) if hybrid is None
+                        else hybrid.recall(store, str(qa["question"]), K_MAX))
                 latencies.append((time.perf_counter() - started) * 1000)
                 ranked = list(dict.fromkeys(h.note.meta["diaId"] for h in hits if h.note.meta))
                 result = score(ranked, gold)
                 per_cat[CATEGORIES[category]].append(result)
                 per_cat["overall"].append(result)
             database.close()
+            if hybrid is not None:
+                hybrid.close()
     metrics = ["R@5", "R@10", "R@50", "any@10", "all@10", "NDCG@10", "MRR"]
     print(f"LoCoMo dev ({data.name}), turn-level evidence retrieval, categories 1-4; "
-          f"context={'previous turn' if with_context else 'none'}, bm25 weights={weights}")
+          f"context={'previous turn' if with_context else 'none'}, bm25 weights={weights}"
+          + ("" if hybrid is None else f", hybrid fts5/vector={hybrid.weights.lexical}/{hybrid.weights.vector}, "
+             f"candidates={hybrid.candidates}"))
     print(f"{'category':<12} {'n':>5} " + " ".join(f"{m:>8}" for m in metrics))
     for name in [*CATEGORIES.values(), "overall"]:
         rows = per_cat.get(name, [])
@@ -113,8 +125,29 @@ def main() -> None:
     parser.add_argument("--data", type=Path, default=DEFAULT_DATA)
     parser.add_argument("--no-context", action="store_true", help="Index each turn alone (the plain baseline).")
     parser.add_argument("--context-weight", type=float, default=DEFAULT_WEIGHTS[2])
+    parser.add_argument("--hybrid", action="store_true", help="Blend in embedding recall (memory_embeddings).")
+    parser.add_argument("--embedding-url", default=None, help="An embedding llama-server to use instead of starting one.")
+    parser.add_argument("--fts5-weight", type=float, default=0.6)  # memoryEmbeddings' defaults
+    parser.add_argument("--vector-weight", type=float, default=0.4)
+    parser.add_argument("--candidates", type=int, default=50)
+    parser.add_argument("--vector-cache", type=Path, default=None, help="JSON file caching vectors between runs.")
     args = parser.parse_args()
-    run(args.data, not args.no_context, (DEFAULT_WEIGHTS[0], DEFAULT_WEIGHTS[1], args.context_weight))
+    bm25 = (DEFAULT_WEIGHTS[0], DEFAULT_WEIGHTS[1], args.context_weight)
+    if not args.hybrid:
+        run(args.data, not args.no_context, bm25)
+        return
+    from locomo_hybrid import EmbeddingDaemon, FusionWeights, HybridSide
+
+    daemon = EmbeddingDaemon(args.embedding_url)
+    daemon.load_cache(args.vector_cache)
+    try:
+        side = HybridSide(daemon, FusionWeights(args.fts5_weight, args.vector_weight), args.candidates)
+        run(args.data, not args.no_context, bm25, side)
+        ordered = sorted(side.query_ms)
+        print(f"hybrid query (embed + knn + fused recall) p50 {statistics.median(ordered):.2f} ms")
+    finally:
+        daemon.save_cache(args.vector_cache)
+        daemon.close()
 
 
 if __name__ == "__main__":
