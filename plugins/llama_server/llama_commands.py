@@ -31,9 +31,11 @@ def install_command(
                                   "explicitly, AMX off) even where the native one would be tried first."),
     native: bool = typer.Option(False, "--native", help="Build the native variant (-march=native), even on a CPU "
                                 "where it is known to crash."),
+    embeddings: Optional[bool] = typer.Option(None, "--embeddings/--no-embeddings",
+                                              help="Also fetch the embedding model (default: llama.embeddings.enabled)."),
 ) -> None:
     """Build llama-server for this machine (once), prove it by decoding on the starter model,
-    and fetch the starter model."""
+    and fetch the starter model (and the embedding model, for hybrid memory recall)."""
     from .binary_build import install_llama_server, is_progress_line
     from .build_variant import AUTO, NATIVE, PORTABLE
     from .cache_locations import cache_dir
@@ -63,6 +65,14 @@ def install_command(
             binary = build.binary
     except LlamaServerError as exc:
         fail(str(exc))
+    embedding_model = None
+    if cfg.embeddings.enabled if embeddings is None else embeddings:
+        from .embedding_model import ensure_embedding_model
+
+        try:
+            embedding_model = ensure_embedding_model(cache, on_line=show if verbose else None)
+        except LlamaServerError as exc:
+            fail(str(exc))
     built_now = build is not None and (before is None or before.binary != build.binary
                                        or before.installed_at != build.installed_at)
     info: dict[str, object] = {
@@ -70,6 +80,7 @@ def install_command(
         "binaryVersion": build.binary_version if build else binary_version(binary),
         "binaryWasPresent": not built_now, "model": str(model), "modelId": STARTER_MODEL_ID,
         "modelWasPresent": had_model, "cacheDir": str(cache),
+        "embeddingModel": str(embedding_model) if embedding_model else None,
         "build": build.to_json() if build else None}
     if json_out:
         print_json(info)
@@ -84,6 +95,8 @@ def install_command(
         print("  variant:    set by llama.binary (not built or proven by atomic-agent)")
     print(f"model:        {model}" + ("" if had_model else " (downloaded now)"))
     print(f"  id:         {STARTER_MODEL_ID}")
+    if embedding_model is not None:
+        print(f"embedding model: {embedding_model}")
     print("next: atomic-agent llama start")
 
 
