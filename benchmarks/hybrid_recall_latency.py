@@ -5,7 +5,7 @@ index (the plugin's VectorIndex, one partition), then N queries through the same
 `### recalled` takes: nearest vectors (k = candidates) and NoteStore.recall with `nearest`.
 Printed: p50/p95 of the vector search, of the fused recall and of both together.
 
-The vectors are synthetic (random unit vectors; a query is a note's vector plus noise):
+The notes are benchmarks/memory_recall.py's synthetic corpus (the BM25 baseline's). The vectors are synthetic (random unit vectors; a query is a note's vector plus noise):
 embedding 100k real notes takes hours on 2 shared cores, and the search cost does not depend
 on what the vectors mean. `--with-daemon` also times the query embedding on a real embedding
 llama-server (all-MiniLM-L6-v2), the part that does depend on the model.
@@ -26,15 +26,15 @@ from pathlib import Path
 import numpy as np
 
 from atomic_agent.plugins.memory.memory_database import MemoryDatabase
-from atomic_agent.plugins.memory.note_store import NoteInput, NoteStore
+from atomic_agent.plugins.memory.note_store import NoteStore
 from atomic_agent.plugins.memory.recall_fusion import FusionWeights
 from atomic_agent.plugins.memory_embeddings.vector_index import GLOBAL_PARTITION, VectorIndex
 
+sys.path.insert(0, str(Path(__file__).parent))
+from memory_recall import make_notes, vocabulary, zipf_weights  # noqa: E402  (the same corpus as BM25's benchmark)
+
 DIM = 384
 CANDIDATES = 50
-WORDS = ("deploy script server backup garden guitar dentist invoice kubernetes recipe birthday flight "
-         "python sqlite memory vector laptop printer budget meeting doctor train holiday concert dog cat "
-         "report quarterly tax insurance password router coffee marathon painting camera novel").split()
 
 
 def pct(values: list[float], q: float) -> float:
@@ -42,21 +42,19 @@ def pct(values: list[float], q: float) -> float:
     return ordered[min(int(q * len(ordered)), len(ordered) - 1)]
 
 
-def corpus(n: int, rng: np.random.Generator) -> list[str]:
-    draws = rng.zipf(1.3, size=(n, 12)) % len(WORDS)
-    return [" ".join(WORDS[i] for i in row) + f" note {k}" for k, row in enumerate(draws)]
-
-
 def unit(rows: np.ndarray) -> np.ndarray:
     return (rows / np.linalg.norm(rows, axis=1, keepdims=True)).astype(np.float32)
 
 
 def measure(n: int, queries: int, tmp: Path, rng: np.random.Generator) -> dict[str, float]:
+    import random
+
+    words = random.Random(n)
+    vocab = vocabulary(words)
     database = MemoryDatabase.open(tmp / f"memory-{n}.sqlite")
     store = NoteStore(database, max_entries=n + 1)
-    texts = corpus(n, rng)
     started = time.perf_counter()
-    ids, _ = store.store_many([NoteInput(t) for t in texts])
+    ids, _ = store.store_many(make_notes(words, vocab, zipf_weights(len(vocab)), n))
     notes_s = time.perf_counter() - started
     vectors = unit(rng.normal(size=(n, DIM)))
     index = VectorIndex.open(tmp / f"vectors-{n}.sqlite")
@@ -65,12 +63,15 @@ def measure(n: int, queries: int, tmp: Path, rng: np.random.Generator) -> dict[s
     for start in range(0, n, 5000):
         index.upsert([(i, GLOBAL_PARTITION, v) for i, v in zip(ids[start:start + 5000], vectors[start:start + 5000])])
     vectors_s = time.perf_counter() - started
-    knn_ms, fused_ms, total_ms = [], [], []
+    knn_ms, fused_ms, total_ms, bm25_ms = [], [], [], []
     weights = FusionWeights(0.6, 0.4)
     for q in range(queries):
         target = int(rng.integers(n))
         query_vector = unit(vectors[target:target + 1] + 0.5 * rng.normal(size=(1, DIM)) / np.sqrt(DIM))[0]
-        question = " ".join(texts[target].split()[:4])
+        question = " ".join(words.choices(vocab[50:3000], k=words.randint(2, 6)))  # as memory_recall.py asks
+        tb = time.perf_counter()
+        store.recall(question, 3)
+        bm25_ms.append((time.perf_counter() - tb) * 1000)
         t0 = time.perf_counter()
         nearest = index.nearest(query_vector, CANDIDATES, [GLOBAL_PARTITION])
         t1 = time.perf_counter()
@@ -84,7 +85,7 @@ def measure(n: int, queries: int, tmp: Path, rng: np.random.Generator) -> dict[s
     return {"knn_p50": statistics.median(knn_ms), "knn_p95": pct(knn_ms, 0.95),
             "fused_p50": statistics.median(fused_ms), "fused_p95": pct(fused_ms, 0.95),
             "total_p50": statistics.median(total_ms), "total_p95": pct(total_ms, 0.95),
-            "notes_s": notes_s, "vectors_s": vectors_s}
+            "notes_s": notes_s, "vectors_s": vectors_s, "bm25_p50": statistics.median(bm25_ms)}
 
 
 def daemon_query_ms(queries: int) -> list[float]:
@@ -114,12 +115,13 @@ def main() -> None:
     rng = np.random.default_rng(7)
     print(f"hybrid recall latency, {DIM}-d vectors, k={CANDIDATES} candidates, {args.queries} queries (ms)")
     print(f"{'notes':>8} {'knn p50':>8} {'knn p95':>8} {'fused p50':>10} {'fused p95':>10} {'total p50':>10} "
-          f"{'total p95':>10} {'insert s':>9}")
+          f"{'total p95':>10} {'bm25 only p50':>14} {'insert s':>9}")
     with tempfile.TemporaryDirectory() as tmp:
         for size in (int(s) for s in args.sizes.split(",")):
             r = measure(size, args.queries, Path(tmp), rng)
             print(f"{size:>8} {r['knn_p50']:>8.2f} {r['knn_p95']:>8.2f} {r['fused_p50']:>10.2f} {r['fused_p95']:>10.2f} "
-                  f"{r['total_p50']:>10.2f} {r['total_p95']:>10.2f} {r['notes_s'] + r['vectors_s']:>9.1f}")
+                  f"{r['total_p50']:>10.2f} {r['total_p95']:>10.2f} {r['bm25_p50']:>14.2f} "
+                  f"{r['notes_s'] + r['vectors_s']:>9.1f}")
     if args.with_daemon:
         timings = daemon_query_ms(min(args.queries, 100))
         print(f"query embedding on the embedding daemon: p50 {statistics.median(timings):.2f} ms, "
