@@ -68,9 +68,29 @@ class HybridMemory:
         return self._source
 
     def index(self) -> VectorIndex:
-        """The open index (ExtensionsUnavailableError when sqlean / sqlite-vec cannot load)."""
+        """The open index (ExtensionsUnavailableError when sqlean / sqlite-vec cannot load).
+
+        The file is derived (memory.sqlite keeps the vectors), so one that cannot be read is
+        moved aside, counted, and started afresh; the writer refills it."""
         if self._index is None:
-            self._index = VectorIndex.open(vectors_path(self.state_dir))
+            path = vectors_path(self.state_dir)
+            try:
+                self._index = VectorIndex.open(path)
+                self._index.check()
+            except ExtensionsUnavailableError:
+                raise
+            except Exception as exc:
+                if self._index is not None:
+                    self._index.close()
+                    self._index = None
+                aside = path.with_name(f"{path.name}.corrupt-{store_clock.now_ms()}")
+                for suffix in ("", "-wal", "-shm"):
+                    part = path.with_name(path.name + suffix)
+                    if part.exists():
+                        part.rename(aside.with_name(aside.name + suffix))
+                self.fallback("index", "index_corrupt", f"{path} could not be read ({type(exc).__name__}: {exc}); "
+                              f"moved to {aside.name} and rebuilt from memory.sqlite", back_off=False)
+                self._index = VectorIndex.open(path)
         return self._index
 
     # -- degradation -------------------------------------------------------------------------
@@ -107,7 +127,9 @@ class HybridMemory:
             return self.index()
         except ExtensionsUnavailableError as exc:
             self.fallback(path, "sqlite_vec", str(exc))
-            return None
+        except Exception as exc:  # even a fresh index could not be made (disk full, permissions)
+            self.fallback(path, "index", f"{type(exc).__name__}: {exc}")
+        return None
 
     async def close(self) -> None:
         if self.writer is not None:

@@ -53,6 +53,12 @@ class VectorIndex:
         conn.execute("CREATE TABLE IF NOT EXISTS state (key TEXT PRIMARY KEY, value TEXT NOT NULL)")
         return cls(conn, path)
 
+    def check(self) -> None:
+        """Raise when the file is not a usable index (a corrupt page, a table of the wrong shape)."""
+        self.conn.execute("SELECT count(*) FROM state").fetchone()
+        if self.has_table():
+            self.conn.execute("SELECT count(*) FROM note_vectors").fetchone()
+
     # -- state ------------------------------------------------------------------------------
     def get_state(self, key: str) -> str | None:
         row = self.conn.execute("SELECT value FROM state WHERE key = ?", [key]).fetchone()

@@ -30,6 +30,15 @@ class VectorRecall:
         self.candidates = cfg.candidates
 
     async def nearest(self, query: str, working_dir: str | None) -> dict[int, float] | None:
+        try:
+            return await self._nearest(query, working_dir)
+        except asyncio.CancelledError:
+            raise
+        except Exception as exc:  # never a failed turn: whatever broke, this turn is BM25 only
+            self.hybrid.fallback(RECALL_PATH, "error", f"{type(exc).__name__}: {exc}")
+            return None
+
+    async def _nearest(self, query: str, working_dir: str | None) -> dict[int, float] | None:
         hybrid = self.hybrid
         if not hybrid.available():
             hybrid.fallback(RECALL_PATH, "resting", "a recent embedding call failed", back_off=False)

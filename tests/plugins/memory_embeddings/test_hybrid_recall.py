@@ -188,3 +188,22 @@ async def test_scope_partitions_keep_another_projects_notes_out(tmp_path: Path) 
     nearest = await runtime.service("memory").vector_recall.nearest("which instrument?", here)
     await runtime.close()
     assert set(nearest) == {mine, shared} and theirs not in nearest
+
+
+async def test_a_corrupt_vector_index_is_moved_aside_and_rebuilt_from_memory(tmp_path: Path) -> None:
+    runtime = make_hybrid_runtime(tmp_path, replies(1), ConceptEmbedder())
+    ids = await store_notes(runtime, GUITAR, "my dog is called Rex")
+    await runtime.close()
+    for leftover in tmp_path.glob("memory-vectors.sqlite*"):
+        leftover.unlink()
+    (tmp_path / "memory-vectors.sqlite").write_bytes(b"this is not a database" * 200)
+    provider = replies(1)
+    runtime = make_hybrid_runtime(tmp_path, provider, ConceptEmbedder())
+    result = await runtime.run_turn(PARAPHRASE, working_dir=tmp_path)
+    assert result.status == "done"
+    assert counter(runtime, FALLBACK, reason="index_corrupt", path="index") == 1
+    assert list(tmp_path.glob("memory-vectors.sqlite.corrupt-*"))
+    await runtime.service("memory_embeddings").writer.drain()  # refilled from memory.sqlite, nothing re-embedded
+    nearest = await runtime.service("memory").vector_recall.nearest(PARAPHRASE, None)
+    await runtime.close()
+    assert max(nearest, key=nearest.get) == ids[0]
