@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import inspect
 import re
 import time
 from collections.abc import Awaitable, Callable, Mapping
@@ -59,7 +60,8 @@ def notes_tool_specs(runtime: Any, cfg: Any) -> list[Any]:
     def guarded(fn: Callable[[Mapping[str, Any], Any], Any]) -> Callable[[Mapping[str, Any], Any], Awaitable[Any]]:
         async def run(args: Mapping[str, Any], ctx: Any) -> Any:
             try:
-                return fn(args, ctx)
+                result = fn(args, ctx)
+                return await result if inspect.isawaitable(result) else result
             except Exception as exc:
                 if isinstance(exc, memory_of(runtime).StoreError):  # validation, lock, refusal: results, not crashes
                     return ToolResult.error(str(exc), errorType=type(exc).__name__)
@@ -90,7 +92,20 @@ def notes_tool_specs(runtime: Any, cfg: Any) -> list[Any]:
         k = int(args.get("k") or cfg.recall_default_k)
         working_dir = args.get("workingDir") or str(ctx.working_dir)
         started = time.perf_counter()
-        hits = notes.recall(query, k, working_dir=working_dir, scope=args.get("scope"))
+        vectors = memory_of(runtime).vector_recall  # set only by the memory_embeddings plugin
+        if vectors is None:
+            return answer(notes.recall(query, k, working_dir=working_dir, scope=args.get("scope")), query, started)
+
+        async def hybrid() -> Any:  # the query is embedded first; any failure leaves this recall BM25 only
+            nearest = await vectors.nearest(query, working_dir)
+            blend = {} if nearest is None else {"nearest": nearest, "fusion": vectors.fusion,
+                                                "candidates": vectors.candidates}
+            return answer(notes.recall(query, k, working_dir=working_dir, scope=args.get("scope"), **blend), query,
+                          started)
+
+        return hybrid()
+
+    def answer(hits: list[Any], query: str, started: float) -> Any:
         metrics = memory_of(runtime).metrics
         metrics.observe(RECALL_LATENCY_METRIC, (time.perf_counter() - started) * 1000, source="tool")
         metrics.inc(RECALL_METRIC, source="tool", outcome="hit" if hits else "miss")

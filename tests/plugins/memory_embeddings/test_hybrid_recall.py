@@ -207,3 +207,14 @@ async def test_a_corrupt_vector_index_is_moved_aside_and_rebuilt_from_memory(tmp
     nearest = await runtime.service("memory").vector_recall.nearest(PARAPHRASE, None)
     await runtime.close()
     assert max(nearest, key=nearest.get) == ids[0]
+
+
+async def test_the_recall_tool_finds_a_paraphrase_through_the_vectors(tmp_path: Path) -> None:
+    from atomic_agent.api import make_tool_context
+
+    runtime = make_hybrid_runtime(tmp_path, replies(0), ConceptEmbedder())
+    ids = await store_notes(runtime, GUITAR, "the deploy script lives in ops/deploy.sh")
+    tool = runtime.registry.get("memory.notes.recall")
+    result = await tool.run({"query": PARAPHRASE, "k": 1}, make_tool_context(tmp_path))
+    await runtime.close()
+    assert [n["id"] for n in result.details["notes"]] == [ids[0]]
