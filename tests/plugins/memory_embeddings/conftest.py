@@ -1,1 +1,1 @@
-from tests.plugins.memory_fabric.conftest import deterministic_session_ids, frozen_clock  # noqa: F401  (fixtures)
+from tests.plugins.memory_plugins.conftest import deterministic_session_ids, frozen_clock  # noqa: F401  (fixtures)

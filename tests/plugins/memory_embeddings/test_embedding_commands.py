@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from tests.plugins.memory import cli_harness
-from tests.plugins.memory_fabric.memory_runtime import write_config
+from tests.plugins.memory_plugins.memory_runtime import write_config
 
 
 @pytest.fixture(autouse=True)

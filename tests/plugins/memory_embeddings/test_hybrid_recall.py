@@ -12,7 +12,7 @@ import pytest
 from atomic_agent.testing.scripted_provider import calls
 from tests.plugins.memory_embeddings.concept_embedder import ConceptEmbedder
 from tests.plugins.memory_embeddings.hybrid_runtime import counter, make_hybrid_runtime
-from tests.plugins.memory_fabric.routing_provider import RoutingProvider
+from tests.plugins.memory_plugins.routing_provider import RoutingProvider
 
 FALLBACK = "agent.memory.embeddings.fallback_to_fts5"
 GUITAR = "Caroline took up the guitar last spring"

@@ -8,9 +8,9 @@ from typing import Any
 
 from tests.plugins.memory_embeddings.concept_embedder import ConceptEmbedder
 from tests.plugins.memory_embeddings.hybrid_runtime import make_hybrid_runtime
-from tests.plugins.memory_fabric.memory_runtime import ALL_MEMORY
-from tests.plugins.memory_fabric.routing_provider import RoutingProvider
-from tests.plugins.memory_fabric.test_phase_switch_off import SCRIPTS
+from tests.plugins.memory_plugins.memory_runtime import ALL_MEMORY
+from tests.plugins.memory_plugins.routing_provider import RoutingProvider
+from tests.plugins.memory_plugins.test_phase_switch_off import SCRIPTS
 
 
 async def two_turns(state: Path, workdir: Path, plugins: list[str], enabled: bool | None,
