@@ -125,6 +125,7 @@ _EXPORTS: dict[str, str] = {
     "args_errors": "atomic_agent.tools.validate_args",
     "compress_result": "atomic_agent.agent.compress_result",
     "TurnStart": "atomic_agent.records.memory_phase",
+    "ExchangePair": "atomic_agent.records.memory_phase",
     # services plugins provide to each other (register_services, RuntimeView.service)
     "ServiceSpec": "atomic_agent.records.service_spec",
     # periodic work the runtime runs for a plugin (register_ticks)

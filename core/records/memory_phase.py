@@ -53,14 +53,28 @@ def fit_sections(sections: Sequence[PromptSection], count: Callable[[str], int])
 
 
 @attrs.frozen
+class ExchangePair:
+    """One complete user message and the reply that answered it."""
+
+    user_text: str
+    reply_text: str
+
+
+@attrs.frozen
 class TurnDigest:
-    """What the hot path sees after a turn: the session, the user text and the reply."""
+    """What the hot path sees after a turn: the session, the user text and the reply.
+
+    `reason` is how the turn ended ("reply", "finish", ...); `history` holds the session's
+    earlier complete user/reply pairs, oldest first (at most HISTORY_PAIRS of them).
+    """
 
     session_id: str
     turn_index: int
     user_text: str
     reply_text: str
     tool_summaries: Sequence[str] = ()
+    reason: str = "reply"
+    history: tuple[ExchangePair, ...] = ()
 
 
 @attrs.frozen
@@ -71,6 +85,7 @@ class TurnStart:
     turn_index: int
     user_text: str
     working_dir: str
+    history: tuple[ExchangePair, ...] = ()  # earlier complete pairs, oldest first
 
 
 @attrs.frozen
@@ -82,6 +97,9 @@ class MemoryPhase:
     - `consolidate()` — cold path, called on the consolidation tick.
     - `before_turn(start)` — once per turn, before the first step: prefetch what the turn's
       sections show, abort stale background work of the same session. Synchronous.
+    - `prepare_turn(start)` — once per turn, after every phase's before_turn and before the
+      first step: awaited (a sub-call the turn's sections depend on, such as a query
+      rewrite). It must bound its own time; a raising one is reported and ignored.
     Phases run in (`order`, `name`) order.
     """
 
@@ -92,3 +110,24 @@ class MemoryPhase:
     consolidate: Callable[[], Awaitable[Any]] | None = None
     plugin: str = ""
     before_turn: Callable[[TurnStart], None] | None = None
+    prepare_turn: Callable[[TurnStart], Awaitable[None]] | None = None
+
+
+HISTORY_PAIRS = 16  # earlier pairs a TurnStart / TurnDigest carries
+
+
+def exchange_pairs(entries: Sequence[Any], before_turn: int, limit: int = HISTORY_PAIRS) -> tuple[ExchangePair, ...]:
+    """The last `limit` complete user/reply pairs of turns before `before_turn`, oldest
+    first: each user row paired with the next reply row; tool rows are skipped and a user
+    row no reply followed is dropped."""
+    pairs: list[ExchangePair] = []
+    pending: str | None = None
+    for entry in entries:
+        if entry.turn_index >= before_turn:
+            continue
+        if entry.kind == "user":
+            pending = entry.text
+        elif entry.kind == "assistant_reply" and pending is not None:
+            pairs.append(ExchangePair(pending, entry.text))
+            pending = None
+    return tuple(pairs[-limit:]) if limit > 0 else ()

@@ -23,7 +23,7 @@ from atomic_agent.plugin_host.plugin_host import PluginHost
 from atomic_agent.prompt.prompt_assets import PromptAssets
 from atomic_agent.records.approval_category import ApprovalCategory
 from atomic_agent.prompt.estimate_tokens import estimate_tokens
-from atomic_agent.records.memory_phase import MemoryPhase, PromptSection, TurnStart, fit_sections
+from atomic_agent.records.memory_phase import MemoryPhase, PromptSection, TurnStart, exchange_pairs, fit_sections
 from atomic_agent.records.tool_spec import ToolSpec
 from atomic_agent.plugin_host.service_registry import ServiceRegistry
 from atomic_agent.records.channel_spec import ChannelSpec
@@ -207,14 +207,25 @@ class Runtime:
                           file=sys.stderr)
         return fit_sections(sections, estimate_tokens)
 
-    def _before_turn(self, session: SessionState, turn_index: int, text: str) -> None:
-        start = TurnStart(session.id, turn_index, text, str(session.working_dir))
+    def _before_turn(self, session: SessionState, turn_index: int, text: str) -> TurnStart:
+        start = TurnStart(session.id, turn_index, text, str(session.working_dir),
+                          exchange_pairs(session.entries, turn_index))
         for phase in self.memory_phases:
             if phase.before_turn is not None:
                 try:
                     phase.before_turn(start)
                 except Exception as exc:
                     print(f"atomic-agent: memory phase {phase.name!r} before_turn failed: "
+                          f"{type(exc).__name__}: {exc}", file=sys.stderr)
+        return start
+
+    async def _prepare_turn(self, start: TurnStart) -> None:
+        for phase in self.memory_phases:
+            if phase.prepare_turn is not None:
+                try:
+                    await phase.prepare_turn(start)
+                except Exception as exc:  # a failed preparation leaves the sections as they were
+                    print(f"atomic-agent: memory phase {phase.name!r} prepare_turn failed: "
                           f"{type(exc).__name__}: {exc}", file=sys.stderr)
 
     # -- turns ------------------------------------------------------------------------------
@@ -325,7 +336,8 @@ class Runtime:
     def _after_turn(self, session: SessionState, result: TurnResult, text: str) -> None:
         from atomic_agent.records.memory_phase import TurnDigest
 
-        digest = TurnDigest(session.id, result.turn_index, text, result.reply)
+        digest = TurnDigest(session.id, result.turn_index, text, result.reply, reason=result.reason,
+                            history=exchange_pairs(session.entries, result.turn_index))
         for phase in self.memory_phases:
             if phase.after_turn is not None:
                 task = asyncio.ensure_future(phase.after_turn(digest))

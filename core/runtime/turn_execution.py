@@ -34,7 +34,8 @@ async def execute_turn(runtime: Runtime, text: str, session: SessionState, start
     emit: ev.EventSink = lambda e: runtime.turns.emit(session.id, e)  # noqa: E731
     # a continuation (no text of its own) answers the conversation's latest message: memory reads that
     focus = text or next((e.text for e in reversed(session.entries) if e.kind == USER), "")
-    runtime._before_turn(session, started.turn_index, focus)  # the opening rows are already written
+    turn_start = runtime._before_turn(session, started.turn_index, focus)  # the opening rows are already written
+    await runtime._prepare_turn(turn_start)
     trace = runtime.trace_for(session.id)
     store = runtime.sessions.fenced(started.guard)  # every write of this turn carries its generation
     deps = TurnDeps(session, store, trace, LazyProvider(runtime), cancel, runtime.inbox, turn_id=started.turn_id,

@@ -16,9 +16,11 @@ def notes_phase(runtime: Any, cfg: Any) -> Any:
     from atomic_agent.api import MemoryPhase, PromptSection, capped_lines, estimate_tokens
 
     from .note_store_factory import memory_of, note_store_for
+    from .recall_extensions import RecallExtensions
     from .recall_prefetch import RecallPrefetch
 
-    prefetch = RecallPrefetch(lambda: note_store_for(runtime, cfg), cfg, lambda: memory_of(runtime).metrics)
+    prefetch = RecallPrefetch(lambda: note_store_for(runtime, cfg), cfg, lambda: memory_of(runtime).metrics,
+                              RecallExtensions(runtime))
 
     def before_turn(start: Any) -> None:
         prefetch.prefetch(start.session_id, start.user_text, start.working_dir)
