@@ -31,3 +31,10 @@ def register_commands(app: Any) -> None:
     from .memory_commands import memory_app
 
     app.add_typer(memory_app, name="memory", help="Inspect, search, export and clean memory (profile facts, notes).")
+
+
+@hookimpl
+def report_doctor_findings(state_dir: Any) -> Iterable[Any]:
+    from .doctor_findings import memory_findings
+
+    return memory_findings(state_dir)

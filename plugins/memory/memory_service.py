@@ -25,6 +25,7 @@ from .profile_validation import is_valid_profile_key
 SERVICE_NAME = "memory"
 METRICS_SERVICE = "metrics"
 BUSY_TIMEOUT_ENV = "ATOMIC_AGENT_MEMORY_BUSY_TIMEOUT_MS"
+UNAVAILABLE_METRIC = "agent.memory.database.unavailable"
 
 
 class DroppedMetrics:
@@ -53,7 +54,11 @@ class MemoryService:
     def database(self) -> MemoryDatabase:
         """The open database (opened and migrated on first use, reopened after a close)."""
         if self._database is None or self._database.closed:
-            self._database = MemoryDatabase.open(self.path, self.busy_timeout_s)
+            try:
+                self._database = MemoryDatabase.open(self.path, self.busy_timeout_s)
+            except MemoryStoreError as exc:  # corrupt, newer or locked: left untouched, counted, raised
+                self.metrics.inc(UNAVAILABLE_METRIC, reason=type(exc).__name__)
+                raise
         return self._database
 
     def profile_store(self) -> ProfileStore:
