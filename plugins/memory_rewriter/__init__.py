@@ -2,7 +2,7 @@
 into a self-contained query before recall, and `### recalled` merges the hits of both.
 
 Only messages the heuristic gate marks referential, in sessions with history, cost a
-call (slot -1, bounded by grammar, tokens and `timeoutMs`); anything that goes wrong
+call (the background slot, bounded by grammar, tokens and `timeoutMs`); anything that goes wrong
 leaves the raw message as the query. Switched off (`memoryRewriter.enabled = false`) no
 phase is registered and the service rewrites nothing: prompts are byte-identical to a
 runtime without the plugin.

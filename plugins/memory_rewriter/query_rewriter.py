@@ -1,6 +1,7 @@
 """The query rewriter (memory v2.5 phase A): before a turn's first step, a referential
 message ("did they mention it?") is rewritten into a self-contained query by one small
-completion on slot -1, and the notes phase recalls with both queries merged.
+completion on the background slot (never the session's main slot), and the notes phase
+recalls with both queries merged.
 
 The gate is pure (referential_gate); the call is bounded (n_predict, grammar, timeout);
 every failure (timeout, provider error, malformed, empty or NONE answer) leaves the raw
@@ -21,7 +22,12 @@ import attrs
 from .referential_gate import is_referential
 from .rewrite_parser import parse_rewrite
 
-ANY_SLOT = -1  # never the session's main slot by reservation, never the reflection slot
+# The guide puts the rewrite on slot -1. Measured on the real server (tests/plugins/memory_fabric/
+# test_v2_real_server.py), -1 lets llama-server pick the least recently used idle slot, which
+# at a turn's start is the session's own main slot: its cached prefix was evicted. So the
+# rewrite rides the background slot like the other memory sub-calls, and falls back to -1
+# (counted) only where no slot is reserved.
+SLOT_CALLER = "rewriter"
 MAX_SESSIONS = 256
 TURN_CHARS = 600
 OUTCOME_METRIC = "agent.memory.retrieve.rewriter"
@@ -103,7 +109,7 @@ class QueryRewriter:
         metrics.inc(GATE_FIRED_METRIC, gate_mode=self.cfg.gate_mode)
         started = time.perf_counter()
         try:
-            text = await asyncio.wait_for(self._complete(message, history), self.cfg.timeout_ms / 1000)
+            text = await asyncio.wait_for(self._complete(session_id, message, history), self.cfg.timeout_ms / 1000)
         except asyncio.CancelledError:
             self._finish(RewriteOutcome("aborted"), started)
             raise
@@ -120,7 +126,7 @@ class QueryRewriter:
             return self._finish(RewriteOutcome("none", detail="unchanged"), started)
         return self._finish(RewriteOutcome("ok", parsed.query, parsed.reason), started)
 
-    async def _complete(self, message: str, history: Any) -> str:
+    async def _complete(self, session_id: str, message: str, history: Any) -> str:
         from atomic_agent.api import CompletionRequest
 
         assets = self.runtime.service("prompt_assets")
@@ -131,6 +137,7 @@ class QueryRewriter:
                  for p in list(history)[-self.cfg.history_turns:]]
         tail = env.get_template(TAIL_TEMPLATE).render(pairs=pairs, message=_clip(message))
         provider = self.runtime.provider
+        slot = self.runtime.service("memory").background_slot(provider, session_id, SLOT_CALLER)
         grammar = None
         if provider.capabilities.transport == "grammar":
             if self._grammar is None:
@@ -139,7 +146,7 @@ class QueryRewriter:
                                           if ln.strip() and not ln.lstrip().startswith("#")) + "\n"
             grammar = self._grammar
         request = CompletionRequest(prompt=self._prefix + tail, grammar=grammar, n_predict=self.cfg.n_predict,
-                                    slot_id=ANY_SLOT, cache_prompt=False, temperature=0.0, stream=False,
+                                    slot_id=slot, cache_prompt=True, temperature=0.0, stream=False,
                                     prefix_length=len(self._prefix))
         return str((await provider.complete(request)).content)
 

@@ -1,4 +1,5 @@
-"""v2.5 A locked invariants through a runtime: slot -1 always, fire-safe (any failure
+"""v2.5 A locked invariants through a runtime: never the session's main slot (the background
+slot; -1 only where none is reserved, counted), fire-safe (any failure
 recalls with the raw message), empty history is a hard skip, and recall merges both
 queries' hits."""
 
@@ -21,9 +22,9 @@ def outcome(provider: Any, name: str) -> float:
     return provider.metrics.counter_value(OUTCOME, outcome=name)
 
 
-async def test_rewriter_uses_slot_minus_one_and_recall_merges_both_queries(tmp_path: Path) -> None:
+async def test_rewriter_never_rides_the_main_slot_and_recall_merges_both_queries(tmp_path: Path) -> None:
     _seen, _db, provider = await run_scenario(tmp_path / "s", tmp_path, WITH_REWRITER, {})
-    assert [r.slot_id for r in provider.rewrite_requests] == [-1]  # never main (0), never reflection (1)
+    assert [r.slot_id for r in provider.rewrite_requests] == [1]  # the background slot, never main (0)
     request = provider.rewrite_requests[0]
     assert request.grammar is not None and "rewritten_query" in request.grammar and request.n_predict <= 96
     assert "USER: how does the deploy pipeline work" in request.prompt and request.prompt.rstrip().endswith(
@@ -74,3 +75,11 @@ async def test_an_enormous_rewrite_is_clamped_before_recall(tmp_path: Path) -> N
     huge = "<rewritten_query>" + " ".join(["staging cluster docker tag"] * 2000) + "</rewritten_query>"
     _seen, _db, provider = await run_scenario(tmp_path / "s", tmp_path, WITH_REWRITER, {}, rewrite=huge)
     assert outcome(provider, "ok") == 1 and "#3" in recalled_ids(provider.requests[1].prompt)
+
+
+async def test_without_a_reserved_slot_the_rewriter_falls_back_to_any_slot_and_counts_it(tmp_path: Path) -> None:
+    _seen, _db, provider = await run_scenario(tmp_path / "s", tmp_path, WITH_REWRITER, {},
+                                              slots={"reflection_slot_id": -1})
+    assert [r.slot_id for r in provider.rewrite_requests] == [-1]
+    assert provider.metrics.counter_value("agent.memory.background_slot.fallback", caller="rewriter",
+                                          reason="single_slot") == 1
