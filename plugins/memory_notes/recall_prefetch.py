@@ -16,6 +16,7 @@ from typing import Any
 import attrs
 
 from .recall_extensions import RecallExtensions, merge_ranked
+from .speaker_rerank import speaker_rerank
 
 MAX_SESSIONS = 256  # bounded: the least recently used session's snapshot is dropped
 RECALL_METRIC = "agent.memory.notes.recall"
@@ -56,6 +57,7 @@ class RecallPrefetch:
             hits = store.recall(user_text, inject.k, working_dir=working_dir)
             if extra:
                 hits = merge_ranked(hits, store.recall(extra, inject.k, working_dir=working_dir), inject.k)
+            hits = speaker_rerank(hits, user_text)
             recalled = tuple(h.note for h in hits)
             linked = self._extensions.expand(session_id, user_text, [n.id for n in recalled])
             if linked:

@@ -14,6 +14,9 @@ from typing import Any
 
 import attrs
 
+from atomic_agent.api import store_clock
+
+from .note_context import exchange_context
 from .reflection_parser import parse_reflection
 from .reflection_writer import WriteReport, write_reflection
 
@@ -167,13 +170,14 @@ class ReflectionRunner:
         parsed = parse_reflection(completion.content, valid_key=memory.is_valid_profile_key, drop_last_line=cut,
                                   typed=self.typed)
         said = "\n".join(p.user_text for p in transcript) if transcript else digest.user_text
+        heard = "\n".join(p.reply_text for p in transcript) if transcript else digest.reply_text
         profile = memory.profile_store() if profile_cfg is not None else None
         notes = (memory.note_store(max_entries=notes_cfg.max_entries, max_content_chars=notes_cfg.max_content_chars)
                  if notes_on else None)
         report = write_reflection(parsed, profile=profile, notes=notes, max_facts=self.cfg.max_facts_per_call,
                                   max_notes=self.cfg.max_notes_per_call, session_id=digest.session_id,
                                   invalid=memory.ValidationError, instructions=self.prompts.stable_prefix,
-                                  user_text=said)
+                                  user_text=said, context=exchange_context(said, heard, store_clock.now_ms()))
         return ReflectionOutcome("ok" if report.written else "none", report, slot)
 
     async def _profile(self) -> Any | None:
