@@ -18,7 +18,8 @@ import attrs
 from .recall_extensions import RecallExtensions, merge_ranked
 from .speaker_rerank import speaker_rerank
 
-MAX_SESSIONS = 256  # bounded: the least recently used session's snapshot is dropped
+MAX_SESSIONS = 256
+RERANK_POOL = 4  # bounded: the least recently used session's snapshot is dropped
 RECALL_METRIC = "agent.memory.notes.recall"
 RECALL_HITS_METRIC = "agent.memory.notes.recall.hits"
 RECALL_LATENCY_METRIC = "agent.memory.notes.recall.latency_ms"
@@ -54,10 +55,11 @@ class RecallPrefetch:
         extra = self._extensions.extra_query(session_id, user_text)
         if inject.enabled and user_text.strip():
             started = time.perf_counter()
-            hits = store.recall(user_text, inject.k, working_dir=working_dir)
+            pool = inject.k * RERANK_POOL  # rerank a wider pool, then keep k (the same k hits when nothing moves)
+            hits = store.recall(user_text, pool, working_dir=working_dir)
             if extra:
-                hits = merge_ranked(hits, store.recall(extra, inject.k, working_dir=working_dir), inject.k)
-            hits = speaker_rerank(hits, user_text)
+                hits = merge_ranked(hits, store.recall(extra, pool, working_dir=working_dir), pool)
+            hits = speaker_rerank(hits, user_text)[: inject.k]
             recalled = tuple(h.note for h in hits)
             linked = self._extensions.expand(session_id, user_text, [n.id for n in recalled])
             if linked:
