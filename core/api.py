@@ -128,6 +128,7 @@ _EXPORTS: dict[str, str] = {
     "compress_result": "atomic_agent.agent.invoke_tool",
     "invoke_tool": "atomic_agent.agent.invoke_tool",
     "TurnStart": "atomic_agent.hook_records",
+    "ExchangePair": "atomic_agent.hook_records",
     # services plugins provide to each other (register_services, RuntimeView.service)
     "ServiceSpec": "atomic_agent.hook_records",
     # periodic work the runtime runs for a plugin (register_ticks)

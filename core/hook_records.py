@@ -187,14 +187,51 @@ def fit_sections(sections: Sequence[PromptSection], count: Callable[[str], int])
 
 
 @attrs.frozen
+class ExchangePair:
+    """One complete user message and the reply that answered it."""
+
+    user_text: str
+    reply_text: str
+
+
+HISTORY_PAIRS = 16  # earlier pairs a TurnStart / TurnDigest carries
+
+
+def exchange_pairs(entries: Sequence[Any], before_turn: int, limit: int = HISTORY_PAIRS) -> tuple[ExchangePair, ...]:
+    """The last `limit` complete user/reply pairs of turns before `before_turn`, oldest
+    first: each user row paired with the next reply row; tool rows are skipped and a user
+    row no reply followed is dropped. Reads from the end, so a long session costs no more."""
+    pairs: list[ExchangePair] = []
+    reply: str | None = None
+    for entry in reversed(entries):
+        if len(pairs) >= limit:
+            break
+        if entry.turn_index >= before_turn:
+            continue
+        if entry.kind == "assistant_reply":
+            reply = entry.text
+        elif entry.kind == "user":
+            if reply is not None:
+                pairs.append(ExchangePair(entry.text, reply))
+            reply = None
+    return tuple(reversed(pairs)) if limit > 0 else ()
+
+
+@attrs.frozen
 class TurnDigest:
-    """What the hot path sees after a turn: the session, the user text and the reply."""
+    """What the hot path sees after a turn: the session, the user text and the reply.
+
+    `reason` is how the turn ended ("reply", "finish", ...); `history` holds the session's
+    earlier complete user/reply pairs, oldest first (at most HISTORY_PAIRS of them).
+    """
 
     session_id: str
     turn_index: int
     user_text: str
     reply_text: str
     tool_summaries: Sequence[str] = ()
+    reason: str = "reply"
+    history: tuple[ExchangePair, ...] = ()
 
 
 @attrs.frozen
@@ -205,6 +242,7 @@ class TurnStart:
     turn_index: int
     user_text: str
     working_dir: str
+    history: tuple[ExchangePair, ...] = ()  # earlier complete pairs, oldest first
 
 
 @attrs.frozen
@@ -215,8 +253,11 @@ class MemoryPhase:
     - `after_turn(digest)` — hot path, awaited off the turn's critical path.
     - `consolidate()` — cold path, called on the consolidation tick.
     - `before_turn(start)` — once per turn, before the first step: prefetch what the turn's
-      sections show, abort stale background work of the same session. Synchronous; it may
-      return an awaitable (an embedding round trip), which the turn awaits before its first step.
+      sections show, abort stale background work of the same session. Synchronous.
+    - `prepare_turn(start)` — once per turn, after every phase's before_turn and before the
+      first step: awaited (a round trip the turn's sections depend on: embedding the
+      message, rewriting the query). It must bound its own time; one that raises is
+      reported and the turn goes on with what the sections have.
     Phases run in (`order`, `name`) order.
     """
 
@@ -227,6 +268,7 @@ class MemoryPhase:
     consolidate: Callable[[], Awaitable[Any]] | None = None
     plugin: str = ""
     before_turn: Callable[[TurnStart], None] | None = None
+    prepare_turn: Callable[[TurnStart], Awaitable[None]] | None = None
 
 
 # What a provider plugin registers: a kind of LLM backend and how to build one.

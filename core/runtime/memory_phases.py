@@ -12,13 +12,13 @@ Closing the runtime cancels a tick in progress.
 from __future__ import annotations
 
 import asyncio
-import inspect
 import sys
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from atomic_agent.prompt.estimate_tokens import estimate_tokens
-from atomic_agent.hook_records import MemoryPhase, PromptSection, TurnDigest, TurnStart, fit_sections
+from atomic_agent.hook_records import (MemoryPhase, PromptSection, TurnDigest, TurnStart, exchange_pairs,
+                                        fit_sections)
 
 if TYPE_CHECKING:
     from atomic_agent.agent.agent_loop import TurnResult
@@ -46,20 +46,28 @@ class MemoryPhases:
         return fit_sections(sections, estimate_tokens)
 
     async def before_turn(self, session: SessionState, turn_index: int, text: str) -> None:
-        start = TurnStart(session.id, turn_index, text, str(session.working_dir))
+        """Every phase's `before_turn`, then every phase's `prepare_turn` (awaited)."""
+        start = TurnStart(session.id, turn_index, text, str(session.working_dir),
+                          exchange_pairs(session.entries, turn_index))
         for phase in self.phases:
             if phase.before_turn is not None:
                 try:
-                    pending = phase.before_turn(start)
-                    if inspect.isawaitable(pending):  # e.g. recall that embeds the message first
-                        await pending
+                    phase.before_turn(start)
                 except Exception as exc:
                     print(f"atomic-agent: memory phase {phase.name!r} before_turn failed: "
+                          f"{type(exc).__name__}: {exc}", file=sys.stderr)
+        for phase in self.phases:
+            if phase.prepare_turn is not None:
+                try:
+                    await phase.prepare_turn(start)
+                except Exception as exc:  # a failed preparation leaves the sections as they were
+                    print(f"atomic-agent: memory phase {phase.name!r} prepare_turn failed: "
                           f"{type(exc).__name__}: {exc}", file=sys.stderr)
 
     def after_turn(self, session: SessionState, result: TurnResult, text: str) -> None:
         """Start every phase's `after_turn` in the background (awaited by `drain`)."""
-        digest = TurnDigest(session.id, result.turn_index, text, result.reply)
+        digest = TurnDigest(session.id, result.turn_index, text, result.reply, reason=result.reason,
+                            history=exchange_pairs(session.entries, result.turn_index))
         for phase in self.phases:
             if phase.after_turn is not None:
                 task = asyncio.ensure_future(phase.after_turn(digest))

@@ -57,6 +57,9 @@ class LlamaConfig:
     binary: str = value_field("", env=LLAMA_BINARY_ENV)
     ctx_size: int = int_field(8192, 128, 4_194_304)
     parallel: int = int_field(2, 1, 64)
+    # a managed server gets at least two slots, so memory sub-calls (reflection, link
+    # generator) ride their own slot and never evict a session's cached prefix
+    reflection_slot: bool = value_field(True)
     threads: int = int_field(2, 1, 1024)
     completion_retries: int = int_field(3, 0, 20)
     completion_retry_backoff_ms: int = int_field(150, 0, 600_000)

@@ -43,7 +43,7 @@ def launch_spec_from_config(cfg: LlamaConfig, state_dir: Path, cache: Path, *, p
     model_path = resolve_model_file(model_ref, state_dir, cache)
     entry = find_model(state_dir, cache, model_ref)
     return LaunchSpec(binary=binary, model=model_path, host=cfg.host, port=port or cfg.port,
-                      ctx_size=cfg.ctx_size, parallel=cfg.parallel, threads=cfg.threads,
+                      ctx_size=cfg.ctx_size, parallel=launch_parallel(cfg), threads=cfg.threads,
                       alias=entry.id if entry else model_path.stem, extra_args=tuple(cfg.extra_args))
 
 
@@ -62,6 +62,12 @@ def embedding_launch_spec(cfg: LlamaConfig, state_dir: Path, cache: Path, *, por
         alias = entry.id if entry else model_path.stem
     return LaunchSpec(binary=binary, model=model_path, host=cfg.host, port=port or emb.port, ctx_size=emb.ctx_size,
                       parallel=emb.parallel, threads=emb.threads, alias=alias, pooling=emb.pooling)
+
+
+def launch_parallel(cfg: LlamaConfig) -> int:
+    """`--parallel` for a managed start: `parallel`, raised to 2 when `reflectionSlot` is on
+    (a single slot would make every reflection evict the session's cache)."""
+    return max(cfg.parallel, 2) if cfg.reflection_slot else cfg.parallel
 
 
 def url_of(record: PidRecord) -> str:

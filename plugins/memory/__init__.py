@@ -1,6 +1,7 @@
 """The `memory` plugin owns memory.sqlite: its schema, the profile and note stores, the
 `memory` service the memory phases use (profile, notes, reflection), and the
-`atomic-agent memory profile|notes|search|forget|export` commands.
+`atomic-agent memory profile|notes|search|forget|export|links|phases` commands and its
+`doctor` findings.
 
 Hookimpls only; the stores are imported when the service or a command is first used.
 """
@@ -30,4 +31,12 @@ def register_services() -> Iterable[Any]:
 def register_commands(app: Any) -> None:
     from .memory_commands import memory_app
 
-    app.add_typer(memory_app, name="memory", help="Inspect, search, export and clean memory (profile facts, notes).")
+    app.add_typer(memory_app, name="memory",
+                  help="Inspect, search, export and clean memory (profile facts, notes, links; phase switches).")
+
+
+@hookimpl
+def report_doctor_findings(state_dir: Any) -> Iterable[Any]:
+    from .doctor_findings import memory_findings
+
+    return memory_findings(state_dir)

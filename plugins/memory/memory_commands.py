@@ -159,10 +159,13 @@ def export_command(ctx: typer.Context, output: Path = OUTPUT_OPT) -> None:
     """Everything in memory.sqlite as one JSON document (profile history included)."""
     with _database(ctx) as database:
         if database is None:
-            body: dict[str, Any] = {"profile": [], "notes": []}
+            body: dict[str, Any] = {"profile": [], "notes": [], "links": []}
         else:
+            from .link_store import LinkStore
+
             body = {"profile": [f.to_json() for f in _profile_store(database).all_rows()],
-                    "notes": [n.to_json() for n in _note_store(ctx, database).all_notes()]}
+                    "notes": [n.to_json() for n in _note_store(ctx, database).all_notes()],
+                    "links": [link.to_json() for link in LinkStore(database).all_links()]}
     if output is None:
         print_json(body)
         return
@@ -170,3 +173,73 @@ def export_command(ctx: typer.Context, output: Path = OUTPUT_OPT) -> None:
 
     write_atomic(output, json.dumps(body, indent=2, ensure_ascii=False) + "\n", mode=0o600)
     print(f"wrote {len(body['profile'])} profile rows and {len(body['notes'])} notes to {output}")
+
+
+# the memory phases' switches, by config block: (phase, block, detail keys shown beside `enabled`)
+PHASE_SWITCHES: tuple[tuple[str, str, tuple[str, ...]], ...] = (
+    ("profile", "memoryProfile", ()),
+    ("notes", "memoryNotes", ()),
+    ("reflection", "memoryReflection", ()),
+    ("links (v2 phase 2)", "memoryLinks", ("auto_generate", "expansion_depth", "max_expanded")),
+    ("evolver (v2 phase 3)", "memoryEvolution", ("max_per_write", "lease_ms")),
+    ("rewriter (v2.5 A)", "memoryRewriter", ("gate_mode", "timeout_ms", "history_turns")),
+    ("segmentation (v2.5 B)", "memorySegmentation", ("trigger_every_turns", "window_turns")),
+    ("typed notes (v2.5 C)", "memoryTypedNotes", ()),
+)
+
+
+def phase_switches(blocks: Any) -> list[dict[str, Any]]:
+    """One row per memory phase: on, off, or not installed (its plugin is not loaded)."""
+    rows = []
+    for phase, key, details in PHASE_SWITCHES:
+        block = blocks.get(key)
+        if block is None or isinstance(block, dict):  # no plugin owns the block: kept verbatim, unused
+            rows.append({"phase": phase, "block": key, "state": "not installed", "settings": {}})
+            continue
+        settings = {name: getattr(block, name) for name in details}
+        rows.append({"phase": phase, "block": key, "state": "on" if block.enabled else "off", "settings": settings})
+    return rows
+
+
+@memory_app.command("phases")
+def phases_command(ctx: typer.Context, json_out: bool = JSON_OPT) -> None:
+    """Which memory phases are on, off or not installed, with their main settings."""
+    rows = phase_switches(current_cli_state(ctx).config.blocks)
+    if json_out:
+        print_json(rows)
+        return
+    print_table(["phase", "config block", "state", "settings"],
+                [[r["phase"], r["block"], r["state"], ", ".join(f"{k}={v}" for k, v in r["settings"].items())]
+                 for r in rows])
+
+
+@memory_app.command("links")
+def links_command(ctx: typer.Context, note: str = typer.Option(None, "--note", metavar="ID",
+                                                               help="Only the links touching this note."),
+                  limit: int = typer.Option(50, "--limit", min=1), json_out: bool = JSON_OPT) -> None:
+    """The link graph between notes (newest first), as the link generator or a tool wrote it."""
+    from .link_store import LinkStore
+
+    note_id = None
+    if note is not None:
+        text = note.strip().lstrip("#")
+        if not text.isdigit():
+            fail(f"{note!r} is not a note id; pass a number such as 42 or #42")
+        note_id = int(text)
+    with _database(ctx) as database:
+        if database is None:
+            links, total, previews = [], 0, {}
+        else:
+            store = LinkStore(database)
+            links = store.links_of(note_id) if note_id is not None else store.all_links(limit)
+            total = store.count()
+            notes = _note_store(ctx, database)
+            ids = {i for link in links for i in (link.from_id, link.to_id)}
+            previews = {i: _preview(n.content, 40) for i in ids if (n := notes.get(i)) is not None}
+    if json_out:
+        print_json({"total": total, "links": [link.to_json() for link in links]})
+        return
+    print_table(["from", "kind", "to", "source", "created"],
+                [[f"#{k.from_id} {previews.get(k.from_id, '')}", k.kind, f"#{k.to_id} {previews.get(k.to_id, '')}",
+                  k.source, k.to_json()["createdAt"][:19]] for k in links])
+    print(f"{len(links)} of {total} links")

@@ -109,5 +109,35 @@ def m003_memory_embeddings(db: sqlite_utils.Database) -> None:
         db.execute("CREATE INDEX IF NOT EXISTS idx_memory_embeddings_model ON memory_embeddings(model, memory_id)")
 
 
-MIGRATIONS: list[Migration] = [m001_profile_facts, m002_memories, m003_memory_embeddings]
+_LINKS_DDL = """
+CREATE TABLE IF NOT EXISTS memory_links (
+  from_id INTEGER NOT NULL REFERENCES memories(id) ON DELETE CASCADE,
+  to_id INTEGER NOT NULL REFERENCES memories(id) ON DELETE CASCADE,
+  kind TEXT NOT NULL,
+  weight REAL NOT NULL DEFAULT 1.0,
+  source TEXT NOT NULL DEFAULT 'link_generator',
+  created_at INTEGER NOT NULL,
+  PRIMARY KEY (from_id, to_id, kind),
+  CHECK (from_id <> to_id)
+)"""
+_LINK_INDEXES = (
+    "CREATE INDEX IF NOT EXISTS idx_memory_links_to ON memory_links(to_id)",
+    "CREATE INDEX IF NOT EXISTS idx_memory_links_kind ON memory_links(kind)",
+)
+
+
+def m004_memory_links(db: sqlite_utils.Database) -> None:
+    """The typed link graph between notes (cascading on either endpoint, no self-loops) and
+    the notes' `consolidating_at` lease stamp, which the neighbour evolver honours and the
+    consolidator takes."""
+    with transaction(db.conn):
+        db.execute(_LINKS_DDL)
+        for ddl in _LINK_INDEXES:
+            db.execute(ddl)
+        if "consolidating_at" not in _columns(db, "memories"):
+            db.execute("ALTER TABLE memories ADD COLUMN consolidating_at INTEGER")
+
+
+MIGRATIONS: list[Migration] = [m001_profile_facts, m002_memories, m003_memory_embeddings,
+                                 m004_memory_links]
 MEMORY_SCHEMA_VERSION = len(MIGRATIONS)

@@ -15,7 +15,9 @@ from pathlib import Path
 from typing import Any
 
 from .memory_database import DEFAULT_BUSY_TIMEOUT_S, MemoryDatabase, memory_db_path
+from .link_store import LINK_KINDS, LinkStore
 from .memory_errors import MemoryStoreError, MemoryValidationError
+from .note_leases import DEFAULT_LEASE_MS, acquire_lease, release_lease
 from .note_store import NoteStore
 from .note_validation import DEFAULT_MAX_CONTENT_CHARS
 from .profile_store import ProfileStore
@@ -26,6 +28,7 @@ SERVICE_NAME = "memory"
 METRICS_SERVICE = "metrics"
 BUSY_TIMEOUT_ENV = "ATOMIC_AGENT_MEMORY_BUSY_TIMEOUT_MS"
 LISTENER_FAILED_METRIC = "agent.memory.notes.stored_listener_failed"
+UNAVAILABLE_METRIC = "agent.memory.database.unavailable"
 
 
 class DroppedMetrics:
@@ -43,6 +46,7 @@ class MemoryService:
     StoreError = MemoryStoreError
     ValidationError = MemoryValidationError
     FusionWeights = FusionWeights  # the blend hybrid recall passes to NoteStore.recall
+    LINK_KINDS = LINK_KINDS
 
     def __init__(self, path: Path, busy_timeout_s: float = DEFAULT_BUSY_TIMEOUT_S, metrics: Any = None) -> None:
         self.path = path
@@ -73,7 +77,11 @@ class MemoryService:
     def database(self) -> MemoryDatabase:
         """The open database (opened and migrated on first use, reopened after a close)."""
         if self._database is None or self._database.closed:
-            self._database = MemoryDatabase.open(self.path, self.busy_timeout_s)
+            try:
+                self._database = MemoryDatabase.open(self.path, self.busy_timeout_s)
+            except MemoryStoreError as exc:  # corrupt, newer or locked: left untouched, counted, raised
+                self.metrics.inc(UNAVAILABLE_METRIC, reason=type(exc).__name__)
+                raise
         return self._database
 
     def profile_store(self) -> ProfileStore:
@@ -82,6 +90,28 @@ class MemoryService:
     def note_store(self, max_entries: int = 1000, max_content_chars: int = DEFAULT_MAX_CONTENT_CHARS) -> NoteStore:
         return NoteStore(self.database, max_entries=max_entries, max_content_chars=max_content_chars,
                          metrics=self.metrics, on_stored=self._notes_stored if self._stored_listeners else None)
+
+    def link_store(self) -> LinkStore:
+        return LinkStore(self.database)
+
+    def evolve_tags(self, note_id: int, add_tags: list[str], lease_ms: int = DEFAULT_LEASE_MS) -> str:
+        """Grow a note's tags (never its content): applied | lease_held | no_change | missing."""
+        from .note_tag_evolution import evolve_tags
+
+        return evolve_tags(self.database, note_id, add_tags, lease_ms=lease_ms)
+
+    def acquire_lease(self, note_id: int, lease_ms: int = DEFAULT_LEASE_MS) -> bool:
+        """The consolidator's single-writer lease on a note (see note_leases)."""
+        return acquire_lease(self.database, note_id, lease_ms)
+
+    def release_lease(self, note_id: int) -> None:
+        release_lease(self.database, note_id)
+
+    def background_slot(self, provider: Any, session_id: str, caller: str) -> int:
+        """The slot a memory sub-call rides (the reserved one, else -1, counted); see background_slot."""
+        from .background_slot import background_slot
+
+        return background_slot(provider, session_id, caller, self.metrics)
 
     @staticmethod
     def is_valid_profile_key(key: str) -> bool:

@@ -16,16 +16,20 @@ def notes_phase(runtime: Any, cfg: Any) -> Any:
     from atomic_agent.api import MemoryPhase, PromptSection, capped_lines, estimate_tokens
 
     from .note_store_factory import memory_of, note_store_for
+    from .recall_extensions import RecallExtensions
     from .recall_prefetch import RecallPrefetch
 
-    prefetch = RecallPrefetch(lambda: note_store_for(runtime, cfg), cfg, lambda: memory_of(runtime).metrics)
+    prefetch = RecallPrefetch(lambda: note_store_for(runtime, cfg), cfg, lambda: memory_of(runtime).metrics,
+                              RecallExtensions(runtime))
 
-    def before_turn(start: Any) -> Any:
-        vectors = memory_of(runtime).vector_recall  # set only by the memory_embeddings plugin
-        if vectors is None:
+    def before_turn(start: Any) -> None:
+        if memory_of(runtime).vector_recall is None:
             prefetch.prefetch(start.session_id, start.user_text, start.working_dir)
-            return None
-        return prefetch.prefetch_hybrid(start.session_id, start.user_text, start.working_dir, vectors)
+
+    async def prepare_turn(start: Any) -> None:
+        vectors = memory_of(runtime).vector_recall  # set only by the memory_embeddings plugin
+        if vectors is not None:  # the message's embedding is a round trip: awaited here
+            await prefetch.prefetch_hybrid(start.session_id, start.user_text, start.working_dir, vectors)
 
     def sections(session_id: str, user_text: str) -> list[Any]:
         snap = prefetch.snapshot(session_id, user_text)
@@ -42,5 +46,6 @@ def notes_phase(runtime: Any, cfg: Any) -> Any:
                                      dedupe_key=RECALLED))
         return out
 
-    phase = MemoryPhase(name="memory-notes", order=PHASE_ORDER, sections=sections, before_turn=before_turn)
+    phase = MemoryPhase(name="memory-notes", order=PHASE_ORDER, sections=sections, before_turn=before_turn,
+                        prepare_turn=prepare_turn)
     return phase

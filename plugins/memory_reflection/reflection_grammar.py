@@ -8,7 +8,8 @@ from typing import Any
 GRAMMAR_FILE = "reflection.gbnf"
 
 
-def reflection_grammar(assets: Any) -> str:
-    """The grammar text without comment lines (byte-stable across calls)."""
-    text = assets.grammar(GRAMMAR_FILE)
+def reflection_grammar(assets: Any, name: str = GRAMMAR_FILE) -> str:
+    """The grammar text without comment lines (byte-stable across calls); `name` is another
+    plugin's grammar file when a phase switch (typed notes) replaces it."""
+    text = assets.grammar(name)
     return "\n".join(line for line in text.splitlines() if line.strip() and not line.lstrip().startswith("#")) + "\n"

@@ -26,6 +26,9 @@ _NOTE = re.compile(r"^NOTE\s*[:\-]?\s+(.+)$", re.IGNORECASE)
 _NONE = re.compile(r"^NONE[.!]?$", re.IGNORECASE)
 _TRAILING_BRACKET = re.compile(r"^(.*?)\s*\[([^\[\]]*)\]\s*$")
 _TAG = re.compile(r"^#?[\w][\w:.\-/ ]{0,31}$")
+_TYPE_MARK = re.compile(r"^\[type=([^\]\s]{1,32})\] (.*)$", re.IGNORECASE)
+NOTE_TYPES = ("event", "behavior", "knowledge", "skill")
+TYPE_TAG_PREFIX = "type:"
 MARKER_NAMES = ("pinned", "keywords", "supersedes", "valid_from")
 
 
@@ -102,18 +105,29 @@ def _parse_set(key: str, rest: str, rejected: list[RejectedLine], line: str,
     return ReflectionFact(key.strip().lower(), value, pinned, keywords, supersedes, valid_from)
 
 
-def _parse_note(rest: str) -> ReflectionNote:
+def _parse_note(rest: str, typed: bool = False) -> ReflectionNote:
     content, tags = rest.strip(), ()
+    note_type = None
+    if typed:
+        mark = _TYPE_MARK.match(content)
+        if mark:  # a known type becomes a type:X tag; an unknown one is dropped, the body kept
+            kind = mark.group(1).lower()
+            note_type = kind if kind in NOTE_TYPES else None
+            content = mark.group(2).strip()
     bracket = _TRAILING_BRACKET.match(content)
     if bracket:
         items = [t.strip() for t in bracket.group(2).split(",") if t.strip()]
         if items and all(_TAG.match(t) for t in items):
             content, tags = bracket.group(1).strip(), tuple(items)
+    if note_type is not None:
+        tags = (TYPE_TAG_PREFIX + note_type, *(t for t in tags if not t.lower().startswith(TYPE_TAG_PREFIX)))
     return ReflectionNote(content, tags)
 
 
-def parse_reflection(text: str, *, valid_key: Callable[[str], bool], drop_last_line: bool = False) -> ParsedReflection:
+def parse_reflection(text: str, *, valid_key: Callable[[str], bool], drop_last_line: bool = False,
+                     typed: bool = False) -> ParsedReflection:
     """Every SET and NOTE line of `text`; `drop_last_line` for a completion cut by its token limit.
+    `typed` (typed-notes on) reads a leading `[type=X] ` marker on NOTE lines.
     `valid_key` is the profile store's key rule: a supersedes marker naming a key it refuses
     is dropped (and reported) while the fact itself is kept."""
     lines = [ln for ln in text.replace("\r\n", "\n").split("\n")]
@@ -141,7 +155,7 @@ def parse_reflection(text: str, *, valid_key: Callable[[str], bool], drop_last_l
             continue
         note_match = _NOTE.match(line)
         if note_match:
-            note = _parse_note(note_match.group(1))
+            note = _parse_note(note_match.group(1), typed)
             if note.content:
                 notes.append(note)
             continue

@@ -15,6 +15,7 @@ import attrs
 
 PREFIX_TEMPLATE = "reflection.j2"
 EXCHANGE_TEMPLATE = "reflection_exchange.j2"
+WINDOW_TEMPLATE = "reflection_window.j2"  # shipped by the memory_segmentation plugin
 MAX_TEXT_CHARS = 1500  # per side of the exchange: reflection reads the gist, not a whole file dump
 
 
@@ -30,12 +31,22 @@ def clip(text: str, limit: int = MAX_TEXT_CHARS) -> str:
 
 
 class ReflectionPromptBuilder:
-    def __init__(self, env: Any, max_facts: int, max_notes: int) -> None:
-        self._env = env
-        self.stable_prefix = self._env.get_template(PREFIX_TEMPLATE).render(max_facts=max_facts, max_notes=max_notes)
+    """`prefix_template` names the stable prefix (the typed-notes plugin ships another one);
+    each prefix is rendered once and stays byte-stable, so the reflection slot caches it."""
 
-    def build(self, user_text: str, reply_text: str, profile: Any | None) -> ReflectionPrompt:
-        tail = self._env.get_template(EXCHANGE_TEMPLATE).render(user_text=clip(user_text), reply_text=clip(reply_text))
+    def __init__(self, env: Any, max_facts: int, max_notes: int, prefix_template: str = PREFIX_TEMPLATE) -> None:
+        self._env = env
+        self.stable_prefix = self._env.get_template(prefix_template).render(max_facts=max_facts, max_notes=max_notes)
+
+    def build(self, user_text: str, reply_text: str, profile: Any | None,
+              transcript: Any | None = None) -> ReflectionPrompt:
+        """The exchange, or with `transcript` (pairs, oldest first) numbered `### turn N` blocks."""
+        if transcript:
+            pairs = [{"user": clip(p.user_text), "reply": clip(p.reply_text)} for p in transcript]
+            tail = self._env.get_template(WINDOW_TEMPLATE).render(pairs=pairs)
+        else:
+            tail = self._env.get_template(EXCHANGE_TEMPLATE).render(user_text=clip(user_text),
+                                                                    reply_text=clip(reply_text))
         if profile is None:
             return ReflectionPrompt(self.stable_prefix + tail, len(self.stable_prefix))
         framed = profile.frame_stable_prefix(self.stable_prefix)

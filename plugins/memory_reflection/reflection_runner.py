@@ -14,6 +14,9 @@ from typing import Any
 
 import attrs
 
+from atomic_agent.api import store_clock
+
+from .note_context import exchange_context
 from .reflection_parser import parse_reflection
 from .reflection_writer import WriteReport, write_reflection
 
@@ -27,6 +30,8 @@ PROFILE_BLOCK = "memoryProfile"
 NOTES_BLOCK = "memoryNotes"
 MEMORY_SERVICE = "memory"  # memory.sqlite belongs to the memory plugin
 PROMPT_ASSETS_SERVICE = "prompt_assets"  # templates and grammars: the user's, this plugin's, the core's
+TYPED_NOTES_SERVICE = "memory_typed_notes"  # phase C switch (its own plugin)
+WINDOW_SERVICE = "memory_reflection_window"  # phase B switch (its own plugin)
 
 
 @attrs.frozen
@@ -50,12 +55,26 @@ class ReflectionRunner:
         self.runtime = runtime
         self.cfg = cfg
         self.assets = runtime.service(PROMPT_ASSETS_SERVICE)
-        self.prompts = ReflectionPromptBuilder(self.assets.env(), cfg.max_facts_per_call, cfg.max_notes_per_call)
+        typed = self._switch(TYPED_NOTES_SERVICE)
+        self.typed = typed is not None
+        self.window = self._switch(WINDOW_SERVICE)
+        prefix = {"prefix_template": typed.prefix_template} if typed is not None else {}
+        self.grammar_file = typed.grammar_file if typed is not None else None
+        self.prompts = ReflectionPromptBuilder(self.assets.env(), cfg.max_facts_per_call, cfg.max_notes_per_call,
+                                               **prefix)
         self._grammar: str | None = None
         self._pending: dict[str, asyncio.Task[Any]] = {}
         self._aborted: set[asyncio.Task[Any]] = set()
         self._latest_turn: OrderedDict[str, int] = OrderedDict()  # bounded: least recently started first
         self.outcomes: list[ReflectionOutcome] = []  # the last few, for tests and `status`
+
+    def _switch(self, name: str) -> Any | None:
+        """A phase switch another plugin provides, when that plugin is there and on."""
+        try:
+            service = self.runtime.service(name)
+        except (KeyError, RuntimeError):
+            return None
+        return service if getattr(service, "enabled", False) else None
 
     @property
     def memory(self) -> Any:
@@ -89,7 +108,13 @@ class ReflectionRunner:
 
     # -- the hot path ---------------------------------------------------------------------
     async def after_turn(self, digest: Any) -> ReflectionOutcome | None:
-        if not digest.reply_text.strip():
+        transcript = None
+        if self.window is not None:
+            transcript = self.window.window(digest)
+            if transcript is None:
+                self.metrics.inc(SKIPPED_METRIC, reason="cadence")
+                return None
+        elif not digest.reply_text.strip():
             self.metrics.inc(SKIPPED_METRIC, reason="no_reply")
             return None
         if self._latest_turn.get(digest.session_id, -1) > digest.turn_index:
@@ -103,7 +128,7 @@ class ReflectionRunner:
         self._pending[digest.session_id] = task
         started = time.perf_counter()
         try:
-            result = await self._reflect(digest)
+            result = await self._reflect(digest, transcript)
         except asyncio.CancelledError:
             result = ReflectionOutcome("aborted", error="the next turn of this session started")
             if task not in self._aborted:  # cancelled from outside (shutdown): count it, then let it end
@@ -119,23 +144,22 @@ class ReflectionRunner:
             self._aborted.discard(task)
         return self._finish(digest, attrs.evolve(result, latency_ms=_ms(started)))
 
-    async def _reflect(self, digest: Any) -> ReflectionOutcome:
+    async def _reflect(self, digest: Any, transcript: Any | None = None) -> ReflectionOutcome:
         from atomic_agent.api import CompletionRequest
 
-        from .reflection_grammar import reflection_grammar
-        from .reflection_slot import reflection_slot_for
+        from .reflection_grammar import GRAMMAR_FILE, reflection_grammar
 
         profile_cfg, notes_cfg = _block(self.runtime, PROFILE_BLOCK), _block(self.runtime, NOTES_BLOCK)
         notes_on = notes_cfg is not None and self.cfg.auto_store_notes and self.cfg.max_notes_per_call > 0
         if (profile_cfg is None or self.cfg.max_facts_per_call == 0) and not notes_on:
             return ReflectionOutcome("none", error="no memory channel to write to")
         provider = self.runtime.provider
-        slot = reflection_slot_for(provider, digest.session_id)
-        prompt = self.prompts.build(digest.user_text, digest.reply_text, await self._profile())
+        slot = self.memory.background_slot(provider, digest.session_id, "reflection")
+        prompt = self.prompts.build(digest.user_text, digest.reply_text, await self._profile(), transcript)
         grammar = None
         if provider.capabilities.transport == "grammar":
             if self._grammar is None:
-                self._grammar = reflection_grammar(self.assets)
+                self._grammar = reflection_grammar(self.assets, self.grammar_file or GRAMMAR_FILE)
             grammar = self._grammar
         request = CompletionRequest(prompt=prompt.text, grammar=grammar, n_predict=self.cfg.n_predict, slot_id=slot,
                                     cache_prompt=True, temperature=0.1, stream=False,
@@ -143,14 +167,17 @@ class ReflectionRunner:
         completion = await asyncio.wait_for(provider.complete(request), self.cfg.timeout_ms / 1000)
         cut = bool(completion.truncated or completion.stop_type == "limit")
         memory = self.memory
-        parsed = parse_reflection(completion.content, valid_key=memory.is_valid_profile_key, drop_last_line=cut)
+        parsed = parse_reflection(completion.content, valid_key=memory.is_valid_profile_key, drop_last_line=cut,
+                                  typed=self.typed)
+        said = "\n".join(p.user_text for p in transcript) if transcript else digest.user_text
+        heard = "\n".join(p.reply_text for p in transcript) if transcript else digest.reply_text
         profile = memory.profile_store() if profile_cfg is not None else None
         notes = (memory.note_store(max_entries=notes_cfg.max_entries, max_content_chars=notes_cfg.max_content_chars)
                  if notes_on else None)
         report = write_reflection(parsed, profile=profile, notes=notes, max_facts=self.cfg.max_facts_per_call,
                                   max_notes=self.cfg.max_notes_per_call, session_id=digest.session_id,
                                   invalid=memory.ValidationError, instructions=self.prompts.stable_prefix,
-                                  user_text=digest.user_text)
+                                  user_text=said, context=exchange_context(said, heard, store_clock.now_ms()))
         return ReflectionOutcome("ok" if report.written else "none", report, slot)
 
     async def _profile(self) -> Any | None:

@@ -45,10 +45,11 @@ def said_by_user(value: str, user_text: str) -> bool:
 
 def write_reflection(parsed: ParsedReflection, *, profile: Any | None, notes: Any | None, max_facts: int,
                      max_notes: int, session_id: str, invalid: type[Exception], instructions: str = "",
-                     user_text: str | None = None) -> WriteReport:
+                     user_text: str | None = None, context: str = "") -> WriteReport:
     """Write what passes into the stores; `invalid` is the stores' validation error (a line
     the store refuses is rejected with its reason, the rest are still written). With
-    `user_text`, a fact whose value the user did not say is rejected."""
+    `user_text`, a fact whose value the user did not say is rejected. Notes are stored with
+    `context` as their recall key (see note_context)."""
     rejected = list(parsed.rejected)
     facts: list[Any] = []
     parsed_facts = [f for f in parsed.facts if not echoes_instructions(f"SET {f.key}={f.value}", instructions)]
@@ -83,17 +84,20 @@ def write_reflection(parsed: ParsedReflection, *, profile: Any | None, notes: An
         else:
             tags = [t for t in note.tags if t.strip().lower() != REFLECTION_TAG][: MAX_NOTE_TAGS - 1]
             try:
-                stored.append(_store_note(notes, note.content, tags, session_id, invalid))
+                stored.append(_store_note(notes, note.content, tags, session_id, invalid, context))
             except invalid as exc:
                 rejected.append(RejectedLine(line, str(exc)))
     return WriteReport(tuple(facts), tuple(stored), tuple(rejected))
 
 
-def _store_note(notes: Any, content: str, tags: list[str], session_id: str, invalid: type[Exception]) -> Any:
+def _store_note(notes: Any, content: str, tags: list[str], session_id: str, invalid: type[Exception],
+                context: str = "") -> Any:
     """Store with the model's tags; if only the tags are bad, keep the observation without them."""
     try:
-        return notes.store(content, [*tags, REFLECTION_TAG], source="reflection", session_id=session_id).note
+        return notes.store(content, [*tags, REFLECTION_TAG], source="reflection", session_id=session_id,
+                           context=context).note
     except invalid:
         if not tags:
             raise
-        return notes.store(content, [REFLECTION_TAG], source="reflection", session_id=session_id).note
+        return notes.store(content, [REFLECTION_TAG], source="reflection", session_id=session_id,
+                           context=context).note

@@ -28,9 +28,9 @@ class CliResult:
         return json.loads(self.out)
 
 
-def run_cli(state_dir: Path, *args: str) -> CliResult:
+def run_cli(state_dir: Path, *args: str, plugins: tuple[str, ...] = ()) -> CliResult:
     host = fresh_plugin_host()
-    for name in COMMAND_PLUGINS:
+    for name in dict.fromkeys([*COMMAND_PLUGINS, *plugins]):
         host.register(importlib.import_module(f"atomic_agent.plugins.{name}"), name)
     ctx = boot(state_dir, environ={}, host=host)
     app = build_app(CliState(host=host, boot_context=ctx, boot_error=None, state_dir=ctx.state_dir))

@@ -224,3 +224,20 @@ async def test_a_fact_the_user_never_said_is_not_stored(tmp_path: Path) -> None:
     db.close()
     reasons = [r.reason for r in reflection_runner(runtime).outcomes[-1].report.rejected]
     assert reasons.count("the user did not say it") == 2
+
+
+async def test_reflection_notes_carry_the_exchange_and_its_date_as_their_recall_key(
+        tmp_path: Path, monkeypatch: Any) -> None:
+    from atomic_agent.storage import store_clock
+
+    monkeypatch.setattr(store_clock, "now_ms", lambda: 1_683_554_400_000)  # Monday 8 May 2023, 14:00 UTC
+    provider = RoutingProvider([REPLY], "NOTE moved in May [move]")
+    runtime = make_memory_runtime(tmp_path, provider)
+    await runtime.run_turn("We finally got the apartment in Lisbon", working_dir=tmp_path)
+    await runtime.close()
+    _profile, notes, db = stores(tmp_path)
+    (note,) = notes.all_notes()
+    assert note.context == "We finally got the apartment in Lisbon\nNoted.\nwritten Monday 8 May 2023"
+    assert [h.note.id for h in notes.recall("apartment lisbon", 5)] == [note.id]  # found by its context
+    assert [h.note.id for h in notes.recall("what happened in may 2023", 5)] == [note.id]
+    db.close()

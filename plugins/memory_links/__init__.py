@@ -1,0 +1,56 @@
+"""The `memory-links` phase (memory v2 phase 2): a typed link graph between notes.
+
+Read side: the notes phase asks the `memory_links` service to expand its base recall hits
+by a bounded BFS over the graph and shows the linked notes after them. Write side: after a
+turn, the link generator (one small completion on the background slot, never the session's
+main slot) proposes edges among the notes that turn surfaced; only edges whose two ends
+were surfaced are kept. Switched off (`memoryLinks.enabled = false`) the service expands
+nothing and no phase is registered: prompts and memory.sqlite are byte-identical to a
+runtime without the plugin.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any
+
+from atomic_agent.api import hookimpl
+
+CONFIG_KEY = "memoryLinks"
+SERVICE_NAME = "memory_links"
+PHASE_ORDER = 91  # after reflection (90): the generator reads what the turn surfaced
+
+
+@hookimpl
+def register_config_blocks() -> Iterable[Any]:
+    from atomic_agent.api import ConfigBlock
+
+    from .links_config import LinksConfig
+
+    return [ConfigBlock(key=CONFIG_KEY, cls=LinksConfig)]
+
+
+@hookimpl
+def register_services() -> Iterable[Any]:
+    from atomic_agent.api import ServiceSpec
+
+    def build(runtime: Any) -> Any:
+        from .link_service import LinkService
+
+        return LinkService(runtime, runtime.config.block(CONFIG_KEY))
+
+    return [ServiceSpec(SERVICE_NAME, build, summary="link-graph expansion of recall and surfaced note ids")]
+
+
+@hookimpl
+def register_memory_phases(runtime: Any) -> Iterable[Any]:
+    cfg = runtime.config.block(CONFIG_KEY)
+    if not cfg.enabled:
+        return []
+    from atomic_agent.api import MemoryPhase
+
+    from .link_generator import LinkGenerator
+
+    generator = LinkGenerator(runtime, cfg, runtime.service(SERVICE_NAME))
+    return [MemoryPhase(name="memory-links", order=PHASE_ORDER, after_turn=generator.after_turn,
+                        before_turn=generator.before_turn)]

@@ -1,0 +1,14 @@
+"""The `memorySegmentation` config block (the guide's memory.reflection.segmentation.*)."""
+
+from __future__ import annotations
+
+import attrs
+
+from atomic_agent.api import int_field, value_field
+
+
+@attrs.frozen
+class SegmentationConfig:
+    enabled: bool = value_field(False, env="ATOMIC_AGENT_MEMORY_SEGMENTATION")
+    trigger_every_turns: int = int_field(3, 1, 100)
+    window_turns: int = int_field(5, 1, 16)
