@@ -7,7 +7,7 @@ from __future__ import annotations
 from datetime import date
 from pathlib import Path
 
-from atomic_agent.config.core_blocks import AgentConfig
+from atomic_agent.config.app_config import AgentConfig
 from atomic_agent.llm.model_profile import PLAIN_CHATML_PROFILE
 from atomic_agent.prompt.build_prompt import build_prompt
 from atomic_agent.prompt.build_stable_prefix import build_stable_prefix
