@@ -8,14 +8,16 @@ with the plugin that registered it. They import nothing heavy: `--help` loads th
 
 from __future__ import annotations
 
-import asyncio
 import enum
 import inspect
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from pathlib import Path
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 import attrs
+
+if TYPE_CHECKING:  # an annotation only: `--help` loads these records without asyncio
+    import asyncio
 
 
 # What a running tool receives besides its args.

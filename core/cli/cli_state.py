@@ -5,27 +5,40 @@ from __future__ import annotations
 import sys
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import attrs
-import typer
 
-from atomic_agent.config.app_config import AppConfig
-from atomic_agent.config.config_errors import ConfigError
-from atomic_agent.plugin_host.plugin_host import PluginHost
-from atomic_agent.runtime.boot_context import BootContext
+if TYPE_CHECKING:  # kept out of the import graph of `--help` (typer, config, the runtime)
+    import typer
+
+    from atomic_agent.config.app_config import AppConfig
+    from atomic_agent.config.config_errors import ConfigError
+    from atomic_agent.plugin_host.plugin_host import PluginHost
+    from atomic_agent.runtime.boot_context import BootContext
 
 
 @attrs.define
 class CliState:
-    """Held in the click context; a failed boot is reported when a command needs config."""
+    """Held in the click context; a failed boot is reported when a command needs config.
+
+    `--help` builds the app without loading config (`deferred_boot`): should a command run
+    after all (an option value that looked like `--help`), `require()` boots then."""
 
     host: PluginHost
     boot_context: BootContext | None
     boot_error: ConfigError | None
     state_dir: Path | None
+    deferred_boot: Callable[[], BootContext] | None = None
 
     def require(self) -> BootContext:
+        if self.boot_context is None and self.boot_error is None and self.deferred_boot is not None:
+            from atomic_agent.config.config_errors import ConfigError
+
+            try:
+                self.boot_context = self.deferred_boot()
+            except ConfigError as exc:
+                self.boot_error = exc
         if self.boot_context is None:
             fail(str(self.boot_error) if self.boot_error else "atomic-agent did not boot")
         assert self.boot_context is not None
@@ -66,5 +79,7 @@ def command_runs_without_config(app: Any, name: str | None) -> bool:
 
 def fail(message: str, code: int = 2) -> None:
     """Print a one-paragraph error on stderr and exit non-zero (no traceback)."""
+    import typer
+
     print(f"atomic-agent: {message}", file=sys.stderr)
     raise typer.Exit(code)

@@ -12,6 +12,7 @@ from atomic_agent import __version__
 if TYPE_CHECKING:
     import typer
 
+    from atomic_agent.cli.cli_state import CliState
     from atomic_agent.plugin_host.plugin_host import PluginHost
 
 
@@ -79,9 +80,15 @@ def main(argv: Sequence[str] | None = None) -> None:
     from atomic_agent.cli.cli_state import CliState, command_runs_without_config
     from atomic_agent.config.config_errors import ConfigError
     from atomic_agent.plugin_host.plugin_host import build_plugin_host
-    from atomic_agent.runtime.boot_context import boot
 
     state_dir = _pre_parse_state_dir(args)
+    if _is_help(args):
+        state = help_state(state_dir)
+        app = build_app(state)
+        app(args=args, prog_name="atomic-agent")  # type: ignore[operator]
+        return
+    from atomic_agent.runtime.boot_context import boot
+
     try:
         ctx = boot(state_dir)
         state = CliState(host=ctx.host, boot_context=ctx, boot_error=None, state_dir=ctx.state_dir)
@@ -104,6 +111,41 @@ def main(argv: Sequence[str] | None = None) -> None:
             raise
         print(message, file=sys.stderr)
         sys.exit(1)
+
+
+def help_state(state_dir: str | None) -> CliState:
+    """What `--help` needs: the plugins (their `register_commands` add the commands), chosen
+    as a boot would choose them, without loading config or creating the state dir. A
+    config that cannot be read only loses `plugins.disabled` here; the commands report it."""
+    import os
+
+    from atomic_agent.cli.cli_state import CliState
+    from atomic_agent.config.config_errors import ConfigError
+    from atomic_agent.config.config_file import config_path, read_raw_config
+    from atomic_agent.plugin_host.plugin_host import build_plugin_host
+
+    resolved = _resolved_or_none(state_dir)
+    disabled: list[str] = []
+    env: dict[str, str] = dict(os.environ)
+    if resolved is not None and resolved.is_dir():
+        from atomic_agent.config.dotenv_file import load_dotenv
+
+        load_dotenv(resolved / ".env", env)  # it may choose plugins (ATOMIC_AGENT_PLUGINS), as a boot reads it
+        try:
+            listed = (read_raw_config(config_path(resolved)).get("plugins") or {})
+            listed = listed.get("disabled", []) if isinstance(listed, dict) else []
+            disabled = [name for name in listed if isinstance(name, str)] if isinstance(listed, list) else []
+        except ConfigError:
+            pass
+
+    def boot_now() -> object:
+        from atomic_agent.runtime.boot_context import boot
+
+        return boot(state_dir, host=state.host)
+
+    state = CliState(host=build_plugin_host(disabled=disabled, environ=env), boot_context=None, boot_error=None,
+                     state_dir=resolved, deferred_boot=boot_now)  # type: ignore[arg-type]
+    return state
 
 
 def _command_of(args: Sequence[str]) -> str | None:
@@ -131,7 +173,9 @@ def _resolved_or_none(state_dir: str | None) -> Path | None:
 
 
 def _is_help(args: Sequence[str]) -> bool:
-    return not args or "--help" in args or "-h" in args
+    """No arguments, or -h/--help before any `--` (after it, they are values)."""
+    before = args[: args.index("--")] if "--" in args else args
+    return not args or "--help" in before or "-h" in before
 
 
 if __name__ == "__main__":

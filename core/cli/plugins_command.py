@@ -6,11 +6,12 @@ import typer
 
 from atomic_agent.cli.cli_state import current_cli_state
 from atomic_agent.cli.output_format import print_json, print_table
-from atomic_agent.plugin_host.service_registry import ServiceRegistry
 
 
 def plugins_command(ctx: typer.Context, json_out: bool = typer.Option(False, "--json", help="Print JSON.")) -> None:
     """List every plugin: name, distribution and version, hooks implemented, status."""
+    from atomic_agent.plugin_host.service_registry import ServiceRegistry
+
     host = current_cli_state(ctx).host
     ServiceRegistry(host)  # collecting the services reports a provider that raises or a name two provide
     reports = sorted(host.reports.values(), key=lambda r: (not r.essential, r.name))

@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import os
-import tempfile
 from pathlib import Path
 
 
 def write_atomic(path: Path, data: str | bytes, mode: int = 0o600) -> None:
     """Write to a temp file in the same directory, fsync it, then rename over `path`."""
+    import tempfile  # loaded on the first write, not by every start that only reads config
+
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     payload = data.encode("utf-8") if isinstance(data, str) else data

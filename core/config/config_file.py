@@ -13,7 +13,6 @@ import attrs
 
 from atomic_agent.config.app_config import CORE_BLOCKS, AppConfig
 from atomic_agent.config.atomic_write import write_atomic
-from atomic_agent.config.config_converter import describe_structure_error, lenient_converter, strict_converter
 from atomic_agent.config.config_errors import ConfigError
 from atomic_agent.config.config_fields import CLAMP_KEY, ENV_KEY, RANGE_KEY
 from atomic_agent.config.dotenv_file import DotenvLoadResult
@@ -92,6 +91,12 @@ def apply_env_overrides(block: Any, environ: Mapping[str, str]) -> Any:
     return attrs.evolve(block, **changes) if changes else block
 
 
+def _strict() -> Any:
+    from atomic_agent.config.config_converter import strict_converter
+
+    return strict_converter
+
+
 CONFIG_FILE = "config.json"
 RESERVED_KEYS = {"version", *CORE_BLOCKS}
 
@@ -136,6 +141,9 @@ def _all_blocks(plugin_blocks: Mapping[str, ConfigBlock]) -> dict[str, tuple[typ
 def structure_blocks(raw: Mapping[str, Any], plugin_blocks: Mapping[str, ConfigBlock], path: Path | None,
                      newer: bool = False) -> tuple[dict[str, Any], dict[str, Any]]:
     """(structured known blocks, unknown blocks kept verbatim) for a migrated raw config."""
+    # the converters (cattrs) load on first structure, so reading the raw file stays cheap (--help)
+    from atomic_agent.config.config_converter import describe_structure_error, lenient_converter, strict_converter
+
     converter = lenient_converter if newer else strict_converter
     structured: dict[str, Any] = {}
     for key, (cls, migrate) in _all_blocks(plugin_blocks).items():
@@ -167,7 +175,7 @@ def _camel_fields(cls: type) -> list[str]:
 def render_config(version: int, blocks: Mapping[str, Any], unknown: Mapping[str, Any]) -> str:
     body: dict[str, Any] = {"version": version}
     for key in sorted(blocks):
-        body[key] = strict_converter.unstructure(blocks[key])
+        body[key] = _strict().unstructure(blocks[key])
     for key in sorted(unknown):
         body[key] = unknown[key]
     return json.dumps(body, indent=2, sort_keys=False) + "\n"

@@ -6,8 +6,7 @@ attributed to the plugin that returned it and a duplicate can name both plugins.
 
 from __future__ import annotations
 
-import asyncio
-import inspect
+import inspect  # pluggy imports it anyway; asyncio is imported where it is awaited (not at --help)
 import sys
 from collections.abc import Awaitable, Callable
 from typing import Any, TypeVar
@@ -142,6 +141,8 @@ async def await_lifecycle(host: PluginHost, hook_name: str, pending: list[tuple[
     naming its plugin and never stops the others."""
     if not pending:
         return
+    import asyncio
+
     results = await asyncio.gather(*(aw for _, aw in pending), return_exceptions=True)
     for (plugin, _), result in zip(pending, results):
         if isinstance(result, Exception):
@@ -150,6 +151,10 @@ async def await_lifecycle(host: PluginHost, hook_name: str, pending: list[tuple[
 
 def discard_lifecycle(pending: list[tuple[str, Awaitable[Any]]]) -> None:
     """Drop awaitables nobody will await (a runtime that was never started), without warnings."""
+    if not pending:
+        return
+    import asyncio
+
     for _, value in pending:
         close = getattr(value, "close", None)
         if inspect.iscoroutine(value) and close is not None:

@@ -5,15 +5,20 @@ from __future__ import annotations
 import os
 import sys
 from collections.abc import Iterable, Mapping
-from importlib.metadata import EntryPoint, entry_points
-from typing import Any
+from typing import TYPE_CHECKING, Any, Union
 
 import pluggy
 
 from atomic_agent import hookspecs
 from atomic_agent.hook_markers import PROJECT_NAME
 from atomic_agent.plugin_host.plugin_report import PluginReport
+from atomic_agent.plugin_host.entry_point_scan import FoundEntryPoint, scan
 from atomic_agent.plugin_host.select_plugins import allowed_names, is_selected
+
+if TYPE_CHECKING:
+    from importlib.metadata import EntryPoint
+
+AnyEntryPoint = Union["EntryPoint", FoundEntryPoint]
 
 ENTRY_POINT_GROUP = "atomic_agent"
 CORE_PLUGIN_NAME = "core"
@@ -78,14 +83,22 @@ def _describe(exc: BaseException) -> str:
     return f"{type(exc).__name__}: {exc}"
 
 
-def discover_entry_points() -> list[EntryPoint]:
-    """Every plugin entry point installed, sorted by name (load order is deterministic)."""
-    found = entry_points(group=ENTRY_POINT_GROUP)
+def discover_entry_points() -> list[AnyEntryPoint]:
+    """Every plugin entry point installed, sorted by name (load order is deterministic).
+
+    Read from the distributions' own files (entry_point_scan) so that no start pays for
+    importlib.metadata; a sys.path holding archives is left to importlib.metadata."""
+    scanned = scan(ENTRY_POINT_GROUP)
+    found: list[AnyEntryPoint] = list(scanned or [])
+    if scanned is None:
+        from importlib.metadata import entry_points
+
+        found = list(entry_points(group=ENTRY_POINT_GROUP))
     return sorted(found, key=lambda ep: ep.name)
 
 
 def build_plugin_host(disabled: Iterable[str] = (), environ: Mapping[str, str] | None = None,
-                      entry_points_list: Iterable[EntryPoint] | None = None) -> PluginHost:
+                      entry_points_list: Iterable[AnyEntryPoint] | None = None) -> PluginHost:
     """Build a plugin host: the core's own hooks plus every selected entry-point plugin."""
     env = os.environ if environ is None else environ
     host = PluginHost(strict=env.get(STRICT_ENV) == "1")
@@ -120,7 +133,9 @@ def build_plugin_host(disabled: Iterable[str] = (), environ: Mapping[str, str] |
     return host
 
 
-def _distribution_of(ep: EntryPoint) -> tuple[str, str]:
+def _distribution_of(ep: AnyEntryPoint) -> tuple[str, str]:
+    if isinstance(ep, FoundEntryPoint):
+        return ep.dist_name, ep.dist_version
     dist = getattr(ep, "dist", None)
     if dist is None:
         return "", ""

@@ -2,6 +2,7 @@
 
 Tail order: loaded-tools, memory sections, session-facts, recall sections, world,
 earlier-conversation (the summary a compaction left, if any), conversation, notice, respond.
+Tool results older than the latest batch are folded to one line each (older_tool_result.j2).
 Caps come from the agent config; the conversation cap is
 clamped to the room the server's context window leaves.
 """
@@ -103,7 +104,9 @@ def build_prompt(*, env: Any, stable_prefix: str, profile: ModelProfile, registr
         cap -= agent.loaded_tools_max_tokens
     if n_ctx:
         cap = min(cap, n_ctx - fixed_cost - n_predict - SAFETY_TOKENS)
-    turns = lines_by_turn(session.entries, agent.batch_tool_result_char_cap)
+    older = env.get_template("older_tool_result.j2")
+    turns = lines_by_turn(session.entries, agent.batch_tool_result_char_cap,
+                          fold=lambda e: older.render(tool=e.tool, status=e.status, text=e.text).strip("\n"))
     for _ in range(_REPACK_ATTEMPTS):
         conversation, dropped = pack_conversation(turns, max(cap, 16), count)
         context["conversation"] = conversation

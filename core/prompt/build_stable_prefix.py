@@ -11,7 +11,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from atomic_agent.prompt.describe_tool import describe_brief, describe_full
+from atomic_agent.prompt.describe_tool import descriptor_parts
 from atomic_agent.hook_records import ResourceClass
 from atomic_agent.tools.tool_registry import ToolRegistry
 
@@ -34,8 +34,9 @@ def call_examples(registry: ToolRegistry, limit: int = 3) -> list[str]:
 def stable_prefix_context(registry: ToolRegistry, capabilities: Sequence[tuple[str, str]],
                           skills: Sequence[str], max_calls: int) -> dict[str, Any]:
     return {
-        "tools_full": [describe_full(s) for s in registry.frequent()],
-        "tools_extra": [describe_brief(s) for s in registry.rare()],
+        "tools_full": [descriptor_parts(s) for s in registry.frequent()],
+        # the template decides how much of a rare tool to show (its name; tool.view has the rest)
+        "tools_extra": [{"name": s.name, "summary": s.summary} for s in registry.rare()],
         "capabilities": list(capabilities),
         "skills": list(skills),
         "max_calls": max_calls,

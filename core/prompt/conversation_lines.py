@@ -5,12 +5,17 @@ one step read call, call, result, result. The prompt shows each call followed by
 own result (matched on turn, step and batch index), which is what the model produced
 and what it needs to read. The batch-wide result cap is applied here, oldest result
 first, so one huge result cannot crowd out its siblings.
+
+With `fold`, only the latest batch's results are shown in full; every older result
+becomes the one line `fold` makes of it (the prompt builder renders
+`older_tool_result.j2`), so the tail stays small however many steps a turn takes. A
+folded line depends on its row alone, so it is the same bytes on every later step.
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 from atomic_agent.prompt.trim_batch_summaries import trim_batch_summaries
 from atomic_agent.sessions.transcript_entry import (FAILURE_NOTE, REPLY, TOOL_CALL, TOOL_RESULT, USER,
@@ -77,11 +82,24 @@ def _trimmed_texts(entries: Sequence[TranscriptEntry], cap: int) -> dict[int, st
     return out
 
 
-def lines_by_turn(entries: Sequence[TranscriptEntry], batch_char_cap: int = NO_CAP) -> list[tuple[int, list[str]]]:
+Fold = Callable[[TranscriptEntry], str]
+
+
+def latest_batch(entries: Sequence[TranscriptEntry]) -> tuple[int, int | None] | None:
+    """(turn, step) of the newest tool result: the batch the model is about to act on."""
+    return next(((e.turn_index, e.step) for e in reversed(entries) if e.kind == TOOL_RESULT), None)
+
+
+def lines_by_turn(entries: Sequence[TranscriptEntry], batch_char_cap: int = NO_CAP,
+                  fold: Fold | None = None) -> list[tuple[int, list[str]]]:
     trimmed = _trimmed_texts(entries, batch_char_cap)
+    newest = latest_batch(entries) if fold is not None else None
     turns: dict[int, list[str]] = {}
     for entry in _paired(entries):
-        line = entry_line(entry, trimmed.get(id(entry)))
+        text = trimmed.get(id(entry))
+        if fold is not None and entry.kind == TOOL_RESULT and (entry.turn_index, entry.step) != newest:
+            text = fold(entry)
+        line = entry_line(entry, text)
         if line is not None:
             turns.setdefault(entry.turn_index, []).append(line)
     return [(index, turns[index]) for index in sorted(turns)]

@@ -44,5 +44,18 @@ def describe_full(spec: ToolSpec) -> str:
     return line
 
 
-def describe_brief(spec: ToolSpec) -> str:
-    return f"{spec.name} — {spec.summary}"
+def descriptor_parts(spec: ToolSpec) -> dict[str, Any]:
+    """What a template needs to render a tool its own way: the signature `name(args)`, the
+    summary, whether it asks approval (describe_full joins them one fixed way)."""
+    return {"name": spec.name, "signature": f"{spec.name}({describe_params(spec.args_schema)})",
+            "summary": spec.summary, "approval": bool(spec.approval_category)}
+
+
+_CLAUSE_ENDS = (" (", "; ", ". ", ": ")
+
+
+def first_clause(text: str) -> str:
+    """The text up to its first parenthesis, semicolon, colon or sentence end (a Jinja filter:
+    the stable prefix shows a tool's leading clause, tool.view the whole summary)."""
+    cut = min((i for i in (text.find(end) for end in _CLAUSE_ENDS) if i > 0), default=len(text))
+    return text[:cut].rstrip(" .")

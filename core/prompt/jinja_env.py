@@ -23,7 +23,9 @@ def make_prompt_env(override_dirs: Sequence[Path] = (), plugin_dirs: Sequence[Pa
     searched = [*override_dirs, *plugin_dirs]
     loaders: list[jinja2.BaseLoader] = [jinja2.FileSystemLoader([str(d) for d in searched if d.is_dir()])]
     loaders.append(jinja2.FileSystemLoader(str(core_templates_dir())))
-    return jinja2.Environment(
+    from atomic_agent.prompt.describe_tool import first_clause
+
+    env = jinja2.Environment(
         loader=jinja2.ChoiceLoader(loaders),
         undefined=jinja2.StrictUndefined,
         keep_trailing_newline=True,
@@ -31,3 +33,5 @@ def make_prompt_env(override_dirs: Sequence[Path] = (), plugin_dirs: Sequence[Pa
         lstrip_blocks=True,
         autoescape=False,
     )
+    env.filters["first_clause"] = first_clause
+    return env

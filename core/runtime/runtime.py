@@ -83,6 +83,7 @@ class Runtime:
         self._sessions: SessionRepository | None = None
         self._lifecycle: TurnLifecycle | None = None
         self._plan: PromptPlan | None = None
+        self._planning: asyncio.Future[PromptPlan] | None = None
         self._salt: str | None = None
         self._traces = TraceRecorders(boot.state_dir, lambda: self.config.tracing)
         self._started = False
@@ -151,7 +152,7 @@ class Runtime:
         if not hasattr(seam, "registry"):
             raise RuntimeError("this runtime was given a fixed provider; it has no provider registry to swap in")
         await seam.registry.set_active(provider_id)
-        self._plan = None
+        self._plan, self._planning = None, None
 
     @property
     def sessions(self) -> SessionRepository:
@@ -181,13 +182,34 @@ class Runtime:
         return self._turn_services
 
     async def prompt_plan(self, refresh: bool = False) -> PromptPlan:
-        """Profile, grammar, n_ctx and template env; asks the provider once (server facts)."""
-        if self._plan is None or refresh:
-            self._plan = await plan_prompt(self.provider, self.registry, self.config, self.prompt_assets.env(),
-                                           self.environ)
+        """Profile, grammar, n_ctx and template env; asks the provider once (server facts).
+        Callers share one planning in flight (the one `warm_plan` may have started)."""
+        if refresh:
+            self._plan, self._planning = None, None
+        if self._plan is None:
+            if self._planning is None:
+                self._planning = asyncio.ensure_future(self._make_plan())
+            planning = self._planning
+            try:  # shielded: a cancelled turn does not cancel the planning others share
+                self._plan = await asyncio.shield(planning)
+            finally:
+                if self._planning is planning and planning.done():
+                    self._planning = None
         elif self._plan.tools_generation != self.registry.generation:  # a live tool group changed
             self._plan = with_current_tools(self._plan)
         return self._plan
+
+    async def _make_plan(self) -> PromptPlan:
+        return await plan_prompt(self.provider, self.registry, self.config, self.prompt_assets.env(), self.environ)
+
+    def warm_plan(self) -> None:
+        """Start planning now (the server-facts round trip) so it runs while the turn is
+        admitted and its opening rows are written, instead of before the first prompt; a
+        failure surfaces where the first step awaits the plan."""
+        if self._plan is not None or self._planning is not None:
+            return
+        self._planning = asyncio.ensure_future(self._make_plan())
+        self._planning.add_done_callback(lambda t: t.cancelled() or t.exception())  # seen by the step
 
     def trace_for(self, session_id: str) -> TraceRecorder:
         return self._traces.for_session(session_id)
@@ -234,6 +256,7 @@ class Runtime:
         """
         check_tool_choice(self.registry, tool_choice)
         check_text(text)
+        self.warm_plan()
         if session_id is None:
             session_id = self.open_session(None, working_dir).id
         lifecycle = self.lifecycle
@@ -287,7 +310,7 @@ class Runtime:
 
     async def forget_plan(self) -> None:
         """Re-plan at the next step and let the provider refresh (its server may have restarted)."""
-        self._plan = None
+        self._plan, self._planning = None, None
         refresh = getattr(self._provider, "refresh", None)
         if refresh is not None:
             try:
@@ -315,6 +338,9 @@ class Runtime:
         await self.consolidation.stop()
         await self.ticks.stop()
         self.inbox.clear_all()
+        if self._planning is not None and not self._planning.done():
+            self._planning.cancel()  # a warm-up no step awaited: done before the provider closes
+            await asyncio.gather(self._planning, return_exceptions=True)
         self.compactor.cancel_all()  # no compact() caller waits for ever
         if self._lifecycle is not None:
             await self._lifecycle.close()

@@ -4,13 +4,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import attrs
 import typer
 
 from atomic_agent.api import current_cli_state, fail, print_json, runs_without_config
-
-from .sqlite_health import check_sqlite_file, move_aside, probe_directory
-from .state_checks import ERROR, check_config, check_databases, check_state_dir, plugin_findings
 
 
 @runs_without_config
@@ -21,6 +17,10 @@ def doctor_command(ctx: typer.Context,
                                                  "command starts a fresh one; nothing is deleted.")) -> None:
     """Check the state directory (config, every database, disk space) and what plugins report
     (e.g. the installed llama-server build); read-only."""
+    import attrs  # the checks load when the command runs, not when --help lists it
+
+    from .state_checks import ERROR, check_config, check_databases, check_state_dir, plugin_findings
+
     state = current_cli_state(ctx)
     if state.state_dir is None:
         fail("the state directory could not be resolved; pass --state-dir")
@@ -43,6 +43,8 @@ def doctor_command(ctx: typer.Context,
 
 
 def _move_aside(state_dir: Path, name: str) -> None:
+    from .sqlite_health import check_sqlite_file, move_aside, probe_directory
+
     if "/" in name or not name.endswith(".sqlite"):
         fail(f"--move-aside takes a database file name in the state dir, like sessions.sqlite; got {name!r}")
     health = check_sqlite_file(state_dir / name, probe_directory(state_dir))

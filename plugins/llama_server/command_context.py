@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 from pathlib import Path
-
-import typer
+from typing import TYPE_CHECKING
 
 from atomic_agent.api import current_cli_state
 
-from .llama_config import LlamaConfig
+if TYPE_CHECKING:
+    import typer
+
+    from .llama_config import LlamaConfig
 
 LLAMA_BLOCK = "llama"
 

@@ -8,7 +8,6 @@ the same connections, the same drift check and, for `call`, the same approval ga
 
 from __future__ import annotations
 
-import asyncio
 import json
 import sys
 from collections.abc import Awaitable, Callable
@@ -26,6 +25,8 @@ APPROVE_MODES = ("never", "once")
 
 
 def _with_manager(ctx: typer.Context, work: Callable[[Any, Any], Awaitable[T]], ask: Any = None) -> T:
+    import asyncio
+
     from atomic_agent.api import create_runtime
 
     boot = current_cli_state(ctx).require()

@@ -6,7 +6,6 @@ owns memory.sqlite and that group); without it they stand under `memory-embeddin
 
 from __future__ import annotations
 
-import asyncio
 from typing import Any
 
 import typer
@@ -64,6 +63,8 @@ def reembed_command(ctx: typer.Context,
             return {"written": written, **embedding_status(runtime.state_dir, True)}
         finally:
             await runtime.close()
+
+    import asyncio  # here, not at import: `--help` lists this command without asyncio
 
     result = asyncio.run(run())
     if json_out:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import os
 import re
 import sys
@@ -85,6 +84,8 @@ def _read_key_from_stdin() -> str:
 
 
 def _verdict_for(entry: dict[str, Any], key: str | None) -> Any:
+    import asyncio
+
     from .endpoint_entry import EntryError, resolve_endpoint
     from .verify_key import VerifyTarget, verify_provider_key
 

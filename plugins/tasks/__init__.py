@@ -1,7 +1,7 @@
 """The `tasks` plugin: durable tasks that run later, once per occurrence, across restarts.
 
 It owns tasks.sqlite (the `tasks` service: store, runner), the scheduler tick the runtime
-runs (`register_ticks`), the stale recovery at start, the agent's `tasks.*` tools (with the
+runs (`register_ticks`), the stale recovery when the service is first built, the agent's `tasks.*` tools (with the
 `tasks_recurring` approval category) and `atomic-agent task ...`. Hookimpls only; the
 modules are imported when used.
 """
@@ -37,7 +37,12 @@ def register_services() -> Iterable[Any]:
     def build(runtime: Any) -> Any:
         from .task_service import build_task_service
 
-        return build_task_service(runtime)
+        service = build_task_service(runtime)
+        if _config(runtime).enabled:
+            # stale recovery, once per runtime, before anything uses the store (tick, tool,
+            # command): a process that never touches tasks (`run`) pays nothing for them
+            service.recover_stale()
+        return service
 
     return [ServiceSpec("tasks", build, close=lambda service: service.close(),
                         summary="tasks.sqlite: durable tasks, their runs and the runner")]
@@ -71,14 +76,6 @@ def register_ticks(runtime: Any) -> Iterable[Any]:
         return await runtime.service("tasks").tick()
 
     return [TickSpec(TICK_NAME, cfg.scheduler_tick_ms / 1000, tick, summary="run due tasks")]
-
-
-@hookimpl
-def runtime_started(runtime: Any) -> None:
-    """Stale recovery, once per runtime, before channels and ticks start (plain SQLite work:
-    nothing to await)."""
-    if _config(runtime).enabled:
-        runtime.service("tasks").recover_stale()
 
 
 @hookimpl

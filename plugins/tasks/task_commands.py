@@ -7,7 +7,6 @@ through `runtime.run_turn(origin="scheduler")` and close it on the way out.
 
 from __future__ import annotations
 
-import asyncio
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
@@ -186,6 +185,8 @@ def _require_enabled(ctx: typer.Context) -> None:
 @task_app.command("run")
 def task_run(ctx: typer.Context, task_id: str) -> None:
     """Run one pending task now (boots the runtime)."""
+    import asyncio
+
     _require_enabled(ctx)
     _guard(lambda: _service(ctx).store.get(task_id))
     async def work(service: Any) -> Any:
@@ -203,6 +204,8 @@ def task_run(ctx: typer.Context, task_id: str) -> None:
 @task_app.command("tick")
 def task_tick(ctx: typer.Context) -> None:
     """One scheduler pass over everything due now, unbounded (boots the runtime)."""
+    import asyncio
+
     _require_enabled(ctx)
     async def work(service: Any) -> Any:
         report = await service.runner.run_due()

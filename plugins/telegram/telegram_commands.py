@@ -10,7 +10,6 @@ window the running channel reads, and waits for the first private DM to claim th
 
 from __future__ import annotations
 
-import asyncio
 import getpass
 import sys
 import time
@@ -165,6 +164,8 @@ def pair_command(ctx: typer.Context,
 @telegram_app.command("run")
 def run_command(ctx: typer.Context) -> None:
     """Run the agent with its Telegram channel in the foreground until Ctrl-C / SIGTERM."""
+    import asyncio
+
     from .foreground_host import run_foreground
 
     try:

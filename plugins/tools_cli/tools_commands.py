@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import json
 import signal
 import sys
@@ -29,6 +28,8 @@ def list_command(ctx: typer.Context,
                  json_out: bool = typer.Option(False, "--json", help="Print the tools as JSON.")) -> None:
     """Every registered tool: name, plugin, tier, resource class, approval category (--json adds
     the summary and the args schema)."""
+    import asyncio
+
     from atomic_agent.api import create_runtime, print_json, print_table
 
     state = current_cli_state(ctx)
@@ -53,6 +54,8 @@ def show_command(ctx: typer.Context,
                  name: str = typer.Argument(..., help="Tool name, e.g. os.fs.read."),
                  json_out: bool = typer.Option(False, "--json", help="Print the descriptor as JSON.")) -> None:
     """One tool's whole descriptor: summary, args schema, tier, resource class, approval category, example."""
+    import asyncio
+
     import difflib
 
     from atomic_agent.api import create_runtime, print_json
@@ -115,6 +118,8 @@ def call_command(
     json_out: bool = typer.Option(False, "--json", help="Print the full result (status, summary, details) as JSON."),
 ) -> None:
     """Run one tool through the same validation and approval gate as the agent loop."""
+    import asyncio
+
     from atomic_agent.api import ApprovalAuditLog, SessionNotFoundError, audit_path, compress_result, create_runtime
     from atomic_agent.plugins.tools_cli.call_one_tool import CallRefused, call_one_tool, transient_session_id
 

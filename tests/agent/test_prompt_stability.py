@@ -43,7 +43,8 @@ async def test_rare_tool_listed_one_line_and_loaded_into_the_tail_not_the_prefix
     rt = make_runtime(tmp_path, provider)
     result = await rt.run_turn("go", working_dir=tmp_path)
     first, second = provider.requests[0].prompt, provider.requests[1].prompt
-    assert "t.rare — A rare thing." in first and "t.rare(path: string, n: integer)" not in first
+    extras = first.split("# extras (tier rare; tool.view first)\n", 1)[1].split("###", 1)[0]
+    assert "t.rare\n" in extras and "t.rare(path: string, n: integer)" not in first  # listed by name only
     tail = second.split("### loaded-tools", 1)
     assert len(tail) == 2 and "t.rare(path: string, n: integer)" in tail[1]
     assert rt.sessions.load(result.session_id).loaded_tools == ["t.rare"]

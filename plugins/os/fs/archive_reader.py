@@ -4,16 +4,18 @@ what kind it is, its members, and a stream of one member's bytes."""
 from __future__ import annotations
 
 import contextlib
-import gzip
 import stat
-import tarfile
-import zipfile
-import zlib
 from collections.abc import Iterator
 from pathlib import Path
-from typing import IO
+from typing import IO, TYPE_CHECKING
 
 import attrs
+
+if TYPE_CHECKING:
+    import tarfile
+    import zipfile
+
+# tarfile, zipfile and gzip load when an archive is opened, not with the tool list (every start)
 
 ZIP, TAR, GZ = "zip", "tar", "gz"
 MAX_MEMBERS = 10_000
@@ -34,6 +36,8 @@ class ArchiveMember:
 
 
 def archive_kind(path: Path) -> str:
+    import tarfile
+
     with open(path, "rb") as handle:
         head = handle.read(512)
     if head.startswith(b"PK\x03\x04") or head.startswith(b"PK\x05\x06"):
@@ -84,6 +88,10 @@ def _tar_kind(info: tarfile.TarInfo) -> str:
 
 
 def list_members(path: Path, kind: str) -> list[ArchiveMember]:
+    import gzip
+    import tarfile
+    import zipfile
+
     try:
         if kind == ZIP:
             with zipfile.ZipFile(path) as archive:
@@ -116,6 +124,9 @@ class MemberOpener:
         self._tar: tarfile.TarFile | None = None
 
     def __enter__(self) -> MemberOpener:
+        import tarfile
+        import zipfile
+
         try:
             if self.kind == ZIP:
                 self._zip = self._stack.enter_context(zipfile.ZipFile(self.path))
@@ -130,6 +141,11 @@ class MemberOpener:
 
     @contextlib.contextmanager
     def open(self, name: str) -> Iterator[IO[bytes]]:
+        import gzip
+        import tarfile
+        import zipfile
+        import zlib
+
         try:
             if self._zip is not None:
                 try:

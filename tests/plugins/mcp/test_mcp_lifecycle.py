@@ -41,7 +41,8 @@ async def test_tools_are_tier_frequent_with_the_servers_full_schema(tmp_path: Pa
         assert spec.tier is Tier.FREQUENT and spec.summary == "[mcp:demo] Add two integers."
         assert spec.args_schema["properties"]["a"]["type"] == "integer" and spec.args_schema["required"] == ["a", "b"]
         prefix = (await runtime.prompt_plan()).stable_prefix_for(tmp_path)
-        assert "mcp.demo.add(a: integer, b: integer) — [mcp:demo] Add two integers." in prefix
+        # the full signature, and the summary to its first clause (the stable prefix's form)
+        assert "mcp.demo.add(a: integer, b: integer) — [mcp:demo] Add two integers\n" in prefix
     finally:
         await runtime.close()
 
