@@ -21,6 +21,7 @@ import attrs
 from atomic_agent.sessions.session_database import RawRow
 from atomic_agent.sessions.session_state import SessionState
 from atomic_agent.sessions.store_errors import SessionNotFoundError, SessionStoreError, explain_write_failures
+from atomic_agent.sessions.transcript_cache import CachedTranscript
 from atomic_agent.sessions.transcript_entry import TOOL_RESULT, TURN_FINISHED, TURN_STARTED, TranscriptEntry
 from atomic_agent.sessions.writer_guard import TurnGuard, require_running
 from atomic_agent.storage.sqlite_file import Durability, open_sqlite
@@ -57,6 +58,7 @@ class SessionStore:
         from atomic_agent.storage.sqlite_migrations import migrate
 
         self.path = state_dir / SESSIONS_FILE
+        self._transcripts: dict[str, CachedTranscript] = {}  # shared with every fenced view
         try:
             # FULL: what is written here was acknowledged to someone (accepted turns and steers)
             conn = open_sqlite(self.path, Durability.FULL)
@@ -109,19 +111,21 @@ class SessionStore:
         return self.db.execute("select 1 from sessions where id = ?", [session_id]).fetchone() is not None
 
     def load(self, session_id: str) -> SessionState:
-        row = self.db.execute("select * from sessions where id = ?", [session_id]).fetchone()
-        if row is None:
-            raise SessionNotFoundError(session_id)
-        cols = [d[0] for d in self.db.execute("select * from sessions limit 0").description]
-        data = dict(zip(cols, row))
-        state = SessionState(id=data["id"], working_dir=Path(data["working_dir"]), created_at=data["created_at"],
-                             status=data["status"], title=data["title"] or "",
-                             loaded_tools=_loads(data["loaded_tools"]) or [],
-                             known_facts=_loads(data["known_facts"]) or [], updated_at=data["updated_at"] or "")
-        state.entries = self.entries(session_id)
-        from atomic_agent.sessions.repair_unanswered_calls import repair_on_load
+        with self._reading() as owned:  # the session row and its transcript from one snapshot
+            cursor = self.db.execute("select * from sessions where id = ?", [session_id])
+            row = cursor.fetchone()
+            if row is None:
+                raise SessionNotFoundError(session_id)
+            data = dict(zip([d[0] for d in cursor.description], row))
+            state = SessionState(id=data["id"], working_dir=Path(data["working_dir"]), created_at=data["created_at"],
+                                 status=data["status"], title=data["title"] or "",
+                                 loaded_tools=_loads(data["loaded_tools"]) or [],
+                                 known_facts=_loads(data["known_facts"]) or [], updated_at=data["updated_at"] or "")
+            state.entries, unanswered = self._transcript(session_id, keep=owned)
+        if unanswered:  # rare: every load used to scan the whole transcript to learn this
+            from atomic_agent.sessions.repair_unanswered_calls import repair_on_load
 
-        repair_on_load(self, state)  # a call stranded under later rows gets its answer beside it (issue 5)
+            repair_on_load(self, state)  # a call stranded under later rows gets its answer beside it (issue 5)
         return state
 
     def save_state(self, state: SessionState) -> None:
@@ -150,6 +154,7 @@ class SessionStore:
     def delete(self, session_id: str) -> None:
         if not self.exists(session_id):
             raise SessionNotFoundError(session_id)
+        self._transcripts.pop(session_id, None)
         with transaction(self.db.conn):
             self.db.execute("delete from transcript where session_id = ?", [session_id])
             self.db.execute("delete from steer_queue where session_id = ?", [session_id])
@@ -159,7 +164,51 @@ class SessionStore:
 
     # -- transcript -------------------------------------------------------------------------
     def entries(self, session_id: str) -> list[TranscriptEntry]:
-        rows = self.db.execute("select * from transcript where session_id = ? order by seq", [session_id])
+        """The session's rows in seq order (a new list), read incrementally (transcript_cache)."""
+        with self._reading() as owned:
+            return self._transcript(session_id, keep=owned)[0]
+
+    def entries_read_whole(self, session_id: str) -> list[TranscriptEntry]:
+        """Every row read from the file, bypassing the cache (what the cache must always equal)."""
+        return self._rows_after(session_id, -1)
+
+    @contextmanager
+    def _reading(self) -> Iterator[bool]:
+        """One read snapshot for the statements inside; yields True when it is its own (False:
+        it joined an open transaction, whose reads may yet be rolled back)."""
+        conn = self.db.conn
+        if conn.in_transaction:
+            yield False
+            return
+        conn.execute("BEGIN")
+        try:
+            yield True
+        finally:
+            if conn.in_transaction:
+                conn.execute("COMMIT")  # a read-only transaction: nothing to keep or lose
+
+    def _transcript(self, session_id: str, *, keep: bool) -> tuple[list[TranscriptEntry], bool]:
+        """(rows, whether some call lacks its result), inside `_reading`. Only the rows after the
+        cached ones are read, unless the session's rewrite count moved (then all of them). The
+        cache is refreshed only with `keep` (a read inside another transaction may be rolled back)."""
+        found = self.db.conn.execute("select rewrites from sessions where id = ?", [session_id]).fetchone()
+        if found is None:  # no such session (any more)
+            self._transcripts.pop(session_id, None)
+            return [], False
+        rewrites = int(found[0])
+        cached = self._transcripts.get(session_id)
+        if cached is None or cached.rewrites != rewrites:
+            cached = CachedTranscript(rewrites)
+        fresh = self._rows_after(session_id, cached.last_seq)
+        if not keep:
+            return cached.peek(fresh)
+        cached.extend(fresh)
+        self._transcripts[session_id] = cached
+        return list(cached.entries), cached.has_unanswered_call
+
+    def _rows_after(self, session_id: str, after_seq: int) -> list[TranscriptEntry]:
+        rows = self.db.execute("select * from transcript where session_id = ? and seq > ? order by seq",
+                               [session_id, after_seq])
         cols = [d[0] for d in rows.description]
         out = []
         for row in rows.fetchall():
