@@ -235,7 +235,9 @@ class SessionStore:
             # seq comes from the file, not from memory: another writer (recovery, a steer
             # consumer) may have appended since this state was loaded
             stored = self.db.execute("select max(seq) from transcript where session_id = ?", [state.id]).fetchone()[0]
-            next_seq = 1 + max(-1 if stored is None else stored, max((e.seq for e in state.entries), default=-1))
+            # rows held in memory are in seq order (rows built in memory have seq -1): the last decides
+            held = next((e.seq for e in reversed(state.entries) if e.seq >= 0), -1)
+            next_seq = 1 + max(-1 if stored is None else stored, held)
             stamped = [attrs.evolve(e, seq=next_seq + i, created_at=e.created_at or now_iso())
                        for i, e in enumerate(entries)]
             self.db.conn.executemany(
