@@ -89,11 +89,25 @@ class SessionStore:
         return view
 
     @contextmanager
-    def write(self) -> Iterator[sqlite3.Connection]:
+    def write(self, *, durable: bool = True) -> Iterator[sqlite3.Connection]:
         """`with store.write():` one BEGIN IMMEDIATE transaction (joining an outer one), with a
-        lock timeout or a full disk raised as a typed error naming the file."""
-        with explain_write_failures(self.path), transaction(self.db.conn) as conn:
-            yield conn
+        lock timeout or a full disk raised as a typed error naming the file.
+
+        `durable=False` is for a commit that acknowledges nothing (a turn's start, its reply row
+        before the finalize): it is committed atomically but not fsynced (synchronous=NORMAL),
+        so a power cut may lose it — only together with every later commit (the WAL is replayed
+        as a prefix), and the next durable commit makes it durable too. The outermost `write()`
+        decides: a joined transaction keeps the durability it was opened with."""
+        conn = self.db.conn
+        relax = not durable and not conn.in_transaction
+        if relax:
+            conn.execute("PRAGMA synchronous=NORMAL")
+        try:
+            with explain_write_failures(self.path), transaction(conn) as handle:
+                yield handle
+        finally:
+            if relax:
+                conn.execute(f"PRAGMA synchronous={Durability.FULL.value}")
 
     # -- sessions ---------------------------------------------------------------------------
     def create(self, working_dir: Path, title: str = "") -> SessionState:
@@ -221,15 +235,15 @@ class SessionStore:
         return out
 
     def append(self, state: SessionState, entries: list[TranscriptEntry], *, save_state: bool = False,
-               guard: TurnGuard | None = None) -> list[TranscriptEntry]:
+               guard: TurnGuard | None = None, durable: bool = True) -> list[TranscriptEntry]:
         """Append rows in one transaction (with the mutable session fields when `save_state`);
         returns them with seq and timestamp filled in.
 
         With a guard (given here or by `fenced`) the rows land only while that turn is still
         running at that generation, checked inside the transaction; otherwise StaleWriterError
-        and nothing is written."""
+        and nothing is written. `durable=False`: see `write`."""
         guard = guard or self._guard
-        with self.write() as conn:
+        with self.write(durable=durable) as conn:
             if guard is not None:
                 self.check_fence(conn, guard)
             # seq comes from the file, not from memory: another writer (recovery, a steer
