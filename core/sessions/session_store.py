@@ -11,6 +11,7 @@ import copy
 import json
 import sqlite3
 import uuid
+from collections import OrderedDict
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
@@ -31,6 +32,7 @@ from atomic_agent.storage.store_clock import now_iso
 __all__ = ["SESSIONS_FILE", "SessionNotFoundError", "SessionStore", "SessionStoreError"]
 
 SESSIONS_FILE = "sessions.sqlite"
+CACHED_SESSIONS = 16  # transcripts a store keeps for incremental loads (least recently read dropped first)
 ENTRY_COLUMNS = ("session_id", "seq", "turn_index", "kind", "text", "tool", "args", "status", "reason",
                  "reasoning", "details", "step", "batch_index", "created_at")
 
@@ -58,7 +60,9 @@ class SessionStore:
         from atomic_agent.storage.sqlite_migrations import migrate
 
         self.path = state_dir / SESSIONS_FILE
-        self._transcripts: dict[str, CachedTranscript] = {}  # shared with every fenced view
+        # the sessions read most recently (shared with every fenced view); a bounded number, so a
+        # serve process that saw many sessions holds no more than these in memory
+        self._transcripts: OrderedDict[str, CachedTranscript] = OrderedDict()
         try:
             # FULL: what is written here was acknowledged to someone (accepted turns and steers)
             conn = open_sqlite(self.path, Durability.FULL)
@@ -218,6 +222,9 @@ class SessionStore:
             return cached.peek(fresh)
         cached.extend(fresh)
         self._transcripts[session_id] = cached
+        self._transcripts.move_to_end(session_id)
+        while len(self._transcripts) > CACHED_SESSIONS:
+            self._transcripts.popitem(last=False)
         return list(cached.entries), cached.has_unanswered_call
 
     def _rows_after(self, session_id: str, after_seq: int) -> list[TranscriptEntry]:

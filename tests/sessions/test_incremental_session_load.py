@@ -158,3 +158,16 @@ def _apply(op: str, mine: SessionStore, other: SessionStore, sid: str, where: Pa
             pass
     else:
         mine.load(sid)
+
+
+def test_a_store_keeps_a_bounded_number_of_transcripts_and_reloads_an_evicted_one(tmp_path: Path) -> None:
+    from atomic_agent.sessions.session_store import CACHED_SESSIONS
+
+    store = SessionStore(tmp_path)
+    ids = [store.create(tmp_path).id for _ in range(CACHED_SESSIONS + 3)]
+    for sid in ids:
+        _turn(store, sid, f"hello {sid}")
+    assert len(store._transcripts) == CACHED_SESSIONS  # what a many-session serve process holds
+    first = store.load(ids[0]).entries  # evicted long ago: read whole again
+    assert [e.text for e in first if e.kind == USER] == [f"hello {ids[0]}"]
+    assert _shape(first) == _shape(store.entries_read_whole(ids[0]))
