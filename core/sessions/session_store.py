@@ -97,7 +97,7 @@ class SessionStore:
         """`with store.write():` one BEGIN IMMEDIATE transaction (joining an outer one), with a
         lock timeout or a full disk raised as a typed error naming the file.
 
-        `durable=False` is for a commit that acknowledges nothing (a turn's start, its reply row
+        `durable=False` is for a commit that acknowledges nothing (a turn's reply row, written
         before the finalize): it is committed atomically but not fsynced (synchronous=NORMAL),
         so a power cut may lose it — only together with every later commit (the WAL is replayed
         as a prefix), and the next durable commit makes it durable too. The outermost `write()`
