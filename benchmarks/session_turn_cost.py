@@ -86,8 +86,8 @@ def main() -> None:
     parser.add_argument("--window", type=int, default=10, help="turns either side of a checkpoint in its median")
     parser.add_argument("--profile", type=int, default=0, metavar="N", help="profile serve; print the top N")
     parser.add_argument("--disable", default="memory_reflection",
-                        help="plugins to disable, comma-separated (default memory_reflection: its aborted calls "
-                             "leak llama-server connections until serve stalls, see the report of issue 18)")
+                        help="plugins to disable, comma-separated (default memory_reflection: its calls, aborted "
+                             "by the next turn, leak llama-server connections until serve stalls on its pool)")
     args = parser.parse_args()
     checkpoints = sorted(int(c) for c in args.checkpoints.split(","))
     last = checkpoints[-1] + args.window
