@@ -2,13 +2,15 @@
 1k, 10k and 50k chat completions (it once grew ~4-5 KB per request without levelling off).
 
 Usage: .venv/bin/python benchmarks/serve_memory.py [--checkpoints 1000,10000,50000] [--clients 4]
-                                                   [--same-session]
+                                                   [--same-session | --sessions N] [--disable PLUGIN,...]
 
 The server runs with the default plugins (memory phases included) against a scripted
 llama-server on loopback; its state dir lives on /dev/shm when there is one, so the disk is
 not what is measured. Every request starts a new session unless --same-session (then one
-session's conversation grows, which is expected to cost memory in its prompt). RSS is read
-from /proc/<pid>/status; the numbers are printed, never asserted.
+session's conversation grows, which is expected to cost memory in its prompt), or
+--sessions N (requests go round-robin over N sessions made up front). RSS is read from
+/proc/<pid>/status and the open file descriptors from /proc/<pid>/fd; the numbers are
+printed, never asserted. --disable names plugins to switch off (config plugins.disabled).
 """
 
 from __future__ import annotations
@@ -46,7 +48,14 @@ def free_port() -> int:
         return probe.getsockname()[1]
 
 
-def start(state: Path, port: int, llama_url: str) -> subprocess.Popen[bytes]:
+def open_fds(pid: int) -> int:
+    return len(os.listdir(f"/proc/{pid}/fd"))
+
+
+def start(state: Path, port: int, llama_url: str, disabled: list[str]) -> subprocess.Popen[bytes]:
+    if disabled:
+        state.mkdir(parents=True, exist_ok=True)
+        (state / "config.json").write_text(json.dumps({"plugins": {"disabled": disabled}}))
     env = {k: v for k, v in os.environ.items() if not k.startswith("ATOMIC_AGENT_")}
     env.update(ATOMIC_AGENT_LLAMA_URL=llama_url)
     proc = subprocess.Popen([str(CLI), "--state-dir", str(state), "serve", "--port", str(port), "--cwd", str(state)],
@@ -67,6 +76,8 @@ def main() -> None:
     parser.add_argument("--checkpoints", default="1000,10000,50000")
     parser.add_argument("--clients", type=int, default=4)
     parser.add_argument("--same-session", action="store_true")
+    parser.add_argument("--sessions", type=int, default=0, help="round-robin over this many sessions")
+    parser.add_argument("--disable", default="", help="plugins to disable, comma-separated")
     args = parser.parse_args()
     checkpoints = [int(c) for c in args.checkpoints.split(",")]
     scratch = "/dev/shm" if os.path.isdir("/dev/shm") else None
@@ -74,14 +85,17 @@ def main() -> None:
             FakeLlamaServer(default_reply=REPLY) as fake:
         state = Path(tmp) / "state"
         port = free_port()
-        proc = start(state, port, fake.base_url)
+        proc = start(state, port, fake.base_url, [p for p in args.disable.split(",") if p])
         base = f"http://127.0.0.1:{port}"
         session = httpx.post(f"{base}/api/sessions", json={}).json()["id"] if args.same_session else None
+        pool = [httpx.post(f"{base}/api/sessions", json={}).json()["id"] for _ in range(args.sessions)]
         done = 0
         lock = threading.Lock()
         started = time.perf_counter()
-        print(f"serve pid {proc.pid}: RSS {rss_kib(proc.pid):,} KiB at start "
-              f"({'one session' if session else 'a new session per request'}, {args.clients} clients)")
+        shape = ("one session" if session else f"{len(pool)} sessions round-robin" if pool
+                 else "a new session per request")
+        print(f"serve pid {proc.pid}: RSS {rss_kib(proc.pid):,} KiB, {open_fds(proc.pid)} fds at start "
+              f"({shape}, {args.clients} clients)")
         try:
             previous = (0, rss_kib(proc.pid))
             for target in checkpoints:
@@ -95,6 +109,9 @@ def main() -> None:
                                 if done >= target:
                                     return
                                 done += 1
+                                turn = done
+                            if pool:
+                                headers = {"X-Atomic-Session": pool[turn % len(pool)]}
                             response = http.post("/v1/chat/completions", json=body, headers=headers)
                             response.raise_for_status()
 
@@ -106,7 +123,8 @@ def main() -> None:
                 fake.requests.clear()  # the scripted server's own log, in this process: not serve's memory
                 rss = rss_kib(proc.pid)
                 per = (rss - previous[1]) * 1024 / max(target - previous[0], 1)
-                print(f"after {target:>6,} requests: RSS {rss:>9,} KiB  ({per:+.0f} B/request since the last line, "
+                print(f"after {target:>6,} requests: RSS {rss:>9,} KiB, {open_fds(proc.pid):>4} fds  "
+                      f"({per:+.0f} B/request since the last line, "
                       f"{time.perf_counter() - started:,.0f} s elapsed)", flush=True)
                 previous = (target, rss)
         finally:

@@ -2,7 +2,11 @@
 with a zero-latency provider at 1, 10 and 50 concurrent clients, and the sidecar's event
 throughput over a real pipe.
 
-Usage: .venv/bin/python benchmarks/serve_throughput.py [--requests N] [--events N]
+Usage: .venv/bin/python benchmarks/serve_throughput.py [--requests N] [--events N] [--profile N]
+                                                      [--clients 1,10,50]
+
+`--profile N` profiles the server's thread (its event loop: routes, runtime, SQLite) and
+prints the N functions with the most internal and cumulative time: where a request goes.
 
 Every request is a full agent turn (a new session, the user message and the reply
 committed to sessions.sqlite with synchronous=FULL), so the numbers include the
@@ -14,6 +18,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import cProfile
 import json
 import os
 import socket
@@ -37,7 +42,7 @@ def percentile(values: list[float], q: float) -> float:
 class ServerThread:
     """`serve`'s app with a zero-latency scripted provider, on 127.0.0.1 in its own thread."""
 
-    def __init__(self, state: Path) -> None:
+    def __init__(self, state: Path, profile: bool = False) -> None:
         from atomic_agent.plugins.http.http_app import build_app
         from atomic_agent.plugins.http.serve_runner import make_server
         from atomic_agent.plugins.http.server_context import ServeContext, ServeSettings
@@ -48,12 +53,15 @@ class ServerThread:
         self.port = self.sock.getsockname()[1]
         self.server = make_server(build_app(self.ctx), "127.0.0.1", self.port)
         self.state = state
+        self.profiler: cProfile.Profile | None = cProfile.Profile() if profile else None
         self.ready = threading.Event()
         self.thread = threading.Thread(target=lambda: asyncio.run(self._main()), daemon=True)
         self.thread.start()
         self.ready.wait(60)
 
     async def _main(self) -> None:
+        if self.profiler is not None:
+            self.profiler.enable()  # this thread only: the server's loop
         provider = ScriptedProvider(default=calls(("reply", {"text": "ok"})))
         boot_context = boot(self.state, environ={}, host=fresh_plugin_host())
         runtime = await create_runtime(boot_context=boot_context, provider=provider, ask=self.ctx.approvals.ask)
@@ -95,19 +103,28 @@ async def load(base: str, clients: int, total: int) -> tuple[float, list[float]]
     return elapsed, latencies
 
 
-def bench_http(root: Path, total: int) -> None:
-    server = ServerThread(root / "serve")
+def bench_http(root: Path, total: int, levels: tuple[int, ...] = CONCURRENCY, profile: int = 0) -> None:
+    server = ServerThread(root / "serve", profile=bool(profile))
     try:
         base = f"http://127.0.0.1:{server.port}"
         print(f"POST /v1/chat/completions, zero-latency provider, one turn per request (~{total} per level):")
         print(f"  {'clients':>7}  {'req/s':>8}  {'p50 ms':>8}  {'p99 ms':>8}")
-        for clients in CONCURRENCY:
+        for clients in levels:
             elapsed, latencies = asyncio.run(load(base, clients, total))
             rate = len(latencies) / elapsed
             print(f"  {clients:>7}  {rate:>8.1f}  {percentile(latencies, 0.5) * 1000:>8.1f}  "
                   f"{percentile(latencies, 0.99) * 1000:>8.1f}")
     finally:
         server.stop()
+    if server.profiler is not None:
+        import pstats
+
+        server.profiler.disable()
+        stats = pstats.Stats(server.profiler)
+        stats.strip_dirs()
+        for order in ("tottime", "cumulative"):
+            print(f"\nthe server's thread under cProfile, top {profile} by {order}:")
+            stats.sort_stats(order).print_stats(profile)
 
 
 async def sidecar_events(root: Path, reply_chars: int) -> tuple[int, int, float]:
@@ -154,10 +171,12 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--requests", type=int, default=300, help="requests per concurrency level")
     parser.add_argument("--events", type=int, default=20000, help="text_delta events in the sidecar run")
+    parser.add_argument("--clients", default=",".join(map(str, CONCURRENCY)), help="concurrency levels")
+    parser.add_argument("--profile", type=int, default=0, metavar="N", help="profile the server; print the top N")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp)
-        bench_http(root, args.requests)
+        bench_http(root, args.requests, tuple(int(c) for c in args.clients.split(",")), args.profile)
         bench_sidecar(root, args.events)
 
 

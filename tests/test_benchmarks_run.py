@@ -19,6 +19,7 @@ SMALL_RUNS = {
     "security_checks.py": ["--rounds", "20"],
     "telegram_channel.py": ["--messages", "3", "--megabytes", "0.1"],
     "task_scheduler.py": ["--pending", "200", "--due", "3"],
+    "session_turn_cost.py": ["--checkpoints", "1,3", "--window", "1"],
 }
 
 

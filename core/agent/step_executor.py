@@ -322,7 +322,8 @@ async def execute_step(ctx: StepContext) -> StepOutcome:
     _apply_effects(ctx, result)
     reply = _reply_row(ctx, batch, result)
     if reply is not None:
-        ctx.store.append(ctx.session, [reply], save_state=True)
+        # not fsynced: the reply is acknowledged by the finalize's durable commit, which follows
+        ctx.store.append(ctx.session, [reply], save_state=True, durable=False)
     else:
         ctx.store.save_state(ctx.session)  # loaded tools may have changed
     cache = {"cache_n": inferred.completion.cache_n, "prompt_n": inferred.completion.prompt_n}

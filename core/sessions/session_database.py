@@ -37,9 +37,12 @@ RawRow = dict[str, Any]  # every stored column of one transcript row, including 
 class UnitOfWork(Protocol):
     """One transaction boundary over the session state (see the module docstring)."""
 
-    def write(self) -> AbstractContextManager[WriteHandle]:
+    def write(self, *, durable: bool = True) -> AbstractContextManager[WriteHandle]:
         """Open a transaction (or join this object's open one) and yield its handle; commit on
-        leaving the outermost block, roll everything back on any exception."""
+        leaving the outermost block, roll everything back on any exception. With
+        `durable=False` the commit acknowledges nothing: a power cut may lose it, but only
+        with every later commit, and the next durable commit makes it durable as well (the
+        outermost block decides)."""
         ...
 
     def close(self) -> None:
@@ -134,11 +137,11 @@ class SessionRepository(UnitOfWork, WriterFence, TranscriptRewriter, Protocol):
         ...
 
     def append(self, state: SessionState, entries: list[TranscriptEntry], *, save_state: bool = False,
-               guard: TurnGuard | None = None) -> list[TranscriptEntry]:
+               guard: TurnGuard | None = None, durable: bool = True) -> list[TranscriptEntry]:
         """Append the rows atomically after the highest seq stored or held in `state.entries`
         (with the mutable session fields when `save_state`) and extend `state.entries`; returns
         the rows with seq and `created_at` filled in. With a guard (here or the view's), StaleWriterError unless its
-        turn is still running at that generation — then nothing is written."""
+        turn is still running at that generation — then nothing is written. `durable` as in `write`."""
         ...
 
     def save_state(self, state: SessionState) -> None:

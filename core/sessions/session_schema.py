@@ -71,4 +71,20 @@ def m004_idempotency_keys(db: sqlite_utils.Database) -> None:
     db.execute("CREATE INDEX IF NOT EXISTS idempotency_keys_by_session ON idempotency_keys (session_id)")
 
 
-MIGRATIONS: list[Migration] = [m001_initial, m002_turn_ledger, m003_steer_handed_back, m004_idempotency_keys]
+def m005_transcript_rewrites(db: sqlite_utils.Database) -> None:
+    """`sessions.rewrites` counts the changes to a transcript that are not appends: a deleted
+    row, or a row inserted below a later one. The database keeps it (triggers), so a reader
+    holding a session's rows knows, from any process's writes, whether reading only the rows
+    after its last seq is enough (transcript_cache)."""
+    columns = {row[1] for row in db.execute("PRAGMA table_info(sessions)").fetchall()}
+    if "rewrites" not in columns:
+        db.execute("ALTER TABLE sessions ADD COLUMN rewrites INTEGER NOT NULL DEFAULT 0")
+    db.execute("CREATE TRIGGER IF NOT EXISTS transcript_delete_is_a_rewrite AFTER DELETE ON transcript "
+               "BEGIN UPDATE sessions SET rewrites = rewrites + 1 WHERE id = OLD.session_id; END")
+    db.execute("CREATE TRIGGER IF NOT EXISTS transcript_insert_below_is_a_rewrite AFTER INSERT ON transcript "
+               "WHEN EXISTS (SELECT 1 FROM transcript WHERE session_id = NEW.session_id AND seq > NEW.seq) "
+               "BEGIN UPDATE sessions SET rewrites = rewrites + 1 WHERE id = NEW.session_id; END")
+
+
+MIGRATIONS: list[Migration] = [m001_initial, m002_turn_ledger, m003_steer_handed_back, m004_idempotency_keys,
+                               m005_transcript_rewrites]

@@ -25,8 +25,13 @@ class SessionState:
 
     @property
     def next_turn_index(self) -> int:
-        # a compaction row carries the last turn it replaced, so numbering never restarts
-        return 1 + max((e.turn_index for e in self.entries if e.kind in (TURN_STARTED, COMPACTION)), default=-1)
+        # a compaction row carries the last turn it replaced, so numbering never restarts. Turn
+        # indexes only grow along the transcript (a turn starts at one more than every earlier
+        # one; a compaction sits below the rows it kept), so the newest such row decides.
+        for entry in reversed(self.entries):
+            if entry.kind in (TURN_STARTED, COMPACTION):
+                return 1 + entry.turn_index
+        return 0
 
     def load_tool(self, name: str, cap: int) -> list[str]:
         """Move `name` to the most-recent end; evict the least recent past `cap`. Returns evicted."""

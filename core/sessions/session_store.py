@@ -11,6 +11,7 @@ import copy
 import json
 import sqlite3
 import uuid
+from collections import OrderedDict
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
@@ -21,6 +22,7 @@ import attrs
 from atomic_agent.sessions.session_database import RawRow
 from atomic_agent.sessions.session_state import SessionState
 from atomic_agent.sessions.store_errors import SessionNotFoundError, SessionStoreError, explain_write_failures
+from atomic_agent.sessions.transcript_cache import CachedTranscript
 from atomic_agent.sessions.transcript_entry import TOOL_RESULT, TURN_FINISHED, TURN_STARTED, TranscriptEntry
 from atomic_agent.sessions.writer_guard import TurnGuard, require_running
 from atomic_agent.storage.sqlite_file import Durability, open_sqlite
@@ -30,6 +32,7 @@ from atomic_agent.storage.store_clock import now_iso
 __all__ = ["SESSIONS_FILE", "SessionNotFoundError", "SessionStore", "SessionStoreError"]
 
 SESSIONS_FILE = "sessions.sqlite"
+CACHED_SESSIONS = 16  # transcripts a store keeps for incremental loads (least recently read dropped first)
 ENTRY_COLUMNS = ("session_id", "seq", "turn_index", "kind", "text", "tool", "args", "status", "reason",
                  "reasoning", "details", "step", "batch_index", "created_at")
 
@@ -57,6 +60,9 @@ class SessionStore:
         from atomic_agent.storage.sqlite_migrations import migrate
 
         self.path = state_dir / SESSIONS_FILE
+        # the sessions read most recently (shared with every fenced view); a bounded number, so a
+        # serve process that saw many sessions holds no more than these in memory
+        self._transcripts: OrderedDict[str, CachedTranscript] = OrderedDict()
         try:
             # FULL: what is written here was acknowledged to someone (accepted turns and steers)
             conn = open_sqlite(self.path, Durability.FULL)
@@ -87,11 +93,25 @@ class SessionStore:
         return view
 
     @contextmanager
-    def write(self) -> Iterator[sqlite3.Connection]:
+    def write(self, *, durable: bool = True) -> Iterator[sqlite3.Connection]:
         """`with store.write():` one BEGIN IMMEDIATE transaction (joining an outer one), with a
-        lock timeout or a full disk raised as a typed error naming the file."""
-        with explain_write_failures(self.path), transaction(self.db.conn) as conn:
-            yield conn
+        lock timeout or a full disk raised as a typed error naming the file.
+
+        `durable=False` is for a commit that acknowledges nothing (a turn's reply row, written
+        before the finalize): it is committed atomically but not fsynced (synchronous=NORMAL),
+        so a power cut may lose it — only together with every later commit (the WAL is replayed
+        as a prefix), and the next durable commit makes it durable too. The outermost `write()`
+        decides: a joined transaction keeps the durability it was opened with."""
+        conn = self.db.conn
+        relax = not durable and not conn.in_transaction
+        if relax:
+            conn.execute("PRAGMA synchronous=NORMAL")
+        try:
+            with explain_write_failures(self.path), transaction(conn) as handle:
+                yield handle
+        finally:
+            if relax:
+                conn.execute(f"PRAGMA synchronous={Durability.FULL.value}")
 
     # -- sessions ---------------------------------------------------------------------------
     def create(self, working_dir: Path, title: str = "") -> SessionState:
@@ -109,19 +129,21 @@ class SessionStore:
         return self.db.execute("select 1 from sessions where id = ?", [session_id]).fetchone() is not None
 
     def load(self, session_id: str) -> SessionState:
-        row = self.db.execute("select * from sessions where id = ?", [session_id]).fetchone()
-        if row is None:
-            raise SessionNotFoundError(session_id)
-        cols = [d[0] for d in self.db.execute("select * from sessions limit 0").description]
-        data = dict(zip(cols, row))
-        state = SessionState(id=data["id"], working_dir=Path(data["working_dir"]), created_at=data["created_at"],
-                             status=data["status"], title=data["title"] or "",
-                             loaded_tools=_loads(data["loaded_tools"]) or [],
-                             known_facts=_loads(data["known_facts"]) or [], updated_at=data["updated_at"] or "")
-        state.entries = self.entries(session_id)
-        from atomic_agent.sessions.repair_unanswered_calls import repair_on_load
+        with self._reading() as owned:  # the session row and its transcript from one snapshot
+            cursor = self.db.execute("select * from sessions where id = ?", [session_id])
+            row = cursor.fetchone()
+            if row is None:
+                raise SessionNotFoundError(session_id)
+            data = dict(zip([d[0] for d in cursor.description], row))
+            state = SessionState(id=data["id"], working_dir=Path(data["working_dir"]), created_at=data["created_at"],
+                                 status=data["status"], title=data["title"] or "",
+                                 loaded_tools=_loads(data["loaded_tools"]) or [],
+                                 known_facts=_loads(data["known_facts"]) or [], updated_at=data["updated_at"] or "")
+            state.entries, unanswered = self._transcript(session_id, keep=owned)
+        if unanswered:  # rare: every load used to scan the whole transcript to learn this
+            from atomic_agent.sessions.repair_unanswered_calls import repair_on_load
 
-        repair_on_load(self, state)  # a call stranded under later rows gets its answer beside it (issue 5)
+            repair_on_load(self, state)  # a call stranded under later rows gets its answer beside it (issue 5)
         return state
 
     def save_state(self, state: SessionState) -> None:
@@ -150,6 +172,7 @@ class SessionStore:
     def delete(self, session_id: str) -> None:
         if not self.exists(session_id):
             raise SessionNotFoundError(session_id)
+        self._transcripts.pop(session_id, None)
         with transaction(self.db.conn):
             self.db.execute("delete from transcript where session_id = ?", [session_id])
             self.db.execute("delete from steer_queue where session_id = ?", [session_id])
@@ -159,7 +182,54 @@ class SessionStore:
 
     # -- transcript -------------------------------------------------------------------------
     def entries(self, session_id: str) -> list[TranscriptEntry]:
-        rows = self.db.execute("select * from transcript where session_id = ? order by seq", [session_id])
+        """The session's rows in seq order (a new list), read incrementally (transcript_cache)."""
+        with self._reading() as owned:
+            return self._transcript(session_id, keep=owned)[0]
+
+    def entries_read_whole(self, session_id: str) -> list[TranscriptEntry]:
+        """Every row read from the file, bypassing the cache (what the cache must always equal)."""
+        return self._rows_after(session_id, -1)
+
+    @contextmanager
+    def _reading(self) -> Iterator[bool]:
+        """One read snapshot for the statements inside; yields True when it is its own (False:
+        it joined an open transaction, whose reads may yet be rolled back)."""
+        conn = self.db.conn
+        if conn.in_transaction:
+            yield False
+            return
+        conn.execute("BEGIN")
+        try:
+            yield True
+        finally:
+            if conn.in_transaction:
+                conn.execute("COMMIT")  # a read-only transaction: nothing to keep or lose
+
+    def _transcript(self, session_id: str, *, keep: bool) -> tuple[list[TranscriptEntry], bool]:
+        """(rows, whether some call lacks its result), inside `_reading`. Only the rows after the
+        cached ones are read, unless the session's rewrite count moved (then all of them). The
+        cache is refreshed only with `keep` (a read inside another transaction may be rolled back)."""
+        found = self.db.conn.execute("select rewrites from sessions where id = ?", [session_id]).fetchone()
+        if found is None:  # no such session (any more)
+            self._transcripts.pop(session_id, None)
+            return [], False
+        rewrites = int(found[0])
+        cached = self._transcripts.get(session_id)
+        if cached is None or cached.rewrites != rewrites:
+            cached = CachedTranscript(rewrites)
+        fresh = self._rows_after(session_id, cached.last_seq)
+        if not keep:
+            return cached.peek(fresh)
+        cached.extend(fresh)
+        self._transcripts[session_id] = cached
+        self._transcripts.move_to_end(session_id)
+        while len(self._transcripts) > CACHED_SESSIONS:
+            self._transcripts.popitem(last=False)
+        return list(cached.entries), cached.has_unanswered_call
+
+    def _rows_after(self, session_id: str, after_seq: int) -> list[TranscriptEntry]:
+        rows = self.db.execute("select * from transcript where session_id = ? and seq > ? order by seq",
+                               [session_id, after_seq])
         cols = [d[0] for d in rows.description]
         out = []
         for row in rows.fetchall():
@@ -172,21 +242,23 @@ class SessionStore:
         return out
 
     def append(self, state: SessionState, entries: list[TranscriptEntry], *, save_state: bool = False,
-               guard: TurnGuard | None = None) -> list[TranscriptEntry]:
+               guard: TurnGuard | None = None, durable: bool = True) -> list[TranscriptEntry]:
         """Append rows in one transaction (with the mutable session fields when `save_state`);
         returns them with seq and timestamp filled in.
 
         With a guard (given here or by `fenced`) the rows land only while that turn is still
         running at that generation, checked inside the transaction; otherwise StaleWriterError
-        and nothing is written."""
+        and nothing is written. `durable=False`: see `write`."""
         guard = guard or self._guard
-        with self.write() as conn:
+        with self.write(durable=durable) as conn:
             if guard is not None:
                 self.check_fence(conn, guard)
             # seq comes from the file, not from memory: another writer (recovery, a steer
             # consumer) may have appended since this state was loaded
             stored = self.db.execute("select max(seq) from transcript where session_id = ?", [state.id]).fetchone()[0]
-            next_seq = 1 + max(-1 if stored is None else stored, max((e.seq for e in state.entries), default=-1))
+            # rows held in memory are in seq order (rows built in memory have seq -1): the last decides
+            held = next((e.seq for e in reversed(state.entries) if e.seq >= 0), -1)
+            next_seq = 1 + max(-1 if stored is None else stored, held)
             stamped = [attrs.evolve(e, seq=next_seq + i, created_at=e.created_at or now_iso())
                        for i, e in enumerate(entries)]
             self.db.conn.executemany(

@@ -88,17 +88,17 @@ def instrument(store: Any, plan: FaultPlan) -> None:
         store.db.conn.set_trace_callback(plan.statements.append)
 
     @contextmanager
-    def write() -> Iterator[sqlite3.Connection]:
+    def write(*, durable: bool = True) -> Iterator[sqlite3.Connection]:
         plan.check_alive()
         if store.db.conn.in_transaction:  # nested: part of the outer operation
-            with original(store) as conn:
+            with original(store, durable=durable) as conn:
                 yield conn
             return
         plan.ops += 1
         n = plan.ops
         plan.statements.clear()
         hit = False
-        with original(store) as conn:
+        with original(store, durable=durable) as conn:
             yield conn
             plan.check_alive()  # died while this transaction was open: it never commits
             if n in plan.flaky:

@@ -127,7 +127,9 @@ class Player:
         elif op == FINISH:
             started, session = self.running
             reply = f"reply to {started.turn_id}"
-            self.store.fenced(started.guard).append(session, [TranscriptEntry(REPLY, started.turn_index, text=reply)])
+            # as the step executor writes it: not fsynced, the finalize's durable commit covers it
+            self.store.fenced(started.guard).append(session, [TranscriptEntry(REPLY, started.turn_index, text=reply)],
+                                                    durable=False)
             if self.pending:  # handed back, as the inbox does when a turn ends
                 self.acks.handing_back = {str(i) for i in self.pending}
                 self.steers.hand_back(self.pending, started.turn_id)

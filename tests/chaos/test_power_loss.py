@@ -13,7 +13,7 @@ import apsw
 import pytest
 
 from tests.chaos.chaos_seeds import seed_count, seed_params
-from tests.chaos.power_loss_run import run_power_seed
+from tests.chaos.power_loss_run import run_power_seed, store_on
 from tests.chaos.power_loss_vfs import PowerCut, PowerLossVFS
 
 POWER_SEEDS = seed_count(20, "CHAOS_POWER_SEEDS")
@@ -59,3 +59,39 @@ def test_the_vfs_keeps_exactly_what_was_synced(synchronous: str, kept: list[tupl
         assert reader.execute("select x from t").fetchall() == kept
     finally:
         reader.close()
+
+
+@pytest.mark.parametrize("keep", [0.0, 0.5])
+def test_a_commit_without_fsync_is_kept_by_the_next_durable_one_and_lost_only_with_later_ones(
+        keep: float, tmp_path: Path) -> None:
+    import random
+
+    from atomic_agent.sessions.transcript_entry import USER, TranscriptEntry
+
+    vfs = PowerLossVFS()
+    try:
+        with store_on(vfs, tmp_path) as store:
+            sid = store.create(tmp_path).id
+            state = store.load(sid)
+            store.append(state, [TranscriptEntry(USER, 0, text="relaxed 1")], durable=False)
+            store.append(state, [TranscriptEntry(USER, 0, text="durable")])
+            store.append(state, [TranscriptEntry(USER, 0, text="relaxed 2")], durable=False)
+            store.append(state, [TranscriptEntry(USER, 0, text="relaxed 3")], durable=False)
+            assert list(store.db.conn.execute("PRAGMA synchronous"))[0][0] == 2  # FULL again for the next
+            vfs.arm(1, random.Random(7), keep)  # the power goes at the next I/O call
+            with contextlib.suppress(apsw.Error, PowerCut, sqlite3.Error):
+                store.append(state, [TranscriptEntry(USER, 0, text="never")])
+            with contextlib.suppress(Exception):
+                store.close()
+    finally:
+        vfs.unregister()
+    (tmp_path / "sessions.sqlite-shm").unlink(missing_ok=True)
+    reader = sqlite3.connect(tmp_path / "sessions.sqlite")
+    try:
+        texts = [row[0] for row in reader.execute("select text from transcript order by seq")]
+    finally:
+        reader.close()
+    assert texts[:2] == ["relaxed 1", "durable"]  # the durable commit made the earlier one durable too
+    assert texts[2:] in ([], ["relaxed 2"], ["relaxed 2", "relaxed 3"])  # only a suffix may go
+    if keep == 0.0:  # a disk that wrote back nothing on its own: the unsynced commits really were not synced
+        assert texts == ["relaxed 1", "durable"]
