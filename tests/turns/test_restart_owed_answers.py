@@ -11,7 +11,7 @@ from pathlib import Path
 from atomic_agent.sessions.compact_session import commit_compaction, take_snapshot
 from atomic_agent.sessions.transcript_entry import FAILURE_NOTE, TURN_FINISHED, TURN_STARTED, USER, TranscriptEntry
 from atomic_agent.testing.scripted_provider import ScriptedProvider
-from atomic_agent.turns.owed_answers import owes_answer
+from atomic_agent.turns.restart_recovery import owes_answer
 from tests.agent.loop_harness import ToolLog, make_runtime
 from tests.turns.turn_kit import answering, answering_provider, play_dead, replies, users
 
@@ -19,10 +19,14 @@ from tests.turns.turn_kit import answering, answering_provider, play_dead, repli
 async def _interrupted(tmp_path: Path, text: str = "hang on it") -> tuple[str, asyncio.Task[object]]:
     """A session whose turn was cut off by a dead process (its tool call still open), and
     that process's zombie task (bury it with `_bury` once recovery fenced it out)."""
-    first = make_runtime(tmp_path, answering_provider())
+    started = ToolLog()
+    first = make_runtime(tmp_path, answering_provider(), started)
     sid = first.open_session(None, tmp_path).id
     zombie = asyncio.ensure_future(first.run_turn(text, session_id=sid))
-    await asyncio.sleep(0.1)
+    for _ in range(500):  # until its tool runs (a loaded machine may take a while)
+        if started.started:
+            break
+        await asyncio.sleep(0.01)
     play_dead(first)
     return sid, zombie
 
