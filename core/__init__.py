@@ -4,7 +4,7 @@ Plugins write ``from atomic_agent import hookimpl``; everything else a plugin or
 may use lives in :mod:`atomic_agent.api`.
 """
 
-from atomic_agent.hook_markers import hookimpl
+from atomic_agent.hookspecs import hookimpl
 
 __version__ = "0.1.0"
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from atomic_agent.hook_markers import hookimpl
+from atomic_agent.hookspecs import hookimpl
 from atomic_agent.hook_records import ApprovalCategory, ConfigBlock, ToolSpec
 
 

@@ -25,7 +25,16 @@ from __future__ import annotations
 from collections.abc import Awaitable, Iterable
 from typing import TYPE_CHECKING
 
-from atomic_agent.hook_markers import hookspec
+import pluggy
+
+
+# The pluggy markers for the `atomic_agent` project name (the only pluggy names plugins see).
+
+PROJECT_NAME = "atomic_agent"
+
+hookspec = pluggy.HookspecMarker(PROJECT_NAME)
+hookimpl = pluggy.HookimplMarker(PROJECT_NAME)
+
 
 if TYPE_CHECKING:
     from pathlib import Path

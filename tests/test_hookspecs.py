@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from atomic_agent import hookspecs
-from atomic_agent.hook_markers import hookimpl
+from atomic_agent.hookspecs import hookimpl
 from atomic_agent.plugin_host.collect_registrations import call_lifecycle, collect_records
 from atomic_agent.hook_records import ApprovalCategory, ChannelSpec, ConfigBlock, MemoryPhase
 from atomic_agent.hook_records import ProviderCapabilities, ProviderKind, ServiceSpec, TickSpec

@@ -104,7 +104,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     try:
         app(args=args, prog_name="atomic-agent")  # type: ignore[operator]
     except Exception as exc:  # a damaged, full or read-only state dir is explained, never a traceback
-        from atomic_agent.reliability.environment_errors import explain_environment_error
+        from atomic_agent.reliability.failure_taxonomy import explain_environment_error
 
         message = explain_environment_error(exc, state.state_dir)
         if message is None:

@@ -10,6 +10,21 @@ import attrs
 from atomic_agent.hook_records import ProviderCapabilities
 
 
+# EmbeddingUnavailable: the one error an embedding call raises; callers degrade, never crash.
+
+class EmbeddingUnavailable(Exception):
+    """No vectors this time: nothing configured, the daemon is down, or it answered badly.
+
+    Hybrid recall treats this as "lexical only for now"; it is never fatal to a turn.
+    `status` is the HTTP status when there was one.
+    """
+
+    def __init__(self, message: str, provider_id: str | None = None, status: int | None = None) -> None:
+        super().__init__(message)
+        self.provider_id = provider_id
+        self.status = status
+
+
 # One completion request and its answer, in the shape every provider maps onto.
 
 @attrs.frozen

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any, Union
 import pluggy
 
 from atomic_agent import hookspecs
-from atomic_agent.hook_markers import PROJECT_NAME
+from atomic_agent.hookspecs import PROJECT_NAME
 from atomic_agent.plugin_host.plugin_report import PluginReport
 from atomic_agent.plugin_host.entry_point_scan import FoundEntryPoint, scan
 from atomic_agent.plugin_host.select_plugins import allowed_names, is_selected

@@ -14,6 +14,8 @@ from __future__ import annotations
 
 import asyncio
 import sys
+import uuid
+from collections.abc import Callable
 from functools import partial
 from typing import TYPE_CHECKING, Any
 
@@ -21,12 +23,179 @@ import attrs
 
 from atomic_agent.agent import agent_events as ev
 from atomic_agent.agent.agent_loop import TurnResult
+from atomic_agent.sessions.record_turn_failure import failure_note_text
+from atomic_agent.sessions.session_database import SessionRepository
 from atomic_agent.sessions.session_state import SessionState
-from atomic_agent.sessions.settle_interrupted_calls import RunDurable, SettleReport, settle_interrupted_calls
+from atomic_agent.sessions.settle_interrupted_calls import (RunDurable, SettleReport, settle_as_interrupted,
+                                                            settle_interrupted_calls)
+from atomic_agent.sessions.store_errors import SessionNotFoundError
+from atomic_agent.sessions.transcript_entry import FAILURE_NOTE, TOOL_RESULT, TURN_FINISHED, USER, TranscriptEntry
 from atomic_agent.turns.graceful_stop import TurnParkedError
-from atomic_agent.turns.owed_answers import admit_continuations
-from atomic_agent.turns.turn_recovery import recover_ledger
-from atomic_agent.turns.turn_states import ticket_of
+from atomic_agent.turns.turn_repository import SteerRepository, TurnRepository
+from atomic_agent.turns.turn_states import (CONTINUATION_ORIGIN, INTERRUPTED, QUEUED, RUNNING, QueuedSteer, TurnRecord,
+                                            TurnTicket, ticket_of)
+
+
+# What a restarted runtime owes, settled once: `recover_ledger` on boot.
+#
+# - A turn left `running` by a dead owner becomes `interrupted`: its generation is bumped in
+#   the same transaction, so a zombie writer of the old generation is refused from then on,
+#   and its session gets a durable failure note. It is never run again — its tools may
+#   already have had their side effects. (Its unanswered tool calls are settled by the
+#   caller through `settle_interrupted_calls`, which re-runs only durable tools.)
+# - A steer a dead owner accepted but never delivered becomes a queued turn at the end of
+#   its lane, deleted from the steering queue in the same transaction: answered exactly once.
+# - Turns a dead owner admitted but never started stay queued; with `resume` they are
+#   adopted by this owner and returned in admission order for the caller to run.
+#
+# Turns and steers of an owner that is still alive (another process on the same state
+# directory) are left alone. Running it twice changes nothing the second time. A live owner
+# whose next turn finds its lane held by a dead owner does the same for that one lane without
+# waiting for a restart (`take_over_dead_turn`, `TurnLedger.adopt`).
+
+INTERRUPTED_REASON = "the process running it stopped before it finished"
+ADOPTED_REASON = "adopted after restart"
+STEER_ORIGIN_FALLBACK = "cli"
+
+
+@attrs.frozen
+class LedgerRecovery:
+    interrupted: tuple[TurnRecord, ...] = ()
+    steers_requeued: tuple[str, ...] = ()  # ids of the turns the orphaned steers became
+    resumable: tuple[TurnRecord, ...] = ()  # queued turns adopted for running, in admission order
+    left_queued: tuple[str, ...] = ()  # queued turns of dead owners left for a host that resumes
+
+
+def interrupted_note() -> str:
+    return failure_note_text(f"{INTERRUPTED_REASON}; it was not run again because its tools may already have "
+                             "acted. Check the current state, then ask again if it is still needed")
+
+
+def recover_ledger(ledger: TurnRepository, queue: SteerRepository, alive: Callable[[str | None], bool],
+                   resume: bool) -> LedgerRecovery:
+    interrupted = [t for t in ledger.in_state(RUNNING) if not alive(t.owner) and interrupt_turn(ledger, t)]
+    requeued = [_steer_to_turn(ledger, queue, steer) for steer in queue.left_by(alive)]
+    orphans = [t for t in ledger.in_state(QUEUED) if not alive(t.owner)]
+    resumable: list[TurnRecord] = []
+    if resume:
+        # a live owner waiting behind one of them may have adopted it meanwhile: the CAS says who won
+        resumable = [attrs.evolve(t, owner=ledger.owner) for t in orphans if ledger.adopt(t, ADOPTED_REASON)]
+    return LedgerRecovery(tuple(interrupted), tuple(t for t in requeued if t), tuple(resumable),
+                          () if resume else tuple(t.turn_id for t in orphans))
+
+
+def interrupt_turn(ledger: TurnRepository, turn: TurnRecord) -> bool:
+    """running -> interrupted (generation bumped) with the failure note, in one transaction;
+    False when someone finalized it meanwhile (then nothing is owed)."""
+    with ledger.store.write() as handle:
+        if not ledger.interrupt_in(handle, turn, INTERRUPTED_REASON):
+            return False
+        try:
+            session = ledger.store.load(turn.session_id)
+        except SessionNotFoundError:
+            return True
+        index = turn.turn_index if turn.turn_index is not None else session.next_turn_index
+        ledger.store.append(session, [
+            TranscriptEntry(FAILURE_NOTE, index, text=interrupted_note()),
+            TranscriptEntry(TURN_FINISHED, index, status=INTERRUPTED, reason=INTERRUPTED)])
+        return True
+
+
+def take_over_dead_turn(ledger: TurnRepository, turn: TurnRecord) -> None:
+    """A live owner found its lane held by a turn whose owner died: interrupt it as recovery
+    would and answer its open calls as interrupted (nothing re-runs: this owner has no gate
+    here to run even a durable tool through), so the lane moves on without a restart."""
+    if not interrupt_turn(ledger, turn) or turn.turn_index is None:
+        return
+    try:
+        session = ledger.store.load(turn.session_id)
+    except SessionNotFoundError:
+        return
+    settle_as_interrupted(ledger.store, session, turn.turn_index)
+    interrupted = ledger.get(turn.turn_id)
+    if interrupted is not None:
+        ledger.mark_settled(interrupted)
+
+
+def _steer_to_turn(ledger: TurnRepository, queue: SteerRepository, steer: QueuedSteer) -> str | None:
+    # a dead owner admitted it, in effect: leave it unowned so a resuming host adopts it
+    turns = steers_to_turns(ledger, queue, [steer], owner=None)
+    return turns[0].turn_id if turns else None
+
+
+def steers_to_turns(ledger: TurnRepository, queue: SteerRepository, steers: list[QueuedSteer],
+                    owner: str | None) -> list[TurnTicket]:
+    """Turn steers (undelivered, or handed back to nobody) into queued turns at the end of
+    their lanes, each deleted from the queue in the same one transaction: answered exactly
+    once. A steer another process claimed first, or whose session is gone, is skipped."""
+    tickets = []
+    with ledger.store.write() as handle:
+        for steer in steers:
+            target = ledger.get(steer.turn_id)
+            # a steer into a continuation is a user message all the same: it must not inherit "no text"
+            origin = (target.origin if target is not None and target.origin != CONTINUATION_ORIGIN
+                      else STEER_ORIGIN_FALLBACK)
+            lane = target.lane if target is not None else steer.session_id
+            if not queue.claim(handle, [steer.steer_id]):
+                continue  # another process recovered it first
+            if not ledger.store.exists(steer.session_id):
+                continue  # the session was deleted: its messages went with it
+            tickets.append(ledger.requeue_in(handle, steer.session_id, steer.text, origin, lane,
+                                             f"steer {steer.steer_id} of turn {steer.turn_id} was never delivered",
+                                             owner))
+    return tickets
+
+
+# What a restarted agent owes: an answer to each session whose last durable record asks for one.
+#
+# Decided from the durable conversation every time, never from a marker kept elsewhere:
+#
+# - the last record is found by skipping bookkeeping — a `turn_started` row, and the
+#   `turn_finished` row of a turn that failed or was interrupted (its failure note, just
+#   before, is the record that counts);
+# - a consumed user message, a tool result or a failure note is owed an answer: nobody
+#   answered the message, the model never read the result, or the note says the question
+#   went unanswered (a failed or interrupted turn is retried this way, with the note as
+#   context);
+# - a reply is an answer; a `compaction` row is a replacement, not a question; a turn
+#   that finished `done` or `cancelled` (a user stop, a withdrawn request) closed itself;
+#   an unanswered call is not answerable until it is settled — none of these is owed.
+#
+# `admit_continuations` admits one continuation turn (origin `recovery`, no user text) per
+# owed session whose lane has no live turn, checking and admitting in one transaction: a
+# crash before it commits leaves nothing, after it leaves a queued turn that the next
+# recovery adopts instead of admitting a second — so each debt is answered once.
+
+OWED_KINDS = (USER, TOOL_RESULT, FAILURE_NOTE)
+CLOSED_TURN_STATUSES = ("done", "cancelled")  # a turn_finished row that ends the question
+
+
+def owes_answer(store: SessionRepository, session_id: str) -> bool:
+    """True when the session's last durable record (bookkeeping skipped) is owed an answer."""
+    return store.last_answerable_kind(session_id, CLOSED_TURN_STATUSES) in OWED_KINDS
+
+
+def admit_continuation(ledger: TurnRepository, session_id: str) -> TurnTicket | None:
+    """Admit the continuation the session is owed, or None (nothing owed, or a live turn of
+    its lane will answer the durable conversation anyway)."""
+    with ledger.store.write() as handle:
+        if ledger.has_live_turn(session_id) or not owes_answer(ledger.store, session_id):
+            return None
+        return ledger.admit_in(handle, session_id, "", CONTINUATION_ORIGIN, session_id, uuid.uuid4().hex)
+
+
+def admit_continuations(ledger: TurnRepository) -> list[TurnTicket]:
+    """One continuation per owed session, in session creation order."""
+    tickets = []
+    for session_id in ledger.store.session_ids():
+        try:
+            ticket = admit_continuation(ledger, session_id)
+        except SessionNotFoundError:
+            continue  # deleted since the list was read: nothing is owed to it any more
+        if ticket is not None:
+            tickets.append(ticket)
+    return tickets
+
 
 if TYPE_CHECKING:
     from atomic_agent.runtime.runtime import Runtime

@@ -31,7 +31,7 @@ from atomic_agent.sessions.session_state import SessionState
 from atomic_agent.sessions.transcript_entry import USER
 from atomic_agent.tools.tool_registry import ToolRegistry
 from atomic_agent.tracing.trace_recorder import TraceRecorder
-from atomic_agent.turns.running_turn import TurnStops
+from atomic_agent.turns.turn_lifecycle import TurnStops
 from atomic_agent.turns.steering_inbox import SteeringInbox
 from atomic_agent.turns.turn_controller import TurnController
 from atomic_agent.turns.turn_lifecycle import ExecuteTurn

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import sys
 import uuid
 from collections.abc import Awaitable, Callable
 from pathlib import Path
@@ -21,24 +22,76 @@ import attrs
 
 from atomic_agent.agent import agent_events as ev
 from atomic_agent.agent.agent_loop import FinalizeTurn, TurnResult
-from atomic_agent.turns.turn_controller import ORIGINS, SubmissionCancelledError, TurnController
+from atomic_agent.reliability.failure_taxonomy import is_lasting_store_failure
 from atomic_agent.sessions.session_database import SessionRepository
 from atomic_agent.sessions.session_state import SessionState
 from atomic_agent.sessions.transcript_entry import TranscriptEntry
-from atomic_agent.turns.finalize_turn import finalize_or_interrupt
-from atomic_agent.turns.turn_controller import LanePause
-from atomic_agent.turns.session_backends import DEFAULT_BACKEND, SessionBackend
-from atomic_agent.turns.turn_repository import SteerRepository, TurnRepository
-from atomic_agent.turns.turn_owner import OwnerLease
-from atomic_agent.turns.turn_recovery import steers_to_turns, take_over_dead_turn
-from atomic_agent.turns.durable_steering import SteerAlreadyTakenError
 from atomic_agent.turns.admissible_text import check_text
+from atomic_agent.turns.durable_steering import SteerAlreadyTakenError
+from atomic_agent.turns.finalize_turn import finalize_or_interrupt
 from atomic_agent.turns.graceful_stop import RuntimeStoppingError, TurnParkedError
+from atomic_agent.turns.restart_recovery import steers_to_turns, take_over_dead_turn
+from atomic_agent.turns.session_backends import DEFAULT_BACKEND, SessionBackend
 from atomic_agent.turns.request_keys import RequestKey
-from atomic_agent.turns.running_turn import RunningTurn, TurnStops, forget_unattended, link_cancel
-from atomic_agent.reliability.environment_errors import is_lasting_store_failure
-from atomic_agent.turns.turn_states import (MERGED, QUEUED, LaneBusy, StartedTurn, TurnRecord, TurnTicket,
-                                            final_state, ticket_of)
+from atomic_agent.turns.turn_controller import ORIGINS, LanePause, SubmissionCancelledError, TurnController
+from atomic_agent.turns.turn_owner import OwnerLease
+from atomic_agent.turns.turn_repository import SteerRepository, TurnRepository
+from atomic_agent.turns.turn_states import (MERGED, QUEUED, LaneBusy, StartedTurn, TurnRecord, TurnTicket, final_state,
+                                            ticket_of)
+
+
+# A running turn as its lifecycle holds it: how it is told to stop, and the small helpers
+# around the tasks that run turns nobody waits on.
+
+@attrs.frozen
+class TurnStops:
+    """How a running turn is told to stop: `cancel` now (a user stop, the caller's cancel, a
+    hard park), `park` at the next step boundary (a graceful stop: it ends `interrupted`)."""
+
+    cancel: asyncio.Event
+    park: asyncio.Event
+
+
+@attrs.define
+class RunningTurn:
+    turn_id: str
+    cancel: asyncio.Event
+    park: asyncio.Event = attrs.field(factory=asyncio.Event)
+    stopped: bool = False
+    state: str = ""
+
+    def stops(self) -> TurnStops:
+        return TurnStops(self.cancel, self.park)
+
+
+def forget_unattended(tasks: set[asyncio.Task[TurnResult]]) -> Callable[[asyncio.Task[TurnResult]], None]:
+    def done(task: asyncio.Task[TurnResult]) -> None:
+        tasks.discard(task)
+        if not task.cancelled() and task.exception() is not None:
+            exc = task.exception()
+            if isinstance(exc, TurnParkedError):
+                return  # a graceful stop left it queued: the next start answers it
+            print(f"atomic-agent: a turn made from a handed-back steer failed: {type(exc).__name__}: {exc}",
+                  file=sys.stderr)
+
+    return done
+
+
+def link_cancel(source: asyncio.Event | None, target: asyncio.Event) -> asyncio.Task[None] | None:
+    """Set `target` when the caller's `source` is set; the caller's event is never set by a stop."""
+    if source is None:
+        return None
+    if source.is_set():
+        target.set()
+        return None
+
+    async def follow() -> None:
+        with contextlib.suppress(asyncio.CancelledError):
+            await source.wait()
+            target.set()
+
+    return asyncio.ensure_future(follow())
+
 
 ExecuteTurn = Callable[[SessionState, StartedTurn, TurnStops, FinalizeTurn], Awaitable[TurnResult]]
 

@@ -8,7 +8,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from atomic_agent.hook_markers import hookimpl
+from atomic_agent.hookspecs import hookimpl
 from atomic_agent.hook_records import ResourceClass, ToolResult, ToolSpec
 from atomic_agent.sessions.session_store import SessionStore
 from atomic_agent.sessions.unanswered_calls import unanswered_calls

@@ -12,7 +12,7 @@ import os
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from atomic_agent.hook_markers import hookimpl
+from atomic_agent.hookspecs import hookimpl
 from atomic_agent.hook_records import ResourceClass, ToolResult, ToolSpec
 
 from tests.chaos.conversation_reader import EFFECT, READ

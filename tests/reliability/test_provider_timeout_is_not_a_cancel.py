@@ -26,7 +26,7 @@ from atomic_agent.plugins.openai_compatible.http_errors import network_error as 
 from atomic_agent.reliability.failure_taxonomy import classify_failure
 from atomic_agent.sessions.transcript_entry import FAILURE_NOTE, USER
 from atomic_agent.plugins.llama_server.testing.fake_llama_server import Delay, FakeLlamaServer, Stall
-from atomic_agent.turns.owed_answers import owes_answer
+from atomic_agent.turns.restart_recovery import owes_answer
 from tests.agent.loop_harness import make_runtime
 
 TIMEOUT_S = 0.3

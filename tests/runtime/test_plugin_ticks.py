@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from atomic_agent.hook_markers import hookimpl
+from atomic_agent.hookspecs import hookimpl
 from atomic_agent.hook_records import TickSpec
 from atomic_agent.runtime.plugin_ticks import PluginTicks
 from tests.agent.loop_harness import make_runtime

@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from atomic_agent.config.migrate_config import CONFIG_VERSION
-from atomic_agent.hook_markers import hookimpl
+from atomic_agent.hookspecs import hookimpl
 from atomic_agent.hook_records import ChannelSpec, MemoryPhase, ServiceSpec
 from atomic_agent.runtime.boot_context import boot
 from atomic_agent.runtime.runtime import Runtime, create_runtime

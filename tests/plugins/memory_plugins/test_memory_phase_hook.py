@@ -6,7 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from atomic_agent.hook_markers import hookimpl
+from atomic_agent.hookspecs import hookimpl
 from atomic_agent.prompt.estimate_tokens import estimate_tokens
 from atomic_agent.hook_records import MemoryPhase, PromptSection, TurnStart, fit_sections
 from atomic_agent.runtime.boot_context import boot

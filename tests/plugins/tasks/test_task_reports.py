@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from atomic_agent.hook_markers import hookimpl
+from atomic_agent.hookspecs import hookimpl
 from atomic_agent.llm.provider_protocol import ProviderError
 from atomic_agent.hook_records import ServiceSpec
 from atomic_agent.testing.scripted_provider import ScriptedProvider, calls
