@@ -15,7 +15,7 @@ from typing import Any
 import attrs
 
 from atomic_agent.config.app_config import AppConfig
-from atomic_agent.config.config_file import describe_structure_error, lenient_converter, strict_converter
+from atomic_agent.config.config_converter import describe_structure_error, lenient_converter, strict_converter
 from atomic_agent.config.config_errors import ConfigError
 from atomic_agent.config.config_fields import int_field, value_field
 from atomic_agent.config.migrate_config import CONFIG_VERSION
