@@ -8,7 +8,7 @@ import inspect
 from collections.abc import Callable, Iterable
 from typing import Any
 
-from atomic_agent.llm.completion import Completion, CompletionRequest
+from atomic_agent.llm.provider_protocol import Completion, CompletionRequest
 from tests.plugins.memory_plugins.routing_provider import RoutingProvider
 
 LINKS_MARKER = "### memory-links"
