@@ -1,4 +1,8 @@
-"""The supported public surface of atomic-agent for plugin authors and embedders.
+"""The supported public surface of atomic-agent, grouped by who it is for: PLUGIN_AUTHORS
+(hooks, records, tools, providers, config, storage, traces), EMBEDDERS (hosting the
+runtime: turns, sessions, remote approvals, graceful stop, failure codes) and TEST_KIT
+(hosts, a tool context, a real runtime with chosen plugins, a scripted model). Every name
+is importable from this one module either way.
 
 Plugins — built-in ones included — import only from here (a test enforces it), so the
 internals can move without breaking anyone.
@@ -9,62 +13,92 @@ from __future__ import annotations
 import importlib
 from typing import Any
 
-# name -> defining module; resolved on first access (PEP 562) so that importing `hookimpl`
-# at a plugin's top level costs only the marker and `atomic-agent --help` stays fast
-_EXPORTS: dict[str, str] = {
-    "AppConfig": "atomic_agent.config.app_config",
-    "ApprovalCategory": "atomic_agent.hook_records",
-    "Channel": "atomic_agent.hook_records",
+# name -> defining module, by audience; resolved on first access (PEP 562) so that importing
+# `hookimpl` at a plugin's top level costs only the marker and `atomic-agent --help` stays fast
+# Writing a plugin: hook markers and the records hooks return, tools, providers, config
+# blocks, commands, memory phases, shared SQLite files, prompt pieces for sub-calls, traces.
+PLUGIN_AUTHORS: dict[str, str] = {
+    # hooks and the records they return
+    "hookimpl": "atomic_agent.hookspecs",
+    "call_each_plugin": "atomic_agent.plugin_host.collect_registrations",
+    "RuntimeView": "atomic_agent.runtime.runtime_view",
+    "ServiceSpec": "atomic_agent.hook_records",
+    "TickSpec": "atomic_agent.hook_records",
     "ChannelSpec": "atomic_agent.hook_records",
-    "CliState": "atomic_agent.cli.cli_state",
-    "Completion": "atomic_agent.llm.provider_protocol",
-    "CompletionRequest": "atomic_agent.llm.provider_protocol",
+    "Channel": "atomic_agent.hook_records",
     "ConfigBlock": "atomic_agent.hook_records",
     "ConfigError": "atomic_agent.config.config_errors",
     "DoctorFinding": "atomic_agent.hook_records",
+    "ApprovalCategory": "atomic_agent.hook_records",
+    "ProviderKind": "atomic_agent.hook_records",
+    "ProviderCapabilities": "atomic_agent.hook_records",
     "MemoryPhase": "atomic_agent.hook_records",
     "PromptSection": "atomic_agent.hook_records",
-    "ProviderCapabilities": "atomic_agent.hook_records",
-    "ProviderError": "atomic_agent.llm.provider_protocol",
-    "ProviderKind": "atomic_agent.hook_records",
-    "ProviderUnavailableError": "atomic_agent.llm.provider_protocol",
-    "ResourceClass": "atomic_agent.hook_records",
-    "RuntimeView": "atomic_agent.runtime.runtime_view",
-    "TextProvider": "atomic_agent.llm.provider_protocol",
-    "Tier": "atomic_agent.hook_records",
-    "ToolContext": "atomic_agent.hook_records",
-    "ToolResult": "atomic_agent.hook_records",
-    "ToolSpec": "atomic_agent.hook_records",
+    "TurnStart": "atomic_agent.hook_records",
     "TurnDigest": "atomic_agent.hook_records",
-    "call_each_plugin": "atomic_agent.plugin_host.collect_registrations",
+    "ExchangePair": "atomic_agent.hook_records",
+    # tools
+    "ToolSpec": "atomic_agent.hook_records",
+    "ToolResult": "atomic_agent.hook_records",
+    "ToolContext": "atomic_agent.hook_records",
+    "ResourceClass": "atomic_agent.hook_records",
+    "Tier": "atomic_agent.hook_records",
+    "args_errors": "atomic_agent.tools.tool_registry",
+    "invoke_tool": "atomic_agent.agent.invoke_tool",
+    "compress_result": "atomic_agent.agent.invoke_tool",
+    "describe_full": "atomic_agent.prompt.describe_tool",
+    "child_environment": "atomic_agent.subprocess_env.child_environment",
+    # providers
+    "TextProvider": "atomic_agent.llm.provider_protocol",
+    "Completion": "atomic_agent.llm.provider_protocol",
+    "CompletionRequest": "atomic_agent.llm.provider_protocol",
+    "ProviderError": "atomic_agent.llm.provider_protocol",
+    "ProviderUnavailableError": "atomic_agent.llm.provider_protocol",
+    "EmbeddingUnavailable": "atomic_agent.llm.provider_protocol",
+    "LlmConfig": "atomic_agent.providers.llm_config",
+    "read_llm_config": "atomic_agent.providers.llm_config",
+    "structure_llm_block": "atomic_agent.providers.llm_config",
+    "resolve_fallback_chain": "atomic_agent.providers.fallback_chain",
+    "declared_links": "atomic_agent.providers.fallback_chain",
+    "build_provider_registry": "atomic_agent.runtime.provider_selection",
+    "is_transport_retryable": "atomic_agent.reliability.failure_taxonomy",
+    # commands and config
+    "CliState": "atomic_agent.cli.cli_state",
     "current_cli_state": "atomic_agent.cli.cli_state",
     "fail": "atomic_agent.cli.cli_state",
     "runs_without_config": "atomic_agent.cli.cli_state",
-    "hookimpl": "atomic_agent.hookspecs",
-    "int_field": "atomic_agent.config.config_fields",
     "print_json": "atomic_agent.cli.output_format",
     "print_table": "atomic_agent.cli.output_format",
+    "int_field": "atomic_agent.config.config_fields",
+    "value_field": "atomic_agent.config.config_fields",
     "read_raw_config": "atomic_agent.config.config_file",
     "save_raw_config": "atomic_agent.config.config_file",
     "structure_config_blocks": "atomic_agent.config.config_file",
+    "set_key": "atomic_agent.config.config_file",
     "set_dotenv_key": "atomic_agent.config.dotenv_file",
     "parse_dotenv": "atomic_agent.config.dotenv_file",
-    "set_key": "atomic_agent.config.config_file",
-    "value_field": "atomic_agent.config.config_fields",
     "write_atomic": "atomic_agent.config.atomic_write",
-    "fresh_plugin_host": "atomic_agent.testing.plugin_kit",
-    "installed_plugin_host": "atomic_agent.testing.plugin_kit",
-    "registered_plugin": "atomic_agent.testing.plugin_kit",
-    "collected_tools": "atomic_agent.testing.plugin_kit",
-    "make_tool_context": "atomic_agent.testing.tool_context_kit",
-    "make_runtime_view": "atomic_agent.testing.tool_context_kit",
-    "boot_for_test": "atomic_agent.testing.runtime_kit",
-    "runtime_for_test": "atomic_agent.testing.runtime_kit",
-    # tracing (core/tracing): the recorder and field builders for the loop; the file layout,
-    # event names and prefix hashing for readers (the trace plugin); the prefix a replay compares
+    # SQLite state files (core/storage): open with a durability mode, migrate, transact, one clock
+    "Durability": "atomic_agent.storage.sqlite_file",
+    "open_sqlite": "atomic_agent.storage.sqlite_file",
+    "open_sqlite_read_only": "atomic_agent.storage.sqlite_file",
+    "open_sqlite_with_extensions": "atomic_agent.storage.sqlite_extensions",
+    "ExtensionsUnavailableError": "atomic_agent.storage.sqlite_extensions",
+    "is_lock_error": "atomic_agent.storage.sqlite_file",
+    "Migration": "atomic_agent.storage.sqlite_migrations",
+    "migrate": "atomic_agent.storage.sqlite_migrations",
+    "read_schema_state": "atomic_agent.storage.sqlite_migrations",
+    "transaction": "atomic_agent.storage.sqlite_transaction",
+    "store_clock": "atomic_agent.storage.store_clock",
+    "OwnerLease": "atomic_agent.turns.turn_owner",
+    # prompt pieces a sub-call plugin renders with (reflection, links, rewrite)
+    "make_prompt_env": "atomic_agent.prompt.jinja_env",
+    "estimate_tokens": "atomic_agent.prompt.estimate_tokens",
+    "capped_lines": "atomic_agent.prompt.capped_lines",
+    # traces: the recorder and field builders; file layout, event names and prefix hashing for readers
     "TraceRecorder": "atomic_agent.tracing.trace_recorder",
     "TraceError": "atomic_agent.tracing.trace_paths",
-    "trace_events": "atomic_agent.tracing.trace_events",  # a module: the event type names
+    "trace_events": "atomic_agent.tracing.trace_events",
     "TRACE_SUFFIX": "atomic_agent.tracing.trace_paths",
     "trace_path": "atomic_agent.tracing.trace_paths",
     "traces_dir": "atomic_agent.tracing.trace_paths",
@@ -76,79 +110,47 @@ _EXPORTS: dict[str, str] = {
     "prompt_captured_fields": "atomic_agent.tracing.trace_events",
     "tool_invocation_fields": "atomic_agent.tracing.trace_events",
     "rebuild_stable_prefix": "atomic_agent.runtime.prompt_plan",
+}
+
+# Hosting the runtime (serve, the sidecar, a channel, an app that embeds atomic-agent):
+# turns, sessions, approvals answered remotely, steering, graceful stop, failure codes.
+EMBEDDERS: dict[str, str] = {
+    # the runtime and its turns
     "create_runtime": "atomic_agent.runtime.runtime",
     "Runtime": "atomic_agent.runtime.runtime",
     "TurnResult": "atomic_agent.agent.agent_loop",
-    "ApprovalRequest": "atomic_agent.approval.approval_gate",
+    "TurnAnswer": "atomic_agent.turns.turn_answers",
     "preview_prompt": "atomic_agent.runtime.prompt_plan",
-    "SessionNotFoundError": "atomic_agent.sessions.session_store",
-    "SessionStoreError": "atomic_agent.sessions.session_store",
-    "ScriptedProvider": "atomic_agent.testing.scripted_provider",
-    "SessionStore": "atomic_agent.sessions.session_store",  # the SQLite implementation; prefer the two below
+    "UnknownToolChoiceError": "atomic_agent.turns.turn_execution",
+    # sessions
+    "SessionStore": "atomic_agent.sessions.session_store",
     "SessionRepository": "atomic_agent.sessions.session_database",
     "open_session_store": "atomic_agent.turns.session_backends",
-    # SQLite state files (core/storage): open with a durability mode, migrate, transact, one clock
-    "Durability": "atomic_agent.storage.sqlite_file",
-    "open_sqlite": "atomic_agent.storage.sqlite_file",
-    "open_sqlite_with_extensions": "atomic_agent.storage.sqlite_extensions",
-    "ExtensionsUnavailableError": "atomic_agent.storage.sqlite_extensions",
-    "open_sqlite_read_only": "atomic_agent.storage.sqlite_file",
-    "is_lock_error": "atomic_agent.storage.sqlite_file",
-    "Migration": "atomic_agent.storage.sqlite_migrations",
-    "migrate": "atomic_agent.storage.sqlite_migrations",
-    "read_schema_state": "atomic_agent.storage.sqlite_migrations",
-    "transaction": "atomic_agent.storage.sqlite_transaction",
-    "store_clock": "atomic_agent.storage.store_clock",  # a module: freeze it with one monkeypatch
-    # subprocess environment filtering (core/subprocess_env)
-    "child_environment": "atomic_agent.subprocess_env.child_environment",
-    # approval ladder (core/approval): answers, grants, bindings, audit, level changes, the CLI prompt
-    "AnswerKind": "atomic_agent.approval.approval_gate",
-    "ApprovalAnswer": "atomic_agent.approval.approval_gate",
-    "ApprovalAuditLog": "atomic_agent.approval.approval_audit",
-    "ApprovalBinding": "atomic_agent.approval.approval_gate",
-    "ApprovalDecision": "atomic_agent.approval.approval_gate",
+    "SessionNotFoundError": "atomic_agent.sessions.session_store",
+    "SessionStoreError": "atomic_agent.sessions.session_store",
+    # approvals: answers, grants, bindings, audit, level changes, remote prompts, the terminal prompt
     "ApprovalGate": "atomic_agent.approval.approval_gate",
+    "ApprovalRequest": "atomic_agent.approval.approval_gate",
+    "ApprovalAnswer": "atomic_agent.approval.approval_gate",
+    "AnswerKind": "atomic_agent.approval.approval_gate",
+    "ApprovalBinding": "atomic_agent.approval.approval_gate",
     "ApprovalLevelError": "atomic_agent.approval.approval_gate",
+    "ApprovalAuditLog": "atomic_agent.approval.approval_audit",
     "audit_path": "atomic_agent.approval.approval_audit",
     "bind_request_approval": "atomic_agent.approval.approval_gate",
-    "binding_for_paths": "atomic_agent.approval.approval_gate",
     "resolve_boot_level": "atomic_agent.approval.approval_gate",
     "set_approval_level": "atomic_agent.approval.approval_gate",
-    "stdin_approver": "atomic_agent.approval.stdin_approver",
-    "UnknownToolChoiceError": "atomic_agent.turns.turn_execution",
-    "capped_lines": "atomic_agent.prompt.capped_lines",
-    "describe_full": "atomic_agent.prompt.describe_tool",
     "LEVEL_NAMES": "atomic_agent.approval.approval_gate",
-    # approval prompts waiting for a remote host (serve, sidecar) and their typed answer errors
+    "stdin_approver": "atomic_agent.approval.stdin_approver",
     "PendingApprovals": "atomic_agent.approval.pending_approvals",
     "ApprovalNotPendingError": "atomic_agent.approval.pending_approvals",
     "InvalidDecisionError": "atomic_agent.approval.pending_approvals",
-    # running one tool outside the loop (`atomic-agent tools call`)
-    "args_errors": "atomic_agent.tools.tool_registry",
-    "compress_result": "atomic_agent.agent.invoke_tool",
-    "invoke_tool": "atomic_agent.agent.invoke_tool",
-    "TurnStart": "atomic_agent.hook_records",
-    "ExchangePair": "atomic_agent.hook_records",
-    # services plugins provide to each other (register_services, RuntimeView.service)
-    "ServiceSpec": "atomic_agent.hook_records",
-    # periodic work the runtime runs for a plugin (register_ticks)
-    "TickSpec": "atomic_agent.hook_records",
-    # which process owns what: a flock per live process (tells a dead owner's rows from a live one's)
-    "OwnerLease": "atomic_agent.turns.turn_owner",
-    # prompt pieces a sub-call plugin renders with (reflection, distill, ...)
-    "make_prompt_env": "atomic_agent.prompt.jinja_env",
-    "estimate_tokens": "atomic_agent.prompt.estimate_tokens",
-    # host surfaces (sidecar, serve): steering outcomes, queue cancellation, failure codes
+    # steering and queues
     "SteerOutcome": "atomic_agent.turns.steering_inbox",
     "MAX_PENDING_STEERS": "atomic_agent.turns.steering_inbox",
     "SubmissionCancelledError": "atomic_agent.turns.turn_controller",
     "SteerAlreadyTakenError": "atomic_agent.turns.durable_steering",
-    "FAILURE_CATEGORIES": "atomic_agent.reliability.failure_taxonomy",
-    "classify_failure": "atomic_agent.reliability.failure_taxonomy",
-    "is_transport_retryable": "atomic_agent.reliability.failure_taxonomy",
-    "explain_environment_error": "atomic_agent.reliability.failure_taxonomy",
-    "environment_kind": "atomic_agent.reliability.failure_taxonomy",
-    # reliability under faults: text admission, graceful stop, idempotent requests
+    # admission, graceful stop, idempotent requests
     "InvalidTextError": "atomic_agent.turns.admissible_text",
     "check_text": "atomic_agent.turns.admissible_text",
     "text_problem": "atomic_agent.turns.admissible_text",
@@ -157,21 +159,31 @@ _EXPORTS: dict[str, str] = {
     "RuntimeStoppingError": "atomic_agent.turns.graceful_stop",
     "TurnParkedError": "atomic_agent.turns.graceful_stop",
     "DuplicateRequestError": "atomic_agent.turns.request_keys",
-    "KeyedTurn": "atomic_agent.turns.request_keys",
     "RequestKey": "atomic_agent.turns.request_keys",
     "request_fingerprint": "atomic_agent.turns.request_keys",
-    "TurnAnswer": "atomic_agent.turns.turn_answers",
+    # failure codes a host reports
+    "FAILURE_CATEGORIES": "atomic_agent.reliability.failure_taxonomy",
+    "classify_failure": "atomic_agent.reliability.failure_taxonomy",
+    "environment_kind": "atomic_agent.reliability.failure_taxonomy",
     "error_code": "atomic_agent.reliability.failure_taxonomy",
     "openai_error_type": "atomic_agent.reliability.failure_taxonomy",
-    # providers, fallback chain and the error an embed() call raises (core/providers, core/llm)
-    "EmbeddingUnavailable": "atomic_agent.llm.provider_protocol",
-    "LlmConfig": "atomic_agent.providers.llm_config",
-    "read_llm_config": "atomic_agent.providers.llm_config",
-    "structure_llm_block": "atomic_agent.providers.llm_config",
-    "resolve_fallback_chain": "atomic_agent.providers.fallback_chain",
-    "declared_links": "atomic_agent.providers.fallback_chain",
-    "build_provider_registry": "atomic_agent.runtime.provider_selection",
 }
+
+# Testing a plugin: plugin hosts, a tool context, a real runtime with chosen plugins, a
+# scripted model.
+TEST_KIT: dict[str, str] = {
+    "fresh_plugin_host": "atomic_agent.testing.plugin_kit",
+    "installed_plugin_host": "atomic_agent.testing.plugin_kit",
+    "registered_plugin": "atomic_agent.testing.plugin_kit",
+    "collected_tools": "atomic_agent.testing.plugin_kit",
+    "make_tool_context": "atomic_agent.testing.tool_context_kit",
+    "make_runtime_view": "atomic_agent.testing.tool_context_kit",
+    "boot_for_test": "atomic_agent.testing.runtime_kit",
+    "runtime_for_test": "atomic_agent.testing.runtime_kit",
+    "ScriptedProvider": "atomic_agent.testing.scripted_provider",
+}
+
+_EXPORTS: dict[str, str] = {**PLUGIN_AUTHORS, **EMBEDDERS, **TEST_KIT}
 
 # names that are modules themselves (read through at call time, so one monkeypatch reaches every caller)
 _MODULES = frozenset({"store_clock", "trace_events"})
