@@ -17,6 +17,8 @@ import httpx
 
 from atomic_agent.api import Completion, CompletionRequest, ProviderError, ProviderUnavailableError
 
+from .reclaiming_transport import ReclaimingTransport
+
 T = TypeVar("T")
 DeltaCallback = Callable[[str], None]
 SleepFn = Callable[[float], Awaitable[None]]
@@ -191,7 +193,10 @@ class LlamaServerClient:
         self.backoff_ms = backoff_ms
         self._sleep: SleepFn = sleep or asyncio.sleep
         self._rand: Callable[[], float] = rand or random.random
-        self._http = httpx.AsyncClient(base_url=self.base_url, timeout=httpx.Timeout(timeout_s), transport=transport)
+        # cancelled calls are routine (an aborted reflection, a timed-out call): see reclaiming_transport
+        self.transport = ReclaimingTransport(transport)
+        self._http = httpx.AsyncClient(base_url=self.base_url, timeout=httpx.Timeout(timeout_s),
+                                       transport=self.transport)
 
     def backoff_delay_s(self, attempt: int) -> float:
         """Seconds to wait before retry number `attempt` (0-based)."""

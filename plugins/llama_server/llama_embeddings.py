@@ -23,10 +23,14 @@ class LlamaEmbeddingProvider:
                  transport: Any = None) -> None:
         import httpx
 
+        from .reclaiming_transport import ReclaimingTransport
+
         self.url = url.rstrip("/")
         self.provider_id = provider_id or None
         self.model_id = ""  # what the daemon serves, when its owner knows (names stored vectors)
-        self._http = httpx.AsyncClient(base_url=self.url, timeout=httpx.Timeout(timeout_s), transport=transport)
+        # an embedding call cut off by a cancel must not strand a pool slot (see reclaiming_transport)
+        self._http = httpx.AsyncClient(base_url=self.url, timeout=httpx.Timeout(timeout_s),
+                                       transport=ReclaimingTransport(transport))
 
     async def embed(self, texts: Sequence[str]) -> list[list[float]]:
         import httpx
