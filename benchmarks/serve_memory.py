@@ -9,7 +9,8 @@ llama-server on loopback; its state dir lives on /dev/shm when there is one, so 
 not what is measured. Every request starts a new session unless --same-session (then one
 session's conversation grows, which is expected to cost memory in its prompt), or
 --sessions N (requests go round-robin over N sessions made up front). RSS is read from
-/proc/<pid>/status and the open file descriptors from /proc/<pid>/fd; the numbers are
+/proc/<pid>/status, the open file descriptors from /proc/<pid>/fd and the connections to the
+llama-server from /proc/net/tcp; the numbers are
 printed, never asserted. --disable names plugins to switch off (config plugins.disabled).
 """
 
@@ -29,6 +30,7 @@ from pathlib import Path
 
 import httpx
 
+from atomic_agent.plugins.llama_server.testing.connection_count import open_connections
 from atomic_agent.plugins.llama_server.testing.fake_llama_server import FakeLlamaServer
 
 CLI = Path(sys.executable).with_name("atomic-agent")
@@ -123,7 +125,8 @@ def main() -> None:
                 fake.requests.clear()  # the scripted server's own log, in this process: not serve's memory
                 rss = rss_kib(proc.pid)
                 per = (rss - previous[1]) * 1024 / max(target - previous[0], 1)
-                print(f"after {target:>6,} requests: RSS {rss:>9,} KiB, {open_fds(proc.pid):>4} fds  "
+                print(f"after {target:>6,} requests: RSS {rss:>9,} KiB, {open_fds(proc.pid):>4} fds, "
+                      f"{open_connections(proc.pid, fake.port):>3} llama-server connections  "
                       f"({per:+.0f} B/request since the last line, "
                       f"{time.perf_counter() - started:,.0f} s elapsed)", flush=True)
                 previous = (target, rss)

@@ -6,10 +6,13 @@ Usage: .venv/bin/python benchmarks/session_turn_cost.py [--checkpoints 1,10,100,
 
 The server talks to a zero-latency scripted llama-server (plugins/llama_server/testing) on
 loopback; every request is a full agent turn on the same session (X-Atomic-Session), one
-client, one request at a time. Each checkpoint prints the median latency of the turns in a
+client, one request at a time, with the default plugins (memory reflection included) unless
+`--disable` names some. Each checkpoint prints the median latency of the turns in a
 window around it (`--window` turns either side) and its ratio to turn 10. The state dir is on
 /dev/shm when there is one (the fsyncs are still issued, they are just cheap), so the numbers
-are about the work per turn, not the disk.
+are about the work per turn, not the disk. serve's open connections to the llama-server are
+counted every 100 turns and at each checkpoint (each turn aborts the previous turn's memory
+reflection; those cancelled calls once stranded a connection every few turns).
 
 `--profile N` runs the server under cProfile and prints the N functions with the most
 internal time and the N with the most cumulative time, over the whole run: where a turn's
@@ -32,6 +35,7 @@ from pathlib import Path
 
 import httpx
 
+from atomic_agent.plugins.llama_server.testing.connection_count import open_connections
 from atomic_agent.plugins.llama_server.testing.fake_llama_server import FakeLlamaServer
 
 CLI = Path(sys.executable).with_name("atomic-agent")
@@ -85,15 +89,14 @@ def main() -> None:
     parser.add_argument("--checkpoints", default="1,10,100,1000,10000")
     parser.add_argument("--window", type=int, default=10, help="turns either side of a checkpoint in its median")
     parser.add_argument("--profile", type=int, default=0, metavar="N", help="profile serve; print the top N")
-    parser.add_argument("--disable", default="memory_reflection",
-                        help="plugins to disable, comma-separated (default memory_reflection: its calls, aborted "
-                             "by the next turn, leak llama-server connections until serve stalls on its pool)")
+    parser.add_argument("--disable", default="", help="plugins to disable, comma-separated (default none)")
     args = parser.parse_args()
     checkpoints = sorted(int(c) for c in args.checkpoints.split(","))
     last = checkpoints[-1] + args.window
     scratch = "/dev/shm" if os.path.isdir("/dev/shm") else None
     latencies: list[float] = []  # latencies[i] is turn i + 1
     failed: list[int] = []  # turns answered with an error (counted, printed)
+    connections: dict[int, int] = {}  # turn -> serve's open connections to the llama-server then
     with tempfile.TemporaryDirectory(prefix="turn-cost-", dir=scratch) as tmp, \
             FakeLlamaServer(default_reply=REPLY) as fake:
         state = Path(tmp) / "state"
@@ -114,6 +117,8 @@ def main() -> None:
                         failed.append(turn)
                     if turn % 500 == 0:
                         fake.requests.clear()  # the fake's own log lives in this process; keep it small
+                    if turn in checkpoints or turn % 100 == 0:
+                        connections[turn] = open_connections(proc.pid, fake.port)
                     if turn in checkpoints:
                         print(f"  ... turn {turn:,} reached ({time.perf_counter() - started:,.0f} s)", file=sys.stderr,
                               flush=True)
@@ -132,6 +137,8 @@ def main() -> None:
             window = latencies[max(0, point - 1 - args.window):point + args.window]
             medians[point] = statistics.median(window) * 1000
         reference = medians.get(10) or medians[checkpoints[0]]
+        print("  serve's open connections to llama-server by turn: "
+              + ", ".join(f"{turn:,}: {count}" for turn, count in sorted(connections.items())))
         print(f"  {'turn':>7}  {'median ms':>9}  {'vs turn 10':>10}")
         for point in checkpoints:
             print(f"  {point:>7,}  {medians[point]:>9.2f}  {medians[point] / reference:>9.2f}x")
