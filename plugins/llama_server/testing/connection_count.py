@@ -6,9 +6,6 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-ESTABLISHED = "01"
-
-
 def _socket_inodes(pid: int) -> set[str]:
     inodes: set[str] = set()
     fd_dir = Path(f"/proc/{pid}/fd")
@@ -23,7 +20,8 @@ def _socket_inodes(pid: int) -> set[str]:
 
 
 def open_connections(pid: int, remote_port: int) -> int:
-    """Established TCP connections of process `pid` whose remote end is `remote_port`."""
+    """TCP sockets process `pid` holds open to `remote_port`, in any state: one the peer has
+    closed (CLOSE_WAIT) still holds the process's descriptor, and its pool slot, until closed."""
     inodes = _socket_inodes(pid)
     count = 0
     for table in ("/proc/net/tcp", "/proc/net/tcp6"):
@@ -33,7 +31,7 @@ def open_connections(pid: int, remote_port: int) -> int:
             continue
         for line in lines:
             fields = line.split()
-            remote, state, inode = fields[2], fields[3], fields[9]
-            if state == ESTABLISHED and inode in inodes and int(remote.rsplit(":", 1)[1], 16) == remote_port:
+            remote, inode = fields[2], fields[9]
+            if inode in inodes and int(remote.rsplit(":", 1)[1], 16) == remote_port:
                 count += 1
     return count
