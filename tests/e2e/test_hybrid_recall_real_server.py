@@ -50,7 +50,7 @@ async def test_paraphrase_recalled_through_the_embedding_daemon_and_bm25_when_it
     embed_port = free_loopback_port()
     (state / "config.json").write_text(json.dumps({
         "version": CONFIG_VERSION,
-        "llama": {"url": llama_server.base_url, "maxTokens": 48,
+        "llama": {"url": llama_server.base_url, "maxTokens": 256,
                   "embeddings": {"enabled": True, "port": embed_port}},
         "memoryEmbeddings": {"enabled": True},
         "memoryReflection": {"enabled": False}}))  # keeps the turns short: this test is about recall

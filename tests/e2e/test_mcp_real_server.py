@@ -46,7 +46,8 @@ async def test_sampling_runs_on_slot_minus_one_and_the_main_slot_keeps_its_cache
     state = tmp_path / "state"
     _config(state, tmp_path / "marker.txt", ["ask_model", "ping"])
     env = {"ATOMIC_AGENT_LLAMA_URL": llama_server.base_url, "ATOMIC_AGENT_MAX_STEPS": "4", "ATOMIC_AGENT_SEED": "7",
-           "ATOMIC_AGENT_MEMORY_REFLECTION": "0"}  # reflection has its own slot; only main and sampling here
+           "ATOMIC_AGENT_MEMORY_REFLECTION": "0", "ATOMIC_AGENT_MEMORY_REWRITER": "0"}
+    # reflection and the query rewriter ride their own slot; only main and sampling here
     runtime = await create_runtime(boot_context=boot(state, environ=dict(env)), environ=env)
     sent: list[dict] = []
     client = runtime.provider.client

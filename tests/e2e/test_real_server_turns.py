@@ -32,7 +32,8 @@ async def test_turns_on_the_real_server_keep_the_contract(llama_server, tmp_path
     original = client.complete
 
     async def recording(request, on_delta=None):
-        if "### conversation" in request.prompt:  # main-loop steps (memory reflection has its own prompt)
+        # main-loop steps (memory reflection has its own prompt; the query rewriter's quotes the conversation)
+        if "### conversation" in request.prompt and "### memory-rewrite" not in request.prompt:
             sent.append({"grammar": request.grammar, "slot": request.slot_id, "cache": request.cache_prompt})
         return await original(request, on_delta)
 

@@ -136,4 +136,4 @@ def test_a_huge_result_restated_in_the_tail_still_fits_the_context() -> None:
                          registry=registry_with("os.fs.list"), session=session, agent=AgentConfig(),
                          n_ctx=2048, n_predict=256)
     assert estimate_tokens(built.text) + 256 <= 2048
-    assert "If the tool_result answers that" in built.tail
+    assert "If the tool_result answers the user's request" in built.tail
