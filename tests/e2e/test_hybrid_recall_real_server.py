@@ -26,6 +26,9 @@ NOTES = ("Caroline adopted a puppy called Biscuit in May",
          "Melanie paints landscapes with watercolours")
 PARAPHRASE = "Did she get a new dog?"  # shares no content word with the first note
 ENV = {"ATOMIC_AGENT_MAX_STEPS": "1", "ATOMIC_AGENT_SEED": "7"}
+# a one-step turn on the starter model may end on its step limit (it sometimes calls a tool
+# first): the turn is only the vehicle for the recall prefetch this test checks
+ENDED = ("done", "failed")
 
 
 def cli(state: Path, *args: str) -> subprocess.CompletedProcess[str]:
@@ -75,18 +78,18 @@ async def test_paraphrase_recalled_through_the_embedding_daemon_and_bm25_when_it
         runtime = runtime_for(state)  # session two, a new process's view: hybrid recall
         assert runtime.service("memory").note_store().recall(PARAPHRASE, 3) == []  # BM25 alone cannot
         second = await runtime.run_turn(PARAPHRASE, working_dir=tmp_path)
-        assert second.status == "done" and second.session_id != first.session_id
+        assert second.status in ENDED and second.session_id != first.session_id
         assert "Biscuit" in recalled(runtime, second.session_id, PARAPHRASE).splitlines()[0]
         await runtime.close()
 
         assert stop_recorded_server(ServerPaths.for_embeddings(state)) is not None  # the daemon goes away
         runtime = runtime_for(state)
         third = await runtime.run_turn(PARAPHRASE, working_dir=tmp_path)
-        assert third.status == "done"
+        assert third.status in ENDED
         assert "Biscuit" not in recalled(runtime, third.session_id, PARAPHRASE)
         lexical = "when is the quarterly report due?"
         fourth = await runtime.run_turn(lexical, session_id=third.session_id)
-        assert fourth.status == "done" and "quarterly report" in recalled(runtime, third.session_id, lexical)
+        assert fourth.status in ENDED and "quarterly report" in recalled(runtime, third.session_id, lexical)
         metrics = runtime.service("metrics")
         fallbacks = {reason: metrics.counter_value("agent.memory.embeddings.fallback_to_fts5", reason=reason,
                                                    path="recall") for reason in ("unavailable", "resting")}
