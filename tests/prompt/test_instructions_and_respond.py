@@ -54,6 +54,15 @@ def test_the_example_turn_and_picks_name_every_registered_everyday_tool() -> Non
         assert name in picks
 
 
+def test_the_example_reply_repeats_its_tool_result_word_for_word() -> None:
+    # a placeholder reply ("<the answer ...>") taught the starter model to answer "No response"
+    text = instructions(registry_with("os.fs.list"))
+    lines = text.splitlines()
+    result = next(line for line in lines if line.startswith("tool_result[os.fs.list ok]: "))
+    reply = json.loads(lines[lines.index(result) + 1])
+    assert reply == [{"tool": "reply", "args": {"text": result.split("]: ", 1)[1]}}]
+
+
 def test_examples_name_only_tools_that_are_registered() -> None:
     only_read = instructions(registry_with("os.fs.read"))
     assert "os.fs.list" not in only_read and "os.git" not in only_read and "os.fs.grep" not in only_read
