@@ -123,7 +123,9 @@ def test_after_an_ok_result_the_offered_reply_is_valid_json_carrying_the_result(
         TranscriptEntry(TOOL_RESULT, 0, text=result, tool="os.fs.list", status="ok", step=1, batch_index=0)))
     offered = next(line for line in text.splitlines() if line.startswith("[{"))
     assert json.loads(offered) == [{"tool": "reply", "args": {"text": 'a.txt  3B / b "quoted".md 1K\\x'}}]
-    assert "If it does not, call the next tool." in text
+    # the way out comes first and the offered reply is the section's last line, nearest the answer
+    assert "does not answer the user's request, call the next tool" in text
+    assert text.rstrip("\n").endswith(offered)
 
 
 def test_after_a_failed_call_the_model_is_told_to_change_course() -> None:
@@ -145,4 +147,4 @@ def test_a_huge_result_restated_in_the_tail_still_fits_the_context() -> None:
                          registry=registry_with("os.fs.list"), session=session, agent=AgentConfig(),
                          n_ctx=2048, n_predict=256)
     assert estimate_tokens(built.text) + 256 <= 2048
-    assert "If the tool_result answers the user's request" in built.tail
+    assert "If the tool_result does not answer the user's request" in built.tail
