@@ -93,11 +93,12 @@ class HybridSide:
         self.index.reset("benchmark", len(vectors[0]))
         self.index.upsert([(i, GLOBAL_PARTITION, v) for i, v in zip(ids, vectors)])
 
-    def recall(self, store: Any, question: str, k: int) -> list[Any]:
+    def recall(self, store: Any, question: str, k: int, feedback: Any = None) -> list[Any]:
         started = time.perf_counter()
         query = self.daemon.embed([question])[0]
         nearest = self.index.nearest(query, self.candidates, None)
-        hits = store.recall(question, k, nearest=nearest, fusion=self.weights, candidates=self.candidates)
+        hits = store.recall(question, k, nearest=nearest, fusion=self.weights, candidates=self.candidates,
+                            feedback=feedback)
         self.query_ms.append((time.perf_counter() - started) * 1000)
         return hits
 

@@ -17,6 +17,9 @@ Phases (`--phases`, comma-separated; default `prev`, the figures the issue start
   links    the link graph: each turn links to the one before it in its session (a
            structural stand-in for the LLM link generator) and LinkStore.expand folds the
            linked notes in after the top-10 base hits, as the notes phase does
+  feedback pseudo-relevance feedback (NoteStore.recall's QueryFeedback, what
+           memoryNotes.recallInjection.feedbackTerms switches on): the best hits' shared
+           words join a second full-text query, fused with the first ranking
   rewrite  counts how many questions the rewriter's heuristic gate would send to the
            LLM (no rewrite is applied: that needs a model)
 `--ablation` prints one summary row per phase added in the order given, then the table.
@@ -48,13 +51,14 @@ from typing import Any
 from atomic_agent.plugins.memory.link_store import LinkStore
 from atomic_agent.plugins.memory.memory_database import MemoryDatabase
 from atomic_agent.plugins.memory.note_store import DEFAULT_WEIGHTS, NoteInput, NoteStore
+from atomic_agent.plugins.memory.query_feedback import QueryFeedback
 from atomic_agent.plugins.memory_notes.speaker_rerank import speaker_rerank
 from atomic_agent.plugins.memory_reflection.note_context import exchange_context
 from atomic_agent.plugins.memory_rewriter.referential_gate import is_referential
 
 DEFAULT_DATA = Path(__file__).resolve().parents[2] / "shared" / "data" / "locomo" / "locomo-dev.json"
 CATEGORIES = {1: "multi-hop", 2: "temporal", 3: "open-domain", 4: "single-hop"}
-PHASES = ("prev", "next", "dates", "speaker", "links", "rewrite")
+PHASES = ("prev", "next", "dates", "speaker", "feedback", "links", "rewrite")
 DIA_ID = re.compile(r"D\d+:\d+")
 SESSION_DATE = re.compile(r"(\d{1,2}):(\d{2})\s*([ap]m)\s+on\s+(\d{1,2})\s+(\w+),?\s+(\d{4})", re.IGNORECASE)
 K_MAX = 50
@@ -118,7 +122,9 @@ def link_sessions(links: LinkStore, ids: list[int], conversation: dict[str, Any]
 def recall_ranked(store: NoteStore, links: LinkStore | None, question: str, phases: set[str],
                   hybrid: Any = None) -> list[Any]:
     """The notes for `question` in rank order, through the product's recall path."""
-    hits = store.recall(question, K_MAX) if hybrid is None else hybrid.recall(store, question, K_MAX)
+    feedback = QueryFeedback() if "feedback" in phases else None
+    hits = (store.recall(question, K_MAX, feedback=feedback) if hybrid is None
+            else hybrid.recall(store, question, K_MAX, feedback=feedback))
     if "speaker" in phases:
         hits = speaker_rerank(hits, question)
     notes = [h.note for h in hits]
