@@ -80,11 +80,16 @@ class EmbeddingDaemon:
 class HybridSide:
     """Index one conversation's turns, then answer questions through hybrid recall."""
 
-    def __init__(self, daemon: EmbeddingDaemon, weights: FusionWeights, candidates: int) -> None:
+    def __init__(self, daemon: EmbeddingDaemon, weights: FusionWeights, candidates: int,
+                 with_context: bool = False) -> None:
         self.daemon = daemon
         self.weights = weights
         self.candidates = candidates
+        self.with_context = with_context
         self.query_ms: list[float] = []
+
+    def vector_text(self, content: str, context: str) -> str:
+        return f"{content}\n{context}" if self.with_context and context else content
 
     def index_notes(self, index_path: Path, store: Any, texts_by_id: dict[int, str]) -> None:
         self.index = VectorIndex.open(index_path)

@@ -29,7 +29,10 @@ a private embedding llama-server (all-MiniLM-L6-v2) unless --embedding-url names
 
 Usage: .venv/bin/python benchmarks/locomo_recall.py [--data PATH] [--phases prev,next,...]
        [--context-weight W] [--ablation]
-       [--hybrid [--embedding-url URL] [--fts5-weight A --vector-weight B] [--candidates N]]
+       [--hybrid [--embedding-url URL] [--fts5-weight A --vector-weight B] [--candidates N]
+                 [--vector-context] [--vector-cache FILE]]
+With --vector-cache, a later run whose texts are all cached needs no daemon: pass any
+unreachable --embedding-url (e.g. http://127.0.0.1:9) and nothing is started.
 The data (CC BY-NC 4.0) stays outside the repository: ../shared/data/locomo/locomo-dev.json.
 """
 
@@ -161,9 +164,10 @@ def evaluate(samples: list[dict[str, Any]], phases: set[str], weights: tuple[flo
             store = NoteStore(database, max_entries=100_000, weights=weights)
             notes_in = conversation_notes(sample["conversation"], phases)
             ids, _ = store.store_many(notes_in, now=0)
-            if hybrid is not None:  # the vector key is the turn alone; its neighbours stay BM25 keys
+            if hybrid is not None:  # the vector key is the turn alone (its neighbours stay BM25 keys),
+                # or with --vector-context the turn and its context key, as memoryEmbeddings.embedContext
                 hybrid.index_notes(Path(tmp) / f"{sample['sample_id']}.vectors.sqlite", store,
-                                   {i: n.content for i, n in zip(ids, notes_in)})
+                                   {i: hybrid.vector_text(n.content, n.context) for i, n in zip(ids, notes_in)})
             links = None
             if "links" in phases:
                 links = LinkStore(database)
@@ -257,6 +261,8 @@ def main() -> None:
     parser.add_argument("--fts5-weight", type=float, default=0.6)  # memoryEmbeddings' defaults
     parser.add_argument("--vector-weight", type=float, default=0.4)
     parser.add_argument("--candidates", type=int, default=50)
+    parser.add_argument("--vector-context", action="store_true",
+                        help="Embed each turn with its context key (previous/next turn, date), not the turn alone.")
     parser.add_argument("--vector-cache", type=Path, default=None, help="JSON file caching vectors between runs.")
     args = parser.parse_args()
     phases = parse_phases(args.phases)
@@ -269,7 +275,8 @@ def main() -> None:
     daemon = EmbeddingDaemon(args.embedding_url)
     daemon.load_cache(args.vector_cache)
     try:
-        side = HybridSide(daemon, FusionWeights(args.fts5_weight, args.vector_weight), args.candidates)
+        side = HybridSide(daemon, FusionWeights(args.fts5_weight, args.vector_weight), args.candidates,
+                          args.vector_context)
         run(args.data, phases, bm25, args.ablation, side)
         ordered = sorted(side.query_ms)
         print(f"hybrid query (embed + knn + fused recall) p50 {statistics.median(ordered):.2f} ms")
