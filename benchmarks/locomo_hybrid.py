@@ -80,11 +80,16 @@ class EmbeddingDaemon:
 class HybridSide:
     """Index one conversation's turns, then answer questions through hybrid recall."""
 
-    def __init__(self, daemon: EmbeddingDaemon, weights: FusionWeights, candidates: int) -> None:
+    def __init__(self, daemon: EmbeddingDaemon, weights: FusionWeights, candidates: int,
+                 with_context: bool = False) -> None:
         self.daemon = daemon
         self.weights = weights
         self.candidates = candidates
+        self.with_context = with_context
         self.query_ms: list[float] = []
+
+    def vector_text(self, content: str, context: str) -> str:
+        return f"{content}\n{context}" if self.with_context and context else content
 
     def index_notes(self, index_path: Path, store: Any, texts_by_id: dict[int, str]) -> None:
         self.index = VectorIndex.open(index_path)
@@ -93,11 +98,12 @@ class HybridSide:
         self.index.reset("benchmark", len(vectors[0]))
         self.index.upsert([(i, GLOBAL_PARTITION, v) for i, v in zip(ids, vectors)])
 
-    def recall(self, store: Any, question: str, k: int) -> list[Any]:
+    def recall(self, store: Any, question: str, k: int, feedback: Any = None) -> list[Any]:
         started = time.perf_counter()
         query = self.daemon.embed([question])[0]
         nearest = self.index.nearest(query, self.candidates, None)
-        hits = store.recall(question, k, nearest=nearest, fusion=self.weights, candidates=self.candidates)
+        hits = store.recall(question, k, nearest=nearest, fusion=self.weights, candidates=self.candidates,
+                            feedback=feedback)
         self.query_ms.append((time.perf_counter() - started) * 1000)
         return hits
 

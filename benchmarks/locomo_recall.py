@@ -17,6 +17,9 @@ Phases (`--phases`, comma-separated; default `prev`, the figures the issue start
   links    the link graph: each turn links to the one before it in its session (a
            structural stand-in for the LLM link generator) and LinkStore.expand folds the
            linked notes in after the top-10 base hits, as the notes phase does
+  feedback pseudo-relevance feedback (NoteStore.recall's QueryFeedback, what
+           memoryNotes.recallInjection.feedbackTerms switches on): the best hits' shared
+           words join a second full-text query, fused with the first ranking
   rewrite  counts how many questions the rewriter's heuristic gate would send to the
            LLM (no rewrite is applied: that needs a model)
 `--ablation` prints one summary row per phase added in the order given, then the table.
@@ -26,7 +29,10 @@ a private embedding llama-server (all-MiniLM-L6-v2) unless --embedding-url names
 
 Usage: .venv/bin/python benchmarks/locomo_recall.py [--data PATH] [--phases prev,next,...]
        [--context-weight W] [--ablation]
-       [--hybrid [--embedding-url URL] [--fts5-weight A --vector-weight B] [--candidates N]]
+       [--hybrid [--embedding-url URL] [--fts5-weight A --vector-weight B] [--candidates N]
+                 [--vector-context] [--vector-cache FILE]]
+With --vector-cache, a later run whose texts are all cached needs no daemon: pass any
+unreachable --embedding-url (e.g. http://127.0.0.1:9) and nothing is started.
 The data (CC BY-NC 4.0) stays outside the repository: ../shared/data/locomo/locomo-dev.json.
 """
 
@@ -48,13 +54,14 @@ from typing import Any
 from atomic_agent.plugins.memory.link_store import LinkStore
 from atomic_agent.plugins.memory.memory_database import MemoryDatabase
 from atomic_agent.plugins.memory.note_store import DEFAULT_WEIGHTS, NoteInput, NoteStore
+from atomic_agent.plugins.memory.query_feedback import QueryFeedback
 from atomic_agent.plugins.memory_notes.speaker_rerank import speaker_rerank
 from atomic_agent.plugins.memory_reflection.note_context import exchange_context
 from atomic_agent.plugins.memory_rewriter.referential_gate import is_referential
 
 DEFAULT_DATA = Path(__file__).resolve().parents[2] / "shared" / "data" / "locomo" / "locomo-dev.json"
 CATEGORIES = {1: "multi-hop", 2: "temporal", 3: "open-domain", 4: "single-hop"}
-PHASES = ("prev", "next", "dates", "speaker", "links", "rewrite")
+PHASES = ("prev", "next", "dates", "speaker", "feedback", "links", "rewrite")
 DIA_ID = re.compile(r"D\d+:\d+")
 SESSION_DATE = re.compile(r"(\d{1,2}):(\d{2})\s*([ap]m)\s+on\s+(\d{1,2})\s+(\w+),?\s+(\d{4})", re.IGNORECASE)
 K_MAX = 50
@@ -118,7 +125,9 @@ def link_sessions(links: LinkStore, ids: list[int], conversation: dict[str, Any]
 def recall_ranked(store: NoteStore, links: LinkStore | None, question: str, phases: set[str],
                   hybrid: Any = None) -> list[Any]:
     """The notes for `question` in rank order, through the product's recall path."""
-    hits = store.recall(question, K_MAX) if hybrid is None else hybrid.recall(store, question, K_MAX)
+    feedback = QueryFeedback() if "feedback" in phases else None
+    hits = (store.recall(question, K_MAX, feedback=feedback) if hybrid is None
+            else hybrid.recall(store, question, K_MAX, feedback=feedback))
     if "speaker" in phases:
         hits = speaker_rerank(hits, question)
     notes = [h.note for h in hits]
@@ -155,9 +164,10 @@ def evaluate(samples: list[dict[str, Any]], phases: set[str], weights: tuple[flo
             store = NoteStore(database, max_entries=100_000, weights=weights)
             notes_in = conversation_notes(sample["conversation"], phases)
             ids, _ = store.store_many(notes_in, now=0)
-            if hybrid is not None:  # the vector key is the turn alone; its neighbours stay BM25 keys
+            if hybrid is not None:  # the vector key is the turn alone (its neighbours stay BM25 keys),
+                # or with --vector-context the turn and its context key, as memoryEmbeddings.embedContext
                 hybrid.index_notes(Path(tmp) / f"{sample['sample_id']}.vectors.sqlite", store,
-                                   {i: n.content for i, n in zip(ids, notes_in)})
+                                   {i: hybrid.vector_text(n.content, n.context) for i, n in zip(ids, notes_in)})
             links = None
             if "links" in phases:
                 links = LinkStore(database)
@@ -251,6 +261,8 @@ def main() -> None:
     parser.add_argument("--fts5-weight", type=float, default=0.6)  # memoryEmbeddings' defaults
     parser.add_argument("--vector-weight", type=float, default=0.4)
     parser.add_argument("--candidates", type=int, default=50)
+    parser.add_argument("--vector-context", action="store_true",
+                        help="Embed each turn with its context key (previous/next turn, date), not the turn alone.")
     parser.add_argument("--vector-cache", type=Path, default=None, help="JSON file caching vectors between runs.")
     args = parser.parse_args()
     phases = parse_phases(args.phases)
@@ -263,7 +275,8 @@ def main() -> None:
     daemon = EmbeddingDaemon(args.embedding_url)
     daemon.load_cache(args.vector_cache)
     try:
-        side = HybridSide(daemon, FusionWeights(args.fts5_weight, args.vector_weight), args.candidates)
+        side = HybridSide(daemon, FusionWeights(args.fts5_weight, args.vector_weight), args.candidates,
+                          args.vector_context)
         run(args.data, phases, bm25, args.ablation, side)
         ordered = sorted(side.query_ms)
         print(f"hybrid query (embed + knn + fused recall) p50 {statistics.median(ordered):.2f} ms")

@@ -23,6 +23,7 @@ def build_app(ctx: Any) -> Any:
     from atomic_agent.plugins.http.route_capabilities import capabilities
     from atomic_agent.plugins.http.route_chat_completions import chat_completions
     from atomic_agent.plugins.http.route_events import events
+    from atomic_agent.plugins.http.route_memory import memory_embeddings, memory_phases, note_links
     from atomic_agent.plugins.http.route_mcp import add_servers, approve_tools, list_servers, remove_server
     from atomic_agent.plugins.http.route_models import list_models
     from atomic_agent.plugins.http.route_sessions import create_session, delete_session, get_session, list_sessions
@@ -52,6 +53,9 @@ def build_app(ctx: Any) -> Any:
         Route("/api/mcp/servers", add_servers, methods=["POST"]),
         Route("/api/mcp/servers/{name}", remove_server, methods=["DELETE"]),
         Route("/api/mcp/servers/{name}/approve", approve_tools, methods=["POST"]),
+        Route("/api/memory/phases", memory_phases, methods=["GET"]),
+        Route("/api/memory/embeddings", memory_embeddings, methods=["GET"]),
+        Route("/api/memory/notes/{note_id}/links", note_links, methods=["GET"]),
         Route("/api/tasks", list_tasks, methods=["GET"]),
         Route("/api/tasks", create_task, methods=["POST"]),
         Route("/api/tasks/{task_id}", get_task, methods=["GET"]),

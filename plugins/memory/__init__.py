@@ -1,5 +1,6 @@
 """The `memory` plugin owns memory.sqlite: its schema, the profile and note stores, the
-`memory` service the memory phases use (profile, notes, reflection), and the
+`memory` service the memory phases use (profile, notes, reflection), the read-only
+`memory_views` service the hosts publish (serve, sidecar), and the
 `atomic-agent memory profile|notes|search|forget|export|links|phases` commands and its
 `doctor` findings.
 
@@ -23,8 +24,15 @@ def register_services() -> Iterable[Any]:
 
         return build_memory_service(runtime)
 
+    def build_views(runtime: Any) -> Any:
+        from .memory_views import MemoryViews
+
+        return MemoryViews(runtime)
+
     return [ServiceSpec("memory", build, close=lambda service: service.close(),
-                        summary="memory.sqlite and its profile and note stores")]
+                        summary="memory.sqlite and its profile and note stores"),
+            ServiceSpec("memory_views", build_views,
+                        summary="read-only memory views for hosts: phase switches, embedding coverage, a note's links")]
 
 
 @hookimpl

@@ -175,35 +175,11 @@ def export_command(ctx: typer.Context, output: Path = OUTPUT_OPT) -> None:
     print(f"wrote {len(body['profile'])} profile rows and {len(body['notes'])} notes to {output}")
 
 
-# the memory phases' switches, by config block: (phase, block, detail keys shown beside `enabled`)
-PHASE_SWITCHES: tuple[tuple[str, str, tuple[str, ...]], ...] = (
-    ("profile", "memoryProfile", ()),
-    ("notes", "memoryNotes", ()),
-    ("reflection", "memoryReflection", ()),
-    ("links (v2 phase 2)", "memoryLinks", ("auto_generate", "expansion_depth", "max_expanded")),
-    ("evolver (v2 phase 3)", "memoryEvolution", ("max_per_write", "lease_ms")),
-    ("rewriter (v2.5 A)", "memoryRewriter", ("gate_mode", "timeout_ms", "history_turns")),
-    ("segmentation (v2.5 B)", "memorySegmentation", ("trigger_every_turns", "window_turns")),
-    ("typed notes (v2.5 C)", "memoryTypedNotes", ()),
-)
-
-
-def phase_switches(blocks: Any) -> list[dict[str, Any]]:
-    """One row per memory phase: on, off, or not installed (its plugin is not loaded)."""
-    rows = []
-    for phase, key, details in PHASE_SWITCHES:
-        block = blocks.get(key)
-        if block is None or isinstance(block, dict):  # no plugin owns the block: kept verbatim, unused
-            rows.append({"phase": phase, "block": key, "state": "not installed", "settings": {}})
-            continue
-        settings = {name: getattr(block, name) for name in details}
-        rows.append({"phase": phase, "block": key, "state": "on" if block.enabled else "off", "settings": settings})
-    return rows
-
-
 @memory_app.command("phases")
 def phases_command(ctx: typer.Context, json_out: bool = JSON_OPT) -> None:
     """Which memory phases are on, off or not installed, with their main settings."""
+    from .phase_switches import phase_switches
+
     rows = phase_switches(current_cli_state(ctx).config.blocks)
     if json_out:
         print_json(rows)

@@ -21,6 +21,7 @@ from .note_leases import DEFAULT_LEASE_MS, acquire_lease, release_lease
 from .note_store import NoteStore
 from .note_validation import DEFAULT_MAX_CONTENT_CHARS
 from .profile_store import ProfileStore
+from .query_feedback import QueryFeedback
 from .recall_fusion import FusionWeights
 from .profile_validation import is_valid_profile_key
 
@@ -46,6 +47,7 @@ class MemoryService:
     StoreError = MemoryStoreError
     ValidationError = MemoryValidationError
     FusionWeights = FusionWeights  # the blend hybrid recall passes to NoteStore.recall
+    QueryFeedback = QueryFeedback  # pseudo-relevance feedback NoteStore.recall can fold in
     LINK_KINDS = LINK_KINDS
 
     def __init__(self, path: Path, busy_timeout_s: float = DEFAULT_BUSY_TIMEOUT_S, metrics: Any = None) -> None:

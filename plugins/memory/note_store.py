@@ -20,6 +20,7 @@ from .memory_database import MemoryDatabase
 from .memory_errors import MemoryValidationError
 from .memory_records import Note, RecallHit, StoreOutcome
 from .note_validation import DEFAULT_MAX_CONTENT_CHARS, ValidNote, validate_note
+from .query_feedback import QueryFeedback
 from .recall_fusion import FusionWeights, blend
 
 DEFAULT_MAX_ENTRIES = 1000
@@ -153,17 +154,31 @@ class NoteStore:
 
     def recall(self, query: str, k: int = 5, *, working_dir: str | None = None, scope: str | None = None,
                exclude_ids: Iterable[int] = (), nearest: Mapping[int, float] | None = None,
-               fusion: FusionWeights | None = None, candidates: int = 0) -> list[RecallHit]:
+               fusion: FusionWeights | None = None, candidates: int = 0,
+               feedback: QueryFeedback | None = None) -> list[RecallHit]:
         """Top-k notes by BM25 for the content words of `query` (never raises on FTS syntax).
 
         With `nearest` (note id -> cosine similarity of its vector to the query's, from the
         embedding index) the ranking is hybrid: the top `candidates` BM25 hits and the
-        nearest notes are blended with `fusion`, and `score` is minus the blend. Without it
-        this is plain BM25, unchanged."""
+        nearest notes are blended with `fusion`, and `score` is minus the blend. With
+        `feedback`, that ranking is fused with a second full-text recall whose query gains
+        the words its best hits share (see query_feedback), and `score` is minus the fused
+        score. Without either this is plain BM25, unchanged."""
+        exclude = list(exclude_ids)
         if nearest is not None:
-            return self._hybrid_recall(query, k, working_dir, scope, list(exclude_ids), nearest,
+            hits = self._hybrid_recall(query, k, working_dir, scope, exclude, nearest,
                                        fusion or FusionWeights(), max(candidates, k))
-        return self._bm25_recall(query, k, working_dir, scope, exclude_ids)
+        else:
+            hits = self._bm25_recall(query, k, working_dir, scope, exclude)
+        if feedback is None or not hits:
+            return hits
+        from .query_feedback import feedback_terms, fuse
+
+        words = feedback_terms(query, [h.note for h in hits], feedback)
+        if not words:
+            return hits
+        second = self._bm25_recall(" ".join([query, *words]), k, working_dir, scope, exclude)
+        return [RecallHit(hit.note, -score) for hit, score in fuse(hits, second, feedback.weight, k)]
 
     def _hybrid_recall(self, query: str, k: int, working_dir: str | None, scope: str | None,
                        exclude_ids: list[int], nearest: Mapping[int, float], fusion: FusionWeights,

@@ -17,6 +17,7 @@ from atomic_agent.api import hookimpl
 
 CONFIG_KEY = "memoryEmbeddings"
 SERVICE_NAME = "memory_embeddings"
+STATUS_SERVICE_NAME = "memory_embedding_status"
 PHASE_ORDER = 15  # before memory-notes (20), whose recall it feeds
 
 
@@ -34,7 +35,15 @@ def register_services() -> Iterable[Any]:
     from atomic_agent.api import ServiceSpec
 
     return [ServiceSpec(SERVICE_NAME, _build, close=_close,
-                        summary="hybrid recall state: embedding source, sqlite-vec index, background writer")]
+                        summary="hybrid recall state: embedding source, sqlite-vec index, background writer"),
+            ServiceSpec(STATUS_SERVICE_NAME, _build_status,
+                        summary="read-only embedding status and coverage (for the hosts' memory views)")]
+
+
+def _build_status(runtime: Any) -> Any:
+    from .embedding_status import EmbeddingStatusView
+
+    return EmbeddingStatusView(Path(runtime.state_dir), bool(runtime.config.block(CONFIG_KEY).enabled))
 
 
 def _build(runtime: Any) -> Any:

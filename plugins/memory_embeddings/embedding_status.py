@@ -40,6 +40,19 @@ def embedding_status(state_dir: Path, enabled: bool) -> dict[str, Any]:
     notes = counts.get("notes") or 0
     return {"enabled": enabled, "model": model, "dim": status.get("dim"), "notes": counts.get("notes"),
             "embedded": embedded, "pending": max(notes - embedded, 0) if model else notes,
+            "coverage": round(embedded / notes, 4) if notes else None,
             "byModel": counts["byModel"], "index": str(vectors_path(state_dir)),
             "indexExists": vectors_path(state_dir).exists(), "fallbacks": int(status.get("fallbacks", 0)),
             "lastFailure": status.get("lastFailure"), "lastOk": status.get("lastOk")}
+
+
+class EmbeddingStatusView:
+    """The `memory_embedding_status` service: `embedding_status` for a running host (serve,
+    sidecar), on or off; it reads only, so building it starts and creates nothing."""
+
+    def __init__(self, state_dir: Path, enabled: bool) -> None:
+        self.state_dir = state_dir
+        self.enabled = enabled
+
+    def status(self) -> dict[str, Any]:
+        return embedding_status(self.state_dir, self.enabled)

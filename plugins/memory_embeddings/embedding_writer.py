@@ -91,12 +91,13 @@ class EmbeddingWriter:
             return 0
         written = 0
         try:
-            self._sync_index(index, source.model)
+            key = hybrid.vector_key(source.model)
+            self._sync_index(index, key)
             while limit is None or written < limit:
-                batch = self._pending(source.model, hybrid.cfg.write_batch)
+                batch = self._pending(key, hybrid.cfg.write_batch)
                 if not batch:
                     break
-                texts = [row["content"][:hybrid.cfg.max_chars] for row in batch]
+                texts = [hybrid.vector_text(row["content"], row["context"]) for row in batch]
                 try:
                     answer = await asyncio.wait_for(source.embed(texts), hybrid.cfg.write_timeout_ms / 1000)
                 except asyncio.TimeoutError:
@@ -113,14 +114,14 @@ class EmbeddingWriter:
                                     f"{len(answer) if isinstance(answer, list) else type(answer).__name__}")
                     break
                 try:
-                    vectors = self._checked(answer, index, source.model)
+                    vectors = self._checked(answer, index, key)
                 except BadVectorError as exc:
                     hybrid.fallback(WRITE_PATH, exc.reason, str(exc))
                     break
-                self._store(batch, vectors, source.model, index)
+                self._store(batch, vectors, key, index)
                 written += len(batch)
                 hybrid.metrics.inc(WRITTEN_METRIC, len(batch))
-                hybrid.succeeded(source.model, len(vectors[0]))
+                hybrid.succeeded(key, len(vectors[0]))
         except asyncio.CancelledError:
             raise
         except Exception as exc:  # a broken write path degrades, never breaks a turn
@@ -140,7 +141,7 @@ class EmbeddingWriter:
 
     def _pending(self, model: str, limit: int) -> list[dict[str, Any]]:
         return self.hybrid.memory.database.query(
-            "SELECT m.id, m.content, m.scope, m.working_dir FROM memories m LEFT JOIN memory_embeddings e "
+            "SELECT m.id, m.content, m.context, m.scope, m.working_dir FROM memories m LEFT JOIN memory_embeddings e "
             "ON e.memory_id = m.id AND e.model = ? WHERE e.memory_id IS NULL ORDER BY m.id DESC LIMIT ?",
             [model, limit])
 
@@ -190,7 +191,7 @@ class EmbeddingWriter:
             if every_model:
                 conn.execute("DELETE FROM memory_embeddings")
             else:
-                conn.execute("DELETE FROM memory_embeddings WHERE model = ?", [source.model])
+                conn.execute("DELETE FROM memory_embeddings WHERE model = ?", [self.hybrid.vector_key(source.model)])
         self.hybrid.index().clear()
         self._synced_model = None
         return await self.drain()

@@ -28,3 +28,8 @@ class EmbeddingsConfig:
     write_batch: int = int_field(32, 1, 512)
     # a note is cut to this many characters before it is embedded (a BERT window is 512 tokens)
     max_chars: int = int_field(1200, 64, 100_000)
+    # embed a note with its context key (reflection notes: the exchange and its date), not its
+    # content alone; the vectors are then stored under "<model>+context", so switching re-embeds.
+    # LoCoMo dev, hybrid with context keys (benchmarks/locomo_recall.py --hybrid --vector-context):
+    # R@10 0.757 -> 0.773, NDCG@10 0.597 -> 0.613, MRR 0.576 -> 0.595
+    embed_context: bool = value_field(False)

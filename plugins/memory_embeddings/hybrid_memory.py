@@ -22,6 +22,7 @@ FALLBACK_METRIC = "agent.memory.embeddings.fallback_to_fts5"
 WRITTEN_METRIC = "agent.memory.embeddings.written"
 QUERY_LATENCY_METRIC = "agent.memory.embeddings.query_latency_ms"
 STATUS_FILE = "memory-embeddings.json"
+CONTEXT_KEY_SUFFIX = "+context"  # vectors of a note's content and context key (memoryEmbeddings.embedContext)
 RETRY_AFTER_S = 30.0  # after a failed call, recall stays BM25-only this long instead of waiting again
 
 
@@ -47,6 +48,15 @@ class HybridMemory:
         self._index: VectorIndex | None = None
         self._down_until = 0.0
         self.writer: Any = None  # the EmbeddingWriter, set by the plugin
+
+    def vector_key(self, model: str) -> str:
+        """What the stored vectors are keyed by: the model, and whether the context joined the text."""
+        return model + CONTEXT_KEY_SUFFIX if self.cfg.embed_context else model
+
+    def vector_text(self, content: str, context: str | None) -> str:
+        """The text a note is embedded from, cut to maxChars."""
+        text = f"{content}\n{context}" if self.cfg.embed_context and context else content
+        return text[: self.cfg.max_chars]
 
     @property
     def memory(self) -> Any:

@@ -54,8 +54,9 @@ class VectorRecall:
         index = hybrid.index_or_fallback(RECALL_PATH)
         if index is None:
             return None
-        if index.model != source.model or not index.has_table():
-            hybrid.fallback(RECALL_PATH, "index_empty", f"no vectors of {source.model} are indexed yet",
+        key = hybrid.vector_key(source.model)
+        if index.model != key or not index.has_table():
+            hybrid.fallback(RECALL_PATH, "index_empty", f"no vectors of {key} are indexed yet",
                             back_off=False)
             return None
         started = time.perf_counter()

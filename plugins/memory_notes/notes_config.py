@@ -15,6 +15,13 @@ class RecallInjectionConfig:
     k: int = int_field(3, 1, 20)
     preview_chars: int = int_field(160, 20, 2000)
     max_tokens: int = int_field(400, 16, 32000)
+    # pseudo-relevance feedback: this many words of the best hits join a second full-text query
+    # fused with the first (0: off). LoCoMo dev with context keys (benchmarks/locomo_recall.py
+    # feedback): BM25 R@10 0.749 -> 0.759, NDCG@10 0.599 -> 0.603; hybrid 0.757 -> 0.764, 0.597 ->
+    # 0.608. Off by default for its cost: the second query's frequent words put recall p50 at
+    # 10k synthetic notes from 0.4 to about 30 ms (benchmarks/memory_recall.py --feedback 10)
+    feedback_terms: int = int_field(0, 0, 32)
+    feedback_docs: int = int_field(5, 1, 20)
 
 
 @attrs.frozen

@@ -20,7 +20,8 @@ def notes_phase(runtime: Any, cfg: Any) -> Any:
     from .recall_prefetch import RecallPrefetch
 
     prefetch = RecallPrefetch(lambda: note_store_for(runtime, cfg), cfg, lambda: memory_of(runtime).metrics,
-                              RecallExtensions(runtime))
+                              RecallExtensions(runtime),
+                              lambda **settings: memory_of(runtime).QueryFeedback(**settings))
 
     def before_turn(start: Any) -> None:
         if memory_of(runtime).vector_recall is None:

@@ -46,8 +46,10 @@ def _in_scope(note: Any, working_dir: str | None) -> bool:
 
 class RecallPrefetch:
     def __init__(self, store: Callable[[], Any], cfg: Any, metrics: Callable[[], Any],
-                 extensions: RecallExtensions | None = None) -> None:
+                 extensions: RecallExtensions | None = None, query_feedback: Callable[..., Any] | None = None) -> None:
         self._store = store
+        self._query_feedback = query_feedback or (lambda **settings: None)  # the memory plugin's QueryFeedback
+        self._feedback_settings: tuple[tuple[int, int], Any] | None = None
         self._cfg = cfg
         self._metrics = metrics
         self._extensions = extensions or RecallExtensions(None)
@@ -64,6 +66,8 @@ class RecallPrefetch:
             hybrid = {} if nearest is None else {"nearest": nearest, "fusion": vectors.fusion,
                                                   "candidates": vectors.candidates}
             pool = inject.k * RERANK_POOL  # the same k hits when the rerank moves nothing
+            if inject.feedback_terms:
+                hybrid["feedback"] = self._feedback(inject)
             hits = store.recall(user_text, pool, working_dir=working_dir, **hybrid)
             if extra:
                 hits = merge_ranked(hits, store.recall(extra, pool, working_dir=working_dir), pool)
@@ -85,6 +89,14 @@ class RecallPrefetch:
         if index.enabled:
             pointers = tuple(store.recent(index.limit, working_dir=working_dir, exclude_ids=[n.id for n in recalled]))
         return RecallSnapshot(user_text, working_dir, recalled, pointers, extra, nearest, vectors)
+
+    def _feedback(self, inject: Any) -> Any:
+        """The memory plugin's QueryFeedback for these settings (built once per setting)."""
+        key = (inject.feedback_docs, inject.feedback_terms)
+        if self._feedback_settings is None or self._feedback_settings[0] != key:
+            self._feedback_settings = (key, self._query_feedback(docs=inject.feedback_docs,
+                                                                 terms=inject.feedback_terms))
+        return self._feedback_settings[1]
 
     def prefetch(self, session_id: str, user_text: str, working_dir: str | None) -> RecallSnapshot:
         return self._keep(session_id, self._compute(session_id, user_text, working_dir))

@@ -1,6 +1,13 @@
 """Speaker-aware recall: when a query names exactly one of the speakers the hits were said
-by (`meta.speaker`, set by writers that know who spoke: a transcript import, a group chat),
-hits by that speaker move up. Fused by rank, not by bm25 score: each hit weighs
+by (`meta.speaker`), hits by that speaker move up.
+
+No product writer sets `meta.speaker` today, on purpose: the memory tool's notes are
+written by the agent, reflection notes condense both sides of an exchange (a note may come
+from the user's words or from the reply, and the writer cannot tell which), and every
+channel has one human on the other side (Telegram answers its owner only; the sidecar's
+and serve's client names are applications, not people), so any value would be a guess or
+constant. The field is for writers that do know who said each line — a transcript import
+or a multi-party chat — and the rerank is inert without it. Fused by rank, not by bm25 score: each hit weighs
 1/(RRF_K + rank), multiplied by (1 + boost) for the named speaker's, so the order among
 one speaker's hits never changes. Hits without speakers are returned unchanged.
 

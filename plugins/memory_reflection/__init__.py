@@ -4,18 +4,21 @@ validators as the memory tools.
 
 The call runs on the provider's reserved reflection slot (or -1), never the session's main
 slot; it is scheduled after the reply was returned and never awaited by the turn; the next
-turn of the same session aborts it. Switched off (`memoryReflection.enabled = false`) the
-plugin registers nothing.
+turn of the same session aborts it. With sliding-window reflection on (the
+memory_segmentation plugin), a graceful stop reflects each session's turns since its last
+cadence point. Switched off (`memoryReflection.enabled = false`) the plugin registers no
+phase and its service is None.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Awaitable, Iterable
 from typing import Any
 
 from atomic_agent.api import hookimpl
 
 CONFIG_KEY = "memoryReflection"
+SERVICE_NAME = "memory_reflection"
 PHASE_ORDER = 90  # writes only: after every read phase
 
 
@@ -29,15 +32,35 @@ def register_config_blocks() -> Iterable[Any]:
 
 
 @hookimpl
+def register_services() -> Iterable[Any]:
+    from atomic_agent.api import ServiceSpec
+
+    def build(runtime: Any) -> Any:
+        cfg = runtime.config.block(CONFIG_KEY)
+        if not cfg.enabled:
+            return None
+        from .reflection_runner import ReflectionRunner
+
+        return ReflectionRunner(runtime, cfg)
+
+    return [ServiceSpec(SERVICE_NAME, build, summary="the end-of-turn reflection runner (None when reflection is off)")]
+
+
+@hookimpl
 def register_memory_phases(runtime: Any) -> Iterable[Any]:
-    cfg = runtime.config.block(CONFIG_KEY)
-    if not cfg.enabled:
+    if not runtime.config.block(CONFIG_KEY).enabled:
         return []
     from atomic_agent.api import MemoryPhase
 
-    from .reflection_runner import ReflectionRunner
-
-    runner = ReflectionRunner(runtime, cfg)
+    runner = runtime.service(SERVICE_NAME)
     return [MemoryPhase(name="memory-reflection", order=PHASE_ORDER, after_turn=runner.after_turn,
                         before_turn=runner.before_turn)]
+
+
+@hookimpl
+def runtime_stopping(runtime: Any) -> Awaitable[Any] | None:
+    """A graceful stop reflects the windows sliding-window reflection still holds (v2.5 B)."""
+    if not runtime.config.block(CONFIG_KEY).enabled:
+        return None
+    return runtime.service(SERVICE_NAME).flush_pending()
 

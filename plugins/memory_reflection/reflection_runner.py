@@ -26,6 +26,7 @@ LATENCY_METRIC = "agent.memory.reflection.latency_ms"
 WRITTEN_METRIC = "agent.memory.reflection.written"
 REJECTED_METRIC = "agent.memory.reflection.rejected"
 SKIPPED_METRIC = "agent.memory.reflection.skipped"
+FLUSHED_METRIC = "agent.memory.reflection.stop_flush"
 PROFILE_BLOCK = "memoryProfile"
 NOTES_BLOCK = "memoryNotes"
 MEMORY_SERVICE = "memory"  # memory.sqlite belongs to the memory plugin
@@ -143,6 +144,28 @@ class ReflectionRunner:
                 del self._pending[digest.session_id]
             self._aborted.discard(task)
         return self._finish(digest, attrs.evolve(result, latency_ms=_ms(started)))
+
+    # -- a graceful stop ------------------------------------------------------------------
+    async def flush_pending(self) -> list[ReflectionOutcome]:
+        """At a graceful stop (runtime_stopping, after every turn and after-turn task ended):
+        reflect over each session's turns since its last cadence point (v2.5 B's pending
+        windows), one session at a time, each within `timeoutMs`. Nothing without the
+        segmentation switch (every pair was reflected already)."""
+        if self.window is None:
+            return []
+        outcomes = []
+        for pending in self.window.take_pending():
+            digest = pending.digest
+            started = time.perf_counter()
+            try:
+                result = await self._reflect(digest, pending.pairs)
+            except TimeoutError:
+                result = ReflectionOutcome("timeout", error=f"no answer within {self.cfg.timeout_ms} ms")
+            except Exception as exc:  # a stop never fails on a reflection: count, trace, next session
+                result = ReflectionOutcome("failed", error=f"{type(exc).__name__}: {exc}")
+            self.metrics.inc(FLUSHED_METRIC, outcome=result.outcome)
+            outcomes.append(self._finish(digest, attrs.evolve(result, latency_ms=_ms(started))))
+        return outcomes
 
     async def _reflect(self, digest: Any, transcript: Any | None = None) -> ReflectionOutcome:
         from atomic_agent.api import CompletionRequest

@@ -12,3 +12,6 @@ class SegmentationConfig:
     enabled: bool = value_field(False, env="ATOMIC_AGENT_MEMORY_SEGMENTATION")
     trigger_every_turns: int = int_field(3, 1, 100)
     window_turns: int = int_field(5, 1, 16)
+    # at a graceful stop, the sessions (newest first) whose turns since their last cadence point
+    # are still reflected; 0 leaves them unreflected
+    stop_flush_sessions: int = int_field(8, 0, 256)

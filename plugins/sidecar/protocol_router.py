@@ -16,6 +16,7 @@ from typing import Any
 from atomic_agent.plugins.sidecar.approval_requests import APPROVAL_HANDLERS
 from atomic_agent.plugins.sidecar.lifecycle_requests import LIFECYCLE_HANDLERS
 from atomic_agent.plugins.sidecar.mcp_requests import MCP_HANDLERS
+from atomic_agent.plugins.sidecar.memory_requests import MEMORY_HANDLERS
 from atomic_agent.plugins.sidecar.line_reader import LineTooLong
 from atomic_agent.plugins.sidecar.protocol_messages import ProtocolError, error_response, ok_response
 from atomic_agent.plugins.sidecar.protocol_schema import REQUEST_TYPES, request_problem
@@ -26,7 +27,7 @@ from atomic_agent.plugins.sidecar.turn_requests import TURN_HANDLERS
 
 Handler = Callable[[Any, dict[str, Any]], Awaitable[dict[str, Any]]]
 HANDLERS: dict[str, Handler] = {**LIFECYCLE_HANDLERS, **SESSION_HANDLERS, **TURN_HANDLERS, **APPROVAL_HANDLERS,
-                               **MCP_HANDLERS, **TELEGRAM_HANDLERS, **TASK_HANDLERS}
+                               **MCP_HANDLERS, **TELEGRAM_HANDLERS, **TASK_HANDLERS, **MEMORY_HANDLERS}
 assert set(HANDLERS) == set(REQUEST_TYPES), "every published request type has exactly one handler"
 
 

@@ -30,8 +30,8 @@ def seed_graph(state: Path) -> list[int]:
 def test_phases_lists_every_switch_with_its_state(tmp_path: Path) -> None:
     (tmp_path / "config.json").write_text(json.dumps({"memorySegmentation": {"enabled": True, "windowTurns": 4}}))
     rows = {r["block"]: r for r in run_cli(tmp_path, "memory", "phases", "--json", plugins=V2).json()}
-    assert rows["memoryLinks"]["state"] == "on" and rows["memoryLinks"]["settings"]["expansion_depth"] == 1
-    assert rows["memorySegmentation"]["state"] == "on" and rows["memorySegmentation"]["settings"]["window_turns"] == 4
+    assert rows["memoryLinks"]["state"] == "on" and rows["memoryLinks"]["settings"]["expansionDepth"] == 1
+    assert rows["memorySegmentation"]["state"] == "on" and rows["memorySegmentation"]["settings"]["windowTurns"] == 4
     assert rows["memoryTypedNotes"]["state"] == "off" and rows["memoryRewriter"]["state"] == "on"
     bare = {r["block"]: r["state"] for r in run_cli(tmp_path, "memory", "phases", "--json").json()}
     assert bare["memoryLinks"] == "not installed" and bare["memoryNotes"] == "on"

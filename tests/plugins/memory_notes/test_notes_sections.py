@@ -71,3 +71,22 @@ def test_prefetch_once_per_turn_serves_every_step(tmp_path: Path) -> None:
         notes.sections("s", "python packaging?")
     metrics = runtime.service("metrics")
     assert metrics.counter_value("agent.memory.notes.recall", source="section", outcome="hit") == 1
+
+
+def test_recall_feedback_is_off_by_default_and_on_bridges_to_related_notes(tmp_path: Path) -> None:
+    notes = [NoteInput("pottery class on tuesdays keeps me calm, clay and wheel"),
+             NoteInput("the pottery wheel and clay bowls help me relax"),
+             NoteInput("glazing clay on the wheel is my therapy"), NoteInput("the train was late again")]
+    ids = seed(tmp_path / "off", notes)
+    seed(tmp_path / "on", notes)
+
+    def recalled(state: Path, inject: dict) -> list[int]:
+        runtime = make_memory_runtime(state, plugins=["memory_notes"],
+                                      config={"memoryNotes": {"recallInjection": {"k": 3, **inject}}})
+        section = {s.heading: s for s in phase(runtime, "memory-notes").sections("s", "pottery relax")}["recalled"]
+        return [int(line.split()[0][1:]) for line in section.body.splitlines()]
+
+    off = recalled(tmp_path / "off", {})
+    assert ids[2] not in off
+    on = recalled(tmp_path / "on", {"feedbackTerms": 3, "feedbackDocs": 2})
+    assert on[:2] == off[:2] and ids[2] in on

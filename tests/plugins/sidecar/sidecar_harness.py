@@ -47,11 +47,11 @@ class SchemaCheckedSink(io.RawIOBase):
 
 class SidecarHarness:
     def __init__(self, tmp_path: Path, provider: Any, *, limits: SidecarLimits = SidecarLimits(),
-                 environ: dict[str, str] | None = None) -> None:
+                 environ: dict[str, str] | None = None, extra: list[tuple[object, str]] = ()) -> None:
         self._changed = asyncio.Event()
         self.sink = SchemaCheckedSink(lambda _m: self._changed.set())
         self.server = SidecarServer(ProtocolWriter(self.sink), limits, working_dir=tmp_path)
-        self.runtime = make_runtime(tmp_path, provider, ask=self.server.approvals.ask, environ=environ)
+        self.runtime = make_runtime(tmp_path, provider, ask=self.server.approvals.ask, environ=environ, extra=extra)
         self.server.bind(self.runtime)
         self._next_id = 0
 
