@@ -22,7 +22,7 @@ from pathlib import Path
 from atomic_agent.agent.batch_executor import execute_batch
 from atomic_agent.agent.loop_detector import ToolLoopTracker
 from atomic_agent.agent.tool_calls import ToolCall
-from atomic_agent.prompt.estimate_tokens import estimate_tokens
+from atomic_agent.prompt.build_prompt import estimate_tokens
 from atomic_agent.hook_records import ResourceClass, ToolResult, ToolSpec
 from atomic_agent.runtime.boot_context import boot
 from atomic_agent.runtime.runtime import Runtime

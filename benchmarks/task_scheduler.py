@@ -27,7 +27,7 @@ from atomic_agent.config.config_file import CONFIG_VERSION
 from atomic_agent.runtime.boot_context import boot
 from atomic_agent.runtime.runtime import Runtime
 from atomic_agent.storage import store_clock
-from atomic_agent.testing.plugin_kit import fresh_plugin_host
+from atomic_agent.testing.runtime_kit import fresh_plugin_host
 from atomic_agent.testing.scripted_provider import ScriptedProvider
 
 FAR = 10 * 365 * 86_400_000

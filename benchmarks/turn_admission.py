@@ -23,7 +23,7 @@ from atomic_agent.hook_records import ResourceClass, ToolResult, ToolSpec
 from atomic_agent.runtime.boot_context import boot
 from atomic_agent.runtime.runtime import Runtime
 from atomic_agent.sessions.session_store import SessionStore
-from atomic_agent.testing.plugin_kit import fresh_plugin_host
+from atomic_agent.testing.runtime_kit import fresh_plugin_host
 from atomic_agent.testing.scripted_provider import ScriptedProvider, calls
 from atomic_agent.turns.durable_steering import SteerQueue
 from atomic_agent.turns.turn_ledger import TurnLedger

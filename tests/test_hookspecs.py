@@ -13,7 +13,7 @@ from atomic_agent.plugin_host.collect_registrations import call_lifecycle, colle
 from atomic_agent.hook_records import ApprovalCategory, ChannelSpec, ConfigBlock, MemoryPhase
 from atomic_agent.hook_records import ProviderCapabilities, ProviderKind, ServiceSpec, TickSpec
 from atomic_agent.hook_records import ResourceClass, ToolResult, ToolSpec
-from atomic_agent.testing.plugin_kit import fresh_plugin_host, registered_plugin
+from atomic_agent.testing.runtime_kit import fresh_plugin_host, registered_plugin
 
 HOOKS = sorted(name for name, fn in inspect.getmembers(hookspecs, inspect.isfunction)
                if hasattr(fn, "atomic_agent_spec"))

@@ -32,7 +32,7 @@ from atomic_agent.llm.model_profile import ModelProfile
 from atomic_agent.llm.provider_protocol import TextProvider
 from atomic_agent.llm.reasoning_stream_parser import ReasoningStreamParser
 from atomic_agent.prompt.build_prompt import BuiltPrompt, build_prompt
-from atomic_agent.prompt.estimate_tokens import estimate_tokens
+from atomic_agent.prompt.build_prompt import estimate_tokens
 from atomic_agent.hook_records import PromptSection, ResourceClass, Tier
 from atomic_agent.reliability.failure_taxonomy import model_error_for
 from atomic_agent.reliability.failure_taxonomy import GrammarError, ToolExecutionError, TurnCancelledError

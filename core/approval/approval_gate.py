@@ -14,7 +14,7 @@ level or grant can let them through.
 
 Here too is everything the gate decides with: the answers a host gives, the binding a yes
 is tied to, the session grants, the standard categories and level names, changing the
-level, and `bind_request_approval` (a tool's `ctx.request_approval`).
+level, `bind_request_approval` (a tool's `ctx.request_approval`), and the audit log.
 """
 
 from __future__ import annotations
@@ -23,16 +23,72 @@ import enum
 import hashlib
 import json
 import os
+import re
+import threading
 import time
 from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
+from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
 import attrs
 
-from atomic_agent.approval.approval_audit import ApprovalAuditLog
 from atomic_agent.config.config_file import config_path, read_raw_config, save_raw_config, set_key
 from atomic_agent.hook_records import ApprovalCategory
+
+
+# An append-only log of every approval decision, one JSON object per line.
+#
+# It lives in the state dir (`audit/approvals.ndjson`, mode 0600) and records who decided
+# (the standing level, a session grant, the person, or nobody), what was asked (tool,
+# category, summary, command shape, binding fingerprint), the level in force and the grant
+# used or created. Lines are only ever appended.
+
+AUDIT_DIR = "audit"
+AUDIT_FILE = "approvals.ndjson"
+SUMMARY_CAP = 500
+_CONTROL = re.compile(r"[\x00-\x1f\x7f]|\x1b\[[0-9;?]*[ -/]*[@-~]")
+
+
+def audit_path(state_dir: Path) -> Path:
+    return state_dir / AUDIT_DIR / AUDIT_FILE
+
+
+def _clean(text: str) -> str:
+    text = _CONTROL.sub(" ", text)
+    return text if len(text) <= SUMMARY_CAP else text[:SUMMARY_CAP] + f"…[{len(text) - SUMMARY_CAP} more chars]"
+
+
+class ApprovalAuditLog:
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self._lock = threading.Lock()
+
+    def append(self, **fields: Any) -> None:
+        record = {"ts": datetime.now(timezone.utc).isoformat(timespec="milliseconds"), **fields}
+        if isinstance(record.get("summary"), str):
+            record["summary"] = _clean(record["summary"])
+        line = (json.dumps(record, ensure_ascii=False, default=str) + "\n").encode("utf-8", "replace")
+        with self._lock:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
+            try:
+                os.write(fd, line)
+            finally:
+                os.close(fd)
+
+    def read(self) -> list[dict[str, Any]]:
+        try:
+            lines = self.path.read_text(encoding="utf-8").splitlines()
+        except FileNotFoundError:
+            return []
+        out = []
+        for line in lines:
+            try:
+                out.append(json.loads(line))
+            except json.JSONDecodeError:
+                continue  # a torn last line from a crash is skipped, not fatal
+        return out
 
 
 # What a host answers to an approval prompt: once, this kind for the session, this

@@ -1,9 +1,11 @@
-"""What every command can reach: the boot context, or the reason boot failed."""
+"""What every command can reach: the boot context (or the reason boot failed), a clean
+failure exit, and the two ways a command reports data — human tables or JSON."""
 
 from __future__ import annotations
 
+import json
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
@@ -83,3 +85,17 @@ def fail(message: str, code: int = 2) -> None:
 
     print(f"atomic-agent: {message}", file=sys.stderr)
     raise typer.Exit(code)
+
+
+def print_json(data: Any) -> None:
+    print(json.dumps(data, indent=2, ensure_ascii=False, default=str))
+
+
+def print_table(headers: Sequence[str], rows: Sequence[Sequence[Any]]) -> None:
+    """A plain aligned table (no colour; pipes and terminals read it the same)."""
+    cells = [[str(h) for h in headers]] + [[("" if c is None else str(c)) for c in row] for row in rows]
+    widths = [max(len(r[i]) for r in cells) for i in range(len(headers))]
+    for n, row in enumerate(cells):
+        print("  ".join(c.ljust(widths[i]) for i, c in enumerate(row)).rstrip())
+        if n == 0:
+            print("  ".join("-" * w for w in widths))

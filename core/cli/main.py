@@ -31,8 +31,7 @@ def _pre_parse_state_dir(argv: Sequence[str]) -> str | None:
 def build_app(state: object) -> object:
     import typer
 
-    from atomic_agent.cli.config_command import config_app
-    from atomic_agent.cli.plugins_command import plugins_command
+    from atomic_agent.cli.core_commands import config_app, plugins_command
 
     app = typer.Typer(name="atomic-agent", no_args_is_help=True, add_completion=False,
                       help="A local operator agent runtime: llama-server, tools, approvals, memory.",

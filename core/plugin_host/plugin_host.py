@@ -1,4 +1,8 @@
-"""The plugin manager factory: entry points in, a checked pluggy manager and reports out."""
+"""The plugin manager factory: entry points in, a checked pluggy manager and reports out.
+
+Which discovered plugins load is decided before loading (`ATOMIC_AGENT_PLUGINS`, an
+allow-list, and `plugins.disabled`), so a disabled plugin costs nothing; every plugin gets
+a `PluginReport`, the row `atomic-agent plugins` shows."""
 
 from __future__ import annotations
 
@@ -7,13 +11,12 @@ import sys
 from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING, Any, Union
 
+import attrs
 import pluggy
 
 from atomic_agent import hookspecs
 from atomic_agent.hookspecs import PROJECT_NAME
-from atomic_agent.plugin_host.plugin_report import PluginReport
 from atomic_agent.plugin_host.entry_point_scan import FoundEntryPoint, scan
-from atomic_agent.plugin_host.select_plugins import allowed_names, is_selected
 
 if TYPE_CHECKING:
     from importlib.metadata import EntryPoint
@@ -24,6 +27,47 @@ ENTRY_POINT_GROUP = "atomic_agent"
 CORE_PLUGIN_NAME = "core"
 STRICT_ENV = "ATOMIC_AGENT_STRICT_PLUGINS"
 TRACE_ENV = "ATOMIC_AGENT_TRACE_PLUGINS"
+ALLOW_ENV = "ATOMIC_AGENT_PLUGINS"
+
+
+@attrs.define
+class PluginReport:
+    """Status of one plugin: "loaded", "disabled" or "failed" (with the error)."""
+
+    name: str
+    distribution: str
+    version: str
+    status: str
+    hooks: list[str] = attrs.field(factory=list)
+    error: str | None = None
+    essential: bool = False
+
+    def to_json(self) -> dict[str, object]:
+        return {
+            "name": self.name,
+            "distribution": self.distribution,
+            "version": self.version,
+            "status": self.status,
+            "hooks": self.hooks,
+            "error": self.error,
+            "essential": self.essential,
+        }
+
+
+def allowed_names(environ: Mapping[str, str]) -> set[str] | None:
+    """The allow-list from the environment: None means "all"; an empty set means "none"."""
+    if ALLOW_ENV not in environ:
+        return None
+    return {part.strip() for part in environ[ALLOW_ENV].split(",") if part.strip()}
+
+
+def is_selected(name: str, allowed: set[str] | None, disabled: Iterable[str]) -> tuple[bool, str | None]:
+    """Decide before loading, so a disabled plugin costs nothing. Returns (load?, why-not)."""
+    if allowed is not None and name not in allowed:
+        return False, f"not in {ALLOW_ENV}"
+    if name in set(disabled):
+        return False, "listed in plugins.disabled"
+    return True, None
 
 
 class PluginHost:

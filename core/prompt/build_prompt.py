@@ -9,6 +9,7 @@ clamped to the room the server's context window leaves.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Sequence
 from datetime import date
 from typing import Any
@@ -19,7 +20,6 @@ from atomic_agent.config.app_config import AgentConfig
 from atomic_agent.llm.model_profile import ModelProfile
 from atomic_agent.prompt.conversation_lines import lines_by_turn
 from atomic_agent.prompt.describe_tool import describe_full
-from atomic_agent.prompt.estimate_tokens import estimate_tokens
 from atomic_agent.prompt.pack_conversation import TRUNCATED, pack_conversation
 from atomic_agent.hook_records import PromptSection
 from atomic_agent.sessions.session_state import SessionState
@@ -29,6 +29,14 @@ from atomic_agent.tools.tool_registry import ToolRegistry
 NO_WORLD = "no world snapshot available"
 SAFETY_TOKENS = 64
 _REPACK_ATTEMPTS = 3
+
+
+def estimate_tokens(text: str) -> int:
+    """A cheap token count for when no tokenizer is reachable (budgets, marked as estimated):
+    max(chars / 3.6, words * 1.4), rounded up — it errs high, so budgets stay safe."""
+    if not text:
+        return 0
+    return max(math.ceil(len(text) / 3.6), math.ceil(len(text.split()) * 1.4))
 
 
 @attrs.frozen

@@ -4,8 +4,13 @@
 2. every plugin's own `templates/` and `grammars/` folder beside its code (plugin name order);
 3. the core's `atomic_agent.templates` and `atomic_agent.grammars` package data.
 
+A plugin that is a package (its module is an `__init__.py`) contributes the folders next to
+it; in-process plugins without a file contribute nothing. Plugins are taken in name order,
+so which folder wins between two plugins never depends on load order.
+
 Plugins reach it as the `prompt_assets` service: `.env()` is the Jinja environment their
-templates render with, `.grammar(name)` the text of a grammar file.
+templates render with (`make_prompt_env`, the one factory: StrictUndefined, no autoescape),
+`.grammar(name)` the text of a grammar file.
 """
 
 from __future__ import annotations
@@ -20,6 +25,43 @@ GRAMMARS = "grammars"
 CORE_GRAMMARS_PACKAGE = "atomic_agent.grammars"
 
 
+def plugin_asset_dirs(host: Any, folder: str) -> list[Path]:
+    """Each plugin's `folder` (templates or grammars) beside its package, in plugin name order."""
+    found = []
+    for name, plugin in sorted(host.pm.list_name_plugin(), key=lambda pair: str(pair[0])):
+        source = getattr(plugin, "__file__", None)
+        if not source or Path(source).name != "__init__.py":
+            continue
+        candidate = Path(source).parent / folder
+        if candidate.is_dir():
+            found.append(candidate)
+    return found
+
+
+def core_templates_dir() -> Path:
+    return Path(str(resources.files("atomic_agent.templates")))
+
+
+def make_prompt_env(override_dirs: Sequence[Path] = (), plugin_dirs: Sequence[Path] = ()) -> Any:
+    import jinja2
+
+    searched = [*override_dirs, *plugin_dirs]
+    loaders: list[jinja2.BaseLoader] = [jinja2.FileSystemLoader([str(d) for d in searched if d.is_dir()])]
+    loaders.append(jinja2.FileSystemLoader(str(core_templates_dir())))
+    from atomic_agent.prompt.describe_tool import first_clause
+
+    env = jinja2.Environment(
+        loader=jinja2.ChoiceLoader(loaders),
+        undefined=jinja2.StrictUndefined,
+        keep_trailing_newline=True,
+        trim_blocks=True,
+        lstrip_blocks=True,
+        autoescape=False,
+    )
+    env.filters["first_clause"] = first_clause
+    return env
+
+
 class PromptAssets:
     def __init__(self, state_dir: Path, plugin_template_dirs: Sequence[Path] = (),
                  plugin_grammar_dirs: Sequence[Path] = ()) -> None:
@@ -30,15 +72,11 @@ class PromptAssets:
 
     @classmethod
     def for_host(cls, state_dir: Path, host: Any) -> PromptAssets:
-        from atomic_agent.plugin_host.plugin_assets import plugin_asset_dirs
-
         return cls(state_dir, plugin_asset_dirs(host, TEMPLATES), plugin_asset_dirs(host, GRAMMARS))
 
     def env(self) -> Any:
         """The Jinja environment (built once): user overrides > plugin templates > the core's."""
         if self._env is None:
-            from atomic_agent.prompt.jinja_env import make_prompt_env
-
             self._env = make_prompt_env([self.state_dir / TEMPLATES], self.plugin_template_dirs)
         return self._env
 

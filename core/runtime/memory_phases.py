@@ -16,7 +16,7 @@ import sys
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-from atomic_agent.prompt.estimate_tokens import estimate_tokens
+from atomic_agent.prompt.build_prompt import estimate_tokens
 from atomic_agent.hook_records import (MemoryPhase, PromptSection, TurnDigest, TurnStart, exchange_pairs,
                                         fit_sections)
 

@@ -13,21 +13,21 @@ from typing import TYPE_CHECKING, Any
 
 from atomic_agent.agent import agent_events as ev
 from atomic_agent.agent.agent_loop import TurnResult
-from atomic_agent.approval.approval_audit import ApprovalAuditLog, audit_path
-from atomic_agent.approval.approval_gate import ApprovalGate, AskHost
+from atomic_agent.approval.approval_gate import ApprovalAuditLog, ApprovalGate, AskHost, audit_path
 from atomic_agent.config.app_config import AppConfig
+from atomic_agent.llm.model_profile import PLAIN_TEXT_PROFILE
 from atomic_agent.plugin_host.collect_registrations import (await_lifecycle, call_lifecycle, collect_records,
                                                             discard_lifecycle)
 from atomic_agent.plugin_host.plugin_host import PluginHost
+from atomic_agent.providers.fallback_provider import FallbackTextProvider, RequestShaper
+from atomic_agent.providers.provider_registry import build_provider_registry
 from atomic_agent.plugin_host.service_registry import ServiceRegistry
 from atomic_agent.prompt.prompt_assets import PromptAssets
 from atomic_agent.hook_records import ApprovalCategory, ChannelSpec, MemoryPhase, PromptSection, TickSpec, ToolSpec
 from atomic_agent.runtime.boot_context import BootContext
-from atomic_agent.runtime.channel_runner import ChannelRunner
+from atomic_agent.runtime.background_work import ChannelRunner, PluginTicks
 from atomic_agent.runtime.memory_phases import ConsolidationTick, MemoryPhases
-from atomic_agent.runtime.plugin_ticks import PluginTicks
-from atomic_agent.runtime.prompt_plan import PromptPlan, plan_prompt, with_current_tools
-from atomic_agent.runtime.provider_selection import build_runtime_provider
+from atomic_agent.runtime.prompt_plan import PromptPlan, grammar_for, plan_prompt, with_current_tools
 from atomic_agent.runtime.session_compactor import SessionCompactor
 from atomic_agent.tracing.trace_recorder import TraceRecorders
 from atomic_agent.sessions.compact_session import CompactionResult
@@ -142,9 +142,24 @@ class Runtime:
     @property
     def provider(self) -> Any:
         if self._provider is None:
-            self._provider = build_runtime_provider(self.host, self,
-                                                    lambda: self._plan.profile if self._plan is not None else None)
+            self._provider = self._build_provider()
         return self._provider
+
+    def _build_provider(self) -> FallbackTextProvider:
+        """The text provider: the registry (the plugins' kinds and the `llm` entries) behind
+        the fallback seam, with each request shaped by the current tools and grammar. With no
+        `llm` block in config.json the registry synthesises one entry of the default local kind
+        (registered so by its plugin): a local-only install needs no provider configuration.
+        The active provider is built right away so a misconfigured entry fails at startup with
+        its own message, not inside the first turn."""
+        registry = build_provider_registry(self.host, self)
+        registry.active_text()
+
+        def grammar() -> str | None:
+            profile = self._plan.profile if self._plan is not None else None
+            return grammar_for(self.registry, profile or PLAIN_TEXT_PROFILE, self.config.agent.max_parallel_tool_calls)
+
+        return FallbackTextProvider(registry, RequestShaper(lambda: tuple(self.registry.specs()), grammar))
 
     async def set_active_provider(self, provider_id: str) -> None:
         """Hot-swap the active text provider (closing the previous one); the next step re-plans."""
@@ -365,7 +380,7 @@ async def create_runtime(state_dir: str | Path | None = None, *, provider: Any =
     """A started runtime. `serving=True` for long-running hosts (serve, the sidecar, a
     channel's foreground host): they also run the channels and the ticks."""
     from atomic_agent.runtime.boot_context import boot
-    from atomic_agent.subprocess_env.process_secrecy import protect_process
+    from atomic_agent.subprocess_env import protect_process
 
     protect_process()  # before any tool runs: children cannot read this process's environ or memory
     ctx = boot_context or boot(state_dir)

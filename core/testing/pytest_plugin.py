@@ -16,9 +16,8 @@ from pathlib import Path
 
 import pytest
 
-from atomic_agent.plugin_host.plugin_host import PluginHost
-from atomic_agent.plugin_host.plugin_report import PluginReport
-from atomic_agent.testing.plugin_kit import fresh_plugin_host
+from atomic_agent.plugin_host.plugin_host import PluginHost, PluginReport
+from atomic_agent.testing.runtime_kit import fresh_plugin_host
 
 
 @pytest.fixture

@@ -24,7 +24,7 @@ from atomic_agent.agent.loop_detector import ToolLoopTracker
 from atomic_agent.agent.step_executor import StepContext
 from atomic_agent.approval.approval_gate import ApprovalGate
 from atomic_agent.config.app_config import AppConfig
-from atomic_agent.grammar.build_grammar import build_tool_call_grammar
+from atomic_agent.prompt.build_grammar import build_tool_call_grammar
 from atomic_agent.llm.model_profile import ModelProfile
 from atomic_agent.sessions.session_database import SessionRepository
 from atomic_agent.sessions.session_state import SessionState

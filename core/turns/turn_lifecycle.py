@@ -25,10 +25,11 @@ from atomic_agent.agent.agent_loop import FinalizeTurn, TurnResult
 from atomic_agent.reliability.failure_taxonomy import is_lasting_store_failure
 from atomic_agent.sessions.session_database import SessionRepository
 from atomic_agent.sessions.session_state import SessionState
+from atomic_agent.sessions.store_errors import StaleWriterError
 from atomic_agent.sessions.transcript_entry import TranscriptEntry
+from atomic_agent.sessions.writer_guard import TurnGuard
 from atomic_agent.turns.admissible_text import check_text
 from atomic_agent.turns.durable_steering import SteerAlreadyTakenError
-from atomic_agent.turns.finalize_turn import finalize_or_interrupt
 from atomic_agent.turns.graceful_stop import RuntimeStoppingError, TurnParkedError
 from atomic_agent.turns.restart_recovery import steers_to_turns, take_over_dead_turn
 from atomic_agent.turns.session_backends import DEFAULT_BACKEND, SessionBackend
@@ -38,6 +39,46 @@ from atomic_agent.turns.turn_owner import OwnerLease
 from atomic_agent.turns.turn_repository import SteerRepository, TurnRepository
 from atomic_agent.turns.turn_states import (MERGED, QUEUED, LaneBusy, StartedTurn, TurnRecord, TurnTicket, final_state,
                                             ticket_of)
+
+
+# The one finalizer of a running turn, and what happens when its write fails.
+#
+# A finalize that fails (a locked or full disk) would leave the turn `running` in the ledger,
+# and since a turn starts only as the oldest live turn of its lane, the whole session would be
+# stuck until a restart. So a failed finalize is tried once more (the failure may have been
+# transient; the write is one transaction, so a rolled-back first try left nothing), and if
+# that fails too the turn is moved to `interrupted` by a smaller, fresh transaction (no
+# transcript rows): the lane is free, and a restart answers what the turn owed. The caller
+# still gets the original error either way — the turn's answer was not made durable.
+
+UNFINALIZED_REASON = "the turn's final write failed"
+
+
+def finalize_or_interrupt(ledger: TurnRepository, guard: TurnGuard, session: SessionState, row: TranscriptEntry,
+                          state: str, category: str | None, reply: str) -> None:
+    """`ledger.finalize`, retried once; on a second failure the turn ends `interrupted`."""
+    try:
+        ledger.finalize(guard, session, [row], state, row.reason, category, reply)
+        return
+    except StaleWriterError:
+        raise  # fenced out: someone else already decided this turn
+    except Exception as first:
+        try:
+            ledger.finalize(guard, session, [row], state, row.reason, category, reply)
+            return
+        except StaleWriterError:
+            turn = ledger.get(guard.turn_id)
+            if turn is not None and turn.state == state and turn.generation == guard.generation:
+                return  # the first try did commit; only its answer was lost
+            raise first from None  # recovery fenced it meanwhile: the lane is not stuck
+        except Exception:
+            pass
+        try:
+            ledger.interrupt_unfinalized(guard, f"{UNFINALIZED_REASON}: {type(first).__name__}")
+        except Exception as exc:  # still running in the ledger: a restart interrupts it
+            print(f"atomic-agent: turn {guard.turn_id} could not be finalized or marked interrupted "
+                  f"({type(exc).__name__}: {exc}); it stays running until the next restart", file=sys.stderr)
+        raise first
 
 
 # A running turn as its lifecycle holds it: how it is told to stop, and the small helpers
@@ -314,7 +355,7 @@ class TurnLifecycle:
                     self.requeue_and_run(blocker.turn_id)  # nobody waits on it: run its steers as turns
             elif not self.lease.is_alive(blocker.owner) or (mine and not self._runs_here(blocker.turn_id)):
                 # left running by a dead owner, or by this one when even its fallback finalize
-                # failed (finalize_turn): nobody will ever finish it
+                # failed (finalize_or_interrupt): nobody will ever finish it
                 take_over_dead_turn(self.ledger, blocker)
             else:
                 await pause.wait()  # a live owner holds the lane

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from atomic_agent.grammar.build_grammar import (
+from atomic_agent.prompt.build_grammar import (
     PRELUDE_TRAIL_WS_RULE,
     build_tool_call_grammar,
     tool_call_grammar_source,

@@ -8,7 +8,7 @@ from typing import Any
 import httpx
 import pytest
 
-from atomic_agent.grammar.build_grammar import build_tool_call_grammar
+from atomic_agent.prompt.build_grammar import build_tool_call_grammar
 from atomic_agent.llm.model_profile import (
     GEMMA4_THINK_PROFILE,
     PLAIN_CHATML_PROFILE,

@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from atomic_agent.prompt.jinja_env import core_templates_dir
+from atomic_agent.prompt.prompt_assets import core_templates_dir
 from atomic_agent.prompt.prompt_assets import PromptAssets
-from atomic_agent.testing.plugin_kit import fresh_plugin_host
+from atomic_agent.testing.runtime_kit import fresh_plugin_host
 
 PLUGIN = '''from atomic_agent.api import hookimpl
 

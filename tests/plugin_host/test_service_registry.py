@@ -12,7 +12,7 @@ from atomic_agent.hookspecs import hookimpl
 from atomic_agent.plugin_host.service_registry import (ServiceConflictError, ServiceNotFoundError,
                                                        ServiceRegistry, ServiceUnavailableError)
 from atomic_agent.hook_records import ServiceSpec
-from atomic_agent.testing.plugin_kit import fresh_plugin_host
+from atomic_agent.testing.runtime_kit import fresh_plugin_host
 
 
 class Provides:

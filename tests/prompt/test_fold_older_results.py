@@ -12,7 +12,7 @@ from atomic_agent.llm.model_profile import PLAIN_CHATML_PROFILE
 from atomic_agent.prompt.build_prompt import build_prompt
 from atomic_agent.prompt.build_stable_prefix import build_stable_prefix
 from atomic_agent.prompt.describe_tool import first_clause
-from atomic_agent.prompt.jinja_env import make_prompt_env
+from atomic_agent.prompt.prompt_assets import make_prompt_env
 from atomic_agent.sessions.session_state import SessionState
 from atomic_agent.sessions.transcript_entry import TOOL_CALL, TOOL_RESULT, TURN_STARTED, USER, TranscriptEntry
 from tests.golden_files import assert_matches_golden

@@ -13,8 +13,8 @@ from atomic_agent.config.app_config import AgentConfig
 from atomic_agent.llm.model_profile import PLAIN_CHATML_PROFILE
 from atomic_agent.prompt.build_prompt import build_prompt
 from atomic_agent.prompt.build_stable_prefix import build_stable_prefix
-from atomic_agent.prompt.estimate_tokens import estimate_tokens
-from atomic_agent.prompt.jinja_env import make_prompt_env
+from atomic_agent.prompt.build_prompt import estimate_tokens
+from atomic_agent.prompt.prompt_assets import make_prompt_env
 from atomic_agent.hook_records import ResourceClass, ToolResult, ToolSpec
 from atomic_agent.sessions.session_state import SessionState
 from atomic_agent.sessions.transcript_entry import TOOL_CALL, TOOL_RESULT, TURN_STARTED, USER, TranscriptEntry

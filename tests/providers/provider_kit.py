@@ -10,7 +10,7 @@ from typing import Any
 
 from atomic_agent.api import ProviderCapabilities, ProviderKind, hookimpl
 from atomic_agent.runtime.boot_context import BootContext, boot
-from atomic_agent.testing.plugin_kit import fresh_plugin_host, registered_plugin
+from atomic_agent.testing.runtime_kit import fresh_plugin_host, registered_plugin
 from atomic_agent.testing.scripted_provider import ScriptedProvider, calls
 
 

@@ -18,7 +18,7 @@ from atomic_agent.api import CompletionRequest
 from atomic_agent.agent.tool_calls import parse_tool_calls
 from atomic_agent.runtime.boot_context import boot
 from atomic_agent.runtime.runtime import Runtime
-from atomic_agent.testing.plugin_kit import fresh_plugin_host, registered_plugin
+from atomic_agent.testing.runtime_kit import fresh_plugin_host, registered_plugin
 from tests.plugins.openai_compatible.vendor_server import Reply, vendor_server
 
 pytestmark = pytest.mark.llama_server

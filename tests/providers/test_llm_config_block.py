@@ -84,7 +84,7 @@ def test_registered_block_reports_bad_values_at_load_time(tmp_path):
 
 def test_the_core_registers_the_llm_block_with_the_loader(tmp_path):
     from atomic_agent.runtime.boot_context import boot
-    from atomic_agent.testing.plugin_kit import fresh_plugin_host
+    from atomic_agent.testing.runtime_kit import fresh_plugin_host
 
     (tmp_path / "config.json").write_text(json.dumps({"version": 2, "llm": {"providers": [ENTRY]}}))
     ctx = boot(tmp_path, environ={}, host=fresh_plugin_host())

@@ -11,7 +11,7 @@ import pytest
 
 from atomic_agent.hookspecs import hookimpl
 from atomic_agent.hook_records import TickSpec
-from atomic_agent.runtime.plugin_ticks import PluginTicks
+from atomic_agent.runtime.background_work import PluginTicks
 from tests.agent.loop_harness import make_runtime
 from tests.turns.turn_kit import answering_provider
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from atomic_agent.api import child_environment
-from atomic_agent.subprocess_env.child_environment import SAFE_DEFAULT_PATH, is_allowed
+from atomic_agent.subprocess_env import SAFE_DEFAULT_PATH, is_allowed
 
 AGENT_ENV = {
     "PATH": "/usr/bin:/bin", "HOME": "/home/u", "USER": "u", "LANG": "C.UTF-8", "LC_ALL": "C", "LC_CTYPE": "C",

@@ -154,7 +154,7 @@ def test_serve_command_refuses_a_public_bind_without_a_key(tmp_path: Path, monke
     from atomic_agent.cli.cli_state import CliState
     from atomic_agent.cli.main import build_app
     from atomic_agent.runtime.boot_context import boot
-    from atomic_agent.testing.plugin_kit import fresh_plugin_host
+    from atomic_agent.testing.runtime_kit import fresh_plugin_host
 
     monkeypatch.delenv("ATOMIC_AGENT_API_KEY", raising=False)
     host = fresh_plugin_host()

@@ -13,7 +13,7 @@ from typer.testing import CliRunner
 from atomic_agent.cli.cli_state import CliState
 from atomic_agent.cli.main import build_app
 from atomic_agent.runtime.boot_context import boot
-from atomic_agent.testing.plugin_kit import fresh_plugin_host
+from atomic_agent.testing.runtime_kit import fresh_plugin_host
 
 COMMAND_PLUGINS = ("memory", "metrics", "memory_notes", "memory_profile")
 

@@ -9,7 +9,7 @@ from typing import Any
 
 from atomic_agent.runtime.boot_context import boot
 from atomic_agent.runtime.runtime import Runtime
-from atomic_agent.testing.plugin_kit import fresh_plugin_host
+from atomic_agent.testing.runtime_kit import fresh_plugin_host
 from tests.plugins.memory_embeddings.concept_embedder import ConceptEmbedder, embedder_plugin
 from tests.plugins.memory_plugins.memory_runtime import write_config
 

@@ -10,7 +10,7 @@ from typing import Any
 
 from atomic_agent.runtime.boot_context import boot
 from atomic_agent.runtime.runtime import Runtime
-from atomic_agent.testing.plugin_kit import fresh_plugin_host
+from atomic_agent.testing.runtime_kit import fresh_plugin_host
 
 ALL_MEMORY = ("memory_profile", "memory_notes", "memory_reflection")
 # the plugins the memory phases use: `memory` owns memory.sqlite, `metrics` counts

@@ -104,7 +104,7 @@ async def test_invariant_4_bounded_growth_under_a_reflection_flood(tmp_path: Pat
     assert ProfileStore(db).count() <= 3  # maxFactsPerCall; repeats do not grow history
     assert ProfileStore(db).count(active_only=False) == 3
     db.close()
-    from atomic_agent.prompt.estimate_tokens import estimate_tokens
+    from atomic_agent.prompt.build_prompt import estimate_tokens
 
     assert sections and all(sum(estimate_tokens(l) + 1 for l in s.body.splitlines()) <= 40 for s in sections)
 

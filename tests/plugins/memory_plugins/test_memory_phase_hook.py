@@ -7,11 +7,11 @@ from pathlib import Path
 from typing import Any
 
 from atomic_agent.hookspecs import hookimpl
-from atomic_agent.prompt.estimate_tokens import estimate_tokens
+from atomic_agent.prompt.build_prompt import estimate_tokens
 from atomic_agent.hook_records import MemoryPhase, PromptSection, TurnStart, fit_sections
 from atomic_agent.runtime.boot_context import boot
 from atomic_agent.runtime.runtime import Runtime
-from atomic_agent.testing.plugin_kit import fresh_plugin_host
+from atomic_agent.testing.runtime_kit import fresh_plugin_host
 from atomic_agent.testing.scripted_provider import ScriptedProvider, calls
 
 

@@ -7,7 +7,7 @@ from pathlib import Path
 from atomic_agent.plugins.memory.memory_database import MemoryDatabase, memory_db_path
 from atomic_agent.plugins.memory.profile_store import ProfileStore
 from atomic_agent.plugins.memory_profile.profile_section import render_profile
-from atomic_agent.prompt.estimate_tokens import estimate_tokens
+from atomic_agent.prompt.build_prompt import estimate_tokens
 from tests.plugins.memory_plugins.memory_runtime import make_memory_runtime, phase
 
 

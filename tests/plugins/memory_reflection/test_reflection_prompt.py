@@ -12,7 +12,7 @@ from atomic_agent.llm.model_profile import profile_named
 from atomic_agent.prompt.prompt_assets import PromptAssets
 from atomic_agent.plugins.memory_reflection.reflection_grammar import reflection_grammar
 from atomic_agent.plugins.memory_reflection.reflection_prompt import MAX_TEXT_CHARS, ReflectionPromptBuilder
-from atomic_agent.testing.plugin_kit import fresh_plugin_host
+from atomic_agent.testing.runtime_kit import fresh_plugin_host
 
 
 def assets(state_dir: Path) -> PromptAssets:

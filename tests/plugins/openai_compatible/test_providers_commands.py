@@ -27,7 +27,7 @@ def providers_cli(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
     from atomic_agent.cli.cli_state import CliState
     from atomic_agent.cli.main import build_app
     from atomic_agent.runtime.boot_context import boot
-    from atomic_agent.testing.plugin_kit import fresh_plugin_host
+    from atomic_agent.testing.runtime_kit import fresh_plugin_host
 
     state_dir = tmp_path / "state"
     monkeypatch.setenv("TEST_VENDOR_KEY", "")

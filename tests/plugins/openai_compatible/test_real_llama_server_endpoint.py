@@ -20,7 +20,7 @@ from atomic_agent.plugins.openai_compatible.endpoint_entry import resolve_endpoi
 from atomic_agent.plugins.openai_compatible.openai_provider import OpenAiCompatibleProvider
 from atomic_agent.runtime.boot_context import boot
 from atomic_agent.runtime.runtime import Runtime
-from atomic_agent.testing.plugin_kit import collected_tools, fresh_plugin_host, registered_plugin
+from atomic_agent.testing.runtime_kit import collected_tools, fresh_plugin_host, registered_plugin
 
 pytestmark = pytest.mark.llama_server
 PREFIX = "You are a terse assistant. Answer in one short sentence.\n"
@@ -120,7 +120,7 @@ def _short_answer_grammar(grammar: str) -> str:
 
 
 async def test_grammar_transport_over_the_openai_endpoint_parses_as_tool_calls(llama_server):
-    from atomic_agent.grammar.build_grammar import build_tool_call_grammar
+    from atomic_agent.prompt.build_grammar import build_tool_call_grammar
 
     names = ["reply", "finish"]
     prefix = ('Answer with a JSON array of tool calls. To answer the user, call reply: '

@@ -19,7 +19,7 @@ from atomic_agent.plugins.openai_compatible.tool_functions import (
     unescape_name,
 )
 from atomic_agent.reliability.failure_taxonomy import classify_failure
-from atomic_agent.testing.plugin_kit import collected_tools
+from atomic_agent.testing.runtime_kit import collected_tools
 
 READ_SCHEMA = {"type": "object", "properties": {"path": {"type": "string"}}, "required": ["path"],
                "additionalProperties": False}
@@ -55,7 +55,7 @@ def test_registry_reply_is_not_offered_twice():
 
 
 def test_every_registered_tool_schema_becomes_function_parameters_verbatim(tmp_path):
-    from atomic_agent.testing.plugin_kit import installed_plugin_host
+    from atomic_agent.testing.runtime_kit import installed_plugin_host
     from atomic_agent.testing.tool_context_kit import make_runtime_view
 
     specs = collected_tools(installed_plugin_host(), runtime=make_runtime_view(tmp_path))

@@ -14,7 +14,7 @@ from atomic_agent.plugins.subscription_cli.cli_provider import SubscriptionCliPr
 from atomic_agent.plugins.subscription_cli.subscription_clis import SUBSCRIPTION_CLIS
 from atomic_agent.runtime.boot_context import boot
 from atomic_agent.runtime.runtime import Runtime
-from atomic_agent.testing.plugin_kit import fresh_plugin_host, registered_plugin
+from atomic_agent.testing.runtime_kit import fresh_plugin_host, registered_plugin
 
 REQUEST = CompletionRequest(prompt="You are helpful.\nuser: hi", stream=False)
 

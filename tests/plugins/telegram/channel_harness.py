@@ -119,7 +119,7 @@ def telegram_cli(state: Path, *args: str, input: str | None = None) -> Any:
     from atomic_agent.cli.cli_state import CliState
     from atomic_agent.cli.main import build_app
     from atomic_agent.runtime.boot_context import boot
-    from atomic_agent.testing.plugin_kit import fresh_plugin_host
+    from atomic_agent.testing.runtime_kit import fresh_plugin_host
 
     host = fresh_plugin_host()
     host.register(importlib.import_module("atomic_agent.plugins.telegram"), "telegram")

@@ -15,7 +15,7 @@ from atomic_agent.api import TraceRecorder, load_or_create_salt, prompt_captured
 from atomic_agent.cli.cli_state import CliState
 from atomic_agent.cli.main import build_app
 from atomic_agent.runtime.boot_context import boot
-from atomic_agent.testing.plugin_kit import fresh_plugin_host
+from atomic_agent.testing.runtime_kit import fresh_plugin_host
 
 SESSION = "sess-alpha"
 OLDER_SESSION = "sess-older"
