@@ -60,7 +60,6 @@ PLUGIN_AUTHORS: dict[str, str] = {
     "structure_llm_block": "atomic_agent.providers.llm_config",
     "resolve_fallback_chain": "atomic_agent.providers.fallback_chain",
     "declared_links": "atomic_agent.providers.fallback_chain",
-    "build_provider_registry": "atomic_agent.providers.provider_registry",
     "is_transport_retryable": "atomic_agent.reliability.failure_taxonomy",
     # commands and config
     "CliState": "atomic_agent.cli.cli_state",

@@ -8,8 +8,10 @@ implementation raises is reported (stderr and its `atomic-agent plugins` row, wi
 error) and left out while every other plugin keeps working.
 
 Hooks that take a ``runtime`` receive a :class:`atomic_agent.api.RuntimeView`: the loaded
-config, the state dir and ``service(name)``. It is the only way a plugin reaches the
-runtime; plugins import nothing but ``atomic_agent.api``. Which services exist when:
+config, the state dir, ``service(name)``, the gate, tools, sessions, provider and turns (see
+its members). It is the only way a plugin reaches the runtime, and a plugin changes nothing
+on it but through its methods; plugins import nothing but ``atomic_agent.api``. Which
+services exist when:
 
 - from the first hook that takes a runtime (``register_tools``) on: ``state_dir``,
   ``prompt_assets`` (templates and grammars: the user's, then the plugins' own

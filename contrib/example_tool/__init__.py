@@ -7,9 +7,12 @@ only `atomic_agent.api`, like every plugin should.
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from atomic_agent.api import ResourceClass, Tier, ToolContext, ToolResult, ToolSpec, hookimpl
+
+if TYPE_CHECKING:
+    from atomic_agent.api import RuntimeView
 
 ARGS_SCHEMA = {
     "type": "object",
@@ -29,7 +32,7 @@ async def count_words(args: Mapping[str, Any], ctx: ToolContext) -> ToolResult:
 
 
 @hookimpl
-def register_tools(runtime: object) -> Iterable[ToolSpec]:
+def register_tools(runtime: RuntimeView) -> Iterable[ToolSpec]:
     return [
         ToolSpec(
             name="example.word_count",

@@ -8,8 +8,11 @@ from __future__ import annotations
 
 import asyncio
 import os
+from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
+
+import attrs
 
 from atomic_agent.agent import agent_events as ev
 from atomic_agent.agent.agent_loop import TurnResult
@@ -20,10 +23,10 @@ from atomic_agent.plugin_host.collect_registrations import (await_lifecycle, cal
                                                             discard_lifecycle)
 from atomic_agent.plugin_host.plugin_host import PluginHost
 from atomic_agent.providers.fallback_provider import FallbackTextProvider, RequestShaper
-from atomic_agent.providers.provider_registry import build_provider_registry
+from atomic_agent.providers.provider_registry import ProviderRegistry, build_provider_registry
 from atomic_agent.plugin_host.service_registry import ServiceRegistry
 from atomic_agent.prompt.prompt_assets import PromptAssets
-from atomic_agent.hook_records import ApprovalCategory, ChannelSpec, MemoryPhase, PromptSection, TickSpec, ToolSpec
+from atomic_agent.hook_records import ApprovalCategory, ChannelSpec, ConfigBlock, MemoryPhase, PromptSection, TickSpec, ToolSpec
 from atomic_agent.runtime.boot_context import BootContext
 from atomic_agent.runtime.background_work import ChannelRunner, PluginTicks
 from atomic_agent.runtime.memory_phases import ConsolidationTick, MemoryPhases
@@ -123,6 +126,15 @@ class Runtime:
         return self.boot.config
 
     @property
+    def config_blocks(self) -> Mapping[str, ConfigBlock]:
+        return self.boot.config_blocks
+
+    def set_tracing(self, enabled: bool) -> None:
+        """Turn per-session traces on or off for turns from now on (config.json unchanged)."""
+        config = self.config
+        self.boot.config = config.with_block("tracing", attrs.evolve(config.tracing, enabled=enabled))
+
+    @property
     def state_dir(self) -> Path:
         return self.boot.state_dir
 
@@ -152,7 +164,7 @@ class Runtime:
         (registered so by its plugin): a local-only install needs no provider configuration.
         The active provider is built right away so a misconfigured entry fails at startup with
         its own message, not inside the first turn."""
-        registry = build_provider_registry(self.host, self)
+        registry = self.build_provider_registry()
         registry.active_text()
 
         def grammar() -> str | None:
@@ -160,6 +172,10 @@ class Runtime:
             return grammar_for(self.registry, profile or PLAIN_TEXT_PROFILE, self.config.agent.max_parallel_tool_calls)
 
         return FallbackTextProvider(registry, RequestShaper(lambda: tuple(self.registry.specs()), grammar))
+
+    def build_provider_registry(self) -> ProviderRegistry:
+        """A fresh registry of the configured providers, owned (and closed) by the caller."""
+        return build_provider_registry(self.host, self)
 
     async def set_active_provider(self, provider_id: str) -> None:
         """Hot-swap the active text provider (closing the previous one); the next step re-plans."""
@@ -297,6 +313,19 @@ class Runtime:
     @property
     def stopping(self) -> bool:
         return self._lifecycle is not None and self._lifecycle.stopping
+
+    def park_now(self) -> int:
+        """End a drain's grace period: every running turn parks at once (its step abandoned);
+        how many were asked."""
+        return 0 if self._lifecycle is None else self._lifecycle.park_all(hard=True)
+
+    def running_turn_id(self, session_id: str) -> str | None:
+        """The id of the turn running on the session's lane in this process, if any."""
+        return None if self._lifecycle is None else self._lifecycle.running_turn_id(session_id)
+
+    def channel_status(self) -> dict[str, dict[str, Any]]:
+        """Each registered channel: running (with its own status), failed (with the error) or stopped."""
+        return self.channels.status()
 
     def dismiss_steer(self, steer_id: str) -> bool:
         """Drop a handed-back steer the caller will not re-send; False when it was already gone."""

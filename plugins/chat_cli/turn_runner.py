@@ -11,10 +11,13 @@ import signal
 import sys
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from atomic_agent.plugins.chat_cli.progress_printer import ProgressPrinter
 from atomic_agent.plugins.chat_cli.terminal_approver import terminal_approver
+
+if TYPE_CHECKING:
+    from atomic_agent.api import RuntimeView
 
 
 def event_sink(json_out: bool) -> Callable[[dict[str, Any]], None]:
@@ -38,7 +41,7 @@ async def open_runtime(state: Any, emit: Callable[[dict[str, Any]], None], no_ap
     return runtime
 
 
-async def run_one_turn(runtime: Any, text: str, session_id: str | None, emit: Callable[[dict[str, Any]], None],
+async def run_one_turn(runtime: RuntimeView, text: str, session_id: str | None, emit: Callable[[dict[str, Any]], None],
                        working_dir: Path, tool_choice: str | None = None) -> Any:
     from atomic_agent.api import DEFAULT_GRACE_S, check_text
 
@@ -72,7 +75,7 @@ async def run_one_turn(runtime: Any, text: str, session_id: str | None, emit: Ca
                 pass
 
 
-def hand_back(runtime: Any, result: Any) -> None:
+def hand_back(runtime: RuntimeView, result: Any) -> None:
     """A one-shot command re-sends nothing: show each steer the turn handed back, then
     dismiss its stored copy (the user has seen it; it must not come back as a turn)."""
     for text, steer_id in result.handed_back():

@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import AsyncIterator
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from atomic_agent.plugins.http.chat_request import parse_chat_request
 from atomic_agent.plugins.http.chat_turn import END
@@ -38,12 +38,15 @@ from atomic_agent.plugins.http.request_body import json_body
 from atomic_agent.plugins.http.session_resolver import SESSION_HEADER, resolve_session
 from atomic_agent.plugins.http.sse_frames import DONE, KEEP_ALIVE, data_frame, event_frame
 
+if TYPE_CHECKING:
+    from atomic_agent.api import RuntimeView
+
 EXTENSIONS_HEADER = "x-atomic-extensions"
 RESEND_STEER_HEADER = "x-atomic-resend-steer"
 KEEP_ALIVE_S = 15.0
 
 
-def check_tool_choice(runtime: Any, tool: str | None) -> None:
+def check_tool_choice(runtime: RuntimeView, tool: str | None) -> None:
     """400 for a `tool_choice` that names no registered tool, listing near names."""
     if tool is None or tool in runtime.registry:
         return

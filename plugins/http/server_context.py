@@ -7,7 +7,7 @@ import asyncio
 import time
 from collections import OrderedDict
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import attrs
 
@@ -15,6 +15,9 @@ from atomic_agent.api import PendingApprovals
 from atomic_agent.plugins.http.chat_turn import CURRENT_TURN, ChatTurn
 from atomic_agent.plugins.http.event_hub import EventHub
 from atomic_agent.plugins.http.undelivered_steers import UndeliveredSteerStore
+
+if TYPE_CHECKING:
+    from atomic_agent.api import RuntimeView
 
 USER_SESSIONS = 1024  # `user` -> session map, oldest forgotten first
 
@@ -48,10 +51,10 @@ class ServeContext:
         self.started_at = int(time.time())
         self.stopped = asyncio.Event()  # a graceful stop began: no new turns, event streams end
         self._drain: asyncio.Task[Any] | None = None
-        self._runtime: Any = None
+        self._runtime: RuntimeView | None = None
         self._unrelay: Any = None
 
-    def bind(self, runtime: Any) -> None:
+    def bind(self, runtime: RuntimeView) -> None:
         self._runtime = runtime
         try:
             mcp = runtime.service("mcp")
@@ -61,7 +64,7 @@ class ServeContext:
         self._unrelay = mcp.subscribe_host_events(self.emit) if mcp is not None else None
 
     @property
-    def runtime(self) -> Any:
+    def runtime(self) -> RuntimeView:
         if self._runtime is None:
             raise RuntimeError("ServeContext.bind(runtime) was not called")
         return self._runtime
@@ -104,7 +107,7 @@ class ServeContext:
         """A second signal: end the grace period now (the steps in flight are abandoned, parked)."""
         self.begin_stop()
         if self._runtime is not None and self._runtime.stopping:
-            self._runtime.lifecycle.park_all(hard=True)
+            self._runtime.park_now()
 
     async def shutdown(self) -> None:
         """Drain (if no signal began it), deny pending approvals, wait for every turn's task

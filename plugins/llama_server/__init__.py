@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 from atomic_agent.api import hookimpl
 
 if TYPE_CHECKING:
+    from atomic_agent.api import RuntimeView
     import typer
 
 
@@ -51,7 +52,7 @@ def register_services() -> Iterable[Any]:
 EMBEDDINGS_SERVICE = "llama_embeddings"
 
 
-def _managed_embeddings(runtime: Any) -> Any:
+def _managed_embeddings(runtime: RuntimeView) -> Any:
     """An embedding provider for the daemon `llama start` runs beside the chat server, or
     None when `llama.embeddings.enabled` is false (no client is built against an absent daemon)."""
     cfg = runtime.config.block("llama")
@@ -83,13 +84,13 @@ def register_providers() -> Iterable[Any]:
                          summary="Vectors from a llama-server started with --embeddings (its /embedding route).")]
 
 
-def _embedding_provider(entry: dict[str, Any], runtime: Any) -> Any:
+def _embedding_provider(entry: dict[str, Any], runtime: RuntimeView) -> Any:
     from .llama_embeddings import build_llama_embedding_provider
 
     return build_llama_embedding_provider(entry, runtime)
 
 
-def _local_provider(entry: dict[str, Any], runtime: Any) -> Any:
+def _local_provider(entry: dict[str, Any], runtime: RuntimeView) -> Any:
     """Fill an entry from the `llama` block (url/mode, retries, limits) where it is silent."""
     from .llama_config import effective_llama_url
     from .llama_provider import build_llama_provider

@@ -8,9 +8,12 @@ The answer nests each vector one level deeper than /v1/embeddings does
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from atomic_agent.api import EmbeddingUnavailable, ProviderCapabilities
+
+if TYPE_CHECKING:
+    from atomic_agent.api import RuntimeView
 
 DEFAULT_TIMEOUT_S = 60.0
 
@@ -69,7 +72,7 @@ def parse_embedding_answer(data: Any, expected: int, url: str = "") -> list[list
     return [vector for _, vector in sorted(rows, key=lambda r: r[0])]
 
 
-def build_llama_embedding_provider(entry: dict[str, Any], runtime: Any) -> LlamaEmbeddingProvider:
+def build_llama_embedding_provider(entry: dict[str, Any], runtime: RuntimeView) -> LlamaEmbeddingProvider:
     """Factory for a `llama-server-embeddings` entry: `url` of the `--embeddings` daemon."""
     url = entry.get("url") or entry.get("baseUrl")
     if not isinstance(url, str) or not url.startswith(("http://", "https://")):

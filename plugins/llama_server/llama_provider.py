@@ -13,6 +13,7 @@ from atomic_agent.api import Completion, CompletionRequest, ProviderCapabilities
 from .slot_manager import SlotManager
 
 if TYPE_CHECKING:
+    from atomic_agent.api import RuntimeView
     from .llama_client import LlamaServerClient, ServerProps
 
 MODES = ("managed", "external")
@@ -134,7 +135,7 @@ class LlamaServerProvider:
         await self.client.aclose()
 
 
-def build_llama_provider(entry: dict[str, Any], runtime: Any) -> LlamaServerProvider:
+def build_llama_provider(entry: dict[str, Any], runtime: RuntimeView) -> LlamaServerProvider:
     """Provider factory for the `llama-server` kind. `entry` holds url, mode, retries,
     backoffMs, timeoutS and maxTokens; `runtime` is not needed here."""
     url = entry.get("url")

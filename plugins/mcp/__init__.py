@@ -12,9 +12,12 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from atomic_agent.api import hookimpl
+
+if TYPE_CHECKING:
+    from atomic_agent.api import RuntimeView
 
 SERVICE = "mcp"
 
@@ -37,7 +40,7 @@ def register_services() -> Iterable[Any]:
 
 
 @hookimpl
-def runtime_started(runtime: Any) -> Any:
+def runtime_started(runtime: RuntimeView) -> Any:
     from .server_config import mcp_config
 
     servers = mcp_config(runtime).servers
@@ -46,7 +49,7 @@ def runtime_started(runtime: Any) -> Any:
     return runtime.service(SERVICE).start(servers)
 
 
-def _build_manager(runtime: Any) -> Any:
+def _build_manager(runtime: RuntimeView) -> Any:
     from .sampling_forwarder import SamplingForwarder
     from .server_config import mcp_config
     from .server_manager import McpManager
@@ -58,14 +61,14 @@ def _build_manager(runtime: Any) -> Any:
                       max_result_chars=cfg.max_result_chars, persistence=_persistence(runtime))
 
 
-def _persistence(runtime: Any) -> Any:
+def _persistence(runtime: RuntimeView) -> Any:
     from .config_persistence import ConfigPersistence
 
-    boot = getattr(runtime, "boot", None)
+    blocks = getattr(runtime, "config_blocks", None)
     path = getattr(runtime.config, "path", None)
-    if boot is None or path is None:
+    if blocks is None or path is None:
         return None
-    return ConfigPersistence(path, boot.config_blocks)
+    return ConfigPersistence(path, blocks)
 
 
 @hookimpl

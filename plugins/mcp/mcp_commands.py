@@ -12,12 +12,15 @@ import json
 import sys
 from collections.abc import Awaitable, Callable
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import attrs
 import typer
 
 from atomic_agent.api import current_cli_state, fail
+
+if TYPE_CHECKING:
+    from atomic_agent.api import RuntimeView
 
 mcp_app = typer.Typer(no_args_is_help=True, add_completion=False)
 T = TypeVar("T")
@@ -52,7 +55,7 @@ def list_command(ctx: typer.Context, json_out: bool = typer.Option(False, "--jso
     """Every configured server: transport, trust, status, tool count and drifted tools."""
     from atomic_agent.api import print_json, print_table
 
-    async def work(runtime: Any, manager: Any) -> list[Any]:
+    async def work(runtime: RuntimeView, manager: Any) -> list[Any]:
         return manager.statuses()
 
     statuses = _with_manager(ctx, work)
@@ -75,7 +78,7 @@ def tools_command(ctx: typer.Context, name: str = typer.Argument(..., help="Serv
     """One server's tools as the model sees them, plus the drifted and dropped ones."""
     from atomic_agent.api import print_json, print_table
 
-    async def work(runtime: Any, manager: Any) -> tuple[Any, list[dict[str, Any]]]:
+    async def work(runtime: RuntimeView, manager: Any) -> tuple[Any, list[dict[str, Any]]]:
         try:
             status = manager.status(name)
         except KeyError as exc:
@@ -146,7 +149,7 @@ def add_command(
     block = attrs.evolve(block, servers=tuple(s for s in block.servers if s.name not in added) + tuple(servers))
     boot.config = boot.config.with_block(MCP_BLOCK, block)
 
-    async def work(runtime: Any, manager: Any) -> list[Any]:
+    async def work(runtime: RuntimeView, manager: Any) -> list[Any]:
         return [manager.status(s.name) for s in servers]
 
     failed = False
@@ -186,7 +189,7 @@ def approve_command(ctx: typer.Context, server: str = typer.Argument(..., help="
                     tool: str = typer.Argument(None, help="One tool (raw name); default: every tool of the server.")) -> None:
     """Accept the current definitions of a server's tools (re-enables drifted tools)."""
 
-    async def work(runtime: Any, manager: Any) -> tuple[list[str], Any]:
+    async def work(runtime: RuntimeView, manager: Any) -> tuple[list[str], Any]:
         try:
             names = await manager.approve(server, tool)
         except KeyError as exc:
@@ -241,7 +244,7 @@ def call_command(
         fail(f"--approve must be one of {', '.join(APPROVE_MODES)}, got {approve!r}")
     parsed = _parse_args(args)
 
-    async def work(runtime: Any, manager: Any) -> Any:
+    async def work(runtime: RuntimeView, manager: Any) -> Any:
         if runtime.gate.audit is None:
             runtime.gate.attach_audit(ApprovalAuditLog(audit_path(runtime.state_dir)))
         if no_approval:

@@ -9,14 +9,17 @@ import difflib
 import secrets
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from atomic_agent.api import ToolContext, ToolResult, args_errors, bind_request_approval, invoke_tool
 
 from atomic_agent.plugins.mcp.tool_names import qualify
 
+if TYPE_CHECKING:
+    from atomic_agent.api import RuntimeView
 
-async def call_mcp_tool(runtime: Any, manager: Any, server: str, tool: str, args: Mapping[str, Any],
+
+async def call_mcp_tool(runtime: RuntimeView, manager: Any, server: str, tool: str, args: Mapping[str, Any],
                         working_dir: Path) -> ToolResult:
     """The tool's result; ValueError (with what to fix) when the call cannot start."""
     status = manager.status(server) if server in manager.names() else None

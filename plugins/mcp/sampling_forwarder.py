@@ -14,10 +14,13 @@ import asyncio
 import collections
 import time
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from atomic_agent.plugins.mcp.mcp_records import SamplingReply, SamplingRequest
 from atomic_agent.plugins.mcp.server_config import SamplingConfig
+
+if TYPE_CHECKING:
+    from atomic_agent.api import RuntimeView
 
 SAMPLING_SLOT = -1
 DEFAULT_SYSTEM = "You answer a request an MCP tool server sent on behalf of the user. Reply with plain text."
@@ -29,7 +32,7 @@ class SamplingRefused(Exception):
 
 
 class SamplingForwarder:
-    def __init__(self, runtime: Any, cfg: SamplingConfig, clock: Callable[[], float] = time.monotonic) -> None:
+    def __init__(self, runtime: RuntimeView, cfg: SamplingConfig, clock: Callable[[], float] = time.monotonic) -> None:
         self.runtime = runtime
         self.cfg = cfg
         self._clock = clock

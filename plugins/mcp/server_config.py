@@ -20,11 +20,14 @@ from __future__ import annotations
 import fnmatch
 import re
 from collections.abc import Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import attrs
 
 from atomic_agent.api import int_field, value_field
+
+if TYPE_CHECKING:
+    from atomic_agent.api import RuntimeView
 
 MCP_BLOCK = "mcp"
 STDIO, STREAMABLE_HTTP, SSE = "stdio", "streamable_http", "sse"
@@ -145,7 +148,7 @@ def duplicate_names(servers: tuple[ServerConfig, ...]) -> set[int]:
     return later
 
 
-def mcp_config(runtime: Any) -> McpConfig:
+def mcp_config(runtime: RuntimeView) -> McpConfig:
     try:
         block = runtime.config.block(MCP_BLOCK)
     except (KeyError, AttributeError):

@@ -10,16 +10,19 @@ Hookimpls only; the stores are imported when the service or a command is first u
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from atomic_agent.api import hookimpl
+
+if TYPE_CHECKING:
+    from atomic_agent.api import RuntimeView
 
 
 @hookimpl
 def register_services() -> Iterable[Any]:
     from atomic_agent.api import ServiceSpec
 
-    def build(runtime: Any) -> Any:
+    def build(runtime: RuntimeView) -> Any:
         from .memory_service import build_memory_service
 
         return build_memory_service(runtime)

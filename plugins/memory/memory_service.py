@@ -12,7 +12,7 @@ from __future__ import annotations
 import os
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .memory_database import DEFAULT_BUSY_TIMEOUT_S, MemoryDatabase, memory_db_path
 from .link_store import LINK_KINDS, LinkStore
@@ -24,6 +24,9 @@ from .profile_store import ProfileStore
 from .query_feedback import QueryFeedback
 from .recall_fusion import FusionWeights
 from .profile_validation import is_valid_profile_key
+
+if TYPE_CHECKING:
+    from atomic_agent.api import RuntimeView
 
 SERVICE_NAME = "memory"
 METRICS_SERVICE = "metrics"
@@ -132,7 +135,7 @@ def busy_timeout_s(environ: Any) -> float:
     return DEFAULT_BUSY_TIMEOUT_S
 
 
-def build_memory_service(runtime: Any) -> MemoryService:
+def build_memory_service(runtime: RuntimeView) -> MemoryService:
     try:
         metrics = runtime.service(METRICS_SERVICE)
     except (KeyError, RuntimeError):  # no metrics plugin, or a broken one: memory works without it

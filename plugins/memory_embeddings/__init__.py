@@ -11,9 +11,12 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from atomic_agent.api import hookimpl
+
+if TYPE_CHECKING:
+    from atomic_agent.api import RuntimeView
 
 CONFIG_KEY = "memoryEmbeddings"
 SERVICE_NAME = "memory_embeddings"
@@ -46,7 +49,7 @@ def _build_status(runtime: Any) -> Any:
     return EmbeddingStatusView(Path(runtime.state_dir), bool(runtime.config.block(CONFIG_KEY).enabled))
 
 
-def _build(runtime: Any) -> Any:
+def _build(runtime: RuntimeView) -> Any:
     cfg = runtime.config.block(CONFIG_KEY)
     if not cfg.enabled:
         return None
@@ -64,7 +67,7 @@ async def _close(hybrid: Any) -> None:
 
 
 @hookimpl
-def register_memory_phases(runtime: Any) -> Iterable[Any]:
+def register_memory_phases(runtime: RuntimeView) -> Iterable[Any]:
     if not runtime.config.block(CONFIG_KEY).enabled:
         return []
     from atomic_agent.api import MemoryPhase

@@ -9,11 +9,14 @@ model are never mixed into one index: a change of model means re-embedding.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import attrs
 
 from atomic_agent.api import EmbeddingUnavailable, read_llm_config
+
+if TYPE_CHECKING:
+    from atomic_agent.api import RuntimeView
 
 MANAGED_SERVICE = "llama_embeddings"
 
@@ -33,7 +36,7 @@ class EmbeddingSource:
             await self.owned_registry.close()
 
 
-def resolve_embedding_source(runtime: Any) -> EmbeddingSource | None:
+def resolve_embedding_source(runtime: RuntimeView) -> EmbeddingSource | None:
     """The configured source, or None when there is none (no hybrid recall then)."""
     llm = read_llm_config(runtime.config)
     if llm.active_embedding_provider:
@@ -42,9 +45,7 @@ def resolve_embedding_source(runtime: Any) -> EmbeddingSource | None:
         registry = getattr(runtime.provider, "registry", None)
         owned = None
         if registry is None:  # the runtime was given a fixed text provider: build the entry here
-            from atomic_agent.api import build_provider_registry
-
-            registry = owned = build_provider_registry(runtime.host, runtime)
+            registry = owned = runtime.build_provider_registry()
         try:
             provider = registry.get(llm.active_embedding_provider)
         except ValueError as exc:

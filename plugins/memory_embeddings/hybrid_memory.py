@@ -11,12 +11,15 @@ from __future__ import annotations
 import json
 import time
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from atomic_agent.api import EmbeddingUnavailable, ExtensionsUnavailableError, store_clock, write_atomic
 
 from .embedding_source import EmbeddingSource, resolve_embedding_source
 from .vector_index import VectorIndex, vectors_path
+
+if TYPE_CHECKING:
+    from atomic_agent.api import RuntimeView
 
 FALLBACK_METRIC = "agent.memory.embeddings.fallback_to_fts5"
 WRITTEN_METRIC = "agent.memory.embeddings.written"
@@ -39,7 +42,7 @@ def read_status(state_dir: Path) -> dict[str, Any]:
 
 
 class HybridMemory:
-    def __init__(self, runtime: Any, cfg: Any) -> None:
+    def __init__(self, runtime: RuntimeView, cfg: Any) -> None:
         self.runtime = runtime
         self.cfg = cfg
         self.state_dir = Path(runtime.state_dir)

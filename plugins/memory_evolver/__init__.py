@@ -11,9 +11,12 @@ to a runtime without this plugin, and no tag is ever touched.
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from atomic_agent.api import hookimpl
+
+if TYPE_CHECKING:
+    from atomic_agent.api import RuntimeView
 
 CONFIG_KEY = "memoryEvolution"
 SERVICE_NAME = "memory_evolver"
@@ -32,7 +35,7 @@ def register_config_blocks() -> Iterable[Any]:
 def register_services() -> Iterable[Any]:
     from atomic_agent.api import ServiceSpec
 
-    def build(runtime: Any) -> Any:
+    def build(runtime: RuntimeView) -> Any:
         from .neighbour_evolver import NeighbourEvolver
 
         return NeighbourEvolver(runtime, runtime.config.block(CONFIG_KEY))

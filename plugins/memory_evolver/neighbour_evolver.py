@@ -10,7 +10,10 @@ Every directive ends in one outcome, counted under `agent.memory.evolution.appli
 from __future__ import annotations
 
 from collections.abc import Collection, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from atomic_agent.api import RuntimeView
 
 APPLIED_METRIC = "agent.memory.evolution.applied"
 SKIPPED_METRIC = "agent.memory.evolution.skipped"
@@ -19,7 +22,7 @@ GRAMMAR_FILE = "neighbour_evolver.gbnf"
 
 
 class NeighbourEvolver:
-    def __init__(self, runtime: Any, cfg: Any) -> None:
+    def __init__(self, runtime: RuntimeView, cfg: Any) -> None:
         self.runtime = runtime
         self.cfg = cfg
 

@@ -12,9 +12,12 @@ runtime without the plugin.
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from atomic_agent.api import hookimpl
+
+if TYPE_CHECKING:
+    from atomic_agent.api import RuntimeView
 
 CONFIG_KEY = "memoryLinks"
 SERVICE_NAME = "memory_links"
@@ -34,7 +37,7 @@ def register_config_blocks() -> Iterable[Any]:
 def register_services() -> Iterable[Any]:
     from atomic_agent.api import ServiceSpec
 
-    def build(runtime: Any) -> Any:
+    def build(runtime: RuntimeView) -> Any:
         from .link_service import LinkService
 
         return LinkService(runtime, runtime.config.block(CONFIG_KEY))
@@ -43,7 +46,7 @@ def register_services() -> Iterable[Any]:
 
 
 @hookimpl
-def register_memory_phases(runtime: Any) -> Iterable[Any]:
+def register_memory_phases(runtime: RuntimeView) -> Iterable[Any]:
     cfg = runtime.config.block(CONFIG_KEY)
     if not cfg.enabled:
         return []

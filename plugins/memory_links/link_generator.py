@@ -11,11 +11,14 @@ from __future__ import annotations
 
 import asyncio
 import time
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import attrs
 
 from .link_parser import ParsedLinks, parse_links
+
+if TYPE_CHECKING:
+    from atomic_agent.api import RuntimeView
 
 OUTCOME_METRIC = "agent.memory.link_generator"
 DURATION_METRIC = "agent.memory.link_generator.duration_ms"
@@ -49,7 +52,7 @@ def strip_comments(text: str) -> str:
 
 
 class LinkGenerator:
-    def __init__(self, runtime: Any, cfg: Any, service: Any) -> None:
+    def __init__(self, runtime: RuntimeView, cfg: Any, service: Any) -> None:
         self.runtime = runtime
         self.cfg = cfg
         self.service = service

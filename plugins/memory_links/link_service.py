@@ -10,9 +10,12 @@ from __future__ import annotations
 
 from collections import OrderedDict
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import attrs
+
+if TYPE_CHECKING:
+    from atomic_agent.api import RuntimeView
 
 MAX_SESSIONS = 256
 EXPANSION_METRIC = "agent.memory.link_expansion.hits"
@@ -26,7 +29,7 @@ class Surfaced:
 
 
 class LinkService:
-    def __init__(self, runtime: Any, cfg: Any) -> None:
+    def __init__(self, runtime: RuntimeView, cfg: Any) -> None:
         self.runtime = runtime
         self.cfg = cfg
         self._surfaced: OrderedDict[str, Surfaced] = OrderedDict()

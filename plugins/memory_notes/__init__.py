@@ -10,14 +10,17 @@ put into a prompt: full bodies need `memory.notes.recall {id}`. Switched off
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from atomic_agent.api import hookimpl
+
+if TYPE_CHECKING:
+    from atomic_agent.api import RuntimeView
 
 CONFIG_KEY = "memoryNotes"
 
 
-def _config(runtime: Any) -> Any:
+def _config(runtime: RuntimeView) -> Any:
     return runtime.config.block(CONFIG_KEY)
 
 
@@ -31,7 +34,7 @@ def register_config_blocks() -> Iterable[Any]:
 
 
 @hookimpl
-def register_tools(runtime: Any) -> Iterable[Any]:
+def register_tools(runtime: RuntimeView) -> Iterable[Any]:
     cfg = _config(runtime)
     if not cfg.enabled:
         return []
@@ -41,7 +44,7 @@ def register_tools(runtime: Any) -> Iterable[Any]:
 
 
 @hookimpl
-def register_memory_phases(runtime: Any) -> Iterable[Any]:
+def register_memory_phases(runtime: RuntimeView) -> Iterable[Any]:
     cfg = _config(runtime)
     if not cfg.enabled:
         return []

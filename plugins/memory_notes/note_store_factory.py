@@ -3,15 +3,18 @@ memory.sqlite) with this block's limits."""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from atomic_agent.api import RuntimeView
 
 MEMORY_SERVICE = "memory"
 
 
-def memory_of(runtime: Any) -> Any:
+def memory_of(runtime: RuntimeView) -> Any:
     """The runtime's `memory` service: stores, their error types and the metrics sink."""
     return runtime.service(MEMORY_SERVICE)
 
 
-def note_store_for(runtime: Any, cfg: Any) -> Any:
+def note_store_for(runtime: RuntimeView, cfg: Any) -> Any:
     return memory_of(runtime).note_store(max_entries=cfg.max_entries, max_content_chars=cfg.max_content_chars)

@@ -3,16 +3,19 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .note_lines import pointer_line
+
+if TYPE_CHECKING:
+    from atomic_agent.api import RuntimeView
 
 RECALLED = "recalled"
 INDEX = "memory-index"
 PHASE_ORDER = 20  # after the profile
 
 
-def notes_phase(runtime: Any, cfg: Any) -> Any:
+def notes_phase(runtime: RuntimeView, cfg: Any) -> Any:
     from atomic_agent.api import MemoryPhase, PromptSection, capped_lines, estimate_tokens
 
     from .note_store_factory import memory_of, note_store_for

@@ -6,9 +6,12 @@ import inspect
 import re
 import time
 from collections.abc import Awaitable, Callable, Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .recall_prefetch import RECALL_HITS_METRIC, RECALL_LATENCY_METRIC, RECALL_METRIC
+
+if TYPE_CHECKING:
+    from atomic_agent.api import RuntimeView
 
 ID_ARG = {"type": ["integer", "string"], "description": "a note id such as 42 or \"#42\""}
 STORE_SCHEMA = {
@@ -52,7 +55,7 @@ def _full(note: Any) -> str:
     return f"#{note.id}{tags} {note.content[:FULL_BODY_CHARS]}"
 
 
-def notes_tool_specs(runtime: Any, cfg: Any) -> list[Any]:
+def notes_tool_specs(runtime: RuntimeView, cfg: Any) -> list[Any]:
     from atomic_agent.api import ResourceClass, Tier, ToolResult, ToolSpec
 
     from .note_store_factory import memory_of, note_store_for

@@ -9,7 +9,10 @@ byte-identical to a runtime without that plugin.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from atomic_agent.api import RuntimeView
 
 REWRITER_SERVICE = "memory_query_rewriter"
 LINKS_SERVICE = "memory_links"
@@ -17,7 +20,7 @@ RRF_K = 60  # reciprocal-rank constant: rank matters, the two queries' bm25 scal
 
 
 class RecallExtensions:
-    def __init__(self, runtime: Any) -> None:
+    def __init__(self, runtime: RuntimeView) -> None:
         self.runtime = runtime
 
     def _service(self, name: str) -> Any | None:

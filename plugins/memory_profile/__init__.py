@@ -9,14 +9,17 @@ opens the database. Hookimpls only; everything else is imported inside the hooks
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from atomic_agent.api import hookimpl
+
+if TYPE_CHECKING:
+    from atomic_agent.api import RuntimeView
 
 CONFIG_KEY = "memoryProfile"
 
 
-def _config(runtime: Any) -> Any:
+def _config(runtime: RuntimeView) -> Any:
     return runtime.config.block(CONFIG_KEY)
 
 
@@ -30,7 +33,7 @@ def register_config_blocks() -> Iterable[Any]:
 
 
 @hookimpl
-def register_tools(runtime: Any) -> Iterable[Any]:
+def register_tools(runtime: RuntimeView) -> Iterable[Any]:
     if not _config(runtime).enabled:
         return []
     from .profile_tools import profile_tool_specs
@@ -39,7 +42,7 @@ def register_tools(runtime: Any) -> Iterable[Any]:
 
 
 @hookimpl
-def register_memory_phases(runtime: Any) -> Iterable[Any]:
+def register_memory_phases(runtime: RuntimeView) -> Iterable[Any]:
     cfg = _config(runtime)
     if not cfg.enabled:
         return []

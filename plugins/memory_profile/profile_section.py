@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from atomic_agent.api import RuntimeView
 
 HEADING = "profile"
 MEMORY_SERVICE = "memory"  # memory.sqlite belongs to the memory plugin
@@ -26,7 +29,7 @@ def render_profile(facts: Sequence[Any], user_text: str, max_tokens: int, gate: 
     return capped_lines(lines, max_tokens, count)
 
 
-def profile_phase(runtime: Any, cfg: Any) -> Any:
+def profile_phase(runtime: RuntimeView, cfg: Any) -> Any:
     from atomic_agent.api import MemoryPhase, PromptSection, estimate_tokens
 
     def sections(session_id: str, user_text: str) -> list[Any]:

@@ -13,9 +13,12 @@ phase and its service is None.
 from __future__ import annotations
 
 from collections.abc import Awaitable, Iterable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from atomic_agent.api import hookimpl
+
+if TYPE_CHECKING:
+    from atomic_agent.api import RuntimeView
 
 CONFIG_KEY = "memoryReflection"
 SERVICE_NAME = "memory_reflection"
@@ -35,7 +38,7 @@ def register_config_blocks() -> Iterable[Any]:
 def register_services() -> Iterable[Any]:
     from atomic_agent.api import ServiceSpec
 
-    def build(runtime: Any) -> Any:
+    def build(runtime: RuntimeView) -> Any:
         cfg = runtime.config.block(CONFIG_KEY)
         if not cfg.enabled:
             return None
@@ -47,7 +50,7 @@ def register_services() -> Iterable[Any]:
 
 
 @hookimpl
-def register_memory_phases(runtime: Any) -> Iterable[Any]:
+def register_memory_phases(runtime: RuntimeView) -> Iterable[Any]:
     if not runtime.config.block(CONFIG_KEY).enabled:
         return []
     from atomic_agent.api import MemoryPhase
@@ -58,7 +61,7 @@ def register_memory_phases(runtime: Any) -> Iterable[Any]:
 
 
 @hookimpl
-def runtime_stopping(runtime: Any) -> Awaitable[Any] | None:
+def runtime_stopping(runtime: RuntimeView) -> Awaitable[Any] | None:
     """A graceful stop reflects the windows sliding-window reflection still holds (v2.5 B)."""
     if not runtime.config.block(CONFIG_KEY).enabled:
         return None

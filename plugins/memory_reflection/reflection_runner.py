@@ -10,7 +10,7 @@ from __future__ import annotations
 import asyncio
 import time
 from collections import OrderedDict
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import attrs
 
@@ -19,6 +19,9 @@ from atomic_agent.api import store_clock
 from .note_context import exchange_context
 from .reflection_parser import parse_reflection
 from .reflection_writer import WriteReport, write_reflection
+
+if TYPE_CHECKING:
+    from atomic_agent.api import RuntimeView
 
 LATEST_TURNS_KEPT = 1024  # sessions whose newest turn index is remembered (a server may start one per request)
 OUTCOME_METRIC = "agent.memory.reflection"
@@ -44,13 +47,13 @@ class ReflectionOutcome:
     latency_ms: float = 0.0
 
 
-def _block(runtime: Any, key: str) -> Any | None:
+def _block(runtime: RuntimeView, key: str) -> Any | None:
     block = runtime.config.blocks.get(key)
     return block if block is not None and getattr(block, "enabled", False) else None
 
 
 class ReflectionRunner:
-    def __init__(self, runtime: Any, cfg: Any) -> None:
+    def __init__(self, runtime: RuntimeView, cfg: Any) -> None:
         from .reflection_prompt import ReflectionPromptBuilder
 
         self.runtime = runtime

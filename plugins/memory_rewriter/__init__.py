@@ -11,9 +11,12 @@ runtime without the plugin.
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from atomic_agent.api import hookimpl
+
+if TYPE_CHECKING:
+    from atomic_agent.api import RuntimeView
 
 CONFIG_KEY = "memoryRewriter"
 SERVICE_NAME = "memory_query_rewriter"
@@ -33,7 +36,7 @@ def register_config_blocks() -> Iterable[Any]:
 def register_services() -> Iterable[Any]:
     from atomic_agent.api import ServiceSpec
 
-    def build(runtime: Any) -> Any:
+    def build(runtime: RuntimeView) -> Any:
         from .query_rewriter import QueryRewriter
 
         return QueryRewriter(runtime, runtime.config.block(CONFIG_KEY))
@@ -42,7 +45,7 @@ def register_services() -> Iterable[Any]:
 
 
 @hookimpl
-def register_memory_phases(runtime: Any) -> Iterable[Any]:
+def register_memory_phases(runtime: RuntimeView) -> Iterable[Any]:
     cfg = runtime.config.block(CONFIG_KEY)
     if not cfg.enabled:
         return []

@@ -15,12 +15,15 @@ from __future__ import annotations
 import asyncio
 import time
 from collections import OrderedDict
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import attrs
 
 from .referential_gate import is_referential
 from .rewrite_parser import parse_rewrite
+
+if TYPE_CHECKING:
+    from atomic_agent.api import RuntimeView
 
 # The guide puts the rewrite on slot -1. Measured on the real server (tests/plugins/memory_fabric/
 # test_v2_real_server.py), -1 lets llama-server pick the least recently used idle slot, which
@@ -53,7 +56,7 @@ def _clip(text: str, limit: int = TURN_CHARS) -> str:
 
 
 class QueryRewriter:
-    def __init__(self, runtime: Any, cfg: Any) -> None:
+    def __init__(self, runtime: RuntimeView, cfg: Any) -> None:
         self.runtime = runtime
         self.cfg = cfg
         self._rewrites: OrderedDict[str, tuple[str, str]] = OrderedDict()  # session -> (message, query)

@@ -9,9 +9,12 @@ to a runtime without this plugin.
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from atomic_agent.api import hookimpl
+
+if TYPE_CHECKING:
+    from atomic_agent.api import RuntimeView
 
 CONFIG_KEY = "memorySegmentation"
 SERVICE_NAME = "memory_reflection_window"
@@ -30,7 +33,7 @@ def register_config_blocks() -> Iterable[Any]:
 def register_services() -> Iterable[Any]:
     from atomic_agent.api import ServiceSpec
 
-    def build(runtime: Any) -> Any:
+    def build(runtime: RuntimeView) -> Any:
         from .reflection_window import ReflectionWindow
 
         return ReflectionWindow(runtime.config.block(CONFIG_KEY))

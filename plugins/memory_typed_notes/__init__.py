@@ -9,11 +9,14 @@ byte-identical to a runtime without this plugin.
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import attrs
 
 from atomic_agent.api import hookimpl
+
+if TYPE_CHECKING:
+    from atomic_agent.api import RuntimeView
 
 CONFIG_KEY = "memoryTypedNotes"
 SERVICE_NAME = "memory_typed_notes"
@@ -43,7 +46,7 @@ def register_config_blocks() -> Iterable[Any]:
 def register_services() -> Iterable[Any]:
     from atomic_agent.api import ServiceSpec
 
-    def build(runtime: Any) -> TypedNotes:
+    def build(runtime: RuntimeView) -> TypedNotes:
         return TypedNotes(bool(runtime.config.block(CONFIG_KEY).enabled))
 
     return [ServiceSpec(SERVICE_NAME, build, summary="typed NOTE extraction for reflection (prefix and grammar)")]

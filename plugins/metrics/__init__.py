@@ -8,9 +8,12 @@ Hookimpls only; the registry and the file code are imported on first use.
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from atomic_agent.api import hookimpl
+
+if TYPE_CHECKING:
+    from atomic_agent.api import RuntimeView
 
 SERVICE_NAME = "metrics"
 
@@ -30,7 +33,7 @@ def _flush(registry: Any, state_dir: Any) -> None:
 def register_services() -> Iterable[Any]:
     from atomic_agent.api import ServiceSpec
 
-    def build(runtime: Any) -> Any:
+    def build(runtime: RuntimeView) -> Any:
         from .metrics_registry import MetricsRegistry
 
         return MetricsRegistry()
@@ -39,7 +42,7 @@ def register_services() -> Iterable[Any]:
 
 
 @hookimpl
-def runtime_stopping(runtime: Any) -> None:
+def runtime_stopping(runtime: RuntimeView) -> None:
     """Add what the runtime recorded to metrics.json. Plugins record before this (after-turn
     work has ended by now); a plugin recording in its own `runtime_stopping` that runs after
     this one (name order) is not saved."""

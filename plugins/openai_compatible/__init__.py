@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 from atomic_agent.api import hookimpl
 
 if TYPE_CHECKING:
+    from atomic_agent.api import RuntimeView
     import typer
 
 KIND = "openai-compatible"
@@ -27,7 +28,7 @@ def register_providers() -> Iterable[Any]:
                                  "local servers), native tool calls.")]
 
 
-def _build(entry: dict[str, Any], runtime: Any) -> Any:
+def _build(entry: dict[str, Any], runtime: RuntimeView) -> Any:
     from .provider_factory import build_openai_provider
 
     return build_openai_provider(entry, runtime)

@@ -12,9 +12,12 @@ from __future__ import annotations
 import importlib
 import sys
 from collections.abc import Iterable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from atomic_agent.api import hookimpl
+
+if TYPE_CHECKING:
+    from atomic_agent.api import RuntimeView
 
 SUBPACKAGES = ("fs", "shell", "git", "http", "web", "proc", "desktop")
 
@@ -45,7 +48,7 @@ def _collect(attribute: str, *args: Any) -> list[Any]:
 
 
 @hookimpl
-def register_tools(runtime: Any) -> Iterable[Any]:
+def register_tools(runtime: RuntimeView) -> Iterable[Any]:
     return _collect("tool_specs", runtime)
 
 

@@ -33,7 +33,7 @@ async def set_approval_level(server: Any, request: dict[str, Any]) -> dict[str, 
     runtime = server.runtime
     previous = runtime.gate.level
     try:
-        level = persist_and_apply(runtime.state_dir, runtime.boot.config_blocks, runtime.gate, request["level"])
+        level = persist_and_apply(runtime.state_dir, runtime.config_blocks, runtime.gate, request["level"])
     except ValueError as exc:  # 4.0, a bool: the schema's "integer" lets a float with no fraction through
         raise ProtocolError("invalid_request", f"{exc}; the level stays at {previous}") from None
     except ApprovalLevelError as exc:

@@ -15,7 +15,7 @@ import asyncio
 import sys
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 import attrs
 
@@ -25,6 +25,9 @@ from atomic_agent.plugins.sidecar.line_reader import EndOfInput, Item
 from atomic_agent.plugins.sidecar.protocol_messages import event_message
 from atomic_agent.plugins.sidecar.protocol_writer import ProtocolWriter
 from atomic_agent.plugins.sidecar.turn_registry import CURRENT_TURN, TurnHandle, TurnRegistry, new_turn_id
+
+if TYPE_CHECKING:
+    from atomic_agent.api import RuntimeView
 
 
 @attrs.frozen
@@ -68,14 +71,14 @@ class SidecarServer:
         self.approvals = PendingApprovals(self.emit_event, limits.approval_timeout_s, CURRENT_TURN.get,
                                           grants_allowed=True, omit_null_ids=True)
         self.closing = False
-        self._runtime: Any = None
+        self._runtime: RuntimeView | None = None
         self._unrelay: Any = None
         self._forwarders: dict[str, TurnForwarder] = {}
         self._after_response: list[Callable[[], None]] = []
         self._stop = asyncio.Event()
 
     # -- wiring ----------------------------------------------------------------------------
-    def bind(self, runtime: Any) -> None:
+    def bind(self, runtime: RuntimeView) -> None:
         self._runtime = runtime
         try:
             mcp = runtime.service("mcp")
@@ -85,7 +88,7 @@ class SidecarServer:
         self._unrelay = mcp.subscribe_host_events(self.emit_event) if mcp is not None else None
 
     @property
-    def runtime(self) -> Any:
+    def runtime(self) -> RuntimeView:
         if self._runtime is None:
             raise RuntimeError("SidecarServer.bind(runtime) was not called")
         return self._runtime
@@ -96,8 +99,7 @@ class SidecarServer:
 
     def set_tracing(self, enabled: bool) -> None:
         """The host's opt-in (or out) for per-session traces, applied to turns from now on."""
-        config = self.runtime.config
-        self.runtime.boot.config = config.with_block("tracing", attrs.evolve(config.tracing, enabled=enabled))
+        self.runtime.set_tracing(enabled)
 
     # -- output ----------------------------------------------------------------------------
     def send(self, message: dict[str, Any]) -> None:

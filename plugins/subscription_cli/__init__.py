@@ -7,9 +7,12 @@ Only hookimpls live here; the runner and descriptors load when a provider is bui
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from atomic_agent.api import hookimpl
+
+if TYPE_CHECKING:
+    from atomic_agent.api import RuntimeView
 
 KIND = "subscription-cli"
 
@@ -23,7 +26,7 @@ def register_providers() -> Iterable[Any]:
                                  "uses the CLI's own sign-in, never its tokens.")]
 
 
-def _build(entry: dict[str, Any], runtime: Any) -> Any:
+def _build(entry: dict[str, Any], runtime: RuntimeView) -> Any:
     from .cli_provider import build_cli_provider
 
     return build_cli_provider(entry, runtime)

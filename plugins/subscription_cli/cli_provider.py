@@ -13,13 +13,16 @@ import shutil
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from atomic_agent.api import Completion, CompletionRequest, ProviderCapabilities
 
 from .cli_descriptor import CliAdapterDescriptor, CliOptions
 from .cli_errors import SubscriptionCliAuthError, SubscriptionCliError, SubscriptionCliMissingError
 from .command_runner import CommandResult, run_cli_command
+
+if TYPE_CHECKING:
+    from atomic_agent.api import RuntimeView
 
 DEFAULT_TIMEOUT_S = 600.0
 DEFAULT_KILL_GRACE_S = 3.0
@@ -135,7 +138,7 @@ class SubscriptionCliProvider:
         return None
 
 
-def build_cli_provider(entry: dict[str, Any], runtime: Any) -> SubscriptionCliProvider:
+def build_cli_provider(entry: dict[str, Any], runtime: RuntimeView) -> SubscriptionCliProvider:
     """Factory for a `subscription-cli` entry: `subscriptionCli: {cli, model?, binary?,
     timeoutS?, killGraceS?, contextWindow?}`."""
     from .subscription_clis import SUBSCRIPTION_CLIS, cli_named

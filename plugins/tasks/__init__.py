@@ -9,15 +9,18 @@ modules are imported when used.
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from atomic_agent.api import hookimpl
+
+if TYPE_CHECKING:
+    from atomic_agent.api import RuntimeView
 
 CONFIG_KEY = "tasks"
 TICK_NAME = "tasks.scheduler"
 
 
-def _config(runtime: Any) -> Any:
+def _config(runtime: RuntimeView) -> Any:
     return runtime.config.block(CONFIG_KEY)
 
 
@@ -34,7 +37,7 @@ def register_config_blocks() -> Iterable[Any]:
 def register_services() -> Iterable[Any]:
     from atomic_agent.api import ServiceSpec
 
-    def build(runtime: Any) -> Any:
+    def build(runtime: RuntimeView) -> Any:
         from .task_service import build_task_service
 
         service = build_task_service(runtime)
@@ -56,7 +59,7 @@ def register_approval_categories() -> Iterable[Any]:
 
 
 @hookimpl
-def register_tools(runtime: Any) -> Iterable[Any]:
+def register_tools(runtime: RuntimeView) -> Iterable[Any]:
     cfg = _config(runtime)
     if not (cfg.enabled and cfg.agent_tools_enabled):
         return []
@@ -66,7 +69,7 @@ def register_tools(runtime: Any) -> Iterable[Any]:
 
 
 @hookimpl
-def register_ticks(runtime: Any) -> Iterable[Any]:
+def register_ticks(runtime: RuntimeView) -> Iterable[Any]:
     cfg = _config(runtime)
     if not (cfg.enabled and cfg.scheduler_enabled):
         return []

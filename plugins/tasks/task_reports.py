@@ -13,9 +13,12 @@ never a retry, never a cancel).
 from __future__ import annotations
 
 import sys
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import attrs
+
+if TYPE_CHECKING:
+    from atomic_agent.api import RuntimeView
 
 RESULT_MAX_CHARS = 3000
 ERROR_MAX_CHARS = 500
@@ -49,7 +52,7 @@ class Delivery:
 
 
 class TaskReports:
-    def __init__(self, store: Any, runtime: Any, clock: Any, owner: str, is_alive: Any) -> None:
+    def __init__(self, store: Any, runtime: RuntimeView, clock: Any, owner: str, is_alive: Any) -> None:
         self.store = store
         self.runtime = runtime
         self.clock = clock

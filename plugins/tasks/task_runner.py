@@ -13,7 +13,7 @@ import asyncio
 import sys
 import time
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import attrs
 
@@ -24,6 +24,9 @@ from .task_records import (BLOCKED, CANCELLED, COMPLETED, FAILED, PENDING, RUN_I
 from .task_schedule import next_occurrence
 from .task_sessions import SessionMissing, session_for_run
 from .task_store import TaskStore
+
+if TYPE_CHECKING:
+    from atomic_agent.api import RuntimeView
 
 METRIC_PREFIX = "agent.tasks."
 CANCEL_POLL_S = 1.0  # how soon a cancel written by another process reaches a running turn
@@ -37,7 +40,7 @@ class DrainReport:
 
 
 class TaskRunner:
-    def __init__(self, runtime: Any, store: TaskStore, config: Any, clock: Callable[[], int], owner: str,
+    def __init__(self, runtime: RuntimeView, store: TaskStore, config: Any, clock: Callable[[], int], owner: str,
                  is_alive: Callable[[str | None], bool], metrics: Any, reports: Any = None) -> None:
         self.runtime = runtime
         self.store = store

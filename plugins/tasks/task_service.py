@@ -11,7 +11,7 @@ import sys
 import time
 from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .task_database import TaskDatabase, tasks_db_path
 from .task_errors import TaskValidationError
@@ -19,6 +19,9 @@ from .task_records import ORIGINS, WAKE_SOURCES, TaskRecord
 from .task_schedule import next_occurrence, parse_schedule
 from .task_sessions import EPHEMERAL, GIVEN, RECURRING
 from .task_store import TaskStore
+
+if TYPE_CHECKING:
+    from atomic_agent.api import RuntimeView
 
 SERVICE_NAME = "tasks"
 MAX_MESSAGE_CHARS = 20_000
@@ -45,7 +48,7 @@ def _default_clock() -> int:
 class TaskService:
     ValidationError = TaskValidationError
 
-    def __init__(self, state_dir: Path, config: Any, *, runtime: Any = None, clock: Callable[[], int] | None = None,
+    def __init__(self, state_dir: Path, config: Any, *, runtime: RuntimeView | None = None, clock: Callable[[], int] | None = None,
                  metrics: Any = None) -> None:
         self.state_dir = Path(state_dir)
         self.config = config
@@ -197,7 +200,7 @@ class TaskService:
         self._runner = None
 
 
-def build_task_service(runtime: Any) -> TaskService:
+def build_task_service(runtime: RuntimeView) -> TaskService:
     try:
         metrics = runtime.service("metrics")
     except (KeyError, RuntimeError):

@@ -12,9 +12,12 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from atomic_agent.api import hookimpl
+
+if TYPE_CHECKING:
+    from atomic_agent.api import RuntimeView
 
 SERVICE = "telegram"
 
@@ -39,14 +42,14 @@ def register_services() -> Iterable[Any]:
                         summary="task reports (notify) to the paired Telegram owner")]
 
 
-def _build_channel(runtime: Any) -> Any:
+def _build_channel(runtime: RuntimeView) -> Any:
     from .telegram_channel import TelegramChannel
 
     return TelegramChannel(runtime)
 
 
 @hookimpl
-def register_channels(runtime: Any) -> Iterable[Any]:
+def register_channels(runtime: RuntimeView) -> Iterable[Any]:
     from atomic_agent.api import ChannelSpec
 
     # always registered: start() polls only when telegram.enabled, so live control can turn

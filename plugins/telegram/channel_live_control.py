@@ -11,12 +11,15 @@ from __future__ import annotations
 import os
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .bot_token import clear_token, store_token
 from .channel_states import DISABLED, DISABLED_REASON, DOWN, MISSING_TOKEN, STOPPED, UP
 from .pairing_window import DEFAULT_WINDOW_S, close_window, open_window, window_open
 from .telegram_config import persist_settings, read_settings
+
+if TYPE_CHECKING:
+    from atomic_agent.api import RuntimeView
 
 CONTROL_ACTIONS = ("status", "enable", "disable", "restart", "pair", "cancel_pairing", "clear_owner", "set_token",
                    "clear_token")
@@ -26,7 +29,7 @@ class ChannelLiveControl:
     """Needs from the channel: runtime, state_dir, settings, owner_user_id, state, reason,
     bridge, status(), scrub(), _start_polling(), _stop_polling(), _release(), _set()."""
 
-    runtime: Any
+    runtime: RuntimeView
     state_dir: Path
     settings: Any
     owner_user_id: int | None
@@ -71,8 +74,7 @@ class ChannelLiveControl:
         self._generation += 1
 
     def _reload_settings(self) -> None:
-        boot = getattr(self.runtime, "boot", None)
-        blocks = getattr(boot, "config_blocks", None)
+        blocks = getattr(self.runtime, "config_blocks", None)
         path = getattr(self.runtime.config, "path", None)
         if blocks is None or path is None:
             return
@@ -84,10 +86,10 @@ class ChannelLiveControl:
         self.owner_user_id = self.settings.owner_user_id
 
     def _persist(self, **changes: Any) -> None:
-        boot = getattr(self.runtime, "boot", None)
+        blocks = getattr(self.runtime, "config_blocks", None)
         path = getattr(self.runtime.config, "path", None)
-        if boot is not None and path is not None:
-            persist_settings(Path(path), boot.config_blocks, **changes)
+        if blocks is not None and path is not None:
+            persist_settings(Path(path), blocks, **changes)
             self._stamps = self._file_stamps()
         self._reload_settings_from(changes)
 

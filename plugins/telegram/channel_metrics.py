@@ -9,7 +9,10 @@ chunk.
 from __future__ import annotations
 
 from collections import Counter
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from atomic_agent.api import RuntimeView
 
 
 class ChannelMetrics:
@@ -30,7 +33,7 @@ class ChannelMetrics:
         return dict(sorted(self.counts.items()))
 
 
-def metrics_registry(runtime: Any) -> Any | None:
+def metrics_registry(runtime: RuntimeView) -> Any | None:
     try:
         return runtime.service("metrics")
     except Exception:  # the metrics plugin is optional

@@ -9,17 +9,20 @@ waiting for it (a turn recovery ran after a restart).
 from __future__ import annotations
 
 import sys
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .bot_api import BotApiError
 from .delivery_store import PENDING, REPORT, Delivery
 from .reply_text import from_answer
 
+if TYPE_CHECKING:
+    from atomic_agent.api import RuntimeView
+
 MAX_REPORT_CHARS = 3000
 
 
 class ChannelOutbound:
-    runtime: Any
+    runtime: RuntimeView
     api: Any
     store: Any
     outbound: Any
@@ -49,7 +52,7 @@ class ChannelOutbound:
         of replies whose turns ended in a process that died."""
         if self.api is None:
             return
-        running = {self.runtime.lifecycle.running_turn_id(s) for s in [self._routed] if s}
+        running = {self.runtime.running_turn_id(s) for s in [self._routed] if s}
         for delivery in self.store.in_state(PENDING):
             if delivery.body is None:
                 if delivery.turn_id is None or delivery.turn_id in running:

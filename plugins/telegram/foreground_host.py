@@ -23,7 +23,7 @@ async def run_foreground(boot: Any, provider: Any = None) -> None:
         loop.add_signal_handler(sig, stop.set)
     try:
         await runtime.recover(resume=True)  # what a previous process owed, in lane order
-        status = runtime.channels.status().get("telegram", {})
+        status = runtime.channel_status().get("telegram", {})
         print(f"atomic-agent telegram: {status.get('state', 'not running')}"
               f"{' — ' + status['reason'] if status.get('reason') else ''}", file=sys.stderr)
         await stop.wait()

@@ -19,7 +19,7 @@ import sys
 import time
 from collections.abc import Coroutine
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .approval_bridge import ApprovalBridge
 from .bot_api import BotApi, BotApiError
@@ -36,12 +36,15 @@ from .session_pointer import read_pointer, write_pointer
 from .telegram_config import HTML, TelegramConfig, telegram_config
 from .update_offsets import UpdateOffsets
 
+if TYPE_CHECKING:
+    from atomic_agent.api import RuntimeView
+
 BACKOFF_S = (1.0, 2.0, 5.0, 10.0, 30.0)
 STOP_SEND_GRACE_S = 10.0  # how long a stop waits for Telegram to answer the sends on the wire
 
 
 class TelegramChannel(ChannelLiveControl, ChannelOutbound):
-    def __init__(self, runtime: Any) -> None:
+    def __init__(self, runtime: RuntimeView) -> None:
         self.runtime = runtime
         self.state_dir: Path = Path(runtime.state_dir)
         self.settings: TelegramConfig = telegram_config(runtime)
@@ -287,7 +290,7 @@ class TelegramChannel(ChannelLiveControl, ChannelOutbound):
 
     def status_text(self) -> str:
         session = read_pointer(self.state_dir) or "-"
-        running = self.runtime.lifecycle.running_turn_id(session) if session != "-" else None
+        running = self.runtime.running_turn_id(session) if session != "-" else None
         counts = self.store.counts()
         owed = ", ".join(f"{k} {v}" for k, v in counts.items() if v)
         return "\n".join([f"Channel: {self.state}", f"Session: {session}",

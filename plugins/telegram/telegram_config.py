@@ -13,11 +13,14 @@ The bot token is never part of this block: it lives only in `<state>/.env`
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import attrs
 
 from atomic_agent.api import int_field, value_field
+
+if TYPE_CHECKING:
+    from atomic_agent.api import RuntimeView
 
 TELEGRAM_BLOCK = "telegram"
 HTML, PLAIN = "html", "plain"
@@ -52,7 +55,7 @@ class TelegramConfig:
     poll_timeout_s: int = int_field(30, 0, 50)
 
 
-def telegram_config(runtime: Any) -> TelegramConfig:
+def telegram_config(runtime: RuntimeView) -> TelegramConfig:
     """The block as the runtime loaded it (defaults when config.json does not name it)."""
     return runtime.config.blocks.get(TELEGRAM_BLOCK) or TelegramConfig()
 

@@ -9,11 +9,14 @@ import difflib
 import secrets
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import attrs
 
 from atomic_agent.api import ResourceClass, ToolContext, ToolResult, args_errors, bind_request_approval, invoke_tool
+
+if TYPE_CHECKING:
+    from atomic_agent.api import RuntimeView
 
 
 class CallRefused(ValueError):
@@ -32,7 +35,7 @@ def transient_session_id() -> str:
     return f"tools-call-{secrets.token_hex(4)}"
 
 
-def check_call(runtime: Any, name: str, args: Mapping[str, Any]) -> Any:
+def check_call(runtime: RuntimeView, name: str, args: Mapping[str, Any]) -> Any:
     spec = runtime.registry.get(name)
     if spec is None:
         close = difflib.get_close_matches(name, runtime.registry.names(), n=3, cutoff=0.5)
@@ -46,7 +49,7 @@ def check_call(runtime: Any, name: str, args: Mapping[str, Any]) -> Any:
     return spec
 
 
-async def call_one_tool(runtime: Any, name: str, args: Mapping[str, Any], *, session_id: str, working_dir: Path,
+async def call_one_tool(runtime: RuntimeView, name: str, args: Mapping[str, Any], *, session_id: str, working_dir: Path,
                         cancelled: asyncio.Event | None = None) -> CallOutcome:
     spec = check_call(runtime, name, args)
     ctx = ToolContext(session_id=session_id, working_dir=working_dir, state_dir=runtime.state_dir,

@@ -6,18 +6,21 @@ import json
 import signal
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import typer
 
 from atomic_agent.api import current_cli_state, fail
+
+if TYPE_CHECKING:
+    from atomic_agent.api import RuntimeView
 
 tools_app = typer.Typer(no_args_is_help=True, add_completion=False)
 
 APPROVE_MODES = ("never", "once")
 
 
-def _rows(runtime: Any) -> list[dict[str, Any]]:
+def _rows(runtime: RuntimeView) -> list[dict[str, Any]]:
     from atomic_agent.plugins.tools_cli.tool_descriptor import descriptor_row
 
     return [descriptor_row(s) for s in runtime.registry.specs()]

@@ -3,10 +3,13 @@ clear "unavailable here" where there is no desktop session or helper binary."""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from atomic_agent.api import RuntimeView
 
 
-def tool_specs(runtime: Any) -> list[Any]:
+def tool_specs(runtime: RuntimeView) -> list[Any]:
     from .desktop_tools import desktop_tool_specs
 
     return desktop_tool_specs(runtime)

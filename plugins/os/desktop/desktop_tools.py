@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from atomic_agent.api import ResourceClass, Tier, ToolResult, ToolSpec
 
@@ -13,6 +13,9 @@ from ..shell.exec_config import ExecConfig, exec_config, tool_environment
 from ..shell.process_runner import run_process
 from ..shell.shown_text import excerpt, fenced
 from .desktop_commands import DESKTOP_ENV, DesktopCommand, Unavailable, clipboard_command, notify_command
+
+if TYPE_CHECKING:
+    from atomic_agent.api import RuntimeView
 
 TIMEOUT_S = 10.0
 CLIPBOARD_MAX_BYTES = 1024 * 1024
@@ -73,7 +76,7 @@ async def run_clipboard_write(args: Mapping[str, Any], ctx: Any, config: ExecCon
     return _failure("os.clipboard.write", out) or ToolResult.ok(f"copied {len(text)} chars to the clipboard")
 
 
-def desktop_tool_specs(runtime: Any) -> list[ToolSpec]:
+def desktop_tool_specs(runtime: RuntimeView) -> list[ToolSpec]:
     config = exec_config(runtime)
 
     def bind(func: Any) -> Any:

@@ -8,10 +8,13 @@ plugin for `atomic-agent --help` costs nothing.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from atomic_agent.api import RuntimeView
 
 
-def tool_specs(runtime: Any) -> list[Any]:
+def tool_specs(runtime: RuntimeView) -> list[Any]:
     from atomic_agent.plugins.os.fs.archive_extract_tool import make_archive_extract
     from atomic_agent.plugins.os.fs.archive_tools import make_archive_list, make_archive_read_entry
     from atomic_agent.plugins.os.fs.diff_tool import make_diff

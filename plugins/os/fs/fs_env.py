@@ -8,16 +8,19 @@ project roots. Tools read them through this record instead of reaching for globa
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import attrs
 
 from atomic_agent.api import ToolContext
 
+if TYPE_CHECKING:
+    from atomic_agent.api import RuntimeView
+
 
 @attrs.frozen
 class FsEnv:
-    runtime: Any = None  # a RuntimeView, or None in direct unit tests
+    runtime: RuntimeView | None = None  # a RuntimeView, or None in direct unit tests
 
     @property
     def state_dir(self) -> Path | None:

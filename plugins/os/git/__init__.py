@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from atomic_agent.api import RuntimeView
 
 
-def tool_specs(runtime: Any) -> list[Any]:
+def tool_specs(runtime: RuntimeView) -> list[Any]:
     from .git_tools import git_tool_specs
 
     return git_tool_specs(runtime)

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from atomic_agent.api import Tier, ToolResult, ToolSpec
 
@@ -17,6 +17,9 @@ from .git_numstat_parse import numstat_summary, parse_numstat
 from .git_runner import git_environment, run_git
 from .git_status_parse import parse_status, status_summary
 from .git_tool_kit import git_spec, truncation_note
+
+if TYPE_CHECKING:
+    from atomic_agent.api import RuntimeView
 
 PATCH_SHOWN = 2500  # chars of patch text in the summary; details carry more
 _DIFF_SAFETY = ("--no-ext-diff", "--no-textconv", "--no-color", "--ignore-submodules=all")
@@ -126,7 +129,7 @@ _REF = {"type": "string", "description": "a revision or range, e.g. HEAD~3 or ma
 _FILE = {"type": "string", "description": "limit to this file path"}
 
 
-def git_tool_specs(runtime: Any) -> list[ToolSpec]:
+def git_tool_specs(runtime: RuntimeView) -> list[ToolSpec]:
     config = exec_config(runtime)
     return [
         git_spec("os.git.status", "Working-tree status of a git repository: branch, upstream, staged, unstaged and "

@@ -3,10 +3,13 @@ contract `os.web.*` shares. The `http` config block lives here."""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from atomic_agent.api import RuntimeView
 
 
-def tool_specs(runtime: Any) -> list[Any]:
+def tool_specs(runtime: RuntimeView) -> list[Any]:
     from .http_tool import http_tool_spec
 
     return [http_tool_spec(runtime)]

@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING
 
 import attrs
 
 from atomic_agent.api import int_field, value_field
+
+if TYPE_CHECKING:
+    from atomic_agent.api import RuntimeView
 
 HTTP_BLOCK = "http"
 MODE_GATE = "gate"
@@ -40,7 +43,7 @@ class HttpConfig:
     retry_max_delay_ms: int = int_field(4000, 0, 60_000)
 
 
-def http_config(runtime: Any) -> HttpConfig:
+def http_config(runtime: RuntimeView) -> HttpConfig:
     """The configured block, or defaults when it is not registered (a bare test runtime)."""
     try:
         block = runtime.config.block(HTTP_BLOCK)

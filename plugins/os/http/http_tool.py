@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from atomic_agent.api import ResourceClass, Tier, ToolResult, ToolSpec
 
@@ -14,6 +14,9 @@ from .guarded_exchange import ExchangeOptions, HttpExchange, HttpFailure, Sleep,
 from .http_config import HttpConfig, http_config
 from .retry_policy import RetryPolicy
 from .ssrf_guard import Resolver, SsrfBlocked, check_url
+
+if TYPE_CHECKING:
+    from atomic_agent.api import RuntimeView
 
 TOOL_NAME = "os.http.request"
 CATEGORY = "http"
@@ -123,7 +126,7 @@ async def run_http_request(args: Mapping[str, Any], ctx: Any, config: HttpConfig
     return ToolResult(status, _summary(method, exchange), details)
 
 
-def http_tool_spec(runtime: Any) -> ToolSpec:
+def http_tool_spec(runtime: RuntimeView) -> ToolSpec:
     config = http_config(runtime)
 
     async def run(args: Mapping[str, Any], ctx: Any) -> ToolResult:

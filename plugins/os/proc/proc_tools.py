@@ -6,7 +6,7 @@ import os
 import signal
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from atomic_agent.api import ResourceClass, Tier, ToolResult, ToolSpec
 
@@ -15,6 +15,9 @@ from ..shell.exec_config import ExecConfig, exec_config, tool_environment
 from ..shell.process_runner import run_process
 from ..shell.shown_text import escape_for_prompt
 from .ps_parse import PS_ARGV, parse_ps
+
+if TYPE_CHECKING:
+    from atomic_agent.api import RuntimeView
 
 SORT_KEYS = {"cpu": lambda p: -(p["cpu"] or 0), "mem": lambda p: -(p["mem"] or 0), "pid": lambda p: p["pid"]}
 SIGNALS = ("TERM", "KILL", "INT", "HUP", "QUIT", "STOP", "CONT", "USR1", "USR2")
@@ -89,7 +92,7 @@ async def run_kill(args: Mapping[str, Any], ctx: Any, config: ExecConfig) -> Too
     return ToolResult.ok(f"sent SIG{sig_name} to {what}", pid=pid, signal=sig_name)
 
 
-def proc_tool_specs(runtime: Any) -> list[ToolSpec]:
+def proc_tool_specs(runtime: RuntimeView) -> list[ToolSpec]:
     config = exec_config(runtime)
 
     async def list_run(args: Mapping[str, Any], ctx: Any) -> ToolResult:

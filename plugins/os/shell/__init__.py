@@ -3,10 +3,13 @@ the other os tools share. The `exec` config block lives here too."""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from atomic_agent.api import RuntimeView
 
 
-def tool_specs(runtime: Any) -> list[Any]:
+def tool_specs(runtime: RuntimeView) -> list[Any]:
     from .shell_tool import shell_tool_spec
 
     return [shell_tool_spec(runtime)]

@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import attrs
 
 from atomic_agent.api import int_field, value_field
+
+if TYPE_CHECKING:
+    from atomic_agent.api import RuntimeView
 
 EXEC_BLOCK = "exec"
 
@@ -34,7 +37,7 @@ class ExecConfig:
     max_stdin_bytes: int = int_field(4 * 1024 * 1024, 0, 1 << 30)
 
 
-def exec_config(runtime: Any) -> ExecConfig:
+def exec_config(runtime: RuntimeView) -> ExecConfig:
     """The configured block, or defaults when the block is not registered (a bare test runtime)."""
     try:
         block = runtime.config.block(EXEC_BLOCK)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from atomic_agent.api import ResourceClass, Tier, ToolResult, ToolSpec
 
@@ -18,6 +18,9 @@ from .shell_guard import guard_scope, inspect_argv, inspect_line
 from .script_files import script_files
 from .shell_interpretation import ExecPlan, plan_exec
 from .shown_text import escape_for_prompt, excerpt, fenced
+
+if TYPE_CHECKING:
+    from atomic_agent.api import RuntimeView
 
 TOOL_NAME = "os.shell.run"
 CATEGORY = "shell"
@@ -163,7 +166,7 @@ async def run_shell(args: Mapping[str, Any], ctx: Any, config: ExecConfig) -> To
     return _result(plan, outcome, timeout_s, verdict, call)
 
 
-def shell_tool_spec(runtime: Any) -> ToolSpec:
+def shell_tool_spec(runtime: RuntimeView) -> ToolSpec:
     config = exec_config(runtime)
 
     async def run(args: Mapping[str, Any], ctx: Any) -> ToolResult:

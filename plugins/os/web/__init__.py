@@ -3,10 +3,13 @@ block lives here."""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from atomic_agent.api import RuntimeView
 
 
-def tool_specs(runtime: Any) -> list[Any]:
+def tool_specs(runtime: RuntimeView) -> list[Any]:
     from .fetch_tool import fetch_tool_spec
     from .search_tool import search_tool_spec
 

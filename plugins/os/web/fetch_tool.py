@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 import json
 from collections.abc import Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from atomic_agent.api import ResourceClass, Tier, ToolResult, ToolSpec
 
@@ -17,6 +17,9 @@ from ..http.ssrf_guard import Resolver, SsrfBlocked, check_url
 from ..shell.shown_text import fenced
 from .html_to_text import html_to_text
 from .web_config import WebConfig, web_config
+
+if TYPE_CHECKING:
+    from atomic_agent.api import RuntimeView
 
 TOOL_NAME = "os.web.fetch"
 ARGS_SCHEMA: dict[str, Any] = {
@@ -90,7 +93,7 @@ async def run_fetch(args: Mapping[str, Any], ctx: Any, web: WebConfig, http: Htt
                          title=title, text=shown, charsTruncated=cut, format=fmt, **meta)
 
 
-def fetch_tool_spec(runtime: Any) -> ToolSpec:
+def fetch_tool_spec(runtime: RuntimeView) -> ToolSpec:
     web = web_config(runtime)
     http = http_config(runtime)
 

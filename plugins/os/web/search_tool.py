@@ -6,7 +6,7 @@ import asyncio
 import os
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from atomic_agent.api import ResourceClass, Tier, ToolResult, ToolSpec
 
@@ -18,6 +18,9 @@ from .search_chain import SearchChain, build_providers
 from .search_http import SearchHttp
 from .search_providers import BUILTIN_PROVIDERS, ProviderFactory
 from .web_config import WebSearchConfig, web_config
+
+if TYPE_CHECKING:
+    from atomic_agent.api import RuntimeView
 
 TOOL_NAME = "os.web.search"
 ARGS_SCHEMA: dict[str, Any] = {
@@ -86,6 +89,6 @@ def build_search_tool(search: WebSearchConfig, state_dir: Path | None, environ: 
     return spec, engine
 
 
-def search_tool_spec(runtime: Any) -> ToolSpec:
+def search_tool_spec(runtime: RuntimeView) -> ToolSpec:
     state_dir = getattr(runtime, "state_dir", None)
     return build_search_tool(web_config(runtime).search, Path(state_dir) if state_dir else None)[0]

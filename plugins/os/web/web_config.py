@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import attrs
 
 from atomic_agent.api import int_field, value_field
+
+if TYPE_CHECKING:
+    from atomic_agent.api import RuntimeView
 
 WEB_BLOCK = "web"
 PROVIDER_NAMES = ("exa", "duckduckgo", "brave", "searxng")
@@ -54,7 +57,7 @@ class WebConfig:
     search: WebSearchConfig = attrs.field(factory=WebSearchConfig)
 
 
-def web_config(runtime: Any) -> WebConfig:
+def web_config(runtime: RuntimeView) -> WebConfig:
     try:
         block = runtime.config.block(WEB_BLOCK)
     except (KeyError, AttributeError):
