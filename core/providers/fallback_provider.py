@@ -9,7 +9,7 @@ actually produced, not what the primary would have. Everything that is not a com
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from typing import Any
 
 import attrs
@@ -114,11 +114,37 @@ class FallbackTextProvider:
     def mode(self) -> str:
         return str(getattr(self.primary, "mode", "unknown"))
 
-    def __getattr__(self, name: str) -> Any:
-        # provider-specific extras (client, refresh, reflection_slot, ...) are the primary's
-        if name.startswith("__") or name in ("registry", "shaper", "chain", "notice_sink", "_last_unavailable"):
-            raise AttributeError(name)
-        return getattr(self.registry.active_text(), name)
+    # The primary's extras: what callers use beyond TextProvider. Each is the primary's own
+    # and raises AttributeError when the primary has none (a hosted API has no slots), so
+    # callers ask with `getattr(provider, name, None)` whether it is there.
+    @property
+    def max_tokens(self) -> int:
+        """The cap on generated tokens per step."""
+        return int(self.primary.max_tokens)
+
+    @property
+    def temperature(self) -> float:
+        return float(self.primary.temperature)
+
+    @property
+    def model_alias(self) -> str:
+        """The served model's name as the server reports it."""
+        return str(self.primary.model_alias)
+
+    @property
+    def model(self) -> str:
+        """The configured model name."""
+        return str(self.primary.model)
+
+    @property
+    def reflection_slot(self) -> Callable[[], int]:
+        """The primary's picker of the slot background calls ride (servers with slots only)."""
+        return self.primary.reflection_slot  # type: ignore[no-any-return]
+
+    @property
+    def refresh(self) -> Callable[[], Awaitable[object]]:
+        """Re-read the primary's server facts (a server that restarts can change them)."""
+        return self.primary.refresh  # type: ignore[no-any-return]
 
     async def context_window(self) -> int | None:
         return await self.primary.context_window()
@@ -194,7 +220,10 @@ class FallbackTextProvider:
 
 
 class SessionProvider:
-    """The seam as one session's steps see it: completions use that session's partition."""
+    """The seam as one session's steps see it: completions use that session's breaker
+    partition, notices and usage go to that session's sinks. It is a TextProvider with every
+    member spelled out; the seam's facts are read through, and `close` leaves the seam open
+    (the runtime owns it)."""
 
     def __init__(self, seam: FallbackTextProvider, session_id: str, on_notice: NoticeSink | None,
                  on_usage: UsageSink | None) -> None:
@@ -202,11 +231,6 @@ class SessionProvider:
         self.session_id = session_id
         self._on_notice = on_notice
         self._on_usage = on_usage
-
-    def __getattr__(self, name: str) -> Any:
-        if name.startswith("__") or name in ("_seam", "_on_notice", "_on_usage", "session_id"):
-            raise AttributeError(name)
-        return getattr(self._seam, name)
 
     @property
     def capabilities(self) -> Any:
@@ -219,3 +243,24 @@ class SessionProvider:
     async def complete(self, request: CompletionRequest, on_delta: DeltaCallback | None = None) -> Completion:
         return await self._seam.complete_for(self.session_id, request, on_delta, on_notice=self._on_notice,
                                              on_usage=self._on_usage)
+
+    async def context_window(self) -> int | None:
+        return await self._seam.context_window()
+
+    def slot_for(self, session_id: str) -> int:
+        return self._seam.slot_for(session_id)
+
+    async def total_slots(self) -> int:
+        return await self._seam.total_slots()
+
+    async def count_tokens(self, text: str) -> int | None:
+        return await self._seam.count_tokens(text)
+
+    async def describe(self) -> dict[str, object]:
+        return await self._seam.describe()
+
+    def unavailable_hint(self) -> str:
+        return self._seam.unavailable_hint()
+
+    async def close(self) -> None:
+        return None

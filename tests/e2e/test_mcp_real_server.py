@@ -50,7 +50,7 @@ async def test_sampling_runs_on_slot_minus_one_and_the_main_slot_keeps_its_cache
     # reflection and the query rewriter ride their own slot; only main and sampling here
     runtime = await create_runtime(boot_context=boot(state, environ=dict(env)), environ=env)
     sent: list[dict] = []
-    client = runtime.provider.client
+    client = runtime.provider.primary.client
     original = client.complete
 
     async def recording(request, on_delta=None):

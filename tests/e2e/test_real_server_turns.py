@@ -28,7 +28,7 @@ async def test_turns_on_the_real_server_keep_the_contract(llama_server, tmp_path
     env = {"ATOMIC_AGENT_LLAMA_URL": llama_server.base_url, "ATOMIC_AGENT_MAX_STEPS": "3", "ATOMIC_AGENT_SEED": "7"}
     rt = Runtime(boot(tmp_path / "state", environ=dict(env)), environ=env)
     sent: list[dict] = []
-    client = rt.provider.client
+    client = rt.provider.primary.client
     original = client.complete
 
     async def recording(request, on_delta=None):

@@ -65,7 +65,8 @@ async def test_facts_and_extras_are_the_primarys():
     primary = s.primary
     assert s.capabilities.transport == "native_tools" and s.mode == primary.mode
     assert await s.context_window() == primary.n_ctx and s.slot_for("x") == primary.slot
-    assert s.requests is primary.requests  # anything else is looked up on the primary
+    assert s.max_tokens == primary.max_tokens and s.model_alias == primary.model_alias  # the listed extras
+    assert not hasattr(s, "requests")  # nothing unlisted is looked up on the primary
 
 
 async def test_a_link_that_cannot_be_built_is_unavailable_and_skipped():
@@ -100,3 +101,46 @@ async def test_hot_swap_re_primes_the_chain():
     await s.registry.set_active("local")
     assert s.chain.links == ("local",)  # chain defaults to [active]; local is already in it
     assert s.capabilities.transport == "grammar"
+
+
+def test_the_seam_and_its_session_view_forward_nothing_implicitly():
+    """Each wrapper spells out its members: no `__getattr__` passes unknown names through."""
+    from atomic_agent.api import TextProvider
+    from atomic_agent.providers.fallback_provider import SessionProvider
+
+    for wrapper in (FallbackTextProvider, SessionProvider):
+        assert not any("__getattr__" in vars(cls) for cls in wrapper.__mro__ if cls is not object), wrapper
+        members = {n for n in vars(TextProvider) if not n.startswith("_")} | set(TextProvider.__annotations__)
+        assert members - set(dir(wrapper)) == set(), wrapper
+
+
+async def test_the_primarys_extras_are_read_through_and_absent_when_the_primary_lacks_them():
+    built = Built()
+
+    class Hosted(ScriptedProvider):  # no max_tokens, no slots picker, no refresh, no temperature
+        def __getattribute__(self, name):
+            if name in ("max_tokens", "reflection_slot", "refresh", "temperature", "model"):
+                raise AttributeError(name)
+            return super().__getattribute__(name)
+
+    local = ScriptedProvider(transport="grammar")
+    local.temperature = 0.4
+    refreshed = []
+
+    async def refresh():
+        refreshed.append(True)
+
+    local.refresh = refresh
+    local.reflection_slot = lambda: 1
+    s = seam(GRAMMAR_FIRST, built, llama=lambda e: local)
+    assert (s.max_tokens, s.temperature, s.model_alias, s.reflection_slot()) == (256, 0.4, "scripted", 1)
+    await s.refresh()
+    assert refreshed == [True]
+    assert getattr(s, "model", None) is None  # the scripted primary names no configured model
+
+    hosted = seam(NATIVE_FIRST, Built(), cloud=lambda e: Hosted(transport="native_tools"))
+    assert [getattr(hosted, n, None) for n in ("max_tokens", "reflection_slot", "refresh", "temperature")] == \
+        [None, None, None, None]
+    with_session = hosted.for_session("s1")
+    assert not hasattr(with_session, "max_tokens")  # the session view lists only TextProvider's members
+    assert with_session.slot_for("s1") == hosted.slot_for("s1")
