@@ -1,4 +1,6 @@
-"""OpenAI shapes of a turn's outcome: chat.completion, chat.completion.chunk, or an error.
+"""OpenAI shapes of a turn's outcome: chat.completion, chat.completion.chunk, or an error,
+and the server-sent-event frames streams go out in (`data:` lines for OpenAI clients, named
+events for extensions and GET /api/events).
 
 A live turn (`ChatTurn`) and a replayed one (an idempotent retry answered from durable
 state, `TurnAnswer`) produce the same shapes, so a client cannot tell a retry's answer
@@ -7,6 +9,7 @@ from the original's.
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 from atomic_agent.plugins.http.error_envelope import ApiError, parked_error, stopping_error, turn_failure
@@ -106,3 +109,22 @@ def answer_failure(answer: Any) -> ApiError | None:
     if answer.outcome in ("stopped", "cancelled"):
         return turn_failure("cancelled", f"the turn was {answer.outcome} before it finished")
     return turn_failure(answer.category or "tool", answer.message or "the turn failed")
+
+
+# Server-sent-event frames.
+
+DONE = "data: [DONE]\n\n"
+KEEP_ALIVE = ": keep-alive\n\n"  # a comment line: every SSE client skips it
+
+
+def _dumps(payload: Any) -> str:
+    return json.dumps(payload, ensure_ascii=False, separators=(",", ":"), default=str)
+
+
+def data_frame(payload: Any) -> str:
+    return f"data: {_dumps(payload)}\n\n"
+
+
+def event_frame(name: str, payload: Any, event_id: int | None = None) -> str:
+    head = f"id: {event_id}\n" if event_id is not None else ""
+    return f"{head}event: {name}\ndata: {_dumps(payload)}\n\n"

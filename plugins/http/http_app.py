@@ -21,11 +21,10 @@ def build_app(ctx: Any) -> Any:
     from atomic_agent.plugins.http.request_guard import RequestGuard
     from atomic_agent.plugins.http.route_approvals import answer_approval, list_approvals
     from atomic_agent.plugins.http.route_capabilities import capabilities
-    from atomic_agent.plugins.http.route_chat_completions import chat_completions
+    from atomic_agent.plugins.http.route_chat_completions import chat_completions, list_models
     from atomic_agent.plugins.http.route_events import events
     from atomic_agent.plugins.http.route_memory import memory_embeddings, memory_phases, note_links
     from atomic_agent.plugins.http.route_mcp import add_servers, approve_tools, list_servers, remove_server
-    from atomic_agent.plugins.http.route_models import list_models
     from atomic_agent.plugins.http.route_sessions import create_session, delete_session, get_session, list_sessions
     from atomic_agent.plugins.http.route_steer import delete_steer, get_steer, post_steer
     from atomic_agent.plugins.http.route_telegram import telegram_control, telegram_status

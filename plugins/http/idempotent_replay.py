@@ -12,10 +12,9 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
-from atomic_agent.plugins.http.completion_shapes import (answer_failure, chunk_body, completion_body, failure_of,
-                                                         reply_body)
+from atomic_agent.plugins.http.completion_shapes import (DONE, answer_failure, chunk_body, completion_body, data_frame,
+                                                         failure_of, reply_body)
 from atomic_agent.plugins.http.error_envelope import ApiError, envelope_response, parked_error
-from atomic_agent.plugins.http.sse_frames import DONE, data_frame
 
 IDEMPOTENCY_HEADER = "idempotency-key"
 FIRST_POLL_S = 0.02

@@ -1,5 +1,6 @@
-"""POST /v1/chat/completions: every request is one agent turn (`runtime.run_turn`), never a
-proxied model call.
+"""The OpenAI-compatible routes. POST /v1/chat/completions: every request is one agent turn
+(`runtime.run_turn`), never a proxied model call. GET /v1/models: the one model this server
+answers as (the agent itself).
 
 Non-streaming answers a `chat.completion` (with `undelivered_steers` when the turn handed
 steers back). Streaming answers OpenAI chunks ending with `data: [DONE]`; the reply text
@@ -30,13 +31,12 @@ from typing import TYPE_CHECKING, Any
 from atomic_agent.plugins.http.chat_request import parse_chat_request
 from atomic_agent.plugins.http.chat_turn import END
 from atomic_agent.plugins.http.client_identity import caller_of
-from atomic_agent.plugins.http.completion_shapes import (admission_failure, chunk, completion_body, failure_of,
-                                                         finish_reason)
+from atomic_agent.plugins.http.completion_shapes import (DONE, KEEP_ALIVE, admission_failure, chunk, completion_body,
+                                                         data_frame, event_frame, failure_of, finish_reason)
 from atomic_agent.plugins.http.error_envelope import ApiError, envelope_response, stopping_error
 from atomic_agent.plugins.http.idempotent_replay import idempotency_key, replay, request_key_for
 from atomic_agent.plugins.http.request_body import json_body
 from atomic_agent.plugins.http.session_resolver import SESSION_HEADER, resolve_session
-from atomic_agent.plugins.http.sse_frames import DONE, KEEP_ALIVE, data_frame, event_frame
 
 if TYPE_CHECKING:
     from atomic_agent.api import RuntimeView
@@ -133,3 +133,10 @@ async def _stream(turn: Any, model: str, extensions: bool) -> AsyncIterator[str]
         yield data_frame(chunk(turn, model, {}, finish_reason(turn.result)))
     yield DONE
 
+
+async def list_models(request: Any) -> Any:
+    from starlette.responses import JSONResponse
+
+    ctx = request.app.state.ctx
+    model = {"id": ctx.settings.model_name, "object": "model", "created": ctx.started_at, "owned_by": "atomic-agent"}
+    return JSONResponse({"object": "list", "data": [model]})

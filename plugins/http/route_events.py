@@ -15,7 +15,7 @@ from collections.abc import AsyncIterator
 from typing import Any
 
 from atomic_agent.plugins.http.client_identity import Caller, caller_of, visible
-from atomic_agent.plugins.http.sse_frames import KEEP_ALIVE, event_frame
+from atomic_agent.plugins.http.completion_shapes import KEEP_ALIVE, event_frame
 
 KEEP_ALIVE_S = 15.0
 
