@@ -27,12 +27,10 @@ from atomic_agent.agent.tool_calls import (BatchValidationError, ToolCall, ToolC
                                            parse_tool_calls, validate_batch)
 from atomic_agent.approval.approval_gate import ApprovalGate
 from atomic_agent.config.app_config import AgentConfig
-from atomic_agent.llm.provider_protocol import Completion, CompletionRequest
+from atomic_agent.llm.provider_protocol import Completion, CompletionRequest, TextProvider
 from atomic_agent.llm.model_profile import ModelProfile
-from atomic_agent.llm.provider_protocol import TextProvider
 from atomic_agent.llm.reasoning_stream_parser import ReasoningStreamParser
-from atomic_agent.prompt.build_prompt import BuiltPrompt, build_prompt
-from atomic_agent.prompt.build_prompt import estimate_tokens
+from atomic_agent.prompt.build_prompt import BuiltPrompt, build_prompt, estimate_tokens
 from atomic_agent.hook_records import PromptSection, ResourceClass, Tier
 from atomic_agent.reliability.failure_taxonomy import model_error_for
 from atomic_agent.reliability.failure_taxonomy import GrammarError, ToolExecutionError, TurnCancelledError

@@ -32,14 +32,13 @@ from atomic_agent.runtime.background_work import ChannelRunner, PluginTicks
 from atomic_agent.runtime.memory_phases import ConsolidationTick, MemoryPhases
 from atomic_agent.runtime.prompt_plan import PromptPlan, grammar_for, plan_prompt, with_current_tools
 from atomic_agent.runtime.session_compactor import SessionCompactor
-from atomic_agent.tracing.trace_recorder import TraceRecorders
+from atomic_agent.tracing.trace_recorder import TraceRecorder, TraceRecorders
 from atomic_agent.sessions.compact_session import CompactionResult
 from atomic_agent.sessions.session_database import SessionRepository
 from atomic_agent.sessions.session_state import SessionState
 from atomic_agent.sessions.settle_interrupted_calls import RunDurable, SettleReport
 from atomic_agent.tools.tool_registry import ToolRegistry
 from atomic_agent.tracing.prefix_hash import hash_prefix, load_or_create_salt
-from atomic_agent.tracing.trace_recorder import TraceRecorder
 from atomic_agent.turns.admissible_text import check_text
 from atomic_agent.turns.graceful_stop import DEFAULT_GRACE_S, DrainReport, drain
 from atomic_agent.turns.request_keys import KeyedTurn, RequestKey

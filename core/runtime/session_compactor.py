@@ -15,9 +15,8 @@ from typing import TYPE_CHECKING, Any
 
 from atomic_agent.llm.model_profile import ModelProfile
 from atomic_agent.llm.provider_protocol import CompletionRequest
-from atomic_agent.prompt.build_prompt import earlier_summary
+from atomic_agent.prompt.build_prompt import earlier_summary, estimate_tokens
 from atomic_agent.prompt.conversation_lines import lines_by_turn
-from atomic_agent.prompt.build_prompt import estimate_tokens
 from atomic_agent.prompt.pack_conversation import pack_conversation
 from atomic_agent.sessions.compact_session import CompactionError, CompactionResult, compact_session
 from atomic_agent.sessions.transcript_entry import TranscriptEntry

@@ -8,8 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from atomic_agent.prompt.prompt_assets import core_templates_dir
-from atomic_agent.prompt.prompt_assets import PromptAssets
+from atomic_agent.prompt.prompt_assets import PromptAssets, core_templates_dir
 from atomic_agent.testing.runtime_kit import fresh_plugin_host
 
 PLUGIN = '''from atomic_agent.api import hookimpl
