@@ -15,7 +15,10 @@ from atomic_agent.hook_records import ToolContext
 
 @attrs.define
 class TestRuntimeView:
-    """A RuntimeView over a config loaded from `state_dir` with default blocks."""
+    """The registration-time part of a RuntimeView — config (loaded from `state_dir` with
+    default blocks), state dir, services — for calling a plugin's hook or tool factory
+    directly. The members a turn needs (gate, sessions, provider, turns) are absent: a test
+    that needs them builds a real runtime with `runtime_for_test`."""
 
     config: AppConfig
     state_dir: Path
