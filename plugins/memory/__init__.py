@@ -27,7 +27,7 @@ def register_services() -> Iterable[Any]:
 
         return build_memory_service(runtime)
 
-    def build_views(runtime: Any) -> Any:
+    def build_views(runtime: RuntimeView) -> Any:
         from .memory_views import MemoryViews
 
         return MemoryViews(runtime)

@@ -8,7 +8,10 @@ not created; a corrupt or locked file raises the memory service's `StoreError`.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from atomic_agent.api import RuntimeView
 
 MEMORY_SERVICE = "memory"
 EMBEDDING_STATUS_SERVICE = "memory_embedding_status"  # provided by the memory_embeddings plugin
@@ -21,7 +24,7 @@ def _preview(text: str) -> str:
 
 
 class MemoryViews:
-    def __init__(self, runtime: Any) -> None:
+    def __init__(self, runtime: RuntimeView) -> None:
         self.runtime = runtime
 
     @property

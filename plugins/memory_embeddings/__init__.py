@@ -43,7 +43,7 @@ def register_services() -> Iterable[Any]:
                         summary="read-only embedding status and coverage (for the hosts' memory views)")]
 
 
-def _build_status(runtime: Any) -> Any:
+def _build_status(runtime: RuntimeView) -> Any:
     from .embedding_status import EmbeddingStatusView
 
     return EmbeddingStatusView(Path(runtime.state_dir), bool(runtime.config.block(CONFIG_KEY).enabled))
