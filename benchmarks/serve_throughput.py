@@ -48,7 +48,9 @@ class ServerThread:
         from atomic_agent.plugins.http.server_context import ServeContext, ServeSettings
 
         self.ctx = ServeContext(ServeSettings(working_dir=state))
-        self.sock = socket.socket()
+        # IPPROTO_TCP as `serve` gets it from getaddrinfo: asyncio sets TCP_NODELAY only on sockets
+        # whose proto says TCP, and without it every response waited ~40 ms for a delayed ACK
+        self.sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM, socket.IPPROTO_TCP)
         self.sock.bind(("127.0.0.1", 0))
         self.port = self.sock.getsockname()[1]
         self.server = make_server(build_app(self.ctx), "127.0.0.1", self.port)
