@@ -25,6 +25,7 @@ from __future__ import annotations
 import asyncio
 import contextvars
 import os
+from collections import deque
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -70,14 +71,20 @@ class GroupSync:
 
     Counters, not timestamps: `committed` counts relaxed commits, `synced` the commits known
     durable. A waiter needs `synced` to reach the count at the moment it asked; an fsync
-    started after its commit covers it."""
+    started after its commit covers it.
+
+    Waiters are released strictly in the order they began to wait (their commits' order):
+    a later caller never hears "durable" before an earlier one, even when a FULL commit on
+    the connection covers both while the earlier one waits on an fsync already running —
+    acknowledgements, and so the lane order callers see, follow the admission order."""
 
     def __init__(self, sync: Callable[[], None]) -> None:
         self._sync = sync
         self.committed = 0
         self.synced = 0
         self.fsyncs = 0  # how many fsyncs ran (benchmarks and tests read it)
-        self._running: asyncio.Future[None] | None = None
+        self._waiters: deque[tuple[int, asyncio.Future[None]]] = deque()  # (commits needed, its signal)
+        self._running: asyncio.Task[None] | None = None
 
     def relaxed_commit(self) -> None:
         self.committed += 1
@@ -85,6 +92,7 @@ class GroupSync:
     def durable_commit(self) -> None:
         """A FULL commit just returned: everything committed before it is on disk."""
         self.synced = self.committed
+        self._release()
 
     @property
     def pending(self) -> bool:
@@ -98,10 +106,14 @@ class GroupSync:
         meanwhile share the next one. (Run on the loop itself it measured slower here: 3-6 ms
         per fsync against 0.2-1 ms from the thread, and the loop stalls for each.)"""
         target = self.committed
-        while self.synced < target:
-            if self._running is None:
-                self._running = asyncio.ensure_future(self._run(self.committed))
-            await asyncio.shield(self._running)
+        if self.synced >= target and not self._waiters:
+            return
+        signal: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        self._waiters.append((target, signal))
+        self._release()
+        if not signal.done() and self._running is None:
+            self._running = asyncio.ensure_future(self._run())
+        await signal
 
     def wait_blocking(self) -> None:
         """`wait` for code without an event loop: one fsync on this thread when any is owed."""
@@ -110,11 +122,35 @@ class GroupSync:
             self._sync()
             self.fsyncs += 1
             self.synced = max(self.synced, upto)
+            self._release()
 
-    async def _run(self, upto: int) -> None:
+    def _release(self) -> None:
+        """Signal the waiters whose commits are durable, oldest first, stopping at the first
+        that is not (so none overtakes an older one)."""
+        while self._waiters and self._waiters[0][0] <= self.synced:
+            _, signal = self._waiters.popleft()
+            if not signal.done():  # a cancelled waiter is just dropped
+                signal.set_result(None)
+
+    async def _run(self) -> None:
+        """fsync until every waiter is released; a failed fsync fails every waiter it was to cover."""
+        loop = asyncio.get_running_loop()
         try:
-            await asyncio.get_running_loop().run_in_executor(None, self._sync)
-            self.fsyncs += 1
+            while self._waiters:
+                upto = self.committed
+                try:
+                    await loop.run_in_executor(None, self._sync)
+                except BaseException as exc:
+                    failed = [signal for target, signal in self._waiters if target <= upto]
+                    self._waiters = deque((t, s) for t, s in self._waiters if t > upto)
+                    for signal in failed:
+                        if not signal.done():
+                            signal.set_exception(exc if isinstance(exc, Exception) else OSError(str(exc)))
+                    if not isinstance(exc, Exception):
+                        raise
+                    continue
+                self.fsyncs += 1
+                self.synced = max(self.synced, upto)
+                self._release()
         finally:
             self._running = None
-        self.synced = max(self.synced, upto)

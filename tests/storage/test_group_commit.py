@@ -125,3 +125,24 @@ async def test_the_real_fsync_covers_a_relaxed_commit(tmp_path: Path):
         assert store.group.fsyncs == 1 and not store.group.pending
     finally:
         store.close()
+
+
+async def test_a_durable_commit_never_lets_a_later_caller_hear_before_an_earlier_one():
+    group, sync = held_group()
+    order: list[str] = []
+
+    async def waiter(name: str) -> None:
+        await group.wait()
+        order.append(name)
+
+    group.relaxed_commit()
+    earlier = asyncio.ensure_future(waiter("earlier"))
+    await until(lambda: len(sync.began) == 1)
+    group.relaxed_commit()
+    group.durable_commit()  # a FULL commit covers both while the earlier one's fsync still runs
+    later = asyncio.ensure_future(waiter("later"))  # asks after the FULL commit: durable already
+    await asyncio.sleep(0.01)
+    assert order == ["earlier", "later"]  # the earlier caller hears first
+    sync.release.set()
+    await asyncio.gather(earlier, later)
+    assert order == ["earlier", "later"]
