@@ -107,7 +107,8 @@ def build_prompt(*, env: Any, stable_prefix: str, profile: ModelProfile, registr
         cap = min(cap, n_ctx - fixed_cost - n_predict - SAFETY_TOKENS)
     older = env.get_template("older_tool_result.j2")
     pack = pack_recent_turns(session.entries, index, max(cap, 16), count, agent.batch_tool_result_char_cap,
-                             fold=lambda e: older.render(tool=e.tool, status=e.status, text=e.text).strip("\n"))
+                             fold=lambda e: older.render(tool=e.tool, status=e.status, text=e.text).strip("\n"),
+                             render_key=(agent.batch_tool_result_char_cap, older, count))
     for _ in range(_REPACK_ATTEMPTS):
         conversation, dropped = pack(max(cap, 16))
         context["conversation"] = conversation

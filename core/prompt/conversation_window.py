@@ -2,12 +2,13 @@
 
 The section shows the newest turns that fit its token cap and one line counting the older
 ones (pack_conversation). Only the turns up to the first one that does not fit can matter,
-so they are rendered here — a window of the newest turns, widened until it reaches a turn
-that does not fit or the start of the transcript — and the turns before the window are
-only counted. The count comes from a per-session index of where each turn's rows start,
-kept between steps and extended by the rows appended since, so a step costs the same at
-turn 10,000 as at turn 10. The section's bytes are exactly what rendering every turn and
-packing them gives.
+so only they are looked at — walking back from the newest turn until one does not fit —
+and the turns before are only counted. The count comes from a per-session index of where
+each turn's rows start, kept between steps and extended by the rows appended since; each
+settled turn's lines and token cost are kept in it too (a turn's lines change only while
+rows are still appended to it or while it holds the newest tool batch, shown unfolded), so
+a step renders one or two turns however long the session and however many turns fit. The
+section's bytes are exactly what rendering every turn and packing them gives.
 
 The index relies on the transcript's order: turn indexes never decrease along it (a turn
 starts at one more than every earlier one, a compaction row sits below the rows it kept).
@@ -18,18 +19,28 @@ compaction or repair rewrote them), is rendered whole or re-indexed from the sta
 from __future__ import annotations
 
 from collections import OrderedDict
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Hashable, Sequence
 
 import attrs
 
-from atomic_agent.prompt.conversation_lines import NO_CAP, Fold, lines_by_turn
-from atomic_agent.prompt.pack_conversation import Older, pack_conversation
+from atomic_agent.prompt.conversation_lines import NO_CAP, Batch, Fold, lines_by_turn
+from atomic_agent.prompt.pack_conversation import Older, pack_conversation, turn_cost
 from atomic_agent.sessions.transcript_entry import COMPACTION, FAILURE_NOTE, REPLY, TOOL_CALL, TOOL_RESULT, USER, \
     TranscriptEntry
 
 LINE_KINDS = frozenset((USER, TOOL_CALL, TOOL_RESULT, REPLY, FAILURE_NOTE))  # rows that render as a line
 INDEXED_SESSIONS = 16  # sessions whose turn index is kept between steps (least recently used dropped)
-FIRST_WINDOW = 8  # turns rendered first; doubled until the window holds a turn that does not fit
+
+
+@attrs.frozen
+class RenderedTurn:
+    """One settled turn's conversation lines and their token cost, as rendered while the
+    newest batch was `newest` (it matters only when that batch is in this turn)."""
+
+    turn_index: int
+    lines: list[str]
+    cost: int
+    newest: Batch | None
 
 
 @attrs.define
@@ -44,7 +55,10 @@ class TurnStarts:
     lines_before: list[int] = attrs.field(factory=list)  # turns with a conversation line before each group
     has_lines: list[bool] = attrs.field(factory=list)
     compaction: int = -1  # position of the newest compaction row
+    newest_result: int = -1  # position of the newest tool result (its batch is shown unfolded)
     ordered: bool = True
+    # settled turns' lines per render key (what else the lines depend on), then per group
+    rendered: dict[Hashable, dict[int, RenderedTurn | None]] = attrs.field(factory=dict)
 
     def matches(self, entries: Sequence[TranscriptEntry]) -> bool:
         """True when `entries` still starts with the rows this index was built from."""
@@ -70,8 +84,10 @@ class TurnStarts:
                 self.has_lines.append(False)
             if entry.kind in LINE_KINDS:
                 self.has_lines[-1] = True
-            elif entry.kind == COMPACTION:
+            if entry.kind == COMPACTION:
                 self.compaction = position
+            elif entry.kind == TOOL_RESULT:
+                self.newest_result = position
         if entries:
             self.first, self.last = entries[0], entries[-1]
         self.scanned = len(entries)
@@ -115,25 +131,63 @@ def latest_compaction_text(index: TurnStarts, entries: Sequence[TranscriptEntry]
 
 def pack_recent_turns(entries: Sequence[TranscriptEntry], index: TurnStarts, cap_tokens: int,
                       count: Callable[[str], int], batch_char_cap: int = NO_CAP,
-                      fold: Fold | None = None) -> Callable[[int], tuple[list[str], int]]:
+                      fold: Fold | None = None, render_key: Hashable = None) -> Callable[[int], tuple[list[str], int]]:
     """A packer for this step: `pack(cap)` gives (lines, dropped turns) for any cap up to
-    `cap_tokens`, from a window of recent turns rendered once."""
+    `cap_tokens`. `render_key` names what the lines depend on besides the rows (the fold's
+    template, the cap, the counter): settled turns rendered under the same key are reused;
+    None renders every turn looked at afresh."""
     if not index.ordered:
         turns = lines_by_turn(entries, batch_char_cap, fold)
         return lambda cap: pack_conversation(turns, cap, count)
+    newest_row = entries[index.newest_result] if index.newest_result >= 0 and fold is not None else None
+    newest: Batch | None = None if newest_row is None else (newest_row.turn_index, newest_row.step)
+    cache = index.rendered.setdefault(render_key, {}) if render_key is not None else {}
     groups = len(index.turns)
-    width = FIRST_WINDOW
-    while True:
-        first_group = max(0, groups - width)
-        start = index.starts[first_group] if groups else 0
-        turns = lines_by_turn(entries[start:], batch_char_cap, fold)
-        if first_group == 0:
-            older = Older()
+    window: list[RenderedTurn] = []
+    budget: int | None = None  # room for older turns once the newest turn with lines is known
+    first_group = 0
+    for group in range(groups - 1, -1, -1):
+        turn = _turn(entries, index, group, newest, cache, count, batch_char_cap, fold)
+        if turn is None:
+            continue
+        if budget is None:
+            budget = cap_tokens - turn.cost
+        elif turn.cost > budget:  # the first turn that does not fit: it and everything older are counted
+            first_group = group + 1
             break
-        _, dropped = pack_conversation(turns, cap_tokens, count)
-        if dropped:  # the window reaches a turn that does not fit: nothing older can be shown
-            older = index.older(first_group)
-            break
-        width *= 2
-    return lambda cap: pack_conversation(turns, cap, count, older)
+        else:
+            budget -= turn.cost
+        window.append(turn)
+    window.reverse()
+    older = index.older(first_group) if first_group else Older()
+    if render_key is not None:
+        for stale in [g for g in cache if g < first_group - 1]:  # keep only what later steps can reach
+            del cache[stale]
+    turns = [(t.turn_index, t.lines) for t in window]
+    costs = [t.cost for t in window]
+    return lambda cap: pack_conversation(turns, cap, count, older, costs)
 
+
+def _turn(entries: Sequence[TranscriptEntry], index: TurnStarts, group: int, newest: Batch | None,
+          cache: dict[int, RenderedTurn | None], count: Callable[[str], int], batch_char_cap: int,
+          fold: Fold | None) -> RenderedTurn | None:
+    """Group `group` rendered (None when it has no conversation line), from the cache when it
+    is settled: not the newest group (rows may still join it), and rendered with the same
+    newest batch wherever that batch is in it."""
+    turn_index = index.turns[group]
+    newest_here = newest if newest is not None and newest[0] == turn_index else None
+    settled = group < len(index.turns) - 1
+    if settled and group in cache:
+        kept = cache[group]
+        if kept is None or kept.newest == newest_here:
+            return kept
+    if not index.has_lines[group]:
+        rendered = None
+    else:
+        end = index.starts[group + 1] if settled else index.scanned
+        lines = [line for _, group_lines in lines_by_turn(entries[index.starts[group]:end], batch_char_cap, fold,
+                                                          newest) for line in group_lines]
+        rendered = RenderedTurn(turn_index, lines, turn_cost(lines, count), newest_here)
+    if settled:
+        cache[group] = rendered
+    return rendered

@@ -31,22 +31,30 @@ def _clip(line: str, tokens_allowed: int, count: Callable[[str], int]) -> str:
     return line[:keep] + TRUNCATED
 
 
+def turn_cost(lines: Sequence[str], count: Callable[[str], int]) -> int:
+    return sum(count(line) + 1 for line in lines)
+
+
 def pack_conversation(turns: Sequence[tuple[int, list[str]]], cap_tokens: int,
-                      count: Callable[[str], int], before: Older = Older()) -> tuple[list[str], int]:
+                      count: Callable[[str], int], before: Older = Older(),
+                      costs: Sequence[int] | None = None) -> tuple[list[str], int]:
     """(lines, number of dropped turns) whose estimated size stays within `cap_tokens`.
-    `before` counts older turns left out of `turns`; they are dropped with the others."""
+    `before` counts older turns left out of `turns`; they are dropped with the others.
+    `costs` (each turn's `turn_cost`, when the caller kept them) saves counting again."""
     if not turns:
         return [], 0
     *older, (latest_index, latest) = turns
-    latest_cost = sum(count(line) + 1 for line in latest)
+    latest_cost = costs[-1] if costs is not None else turn_cost(latest, count)
     budget = cap_tokens - latest_cost
     kept: list[tuple[int, list[str]]] = []
-    for index, lines in reversed(older):
-        cost = sum(count(line) + 1 for line in lines)
+    for at in range(len(older) - 1, -1, -1):
+        index, lines = older[at]
+        cost = costs[at] if costs is not None else turn_cost(lines, count)
         if cost > budget:
             break
-        kept.insert(0, (index, lines))
+        kept.append((index, lines))
         budget -= cost
+    kept.reverse()
     dropped = older[: len(older) - len(kept)]
     out: list[str] = []
     if dropped or before.count:

@@ -56,9 +56,11 @@ def test_window_packs_exactly_what_rendering_every_turn_packs(seed: int):
         entries += random_turn(rng, turn)
         if rng.random() < 0.3:  # steps read the transcript as it grows: the index is extended, not rebuilt
             for cap in (16, 300, 1500, 6000):
-                pack = pack_recent_turns(entries, index.for_entries("s", entries), cap, estimate_tokens, 2000, fold)
-                assert pack(cap) == whole(entries, cap)
-                assert pack(cap // 2) == whole(entries, cap // 2)
+                for key in (None, cap):  # afresh, and reusing the turns settled in earlier steps
+                    pack = pack_recent_turns(entries, index.for_entries("s", entries), cap, estimate_tokens, 2000,
+                                             fold, render_key=key)
+                    assert pack(cap) == whole(entries, cap)
+                    assert pack(cap // 2) == whole(entries, cap // 2)
 
 
 def test_a_rewritten_transcript_is_reindexed():
@@ -83,20 +85,26 @@ def test_out_of_order_turns_are_rendered_whole():
         lines_by_turn(entries), 5, estimate_tokens)
 
 
-def test_a_long_session_renders_only_recent_turns(monkeypatch: pytest.MonkeyPatch):
-    entries = [row for turn in range(10_000) for row in (TranscriptEntry(TURN_STARTED, turn),
-                                                         TranscriptEntry(USER, turn, text=f"message {turn}"),
-                                                         TranscriptEntry(REPLY, turn, text=f"answer {turn}"),
-                                                         TranscriptEntry(TURN_FINISHED, turn, status="done"))]
+def test_a_long_session_renders_only_the_newest_turn_once_the_others_are_settled(monkeypatch: pytest.MonkeyPatch):
+    def turn(index: int) -> list[TranscriptEntry]:
+        return [TranscriptEntry(TURN_STARTED, index), TranscriptEntry(USER, index, text=f"message {index}"),
+                TranscriptEntry(REPLY, index, text=f"answer {index}"), TranscriptEntry(TURN_FINISHED, index, status="done")]
+
+    entries = [row for index in range(10_000) for row in turn(index)]
     index = ConversationIndex()
-    starts = index.for_entries("s", entries)
     rendered: list[int] = []
     real = conversation_window.lines_by_turn
     monkeypatch.setattr(conversation_window, "lines_by_turn",
                         lambda rows, *a, **k: rendered.append(len(rows)) or real(rows, *a, **k))
-    lines, dropped = pack_recent_turns(entries, starts, 400, estimate_tokens)(400)
-    assert sum(rendered) < 4 * 64  # a window of tens of turns, not 10,000
+    lines, dropped = pack_recent_turns(entries, index.for_entries("s", entries), 400, estimate_tokens,
+                                       render_key="k")(400)
+    assert sum(rendered) < 4 * 64  # the turns that fit and the first that does not, not 10,000
     assert (lines, dropped) == pack_conversation(lines_by_turn(entries), 400, estimate_tokens)
     assert lines[0] == f"[{dropped} older turns dropped (turns 0-{dropped - 1})]"
-    more = [*entries, TranscriptEntry(TURN_STARTED, 10_000), TranscriptEntry(USER, 10_000, text="next")]
-    assert index.for_entries("s", more) is starts and starts.scanned == len(more)  # extended by the new rows only
+    rendered.clear()
+    entries += turn(10_000)
+    starts = index.for_entries("s", entries)
+    assert starts.scanned == len(entries)  # extended by the new rows, not rebuilt
+    lines, dropped = pack_recent_turns(entries, starts, 400, estimate_tokens, render_key="k")(400)
+    assert rendered == [4, 4]  # the new turn, and the one before as it settles; all older ones were kept
+    assert (lines, dropped) == pack_conversation(lines_by_turn(entries), 400, estimate_tokens)
