@@ -55,9 +55,10 @@ class SessionStore:
     _guard: TurnGuard | None = None
 
     def __init__(self, state_dir: Path) -> None:
-        import sqlite_utils
-
         from atomic_agent.sessions.session_schema import MIGRATIONS
+        from atomic_agent.unused_extras import import_sqlite_utils
+
+        sqlite_utils = import_sqlite_utils()
         from atomic_agent.storage.sqlite_migrations import migrate
 
         self.path = state_dir / SESSIONS_FILE
