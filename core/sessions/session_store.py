@@ -84,6 +84,7 @@ class SessionStore:
                 "fresh one") from exc
 
     def close(self) -> None:
+        self.group.close()
         self.db.conn.close()
 
     @property

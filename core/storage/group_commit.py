@@ -26,6 +26,7 @@ import asyncio
 import contextvars
 import os
 from collections import deque
+from concurrent.futures import ThreadPoolExecutor
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -85,6 +86,13 @@ class GroupSync:
         self.fsyncs = 0  # how many fsyncs ran (benchmarks and tests read it)
         self._waiters: deque[tuple[int, asyncio.Future[None]]] = deque()  # (commits needed, its signal)
         self._running: asyncio.Task[None] | None = None
+        self._thread: ThreadPoolExecutor | None = None  # its own: a busy default executor must not delay an fsync
+
+    def close(self) -> None:
+        """Stop the fsync thread (the store is closing; nothing may be waiting)."""
+        if self._thread is not None:
+            self._thread.shutdown(wait=True)
+            self._thread = None
 
     def relaxed_commit(self) -> None:
         self.committed += 1
@@ -138,8 +146,10 @@ class GroupSync:
         try:
             while self._waiters:
                 upto = self.committed
+                if self._thread is None:
+                    self._thread = ThreadPoolExecutor(max_workers=1, thread_name_prefix="wal-fsync")
                 try:
-                    await loop.run_in_executor(None, self._sync)
+                    await loop.run_in_executor(self._thread, self._sync)
                 except BaseException as exc:
                     failed = [signal for target, signal in self._waiters if target <= upto]
                     self._waiters = deque((t, s) for t, s in self._waiters if t > upto)
