@@ -137,8 +137,7 @@ class GroupSync:
         that is not (so none overtakes an older one)."""
         while self._waiters and self._waiters[0][0] <= self.synced:
             _, signal = self._waiters.popleft()
-            if not signal.done():  # a cancelled waiter is just dropped
-                signal.set_result(None)
+            _settle(signal, None)
 
     async def _run(self) -> None:
         """fsync until every waiter is released; a failed fsync fails every waiter it was to cover."""
@@ -154,8 +153,7 @@ class GroupSync:
                     failed = [signal for target, signal in self._waiters if target <= upto]
                     self._waiters = deque((t, s) for t, s in self._waiters if t > upto)
                     for signal in failed:
-                        if not signal.done():
-                            signal.set_exception(exc if isinstance(exc, Exception) else OSError(str(exc)))
+                        _settle(signal, exc if isinstance(exc, Exception) else OSError(str(exc)))
                     if not isinstance(exc, Exception):
                         raise
                     continue
@@ -164,3 +162,13 @@ class GroupSync:
                 self._release()
         finally:
             self._running = None
+
+
+def _settle(signal: asyncio.Future[None], error: Exception | None) -> None:
+    """Tell one waiter; a cancelled one (or one whose event loop is gone) is just dropped."""
+    if signal.done() or signal.get_loop().is_closed():
+        return
+    if error is None:
+        signal.set_result(None)
+    else:
+        signal.set_exception(error)
