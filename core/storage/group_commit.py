@@ -79,6 +79,12 @@ class GroupSync:
     the connection covers both while the earlier one waits on an fsync already running —
     acknowledgements, and so the lane order callers see, follow the admission order."""
 
+    # False: `wait` fsyncs at once on the calling thread and returns without yielding, as a
+    # FULL commit did — no sharing, but the loop turns a turn takes are those of a FULL commit
+    # and no thread's timing enters them (the chaos suites replay interleavings by loop turns,
+    # and a process crash, which they simulate, never depends on an fsync)
+    offload = True
+
     def __init__(self, sync: Callable[[], None]) -> None:
         self._sync = sync
         self.committed = 0
@@ -115,6 +121,9 @@ class GroupSync:
         per fsync against 0.2-1 ms from the thread, and the loop stalls for each.)"""
         target = self.committed
         if self.synced >= target and not self._waiters:
+            return
+        if not self.offload and not self._waiters:
+            self.wait_blocking()
             return
         signal: asyncio.Future[None] = asyncio.get_running_loop().create_future()
         self._waiters.append((target, signal))

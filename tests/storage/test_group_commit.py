@@ -146,3 +146,15 @@ async def test_a_durable_commit_never_lets_a_later_caller_hear_before_an_earlier
     sync.release.set()
     await asyncio.gather(earlier, later)
     assert order == ["earlier", "later"]
+
+
+async def test_without_offload_a_wait_fsyncs_at_once_without_yielding_to_the_loop():
+    group, sync = held_group()
+    sync.release.set()
+    group.offload = False  # (the chaos suites' mode: a wait takes the loop turns a FULL commit took)
+    group.relaxed_commit()
+    ran: list[str] = []
+    other = asyncio.get_running_loop().call_soon(ran.append, "other")
+    await group.wait()
+    assert ran == [] and sync.began == [1] and not group.pending  # nothing else ran meanwhile
+    other.cancel()
