@@ -9,8 +9,9 @@ Usage: .venv/bin/python benchmarks/serve_throughput.py [--requests N] [--events 
 prints the N functions with the most internal and cumulative time: where a request goes.
 
 Every request is a full agent turn (a new session, the user message and the reply
-committed to sessions.sqlite with synchronous=FULL), so the numbers include the
-runtime and the durable writes, not just HTTP. Server and clients share one process and
+committed to sessions.sqlite and fsynced before the response: group commit, one WAL fsync
+shared by the turns that commit meanwhile; the fsyncs per request are printed), so the
+numbers include the runtime and the durable writes, not just HTTP. Server and clients share one process and
 its GIL (the server on its own thread and event loop), which makes them conservative.
 """
 
@@ -48,7 +49,9 @@ class ServerThread:
         from atomic_agent.plugins.http.server_context import ServeContext, ServeSettings
 
         self.ctx = ServeContext(ServeSettings(working_dir=state))
-        self.sock = socket.socket()
+        # IPPROTO_TCP as `serve` gets it from getaddrinfo: asyncio sets TCP_NODELAY only on sockets
+        # whose proto says TCP, and without it every response waited ~40 ms for a delayed ACK
+        self.sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM, socket.IPPROTO_TCP)
         self.sock.bind(("127.0.0.1", 0))
         self.port = self.sock.getsockname()[1]
         self.server = make_server(build_app(self.ctx), "127.0.0.1", self.port)
@@ -108,12 +111,15 @@ def bench_http(root: Path, total: int, levels: tuple[int, ...] = CONCURRENCY, pr
     try:
         base = f"http://127.0.0.1:{server.port}"
         print(f"POST /v1/chat/completions, zero-latency provider, one turn per request (~{total} per level):")
-        print(f"  {'clients':>7}  {'req/s':>8}  {'p50 ms':>8}  {'p99 ms':>8}")
+        print(f"  {'clients':>7}  {'req/s':>8}  {'p50 ms':>8}  {'p99 ms':>8}  {'fsyncs/req':>10}")
+        group = server.ctx.runtime.sessions.group
         for clients in levels:
+            fsyncs = group.fsyncs
             elapsed, latencies = asyncio.run(load(base, clients, total))
             rate = len(latencies) / elapsed
+            served = len(latencies) + max(1, total // clients)  # the warm-up requests fsync too
             print(f"  {clients:>7}  {rate:>8.1f}  {percentile(latencies, 0.5) * 1000:>8.1f}  "
-                  f"{percentile(latencies, 0.99) * 1000:>8.1f}")
+                  f"{percentile(latencies, 0.99) * 1000:>8.1f}  {(group.fsyncs - fsyncs) / served:>10.2f}")
     finally:
         server.stop()
     if server.profiler is not None:

@@ -5,6 +5,9 @@ may use lives in :mod:`atomic_agent.api`.
 """
 
 from atomic_agent.hookspecs import hookimpl
+from atomic_agent.unused_extras import skip_httpx_cli
+
+skip_httpx_cli()  # before anything imports httpx: its CLI (rich, pygments) is never used here
 
 __version__ = "0.1.0"
 

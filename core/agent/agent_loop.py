@@ -61,7 +61,8 @@ class TurnResult:
 
 StepContextFactory = Callable[[int, int, Sequence[str]], Awaitable[StepContext]]
 # (turn_finished row, visible reply, failure category): writes the row and closes the turn atomically
-FinalizeTurn = Callable[[TranscriptEntry, str, "str | None"], None]
+# the ledger's finalizer; what it returns (if anything) completes once its commit is on disk
+FinalizeTurn = Callable[[TranscriptEntry, str, "str | None"], "Awaitable[None] | None"]
 
 
 class SteerInbox(Protocol):
@@ -212,11 +213,11 @@ async def run_turn(base: TurnDeps, text: str) -> TurnResult:
         # durable calls: settle this turn's open calls; a failure also leaves a note
         record_turn_failure(store, session, turn_index, error or category or reason, cancelled=status == "cancelled",
                             interrupted=status == "interrupted")
-        if isinstance(exc, asyncio.CancelledError):
-            _finish(base, turn_index, status, reason, steps, started, emit, reply, category)
+        if isinstance(exc, asyncio.CancelledError):  # cancelled: its caller hears no answer to wait for
+            await _finish(base, turn_index, status, reason, steps, started, emit, reply, category, wait=False)
             _hand_back(base, turn_index, emit)
             raise
-    _finish(base, turn_index, status, reason, steps, started, emit, reply, category)
+    await _finish(base, turn_index, status, reason, steps, started, emit, reply, category)
     undelivered, undelivered_ids = _hand_back(base, turn_index, emit)
     return TurnResult(session.id, turn_index, status, reason, reply, steps, category, error,
                       round((time.perf_counter() - started) * 1000, 1), undelivered,
@@ -251,12 +252,15 @@ def _hand_back(base: TurnDeps, turn_index: int, emit: ev.EventSink) -> tuple[tup
     return tuple(t for _, t in pending), tuple("" if i is None else str(i) for i, _ in pending)
 
 
-def _finish(base: TurnDeps, turn_index: int, status: str, reason: str, steps: int, started: float,
-            emit: ev.EventSink, reply: str, category: str | None = None) -> None:
+async def _finish(base: TurnDeps, turn_index: int, status: str, reason: str, steps: int, started: float,
+                  emit: ev.EventSink, reply: str, category: str | None = None, wait: bool = True) -> None:
+    """Finalize, then (with `wait`, once the finalize is on disk) announce the reply and the end."""
     duration = round((time.perf_counter() - started) * 1000, 1)
     row = TranscriptEntry(TURN_FINISHED, turn_index, status=status, reason=reason)
     if base.finalize is not None:
-        base.finalize(row, reply if status == "done" else "", category)
+        durable = base.finalize(row, reply if status == "done" else "", category)
+        if durable is not None and wait:
+            await durable
     else:
         base.store.append(base.session, [row])
     base.trace.record("turn_finished", turnIndex=turn_index, reason=reason, status=status, stepCount=steps,

@@ -38,6 +38,7 @@ from atomic_agent.sessions.session_database import SessionRepository
 from atomic_agent.sessions.session_state import SessionState
 from atomic_agent.sessions.tool_journal import ToolJournal
 from atomic_agent.sessions.transcript_entry import REPLY, TranscriptEntry
+from atomic_agent.storage.group_commit import deferred_sync
 from atomic_agent.tools.builtin_tools import LOAD_TOOL_EFFECT
 from atomic_agent.tools.tool_registry import ToolRegistry
 from atomic_agent.tracing.trace_recorder import TraceRecorder
@@ -298,9 +299,13 @@ async def execute_step(ctx: StepContext) -> StepOutcome:
     journal = ToolJournal(ctx.store, ctx.session, ctx.turn_index, ctx.step)
     tail_terminal = size > 0 and ctx.registry.resource_class(batch.calls[-1].tool) is ResourceClass.TERMINAL
     terminal_at = size - 1 if tail_terminal else size
-    # durable before anything runs: a crash from here on leaves a record of what is owed
-    journal.commit_calls([(i, c.tool, c.args) for i, c in enumerate(batch.calls[:terminal_at])],
-                         batch.reasoning or None)
+    # durable before anything runs: a crash from here on leaves a record of what is owed (committed
+    # at once; the fsync that makes it durable is shared with every turn committing meanwhile)
+    with deferred_sync():
+        journal.commit_calls([(i, c.tool, c.args) for i, c in enumerate(batch.calls[:terminal_at])],
+                             batch.reasoning or None)
+    if terminal_at:  # (a lone terminal call, the reply, runs nothing that must wait for the disk)
+        await ctx.store.wait_durable()
 
     def on_outcome(outcome: CallOutcome) -> None:
         journal.commit_result(outcome.index, outcome.call.tool, outcome.result.status, outcome.result.summary,
@@ -323,7 +328,8 @@ async def execute_step(ctx: StepContext) -> StepOutcome:
         # not fsynced: the reply is acknowledged by the finalize's durable commit, which follows
         ctx.store.append(ctx.session, [reply], save_state=True, durable=False)
     else:
-        ctx.store.save_state(ctx.session)  # loaded tools may have changed
+        with deferred_sync():  # loaded tools may have changed; acknowledged by the next durable commit
+            ctx.store.save_state(ctx.session)
     cache = {"cache_n": inferred.completion.cache_n, "prompt_n": inferred.completion.prompt_n}
     if result.cancelled:
         return StepOutcome("continue", cancelled=True, **cache)

@@ -18,9 +18,9 @@ import attrs
 
 from atomic_agent.config.app_config import AgentConfig
 from atomic_agent.llm.model_profile import ModelProfile
-from atomic_agent.prompt.conversation_lines import lines_by_turn
+from atomic_agent.prompt.conversation_window import SHARED_INDEX, latest_compaction_text, pack_recent_turns
 from atomic_agent.prompt.describe_tool import describe_full
-from atomic_agent.prompt.pack_conversation import TRUNCATED, pack_conversation
+from atomic_agent.prompt.pack_conversation import TRUNCATED
 from atomic_agent.hook_records import PromptSection
 from atomic_agent.sessions.session_state import SessionState
 from atomic_agent.sessions.transcript_entry import COMPACTION, TranscriptEntry
@@ -90,6 +90,7 @@ def build_prompt(*, env: Any, stable_prefix: str, profile: ModelProfile, registr
     loaded = [describe_full(s) for name in session.loaded_tools if (s := registry.get(name)) is not None]
     loaded = _cap_lines(loaded, agent.loaded_tools_max_tokens, count) if loaded else []
     facts = _cap_lines(list(session.known_facts), agent.token_budget, count) if session.known_facts else []
+    index = SHARED_INDEX.for_entries(session.id, session.entries)  # the conversation without a full pass
     world_lines = _cap_lines(world.splitlines() or [NO_WORLD], agent.world_snapshot_max_tokens, count)
     context: dict[str, Any] = {
         "loaded_tools": loaded,
@@ -100,7 +101,7 @@ def build_prompt(*, env: Any, stable_prefix: str, profile: ModelProfile, registr
         "notices": list(dict.fromkeys(notices)),  # deduplicated, first occurrence order
         "today": (today or date.today()).isoformat(),
         "conversation": [],
-        "earlier_summary": earlier_summary(session.entries),
+        "earlier_summary": latest_compaction_text(index, session.entries),
         "tools": registry.names(),  # the tail may only point at tools that are registered
         "file_kinds": FILE_KINDS,
     }
@@ -113,10 +114,11 @@ def build_prompt(*, env: Any, stable_prefix: str, profile: ModelProfile, registr
     if n_ctx:
         cap = min(cap, n_ctx - fixed_cost - n_predict - SAFETY_TOKENS)
     older = env.get_template("older_tool_result.j2")
-    turns = lines_by_turn(session.entries, agent.batch_tool_result_char_cap,
-                          fold=lambda e: older.render(tool=e.tool, status=e.status, text=e.text).strip("\n"))
+    pack = pack_recent_turns(session.entries, index, max(cap, 16), count, agent.batch_tool_result_char_cap,
+                             fold=lambda e: older.render(tool=e.tool, status=e.status, text=e.text).strip("\n"),
+                             render_key=(agent.batch_tool_result_char_cap, older, count))
     for _ in range(_REPACK_ATTEMPTS):
-        conversation, dropped = pack_conversation(turns, max(cap, 16), count)
+        conversation, dropped = pack(max(cap, 16))
         context["conversation"] = conversation
         tail = template.render(**context)
         text = profile.frame_prompt(stable_prefix, tail)

@@ -90,10 +90,20 @@ def latest_batch(entries: Sequence[TranscriptEntry]) -> tuple[int, int | None] |
     return next(((e.turn_index, e.step) for e in reversed(entries) if e.kind == TOOL_RESULT), None)
 
 
+Batch = tuple[int, "int | None"]
+LATEST_HERE = (-1, -1)  # `newest` default: the newest batch among `entries` themselves
+
+
 def lines_by_turn(entries: Sequence[TranscriptEntry], batch_char_cap: int = NO_CAP,
-                  fold: Fold | None = None) -> list[tuple[int, list[str]]]:
+                  fold: Fold | None = None, newest: Batch | None = LATEST_HERE) -> list[tuple[int, list[str]]]:
+    """(turn index, its lines) per turn with a line. With `fold`, results outside the batch
+    `newest` are folded — by default the newest batch of `entries`; a caller rendering part
+    of a transcript passes the whole transcript's (None: every result is folded)."""
     trimmed = _trimmed_texts(entries, batch_char_cap)
-    newest = latest_batch(entries) if fold is not None else None
+    if fold is None:
+        newest = None
+    elif newest == LATEST_HERE:
+        newest = latest_batch(entries)
     turns: dict[int, list[str]] = {}
     for entry in _paired(entries):
         text = trimmed.get(id(entry))

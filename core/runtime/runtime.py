@@ -253,10 +253,20 @@ class Runtime:
         return self.memory.sections(session_id, user_text)
 
     # -- turns ------------------------------------------------------------------------------
-    def open_session(self, session_id: str | None, working_dir: Path | None = None) -> SessionState:
+    def open_session(self, session_id: str | None, working_dir: Path | None = None, *,
+                     durable: bool = True) -> SessionState:
+        """Load `session_id`, or create a session. `durable=False`: the new session is committed
+        but reaches the disk with the next durable commit — for a caller that admits a turn on
+        it at once, whose sync covers both (storage.group_commit)."""
         if session_id:
             return self.sessions.load(session_id)
-        session = self.sessions.create(working_dir or Path.cwd())
+        if durable:
+            session = self.sessions.create(working_dir or Path.cwd())
+        else:
+            from atomic_agent.storage.group_commit import deferred_sync
+
+            with deferred_sync():
+                session = self.sessions.create(working_dir or Path.cwd())
         self.trace_for(session.id).record("session_started", workingDir=str(session.working_dir))
         return session
 
@@ -287,8 +297,8 @@ class Runtime:
         check_tool_choice(self.registry, tool_choice)
         check_text(text)
         self.warm_plan()
-        if session_id is None:
-            session_id = self.open_session(None, working_dir).id
+        if session_id is None:  # on disk with the admission's sync, which follows before anyone hears of either
+            session_id = self.open_session(None, working_dir, durable=False).id
         lifecycle = self.lifecycle
         return await lifecycle.run(text, session_id, origin, on_event or ev.discard, cancelled,
                                    lifecycle.executor_for(text, tool_choice), resend_steer_id, request_key)

@@ -45,6 +45,17 @@ class UnitOfWork(Protocol):
         outermost block decides)."""
         ...
 
+    async def wait_durable(self) -> None:
+        """Return once every commit made through this object so far is on disk. A write made
+        inside `storage.group_commit.deferred_sync()` (or with `durable=False`) is committed
+        without waiting for the disk; its caller awaits this before acknowledging it, and
+        concurrent callers share one sync."""
+        ...
+
+    def sync_now(self) -> None:
+        """`wait_durable` for callers without an event loop."""
+        ...
+
     def close(self) -> None:
         """Release the connection; the object is unusable afterwards."""
         ...

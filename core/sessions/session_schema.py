@@ -3,9 +3,12 @@
 
 from __future__ import annotations
 
-import sqlite_utils
+from typing import TYPE_CHECKING
 
 from atomic_agent.storage.sqlite_migrations import Migration
+
+if TYPE_CHECKING:
+    import sqlite_utils
 
 
 def m001_initial(db: sqlite_utils.Database) -> None:

@@ -25,6 +25,7 @@ from atomic_agent.sessions.store_errors import SessionNotFoundError, SessionStor
 from atomic_agent.sessions.transcript_cache import CachedTranscript
 from atomic_agent.sessions.transcript_entry import TOOL_RESULT, TURN_FINISHED, TURN_STARTED, TranscriptEntry
 from atomic_agent.sessions.writer_guard import TurnGuard, require_running
+from atomic_agent.storage.group_commit import GroupSync, sync_is_deferred, wal_fsync
 from atomic_agent.storage.sqlite_file import Durability, open_sqlite
 from atomic_agent.storage.sqlite_transaction import transaction
 from atomic_agent.storage.store_clock import now_iso
@@ -54,15 +55,18 @@ class SessionStore:
     _guard: TurnGuard | None = None
 
     def __init__(self, state_dir: Path) -> None:
-        import sqlite_utils
-
         from atomic_agent.sessions.session_schema import MIGRATIONS
+        from atomic_agent.unused_extras import import_sqlite_utils
+
+        sqlite_utils = import_sqlite_utils()
         from atomic_agent.storage.sqlite_migrations import migrate
 
         self.path = state_dir / SESSIONS_FILE
         # the sessions read most recently (shared with every fenced view); a bounded number, so a
         # serve process that saw many sessions holds no more than these in memory
         self._transcripts: OrderedDict[str, CachedTranscript] = OrderedDict()
+        # relaxed commits (deferred_sync, durable=False) and the shared fsyncs that make them durable
+        self.group = GroupSync(wal_fsync(self.path))
         try:
             # FULL: what is written here was acknowledged to someone (accepted turns and steers)
             conn = open_sqlite(self.path, Durability.FULL)
@@ -80,6 +84,7 @@ class SessionStore:
                 "fresh one") from exc
 
     def close(self) -> None:
+        self.group.close()
         self.db.conn.close()
 
     @property
@@ -101,17 +106,35 @@ class SessionStore:
         before the finalize): it is committed atomically but not fsynced (synchronous=NORMAL),
         so a power cut may lose it — only together with every later commit (the WAL is replayed
         as a prefix), and the next durable commit makes it durable too. The outermost `write()`
-        decides: a joined transaction keeps the durability it was opened with."""
+        decides: a joined transaction keeps the durability it was opened with.
+
+        Inside `deferred_sync()` (storage.group_commit) a durable write is committed the same
+        relaxed way and its caller awaits `wait_durable()` before acknowledging it: one fsync
+        then covers every turn that committed meanwhile."""
         conn = self.db.conn
-        relax = not durable and not conn.in_transaction
+        outermost = not conn.in_transaction
+        relax = outermost and (not durable or sync_is_deferred())
         if relax:
             conn.execute("PRAGMA synchronous=NORMAL")
         try:
             with explain_write_failures(self.path), transaction(conn) as handle:
                 yield handle
+            if relax:
+                self.group.relaxed_commit()
+            elif outermost:
+                self.group.durable_commit()
         finally:
             if relax:
                 conn.execute(f"PRAGMA synchronous={Durability.FULL.value}")
+
+    async def wait_durable(self) -> None:
+        """Return once every commit made through this store so far is on disk: one fsync of
+        the WAL, off the event loop, shared by every caller waiting meanwhile."""
+        await self.group.wait()
+
+    def sync_now(self) -> None:
+        """`wait_durable` without an event loop (an fsync on this thread when one is owed)."""
+        self.group.wait_blocking()
 
     # -- sessions ---------------------------------------------------------------------------
     def create(self, working_dir: Path, title: str = "") -> SessionState:

@@ -56,7 +56,10 @@ class ToolJournal:
     def _append_unanswered(self, rows: list[TranscriptEntry]) -> None:
         """Append the rows whose call has no result yet, checked inside the write lock: if a
         repair answered a call first, its answer stands, so each call is answered once."""
-        with self._store.write() as handle:
+        # not fsynced: like the reply row, a result is made durable by the next durable commit (the
+        # next batch's calls, or the finalize); a power cut before it leaves the call unanswered,
+        # which restart settles exactly as for a process that died before writing the result
+        with self._store.write(durable=False) as handle:
             answered = self._store.answered_batch_indexes(handle, self._session.id, self._turn_index, self._step)
             fresh = [r for r in rows if r.batch_index not in answered]
             if fresh:

@@ -28,6 +28,7 @@ from atomic_agent.sessions.session_state import SessionState
 from atomic_agent.sessions.store_errors import StaleWriterError
 from atomic_agent.sessions.transcript_entry import TranscriptEntry
 from atomic_agent.sessions.writer_guard import TurnGuard
+from atomic_agent.storage.group_commit import deferred_sync
 from atomic_agent.turns.admissible_text import check_text
 from atomic_agent.turns.durable_steering import SteerAlreadyTakenError
 from atomic_agent.turns.graceful_stop import RuntimeStoppingError, TurnParkedError
@@ -228,7 +229,14 @@ class TurnLifecycle:
     async def run(self, text: str, session_id: str, origin: str, sink: ev.EventSink,
                   cancelled: asyncio.Event | None, execute: ExecuteTurn,
                   resend_steer_id: str | None = None, request_key: RequestKey | None = None) -> TurnResult:
-        ticket = self.admit(session_id, text, origin, resend_steer_id, request_key)  # durable before anyone hears of it
+        with deferred_sync():  # committed now; on disk with the fsync every concurrent admission shares
+            ticket = self.admit(session_id, text, origin, resend_steer_id, request_key)
+        try:
+            await self.sessions.wait_durable()  # durable before anyone hears of it
+        except BaseException:
+            with contextlib.suppress(Exception):  # nobody was told: withdraw it rather than leave it to nobody
+                self.ledger.cancel_queued(ticket.turn_id, "cancelled before it was acknowledged")
+            raise
         sink(ev.event(ev.TURN_QUEUED, sessionId=session_id, turnId=ticket.turn_id, position=ticket.position,
                       origin=origin))
         return await self.run_admitted(ticket, sink, cancelled, execute)
@@ -300,13 +308,20 @@ class TurnLifecycle:
         self._running[ticket.lane] = running
         link = link_cancel(cancelled, running.cancel)
 
-        def finalize(row: TranscriptEntry, reply: str, category: str | None) -> None:
+        def finalize(row: TranscriptEntry, reply: str, category: str | None) -> asyncio.Future[None]:
+            """Close the turn (committed at once); the future completes once that is on disk,
+            which the loop awaits before it announces the reply."""
             state = final_state(row.status or "failed", running.stopped)
-            finalize_or_interrupt(self.ledger, started.guard, session, row, state, category, reply)
+            with deferred_sync():
+                finalize_or_interrupt(self.ledger, started.guard, session, row, state, category, reply)
             running.state = state
+            durable = asyncio.ensure_future(self.sessions.wait_durable())
+            durable.add_done_callback(lambda f: f.cancelled() or f.exception())  # whoever awaits it sees it
+            return durable
 
         try:
             result = await execute(session, started, running.stops(), finalize)
+            await self.sessions.wait_durable()  # its answer is on disk before the caller hears it
         except BaseException:
             with contextlib.suppress(Exception):  # its caller gets the error, not the steers: requeue them
                 self.requeue_and_run(ticket.turn_id)
@@ -337,7 +352,8 @@ class TurnLifecycle:
             if self.stopping:  # a graceful stop: it stays queued for the next start
                 raise TurnParkedError(ticket.turn_id, ticket.session_id)
             session = self.sessions.load(ticket.session_id)  # re-read inside the lane lock: never stale
-            outcome = self.ledger.start(ticket.turn_id, session, self._send_mode())
+            with deferred_sync():  # acknowledges nothing: the next durable commit (a tool batch, the finalize) covers it
+                outcome = self.ledger.start(ticket.turn_id, session, self._send_mode())
             if not isinstance(outcome, LaneBusy):
                 return None if outcome is None else (session, outcome)
             blocker = outcome.blocker

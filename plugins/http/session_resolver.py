@@ -31,7 +31,8 @@ def resolve_session(ctx: Any, header: str | None, user: str | None) -> str:
         if known and sessions.exists(known):
             ctx.remember_user_session(user, known)
             return known
-    session_id = ctx.runtime.open_session(None, ctx.settings.working_dir).id
+    # the turn admitted on it next makes both durable with one shared sync, before the response
+    session_id = ctx.runtime.open_session(None, ctx.settings.working_dir, durable=False).id
     if user and not header:
         ctx.remember_user_session(user, session_id)
     return session_id

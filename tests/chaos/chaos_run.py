@@ -13,6 +13,7 @@ from pathlib import Path
 import attrs
 
 from atomic_agent.sessions.session_store import SessionStore
+from atomic_agent.storage.group_commit import GroupSync
 
 from tests.chaos.chaos_driver import Driver
 from tests.chaos.chaos_life import ChaosWorld, Life, install_task_tracking
@@ -62,6 +63,16 @@ async def run_lives(world: ChaosWorld, rng: random.Random, spec: RunSpec, plans:
                     abort_rng: random.Random | None = None) -> RunOutcome:
     """Lives with `plans` (drawn when None), then a crash-free life that drains everything."""
     install_task_tracking()
+    offload, GroupSync.offload = GroupSync.offload, False  # interleavings replay by loop turns, not thread timing
+    try:
+        return await _run_lives(world, rng, spec, plans, expected, ops, abort_rng)
+    finally:
+        GroupSync.offload = offload
+
+
+async def _run_lives(world: ChaosWorld, rng: random.Random, spec: RunSpec, plans: list[FaultPlan] | None,
+                     expected: tuple[type, ...], ops: list[Op] | None,
+                     abort_rng: random.Random | None) -> RunOutcome:
     world.state_dir.mkdir(parents=True, exist_ok=True)
     driver = Driver(world, rng, workload(rng, spec.mix) if ops is None else list(ops), expected,
                     abort=spec.mix.abort, abort_rng=abort_rng)

@@ -3,7 +3,10 @@ on an apsw connection over PowerLossVFS; the power goes out at a random I/O call
 fresh sqlite3 connection reads what the platter kept and every acknowledgement is checked.
 
 The acknowledgement record is this process's memory (a list written only after a call
-returned), never the database under test. `synchronous` other than None overrides the
+returned), never the database under test. With `group_commit` the player does what the
+turn lifecycle does: admissions and finalizes are committed inside `deferred_sync()` and
+acknowledged only after the store's group sync (an fsync of the WAL, here through the
+VFS), and a start is committed relaxed and acknowledged to nobody. `synchronous` other than None overrides the
 product's pragma after the store is built — the deliberately non-durable mode that proves
 this tier can fail.
 """
@@ -23,6 +26,7 @@ import attrs
 
 from atomic_agent.storage import sqlite_file as sqlite_file_module
 from atomic_agent.sessions.session_store import SessionStore
+from atomic_agent.storage.group_commit import GroupSync, deferred_sync
 from atomic_agent.sessions.transcript_entry import REPLY, TURN_FINISHED, USER, TranscriptEntry
 from atomic_agent.turns.durable_steering import SteerQueue
 from atomic_agent.turns.turn_ledger import TurnLedger
@@ -72,14 +76,17 @@ def store_on(vfs: PowerLossVFS, state_dir: Path) -> Iterator[SessionStore]:
     finally:
         sqlite_file_module.sqlite3 = real  # type: ignore[assignment]
     assert isinstance(store.db.conn, ApswConnection), "SessionStore no longer opens through storage.sqlite_file"
+    store.group = GroupSync(lambda: vfs.fsync(str(state_dir / "sessions.sqlite-wal")))  # the WAL's fsync, modelled
     yield store
 
 
 class Player:
     """A single-owner workload: admissions, starts, steers, their consumption, finishes."""
 
-    def __init__(self, store: SessionStore, session_id: str, rng: random.Random, acks: Acks) -> None:
+    def __init__(self, store: SessionStore, session_id: str, rng: random.Random, acks: Acks,
+                 group_commit: bool = False) -> None:
         self.store = store
+        self.group_commit = group_commit
         self.session_id = session_id
         self.rng = rng
         self.acks = acks
@@ -88,6 +95,13 @@ class Player:
         self.running: Any = None  # (started turn, session state) while a turn runs
         self.pending: list[int] = []  # accepted steer ids not yet consumed
         self.n = 0
+
+    def deferred(self) -> contextlib.AbstractContextManager[None]:
+        return deferred_sync() if self.group_commit else contextlib.nullcontext()
+
+    def synced(self) -> None:
+        if self.group_commit:
+            self.store.sync_now()
 
     def choose(self) -> str:
         if self.rng.random() < 0.05:
@@ -102,14 +116,18 @@ class Player:
         self.n += 1
         text = f"{op}-{self.n}"
         if op == ADMIT:
-            ticket = self.ledger.admit(self.session_id, text, "cli")
+            with self.deferred():
+                ticket = self.ledger.admit(self.session_id, text, "cli")
+            self.synced()
             self.acks.add(ADMIT, ticket.turn_id, text)
         elif op == START:
             oldest = self.ledger.lane(self.session_id, (QUEUED,))[0]
             session = self.store.load(self.session_id)
-            started = self.ledger.start(oldest.turn_id, session)
+            with self.deferred():  # the lifecycle tells nobody of a start: the next durable commit covers it
+                started = self.ledger.start(oldest.turn_id, session)
             assert started is not None, "a single owner's oldest queued turn must start"
-            self.acks.add(START, oldest.turn_id, oldest.text)
+            if not self.group_commit:
+                self.acks.add(START, oldest.turn_id, oldest.text)
             self.running = (started, session)
         elif op == STEER:
             started, _ = self.running
@@ -138,7 +156,9 @@ class Player:
                     self.acks.add("hand_back", str(steer_id))
                 self.pending = []
             row = TranscriptEntry(TURN_FINISHED, started.turn_index, status="done", reason="reply")
-            self.ledger.finalize(started.guard, session, [row], COMPLETED, "reply", None, reply)
+            with self.deferred():
+                self.ledger.finalize(started.guard, session, [row], COMPLETED, "reply", None, reply)
+            self.synced()
             self.acks.add(FINISH, started.turn_id, response_hash(reply))
             self.running = None
         elif op == CHECKPOINT:  # what any connection's auto-checkpoint does; copies WAL pages home
@@ -190,7 +210,8 @@ def check(state_dir: Path, acks: Acks) -> list[str]:
     return out
 
 
-def run_power_seed(seed: int, ops: int = 40, synchronous: str | None = None, root: Path | None = None) -> PowerOutcome:
+def run_power_seed(seed: int, ops: int = 40, synchronous: str | None = None, root: Path | None = None,
+                   group_commit: bool = False) -> PowerOutcome:
     rng = random.Random(seed)
     keep = 0.0 if seed % 2 == 0 else 0.5  # odd seeds: the disk wrote back some unsynced pages on its own
     acks = Acks()
@@ -203,7 +224,7 @@ def run_power_seed(seed: int, ops: int = 40, synchronous: str | None = None, roo
                 session_id = store.create(state_dir).id  # setup: made durable before the power is at risk
                 if synchronous is not None:
                     store.db.conn.execute(f"PRAGMA synchronous={synchronous}")
-                player = Player(store, session_id, rng, acks)
+                player = Player(store, session_id, rng, acks, group_commit)
                 vfs.arm(rng.randint(1, ops * 8), rng, keep)  # about 8 I/O calls per operation
                 try:
                     for _ in range(ops):

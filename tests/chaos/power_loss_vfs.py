@@ -79,6 +79,15 @@ class PowerLossVFS(apsw.VFS):
                 _apply_to_platter(path, survivors)
         self.volatile.clear()
 
+    def fsync(self, path: str) -> None:
+        """An fsync of `path` made outside SQLite (the store's group commit syncs the WAL
+        itself): its unsynced writes reach the platter, or the power goes first."""
+        self.tick()
+        self.syncs += 1
+        vol = self.volatile.pop(path, None)
+        if vol is not None and vol.ops:
+            _apply_to_platter(path, vol.ops)
+
     # -- apsw.VFS ---------------------------------------------------------------------------
     def xOpen(self, name: Any, flags: list[int]) -> VolatileFile:
         path = name.filename() if hasattr(name, "filename") else name
@@ -154,11 +163,7 @@ class VolatileFile(apsw.VFSFile):
         self.vfs.syncs += 1
         vol = self.vfs.volatile.pop(self.path, None) if self.path else None
         if vol is not None and vol.ops:
-            for kind, where, data in vol.ops:
-                if kind == "w":
-                    super().xWrite(data, where)
-                else:
-                    super().xTruncate(where)
+            _apply_to_platter(self.path, vol.ops)
         if self.vfs.sync_to_platter:
             super().xSync(flags)
 

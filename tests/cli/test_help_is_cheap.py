@@ -1,6 +1,7 @@
 """`atomic-agent --help` lists every plugin's commands without loading what only running a
 command needs: no config converters (cattrs), no asyncio, no importlib.metadata, no HTTP
-client, no SQLite, no Jinja — and it writes nothing (not even the state dir)."""
+client, no SQLite, no Jinja, no rich or numpy — and it writes nothing (not even the state
+dir)."""
 
 from __future__ import annotations
 
@@ -15,8 +16,10 @@ from tests.fake_distribution import write_distribution
 
 # the heavy modules a command may need but a help screen never does
 NOT_FOR_HELP = ("cattrs", "asyncio", "importlib.metadata", "httpx", "sqlite3", "jinja2", "jsonschema",
-                "pydantic", "atomic_agent.runtime.boot_context", "atomic_agent.config.config_converter",
-                "atomic_agent.runtime.runtime", "atomic_agent.agent.agent_loop")
+                "pydantic", "sqlite_utils", "numpy", "rich", "pygments", "atomic_agent.runtime.boot_context",
+                "atomic_agent.config.config_converter", "atomic_agent.runtime.runtime",
+                "atomic_agent.agent.agent_loop", "atomic_agent.sessions.session_store",
+                "atomic_agent.turns.turn_lifecycle", "atomic_agent.prompt.build_prompt")
 
 PROBE = """
 import sys
@@ -25,7 +28,8 @@ try:
     main(sys.argv[1:])
 except SystemExit:
     pass
-print("MODULES=" + __import__("json").dumps(sorted(sys.modules)), file=sys.stderr)
+print("MODULES=" + __import__("json").dumps(sorted(k for k, v in sys.modules.items() if v is not None)),
+      file=sys.stderr)  # (an entry of None is an import kept out: unused_extras)
 """
 
 
