@@ -87,5 +87,7 @@ async def test_reflections_aborted_by_the_next_turn_leave_the_pool_bounded(tmp_p
         metrics = runtime.service("metrics")
         aborted = metrics.counter_value("agent.memory.reflection", outcome="aborted")
         await runtime.close()
-    assert aborted > turns / 2 and completions > turns + 1  # reflections did reach the server and get cut off
+    # reflections did reach the server and many were cut off (a turn now waits for its shared fsync
+    # off the loop, so more reflections finish before the next turn: 19 to 43 of 160 were aborted)
+    assert aborted >= 10 and completions > turns + 1
     assert left == [] and size <= 2  # a turn's connection and a reflection's, at most
