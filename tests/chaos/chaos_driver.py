@@ -180,6 +180,7 @@ class Driver:
         acknowledged: a caller whose send failed or whose runtime died before `turn_queued`
         still holds it and sends it again, in acceptance order with the others it holds."""
         sid = self.sessions[s]
+        self.ack(life, "sending", session=sid, text=text)  # when the send began (see invariants' fifo)
         cancel = asyncio.Event()
         self.inflight.setdefault(s, {})[text] = cancel
         admitted = False

@@ -58,5 +58,6 @@ def test_killed_owner_processes_keep_every_promise(seed: int, tmp_path: Path) ->
         proc.wait(timeout=60)
         assert proc.returncode in (0, 137, -signal.SIGKILL), proc.stderr.read().decode()[-2000:]
     asyncio.run(_drain(world, sessions))
-    violations = check_world(world, sessions)
+    # two owner processes: FIFO as a caller can observe it across processes (see invariants)
+    violations = check_world(world, sessions, fifo="after_acknowledgement")
     assert not violations, f"seed {seed}:\n" + "\n".join(violations) + "\n" + describe(world, sessions)
