@@ -101,6 +101,10 @@ class InboundHandler:
             return await self._slash(update_id, chat_id, command)
         return await self._to_agent(update_id, chat_id, text)
 
+    def _update_key(self, update_id: int) -> str:
+        """The idempotency key an update's turn is admitted under (a redelivery finds it)."""
+        return f"telegram:{self.channel.bot_id}:{update_id}"
+
     def _done(self, update_id: int, outcome: str) -> str:
         self.channel.store.mark_handled(update_id, outcome)
         self.channel.offsets.settle(update_id)
@@ -143,6 +147,11 @@ class InboundHandler:
             return self._ignore(update_id, "invalid_text")
         ch.metrics.inc("messages_received")
         session_id = ch.session_id()
+        existing = ch.runtime.turn_for_key(self._update_key(update_id))
+        if existing is not None:  # redelivered after a crash: its turn is admitted, its reply owed
+            ch.store.open_reply(existing.turn_id, chat_id, existing.session_id)
+            ch.wake_owed()
+            return self._done(update_id, "turn")
         if ch.runtime.steer(session_id, text) is SteerOutcome.ACCEPTED:
             self._done(update_id, "steer")
             return "steer"
@@ -166,7 +175,7 @@ class InboundHandler:
 
         key = None
         if update_id is not None:
-            key = RequestKey(f"telegram:{ch.bot_id}:{update_id}", request_fingerprint("telegram", update_id, text))
+            key = RequestKey(self._update_key(update_id), request_fingerprint("telegram", update_id, text))
         try:
             result = await ch.runtime.run_turn(text, session_id, on_event, origin="telegram", request_key=key,
                                                resend_steer_id=resend_steer_id)

@@ -98,11 +98,14 @@ def test_concurrent_requests_on_one_session_queue_fifo(tmp_path: Path):
         assert provider.entered.wait(WAIT_S)
         second = threading.Thread(target=ask, args=("b", "two"))
         second.start()
+        position = 0
         for _ in range(int(WAIT_S / 0.01)):  # until the second turn is queued behind the first
-            if len(serve.ctx.turns) == 2:
+            # (its admission is acknowledged, and queued, only once the shared fsync covers it)
+            position = serve.call(lambda: serve.runtime.turns.queue_position(sid))
+            if position == 2:
                 break
             threading.Event().wait(0.01)
-        assert serve.call(lambda: serve.runtime.turns.queue_position(sid)) == 2
+        assert position == 2
         provider.release.set()
         first.join(WAIT_S)
         second.join(WAIT_S)
