@@ -105,6 +105,14 @@ class InboundHandler:
         """The idempotency key an update's turn is admitted under (a redelivery finds it)."""
         return f"telegram:{self.channel.bot_id}:{update_id}"
 
+    def _owe_reply(self, turn_id: str, session_id: str, chat_id: int, update_id: int | None) -> None:
+        """A turn admitted before a crash: record its reply as owed (once) and let the owed
+        sender deliver it when the turn has answered; the update is handled."""
+        self.channel.store.open_reply(turn_id, chat_id, session_id)
+        if update_id is not None:
+            self._done(update_id, "turn")
+        self.channel.wake_owed()
+
     def _done(self, update_id: int, outcome: str) -> str:
         self.channel.store.mark_handled(update_id, outcome)
         self.channel.offsets.settle(update_id)
@@ -148,10 +156,9 @@ class InboundHandler:
         ch.metrics.inc("messages_received")
         session_id = ch.session_id()
         existing = ch.runtime.turn_for_key(self._update_key(update_id))
-        if existing is not None:  # redelivered after a crash: its turn is admitted, its reply owed
-            ch.store.open_reply(existing.turn_id, chat_id, existing.session_id)
-            ch.wake_owed()
-            return self._done(update_id, "turn")
+        if existing is not None:  # redelivered after a crash: never a steer, its turn's reply is owed
+            self._owe_reply(existing.turn_id, existing.session_id, chat_id, update_id)
+            return "turn"
         if ch.runtime.steer(session_id, text) is SteerOutcome.ACCEPTED:
             self._done(update_id, "steer")
             return "steer"
@@ -180,10 +187,7 @@ class InboundHandler:
             result = await ch.runtime.run_turn(text, session_id, on_event, origin="telegram", request_key=key,
                                                resend_steer_id=resend_steer_id)
         except DuplicateRequestError as dup:  # admitted before a crash: its reply is owed, not a rerun
-            ch.store.open_reply(dup.existing.turn_id, chat_id, dup.existing.session_id)
-            if update_id is not None:
-                self._done(update_id, "turn")
-            ch.wake_owed()
+            self._owe_reply(dup.existing.turn_id, dup.existing.session_id, chat_id, update_id)
             return
         except (TurnParkedError, RuntimeStoppingError):
             return  # parked or refused by a stopping runtime: the next start answers it
