@@ -93,7 +93,8 @@ def _request(ctx: StepContext, prompt: BuiltPrompt, stream: bool) -> CompletionR
     return CompletionRequest(prompt=prompt.text, grammar=ctx.grammar, n_predict=ctx.n_predict, slot_id=ctx.slot_id,
                              cache_prompt=True, temperature=ctx.temperature, seed=ctx.seed, stream=stream,
                              prefix_length=len(prompt.framed_prefix),
-                             tools=tuple(ctx.registry.specs()) if native else ())
+                             tools=tuple(ctx.registry.specs()) if native else (),
+                             parts=(prompt.stable_prefix, prompt.tail))
 
 
 def batch_from_native_calls(completion: Completion) -> ToolCallBatch:

@@ -49,6 +49,10 @@ class CompletionRequest:
     # native_tools transport: the ToolSpecs offered as OpenAI-style functions (empty for grammar)
     tools: tuple[Any, ...] = ()
     extra: dict[str, Any] = attrs.field(factory=dict)
+    # (stable prefix, tail) before a model profile framed them into `prompt`: a fallback link
+    # whose model wants other chat markers frames them its own way (None: the caller's prompt
+    # goes out as it is)
+    parts: tuple[str, str] | None = None
 
 
 @attrs.frozen

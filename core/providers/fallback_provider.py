@@ -14,6 +14,7 @@ from typing import Any
 
 import attrs
 
+from atomic_agent.llm.model_profile import ModelProfile
 from atomic_agent.llm.provider_protocol import Completion, CompletionRequest
 from atomic_agent.llm.provider_protocol import DeltaCallback, ProviderError, ProviderUnavailableError
 from atomic_agent.providers.fallback_chain import (LiveFlag, ProviderFallbackChain, SwitchNotice, monotonic_ms,
@@ -27,37 +28,63 @@ from atomic_agent.reliability.failure_taxonomy import model_error_for
 #
 # A grammar link needs its GBNF even when the primary speaks native tools (the common
 # cloud -> local fallover), and a native link needs the tool specs even when the primary
-# is grammar-only. Both are built lazily, once, from the runtime's own pieces.
+# is grammar-only. A grammar link also gets the prompt framed for its own model: a cloud
+# primary's prompt is plain text, and a local ChatML model handed plain text answers far
+# worse (the starter model copied the prompt's "The user asked:" line as its reply). A
+# link that is not the primary has no slot of its own in the request, so it gets the
+# session's slot on that server.
+
+ProfileOf = Callable[[Any], Awaitable[ModelProfile | None]]
+
 
 class RequestShaper:
-    def __init__(self, tool_specs: Callable[[], Sequence[Any]], grammar: Callable[[], str | None]) -> None:
+    def __init__(self, tool_specs: Callable[[], Sequence[Any]], grammar: Callable[[ModelProfile | None], str | None],
+                 profile_of: ProfileOf | None = None) -> None:
         self._tool_specs = tool_specs
         self._grammar = grammar
-        self._grammar_text: str | None = None
-
-    def grammar(self) -> str | None:
-        if self._grammar_text is None:
-            self._grammar_text = self._grammar()
-        return self._grammar_text
+        self._profile_of = profile_of
+        self._profiles: dict[str, ModelProfile] = {}
 
     def forget(self) -> None:
-        """Drop the cached grammar (the profile or the tool set changed)."""
-        self._grammar_text = None
+        """Drop the links' cached model profiles (the active provider changed)."""
+        self._profiles.clear()
 
-    def shape(self, request: CompletionRequest, transport: str) -> CompletionRequest:
-        if transport == TRANSPORT_GRAMMAR:
-            if request.grammar is None:
-                request = attrs.evolve(request, grammar=self.grammar())
-            return attrs.evolve(request, tools=()) if request.tools else request
-        if not request.tools:
-            request = attrs.evolve(request, tools=tuple(self._tool_specs()))
+    async def _link_profile(self, provider_id: str, provider: Any) -> ModelProfile | None:
+        if provider_id not in self._profiles and self._profile_of is not None:
+            profile = await self._profile_of(provider)
+            if profile is None:
+                return None  # the link's server did not answer: ask again next time
+            self._profiles[provider_id] = profile
+        return self._profiles.get(provider_id)
+
+    async def shape(self, request: CompletionRequest, transport: str, provider_id: str = "", provider: Any = None,
+                    primary: bool = True, session_id: str | None = None) -> CompletionRequest:
+        if transport != TRANSPORT_GRAMMAR:
+            if not request.tools:
+                request = attrs.evolve(request, tools=tuple(self._tool_specs()))
+            return request
+        if request.tools:
+            request = attrs.evolve(request, tools=())
+        if primary and request.grammar is not None:
+            return request  # built for this very link
+        profile = await self._link_profile(provider_id, provider) if provider is not None else None
+        if profile is not None and request.parts is not None:
+            stable, tail = request.parts
+            request = attrs.evolve(request, prompt=profile.frame_prompt(stable, tail),
+                                   prefix_length=len(profile.frame_stable_prefix(stable)))
+        if request.grammar is None or not primary:
+            request = attrs.evolve(request, grammar=self._grammar(profile))
+        slot_for = getattr(provider, "slot_for", None)
+        if not primary and session_id is not None and request.slot_id < 0 and callable(slot_for):
+            request = attrs.evolve(request, slot_id=int(slot_for(session_id)))
         return request
 
 
 class PassThroughShaper:
     """For chains built without a runtime (tests, embedders): requests go out unchanged."""
 
-    def shape(self, request: CompletionRequest, transport: str) -> CompletionRequest:
+    async def shape(self, request: CompletionRequest, transport: str, provider_id: str = "", provider: Any = None,
+                    primary: bool = True, session_id: str | None = None) -> CompletionRequest:
         return request
 
     def forget(self) -> None:
@@ -177,7 +204,8 @@ class FallbackTextProvider:
                            on_usage: UsageSink | None = None) -> Completion:
         async def attempt(provider_id: str, flag: LiveFlag) -> Completion:
             provider, transport = self._link(provider_id)
-            shaped = self.shaper.shape(request, transport)
+            shaped = await self.shaper.shape(request, transport, provider_id, provider,
+                                             primary=provider_id == self.registry.active_id, session_id=session_id)
             forward = None
             if on_delta is not None:
                 def forward(text: str) -> None:

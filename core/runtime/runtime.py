@@ -18,7 +18,7 @@ from atomic_agent.agent import agent_events as ev
 from atomic_agent.agent.agent_loop import TurnResult
 from atomic_agent.approval.approval_gate import ApprovalAuditLog, ApprovalGate, AskHost, audit_path
 from atomic_agent.config.app_config import AppConfig
-from atomic_agent.llm.model_profile import PLAIN_TEXT_PROFILE
+from atomic_agent.llm.model_profile import PLAIN_TEXT_PROFILE, ModelProfile, detect_profile
 from atomic_agent.plugin_host.collect_registrations import (await_lifecycle, call_lifecycle, collect_records,
                                                             discard_lifecycle)
 from atomic_agent.plugin_host.plugin_host import PluginHost
@@ -30,7 +30,7 @@ from atomic_agent.hook_records import ApprovalCategory, ChannelSpec, ConfigBlock
 from atomic_agent.runtime.boot_context import BootContext
 from atomic_agent.runtime.background_work import ChannelRunner, PluginTicks
 from atomic_agent.runtime.memory_phases import ConsolidationTick, MemoryPhases
-from atomic_agent.runtime.prompt_plan import PromptPlan, grammar_for, plan_prompt, with_current_tools
+from atomic_agent.runtime.prompt_plan import PROFILE_ENV, PromptPlan, grammar_for, plan_prompt, with_current_tools
 from atomic_agent.runtime.session_compactor import SessionCompactor
 from atomic_agent.tracing.trace_recorder import TraceRecorder, TraceRecorders
 from atomic_agent.sessions.compact_session import CompactionResult
@@ -166,11 +166,24 @@ class Runtime:
         registry = self.build_provider_registry()
         registry.active_text()
 
-        def grammar() -> str | None:
-            profile = self._plan.profile if self._plan is not None else None
-            return grammar_for(self.registry, profile or PLAIN_TEXT_PROFILE, self.config.agent.max_parallel_tool_calls)
+        grammars: dict[tuple[ModelProfile, int], str] = {}
 
-        return FallbackTextProvider(registry, RequestShaper(lambda: tuple(self.registry.specs()), grammar))
+        def grammar(link_profile: ModelProfile | None) -> str:
+            # the link's own profile when its server answered, else the plan's; rebuilt when tools change
+            profile = link_profile or (self._plan.profile if self._plan is not None else None) or PLAIN_TEXT_PROFILE
+            key = (profile, self.registry.generation)
+            if key not in grammars:
+                grammars.clear()
+                grammars[key] = grammar_for(self.registry, profile, self.config.agent.max_parallel_tool_calls)
+            return grammars[key]
+
+        async def profile_of(link: Any) -> ModelProfile | None:
+            facts = await link.describe()
+            if facts.get("reachable") is False:
+                return None
+            return detect_profile(facts.get("chat_template"), facts.get("model_alias"), self.environ.get(PROFILE_ENV))
+
+        return FallbackTextProvider(registry, RequestShaper(lambda: tuple(self.registry.specs()), grammar, profile_of))
 
     def build_provider_registry(self) -> ProviderRegistry:
         """A fresh registry of the configured providers, owned (and closed) by the caller."""

@@ -26,7 +26,7 @@ async def _view_tool(args: Mapping[str, Any], ctx: ToolContext) -> ToolResult:
     if not isinstance(name, str) or registry is None or registry.get(name) is None:
         known = ", ".join(s.name for s in registry.rare()) if registry is not None else ""
         return ToolResult.error(f"unknown tool {name!r}; rare tools: {known}")
-    return ToolResult.ok(f"loaded {name}; its full schema is under ### loaded-tools", **{LOAD_TOOL_EFFECT: name})
+    return ToolResult.ok(f"loaded {name}; its full schema is now listed under loaded-tools, so call it next", **{LOAD_TOOL_EFFECT: name})
 
 
 def builtin_tool_specs() -> list[ToolSpec]:

@@ -22,7 +22,8 @@ def seam(llm: dict, built: Built, **makers) -> FallbackTextProvider:
     kinds = [scripted_kind("llama-server", "grammar", built, make=makers.get("llama")),
              scripted_kind("cloudish", "native_tools", built, make=makers.get("cloud"))]
     registry = ProviderRegistry({k.name: k for k in kinds}, structure_llm_block(llm), runtime=None)
-    return FallbackTextProvider(registry, RequestShaper(lambda: SPECS, lambda: "root ::= \"[\""))
+    return FallbackTextProvider(registry, RequestShaper(lambda: SPECS, lambda profile: "root ::= \"[\"",
+                                                        makers.get("profile_of")))
 
 
 NATIVE_FIRST = {"providers": [{"id": "c", "kind": "cloudish"}, {"id": "local", "kind": "llama-server"}]}
@@ -39,6 +40,27 @@ async def test_cross_transport_fallover_sends_the_grammar_to_the_grammar_link_an
     sent = built.last("local").requests[0]
     assert sent.grammar == 'root ::= "["' and sent.tools == ()
     assert done.tool_calls is None and done.raw["servedTransport"] == "grammar" and done.raw["servedBy"] == "local"
+
+
+async def test_a_grammar_link_behind_a_native_primary_gets_the_prompt_framed_for_its_own_model():
+    from atomic_agent.llm.model_profile import PLAIN_CHATML_PROFILE, PLAIN_TEXT_PROFILE
+
+    async def chatml(link):
+        return PLAIN_CHATML_PROFILE
+
+    built = Built()
+    down = ScriptedProvider(transport="native_tools", script=[ProviderError("down", status=503)], slot=-1)
+    s = seam(NATIVE_FIRST, built, cloud=lambda e: down, profile_of=chatml)
+    stable, tail = "### system\nbe brief\n", "### conversation\nuser: hi\n"
+    plain = CompletionRequest(prompt=PLAIN_TEXT_PROFILE.frame_prompt(stable, tail), tools=SPECS, stream=False,
+                              prefix_length=len(PLAIN_TEXT_PROFILE.frame_stable_prefix(stable)), parts=(stable, tail))
+    await s.for_session("s1").complete(plain)
+    sent = built.last("local").requests[0]
+    assert sent.prompt == PLAIN_CHATML_PROFILE.frame_prompt(stable, tail) != plain.prompt
+    assert sent.prompt.startswith("<|im_start|>system") and sent.prefix_length == len(
+        PLAIN_CHATML_PROFILE.frame_stable_prefix(stable))
+    assert sent.slot_id == 0  # the session's slot on the local server, not "any slot"
+    assert down.requests[0].prompt == plain.prompt  # the primary got its own framing
 
 
 async def test_a_native_link_behind_a_grammar_primary_gets_the_tool_specs():
