@@ -7,6 +7,7 @@ Figures (medians over --runs separate processes):
   atomic-agent run hi -> /completion   process start to the first completion request the
                                        scripted llama-server (FakeLlamaServer) receives; a
                                        fresh state dir every run
+    ... in a used state dir            the same, in one state dir that has run before
 
 With --where, each command runs once more under `python -X importtime` and the modules that
 cost the most (cumulative, top level) are printed: where the start-up time goes.
@@ -92,6 +93,8 @@ def main() -> None:
                                                               env), args.runs),
             "atomic-agent run -> /completion": median_of(lambda i: to_first_completion(state / f"run{i}", env)[0],
                                                          args.runs),
+            # the everyday case: a state dir that has run before (its compiled templates kept)
+            "  ... in a used state dir": median_of(lambda i: to_first_completion(state / "used", env)[0], args.runs),
         }
         base = statistics.median(floor)
         for label, samples in figures.items():

@@ -22,6 +22,7 @@ from typing import Any
 
 TEMPLATES = "templates"
 GRAMMARS = "grammars"
+TEMPLATE_BYTECODE = "cache/templates"  # compiled prompt templates, under the state dir
 CORE_GRAMMARS_PACKAGE = "atomic_agent.grammars"
 
 
@@ -42,7 +43,11 @@ def core_templates_dir() -> Path:
     return Path(str(resources.files("atomic_agent.templates")))
 
 
-def make_prompt_env(override_dirs: Sequence[Path] = (), plugin_dirs: Sequence[Path] = ()) -> Any:
+def make_prompt_env(override_dirs: Sequence[Path] = (), plugin_dirs: Sequence[Path] = (),
+                    bytecode_dir: Path | None = None) -> Any:
+    """The one Jinja environment factory. With `bytecode_dir`, compiled templates are kept
+    there (keyed by each template's source checksum, so an edited template recompiles): a
+    start-up then skips compiling the prompt templates, about 25 ms of `run`."""
     import jinja2
 
     searched = [*override_dirs, *plugin_dirs]
@@ -57,9 +62,30 @@ def make_prompt_env(override_dirs: Sequence[Path] = (), plugin_dirs: Sequence[Pa
         trim_blocks=True,
         lstrip_blocks=True,
         autoescape=False,
+        bytecode_cache=_bytecode_cache(bytecode_dir) if bytecode_dir is not None else None,
     )
     env.filters["first_clause"] = first_clause
     return env
+
+
+def _bytecode_cache(folder: Path) -> Any:
+    import jinja2
+
+    class BestEffortBytecodeCache(jinja2.FileSystemBytecodeCache):
+        """A cache that can never fail a render: a read-only or full state dir only costs
+        the compile (Jinja itself raises when it cannot write the cache file)."""
+
+        def dump_bytecode(self, bucket: Any) -> None:
+            try:
+                super().dump_bytecode(bucket)
+            except OSError:
+                pass
+
+    try:
+        folder.mkdir(mode=0o700, parents=True, exist_ok=True)
+    except OSError:
+        return None
+    return BestEffortBytecodeCache(str(folder))
 
 
 class PromptAssets:
@@ -77,7 +103,8 @@ class PromptAssets:
     def env(self) -> Any:
         """The Jinja environment (built once): user overrides > plugin templates > the core's."""
         if self._env is None:
-            self._env = make_prompt_env([self.state_dir / TEMPLATES], self.plugin_template_dirs)
+            self._env = make_prompt_env([self.state_dir / TEMPLATES], self.plugin_template_dirs,
+                                        bytecode_dir=self.state_dir / TEMPLATE_BYTECODE)
         return self._env
 
     def grammar(self, name: str) -> str:
