@@ -211,6 +211,7 @@ class Runtime:
                                             lambda: self.config.agent.send_mode, self.turn_services.executor,
                                             self.session_backend)
             self.inbox.queue = self._lifecycle.steers
+            self.inbox.remember_key = self._lifecycle.ledger.remember_key_in
         return self._lifecycle
 
     @property
@@ -366,13 +367,14 @@ class Runtime:
 
         return await recover_after_restart(self, resume, on_event or ev.discard)
 
-    def steer(self, session_id: str, text: str) -> SteerOutcome:
+    def steer(self, session_id: str, text: str, request_key: RequestKey | None = None) -> SteerOutcome:
         """Fold `text` into the turn running on the session at its next step boundary.
 
         Anything but ACCEPTED means nothing was queued: send it as a new turn instead
-        (INVALID_TEXT: the text is not valid Unicode and must be fixed first).
+        (INVALID_TEXT: the text is not valid Unicode and must be fixed first), except
+        DUPLICATE: `request_key` already steered or admitted a turn (`turn_for_key` finds it).
         """
-        return self.inbox.push(session_id, text)
+        return self.inbox.push(session_id, text, request_key)
 
     async def forget_plan(self) -> None:
         """Re-plan at the next step and let the provider refresh (its server may have restarted)."""

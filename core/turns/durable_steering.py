@@ -29,12 +29,18 @@ class SteerQueue:
         self.store = store
         self.owner = owner
 
-    def enqueue(self, session_id: str, turn_id: str, text: str) -> int:
-        """Commit one accepted steer; its id orders it within the session."""
+    def enqueue(self, session_id: str, turn_id: str, text: str,
+                remember: Callable[[sqlite3.Connection, int], object] | None = None) -> int:
+        """Commit one accepted steer; its id orders it within the session. `remember(conn,
+        steer_id)` runs in the same transaction (the caller's idempotency key); if it raises,
+        nothing is queued and the error propagates."""
         with self.store.write() as conn:
             cur = conn.execute("insert into steer_queue (session_id, turn_id, text, owner, accepted_at) "
                                "values (?, ?, ?, ?, ?)", [session_id, turn_id, text, self.owner, now_iso()])
-            return int(cur.lastrowid or 0)
+            steer_id = int(cur.lastrowid or 0)
+            if remember is not None:
+                remember(conn, steer_id)
+            return steer_id
 
     def consume(self, steer_ids: Sequence[int], record: Callable[[list[str]], object]) -> list[str]:
         """Claim the steers by deleting them and call `record(texts)` in the same transaction.

@@ -25,6 +25,13 @@ class RequestKey:
     caller_ref: str = ""  # the host's own id for the request (serve: its completion id)
 
 
+def steer_key_ref(steer_id: int | str) -> str:
+    """The caller_ref a key is stored with when it steered a running turn instead of
+    admitting one (a redelivery then finds that turn, and the key follows the steer if it
+    becomes a turn of its own)."""
+    return f"steer:{int(steer_id)}"
+
+
 @attrs.frozen
 class KeyedTurn:
     """A stored key: the turn it admitted and what the original request asked."""

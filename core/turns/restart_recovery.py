@@ -140,9 +140,10 @@ def steers_to_turns(ledger: TurnRepository, queue: SteerRepository, steers: list
                 continue  # another process recovered it first
             if not ledger.store.exists(steer.session_id):
                 continue  # the session was deleted: its messages went with it
-            tickets.append(ledger.requeue_in(handle, steer.session_id, steer.text, origin, lane,
-                                             f"steer {steer.steer_id} of turn {steer.turn_id} was never delivered",
-                                             owner))
+            ticket = ledger.requeue_in(handle, steer.session_id, steer.text, origin, lane,
+                                       f"steer {steer.steer_id} of turn {steer.turn_id} was never delivered", owner)
+            ledger.rebind_steer_key_in(handle, steer.steer_id, ticket.turn_id)
+            tickets.append(ticket)
     return tickets
 
 

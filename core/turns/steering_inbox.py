@@ -15,10 +15,12 @@ from __future__ import annotations
 
 import enum
 from collections.abc import Callable
+from typing import Any
 
 import attrs
 
 from atomic_agent.turns.admissible_text import text_problem
+from atomic_agent.turns.request_keys import DuplicateRequestError, RequestKey, steer_key_ref
 from atomic_agent.turns.turn_repository import SteerRepository
 
 
@@ -33,6 +35,7 @@ class SteerOutcome(str, enum.Enum):
     TOO_LARGE = "too_large"
     EMPTY = "empty"
     INVALID_TEXT = "invalid_text"  # not valid Unicode (a lone surrogate): nothing was queued
+    DUPLICATE = "duplicate"  # its idempotency key already steered or admitted a turn: nothing queued
 
     @property
     def steered(self) -> bool:
@@ -48,10 +51,16 @@ class _Window:
         return [i for i, _ in self.pending if i is not None]
 
 
+# Remember an idempotency key inside the steer's transaction: (handle, key, turn id, session id);
+# raises DuplicateRequestError when the key already names a turn (the ledger's remember_key_in).
+RememberKey = Callable[[Any, RequestKey, str, str], None]
+
+
 class SteeringInbox:
-    def __init__(self, queue: SteerRepository | None = None) -> None:
+    def __init__(self, queue: SteerRepository | None = None, remember_key: RememberKey | None = None) -> None:
         self._open: dict[str, _Window] = {}
         self.queue = queue
+        self.remember_key = remember_key
 
     def open(self, session_id: str, turn_id: str | None = None) -> None:
         self._open.setdefault(session_id, _Window(turn_id))
@@ -59,9 +68,12 @@ class SteeringInbox:
     def is_open(self, session_id: str) -> bool:
         return session_id in self._open
 
-    def push(self, session_id: str, text: str) -> SteerOutcome:
+    def push(self, session_id: str, text: str, request_key: RequestKey | None = None) -> SteerOutcome:
         """Accept `text` for the running turn, durably; anything but ACCEPTED queued nothing.
 
+        With `request_key` (a channel's delivery id) the key is committed with the steer,
+        naming the running turn: a message redelivered after a crash finds that turn
+        (`turn_for_key`) instead of steering twice, and DUPLICATE says the key was used.
         A failed durable write raises (a typed SessionStoreError naming the file) and
         accepts nothing."""
         if not text.strip():
@@ -77,7 +89,18 @@ class SteeringInbox:
             return SteerOutcome.FULL
         steer_id = None
         if self.queue is not None and window.turn_id is not None:
-            steer_id = self.queue.enqueue(session_id, window.turn_id, text)
+            turn_id = window.turn_id
+            remember = None
+            if request_key is not None and self.remember_key is not None:
+                remember_key = self.remember_key
+
+                def remember(handle: Any, new_id: int) -> None:
+                    key = attrs.evolve(request_key, caller_ref=steer_key_ref(new_id))
+                    remember_key(handle, key, turn_id, session_id)
+            try:
+                steer_id = self.queue.enqueue(session_id, turn_id, text, remember)
+            except DuplicateRequestError:
+                return SteerOutcome.DUPLICATE
         window.pending.append((steer_id, text))
         return SteerOutcome.ACCEPTED
 

@@ -18,7 +18,7 @@ from atomic_agent.storage.store_clock import now_iso
 from atomic_agent.sessions.store_errors import SessionNotFoundError
 from atomic_agent.sessions.transcript_entry import TURN_STARTED, USER, TranscriptEntry
 from atomic_agent.sessions.writer_guard import TurnGuard
-from atomic_agent.turns.request_keys import DuplicateRequestError, KeyedTurn, RequestKey
+from atomic_agent.turns.request_keys import DuplicateRequestError, KeyedTurn, RequestKey, steer_key_ref
 from atomic_agent.turns.turn_states import (
     CANCELLED, CONTINUATION_ORIGIN, INTERRUPTED, LIVE_STATES, MERGED, QUEUED, RUNNING, LaneBusy, StartedTurn,
     TurnRecord, TurnTicket, response_hash)
@@ -105,6 +105,9 @@ class TurnLedger:
         conn.execute("insert into idempotency_keys (key, turn_id, session_id, fingerprint, caller_ref, created_at) "
                      "values (?, ?, ?, ?, ?, ?)", [request_key.key, turn_id, session_id, request_key.fingerprint,
                                                    request_key.caller_ref, now_iso()])
+
+    def rebind_steer_key_in(self, conn: sqlite3.Connection, steer_id: int | str, turn_id: str) -> None:
+        conn.execute("update idempotency_keys set turn_id = ? where caller_ref = ?", [turn_id, steer_key_ref(steer_id)])
 
     def admit(self, session_id: str, text: str, origin: str, lane: str | None = None,
               turn_id: str | None = None) -> TurnTicket:

@@ -181,6 +181,8 @@ class TurnLifecycle:
             if resend_steer_id is not None and self.steers.take_handed_back(handle, resend_steer_id) is None:
                 raise SteerAlreadyTakenError(resend_steer_id)
             ticket = self.ledger.admit_in(handle, session_id, text, origin, session_id, uuid.uuid4().hex)
+            if resend_steer_id is not None:  # a key the steer was sent with now names this turn
+                self.ledger.rebind_steer_key_in(handle, resend_steer_id, ticket.turn_id)
             if request_key is not None:
                 self.ledger.remember_key_in(handle, request_key, ticket.turn_id, session_id)
             return ticket

@@ -66,6 +66,12 @@ class TurnRepository(Protocol):
         DuplicateRequestError (nothing written by this call) when it already names a turn."""
         ...
 
+    def rebind_steer_key_in(self, handle: WriteHandle, steer_id: int | str, turn_id: str) -> None:
+        """Inside the caller's transaction: a key that steered (stored with caller_ref
+        `steer:<steer_id>`) names `turn_id` from now on, the turn the steer became, whose
+        reply answers it."""
+        ...
+
     def admit(self, session_id: str, text: str, origin: str, lane: str | None = None,
               turn_id: str | None = None) -> TurnTicket:
         """Commit a queued turn (lane defaults to the session) with the next admission order,
@@ -139,8 +145,10 @@ class SteerRepository(Protocol):
     store: SessionRepository
     owner: str
 
-    def enqueue(self, session_id: str, turn_id: str, text: str) -> int:
-        """Commit an accepted steer for `turn_id`; returns its id (increasing)."""
+    def enqueue(self, session_id: str, turn_id: str, text: str,
+                remember: Callable[[WriteHandle, int], object] | None = None) -> int:
+        """Commit an accepted steer for `turn_id`; returns its id (increasing). `remember(handle,
+        steer_id)` runs inside the same transaction; if it raises, nothing is queued."""
         ...
 
     def consume(self, steer_ids: Sequence[int], record: Callable[[list[str]], object]) -> list[str]:

@@ -146,7 +146,7 @@ class InboundHandler:
 
     # -- messages to the agent ----------------------------------------------------------------
     async def _to_agent(self, update_id: int, chat_id: int, text: str) -> str:
-        from atomic_agent.api import SteerOutcome, text_problem
+        from atomic_agent.api import RequestKey, SteerOutcome, request_fingerprint, text_problem
 
         ch = self.channel
         problem = text_problem(text)
@@ -155,13 +155,20 @@ class InboundHandler:
             return self._ignore(update_id, "invalid_text")
         ch.metrics.inc("messages_received")
         session_id = ch.session_id()
-        existing = ch.runtime.turn_for_key(self._update_key(update_id))
-        if existing is not None:  # redelivered after a crash: never a steer, its turn's reply is owed
+        key = RequestKey(self._update_key(update_id), request_fingerprint("telegram", update_id, text))
+        existing = ch.runtime.turn_for_key(key.key)
+        if existing is None:
+            # the steer commits the update's key with it: a crash before the update is marked
+            # handled brings it back, and it then finds the turn instead of steering twice
+            outcome = ch.runtime.steer(session_id, text, request_key=key)
+            if outcome is SteerOutcome.ACCEPTED:
+                self._done(update_id, "steer")
+                return "steer"
+            if outcome is SteerOutcome.DUPLICATE:
+                existing = ch.runtime.turn_for_key(key.key)
+        if existing is not None:  # redelivered after a crash: never steered again, the turn's reply is owed
             self._owe_reply(existing.turn_id, existing.session_id, chat_id, update_id)
             return "turn"
-        if ch.runtime.steer(session_id, text) is SteerOutcome.ACCEPTED:
-            self._done(update_id, "steer")
-            return "steer"
         await self.run_turn(chat_id, session_id, text, update_id=update_id)
         return "turn"
 

@@ -13,6 +13,8 @@ import pytest
 from atomic_agent.turns.steering_inbox import SteerOutcome, SteeringInbox
 from atomic_agent.sessions.session_store import SessionStore
 from atomic_agent.turns.durable_steering import SteerQueue
+from atomic_agent.turns.request_keys import RequestKey, request_fingerprint
+from atomic_agent.turns.turn_ledger import TurnLedger
 from atomic_agent.testing.scripted_provider import ScriptedProvider, calls
 from tests.agent.loop_harness import make_runtime
 from tests.turns.turn_kit import answering_provider, users
@@ -84,4 +86,57 @@ def test_a_steer_claimed_by_another_owner_is_not_consumed_twice(tmp_path: Path):
     store.db.execute("delete from steer_queue")  # another owner's consumption won the claim
     recorded: list[list[str]] = []
     assert inbox.consume(sid, recorded.append) == [] and recorded == []
+    store.close()
+
+
+def keyed_inbox(store: SessionStore) -> tuple[SteeringInbox, TurnLedger]:
+    ledger = TurnLedger(store, "me")
+    return SteeringInbox(SteerQueue(store, "me"), ledger.remember_key_in), ledger
+
+
+def test_a_steer_sent_with_a_key_names_the_running_turn_and_the_key_never_steers_twice(tmp_path: Path):
+    store = SessionStore(tmp_path)
+    sid = store.create(tmp_path).id
+    inbox, ledger = keyed_inbox(store)
+    inbox.open(sid, "turn-1")
+    key = RequestKey("telegram:1:77", request_fingerprint("telegram", 77, "do X"))
+    assert inbox.push(sid, "do X", key) is SteerOutcome.ACCEPTED
+    found = ledger.turn_for_key(key.key)
+    assert found is not None and found.turn_id == "turn-1" and found.caller_ref.startswith("steer:")
+    # the same delivery again (a redelivery after a crash): nothing queued a second time
+    assert inbox.push(sid, "do X", key) is SteerOutcome.DUPLICATE
+    assert queued_texts(store.path) == ["do X"] and inbox.pending_count(sid) == 1
+    store.close()
+
+
+def test_a_key_that_admitted_a_turn_cannot_also_steer(tmp_path: Path):
+    store = SessionStore(tmp_path)
+    sid = store.create(tmp_path).id
+    inbox, ledger = keyed_inbox(store)
+    key = RequestKey("k-1", "f")
+    with store.write() as handle:
+        ticket = ledger.admit_in(handle, sid, "first", "cli", sid, "turn-0")
+        ledger.remember_key_in(handle, key, ticket.turn_id, sid)
+    inbox.open(sid, "turn-1")
+    assert inbox.push(sid, "first", key) is SteerOutcome.DUPLICATE
+    assert queued_texts(store.path) == [] and ledger.turn_for_key("k-1").turn_id == "turn-0"
+    store.close()
+
+
+def test_a_keyed_steer_that_becomes_a_turn_of_its_own_takes_its_key_along(tmp_path: Path):
+    from atomic_agent.turns.restart_recovery import steers_to_turns
+
+    store = SessionStore(tmp_path)
+    sid = store.create(tmp_path).id
+    inbox, ledger = keyed_inbox(store)
+    with store.write() as handle:
+        running = ledger.admit_in(handle, sid, "first", "cli", sid, "turn-1")
+    inbox.open(sid, running.turn_id)
+    assert inbox.push(sid, "later", RequestKey("k-2", "f")) is SteerOutcome.ACCEPTED
+    queue = inbox.queue
+    [(steer_id, _)] = inbox.close_and_hand_back(sid)
+    queue.hand_back([steer_id], running.turn_id)
+    [ticket] = steers_to_turns(ledger, queue, queue.handed_back_by(running.turn_id), "me")
+    # the key now names the turn whose reply answers "later", not the turn it was sent into
+    assert ledger.turn_for_key("k-2").turn_id == ticket.turn_id != running.turn_id
     store.close()

@@ -5,7 +5,9 @@ doubled, restart it, and count what the phone got and what the agent ran:
   restart, visible in status, and not resent (the phone has it at most once);
 - after the reply was recorded, before its send: the restart sends it exactly once;
 - after a message's turn was admitted, before the update was confirmed: Telegram hands the
-  update out again and the message still runs once (its idempotency key finds the turn).
+  update out again and the message still runs once (its idempotency key finds the turn);
+- after a message steered the running turn, before the update was confirmed: the same, the
+  steer's key committed with it finds the turn the steer ended up in.
 """
 
 from __future__ import annotations
@@ -13,6 +15,7 @@ from __future__ import annotations
 import json
 import os
 import signal
+import sqlite3
 import subprocess
 import sys
 import time
@@ -27,10 +30,12 @@ from .fake_bot_api import FakeBotApi
 ROOT = Path(__file__).resolve().parents[3]
 
 
-def spawn(state: Path, crash_point: str | None = None) -> subprocess.Popen[bytes]:
+def spawn(state: Path, crash_point: str | None = None, delay_s: float | None = None) -> subprocess.Popen[bytes]:
     args = [sys.executable, "-m", "tests.plugins.telegram.channel_child", str(state)]
-    if crash_point:
-        args.append(crash_point)
+    if crash_point or delay_s is not None:
+        args.append(crash_point or "")
+    if delay_s is not None:
+        args.append(str(delay_s))
     log = open(state / "child.log", "ab")
     return subprocess.Popen(args, cwd=ROOT, stdout=log, stderr=log, env={**os.environ, "PYTHONUNBUFFERED": "1"})
 
@@ -139,6 +144,40 @@ def test_kill_after_admission_before_the_update_is_confirmed_runs_the_message_on
         turns = telegram_turns(state)
         assert [text for origin, text in turns if origin == "telegram"] == ["first question"]
         assert api.texts() == ["first answer"]
+    finally:
+        stop(child)
+        api.close()
+
+
+def test_kill_after_a_steer_before_the_update_is_confirmed_runs_the_message_once(tmp_path) -> None:
+    api = FakeBotApi().start()
+    state = write_state(tmp_path / "state", api, parse_mode="plain", poll_timeout_s=1)
+    child = spawn(state, "DeliveryStore.mark_handled:steer", delay_s=3.0)
+    try:
+        api.send_text(OWNER, "first question")
+        api.wait_until(lambda: telegram_turns(state) != [], 60)  # its turn is running (answers take 3 s)
+        update = api.send_text(OWNER, "also this")  # steers that turn; the child dies before confirming
+        child.wait(60)
+        assert child.returncode == -signal.SIGKILL, (state / "child.log").read_text()
+        assert api.confirmed_offset <= update  # Telegram will hand the steer's update out again
+        restarted = spawn(state)
+        try:
+            api.wait_until(lambda: "also answered" in api.texts(), 60)
+            api.wait_until(lambda: api.confirmed_offset > update, 60)
+            api.send_text(OWNER, "second question")  # a later message goes through once more
+            api.wait_until(lambda: "second answer" in api.texts(), 60)
+        finally:
+            stop(restarted)
+        texts = [text for _origin, text in telegram_turns(state)]
+        assert texts.count("also this") <= 1 and texts.count("first question") == 1
+        # one reply per turn: the first question's, the steer's (a turn of its own after the
+        # restart) and the later message's (the scripted model answers a prompt by its newest
+        # request, so the first turn, resumed after the steer's turn was queued, says "also answered")
+        assert len(api.texts()) == 3 and api.texts()[-1] == "second answer", api.texts()
+        with sqlite3.connect(state / "sessions.sqlite") as db:
+            assert db.execute("select count(*) from steer_queue").fetchone()[0] == 0
+            users = [r[0] for r in db.execute("select text from transcript where kind = 'user'")]
+        assert users.count("also this") == 1, users  # the agent read the message exactly once
     finally:
         stop(child)
         api.close()

@@ -203,7 +203,7 @@ async def test_an_update_the_handler_cannot_handle_is_reported_to_the_owner_not_
     runtime = await start_runtime(state, ScriptedProvider([reply("fine again")]))
     broken = runtime.steer
 
-    def steer_raises(session_id, text):
+    def steer_raises(session_id, text, request_key=None):
         runtime.steer = broken  # only the first message breaks
         raise OSError(f"disk gone near bot{TOKEN}")
 
