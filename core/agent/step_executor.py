@@ -31,6 +31,7 @@ from atomic_agent.llm.provider_protocol import Completion, CompletionRequest, Te
 from atomic_agent.llm.model_profile import ModelProfile
 from atomic_agent.llm.reasoning_stream_parser import ReasoningStreamParser
 from atomic_agent.prompt.build_prompt import BuiltPrompt, build_prompt, estimate_tokens
+from atomic_agent.prompt.conversation_window import ConversationIndex
 from atomic_agent.hook_records import PromptSection, ResourceClass, Tier
 from atomic_agent.reliability.failure_taxonomy import model_error_for
 from atomic_agent.reliability.failure_taxonomy import GrammarError, ToolExecutionError, TurnCancelledError
@@ -73,6 +74,7 @@ class StepContext:
     services: dict[str, Any] = attrs.field(factory=dict)
     temperature: float = 0.2
     seed: int | None = None
+    conversations: ConversationIndex | None = None  # the runtime's; None indexes the session afresh
 
 
 # One inference: prompt -> completion -> parsed, validated tool calls.
@@ -275,7 +277,7 @@ async def execute_step(ctx: StepContext) -> StepOutcome:
     prompt = build_prompt(env=ctx.prompt_env, stable_prefix=ctx.stable_prefix, profile=ctx.profile,
                           registry=ctx.registry, session=ctx.session, agent=ctx.agent,
                           memory_sections=ctx.memory_sections, notices=ctx.notices, n_ctx=ctx.n_ctx,
-                          n_predict=ctx.n_predict)
+                          n_predict=ctx.n_predict, conversations=ctx.conversations)
     inferred = await infer_step(ctx, prompt)
     batch = inferred.batch
     _check_registry(ctx, batch)

@@ -18,7 +18,7 @@ import attrs
 
 from atomic_agent.config.app_config import AgentConfig
 from atomic_agent.llm.model_profile import ModelProfile
-from atomic_agent.prompt.conversation_window import SHARED_INDEX, latest_compaction_text, pack_recent_turns
+from atomic_agent.prompt.conversation_window import ConversationIndex, latest_compaction_text, pack_recent_turns
 from atomic_agent.prompt.describe_tool import describe_full
 from atomic_agent.prompt.pack_conversation import TRUNCATED
 from atomic_agent.hook_records import PromptSection
@@ -86,11 +86,14 @@ def build_prompt(*, env: Any, stable_prefix: str, profile: ModelProfile, registr
                  session: SessionState, agent: AgentConfig, memory_sections: Sequence[PromptSection] = (),
                  notices: Sequence[str] = (), world: str = NO_WORLD, n_ctx: int | None = None,
                  n_predict: int = 512, today: date | None = None,
-                 count: Callable[[str], int] = estimate_tokens) -> BuiltPrompt:
+                 count: Callable[[str], int] = estimate_tokens,
+                 conversations: ConversationIndex | None = None) -> BuiltPrompt:
+    """One step's prompt. `conversations` is the runtime's index of where each session's turns
+    start (and their rendered lines), so a step reads only the turns that can still fit."""
     loaded = [describe_full(s) for name in session.loaded_tools if (s := registry.get(name)) is not None]
     loaded = _cap_lines(loaded, agent.loaded_tools_max_tokens, count) if loaded else []
     facts = _cap_lines(list(session.known_facts), agent.token_budget, count) if session.known_facts else []
-    index = SHARED_INDEX.for_entries(session.id, session.entries)  # the conversation without a full pass
+    index = (conversations or ConversationIndex(size=1)).for_entries(session.id, session.entries)
     world_lines = _cap_lines(world.splitlines() or [NO_WORLD], agent.world_snapshot_max_tokens, count)
     context: dict[str, Any] = {
         "loaded_tools": loaded,

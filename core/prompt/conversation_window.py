@@ -104,7 +104,9 @@ class TurnStarts:
 
 
 class ConversationIndex:
-    """Turn indexes of the sessions a process builds prompts for (bounded, least recently used out)."""
+    """Turn indexes of the sessions a runtime builds prompts for (bounded, least recently used
+    out). The runtime owns one and hands it to every step; a prompt built without one (a
+    preview) indexes its session afresh."""
 
     def __init__(self, size: int = INDEXED_SESSIONS) -> None:
         self.size = size
@@ -120,9 +122,6 @@ class ConversationIndex:
         while len(self._sessions) > self.size:
             self._sessions.popitem(last=False)
         return index
-
-
-SHARED_INDEX = ConversationIndex()
 
 
 def latest_compaction_text(index: TurnStarts, entries: Sequence[TranscriptEntry]) -> str:

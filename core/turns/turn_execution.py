@@ -25,6 +25,7 @@ from atomic_agent.agent.step_executor import StepContext
 from atomic_agent.approval.approval_gate import ApprovalGate
 from atomic_agent.config.app_config import AppConfig
 from atomic_agent.prompt.build_grammar import build_tool_call_grammar
+from atomic_agent.prompt.conversation_window import ConversationIndex
 from atomic_agent.llm.model_profile import ModelProfile
 from atomic_agent.sessions.session_database import SessionRepository
 from atomic_agent.sessions.session_state import SessionState
@@ -61,6 +62,7 @@ class TurnServices:
     forget_plan: Callable[[], Awaitable[None]]
     trace_for: Callable[[str], TraceRecorder]
     prefix_hash: Callable[[str], str]
+    conversations: ConversationIndex = attrs.field(factory=ConversationIndex)  # steps' conversation windows
 
     def executor(self, text: str, tool_choice: str | None = None) -> ExecuteTurn:
         """What the lifecycle runs for an admitted turn with this text."""
@@ -142,7 +144,8 @@ async def execute_turn(services: TurnServices, text: str, session: SessionState,
                                  plan.registry),
             slot_id=slot[0], n_ctx=plan.n_ctx, n_predict=plan.n_predict, turn_index=turn_index, step=step,
             cancelled=cancel, memory_sections=services.memory.sections(session.id, focus), notices=notices,
-            services=services.tool_services, temperature=plan.temperature, seed=plan.seed)
+            services=services.tool_services, temperature=plan.temperature, seed=plan.seed,
+            conversations=services.conversations)
 
     deps = TurnDeps(session, store, trace, services.provider, cancel, make_context, emit, agent.max_steps,
                     inbox=services.inbox, turn_id=started.turn_id, opened_turn_index=started.turn_index,
