@@ -4,7 +4,10 @@ POST {text} folds a message into the turn running on the session: 200 {steered: 
 409 when no running turn will pick it up (refused, nothing queued: send it with POST
 /v1/chat/completions instead); 429 when the session's inbox is full. It never goes
 through the turn queue and never pre-checks whether a turn is busy: `runtime.steer` is
-the single authority, and its answer alone picks the status code.
+the single authority, and its answer alone picks the status code. With an
+`Idempotency-Key` header the key is committed with the steer: a retry (the first answer
+was lost on the wire) gets 200 again with `replayed: true` and queues nothing, and the
+key's turn is in `turnId`; the same key with other text is 422 `idempotency_key_reused`.
 
 GET lists the steers turns handed back undelivered (non-destructive). DELETE
 ?through={seq}&discarded={n} acknowledges them by cursor and the loss count separately
@@ -21,6 +24,7 @@ from __future__ import annotations
 from typing import Any
 
 from atomic_agent.plugins.http.error_envelope import ApiError
+from atomic_agent.plugins.http.idempotent_replay import idempotency_key
 from atomic_agent.plugins.http.request_body import json_body
 from atomic_agent.plugins.http.route_sessions import require_session
 
@@ -42,7 +46,7 @@ _REFUSALS = {
 async def post_steer(request: Any) -> Any:
     from starlette.responses import JSONResponse
 
-    from atomic_agent.api import MAX_PENDING_STEERS
+    from atomic_agent.api import MAX_PENDING_STEERS, RequestKey, SteerOutcome, request_fingerprint
 
     ctx = request.app.state.ctx
     session_id = request.path_params["session_id"]
@@ -51,9 +55,21 @@ async def post_steer(request: Any) -> Any:
     if not isinstance(text, str):
         raise ApiError(400, "the body needs a string 'text'", code="invalid_value")
     require_session(ctx, session_id)
-    outcome = ctx.runtime.steer(session_id, text)
+    key = idempotency_key(request)
+    asked = RequestKey(key, request_fingerprint("steer", session_id, text)) if key is not None else None
+    outcome = ctx.runtime.steer(session_id, text, request_key=asked)
     if outcome.steered:
         return JSONResponse({"steered": True, "outcome": outcome.value})
+    if outcome is SteerOutcome.DUPLICATE and asked is not None:
+        existing = ctx.runtime.turn_for_key(asked.key)
+        if existing is not None and existing.fingerprint == asked.fingerprint and existing.caller_ref.startswith(
+                "steer:"):
+            return JSONResponse({"steered": True, "outcome": SteerOutcome.ACCEPTED.value, "replayed": True,
+                                 "turnId": existing.turn_id}, headers={"Idempotent-Replayed": "true"})
+        turn = existing.turn_id if existing is not None else "?"
+        raise ApiError(422, f"the Idempotency-Key {asked.key!r} was already used for a different request (turn "
+                       f"{turn}); use a new key for a new message", code="idempotency_key_reused",
+                       extra={"steered": False, "turnId": turn})
     status, template = _REFUSALS[outcome.value]
     raise ApiError(status, template.format(sid=repr(session_id), cap=MAX_PENDING_STEERS), code=outcome.value,
                    extra={"steered": False, "outcome": outcome.value})

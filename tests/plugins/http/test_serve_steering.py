@@ -55,6 +55,31 @@ def test_steer_into_a_running_turn_is_accepted_and_applied(tmp_path: Path):
         serve.stop()
 
 
+def test_a_retried_steer_with_the_same_idempotency_key_is_applied_once(tmp_path: Path):
+    provider = ThreadGatedProvider([calls(("t.read", {"path": "a"})), calls(("reply", {"text": "ok"}))], gate_at=0)
+    serve = ServeHarness(tmp_path, provider)
+    try:
+        sid, out = new_session(serve), {}
+        thread = complete_in_thread(serve, sid, out)
+        assert provider.entered.wait(WAIT_S)
+        url = f"{serve.base_url}/api/sessions/{sid}/steer"
+        keyed = {"Idempotency-Key": "steer-1"}
+        first = httpx.post(url, json={"text": "do X instead"}, headers=keyed)
+        retry = httpx.post(url, json={"text": "do X instead"}, headers=keyed)  # the first answer was lost
+        other = httpx.post(url, json={"text": "something else"}, headers=keyed)
+        assert first.status_code == 200 and first.json() == {"steered": True, "outcome": "accepted"}
+        assert retry.status_code == 200 and retry.json()["replayed"] is True
+        assert retry.headers["Idempotent-Replayed"] == "true"
+        assert other.status_code == 422 and other.json()["error"]["code"] == "idempotency_key_reused"
+        provider.release.set()
+        thread.join(WAIT_S)
+        users = [e.text for e in serve.runtime.sessions.load(sid).entries if e.kind == "user"]
+        assert users == ["start", "do X instead"]  # folded in once
+    finally:
+        provider.release.set()
+        serve.stop()
+
+
 def test_steer_without_a_running_turn_is_refused_with_409(tmp_path: Path):
     serve = ServeHarness(tmp_path, ScriptedProvider())
     try:
