@@ -59,21 +59,25 @@ class RequestShaper:
 
     async def shape(self, request: CompletionRequest, transport: str, provider_id: str = "", provider: Any = None,
                     primary: bool = True, session_id: str | None = None) -> CompletionRequest:
+        # a step asks for tool calls (a grammar, or tool specs); a compaction summary or an MCP
+        # sampling call asks for free text, and must not be handed a tool-call grammar or tools
+        asks_for_calls = request.grammar is not None or bool(request.tools)
         if transport != TRANSPORT_GRAMMAR:
-            if not request.tools:
+            if asks_for_calls and not request.tools:
                 request = attrs.evolve(request, tools=tuple(self._tool_specs()))
             return request
         if request.tools:
             request = attrs.evolve(request, tools=())
-        if primary and request.grammar is not None:
+        if primary and (request.grammar is not None or not asks_for_calls):
             return request  # built for this very link
-        profile = await self._link_profile(provider_id, provider) if provider is not None else None
+        profile = await self._link_profile(provider_id, provider) if provider is not None and not primary else None
         if profile is not None and request.parts is not None:
             stable, tail = request.parts
             request = attrs.evolve(request, prompt=profile.frame_prompt(stable, tail),
                                    prefix_length=len(profile.frame_stable_prefix(stable)))
-        if request.grammar is None or not primary:
-            request = attrs.evolve(request, grammar=self._grammar(profile))
+        if not asks_for_calls:
+            return request  # free text keeps its slot choice (-1: never evict the session's cache)
+        request = attrs.evolve(request, grammar=self._grammar(profile))
         slot_for = getattr(provider, "slot_for", None)
         if not primary and session_id is not None and request.slot_id < 0 and callable(slot_for):
             request = attrs.evolve(request, slot_id=int(slot_for(session_id)))

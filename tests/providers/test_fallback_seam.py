@@ -166,3 +166,24 @@ async def test_the_primarys_extras_are_read_through_and_absent_when_the_primary_
     with_session = hosted.for_session("s1")
     assert not hasattr(with_session, "max_tokens")  # the session view lists only TextProvider's members
     assert with_session.slot_for("s1") == hosted.slot_for("s1")
+
+
+async def test_a_free_text_request_never_gets_a_tool_call_grammar_or_tools_on_any_link():
+    # a compaction summary or an MCP sampling call: no grammar, no tools, its own slot choice
+    built = Built()
+    free = CompletionRequest(prompt="summarise", grammar=None, stream=False, slot_id=-1)
+    grammar_first = seam(GRAMMAR_FIRST, built)
+    await grammar_first.for_session("s1").complete(free)
+    sent = built.last("local").requests[0]
+    assert sent.grammar is None and sent.tools == () and sent.slot_id == -1
+
+    built = Built()
+    down = ScriptedProvider(transport="grammar", script=[ProviderError("down", status=500)])
+    await seam(GRAMMAR_FIRST, built, llama=lambda e: down).complete(free)
+    assert built.last("c").requests[0].tools == ()  # the native fallback is not offered tools either
+
+    built = Built()
+    down = ScriptedProvider(transport="native_tools", script=[ProviderError("down", status=503)], slot=-1)
+    await seam(NATIVE_FIRST, built, cloud=lambda e: down).for_session("s1").complete(free)
+    sent = built.last("local").requests[0]
+    assert sent.grammar is None and sent.slot_id == -1
