@@ -2,8 +2,9 @@
 
 Nothing hard-fails (the fallback chain works as designed), but the answers are weaker
 than configured; a line per search would drown a long autonomous run, and a line per
-command would drown every `atomic-agent run` on a default install. So each message is
-remembered in the state dir and said again only when it changes (a new key missing).
+command would drown every `atomic-agent run` on a default install. So it is said at the
+first search, and each message is remembered in the state dir and said again only when it
+changes (a new key missing).
 """
 
 from __future__ import annotations

@@ -76,11 +76,17 @@ class WebSearch:
 def build_search_tool(search: WebSearchConfig, state_dir: Path | None, environ: Mapping[str, str] | None = None,
                       factories: Mapping[str, ProviderFactory] = BUILTIN_PROVIDERS,
                       sleep: Sleep = asyncio.sleep) -> tuple[ToolSpec, WebSearch]:
-    """The spec and its engine. Warns on stderr, once per state dir, about configured providers missing a key."""
-    warn_missing_keys(search, os.environ if environ is None else environ, state_dir=state_dir)
+    """The spec and its engine. The first search warns on stderr, once per state dir, about
+    configured providers missing a key: said at construction, it greeted every first run of a
+    default install (`./scripts/demo` included) about a tool nobody had asked for."""
     engine = WebSearch(search, state_dir, factories, sleep)
+    env = os.environ if environ is None else environ
+    warned: list[bool] = []
 
     async def run(args: Mapping[str, Any], ctx: Any) -> ToolResult:
+        if not warned:
+            warned.append(True)
+            warn_missing_keys(search, env, state_dir=state_dir)
         return await engine.run(args)
 
     spec = ToolSpec(name=TOOL_NAME, summary="Search the web; returns titles, URLs and snippets (provider chain with "

@@ -182,18 +182,28 @@ async def test_a_parked_provider_is_skipped_by_the_next_process(server: Loopback
     assert any("cooling down" in note for note in second.details["notes"])
 
 
-def test_a_missing_key_warns_once_at_construction_not_per_search(server: LoopbackServer, tmp_path: Path,
-                                                                  capsys: pytest.CaptureFixture[str]) -> None:
-    build_search_tool(config(server), tmp_path, environ={})
+async def search_once(server: LoopbackServer, state_dir: Path) -> None:
+    spec, _engine = build_search_tool(config(server), state_dir, environ={})
+    await spec.run({"query": "q"}, None)
+
+
+async def test_a_missing_key_is_not_mentioned_until_a_search_runs(server: LoopbackServer, tmp_path: Path,
+                                                                 capsys: pytest.CaptureFixture[str]) -> None:
+    server.routes["/exa"] = exa_answer
+    spec, _engine = build_search_tool(config(server), tmp_path, environ={})  # every runtime builds the tool
+    assert "EXA_API_KEY" not in capsys.readouterr().err  # a first run that never searches is not greeted
+    await spec.run({"query": "a"}, None)
+    await spec.run({"query": "b"}, None)
     assert capsys.readouterr().err.count("EXA_API_KEY is empty") == 1
 
 
-def test_the_missing_key_warning_is_said_once_per_state_dir(server: LoopbackServer, tmp_path: Path,
-                                                          capsys: pytest.CaptureFixture[str]) -> None:
-    build_search_tool(config(server), tmp_path, environ={})
-    build_search_tool(config(server), tmp_path, environ={})  # the next `atomic-agent run`
+async def test_the_missing_key_warning_is_said_once_per_state_dir(server: LoopbackServer, tmp_path: Path,
+                                                                capsys: pytest.CaptureFixture[str]) -> None:
+    server.routes["/exa"] = exa_answer
+    await search_once(server, tmp_path)
+    await search_once(server, tmp_path)  # the next `atomic-agent run`
     assert capsys.readouterr().err.count("EXA_API_KEY is empty") == 1
-    build_search_tool(config(server), tmp_path / "other", environ={})
+    await search_once(server, tmp_path / "other")
     assert capsys.readouterr().err.count("EXA_API_KEY is empty") == 1
 
 
