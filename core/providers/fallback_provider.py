@@ -51,7 +51,10 @@ class RequestShaper:
 
     async def _link_profile(self, provider_id: str, provider: Any) -> ModelProfile | None:
         if provider_id not in self._profiles and self._profile_of is not None:
-            profile = await self._profile_of(provider)
+            try:
+                profile = await self._profile_of(provider)
+            except Exception:  # the completion itself will say what is wrong with the link
+                profile = None
             if profile is None:
                 return None  # the link's server did not answer: ask again next time
             self._profiles[provider_id] = profile
