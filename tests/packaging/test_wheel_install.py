@@ -61,8 +61,10 @@ def test_wheel_ships_templates_and_grammars(wheel_venv: Path):
              "print(r.files('atomic_agent.templates').joinpath('stable_prefix.j2').is_file(),"
              " r.files('atomic_agent.grammars').joinpath('tool-call.gbnf').is_file(),"
              " r.files('atomic_agent.plugins.memory_reflection').joinpath('templates/reflection.j2').is_file(),"
-             " r.files('atomic_agent.plugins.memory_reflection').joinpath('grammars/reflection.gbnf').is_file())")
-    assert out.stdout.split() == ["True", "True", "True", "True"]
+             " r.files('atomic_agent.plugins.memory_reflection').joinpath('grammars/reflection.gbnf').is_file(),"
+             " r.files('atomic_agent.plugins.sidecar').joinpath('protocol/sidecar-protocol.v1.schema.json').is_file(),"
+             " r.files('atomic_agent.plugins.memory_typed_notes').joinpath('templates').is_dir())")
+    assert out.stdout.split() == ["True"] * 6
 
 
 def test_wheel_cli_runs_and_lists_builtin_plugins_loaded(wheel_venv: Path, tmp_path: Path):
