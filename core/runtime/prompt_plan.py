@@ -159,10 +159,15 @@ def with_current_tools(plan: PromptPlan) -> PromptPlan:
     return attrs.evolve(plan, grammar=grammar, tools_generation=registry.generation, prefixes={})
 
 
+def profile_from_facts(facts: Mapping[str, Any], environ: Mapping[str, str]) -> ModelProfile:
+    """The model profile of a provider, from its `describe()` facts and the user's override."""
+    return detect_profile(facts.get("chat_template"), facts.get("model_alias"), environ.get(PROFILE_ENV))
+
+
 async def plan_prompt(provider: Any, registry: ToolRegistry, config: AppConfig, env: Any,
                       environ: Mapping[str, str]) -> PromptPlan:
     facts = await provider.describe()
-    profile = detect_profile(facts.get("chat_template"), facts.get("model_alias"), environ.get(PROFILE_ENV))
+    profile = profile_from_facts(facts, environ)
     n_ctx = await provider.context_window()
     max_calls = config.agent.max_parallel_tool_calls
     grammar = None

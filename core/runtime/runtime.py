@@ -18,7 +18,7 @@ from atomic_agent.agent import agent_events as ev
 from atomic_agent.agent.agent_loop import TurnResult
 from atomic_agent.approval.approval_gate import ApprovalAuditLog, ApprovalGate, AskHost, audit_path
 from atomic_agent.config.app_config import AppConfig
-from atomic_agent.llm.model_profile import PLAIN_TEXT_PROFILE, ModelProfile, detect_profile
+from atomic_agent.llm.model_profile import PLAIN_TEXT_PROFILE, ModelProfile
 from atomic_agent.plugin_host.collect_registrations import (await_lifecycle, call_lifecycle, collect_records,
                                                             discard_lifecycle)
 from atomic_agent.plugin_host.plugin_host import PluginHost
@@ -30,7 +30,8 @@ from atomic_agent.hook_records import ApprovalCategory, ChannelSpec, ConfigBlock
 from atomic_agent.runtime.boot_context import BootContext
 from atomic_agent.runtime.background_work import ChannelRunner, PluginTicks
 from atomic_agent.runtime.memory_phases import ConsolidationTick, MemoryPhases
-from atomic_agent.runtime.prompt_plan import PROFILE_ENV, PromptPlan, grammar_for, plan_prompt, with_current_tools
+from atomic_agent.runtime.prompt_plan import (PromptPlan, grammar_for, plan_prompt, profile_from_facts,
+                                              with_current_tools)
 from atomic_agent.runtime.session_compactor import SessionCompactor
 from atomic_agent.tracing.trace_recorder import TraceRecorder, TraceRecorders
 from atomic_agent.sessions.compact_session import CompactionResult
@@ -181,7 +182,7 @@ class Runtime:
             facts = await link.describe()
             if facts.get("reachable") is False:
                 return None
-            return detect_profile(facts.get("chat_template"), facts.get("model_alias"), self.environ.get(PROFILE_ENV))
+            return profile_from_facts(facts, self.environ)
 
         return FallbackTextProvider(registry, RequestShaper(lambda: tuple(self.registry.specs()), grammar, profile_of))
 

@@ -45,15 +45,19 @@ def request_key_for(key: str, chat: Any, session_header: str | None) -> Any:
     return RequestKey(key, request_fingerprint(*parts))
 
 
+def key_reused(key: str, turn_id: str, **extra: Any) -> ApiError:
+    """422 for an Idempotency-Key sent again with a different request (a chat turn or a steer)."""
+    return ApiError(422, f"the Idempotency-Key {key!r} was already used for a different request (turn {turn_id}); "
+                    "use a new key for a new message", code="idempotency_key_reused",
+                    extra={**extra, "turnId": turn_id})
+
+
 async def replay(ctx: Any, existing: Any, asked: Any, stream: bool, model: str) -> Any:
     """The response the original request got (or gets, once its turn is over)."""
     from starlette.responses import JSONResponse, StreamingResponse
 
     if existing.fingerprint != asked.fingerprint:
-        return envelope_response(ApiError(
-            422, f"the Idempotency-Key {existing.key!r} was already used for a different request (turn "
-            f"{existing.turn_id}); use a new key for a new message", code="idempotency_key_reused",
-            extra={"turnId": existing.turn_id}))
+        return envelope_response(key_reused(existing.key, existing.turn_id))
     headers = {"X-Atomic-Session": existing.session_id, "X-Atomic-Ledger-Turn": existing.turn_id,
                "Idempotent-Replayed": "true"}
     live = next((t for t in list(ctx.turns.values()) if t.ledger_turn_id == existing.turn_id), None)

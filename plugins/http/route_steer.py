@@ -24,7 +24,7 @@ from __future__ import annotations
 from typing import Any
 
 from atomic_agent.plugins.http.error_envelope import ApiError
-from atomic_agent.plugins.http.idempotent_replay import idempotency_key
+from atomic_agent.plugins.http.idempotent_replay import idempotency_key, key_reused
 from atomic_agent.plugins.http.request_body import json_body
 from atomic_agent.plugins.http.route_sessions import require_session
 
@@ -66,10 +66,7 @@ async def post_steer(request: Any) -> Any:
                 "steer:"):
             return JSONResponse({"steered": True, "outcome": SteerOutcome.ACCEPTED.value, "replayed": True,
                                  "turnId": existing.turn_id}, headers={"Idempotent-Replayed": "true"})
-        turn = existing.turn_id if existing is not None else "?"
-        raise ApiError(422, f"the Idempotency-Key {asked.key!r} was already used for a different request (turn "
-                       f"{turn}); use a new key for a new message", code="idempotency_key_reused",
-                       extra={"steered": False, "turnId": turn})
+        raise key_reused(asked.key, existing.turn_id if existing is not None else "?", steered=False)
     status, template = _REFUSALS[outcome.value]
     raise ApiError(status, template.format(sid=repr(session_id), cap=MAX_PENDING_STEERS), code=outcome.value,
                    extra={"steered": False, "outcome": outcome.value})

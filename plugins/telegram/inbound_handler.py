@@ -101,9 +101,12 @@ class InboundHandler:
             return await self._slash(update_id, chat_id, command)
         return await self._to_agent(update_id, chat_id, text)
 
-    def _update_key(self, update_id: int) -> str:
-        """The idempotency key an update's turn is admitted under (a redelivery finds it)."""
-        return f"telegram:{self.channel.bot_id}:{update_id}"
+    def _request_key(self, update_id: int, text: str) -> Any:
+        """The idempotency key an update's turn (or steer) is committed under: a redelivery finds it."""
+        from atomic_agent.api import RequestKey, request_fingerprint
+
+        key = f"telegram:{self.channel.bot_id}:{update_id}"
+        return RequestKey(key, request_fingerprint("telegram", update_id, text))
 
     def _owe_reply(self, turn_id: str, session_id: str, chat_id: int, update_id: int | None) -> None:
         """A turn admitted before a crash: record its reply as owed (once) and let the owed
@@ -146,7 +149,7 @@ class InboundHandler:
 
     # -- messages to the agent ----------------------------------------------------------------
     async def _to_agent(self, update_id: int, chat_id: int, text: str) -> str:
-        from atomic_agent.api import RequestKey, SteerOutcome, request_fingerprint, text_problem
+        from atomic_agent.api import SteerOutcome, text_problem
 
         ch = self.channel
         problem = text_problem(text)
@@ -155,7 +158,7 @@ class InboundHandler:
             return self._ignore(update_id, "invalid_text")
         ch.metrics.inc("messages_received")
         session_id = ch.session_id()
-        key = RequestKey(self._update_key(update_id), request_fingerprint("telegram", update_id, text))
+        key = self._request_key(update_id, text)
         existing = ch.runtime.turn_for_key(key.key)
         if existing is None:
             # the steer commits the update's key with it: a crash before the update is marked
@@ -175,8 +178,8 @@ class InboundHandler:
     async def run_turn(self, chat_id: int, session_id: str, text: str, *, update_id: int | None = None,
                        resend_steer_id: str | None = None) -> None:
         """Run one turn for the owner and deliver its reply; hands-back are re-sent as turns."""
-        from atomic_agent.api import (DuplicateRequestError, RequestKey, RuntimeStoppingError, SteerAlreadyTakenError,
-                                      TurnParkedError, request_fingerprint)
+        from atomic_agent.api import (DuplicateRequestError, RuntimeStoppingError, SteerAlreadyTakenError,
+                                      TurnParkedError)
 
         ch = self.channel
         obligation: list[Delivery] = []
@@ -187,9 +190,7 @@ class InboundHandler:
                 if update_id is not None:
                     self._done(update_id, "turn")
 
-        key = None
-        if update_id is not None:
-            key = RequestKey(self._update_key(update_id), request_fingerprint("telegram", update_id, text))
+        key = self._request_key(update_id, text) if update_id is not None else None
         try:
             result = await ch.runtime.run_turn(text, session_id, on_event, origin="telegram", request_key=key,
                                                resend_steer_id=resend_steer_id)

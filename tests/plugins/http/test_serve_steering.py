@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import sqlite3
 import threading
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import httpx
@@ -35,33 +37,44 @@ def complete_in_thread(serve: ServeHarness, session_id: str, out: dict) -> threa
     return thread
 
 
-def test_steer_into_a_running_turn_is_accepted_and_applied(tmp_path: Path):
-    provider = ThreadGatedProvider([calls(("t.read", {"path": "a"})), calls(("reply", {"text": "ok"}))], gate_at=0)
+READ_THEN_REPLY = [calls(("t.read", {"path": "a"})), calls(("reply", {"text": "ok"}))]
+
+
+@contextmanager
+def turn_held_at_its_first_step(tmp_path: Path, script: list[str]) -> Iterator[
+        tuple[ServeHarness, str, Callable[[], httpx.Response]]]:
+    """A serve turn on a new session, held inside its first inference; `finish()` lets it run
+    to the end and gives the chat response."""
+    provider = ThreadGatedProvider(script, gate_at=0)
     serve = ServeHarness(tmp_path, provider)
     try:
         sid, out = new_session(serve), {}
         thread = complete_in_thread(serve, sid, out)
         assert provider.entered.wait(WAIT_S)
-        accepted = steer(serve, sid, "do X instead")
-        assert accepted.status_code == 200 and accepted.json() == {"steered": True, "outcome": "accepted"}
-        provider.release.set()
-        thread.join(WAIT_S)
-        body = out["response"].json()
-        assert body["choices"][0]["message"]["content"] == "ok" and "undelivered_steers" not in body
-        users = [e.text for e in serve.runtime.sessions.load(sid).entries if e.kind == "user"]
-        assert users == ["start", "do X instead"]
+
+        def finish() -> httpx.Response:
+            provider.release.set()
+            thread.join(WAIT_S)
+            return out["response"]
+
+        yield serve, sid, finish
     finally:
         provider.release.set()
         serve.stop()
 
 
+def test_steer_into_a_running_turn_is_accepted_and_applied(tmp_path: Path):
+    with turn_held_at_its_first_step(tmp_path, READ_THEN_REPLY) as (serve, sid, finish):
+        accepted = steer(serve, sid, "do X instead")
+        assert accepted.status_code == 200 and accepted.json() == {"steered": True, "outcome": "accepted"}
+        body = finish().json()
+        assert body["choices"][0]["message"]["content"] == "ok" and "undelivered_steers" not in body
+        users = [e.text for e in serve.runtime.sessions.load(sid).entries if e.kind == "user"]
+        assert users == ["start", "do X instead"]
+
+
 def test_a_retried_steer_with_the_same_idempotency_key_is_applied_once(tmp_path: Path):
-    provider = ThreadGatedProvider([calls(("t.read", {"path": "a"})), calls(("reply", {"text": "ok"}))], gate_at=0)
-    serve = ServeHarness(tmp_path, provider)
-    try:
-        sid, out = new_session(serve), {}
-        thread = complete_in_thread(serve, sid, out)
-        assert provider.entered.wait(WAIT_S)
+    with turn_held_at_its_first_step(tmp_path, READ_THEN_REPLY) as (serve, sid, finish):
         url = f"{serve.base_url}/api/sessions/{sid}/steer"
         keyed = {"Idempotency-Key": "steer-1"}
         first = httpx.post(url, json={"text": "do X instead"}, headers=keyed)
@@ -71,13 +84,9 @@ def test_a_retried_steer_with_the_same_idempotency_key_is_applied_once(tmp_path:
         assert retry.status_code == 200 and retry.json()["replayed"] is True
         assert retry.headers["Idempotent-Replayed"] == "true"
         assert other.status_code == 422 and other.json()["error"]["code"] == "idempotency_key_reused"
-        provider.release.set()
-        thread.join(WAIT_S)
+        finish()
         users = [e.text for e in serve.runtime.sessions.load(sid).entries if e.kind == "user"]
         assert users == ["start", "do X instead"]  # folded in once
-    finally:
-        provider.release.set()
-        serve.stop()
 
 
 def test_steer_without_a_running_turn_is_refused_with_409(tmp_path: Path):
@@ -97,20 +106,10 @@ def test_steer_without_a_running_turn_is_refused_with_409(tmp_path: Path):
 
 
 def test_steer_past_the_inbox_cap_is_refused_with_429(tmp_path: Path):
-    provider = ThreadGatedProvider([calls(("t.read", {"path": "a"})), calls(("reply", {"text": "ok"}))], gate_at=0)
-    serve = ServeHarness(tmp_path, provider)
-    try:
-        sid, out = new_session(serve), {}
-        thread = complete_in_thread(serve, sid, out)
-        assert provider.entered.wait(WAIT_S)
+    with turn_held_at_its_first_step(tmp_path, READ_THEN_REPLY) as (serve, sid, finish):
         codes = [steer(serve, sid, f"s{i}").status_code for i in range(MAX_PENDING_STEERS + 1)]
         assert codes == [200] * MAX_PENDING_STEERS + [429]
-        provider.release.set()
-        thread.join(WAIT_S)
-        assert out["response"].status_code == 200
-    finally:
-        provider.release.set()
-        serve.stop()
+        assert finish().status_code == 200
 
 
 def test_undelivered_steers_are_parked_mirrored_and_acked_by_cursor(tmp_path: Path):
