@@ -6,9 +6,12 @@ They are essential: `ATOMIC_AGENT_PLUGINS` and `plugins.disabled` cannot switch 
 from __future__ import annotations
 
 from collections.abc import Iterable
+from typing import TYPE_CHECKING
 
 from atomic_agent.hookspecs import hookimpl
-from atomic_agent.hook_records import ApprovalCategory, ConfigBlock, ToolSpec
+
+if TYPE_CHECKING:  # annotations only: `--help` loads this plugin without the record classes
+    from atomic_agent.hook_records import ApprovalCategory, ConfigBlock, ToolSpec
 
 
 # The hook that registers the `llm` block with the config loader (a core block: it is the

@@ -34,7 +34,7 @@ config_app = typer.Typer(no_args_is_help=True)
 @config_app.command("path")
 def config_path_command(ctx: typer.Context) -> None:
     """Print the path of config.json."""
-    from atomic_agent.config.config_file import config_path
+    from atomic_agent.config.raw_config import config_path
     from atomic_agent.config.state_dir import resolve_state_dir
 
     state = current_cli_state(ctx)

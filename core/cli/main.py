@@ -120,7 +120,7 @@ def help_state(state_dir: str | None) -> CliState:
 
     from atomic_agent.cli.cli_state import CliState
     from atomic_agent.config.config_errors import ConfigError
-    from atomic_agent.config.config_file import config_path, read_raw_config
+    from atomic_agent.config.raw_config import config_path, read_raw_config
     from atomic_agent.plugin_host.plugin_host import build_plugin_host
 
     resolved = _resolved_or_none(state_dir)

@@ -17,6 +17,7 @@ from atomic_agent.config.config_errors import ConfigError
 from atomic_agent.config.config_fields import CLAMP_KEY, ENV_KEY, RANGE_KEY
 from atomic_agent.config.dotenv_file import DotenvLoadResult
 from atomic_agent.config.migrate_config import CONFIG_VERSION, migrate_raw
+from atomic_agent.config.raw_config import config_path, read_raw_config
 from atomic_agent.hook_records import ConfigBlock
 
 
@@ -97,35 +98,7 @@ def _strict() -> Any:
     return strict_converter
 
 
-CONFIG_FILE = "config.json"
 RESERVED_KEYS = {"version", *CORE_BLOCKS}
-
-
-def config_path(state_dir: Path) -> Path:
-    return state_dir / CONFIG_FILE
-
-
-def read_raw_config(path: Path) -> dict[str, Any]:
-    """The parsed JSON object in `path` ({} when missing). Malformed JSON is a ConfigError."""
-    try:
-        text = path.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        return {}
-    except OSError as exc:
-        raise ConfigError(path, "", f"cannot be read ({exc.strerror})", "Check the file's permissions") from exc
-    try:
-        raw = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise ConfigError(path, f"line {exc.lineno}, column {exc.colno}", f"is not valid JSON ({exc.msg})",
-                          "Fix the syntax, or delete the file to start again from defaults") from None
-    if not isinstance(raw, dict):
-        raise ConfigError(path, "top level", f"must be a JSON object, found {type(raw).__name__}",
-                          "Wrap the settings in { ... }")
-    version = raw.get("version", 1)
-    if isinstance(version, bool) or not isinstance(version, int) or version < 1:
-        raise ConfigError(path, "version", f"must be a positive integer, found {version!r}",
-                          f"Set it to {CONFIG_VERSION} (the version this build writes)")
-    return raw
 
 
 def _all_blocks(plugin_blocks: Mapping[str, ConfigBlock]) -> dict[str, tuple[type, Any]]:

@@ -1,5 +1,5 @@
 """`atomic-agent --help` lists every plugin's commands without loading what only running a
-command needs: no config converters (cattrs), no asyncio, no importlib.metadata, no HTTP
+command needs: no config classes or converters (cattrs), no hook record classes, no asyncio, no importlib.metadata, no HTTP
 client, no SQLite, no Jinja, no rich or numpy — and it writes nothing (not even the state
 dir)."""
 
@@ -17,7 +17,8 @@ from tests.fake_distribution import write_distribution
 # the heavy modules a command may need but a help screen never does
 NOT_FOR_HELP = ("cattrs", "asyncio", "importlib.metadata", "httpx", "sqlite3", "jinja2", "jsonschema",
                 "pydantic", "sqlite_utils", "numpy", "rich", "pygments", "atomic_agent.runtime.boot_context",
-                "atomic_agent.config.config_converter", "atomic_agent.runtime.runtime",
+                "atomic_agent.config.config_converter", "atomic_agent.config.app_config",
+                "atomic_agent.config.config_file", "atomic_agent.hook_records", "atomic_agent.runtime.runtime",
                 "atomic_agent.agent.agent_loop", "atomic_agent.sessions.session_store",
                 "atomic_agent.turns.turn_lifecycle", "atomic_agent.prompt.build_prompt")
 
