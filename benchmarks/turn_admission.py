@@ -31,7 +31,7 @@ from atomic_agent.turns.turn_ledger import TurnLedger
 
 def admissions_per_second(state: Path, count: int, synchronous: str) -> tuple[float, float]:
     store = SessionStore(state)
-    store.db.conn.execute(f"PRAGMA synchronous={synchronous}")
+    store.conn.execute(f"PRAGMA synchronous={synchronous}")
     sessions = [store.create(state).id for _ in range(10)]
     ledger, queue = TurnLedger(store, "bench"), SteerQueue(store, "bench")
     started = time.perf_counter()

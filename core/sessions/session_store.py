@@ -56,9 +56,6 @@ class SessionStore:
 
     def __init__(self, state_dir: Path) -> None:
         from atomic_agent.sessions.session_schema import MIGRATIONS
-        from atomic_agent.unused_extras import import_sqlite_utils
-
-        sqlite_utils = import_sqlite_utils()
         from atomic_agent.storage.sqlite_migrations import migrate
 
         self.path = state_dir / SESSIONS_FILE
@@ -70,9 +67,9 @@ class SessionStore:
         try:
             # FULL: what is written here was acknowledged to someone (accepted turns and steers)
             conn = open_sqlite(self.path, Durability.FULL)
-            self.db = sqlite_utils.Database(conn)
+            self.conn = conn
             try:
-                migrate(self.db, MIGRATIONS)
+                migrate(conn, MIGRATIONS)
             except BaseException:
                 conn.close()
                 raise
@@ -85,7 +82,7 @@ class SessionStore:
 
     def close(self) -> None:
         self.group.close()
-        self.db.conn.close()
+        self.conn.close()
 
     @property
     def guard(self) -> TurnGuard | None:
@@ -111,7 +108,7 @@ class SessionStore:
         Inside `deferred_sync()` (storage.group_commit) a durable write is committed the same
         relaxed way and its caller awaits `wait_durable()` before acknowledging it: one fsync
         then covers every turn that committed meanwhile."""
-        conn = self.db.conn
+        conn = self.conn
         outermost = not conn.in_transaction
         relax = outermost and (not durable or sync_is_deferred())
         if relax:
@@ -142,18 +139,18 @@ class SessionStore:
         state = SessionState(id=uuid.uuid4().hex[:12], working_dir=working_dir, created_at=created, title=title,
                              updated_at=created)
         with self.write():
-            self.db.execute(
+            self.conn.execute(
                 "insert into sessions (id, created_at, updated_at, working_dir, status, title, loaded_tools, "
                 "known_facts) values (?, ?, ?, ?, ?, ?, '[]', '[]')",
                 [state.id, created, created, str(working_dir), state.status, title])
         return state
 
     def exists(self, session_id: str) -> bool:
-        return self.db.execute("select 1 from sessions where id = ?", [session_id]).fetchone() is not None
+        return self.conn.execute("select 1 from sessions where id = ?", [session_id]).fetchone() is not None
 
     def load(self, session_id: str) -> SessionState:
         with self._reading() as owned:  # the session row and its transcript from one snapshot
-            cursor = self.db.execute("select * from sessions where id = ?", [session_id])
+            cursor = self.conn.execute("select * from sessions where id = ?", [session_id])
             row = cursor.fetchone()
             if row is None:
                 raise SessionNotFoundError(session_id)
@@ -177,12 +174,12 @@ class SessionStore:
             self._write_state(state)
 
     def _write_state(self, state: SessionState) -> None:
-        self.db.execute(
+        self.conn.execute(
             "update sessions set status = ?, title = ?, loaded_tools = ?, known_facts = ?, updated_at = ? where id = ?",
             [state.status, state.title, _dumps(state.loaded_tools), _dumps(state.known_facts), now_iso(), state.id])
 
     def list(self, limit: int = 50) -> list[dict[str, Any]]:
-        rows = self.db.execute(
+        rows = self.conn.execute(
             "select s.id, s.created_at, s.updated_at, s.status, s.title, s.working_dir, "
             "(select count(*) from transcript t where t.session_id = s.id and t.kind = 'turn_started') as turns "
             "from sessions s order by s.updated_at desc limit ?", [limit])
@@ -190,18 +187,18 @@ class SessionStore:
         return [dict(zip(cols, r)) for r in rows.fetchall()]
 
     def session_ids(self) -> list[str]:
-        return [row[0] for row in self.db.execute("select id from sessions order by created_at, id").fetchall()]
+        return [row[0] for row in self.conn.execute("select id from sessions order by created_at, id").fetchall()]
 
     def delete(self, session_id: str) -> None:
         if not self.exists(session_id):
             raise SessionNotFoundError(session_id)
         self._transcripts.pop(session_id, None)
-        with transaction(self.db.conn):
-            self.db.execute("delete from transcript where session_id = ?", [session_id])
-            self.db.execute("delete from steer_queue where session_id = ?", [session_id])
-            self.db.execute("delete from turns where session_id = ?", [session_id])  # turn_audit keeps the history
-            self.db.execute("delete from idempotency_keys where session_id = ?", [session_id])
-            self.db.execute("delete from sessions where id = ?", [session_id])
+        with transaction(self.conn):
+            self.conn.execute("delete from transcript where session_id = ?", [session_id])
+            self.conn.execute("delete from steer_queue where session_id = ?", [session_id])
+            self.conn.execute("delete from turns where session_id = ?", [session_id])  # turn_audit keeps the history
+            self.conn.execute("delete from idempotency_keys where session_id = ?", [session_id])
+            self.conn.execute("delete from sessions where id = ?", [session_id])
 
     # -- transcript -------------------------------------------------------------------------
     def entries(self, session_id: str) -> list[TranscriptEntry]:
@@ -217,7 +214,7 @@ class SessionStore:
     def _reading(self) -> Iterator[bool]:
         """One read snapshot for the statements inside; yields True when it is its own (False:
         it joined an open transaction, whose reads may yet be rolled back)."""
-        conn = self.db.conn
+        conn = self.conn
         if conn.in_transaction:
             yield False
             return
@@ -232,7 +229,7 @@ class SessionStore:
         """(rows, whether some call lacks its result), inside `_reading`. Only the rows after the
         cached ones are read, unless the session's rewrite count moved (then all of them). The
         cache is refreshed only with `keep` (a read inside another transaction may be rolled back)."""
-        found = self.db.conn.execute("select rewrites from sessions where id = ?", [session_id]).fetchone()
+        found = self.conn.execute("select rewrites from sessions where id = ?", [session_id]).fetchone()
         if found is None:  # no such session (any more)
             self._transcripts.pop(session_id, None)
             return [], False
@@ -251,7 +248,7 @@ class SessionStore:
         return list(cached.entries), cached.has_unanswered_call
 
     def _rows_after(self, session_id: str, after_seq: int) -> list[TranscriptEntry]:
-        rows = self.db.execute("select * from transcript where session_id = ? and seq > ? order by seq",
+        rows = self.conn.execute("select * from transcript where session_id = ? and seq > ? order by seq",
                                [session_id, after_seq])
         cols = [d[0] for d in rows.description]
         out = []
@@ -278,13 +275,13 @@ class SessionStore:
                 self.check_fence(conn, guard)
             # seq comes from the file, not from memory: another writer (recovery, a steer
             # consumer) may have appended since this state was loaded
-            stored = self.db.execute("select max(seq) from transcript where session_id = ?", [state.id]).fetchone()[0]
+            stored = self.conn.execute("select max(seq) from transcript where session_id = ?", [state.id]).fetchone()[0]
             # rows held in memory are in seq order (rows built in memory have seq -1): the last decides
             held = next((e.seq for e in reversed(state.entries) if e.seq >= 0), -1)
             next_seq = 1 + max(-1 if stored is None else stored, held)
             stamped = [attrs.evolve(e, seq=next_seq + i, created_at=e.created_at or now_iso())
                        for i, e in enumerate(entries)]
-            self.db.conn.executemany(
+            self.conn.executemany(
                 "insert into transcript (session_id, seq, turn_index, kind, text, tool, args, status, reason, "
                 "reasoning, details, step, batch_index, created_at) values (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 [(state.id, e.seq, e.turn_index, e.kind, e.text, e.tool, _dumps(e.args), e.status, e.reason,
@@ -292,7 +289,7 @@ class SessionStore:
             if save_state:
                 self._write_state(state)
             else:
-                self.db.execute("update sessions set updated_at = ? where id = ?", [now_iso(), state.id])
+                self.conn.execute("update sessions set updated_at = ? where id = ?", [now_iso(), state.id])
         state.entries.extend(stamped)
         return stamped
 
@@ -304,7 +301,7 @@ class SessionStore:
 
     def last_answerable_kind(self, session_id: str, closing_statuses: Sequence[str]) -> str | None:
         marks = ", ".join("?" * len(closing_statuses))
-        row = self.db.execute(
+        row = self.conn.execute(
             "select kind from transcript where session_id = ? and kind != ? and not (kind = ? and "
             f"coalesce(status, '') not in ({marks})) order by seq desc limit 1",
             [session_id, TURN_STARTED, TURN_FINISHED, *closing_statuses]).fetchone()
@@ -349,7 +346,7 @@ class SessionStore:
 
     def running_turn_indexes(self, session_id: str) -> set[int]:
         try:
-            rows = self.db.conn.execute("select turn_index from turns where session_id = ? and state = 'running' "
+            rows = self.conn.execute("select turn_index from turns where session_id = ? and state = 'running' "
                                         "and turn_index is not null", [session_id]).fetchall()
         except sqlite3.OperationalError:  # a database from before the ledger: nothing is known to run
             return set()

@@ -33,6 +33,9 @@ def open_sqlite(path: Path, durability: Durability, *, busy_timeout_s: float = 5
             inspect(conn)
         conn.execute("PRAGMA journal_mode=WAL")
         conn.execute(f"PRAGMA synchronous={durability.value}")
+        # the stores' triggers were written for sqlite-utils' connections, which turn this on
+        # (a REPLACE fires the delete triggers); kept on now that they open without it
+        conn.execute("PRAGMA recursive_triggers=on")
         if foreign_keys:
             conn.execute("PRAGMA foreign_keys=ON")
     except BaseException:

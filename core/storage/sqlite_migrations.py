@@ -48,15 +48,25 @@ def read_schema_state(conn: sqlite3.Connection) -> SchemaState:
     return SchemaState(version, applied)
 
 
-def migrate(db: sqlite_utils.Database, steps: Sequence[Migration]) -> list[str]:
-    """Apply every step not yet recorded in `_migrations`; returns the names applied now."""
+def migrate(conn: sqlite3.Connection, steps: Sequence[Migration]) -> list[str]:
+    """Apply every step not yet recorded in `_migrations`; returns the names applied now.
+
+    A file that is already up to date is only read: sqlite-utils (about 20 ms of imports)
+    is loaded only when a step has to run, which keeps it off every later start."""
+    schema = read_schema_state(conn)
+    names = [step.__name__ for step in steps]
+    if schema.version == len(steps) and schema.applied.issuperset(names):
+        return []
+    from atomic_agent.unused_extras import import_sqlite_utils
+
+    db = import_sqlite_utils().Database(conn)
     db["_migrations"].create({"name": str, "applied_at": str}, pk="name", if_not_exists=True)
     done = {row[0] for row in db.execute("SELECT name FROM _migrations")}
     ran: list[str] = []
     for step in steps:
         if step.__name__ not in done:
             step(db)
-            with transaction(db.conn):
+            with transaction(conn):
                 db.execute("INSERT OR IGNORE INTO _migrations (name, applied_at) VALUES (?, ?)",
                            [step.__name__, store_clock.now_iso()])
             ran.append(step.__name__)

@@ -81,7 +81,7 @@ class SteerQueue:
             return self.take_handed_back(conn, steer_id) is not None
 
     def handed_back_by(self, turn_id: str) -> list[QueuedSteer]:
-        rows = self.store.db.conn.execute(
+        rows = self.store.conn.execute(
             "select steer_id, session_id, turn_id, text, owner from steer_queue where handed_back = ? "
             "order by steer_id", [turn_id]).fetchall()
         return [QueuedSteer(*r) for r in rows]
@@ -97,12 +97,12 @@ class SteerQueue:
 
     def peek(self, steer_ids: Sequence[int]) -> list[str]:
         marks = ", ".join("?" * len(steer_ids))
-        return [r[0] for r in self.store.db.conn.execute(
+        return [r[0] for r in self.store.conn.execute(
             f"select text from steer_queue where steer_id in ({marks}) order by steer_id", list(steer_ids))]
 
     def left_by(self, owners_alive: Callable[[str | None], bool]) -> list[QueuedSteer]:
         """Steers whose accepting owner is no longer alive, oldest first."""
-        rows = self.store.db.conn.execute(
+        rows = self.store.conn.execute(
             "select steer_id, session_id, turn_id, text, owner from steer_queue order by steer_id").fetchall()
         return [QueuedSteer(*r) for r in rows if not owners_alive(r[4])]
 

@@ -46,7 +46,7 @@ class TurnLedger:
 
     @property
     def conn(self) -> sqlite3.Connection:
-        return self.store.db.conn
+        return self.store.conn
 
     # -- reads ------------------------------------------------------------------------------
     def get(self, turn_id: str) -> TurnRecord | None:

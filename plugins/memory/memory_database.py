@@ -49,12 +49,9 @@ class MemoryDatabase:
     """One connection to memory.sqlite, shared by the profile and note stores."""
 
     def __init__(self, conn: sqlite3.Connection, path: Path, busy_timeout_s: float) -> None:
-        import sqlite_utils
-
         self.conn = conn
         self.path = path
         self.busy_timeout_s = busy_timeout_s
-        self.db = sqlite_utils.Database(conn)
         self.closed = False
 
     @classmethod
@@ -68,7 +65,7 @@ class MemoryDatabase:
                                inspect=lambda c: _check_openable(c, path))
             database = cls(conn, path, busy_timeout_s)
             try:
-                migrate(database.db, MIGRATIONS)
+                migrate(conn, MIGRATIONS)
             except BaseException:
                 conn.close()
                 raise

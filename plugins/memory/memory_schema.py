@@ -4,9 +4,12 @@ them and keeps `PRAGMA user_version` so a newer file is refused untouched."""
 
 from __future__ import annotations
 
-import sqlite_utils
+from typing import TYPE_CHECKING
 
 from atomic_agent.api import Migration, transaction
+
+if TYPE_CHECKING:  # the steps receive a Database; the module loads without sqlite-utils
+    import sqlite_utils
 
 FTS_TOKENIZER = "porter unicode61"
 NOTE_FTS_COLUMNS = ("content", "tags", "context")

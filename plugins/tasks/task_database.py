@@ -38,11 +38,8 @@ def _check_openable(conn: sqlite3.Connection, path: Path) -> None:
 
 class TaskDatabase:
     def __init__(self, conn: sqlite3.Connection, path: Path) -> None:
-        import sqlite_utils
-
         self.conn = conn
         self.path = path
-        self.db = sqlite_utils.Database(conn)
         self.closed = False
 
     @classmethod
@@ -54,7 +51,7 @@ class TaskDatabase:
                                inspect=lambda c: _check_openable(c, path))
             database = cls(conn, path)
             try:
-                migrate(database.db, MIGRATIONS)
+                migrate(conn, MIGRATIONS)
             except BaseException:
                 conn.close()
                 raise

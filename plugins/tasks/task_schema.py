@@ -4,9 +4,12 @@ file written by a newer build is refused untouched."""
 
 from __future__ import annotations
 
-import sqlite_utils
+from typing import TYPE_CHECKING
 
 from atomic_agent.api import Migration, transaction
+
+if TYPE_CHECKING:  # the steps receive a Database; the module loads without sqlite-utils
+    import sqlite_utils
 
 _TASKS_DDL = """
 CREATE TABLE IF NOT EXISTS tasks (

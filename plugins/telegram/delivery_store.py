@@ -73,11 +73,9 @@ def db_path(state_dir: Path) -> Path:
 
 class DeliveryStore:
     def __init__(self, state_dir: Path) -> None:
-        import sqlite_utils
-
         self.path = db_path(state_dir)
         self.conn = open_sqlite(self.path, Durability.FULL)
-        migrate(sqlite_utils.Database(self.conn), MIGRATIONS)
+        migrate(self.conn, MIGRATIONS)
 
     def close(self) -> None:
         self.conn.close()

@@ -85,12 +85,12 @@ def instrument(store: Any, plan: FaultPlan) -> None:
     """Route `store.write` (and so every fenced view copied from it) through `plan`."""
     original = type(store).write
     if plan.target is not None:
-        store.db.conn.set_trace_callback(plan.statements.append)
+        store.conn.set_trace_callback(plan.statements.append)
 
     @contextmanager
     def write(*, durable: bool = True) -> Iterator[sqlite3.Connection]:
         plan.check_alive()
-        if store.db.conn.in_transaction:  # nested: part of the outer operation
+        if store.conn.in_transaction:  # nested: part of the outer operation
             with original(store, durable=durable) as conn:
                 yield conn
             return

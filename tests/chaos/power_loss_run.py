@@ -75,7 +75,7 @@ def store_on(vfs: PowerLossVFS, state_dir: Path) -> Iterator[SessionStore]:
         store = SessionStore(state_dir)
     finally:
         sqlite_file_module.sqlite3 = real  # type: ignore[assignment]
-    assert isinstance(store.db.conn, ApswConnection), "SessionStore no longer opens through storage.sqlite_file"
+    assert isinstance(store.conn, ApswConnection), "SessionStore no longer opens through storage.sqlite_file"
     store.group = GroupSync(lambda: vfs.fsync(str(state_dir / "sessions.sqlite-wal")))  # the WAL's fsync, modelled
     yield store
 
@@ -162,7 +162,7 @@ class Player:
             self.acks.add(FINISH, started.turn_id, response_hash(reply))
             self.running = None
         elif op == CHECKPOINT:  # what any connection's auto-checkpoint does; copies WAL pages home
-            self.store.db.conn.execute("PRAGMA wal_checkpoint(PASSIVE)")
+            self.store.conn.execute("PRAGMA wal_checkpoint(PASSIVE)")
 
 
 def check(state_dir: Path, acks: Acks) -> list[str]:
@@ -223,7 +223,7 @@ def run_power_seed(seed: int, ops: int = 40, synchronous: str | None = None, roo
             with store_on(vfs, state_dir) as store:
                 session_id = store.create(state_dir).id  # setup: made durable before the power is at risk
                 if synchronous is not None:
-                    store.db.conn.execute(f"PRAGMA synchronous={synchronous}")
+                    store.conn.execute(f"PRAGMA synchronous={synchronous}")
                 player = Player(store, session_id, rng, acks, group_commit)
                 vfs.arm(rng.randint(1, ops * 8), rng, keep)  # about 8 I/O calls per operation
                 try:

@@ -93,7 +93,7 @@ def test_a_commit_without_fsync_is_kept_by_the_next_durable_one_and_lost_only_wi
             store.append(state, [TranscriptEntry(USER, 0, text="durable")])
             store.append(state, [TranscriptEntry(USER, 0, text="relaxed 2")], durable=False)
             store.append(state, [TranscriptEntry(USER, 0, text="relaxed 3")], durable=False)
-            assert list(store.db.conn.execute("PRAGMA synchronous"))[0][0] == 2  # FULL again for the next
+            assert list(store.conn.execute("PRAGMA synchronous"))[0][0] == 2  # FULL again for the next
             vfs.arm(1, random.Random(7), keep)  # the power goes at the next I/O call
             with contextlib.suppress(apsw.Error, PowerCut, sqlite3.Error):
                 store.append(state, [TranscriptEntry(USER, 0, text="never")])

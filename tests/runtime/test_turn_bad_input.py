@@ -21,7 +21,7 @@ async def test_a_locked_database_gives_a_clear_error_naming_the_file_and_loses_n
     rt = make_runtime(tmp_path, answering_provider())
     sid = rt.open_session(None, tmp_path).id
     await rt.run_turn("before the lock", session_id=sid)
-    rt.sessions.db.conn.execute("PRAGMA busy_timeout=100")
+    rt.sessions.conn.execute("PRAGMA busy_timeout=100")
     other = sqlite3.connect(rt.sessions.path, isolation_level=None)
     other.execute("BEGIN IMMEDIATE")
     try:
@@ -42,7 +42,7 @@ async def test_a_full_disk_gives_a_clear_error_and_keeps_what_was_accepted(tmp_p
     rt = make_runtime(tmp_path, answering_provider())
     sid = rt.open_session(None, tmp_path).id
     await rt.run_turn("accepted before", session_id=sid)
-    conn = rt.sessions.db.conn
+    conn = rt.sessions.conn
     pages = conn.execute("PRAGMA page_count").fetchone()[0]
     conn.execute(f"PRAGMA max_page_count={pages + 1}")  # the "disk" holds one more page
     with pytest.raises(SessionStoreFullError) as caught:
@@ -58,7 +58,7 @@ async def test_a_full_disk_gives_a_clear_error_and_keeps_what_was_accepted(tmp_p
 async def test_a_steer_for_an_unknown_session_is_refused_and_queues_nothing(tmp_path: Path):
     rt = make_runtime(tmp_path, answering_provider())
     assert rt.steer("no-such-session", "hello") is SteerOutcome.NO_RUNNING_TURN
-    assert rt.lifecycle.steers.store.db.execute("select count(*) from steer_queue").fetchone()[0] == 0
+    assert rt.lifecycle.steers.store.conn.execute("select count(*) from steer_queue").fetchone()[0] == 0
     with pytest.raises(SessionNotFoundError):
         await rt.run_turn("hello", session_id="no-such-session")
     assert rt.lifecycle.ledger.in_state("queued", "running") == []  # nothing admitted for it
@@ -82,7 +82,7 @@ async def test_a_thousand_sends_in_one_second_are_all_admitted_and_answered_once
     provider.delay_s = 0.001  # the first turn really waits on its model, so the rest arrive while it runs
     rt = make_runtime(tmp_path, provider)
     sid = rt.open_session(None, tmp_path).id
-    rt.sessions.db.conn.execute("PRAGMA synchronous=NORMAL")  # keep the test quick; the benchmark measures FULL
+    rt.sessions.conn.execute("PRAGMA synchronous=NORMAL")  # keep the test quick; the benchmark measures FULL
     queued: list[dict] = []
     started = time.perf_counter()
     tasks = [asyncio.ensure_future(rt.run_turn(f"message {i}", session_id=sid, on_event=queued.append))

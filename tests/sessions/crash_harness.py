@@ -66,5 +66,5 @@ async def crash(runtime: Runtime, task: asyncio.Future[Any]) -> None:
 
 
 def raw_transcript(runtime: Runtime, session_id: str) -> list[tuple[Any, ...]]:
-    return runtime.sessions.db.execute("select * from transcript where session_id = ? order by seq",
+    return runtime.sessions.conn.execute("select * from transcript where session_id = ? order by seq",
                                        [session_id]).fetchall()

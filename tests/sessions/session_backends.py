@@ -32,7 +32,7 @@ class BackendHarness:
 
 
 def _sqlite_raw(store: Any, sql: str, params: Sequence[Any]) -> object:
-    return store.db.execute(sql, list(params)).fetchall()
+    return store.conn.execute(sql, list(params)).fetchall()
 
 
 HARNESSES: list[BackendHarness] = [

@@ -50,13 +50,13 @@ def test_load_leaves_an_open_batch_at_the_tail_alone(tmp_path: Path):
 def test_repair_is_one_transaction(tmp_path: Path):
     store = SessionStore(tmp_path)
     sid = _stranded(store, tmp_path)
-    before = store.db.execute("select * from transcript order by seq").fetchall()
+    before = store.conn.execute("select * from transcript order by seq").fetchall()
     # fail the re-insert half-way: the delete before it must roll back with it
-    store.db.execute("CREATE TEMP TRIGGER fail_second_user BEFORE INSERT ON transcript "
+    store.conn.execute("CREATE TEMP TRIGGER fail_second_user BEFORE INSERT ON transcript "
                      "WHEN NEW.kind = 'user' AND NEW.text = 'second' BEGIN SELECT RAISE(ABORT, 'disk full'); END")
     store.load(sid)  # the repair fails; the load still answers
-    assert store.db.execute("select * from transcript order by seq").fetchall() == before
-    store.db.execute("DROP TRIGGER fail_second_user")
+    assert store.conn.execute("select * from transcript order by seq").fetchall() == before
+    store.conn.execute("DROP TRIGGER fail_second_user")
     assert unanswered_calls(store.load(sid).entries) == []
     store.close()
 

@@ -24,7 +24,7 @@ def test_corrupt_database_is_refused_with_a_clear_message_and_left_untouched(tmp
 def test_migrations_are_idempotent(tmp_path: Path):
     SessionStore(tmp_path).close()
     store = SessionStore(tmp_path)
-    names = [r[0] for r in store.db.execute("select name from _migrations")]
+    names = [r[0] for r in store.conn.execute("select name from _migrations")]
     from atomic_agent.sessions.session_schema import MIGRATIONS
 
     assert names == [m.__name__ for m in MIGRATIONS]  # each applied once, in order

@@ -105,7 +105,7 @@ async def test_settle_reruns_durable_calls_through_the_given_runner(tmp_path: Pa
 async def test_calls_of_a_turn_still_running_elsewhere_are_never_settled_or_repaired(tmp_path: Path):
     store, state = _owed(tmp_path)
     store.append(state, [TranscriptEntry(TURN_STARTED, 1), TranscriptEntry(USER, 1, text="another owner's turn")])
-    store.db.execute("insert into turns (turn_id, session_id, lane, admitted_order, state, origin, text, turn_index, "
+    store.conn.execute("insert into turns (turn_id, session_id, lane, admitted_order, state, origin, text, turn_index, "
                      "admitted_at) values ('t0', ?, ?, 1, 'running', 'cli', 'go', 0, '')", [state.id, state.id])
     before = store.entries(state.id)
     assert store.load(state.id).entries == before  # not stranded: a live owner is still answering

@@ -97,7 +97,7 @@ def test_only_writes_inside_deferred_sync_are_relaxed(tmp_path: Path):
     store = SessionStore(tmp_path)
     try:
         def level() -> int:
-            return store.db.conn.execute("PRAGMA synchronous").fetchone()[0]
+            return store.conn.execute("PRAGMA synchronous").fetchone()[0]
 
         with store.write():
             assert level() == 2  # FULL

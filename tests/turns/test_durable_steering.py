@@ -83,7 +83,7 @@ def test_a_steer_claimed_by_another_owner_is_not_consumed_twice(tmp_path: Path):
     inbox = SteeringInbox(SteerQueue(store, "me"))
     inbox.open(sid, "turn-1")
     inbox.push(sid, "once")
-    store.db.execute("delete from steer_queue")  # another owner's consumption won the claim
+    store.conn.execute("delete from steer_queue")  # another owner's consumption won the claim
     recorded: list[list[str]] = []
     assert inbox.consume(sid, recorded.append) == [] and recorded == []
     store.close()
