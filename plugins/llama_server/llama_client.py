@@ -173,6 +173,20 @@ async def sse_events(lines: AsyncIterator[str]) -> AsyncIterator[dict[str, Any]]
             yield event
 
 
+def server_transport(base_url: str) -> httpx.AsyncHTTPTransport:
+    """httpx's pooled transport for a llama-server at `base_url`.
+
+    A plain-http server is never spoken to over TLS (requests are paths under its URL and
+    redirects are not followed), so its transport gets a TLS context that trusts nothing
+    instead of one loading the system CA bundle, which costs 15-70 ms on every start. Were
+    a TLS connection ever attempted, that context would refuse it, never accept it."""
+    if base_url.startswith("http://"):
+        import ssl
+
+        return httpx.AsyncHTTPTransport(verify=ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT))
+    return httpx.AsyncHTTPTransport()
+
+
 class LlamaServerClient:
     """Talks to one llama-server. `retries` bounds the transport retry of completions and
     /props: exponential from `backoff_ms` with ±20 % jitter, only on network errors and 5xx.
@@ -194,7 +208,7 @@ class LlamaServerClient:
         self._sleep: SleepFn = sleep or asyncio.sleep
         self._rand: Callable[[], float] = rand or random.random
         # cancelled calls are routine (an aborted reflection, a timed-out call): see reclaiming_transport
-        self.transport = ReclaimingTransport(transport)
+        self.transport = ReclaimingTransport(transport or server_transport(self.base_url))
         self._http = httpx.AsyncClient(base_url=self.base_url, timeout=httpx.Timeout(timeout_s),
                                        transport=self.transport)
 

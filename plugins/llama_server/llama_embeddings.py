@@ -26,6 +26,7 @@ class LlamaEmbeddingProvider:
                  transport: Any = None) -> None:
         import httpx
 
+        from .llama_client import server_transport
         from .reclaiming_transport import ReclaimingTransport
 
         self.url = url.rstrip("/")
@@ -33,7 +34,7 @@ class LlamaEmbeddingProvider:
         self.model_id = ""  # what the daemon serves, when its owner knows (names stored vectors)
         # an embedding call cut off by a cancel must not strand a pool slot (see reclaiming_transport)
         self._http = httpx.AsyncClient(base_url=self.url, timeout=httpx.Timeout(timeout_s),
-                                       transport=ReclaimingTransport(transport))
+                                       transport=ReclaimingTransport(transport or server_transport(self.url)))
 
     async def embed(self, texts: Sequence[str]) -> list[list[float]]:
         import httpx
