@@ -148,6 +148,12 @@ class SessionStore:
     def exists(self, session_id: str) -> bool:
         return self.conn.execute("select 1 from sessions where id = ?", [session_id]).fetchone() is not None
 
+    def recent_working_dirs(self, limit: int) -> list[str]:
+        """The working dirs of the `limit` sessions updated last, newest first (a column-only
+        read: no session payload or transcript is loaded)."""
+        return [row[0] for row in self.conn.execute(
+            "select working_dir from sessions order by updated_at desc limit ?", [limit])]
+
     def load(self, session_id: str) -> SessionState:
         with self._reading() as owned:  # the session row and its transcript from one snapshot
             cursor = self.conn.execute("select * from sessions where id = ?", [session_id])

@@ -47,16 +47,7 @@ def recent_session_dirs(store: Any, limit: int = RECENT_SESSIONS) -> list[Candid
     """Working dirs of recent sessions, newest first, deleted dirs dropped."""
     if store is None:
         return []
-    reader = getattr(store, "recent_working_dirs", None)
-    if reader is not None:
-        rows = [(row[0] if isinstance(row, (tuple, list)) else row) for row in reader(limit)]
-    else:
-        # column-only projection: never loads session payloads or transcripts on this path
-        db = getattr(store, "db", None)
-        if db is None:
-            return []
-        rows = [r[0] for r in db.execute(
-            "select working_dir, updated_at from sessions order by updated_at desc limit ?", [limit]).fetchall()]
+    rows = store.recent_working_dirs(limit)
     seen, out = set(), []
     for raw in rows:
         if not raw or raw in seen:

@@ -106,23 +106,16 @@ async def test_session_history_is_used_and_deleted_dirs_are_dropped(tmp_path, mo
 def test_session_store_read_path_is_column_only(tmp_path) -> None:
     from atomic_agent.plugins.os.fs.locate_project_sources import recent_session_dirs
 
-    class SpyDb:
-        def __init__(self) -> None:
-            self.sql: list[str] = []
-
-        def execute(self, sql, params):
-            self.sql.append(sql)
-
-            class Rows:
-                def fetchall(self):
-                    return [(str(tmp_path), "2026-01-01")]
-
-            return Rows()
-
-    spy = SpyDb()
-    found = recent_session_dirs(attrs.make_class("Store", {"db": attrs.field()})(spy))
+    (tmp_path / "state").mkdir()
+    store = SessionStore(tmp_path / "state")
+    store.create(tmp_path)
+    statements: list[str] = []
+    store.conn.set_trace_callback(statements.append)
+    found = recent_session_dirs(store)
+    store.close()
     assert [c.path for c in found] == [tmp_path]
-    assert spy.sql == ["select working_dir, updated_at from sessions order by updated_at desc limit ?"]
+    assert [s.split(" limit")[0] for s in statements] == [
+        "select working_dir from sessions order by updated_at desc"]  # no payload, no transcript
 
 
 async def test_symlink_aliases_of_one_dir_are_not_an_ambiguity(tmp_path, monkeypatch) -> None:
