@@ -11,8 +11,10 @@ prints the N functions with the most internal and cumulative time: where a reque
 Every request is a full agent turn (a new session, the user message and the reply
 committed to sessions.sqlite and fsynced before the response: group commit, one WAL fsync
 shared by the turns that commit meanwhile; the fsyncs per request are printed), so the
-numbers include the runtime and the durable writes, not just HTTP. Server and clients share one process and
-its GIL (the server on its own thread and event loop), which makes them conservative.
+numbers include the runtime and the durable writes, not just HTTP. Each level runs twice:
+with the clients in a process of their own (as real clients are; on 2 cores, client and
+server each get one) and with the clients inside the server's process, sharing its GIL (the
+server on its own thread and event loop), a conservative floor.
 """
 
 from __future__ import annotations
@@ -23,6 +25,8 @@ import cProfile
 import json
 import os
 import socket
+import subprocess
+import sys
 import tempfile
 import threading
 import time
@@ -106,20 +110,30 @@ async def load(base: str, clients: int, total: int) -> tuple[float, list[float]]
     return elapsed, latencies
 
 
+def load_in_own_process(base: str, clients: int, total: int) -> tuple[float, list[float]]:
+    """`load` run by a child interpreter (this script with --load-only): the clients' CPU and GIL are their own."""
+    done = subprocess.run([sys.executable, __file__, "--load-only", base, str(clients), str(total)],
+                          capture_output=True, text=True, timeout=600, check=True)
+    measured = json.loads(done.stdout)
+    return measured["elapsed"], measured["latencies"]
+
+
 def bench_http(root: Path, total: int, levels: tuple[int, ...] = CONCURRENCY, profile: int = 0) -> None:
     server = ServerThread(root / "serve", profile=bool(profile))
     try:
         base = f"http://127.0.0.1:{server.port}"
         print(f"POST /v1/chat/completions, zero-latency provider, one turn per request (~{total} per level):")
-        print(f"  {'clients':>7}  {'req/s':>8}  {'p50 ms':>8}  {'p99 ms':>8}  {'fsyncs/req':>10}")
+        print(f"  {'clients':>7}  {'in':>14}  {'req/s':>8}  {'p50 ms':>8}  {'p99 ms':>8}  {'fsyncs/req':>10}")
         group = server.ctx.runtime.sessions.group
         for clients in levels:
-            fsyncs = group.fsyncs
-            elapsed, latencies = asyncio.run(load(base, clients, total))
-            rate = len(latencies) / elapsed
-            served = len(latencies) + max(1, total // clients)  # the warm-up requests fsync too
-            print(f"  {clients:>7}  {rate:>8.1f}  {percentile(latencies, 0.5) * 1000:>8.1f}  "
-                  f"{percentile(latencies, 0.99) * 1000:>8.1f}  {(group.fsyncs - fsyncs) / served:>10.2f}")
+            for where, run_load in (("own process", load_in_own_process),
+                                    ("server's", lambda *a: asyncio.run(load(*a)))):
+                fsyncs = group.fsyncs
+                elapsed, latencies = run_load(base, clients, total)
+                rate = len(latencies) / elapsed
+                served = len(latencies) + max(1, total // clients)  # the warm-up requests fsync too
+                print(f"  {clients:>7}  {where:>14}  {rate:>8.1f}  {percentile(latencies, 0.5) * 1000:>8.1f}  "
+                      f"{percentile(latencies, 0.99) * 1000:>8.1f}  {(group.fsyncs - fsyncs) / served:>10.2f}")
     finally:
         server.stop()
     if server.profiler is not None:
@@ -174,6 +188,11 @@ def bench_sidecar(root: Path, events: int) -> None:
 
 
 def main() -> None:
+    if sys.argv[1:2] == ["--load-only"]:  # the clients' own process (load_in_own_process)
+        base, clients, total = sys.argv[2], int(sys.argv[3]), int(sys.argv[4])
+        elapsed, latencies = asyncio.run(load(base, clients, total))
+        print(json.dumps({"elapsed": elapsed, "latencies": latencies}))
+        return
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--requests", type=int, default=300, help="requests per concurrency level")
     parser.add_argument("--events", type=int, default=20000, help="text_delta events in the sidecar run")

@@ -20,6 +20,7 @@ SMALL_RUNS = {
     "telegram_channel.py": ["--messages", "3", "--megabytes", "0.1"],
     "task_scheduler.py": ["--pending", "200", "--due", "3"],
     "session_turn_cost.py": ["--checkpoints", "1,3", "--window", "1"],
+    "serve_throughput.py": ["--requests", "6", "--clients", "1,2", "--events", "20"],
 }
 
 
