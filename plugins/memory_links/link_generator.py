@@ -15,10 +15,11 @@ from typing import TYPE_CHECKING, Any
 
 import attrs
 
-from .link_parser import ParsedLinks, parse_links
 
 if TYPE_CHECKING:
     from atomic_agent.api import RuntimeView
+
+    from .link_parser import ParsedLinks
 
 OUTCOME_METRIC = "agent.memory.link_generator"
 DURATION_METRIC = "agent.memory.link_generator.duration_ms"
@@ -112,6 +113,8 @@ class LinkGenerator:
         return self._finish(result, started)
 
     async def _run(self, digest: Any) -> LinkOutcome:
+        from .link_parser import parse_links
+
         from atomic_agent.api import CompletionRequest
 
         evolver = self.evolver()

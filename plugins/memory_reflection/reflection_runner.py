@@ -16,8 +16,6 @@ import attrs
 
 from atomic_agent.api import store_clock
 
-from .note_context import exchange_context
-from .reflection_parser import parse_reflection
 from .reflection_writer import WriteReport, write_reflection
 
 if TYPE_CHECKING:
@@ -171,6 +169,9 @@ class ReflectionRunner:
         return outcomes
 
     async def _reflect(self, digest: Any, transcript: Any | None = None) -> ReflectionOutcome:
+        from .note_context import exchange_context
+        from .reflection_parser import parse_reflection
+
         from atomic_agent.api import CompletionRequest
 
         from .reflection_grammar import GRAMMAR_FILE, reflection_grammar

@@ -20,7 +20,6 @@ from typing import TYPE_CHECKING, Any
 import attrs
 
 from .referential_gate import is_referential
-from .rewrite_parser import parse_rewrite
 
 if TYPE_CHECKING:
     from atomic_agent.api import RuntimeView
@@ -103,6 +102,8 @@ class QueryRewriter:
                 self._rewrites.popitem(last=False)
 
     async def rewrite(self, session_id: str, message: str, history: Any) -> RewriteOutcome:
+        from .rewrite_parser import parse_rewrite
+
         metrics = self._metrics()
         skip = self.gate(message, len(history))
         if skip is not None:

@@ -5,6 +5,11 @@ Each sub-package exposes `tool_specs(runtime) -> list[ToolSpec]` and may expose
 They are imported lazily, when the hook runs, and a sub-package that is missing (not built
 yet) or fails to import is skipped with one warning line, so one broken area never takes
 the other tools down.
+
+`tool_specs` runs at every start-up to put the tools in the prompt, so a tool module keeps
+only what its spec shows (name, summary, schema, example, category) at its top level; the
+guards, runners and parsers behind it are imported inside the functions of the run path and
+load on the tool's first call (tests/plugins/os/test_tool_specs_are_light.py).
 """
 
 from __future__ import annotations

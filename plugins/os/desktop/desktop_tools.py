@@ -10,18 +10,20 @@ from typing import TYPE_CHECKING, Any
 from atomic_agent.api import ResourceClass, Tier, ToolResult, ToolSpec
 
 from ..shell.exec_config import ExecConfig, exec_config, tool_environment
-from ..shell.process_runner import run_process
-from ..shell.shown_text import excerpt, fenced
-from .desktop_commands import DESKTOP_ENV, DesktopCommand, Unavailable, clipboard_command, notify_command
 
 if TYPE_CHECKING:
     from atomic_agent.api import RuntimeView
+
+    from .desktop_commands import DesktopCommand
 
 TIMEOUT_S = 10.0
 CLIPBOARD_MAX_BYTES = 1024 * 1024
 
 
 async def _run(command: DesktopCommand, config: ExecConfig, ctx: Any, stdin: bytes | None = None) -> Any:
+    from ..shell.process_runner import run_process
+    from .desktop_commands import DESKTOP_ENV
+
     return await run_process(command.argv, cwd=Path(ctx.working_dir), env=tool_environment(config, DESKTOP_ENV),
                              timeout_s=TIMEOUT_S, cancelled=ctx.cancelled, stdin=stdin,
                              head_bytes=CLIPBOARD_MAX_BYTES, tail_bytes=0, discard_output=command.forks_owner)
@@ -39,6 +41,8 @@ def _failure(tool: str, out: Any) -> ToolResult | None:
 
 
 async def run_notify(args: Mapping[str, Any], ctx: Any, config: ExecConfig) -> ToolResult:
+    from .desktop_commands import Unavailable, notify_command
+
     title = args.get("title")
     if not isinstance(title, str) or not title.strip():
         return ToolResult.error("os.notify: title must be a non-empty string")
@@ -50,6 +54,9 @@ async def run_notify(args: Mapping[str, Any], ctx: Any, config: ExecConfig) -> T
 
 
 async def run_clipboard_read(args: Mapping[str, Any], ctx: Any, config: ExecConfig) -> ToolResult:
+    from ..shell.shown_text import excerpt, fenced
+    from .desktop_commands import Unavailable, clipboard_command
+
     command = clipboard_command("read", os.environ)
     if isinstance(command, Unavailable):
         return ToolResult.error(f"os.clipboard.read: {command.reason}", unavailable=True)
@@ -63,6 +70,8 @@ async def run_clipboard_read(args: Mapping[str, Any], ctx: Any, config: ExecConf
 
 
 async def run_clipboard_write(args: Mapping[str, Any], ctx: Any, config: ExecConfig) -> ToolResult:
+    from .desktop_commands import Unavailable, clipboard_command
+
     text = args.get("text")
     if not isinstance(text, str):
         return ToolResult.error("os.clipboard.write: text must be a string")

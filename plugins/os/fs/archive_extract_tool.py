@@ -15,16 +15,9 @@ from pathlib import Path
 from typing import Any
 
 from atomic_agent.api import ResourceClass, Tier, ToolContext, ToolResult, ToolSpec
-from atomic_agent.plugins.os.fs.archive_guards import DEFAULT_MAX_BYTES, UnsafeArchive, check_members
-from atomic_agent.plugins.os.fs.archive_reader import ArchiveError, archive_kind, list_members
-from atomic_agent.plugins.os.fs.extract_members import extract_members, member_target
+from atomic_agent.plugins.os.fs.archive_guards import DEFAULT_MAX_BYTES
 from atomic_agent.plugins.os.fs.fs_env import FsEnv
-from atomic_agent.plugins.os.fs.list_tool import short_size
-from atomic_agent.plugins.os.fs.path_args import PathArgError, display_path, resolve_path
-from atomic_agent.plugins.os.fs.read_guard import ReadRefused, admit_read
 from atomic_agent.plugins.os.fs_approval.classify_fs_mutation import EXTRACT, HOME_CATEGORY
-from atomic_agent.plugins.os.fs_approval.require_fs_approval import require_fs_approval
-from atomic_agent.plugins.os.fs_approval.trust_config_paths import trust_config_paths
 
 NAME = "os.fs.archive.extract"
 MAX_BYTES_LIMIT = 16 << 30
@@ -51,6 +44,15 @@ def default_dest(archive: Path, working_dir: Path) -> Path:
 
 def make_archive_extract(env: FsEnv) -> ToolSpec:
     async def run(args: Mapping[str, Any], ctx: ToolContext) -> ToolResult:
+        from atomic_agent.plugins.os.fs.archive_guards import UnsafeArchive, check_members
+        from atomic_agent.plugins.os.fs.archive_reader import ArchiveError, archive_kind, list_members
+        from atomic_agent.plugins.os.fs.extract_members import extract_members, member_target
+        from atomic_agent.plugins.os.fs.list_tool import short_size
+        from atomic_agent.plugins.os.fs.path_args import PathArgError, display_path, resolve_path
+        from atomic_agent.plugins.os.fs.read_guard import ReadRefused, admit_read
+        from atomic_agent.plugins.os.fs_approval.require_fs_approval import require_fs_approval
+        from atomic_agent.plugins.os.fs_approval.trust_config_paths import trust_config_paths
+
         try:
             archive = resolve_path(ctx, args.get("path"))
             shown = display_path(archive, ctx)

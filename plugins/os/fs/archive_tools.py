@@ -8,14 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from atomic_agent.api import ResourceClass, Tier, ToolContext, ToolResult, ToolSpec
-from atomic_agent.plugins.os.fs.archive_guards import member_problem
-from atomic_agent.plugins.os.fs.archive_reader import ArchiveError, archive_kind, list_members, open_member
 from atomic_agent.plugins.os.fs.fs_env import FsEnv
-from atomic_agent.plugins.os.fs.list_tool import short_size
-from atomic_agent.plugins.os.fs.path_args import PathArgError, display_path, resolve_path
-from atomic_agent.plugins.os.fs.read_guard import ReadRefused, admit_read
-from atomic_agent.plugins.os.fs.text_sniff import binary_kind, looks_binary
-from atomic_agent.plugins.os.fs_approval.trust_config_paths import trust_config_paths
 
 LIST_NAME = "os.fs.archive.list"
 READ_NAME = "os.fs.archive.read_entry"
@@ -48,6 +41,11 @@ READ_SCHEMA = {
 
 
 async def _archive(ctx: ToolContext, env: FsEnv, raw: object, tool: str) -> tuple[Path, str, str]:
+    from atomic_agent.plugins.os.fs.archive_reader import archive_kind
+    from atomic_agent.plugins.os.fs.path_args import display_path, resolve_path
+    from atomic_agent.plugins.os.fs.read_guard import admit_read
+    from atomic_agent.plugins.os.fs_approval.trust_config_paths import trust_config_paths
+
     path = resolve_path(ctx, raw)
     shown = display_path(path, ctx)
     await admit_read(ctx, path, shown, (*trust_config_paths(ctx.state_dir), *env.extra_trust()), tool)
@@ -55,6 +53,8 @@ async def _archive(ctx: ToolContext, env: FsEnv, raw: object, tool: str) -> tupl
 
 
 def read_prefix(path: Path, kind: str, entry: str, cap: int) -> tuple[bytes, bool]:
+    from atomic_agent.plugins.os.fs.archive_reader import open_member
+
     with open_member(path, kind, entry) as stream:
         data = stream.read(cap + 1)  # one byte more tells whether there is more
     return data[:cap], len(data) > cap
@@ -62,6 +62,12 @@ def read_prefix(path: Path, kind: str, entry: str, cap: int) -> tuple[bytes, boo
 
 def make_archive_list(env: FsEnv) -> ToolSpec:
     async def run(args: Mapping[str, Any], ctx: ToolContext) -> ToolResult:
+        from atomic_agent.plugins.os.fs.archive_guards import member_problem
+        from atomic_agent.plugins.os.fs.archive_reader import ArchiveError, list_members
+        from atomic_agent.plugins.os.fs.list_tool import short_size
+        from atomic_agent.plugins.os.fs.path_args import PathArgError
+        from atomic_agent.plugins.os.fs.read_guard import ReadRefused
+
         try:
             path, shown, kind = await _archive(ctx, env, args.get("path"), LIST_NAME)
             members = await asyncio.to_thread(list_members, path, kind)
@@ -88,6 +94,11 @@ def make_archive_list(env: FsEnv) -> ToolSpec:
 
 def make_archive_read_entry(env: FsEnv) -> ToolSpec:
     async def run(args: Mapping[str, Any], ctx: ToolContext) -> ToolResult:
+        from atomic_agent.plugins.os.fs.archive_reader import ArchiveError
+        from atomic_agent.plugins.os.fs.path_args import PathArgError
+        from atomic_agent.plugins.os.fs.read_guard import ReadRefused
+        from atomic_agent.plugins.os.fs.text_sniff import binary_kind, looks_binary
+
         entry = str(args.get("entry") or "")
         cap = int(args.get("maxBytes") or DEFAULT_ENTRY_BYTES)
         try:

@@ -10,9 +10,6 @@ from typing import Any
 
 from atomic_agent.api import ResourceClass, Tier, ToolContext, ToolResult, ToolSpec
 from atomic_agent.plugins.os.fs.fs_env import FsEnv
-from atomic_agent.plugins.os.fs.path_args import PathArgError, display_path, resolve_path
-from atomic_agent.plugins.os.fs.read_guard import ReadRefused, admit_read
-from atomic_agent.plugins.os.fs_approval.trust_config_paths import trust_config_paths
 
 NAME = "os.fs.diff"
 MAX_FILE_BYTES = 5 * 1024 * 1024
@@ -51,6 +48,10 @@ def unified(old: str, new: str, old_name: str, new_name: str, context: int) -> s
 
 def make_diff(env: FsEnv) -> ToolSpec:
     async def run(args: Mapping[str, Any], ctx: ToolContext) -> ToolResult:
+        from atomic_agent.plugins.os.fs.path_args import PathArgError, display_path, resolve_path
+        from atomic_agent.plugins.os.fs.read_guard import ReadRefused, admit_read
+        from atomic_agent.plugins.os.fs_approval.trust_config_paths import trust_config_paths
+
         has_b, has_content = args.get("b") is not None, args.get("content") is not None
         if has_b == has_content:
             return ToolResult.error("give exactly one of b (a second file) or content (proposed text)")

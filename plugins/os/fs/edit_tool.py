@@ -14,13 +14,8 @@ from pathlib import Path
 from typing import Any
 
 from atomic_agent.api import ResourceClass, Tier, ToolContext, ToolResult, ToolSpec
-from atomic_agent.plugins.os.fs.atomic_file_write import write_file_atomic
 from atomic_agent.plugins.os.fs.fs_env import FsEnv
-from atomic_agent.plugins.os.fs.path_args import PathArgError, display_path, resolve_path
-from atomic_agent.plugins.os.fs.read_guard import ReadRefused, admit_read
 from atomic_agent.plugins.os.fs_approval.classify_fs_mutation import WORKSPACE_CATEGORY, WRITE
-from atomic_agent.plugins.os.fs_approval.require_fs_approval import require_fs_approval
-from atomic_agent.plugins.os.fs_approval.trust_config_paths import trust_config_paths
 
 NAME = "os.fs.edit"
 MAX_FILE_BYTES = 20 * 1024 * 1024
@@ -67,6 +62,12 @@ def replaced(text: str, old: str, new: str, replace_all: bool, shown: str) -> tu
 
 def make_edit(env: FsEnv) -> ToolSpec:
     async def run(args: Mapping[str, Any], ctx: ToolContext) -> ToolResult:
+        from atomic_agent.plugins.os.fs.atomic_file_write import write_file_atomic
+        from atomic_agent.plugins.os.fs.path_args import PathArgError, display_path, resolve_path
+        from atomic_agent.plugins.os.fs.read_guard import ReadRefused, admit_read
+        from atomic_agent.plugins.os.fs_approval.require_fs_approval import require_fs_approval
+        from atomic_agent.plugins.os.fs_approval.trust_config_paths import trust_config_paths
+
         try:
             path = resolve_path(ctx, args.get("path"))
         except PathArgError as exc:

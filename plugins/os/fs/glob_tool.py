@@ -9,9 +9,6 @@ from typing import Any
 
 from atomic_agent.api import ResourceClass, Tier, ToolContext, ToolResult, ToolSpec
 from atomic_agent.plugins.os.fs.fs_env import FsEnv
-from atomic_agent.plugins.os.fs.glob_pattern import GlobPatternError, compile_glob, match_path
-from atomic_agent.plugins.os.fs.path_args import PathArgError, display_path, resolve_path
-from atomic_agent.plugins.os.fs.walk_files import walk
 
 NAME = "os.fs.glob"
 DEFAULT_LIMIT = 200
@@ -32,6 +29,9 @@ SCHEMA = {
 
 
 def glob_paths(root: Path, pattern: str, hidden: bool, limit: int) -> dict[str, Any]:
+    from atomic_agent.plugins.os.fs.glob_pattern import match_path
+    from atomic_agent.plugins.os.fs.walk_files import walk
+
     matches: list[str] = []
     visited = 0
     truncated = capped = False
@@ -49,6 +49,8 @@ def glob_paths(root: Path, pattern: str, hidden: bool, limit: int) -> dict[str, 
 
 
 def check_pattern(pattern: object) -> str:
+    from atomic_agent.plugins.os.fs.glob_pattern import GlobPatternError, compile_glob
+
     if not isinstance(pattern, str) or not pattern.strip():
         raise GlobPatternError("pattern must be a non-empty glob such as \"**/*.md\"")
     if pattern.startswith("/") or pattern.startswith("~"):
@@ -61,6 +63,9 @@ def check_pattern(pattern: object) -> str:
 
 def make_glob(env: FsEnv) -> ToolSpec:
     async def run(args: Mapping[str, Any], ctx: ToolContext) -> ToolResult:
+        from atomic_agent.plugins.os.fs.glob_pattern import GlobPatternError
+        from atomic_agent.plugins.os.fs.path_args import PathArgError, display_path, resolve_path
+
         try:
             pattern = check_pattern(args.get("pattern"))
             root = resolve_path(ctx, args.get("path") or ".")

@@ -8,18 +8,13 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from atomic_agent.api import ResourceClass, Tier, ToolContext, ToolResult, ToolSpec
 from atomic_agent.plugins.os.fs.fs_env import FsEnv
-from atomic_agent.plugins.os.fs.glob_pattern import GlobPatternError, compile_glob
-from atomic_agent.plugins.os.fs.grep_python import GrepPatternError, compile_query, search_python
-from atomic_agent.plugins.os.fs.grep_query import GrepOutcome, GrepQuery
-from atomic_agent.plugins.os.fs.grep_ripgrep import RipgrepError, ripgrep_binary, search_ripgrep
-from atomic_agent.plugins.os.fs.grep_guard import guard_matches
-from atomic_agent.plugins.os.fs.path_args import PathArgError, display_path, resolve_path
-from atomic_agent.plugins.os.fs.read_guard import ReadRefused, ask_sensitive, sensitive_store
-from atomic_agent.plugins.os.fs_approval.trust_config_paths import trust_config_paths
+
+if TYPE_CHECKING:
+    from atomic_agent.plugins.os.fs.grep_query import GrepOutcome, GrepQuery
 
 NAME = "os.fs.grep"
 DEFAULT_LIMIT = 100
@@ -43,6 +38,9 @@ SCHEMA = {
 
 async def run_grep(query: GrepQuery, cancelled: asyncio.Event | None = None,
                    environ: dict[str, str] | None = None) -> GrepOutcome:
+    from atomic_agent.plugins.os.fs.grep_python import compile_query, search_python
+    from atomic_agent.plugins.os.fs.grep_ripgrep import RipgrepError, ripgrep_binary, search_ripgrep
+
     compile_query(query)  # one error message for a bad pattern, whichever engine runs
     binary = ripgrep_binary(environ)
     if binary is not None:
@@ -65,6 +63,14 @@ def render(outcome: GrepOutcome, query: GrepQuery, shown: str) -> str:
 
 def make_grep(env: FsEnv) -> ToolSpec:
     async def run(args: Mapping[str, Any], ctx: ToolContext) -> ToolResult:
+        from atomic_agent.plugins.os.fs.glob_pattern import GlobPatternError, compile_glob
+        from atomic_agent.plugins.os.fs.grep_guard import guard_matches
+        from atomic_agent.plugins.os.fs.grep_python import GrepPatternError
+        from atomic_agent.plugins.os.fs.grep_query import GrepQuery
+        from atomic_agent.plugins.os.fs.path_args import PathArgError, display_path, resolve_path
+        from atomic_agent.plugins.os.fs.read_guard import ReadRefused, ask_sensitive, sensitive_store
+        from atomic_agent.plugins.os.fs_approval.trust_config_paths import trust_config_paths
+
         try:
             root = resolve_path(ctx, args.get("path") or ".")
             glob = args.get("glob")

@@ -14,8 +14,6 @@ from typing import Any
 
 from atomic_agent.api import ResourceClass, Tier, ToolContext, ToolResult, ToolSpec
 from atomic_agent.plugins.os.fs.fs_env import FsEnv
-from atomic_agent.plugins.os.fs.path_args import PathArgError, display_path, resolve_path
-from atomic_agent.plugins.os.fs.walk_files import DEPENDENCY_DIRS
 
 NAME = "os.fs.list"
 DEFAULT_LIMIT = 200
@@ -57,6 +55,8 @@ def _entries(directory: Path, hidden: bool) -> list[os.DirEntry[str]]:
 
 
 def list_tree(root: Path, depth: int, hidden: bool, limit: int) -> dict[str, Any]:
+    from atomic_agent.plugins.os.fs.walk_files import DEPENDENCY_DIRS
+
     lines: list[str] = []
     counts = {"dirs": 0, "files": 0}
     truncated = False
@@ -101,6 +101,8 @@ def list_tree(root: Path, depth: int, hidden: bool, limit: int) -> dict[str, Any
 
 def make_list(env: FsEnv) -> ToolSpec:
     async def run(args: Mapping[str, Any], ctx: ToolContext) -> ToolResult:
+        from atomic_agent.plugins.os.fs.path_args import PathArgError, display_path, resolve_path
+
         try:
             root = resolve_path(ctx, args.get("path") or ".")
         except PathArgError as exc:

@@ -11,13 +11,14 @@ from __future__ import annotations
 import os
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from atomic_agent.api import ResourceClass, Tier, ToolContext, ToolResult, ToolSpec
 from atomic_agent.plugins.os.fs.fs_env import FsEnv
-from atomic_agent.plugins.os.fs.locate_project_match import TIER_NAMES, Match, match_candidates, query_segment
-from atomic_agent.plugins.os.fs.locate_project_sources import (
-    DIRECT, RootScan, cwd_chain, recent_session_dirs, root_children)
+
+if TYPE_CHECKING:
+    from atomic_agent.plugins.os.fs.locate_project_match import Match
+    from atomic_agent.plugins.os.fs.locate_project_sources import RootScan
 
 NAME = "os.fs.locate_project"
 DEFAULT_LIMIT = 5
@@ -54,6 +55,8 @@ def _direct_path(name: str) -> Path | None:
 
 
 def _line(match: Match) -> str:
+    from atomic_agent.plugins.os.fs.locate_project_match import TIER_NAMES
+
     return f"  {match.path}  ({match.source}, {TIER_NAMES[match.tier]})"
 
 
@@ -66,6 +69,10 @@ def _notes(scan: RootScan) -> list[str]:
 
 def make_locate_project(env: FsEnv) -> ToolSpec:
     async def run(args: Mapping[str, Any], ctx: ToolContext) -> ToolResult:
+        from atomic_agent.plugins.os.fs.locate_project_match import TIER_NAMES, match_candidates, query_segment
+        from atomic_agent.plugins.os.fs.locate_project_sources import (DIRECT, RootScan, cwd_chain, recent_session_dirs,
+                                                                       root_children)
+
         name = str(args.get("name") or "")
         limit = int(args.get("limit") or DEFAULT_LIMIT)
         direct = _direct_path(name)

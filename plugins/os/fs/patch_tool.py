@@ -12,20 +12,16 @@ import asyncio
 import os
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import attrs
 
 from atomic_agent.api import ResourceClass, Tier, ToolContext, ToolResult, ToolSpec
-from atomic_agent.plugins.os.fs.atomic_file_write import write_file_atomic
 from atomic_agent.plugins.os.fs.fs_env import FsEnv
-from atomic_agent.plugins.os.fs.patch_apply import HunkError, apply_hunks
-from atomic_agent.plugins.os.fs.patch_parse import FilePatch, PatchParseError, parse_patch
-from atomic_agent.plugins.os.fs.path_args import PathArgError, display_path, resolve_path
 from atomic_agent.plugins.os.fs_approval.classify_fs_mutation import WORKSPACE_CATEGORY, WRITE
-from atomic_agent.plugins.os.fs.read_guard import ReadRefused, admit_read
-from atomic_agent.plugins.os.fs_approval.require_fs_approval import require_fs_approval
-from atomic_agent.plugins.os.fs_approval.trust_config_paths import trust_config_paths
+
+if TYPE_CHECKING:
+    from atomic_agent.plugins.os.fs.patch_parse import FilePatch
 
 NAME = "os.fs.patch"
 MAX_FILE_BYTES = 20 * 1024 * 1024
@@ -74,6 +70,9 @@ def _read_text(path: Path, shown: str) -> str:
 def plan(files: Sequence[FilePatch], base: Path, ctx: ToolContext,
          targets: Sequence[Path] | None = None) -> tuple[list[PlannedFile], list[str]]:
     """New contents per file, or the reasons it cannot apply (never a partial plan)."""
+    from atomic_agent.plugins.os.fs.patch_apply import HunkError, apply_hunks
+    from atomic_agent.plugins.os.fs.path_args import display_path
+
     planned: list[PlannedFile] = []
     problems: list[str] = []
     for index, fp in enumerate(files):
@@ -106,6 +105,8 @@ def plan(files: Sequence[FilePatch], base: Path, ctx: ToolContext,
 
 def write_all(planned: Sequence[PlannedFile]) -> None:
     """Write every file; on a failure put back the ones already written, then re-raise."""
+    from atomic_agent.plugins.os.fs.atomic_file_write import write_file_atomic
+
     done: list[PlannedFile] = []
     try:
         for item in planned:
@@ -129,6 +130,12 @@ def _listing(planned: Sequence[PlannedFile]) -> str:
 
 def make_patch(env: FsEnv) -> ToolSpec:
     async def run(args: Mapping[str, Any], ctx: ToolContext) -> ToolResult:
+        from atomic_agent.plugins.os.fs.patch_parse import PatchParseError, parse_patch
+        from atomic_agent.plugins.os.fs.path_args import PathArgError, display_path, resolve_path
+        from atomic_agent.plugins.os.fs.read_guard import ReadRefused, admit_read
+        from atomic_agent.plugins.os.fs_approval.require_fs_approval import require_fs_approval
+        from atomic_agent.plugins.os.fs_approval.trust_config_paths import trust_config_paths
+
         try:
             base = resolve_path(ctx, args.get("path") or ".")
             files = parse_patch(str(args.get("patch")), args.get("strip"))

@@ -15,10 +15,6 @@ from typing import Any, BinaryIO
 
 from atomic_agent.api import ResourceClass, Tier, ToolContext, ToolResult, ToolSpec
 from atomic_agent.plugins.os.fs.fs_env import FsEnv
-from atomic_agent.plugins.os.fs.path_args import PathArgError, display_path, resolve_path
-from atomic_agent.plugins.os.fs.read_guard import ReadRefused, admit_read, check_readable
-from atomic_agent.plugins.os.fs.text_sniff import binary_kind, looks_binary, read_sample
-from atomic_agent.plugins.os.fs_approval.trust_config_paths import trust_config_paths
 
 NAME = "os.fs.read"
 DEFAULT_LIMIT = 200
@@ -140,6 +136,9 @@ def _summary(shown: str, got: dict[str, Any], offset: int) -> str:
 def read_file(path: Path, shown: str, trust: tuple[Path, ...], offset: int, limit: int,
               numbered: bool) -> ToolResult:
     """The whole read in one worker-thread hop: checks, binary sniff, lines."""
+    from atomic_agent.plugins.os.fs.read_guard import ReadRefused, check_readable
+    from atomic_agent.plugins.os.fs.text_sniff import binary_kind, looks_binary, read_sample
+
     try:
         st = check_readable(path, shown, trust)
         sample = read_sample(path)
@@ -158,6 +157,10 @@ def read_file(path: Path, shown: str, trust: tuple[Path, ...], offset: int, limi
 
 def make_read(env: FsEnv) -> ToolSpec:
     async def run(args: Mapping[str, Any], ctx: ToolContext) -> ToolResult:
+        from atomic_agent.plugins.os.fs.path_args import PathArgError, display_path, resolve_path
+        from atomic_agent.plugins.os.fs.read_guard import ReadRefused, admit_read
+        from atomic_agent.plugins.os.fs_approval.trust_config_paths import trust_config_paths
+
         try:
             path = resolve_path(ctx, args.get("path"))
         except PathArgError as exc:

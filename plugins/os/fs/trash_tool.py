@@ -13,10 +13,7 @@ from typing import Any
 
 from atomic_agent.api import ResourceClass, Tier, ToolContext, ToolResult, ToolSpec
 from atomic_agent.plugins.os.fs.fs_env import FsEnv
-from atomic_agent.plugins.os.fs.path_args import PathArgError, display_path, resolve_path
-from atomic_agent.plugins.os.fs.trash_store import TrashError, TrashStore
 from atomic_agent.plugins.os.fs_approval.classify_fs_mutation import TRASH, TRASH_CATEGORY, WRITE
-from atomic_agent.plugins.os.fs_approval.require_fs_approval import require_fs_approval
 
 NAME = "os.fs.trash"
 LIST_SHOWN = 50
@@ -34,6 +31,10 @@ SCHEMA = {
 
 def make_trash(env: FsEnv) -> ToolSpec:
     async def run(args: Mapping[str, Any], ctx: ToolContext) -> ToolResult:
+        from atomic_agent.plugins.os.fs.path_args import PathArgError, display_path, resolve_path
+        from atomic_agent.plugins.os.fs.trash_store import TrashError, TrashStore
+        from atomic_agent.plugins.os.fs_approval.require_fs_approval import require_fs_approval
+
         store = TrashStore(env.state_dir_for(ctx))
         action = args.get("action") or "move"
         if action == "list":

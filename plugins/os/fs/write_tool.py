@@ -7,11 +7,8 @@ from collections.abc import Mapping
 from typing import Any
 
 from atomic_agent.api import ResourceClass, Tier, ToolContext, ToolResult, ToolSpec
-from atomic_agent.plugins.os.fs.atomic_file_write import write_file_atomic
 from atomic_agent.plugins.os.fs.fs_env import FsEnv
-from atomic_agent.plugins.os.fs.path_args import PathArgError, display_path, resolve_path
 from atomic_agent.plugins.os.fs_approval.classify_fs_mutation import WORKSPACE_CATEGORY, WRITE
-from atomic_agent.plugins.os.fs_approval.require_fs_approval import require_fs_approval
 
 NAME = "os.fs.write"
 MAX_CONTENT_CHARS = 10_000_000
@@ -30,6 +27,10 @@ SCHEMA = {
 
 def make_write(env: FsEnv) -> ToolSpec:
     async def run(args: Mapping[str, Any], ctx: ToolContext) -> ToolResult:
+        from atomic_agent.plugins.os.fs.atomic_file_write import write_file_atomic
+        from atomic_agent.plugins.os.fs.path_args import PathArgError, display_path, resolve_path
+        from atomic_agent.plugins.os.fs_approval.require_fs_approval import require_fs_approval
+
         try:
             path = resolve_path(ctx, args.get("path"))
         except PathArgError as exc:

@@ -9,8 +9,6 @@ from typing import Any
 from atomic_agent.api import ResourceClass, Tier, ToolResult, ToolSpec
 
 from ..shell.exec_config import ExecConfig
-from .git_args import GitArgsError
-from .git_runner import GitError
 
 PATH_PROP = {"type": "string", "description": "a directory inside the repository (default: the session's)"}
 
@@ -24,6 +22,9 @@ def git_spec(name: str, summary: str, properties: dict[str, Any], run: GitRun, c
         schema["required"] = list(required)
 
     async def runner(args: Mapping[str, Any], ctx: Any) -> ToolResult:
+        from .git_args import GitArgsError
+        from .git_runner import GitError
+
         try:
             return await run(args, ctx, config)
         except (GitArgsError, GitError) as exc:

@@ -8,14 +8,6 @@ from typing import TYPE_CHECKING, Any
 from atomic_agent.api import Tier, ToolResult, ToolSpec
 
 from ..shell.exec_config import ExecConfig, exec_config
-from ..shell.shown_text import excerpt, fenced
-from .git_args import bounded_int, file_arg, repo_dir, revision
-from .git_blame_parse import blame_summary, parse_blame
-from .git_branch_parse import BRANCH_FORMAT, branch_summary, parse_branches
-from .git_log_parse import LOG_FORMAT, log_summary, parse_log
-from .git_numstat_parse import numstat_summary, parse_numstat
-from .git_runner import git_environment, run_git
-from .git_status_parse import parse_status, status_summary
 from .git_tool_kit import git_spec, truncation_note
 
 if TYPE_CHECKING:
@@ -26,6 +18,10 @@ _DIFF_SAFETY = ("--no-ext-diff", "--no-textconv", "--no-color", "--ignore-submod
 
 
 async def git_status(args: Mapping[str, Any], ctx: Any, config: ExecConfig) -> ToolResult:
+    from .git_args import repo_dir
+    from .git_runner import run_git
+    from .git_status_parse import parse_status, status_summary
+
     cwd = repo_dir(args, ctx.working_dir)
     out = await run_git(["status", "--porcelain=v2", "--branch", "-z", "--untracked-files=normal",
                          "--ignore-submodules=all"], cwd, config, ctx.cancelled)
@@ -34,6 +30,10 @@ async def git_status(args: Mapping[str, Any], ctx: Any, config: ExecConfig) -> T
 
 
 async def git_log(args: Mapping[str, Any], ctx: Any, config: ExecConfig) -> ToolResult:
+    from .git_args import bounded_int, file_arg, repo_dir, revision
+    from .git_log_parse import LOG_FORMAT, log_summary, parse_log
+    from .git_runner import run_git
+
     cwd = repo_dir(args, ctx.working_dir)
     limit = bounded_int(args, "limit", 20, 1, 500)
     argv = ["log", f"--format={LOG_FORMAT}", "-n", str(limit), "--no-color"]
@@ -49,6 +49,8 @@ async def git_log(args: Mapping[str, Any], ctx: Any, config: ExecConfig) -> Tool
 
 
 def _diff_base(args: Mapping[str, Any]) -> list[str]:
+    from .git_args import revision
+
     argv = ["diff", *_DIFF_SAFETY]
     if args.get("staged"):
         argv.append("--cached")
@@ -60,12 +62,20 @@ def _diff_base(args: Mapping[str, Any]) -> list[str]:
 
 async def _patch_and_stats(base: list[str], paths: list[str], cwd: Any, config: ExecConfig, ctx: Any,
                            context: int, env: dict[str, str]) -> tuple[list[dict[str, Any]], str, bool]:
+    from .git_numstat_parse import parse_numstat
+    from .git_runner import run_git
+
     stats = await run_git([*base, "--numstat", "-z", "--", *paths], cwd, config, ctx.cancelled, env)
     patch = await run_git([*base, f"-U{context}", "--", *paths], cwd, config, ctx.cancelled, env)
     return parse_numstat(stats.text), patch.text, patch.truncated
 
 
 async def git_diff(args: Mapping[str, Any], ctx: Any, config: ExecConfig) -> ToolResult:
+    from ..shell.shown_text import excerpt, fenced
+    from .git_args import bounded_int, file_arg, repo_dir
+    from .git_numstat_parse import numstat_summary
+    from .git_runner import git_environment
+
     cwd = repo_dir(args, ctx.working_dir)
     context = bounded_int(args, "context", 3, 0, 50)
     file = file_arg(args)
@@ -79,6 +89,12 @@ async def git_diff(args: Mapping[str, Any], ctx: Any, config: ExecConfig) -> Too
 
 
 async def git_show(args: Mapping[str, Any], ctx: Any, config: ExecConfig) -> ToolResult:
+    from ..shell.shown_text import excerpt, fenced
+    from .git_args import file_arg, repo_dir, revision
+    from .git_log_parse import LOG_FORMAT, log_summary, parse_log
+    from .git_numstat_parse import numstat_summary
+    from .git_runner import git_environment, run_git
+
     cwd = repo_dir(args, ctx.working_dir)
     rev = revision(args, "rev", "HEAD") or "HEAD"
     file = file_arg(args)
@@ -98,6 +114,10 @@ async def git_show(args: Mapping[str, Any], ctx: Any, config: ExecConfig) -> Too
 
 
 async def git_blame(args: Mapping[str, Any], ctx: Any, config: ExecConfig) -> ToolResult:
+    from .git_args import bounded_int, file_arg, repo_dir, revision
+    from .git_blame_parse import blame_summary, parse_blame
+    from .git_runner import run_git
+
     cwd = repo_dir(args, ctx.working_dir)
     file = file_arg(args, required=True)
     argv = ["blame", "--porcelain", "--no-textconv"]
@@ -116,6 +136,10 @@ async def git_blame(args: Mapping[str, Any], ctx: Any, config: ExecConfig) -> To
 
 
 async def git_branch(args: Mapping[str, Any], ctx: Any, config: ExecConfig) -> ToolResult:
+    from .git_args import repo_dir
+    from .git_branch_parse import BRANCH_FORMAT, branch_summary, parse_branches
+    from .git_runner import run_git
+
     cwd = repo_dir(args, ctx.working_dir)
     refs = ["refs/heads", "refs/remotes"] if args.get("all") else ["refs/heads"]
     out = await run_git(["for-each-ref", f"--format={BRANCH_FORMAT}", "--sort=-committerdate", *refs], cwd,

@@ -1,4 +1,8 @@
-"""`os.http.request`: one HTTP request, allowlisted, gated, SSRF-guarded and retried."""
+"""`os.http.request`: one HTTP request, allowlisted, gated, SSRF-guarded and retried.
+
+The spec is built from this module's constants at start-up; the SSRF guard, the egress
+policy and the exchange are imported by the functions that run a request.
+"""
 
 from __future__ import annotations
 
@@ -8,15 +12,14 @@ from typing import TYPE_CHECKING, Any
 
 from atomic_agent.api import ResourceClass, Tier, ToolResult, ToolSpec
 
-from ..shell.shown_text import escape_for_prompt, excerpt, fenced
-from .egress_policy import admit_egress, redirect_check
-from .guarded_exchange import ExchangeOptions, HttpExchange, HttpFailure, Sleep, exchange_with_retries
 from .http_config import HttpConfig, http_config
-from .retry_policy import RetryPolicy
-from .ssrf_guard import Resolver, SsrfBlocked, check_url
 
 if TYPE_CHECKING:
     from atomic_agent.api import RuntimeView
+
+    from .guarded_exchange import HttpExchange, Sleep
+    from .retry_policy import RetryPolicy
+    from .ssrf_guard import Resolver
 
 TOOL_NAME = "os.http.request"
 CATEGORY = "http"
@@ -45,10 +48,14 @@ def is_textual(content_type: str) -> bool:
 
 
 def retry_policy(max_retries: int, base_ms: int, max_ms: int) -> RetryPolicy:
+    from .retry_policy import RetryPolicy
+
     return RetryPolicy(max_retries, base_ms / 1000, max_ms / 1000)
 
 
 def _summary(method: str, exchange: HttpExchange) -> str:
+    from ..shell.shown_text import escape_for_prompt, excerpt, fenced
+
     lines = [f"{method} {exchange.url} → HTTP {exchange.status} {exchange.reason}".rstrip()]
     meta = [exchange.content_type or "no content type", f"{len(exchange.body)} bytes"]
     if exchange.truncated:
@@ -90,6 +97,10 @@ def _check_args(args: Mapping[str, Any]) -> tuple[str, str, dict[str, str], byte
 
 async def run_http_request(args: Mapping[str, Any], ctx: Any, config: HttpConfig, sleep: Sleep = asyncio.sleep,
                            resolver: Resolver | None = None) -> ToolResult:
+    from .egress_policy import admit_egress, redirect_check
+    from .guarded_exchange import ExchangeOptions, HttpFailure, exchange_with_retries
+    from .ssrf_guard import SsrfBlocked, check_url
+
     try:
         method, url, headers, body = _check_args(args)
         target = await check_url(url, config.private_hosts, resolver)  # before asking: a block never prompts

@@ -10,11 +10,7 @@ from typing import TYPE_CHECKING, Any
 
 from atomic_agent.api import ResourceClass, Tier, ToolResult, ToolSpec
 
-from ..shell.ask_approval import ask_approval, call_binding
 from ..shell.exec_config import ExecConfig, exec_config, tool_environment
-from ..shell.process_runner import run_process
-from ..shell.shown_text import escape_for_prompt
-from .ps_parse import PS_ARGV, parse_ps
 
 if TYPE_CHECKING:
     from atomic_agent.api import RuntimeView
@@ -24,6 +20,9 @@ SIGNALS = ("TERM", "KILL", "INT", "HUP", "QUIT", "STOP", "CONT", "USR1", "USR2")
 
 
 async def list_processes(config: ExecConfig, cancelled: Any = None) -> list[dict[str, Any]]:
+    from ..shell.process_runner import run_process
+    from .ps_parse import PS_ARGV, parse_ps
+
     out = await run_process(PS_ARGV, cwd=Path("/"), env=tool_environment(config), timeout_s=30, cancelled=cancelled,
                             head_bytes=8 * 1024 * 1024, tail_bytes=0)
     if out.spawn_error:
@@ -34,6 +33,8 @@ async def list_processes(config: ExecConfig, cancelled: Any = None) -> list[dict
 
 
 async def run_list(args: Mapping[str, Any], ctx: Any, config: ExecConfig) -> ToolResult:
+    from ..shell.shown_text import escape_for_prompt
+
     try:
         processes = await list_processes(config, ctx.cancelled)
     except RuntimeError as exc:
@@ -60,6 +61,9 @@ def _refusal(pid: int) -> str | None:
 
 
 async def run_kill(args: Mapping[str, Any], ctx: Any, config: ExecConfig) -> ToolResult:
+    from ..shell.ask_approval import ask_approval, call_binding
+    from ..shell.shown_text import escape_for_prompt
+
     pid = args.get("pid")
     sig_name = str(args.get("signal") or "TERM").upper().removeprefix("SIG")
     if isinstance(pid, bool) or not isinstance(pid, int):

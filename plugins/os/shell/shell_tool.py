@@ -1,4 +1,9 @@
-"""`os.shell.run`: run a program, guarded, gated, capped and cancellable."""
+"""`os.shell.run`: run a program, guarded, gated, capped and cancellable.
+
+The spec (name, schema, example, categories) is built from this module's constants at
+start-up; the guard, the runner and the rest of the run path are imported by the functions
+that use them, so listing the tool in the prompt does not load them.
+"""
 
 from __future__ import annotations
 
@@ -9,24 +14,21 @@ from typing import TYPE_CHECKING, Any
 
 from atomic_agent.api import ResourceClass, Tier, ToolResult, ToolSpec
 
-from .ask_approval import ask_approval, call_binding
-from .exec_config import ExecConfig, exec_config, tool_environment
-from .process_runner import ProcessOutcome, run_process
-from .shell_args import ShellArgsError, ShellCall, parse_shell_call
-from .guard_records import DANGEROUS, UNDECIDABLE, GuardVerdict
-from .shell_guard import guard_scope, inspect_argv, inspect_line
-from .script_files import script_files
-from .shell_interpretation import ExecPlan, plan_exec
-from .shown_text import escape_for_prompt, excerpt, fenced
+from .exec_config import exec_config
 
 if TYPE_CHECKING:
     from atomic_agent.api import RuntimeView
+
+    from .exec_config import ExecConfig
+    from .guard_records import GuardVerdict
+    from .process_runner import ProcessOutcome
+    from .shell_args import ShellCall
+    from .shell_interpretation import ExecPlan
 
 TOOL_NAME = "os.shell.run"
 CATEGORY = "shell"
 DANGEROUS_CATEGORY = "shell_dangerous"  # asks below level 5: level 4 still shows what the guard flagged
 UNDECIDABLE_CATEGORY = "shell_undecidable"  # asks at every level, 5 included
-_CATEGORY_OF = {DANGEROUS: DANGEROUS_CATEGORY, UNDECIDABLE: UNDECIDABLE_CATEGORY}
 STDOUT_SHOWN = 700  # chars of stdout in the summary (the executor caps the whole summary)
 STDERR_SHOWN = 300
 
@@ -54,6 +56,8 @@ def _home() -> str:
 
 
 def _resolve_cwd(call: ShellCall, working_dir: Path) -> Path:
+    from .shell_args import ShellArgsError
+
     base = Path(working_dir)
     if call.cwd is None:
         return base
@@ -66,6 +70,8 @@ def _resolve_cwd(call: ShellCall, working_dir: Path) -> Path:
 
 
 def _check_limits(call: ShellCall, config: ExecConfig) -> None:
+    from .shell_args import ShellArgsError
+
     if len(call.args) > config.max_args:
         raise ShellArgsError(f"too many arguments ({len(call.args)} > exec.maxArgs {config.max_args}); write the "
                              "list to a file and read it with xargs or a script instead")
@@ -80,11 +86,16 @@ def _check_limits(call: ShellCall, config: ExecConfig) -> None:
 
 def judge(plan: ExecPlan, cwd: Path, session_cwd: Path, environment: dict[str, str] | None = None) -> GuardVerdict:
     """The guard's verdict; `environment` is the child's (so unset variables are known to be empty)."""
+    from .shell_guard import guard_scope, inspect_argv, inspect_line
+
     scope = guard_scope(str(cwd), str(session_cwd), _home(), environment)
     return inspect_line(plan.argv[2], scope) if plan.via_shell else inspect_argv(list(plan.argv), scope)
 
 
 def _approval_summary(plan: ExecPlan, cwd: Path, verdict: GuardVerdict) -> str:
+    from .guard_records import UNDECIDABLE
+    from .shown_text import escape_for_prompt
+
     where = "sh -c" if plan.via_shell else "direct exec"
     text = f"run `{escape_for_prompt(plan.line)}` in {escape_for_prompt(str(cwd), 200)} ({where})"
     if verdict.kind == UNDECIDABLE:
@@ -99,6 +110,8 @@ def _guard_details(verdict: GuardVerdict) -> dict[str, Any]:
 
 
 def _summary(plan: ExecPlan, out: ProcessOutcome, timeout_s: float) -> str:
+    from .shown_text import escape_for_prompt, excerpt, fenced
+
     lines = [f"$ {escape_for_prompt(plan.line, 200)}"]
     if out.timed_out:
         lines.append(f"timed out after {timeout_s:g}s; the process group was killed")
@@ -136,6 +149,15 @@ def _result(plan: ExecPlan, out: ProcessOutcome, timeout_s: float, verdict: Guar
 
 
 async def run_shell(args: Mapping[str, Any], ctx: Any, config: ExecConfig) -> ToolResult:
+    from .ask_approval import ask_approval, call_binding
+    from .exec_config import tool_environment
+    from .guard_records import DANGEROUS, UNDECIDABLE
+    from .process_runner import run_process
+    from .script_files import script_files
+    from .shell_args import ShellArgsError, parse_shell_call
+    from .shell_interpretation import plan_exec
+    from .shown_text import escape_for_prompt
+
     try:
         call = parse_shell_call(args)
         _check_limits(call, config)
@@ -151,7 +173,7 @@ async def run_shell(args: Mapping[str, Any], ctx: Any, config: ExecConfig) -> To
                                 "This command cannot be run by the agent; run it yourself if you really mean it.",
                                 guard=_guard_details(verdict), argv=list(plan.argv))
     binding = call_binding(TOOL_NAME, cwd, plan.argv, script_files(plan.argv, plan.via_shell, cwd))
-    category = _CATEGORY_OF.get(verdict.kind, CATEGORY)
+    category = {DANGEROUS: DANGEROUS_CATEGORY, UNDECIDABLE: UNDECIDABLE_CATEGORY}.get(verdict.kind, CATEGORY)
     if not await ask_approval(ctx, category, _approval_summary(plan, cwd, verdict), verdict.command_shape, binding):
         return ToolResult.error(f"not approved: {escape_for_prompt(plan.line, 200)} was not run",
                                 denied=True, guard=_guard_details(verdict))

@@ -1,4 +1,8 @@
-"""`os.web.fetch`: read a known URL as Markdown or text, under the SSRF guard and size caps."""
+"""`os.web.fetch`: read a known URL as Markdown or text, under the SSRF guard and size caps.
+
+The spec is built from this module's constants at start-up; the guard, the exchange and the
+HTML converter are imported by the functions that fetch and render a page.
+"""
 
 from __future__ import annotations
 
@@ -9,17 +13,14 @@ from typing import TYPE_CHECKING, Any
 
 from atomic_agent.api import ResourceClass, Tier, ToolResult, ToolSpec
 
-from ..http.guarded_exchange import ExchangeOptions, HttpFailure, Sleep, exchange_with_retries
-from ..http.egress_policy import admit_egress, redirect_check
 from ..http.http_config import HttpConfig, http_config
-from ..http.http_tool import is_textual, retry_policy
-from ..http.ssrf_guard import Resolver, SsrfBlocked, check_url
-from ..shell.shown_text import fenced
-from .html_to_text import html_to_text
 from .web_config import WebConfig, web_config
 
 if TYPE_CHECKING:
     from atomic_agent.api import RuntimeView
+
+    from ..http.guarded_exchange import Sleep
+    from ..http.ssrf_guard import Resolver
 
 TOOL_NAME = "os.web.fetch"
 ARGS_SCHEMA: dict[str, Any] = {
@@ -37,6 +38,8 @@ EXAMPLE = '{"tool": "os.web.fetch", "args": {"url": "https://example.com", "form
 
 def _render(content_type: str, text: str, markdown: bool, url: str) -> tuple[str, str]:
     if "html" in content_type or (not content_type and text.lstrip()[:1] == "<"):
+        from .html_to_text import html_to_text
+
         return html_to_text(text, markdown, url)
     if "json" in content_type:
         try:
@@ -48,6 +51,12 @@ def _render(content_type: str, text: str, markdown: bool, url: str) -> tuple[str
 
 async def run_fetch(args: Mapping[str, Any], ctx: Any, web: WebConfig, http: HttpConfig,
                     sleep: Sleep = asyncio.sleep, resolver: Resolver | None = None) -> ToolResult:
+    from ..http.egress_policy import admit_egress, redirect_check
+    from ..http.guarded_exchange import ExchangeOptions, HttpFailure, exchange_with_retries
+    from ..http.http_tool import is_textual, retry_policy
+    from ..http.ssrf_guard import SsrfBlocked, check_url
+    from ..shell.shown_text import fenced
+
     url = args.get("url")
     fmt = args.get("format") or "markdown"
     if not isinstance(url, str) or not url or fmt not in ("markdown", "text"):

@@ -1,4 +1,8 @@
-"""`os.web.search`: search the web through the configured provider chain."""
+"""`os.web.search`: search the web through the configured provider chain.
+
+The runtime's spec is built from this module's constants at start-up; the chain (its
+providers, and the cache and cooldown files it reads) is built on the first search.
+"""
 
 from __future__ import annotations
 
@@ -10,17 +14,13 @@ from typing import TYPE_CHECKING, Any
 
 from atomic_agent.api import ResourceClass, Tier, ToolResult, ToolSpec
 
-from ..http.guarded_exchange import Sleep
-from .missing_key_warning import warn_missing_keys
-from .provider_cooldown import COOLDOWN_FILE, ProviderCooldown
-from .search_cache import CACHE_FILE, SearchCache
-from .search_chain import SearchChain, build_providers
-from .search_http import SearchHttp
-from .search_providers import BUILTIN_PROVIDERS, ProviderFactory
 from .web_config import WebSearchConfig, web_config
 
 if TYPE_CHECKING:
     from atomic_agent.api import RuntimeView
+
+    from ..http.guarded_exchange import Sleep
+    from .search_providers import ProviderFactory
 
 TOOL_NAME = "os.web.search"
 ARGS_SCHEMA: dict[str, Any] = {
@@ -39,7 +39,13 @@ class WebSearch:
     """The chain, its cache and cooldown, and how to call providers; one per runtime."""
 
     def __init__(self, search: WebSearchConfig, state_dir: Path | None,
-                 factories: Mapping[str, ProviderFactory] = BUILTIN_PROVIDERS, sleep: Sleep = asyncio.sleep) -> None:
+                 factories: Mapping[str, ProviderFactory] | None = None, sleep: Sleep = asyncio.sleep) -> None:
+        from .provider_cooldown import COOLDOWN_FILE, ProviderCooldown
+        from .search_cache import CACHE_FILE, SearchCache
+        from .search_chain import SearchChain, build_providers
+        from .search_providers import BUILTIN_PROVIDERS
+
+        factories = BUILTIN_PROVIDERS if factories is None else factories
         persist = state_dir if search.persist_cache else None
         self.config = search
         self.sleep = sleep
@@ -49,6 +55,8 @@ class WebSearch:
 
     async def run(self, args: Mapping[str, Any]) -> ToolResult:
         import httpx
+
+        from .search_http import SearchHttp
 
         query = args.get("query")
         if not isinstance(query, str) or not query.strip():
@@ -73,8 +81,14 @@ class WebSearch:
         return ToolResult.ok("\n".join(lines), **details)
 
 
+def _spec(run: Any) -> ToolSpec:
+    return ToolSpec(name=TOOL_NAME, summary="Search the web; returns titles, URLs and snippets (provider chain with "
+                    "fallback and a one-hour cache).", args_schema=ARGS_SCHEMA,
+                    resource_class=ResourceClass.PURE_READ, run=run, durable=True, tier=Tier.FREQUENT, example=EXAMPLE)
+
+
 def build_search_tool(search: WebSearchConfig, state_dir: Path | None, environ: Mapping[str, str] | None = None,
-                      factories: Mapping[str, ProviderFactory] = BUILTIN_PROVIDERS,
+                      factories: Mapping[str, ProviderFactory] | None = None,
                       sleep: Sleep = asyncio.sleep) -> tuple[ToolSpec, WebSearch]:
     """The spec and its engine. The first search warns on stderr, once per state dir, about
     configured providers missing a key: said at construction, it greeted every first run of a
@@ -86,15 +100,23 @@ def build_search_tool(search: WebSearchConfig, state_dir: Path | None, environ: 
     async def run(args: Mapping[str, Any], ctx: Any) -> ToolResult:
         if not warned:
             warned.append(True)
+            from .missing_key_warning import warn_missing_keys
+
             warn_missing_keys(search, env, state_dir=state_dir)
         return await engine.run(args)
 
-    spec = ToolSpec(name=TOOL_NAME, summary="Search the web; returns titles, URLs and snippets (provider chain with "
-                    "fallback and a one-hour cache).", args_schema=ARGS_SCHEMA,
-                    resource_class=ResourceClass.PURE_READ, run=run, durable=True, tier=Tier.FREQUENT, example=EXAMPLE)
-    return spec, engine
+    return _spec(run), engine
 
 
 def search_tool_spec(runtime: RuntimeView) -> ToolSpec:
+    """The runtime's tool: the same spec, with the engine built by `build_search_tool` on the first search."""
+    search = web_config(runtime).search
     state_dir = getattr(runtime, "state_dir", None)
-    return build_search_tool(web_config(runtime).search, Path(state_dir) if state_dir else None)[0]
+    built: list[ToolSpec] = []
+
+    async def run(args: Mapping[str, Any], ctx: Any) -> ToolResult:
+        if not built:
+            built.append(build_search_tool(search, Path(state_dir) if state_dir else None)[0])
+        return await built[0].run(args, ctx)
+
+    return _spec(run)

@@ -12,8 +12,8 @@ import attrs
 import pytest
 
 from atomic_agent.plugins.os.web.missing_key_warning import warn_missing_keys
-from atomic_agent.plugins.os.web.search_tool import build_search_tool
-from atomic_agent.plugins.os.web.web_config import WebSearchConfig
+from atomic_agent.plugins.os.web.search_tool import build_search_tool, search_tool_spec
+from atomic_agent.plugins.os.web.web_config import WebConfig, WebSearchConfig
 from tests.plugins.os.loopback_vendor_server import LoopbackServer, Received, Reply
 
 DDG_PAGE = """<html><body><div class="results">
@@ -180,6 +180,29 @@ async def test_a_parked_provider_is_skipped_by_the_next_process(server: Loopback
     second = await engine(config(server), tmp_path).run({"query": "two"})
     assert second.details["provider"] == "duckduckgo" and len(server.hits("/exa")) == 1
     assert any("cooling down" in note for note in second.details["notes"])
+
+
+class OneBlockRuntime:
+    """A runtime view whose config holds only the `web` block."""
+
+    def __init__(self, web: WebConfig, state_dir: Path) -> None:
+        self.web = web
+        self.state_dir = state_dir
+        self.config = self  # the view is its own config: `runtime.config.block("web")`
+
+    def block(self, key: str) -> WebConfig:
+        return self.web if key == "web" else {}[key]
+
+
+async def test_the_runtime_tool_builds_its_chain_on_the_first_search(server: LoopbackServer, tmp_path: Path) -> None:
+    server.routes["/exa"] = exa_answer
+    runtime = OneBlockRuntime(WebConfig(search=config(server)), tmp_path)
+    spec = search_tool_spec(runtime)
+    assert spec == attrs.evolve(build_search_tool(config(server), tmp_path, environ={})[0], run=spec.run)
+    first = await spec.run({"query": "llamas"}, None)
+    again = await spec.run({"query": "llamas"}, None)
+    assert first.status == "ok" and first.details["provider"] == "exa"
+    assert again.details["cached"] and len(server.hits("/exa")) == 1  # one engine, kept after the first call
 
 
 async def search_once(server: LoopbackServer, state_dir: Path) -> None:
