@@ -20,6 +20,7 @@ from atomic_agent.config.app_config import AgentConfig
 from atomic_agent.llm.model_profile import ModelProfile
 from atomic_agent.prompt.conversation_window import ConversationIndex, latest_compaction_text, pack_recent_turns
 from atomic_agent.prompt.describe_tool import describe_full
+from atomic_agent.prompt.conversation_lines import USER_PREFIX
 from atomic_agent.prompt.pack_conversation import TRUNCATED
 from atomic_agent.hook_records import PromptSection
 from atomic_agent.sessions.session_state import SessionState
@@ -104,6 +105,7 @@ def build_prompt(*, env: Any, stable_prefix: str, profile: ModelProfile, registr
         "notices": list(dict.fromkeys(notices)),  # deduplicated, first occurrence order
         "today": (today or date.today()).isoformat(),
         "conversation": [],
+        "request": "",
         "earlier_summary": latest_compaction_text(index, session.entries),
         "tools": registry.names(),  # the tail may only point at tools that are registered
         "file_kinds": FILE_KINDS,
@@ -123,6 +125,9 @@ def build_prompt(*, env: Any, stable_prefix: str, profile: ModelProfile, registr
     for _ in range(_REPACK_ATTEMPTS):
         conversation, dropped = pack(max(cap, 16))
         context["conversation"] = conversation
+        # found here, not by the template: a loop over every line in Jinja was most of the build
+        context["request"] = next((line[len(USER_PREFIX):] for line in reversed(conversation)
+                                   if line.startswith(USER_PREFIX)), "")
         tail = template.render(**context)
         text = profile.frame_prompt(stable_prefix, tail)
         # the tail may restate conversation content (the request, the latest result), which the

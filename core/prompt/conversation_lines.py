@@ -22,6 +22,7 @@ from atomic_agent.sessions.transcript_entry import (FAILURE_NOTE, REPLY, TOOL_CA
                                                     TranscriptEntry)
 
 ARGS_PREVIEW_CHARS = 300
+USER_PREFIX = "user: "  # what starts a user message's line
 NO_CAP = 1 << 62
 
 
@@ -33,7 +34,7 @@ def _args_preview(args: object) -> str:
 def entry_line(entry: TranscriptEntry, text: str | None = None) -> str | None:
     """One row as a prompt line; `text` overrides a result's (trimmed) summary."""
     if entry.kind == USER:
-        return f"user: {entry.text}"
+        return USER_PREFIX + entry.text
     if entry.kind == TOOL_CALL:
         return f"assistant_tool_call: {entry.tool} {_args_preview(entry.args or {})}"
     if entry.kind == TOOL_RESULT:

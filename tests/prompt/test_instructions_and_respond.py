@@ -88,6 +88,16 @@ def test_before_any_tool_result_the_request_is_restated_and_step_1_asked_for() -
                                      "Respond now with step 1: call the tool that finds the answer."]
 
 
+def test_the_restated_request_is_the_latest_user_message_cut_at_300_characters() -> None:
+    from atomic_agent.sessions.transcript_entry import REPLY, TURN_FINISHED
+
+    later = "y" * 400
+    text = respond(session_with(TranscriptEntry(USER, 0, text="first question"), TranscriptEntry(REPLY, 0, text="ok"),
+                                TranscriptEntry(TURN_FINISHED, 0), TranscriptEntry(TURN_STARTED, 1),
+                                TranscriptEntry(USER, 1, text=later)), tools=())
+    assert text.splitlines()[1] == "The user asked: " + "y" * 299 + "…"
+
+
 EVERYDAY = ("os.fs.list", "os.fs.read", "os.fs.grep", "os.git.log", "os.git.status")
 
 
