@@ -121,6 +121,15 @@ def cache_reuse(state: Path, llama_url: str) -> None:
     evaluated = sum(c["tokensEvaluated"] for c in later)
     print(f"cache reuse on the real server, steps 2..{len(completions)}: {reused}/{evaluated} prompt tokens "
           f"= {reused / max(evaluated, 1):.1%} (step 1: cacheN {completions[0]['cacheN']})")
+    # what is not reused is the newest content: within a turn the new call, its result and the
+    # respond section; at a turn's start the reply, the new request and the previous result folded
+    for label, group in (("within a turn (a turn's later steps)", [c for c in later if c.get("step", 0) > 0]),
+                         ("at a turn's first step", [c for c in later if c.get("step", 0) == 0])):
+        if group:
+            new = [c["tokensEvaluated"] - c["cacheN"] for c in group]
+            print(f"  {label}: {sum(c['cacheN'] for c in group)}/{sum(c['tokensEvaluated'] for c in group)} "
+                  f"= {sum(c['cacheN'] for c in group) / max(sum(c['tokensEvaluated'] for c in group), 1):.1%}, "
+                  f"new tokens per completion median {statistics.median(new):.0f}")
 
 
 def time_to_first_request(state: Path, runs: int = 7) -> None:
