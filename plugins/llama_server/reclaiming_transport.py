@@ -87,11 +87,12 @@ class _TrackedBody(httpx.AsyncByteStream):
 
 
 class ReclaimingTransport(httpx.AsyncBaseTransport):
-    """`inner` (by default httpx's pooled HTTP transport), reclaiming stranded pool slots
-    whenever a request fails or is cancelled. `reclaimed` counts the connections."""
+    """`inner` (the llama clients pass `llama_client.server_transport`, httpx's pooled HTTP
+    transport), reclaiming stranded pool slots whenever a request fails or is cancelled.
+    `reclaimed` counts the connections."""
 
-    def __init__(self, inner: httpx.AsyncBaseTransport | None = None) -> None:
-        self.inner = inner if inner is not None else httpx.AsyncHTTPTransport()
+    def __init__(self, inner: httpx.AsyncBaseTransport) -> None:
+        self.inner = inner
         self.reclaimed = 0
         self._in_flight: dict[int, httpx.Request] = {}  # id(request.extensions) -> request (keeps the id valid)
 
