@@ -11,7 +11,9 @@ prints the N functions with the most internal and cumulative time: where a reque
 Every request is a full agent turn (a new session, the user message and the reply
 committed to sessions.sqlite and fsynced before the response: group commit, one WAL fsync
 shared by the turns that commit meanwhile; the fsyncs per request are printed), so the
-numbers include the runtime and the durable writes, not just HTTP. Each level runs twice:
+numbers include the runtime and the durable writes, not just HTTP. The clients are one
+small keep-alive HTTP/1.1 connection each (`KeepAliveClient`), so the figures are the
+server's, not a client library's. Each level runs twice:
 with the clients in a process of their own (as real clients are; on 2 cores, client and
 server each get one) and with the clients inside the server's process, sharing its GIL (the
 server on its own thread and event loop), a conservative floor.
@@ -87,26 +89,67 @@ class ServerThread:
         self.thread.join(60)
 
 
+class KeepAliveClient:
+    """One HTTP/1.1 keep-alive connection that POSTs and reads whole responses.
+
+    The load generator is deliberately this small: with httpx as the client, 50 concurrent
+    connections cost the client's process more than the server spent (its pool's bookkeeping
+    grows with the waiting requests), so the 50-client figure measured the client."""
+
+    def __init__(self, host: str, port: int) -> None:
+        self.host, self.port = host, port
+        self.reader: asyncio.StreamReader | None = None
+        self.writer: asyncio.StreamWriter | None = None
+
+    async def post(self, path: str, body: bytes) -> int:
+        if self.writer is None:
+            self.reader, self.writer = await asyncio.open_connection(self.host, self.port)
+        assert self.reader is not None
+        self.writer.write(f"POST {path} HTTP/1.1\r\nHost: {self.host}:{self.port}\r\n"
+                          f"Content-Type: application/json\r\nContent-Length: {len(body)}\r\n\r\n".encode() + body)
+        head = (await self.reader.readuntil(b"\r\n\r\n")).decode("latin-1").lower()
+        status = int(head.split(" ", 2)[1])
+        if "transfer-encoding: chunked" in head:
+            while True:
+                size = int((await self.reader.readuntil(b"\r\n")).split(b";")[0], 16)
+                await self.reader.readexactly(size + 2)
+                if size == 0:
+                    break
+        else:
+            length = next(int(line.split(":", 1)[1]) for line in head.split("\r\n")
+                          if line.startswith("content-length:"))
+            await self.reader.readexactly(length)
+        return status
+
+    async def close(self) -> None:
+        if self.writer is not None:
+            self.writer.close()
+
+
 async def load(base: str, clients: int, total: int) -> tuple[float, list[float]]:
-    import httpx
-
+    host, port = base.removeprefix("http://").split(":")
     latencies: list[float] = []
-    body = {"model": "atomic-agent", "messages": [{"role": "user", "content": "ping"}]}
+    body = json.dumps({"model": "atomic-agent", "messages": [{"role": "user", "content": "ping"}]}).encode()
     per_client = max(1, total // clients)
-    limits = httpx.Limits(max_connections=clients, max_keepalive_connections=clients)
-    async with httpx.AsyncClient(base_url=base, timeout=120, limits=limits) as http:
-        async def worker() -> None:
-            for _ in range(per_client):
-                started = time.perf_counter()
-                response = await http.post("/v1/chat/completions", json=body)
-                latencies.append(time.perf_counter() - started)
-                response.raise_for_status()
+    connections = [KeepAliveClient(host, int(port)) for _ in range(clients)]
 
-        await worker()  # warm-up request, not counted
+    async def worker(client: KeepAliveClient) -> None:
+        for _ in range(per_client):
+            started = time.perf_counter()
+            status = await client.post("/v1/chat/completions", body)
+            latencies.append(time.perf_counter() - started)
+            if status != 200:
+                raise RuntimeError(f"POST /v1/chat/completions answered {status}")
+
+    try:
+        await worker(connections[0])  # warm-up request, not counted
         latencies.clear()
         started = time.perf_counter()
-        await asyncio.gather(*(worker() for _ in range(clients)))
+        await asyncio.gather(*(worker(client) for client in connections))
         elapsed = time.perf_counter() - started
+    finally:
+        for client in connections:
+            await client.close()
     return elapsed, latencies
 
 
