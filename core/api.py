@@ -77,6 +77,8 @@ PLUGIN_AUTHORS: dict[str, str] = {
     "set_dotenv_key": "atomic_agent.config.dotenv_file",
     "parse_dotenv": "atomic_agent.config.dotenv_file",
     "write_atomic": "atomic_agent.config.atomic_write",
+    "resolve_cache_dir": "atomic_agent.config.state_dir",
+    "CACHE_DIR_ENV": "atomic_agent.config.state_dir",
     # SQLite state files (core/storage): open with a durability mode, migrate, transact, one clock
     "Durability": "atomic_agent.storage.sqlite_file",
     "open_sqlite": "atomic_agent.storage.sqlite_file",

@@ -1,4 +1,7 @@
-"""Where atomic-agent keeps its state: --state-dir, ATOMIC_AGENT_STATE_DIR, else the user data dir."""
+"""Where atomic-agent keeps its files: the state dir (--state-dir, ATOMIC_AGENT_STATE_DIR, else
+the user data dir) and the per-user cache every state dir shares (ATOMIC_AGENT_CACHE_DIR,
+else the user cache dir): built binaries, models, compiled prompt templates — anything that
+can be rebuilt and is the same whichever state dir asks."""
 
 from __future__ import annotations
 
@@ -9,6 +12,7 @@ from pathlib import Path
 from atomic_agent.config.config_errors import ConfigError
 
 STATE_DIR_ENV = "ATOMIC_AGENT_STATE_DIR"
+CACHE_DIR_ENV = "ATOMIC_AGENT_CACHE_DIR"
 
 
 def resolve_state_dir(cli_value: str | Path | None = None, environ: Mapping[str, str] | None = None) -> Path:
@@ -20,6 +24,16 @@ def resolve_state_dir(cli_value: str | Path | None = None, environ: Mapping[str,
     from platformdirs import user_data_dir
 
     return Path(user_data_dir("atomic-agent", appauthor=False))
+
+
+def resolve_cache_dir(environ: Mapping[str, str] | None = None) -> Path:
+    """The per-user cache (not created here). `ATOMIC_AGENT_CACHE_DIR` moves it (CI keeps it between runs)."""
+    env = os.environ if environ is None else environ
+    if env.get(CACHE_DIR_ENV):
+        return Path(env[CACHE_DIR_ENV]).expanduser().resolve()
+    from platformdirs import user_cache_dir
+
+    return Path(user_cache_dir("atomic-agent", appauthor=False))
 
 
 def ensure_state_dir(path: Path) -> Path:

