@@ -147,6 +147,12 @@ class SessionRepository(UnitOfWork, WriterFence, TranscriptRewriter, Protocol):
         """The session's transcript in seq order (no repair; empty for an unknown session)."""
         ...
 
+    def catch_up(self, state: SessionState) -> None:
+        """Bring `state.entries` (as `load` left it) up to the stored transcript: append the rows
+        committed since its last one, or read them all again when the transcript was rewritten
+        meanwhile. Costs the new rows, not the session's length."""
+        ...
+
     def append(self, state: SessionState, entries: list[TranscriptEntry], *, save_state: bool = False,
                guard: TurnGuard | None = None, durable: bool = True) -> list[TranscriptEntry]:
         """Append the rows atomically after the highest seq stored or held in `state.entries`

@@ -212,6 +212,21 @@ class SessionStore:
         with self._reading() as owned:
             return self._transcript(session_id, keep=owned)[0]
 
+    def catch_up(self, state: SessionState) -> None:
+        with self._reading() as owned:
+            found = self.conn.execute("select rewrites from sessions where id = ?", [state.id]).fetchone()
+            cached = self._transcripts.get(state.id)
+            held = state.entries
+            if (found is not None and cached is not None and cached.rewrites == int(found[0])
+                    and len(held) == len(cached.entries) and (held[-1].seq if held else -1) == cached.last_seq):
+                # `held` is the cached prefix (same length and last seq, no rewrite since): read past it
+                fresh = self._rows_after(state.id, cached.last_seq)
+                if owned:
+                    cached.extend(fresh)
+                held.extend(fresh)
+                return
+            state.entries = self._transcript(state.id, keep=owned)[0]
+
     def entries_read_whole(self, session_id: str) -> list[TranscriptEntry]:
         """Every row read from the file, bypassing the cache (what the cache must always equal)."""
         return self._rows_after(session_id, -1)

@@ -162,7 +162,7 @@ class TurnLedger:
             if blocker is not None:
                 return LaneBusy(blocker)
             # re-read inside the write lock: another owner may have appended since the caller loaded
-            session.entries = self.store.entries(session.id)
+            self.store.catch_up(session)
             generation = turn.generation + 1
             index = session.next_turn_index
             conn.execute("update turns set state = ?, generation = ?, turn_index = ?, owner = ?, started_at = ? "
@@ -188,10 +188,16 @@ class TurnLedger:
     def _blocker(self, turn: TurnRecord) -> TurnRecord | None:
         """The live turn of `turn`'s lane that must finish first: a running one, else the oldest
         queued one admitted before it (whoever owns either)."""
+        # two seeks on turns_by_lane (lane, state, admitted_order): one query with `state = ? or
+        # (...)` read every turn the lane ever had, a cost that grew with the session
         row = self.conn.execute(
-            f"select {_COLUMNS} from turns where lane = ? and turn_id != ? and (state = ? or (state = ? and "
-            "admitted_order < ?)) order by state = ? desc, admitted_order limit 1",
-            [turn.lane, turn.turn_id, RUNNING, QUEUED, turn.admitted_order, RUNNING]).fetchone()
+            f"select {_COLUMNS} from turns where lane = ? and state = ? and turn_id != ? "
+            "order by admitted_order limit 1", [turn.lane, RUNNING, turn.turn_id]).fetchone()
+        if row is None:
+            row = self.conn.execute(
+                f"select {_COLUMNS} from turns where lane = ? and state = ? and admitted_order < ? "
+                "and turn_id != ? order by admitted_order limit 1",
+                [turn.lane, QUEUED, turn.admitted_order, turn.turn_id]).fetchone()
         return None if row is None else TurnRecord(*row)
 
     def adopt(self, turn: TurnRecord, reason: str) -> bool:

@@ -100,6 +100,39 @@ def test_committed_state_survives_a_reopen(session_backend: OpenedBackend):
     assert (again.working_dir, again.title, again.created_at) == (WORK / "work", "first", state.created_at)
 
 
+def test_catch_up_adds_what_another_writer_appended_and_reloads_a_rewritten_transcript(
+        session_backend: OpenedBackend):
+    mine, other = session_backend.open(), session_backend.open()
+    state = mine.create(WORK)
+    mine.append(state, [_user("one")])
+    held = mine.load(state.id)
+    mine.catch_up(held)  # nothing new: the held rows stand
+    assert [e.text for e in held.entries] == ["one"]
+    other.append(other.load(state.id), [_user("two"), _user("three")])
+    mine.catch_up(held)
+    assert [(e.text, e.seq) for e in held.entries] == [("one", 0), ("two", 1), ("three", 2)]
+    with other.write() as handle:  # a rewrite (what compaction does): the held rows are stale
+        other.delete_rows(handle, state.id, upto_seq=1)
+    mine.catch_up(held)
+    assert [(e.text, e.seq) for e in held.entries] == [("three", 2)]
+    assert [e.text for e in mine.load(state.id).entries] == ["three"]
+
+
+def test_catch_up_inside_a_write_that_rolls_back_leaves_nothing_cached(session_backend: OpenedBackend):
+    mine, other = session_backend.open(), session_backend.open()
+    state = mine.create(WORK)
+    mine.append(state, [_user("one")])
+    held = mine.load(state.id)
+    with pytest.raises(Boom):
+        with mine.write():
+            mine.append(mine.load(state.id), [_user("lost")])
+            mine.catch_up(held)
+            assert [e.text for e in held.entries] == ["one", "lost"]
+            raise Boom
+    other.append(other.load(state.id), [_user("two")])
+    assert [e.text for e in mine.load(state.id).entries] == ["one", "two"]
+
+
 # -- sessions ----------------------------------------------------------------------------------
 def test_an_unknown_session_is_refused_by_name(session_backend: OpenedBackend):
     store = session_backend.open()

@@ -79,3 +79,23 @@ def test_send_mode_is_validated(tmp_path: Path):
     assert "sendMode" in str(err.value) and "one-at-a-time" in str(err.value)
     (tmp_path / "config.json").write_text(json.dumps({"version": CONFIG_VERSION, "agent": {"sendMode": "all"}}))
     assert load_config(tmp_path, {}, environ={}).agent.send_mode == "all"
+
+
+async def test_a_turn_start_reads_its_lane_by_index_however_long_the_session(tmp_path: Path):
+    """Starting a turn looks for a running or older queued turn of its lane with index seeks on
+    (lane, state, admitted_order): it never reads the lane's finished turns, whose number grows
+    with the session (the one query with `state = ? or ...` read them all at every start)."""
+    rt = make_runtime(tmp_path, answering_provider())
+    sid = rt.open_session(None, tmp_path).id
+    for n in range(3):
+        await rt.run_turn(f"turn {n}", session_id=sid)
+    statements: list[str] = []
+    rt.sessions.conn.set_trace_callback(statements.append)
+    await rt.run_turn("traced", session_id=sid)
+    rt.sessions.conn.set_trace_callback(None)
+    lane_reads = [s for s in statements if s.lstrip().lower().startswith("select") and "from turns where lane" in s]
+    assert lane_reads
+    for sql in lane_reads:
+        plan = " ".join(row[3] for row in rt.sessions.conn.execute("EXPLAIN QUERY PLAN " + sql))
+        assert "state=?" in plan and "TEMP B-TREE" not in plan and "SCAN" not in plan, (sql, plan)
+    await rt.close()
