@@ -273,6 +273,15 @@ async def run_tool_call(ctx: StepContext, index: int, call: ToolCall, batch_size
     return result
 
 
+def all_rerunnable(calls: Sequence[ToolCall], registry: ToolRegistry) -> bool:
+    """Whether every call may run twice (each tool `durable`: a read, or idempotent), so its batch
+    needs no fsync before it runs. If a power cut takes the batch's record, the turn resumes from
+    the last commit on disk and these calls may run again, which their tools allow; a call
+    without that promise runs only once its record is on disk. (A lone terminal call, the reply,
+    runs nothing: the empty batch is rerunnable.)"""
+    return all((spec := registry.get(call.tool)) is not None and spec.durable for call in calls)
+
+
 async def execute_step(ctx: StepContext) -> StepOutcome:
     prompt = build_prompt(env=ctx.prompt_env, stable_prefix=ctx.stable_prefix, profile=ctx.profile,
                           registry=ctx.registry, session=ctx.session, agent=ctx.agent,
@@ -302,13 +311,13 @@ async def execute_step(ctx: StepContext) -> StepOutcome:
     journal = ToolJournal(ctx.store, ctx.session, ctx.turn_index, ctx.step)
     tail_terminal = size > 0 and ctx.registry.resource_class(batch.calls[-1].tool) is ResourceClass.TERMINAL
     terminal_at = size - 1 if tail_terminal else size
-    # durable before anything runs: a crash from here on leaves a record of what is owed (committed
+    # committed before anything runs: a crash from here on leaves a record of what is owed (committed
     # at once; the fsync that makes it durable is shared with every turn committing meanwhile)
     with deferred_sync():
         journal.commit_calls([(i, c.tool, c.args) for i, c in enumerate(batch.calls[:terminal_at])],
                              batch.reasoning or None)
-    if terminal_at:  # (a lone terminal call, the reply, runs nothing that must wait for the disk)
-        await ctx.store.wait_durable()
+    if not all_rerunnable(batch.calls[:terminal_at], ctx.registry):
+        await ctx.store.wait_durable()  # on disk before a call whose effect must not happen twice runs
 
     def on_outcome(outcome: CallOutcome) -> None:
         journal.commit_result(outcome.index, outcome.call.tool, outcome.result.status, outcome.result.summary,

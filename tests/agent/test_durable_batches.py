@@ -1,5 +1,6 @@
-"""A batch's calls are durable before any runs; results commit strictly in call order; a
-turn that fails or is cancelled settles its own calls, and a failure leaves a note."""
+"""A batch's calls are committed before any runs, and on disk before any call that must not run
+twice; results commit strictly in call order; a turn that fails or is cancelled settles its
+own calls, and a failure leaves a note."""
 
 from __future__ import annotations
 
@@ -49,6 +50,53 @@ async def test_batch_is_committed_before_any_call_runs(tmp_path: Path):
     assert ("assistant_tool_call", "p.peek") in seen  # its own call row
     assert ("assistant_tool_call", "t.store") in seen  # and its sibling's, before either ran
     assert not any(kind == "tool_result" for kind, _ in seen)
+    await rt.close()
+
+
+class DiskWatch:
+    """`w.read` (durable: may run twice) and `w.write` (not durable) note, as they start,
+    whether the session store still owes an fsync."""
+
+    __test__ = False
+
+    def __init__(self) -> None:
+        self.pending_at_start: dict[str, bool] = {}
+        self.store: Any = None
+
+    @hookimpl
+    def register_tools(self, runtime: Any) -> list[ToolSpec]:
+        def note(name: str) -> Any:
+            async def run(args: Mapping[str, Any], ctx: Any) -> ToolResult:
+                self.pending_at_start[name] = self.store.group.pending
+                return ToolResult.ok(name)
+            return run
+
+        return [ToolSpec("w.read", "Read.", OBJ, ResourceClass.PURE_READ, note("w.read"), durable=True),
+                ToolSpec("w.write", "Write.", OBJ, ResourceClass.FS_WRITE, note("w.write"))]
+
+
+async def test_a_call_that_must_not_run_twice_waits_for_its_record_on_disk(tmp_path: Path):
+    watch = DiskWatch()
+    provider = ScriptedProvider([calls(("w.write", {"path": "a"})), calls(("reply", {"text": "ok"}))])
+    rt = make_runtime(tmp_path, provider, extra=[(watch, "watch")])
+    watch.store = rt.sessions
+    await rt.run_turn("go", working_dir=tmp_path)
+    assert watch.pending_at_start == {"w.write": False}
+    await rt.close()
+
+
+async def test_a_batch_of_calls_that_may_run_twice_starts_without_waiting_for_the_disk(tmp_path: Path):
+    """Its record is committed (a crash keeps it) but not yet fsynced: a power cut that took it
+    would only make the turn run these reads again, which their tools allow; the next durable
+    commit (here the finalize) covers it, and the reply is heard only after that one."""
+    watch = DiskWatch()
+    provider = ScriptedProvider([calls(("w.read", {"path": "a"})), calls(("reply", {"text": "ok"}))])
+    rt = make_runtime(tmp_path, provider, extra=[(watch, "watch")])
+    watch.store = rt.sessions
+    fsyncs = rt.sessions.group.fsyncs
+    result = await rt.run_turn("go", working_dir=tmp_path)
+    assert watch.pending_at_start == {"w.read": True} and result.status == "done"
+    assert rt.sessions.group.fsyncs - fsyncs == 2 and not rt.sessions.group.pending  # the admission's, the finalize's
     await rt.close()
 
 
