@@ -36,5 +36,6 @@ def builtin_tool_specs() -> list[ToolSpec]:
         ToolSpec("finish", "End the whole session with a summary.", FINISH_SCHEMA, ResourceClass.TERMINAL,
                  _terminal),
         ToolSpec("tool.view", "Load a rare tool's full schema before calling it.", VIEW_SCHEMA,
-                 ResourceClass.PURE_READ, _view_tool, tier=Tier.FREQUENT),
+                 ResourceClass.PURE_READ, _view_tool, tier=Tier.FREQUENT,
+                 durable=True),  # only looks a spec up (the step applies the load): safe to run again
     ]
