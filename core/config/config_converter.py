@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 from typing import Any
 
 import attrs
@@ -25,8 +26,8 @@ def _strict_bool(value: Any, _type: type) -> bool:
     return value
 
 
-def _make_converter(forbid_extra_keys: bool) -> cattrs.Converter:
-    conv = cattrs.Converter(forbid_extra_keys=forbid_extra_keys)
+def _make_converter(forbid_extra_keys: bool, detailed_validation: bool = False) -> cattrs.Converter:
+    conv = cattrs.Converter(forbid_extra_keys=forbid_extra_keys, detailed_validation=detailed_validation)
     conv.register_structure_hook(int, _strict_int)
     conv.register_structure_hook(bool, _strict_bool)  # bool is an int subclass: keep it off the int hook
 
@@ -47,6 +48,25 @@ def _make_converter(forbid_extra_keys: bool) -> cattrs.Converter:
 strict_converter = _make_converter(forbid_extra_keys=True)
 #: for files written by a newer build: keys this build does not know are ignored
 lenient_converter = _make_converter(forbid_extra_keys=False)
+
+
+@functools.cache
+def _detailed(forbid_extra_keys: bool) -> cattrs.Converter:
+    """The same converter with cattrs' detailed validation, whose errors name every bad field."""
+    return _make_converter(forbid_extra_keys, detailed_validation=True)
+
+
+def structure_block(raw: Any, cls: type, *, newer: bool = False) -> Any:
+    """`raw` (a config block as on disk) as `cls`; raises what `describe_structure_error` reads.
+
+    The structuring code cattrs generates without detailed validation is half the work of a
+    start's config load, so a block is structured that way first; only one that fails is
+    structured again with detailed validation, which raises the error naming the field (or, were
+    the two ever to disagree, returns what the detailed one accepts)."""
+    try:
+        return (lenient_converter if newer else strict_converter).structure(raw, cls)
+    except Exception:
+        return _detailed(not newer).structure(raw, cls)
 
 
 def unstructure_block(value: object) -> dict[str, Any]:

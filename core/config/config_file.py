@@ -115,9 +115,8 @@ def structure_blocks(raw: Mapping[str, Any], plugin_blocks: Mapping[str, ConfigB
                      newer: bool = False) -> tuple[dict[str, Any], dict[str, Any]]:
     """(structured known blocks, unknown blocks kept verbatim) for a migrated raw config."""
     # the converters (cattrs) load on first structure, so reading the raw file stays cheap (--help)
-    from atomic_agent.config.config_converter import describe_structure_error, lenient_converter, strict_converter
+    from atomic_agent.config.config_converter import describe_structure_error, structure_block
 
-    converter = lenient_converter if newer else strict_converter
     structured: dict[str, Any] = {}
     for key, (cls, migrate) in _all_blocks(plugin_blocks).items():
         block_raw = raw.get(key, {})
@@ -127,7 +126,7 @@ def structure_blocks(raw: Mapping[str, Any], plugin_blocks: Mapping[str, ConfigB
         if migrate is not None:
             block_raw = migrate(dict(block_raw))
         try:
-            structured[key] = converter.structure(block_raw, cls)
+            structured[key] = structure_block(block_raw, cls, newer=newer)
         except Exception as exc:  # cattrs and attrs validators both land here
             location, problem = describe_structure_error(exc, key)
             allowed = ", ".join(sorted(_camel_fields(cls)))

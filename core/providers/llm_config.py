@@ -15,7 +15,7 @@ from typing import Any
 import attrs
 
 from atomic_agent.config.app_config import AppConfig
-from atomic_agent.config.config_converter import describe_structure_error, lenient_converter, strict_converter
+from atomic_agent.config.config_converter import describe_structure_error, strict_converter, structure_block
 from atomic_agent.config.config_errors import ConfigError
 from atomic_agent.config.config_fields import int_field, value_field
 from atomic_agent.config.migrate_config import CONFIG_VERSION
@@ -35,9 +35,8 @@ def structure_llm_block(raw: Any, path: Path | str | None = None, *, newer: bool
     if not isinstance(raw, Mapping):
         raise ConfigError(path, LLM_BLOCK_KEY, f"must be an object, found {type(raw).__name__}",
                           'Write it as "llm": { ... }, or remove it to use the local llama-server')
-    converter = lenient_converter if newer else strict_converter
     try:
-        return converter.structure(dict(raw), LlmConfig)
+        return structure_block(dict(raw), LlmConfig, newer=newer)
     except Exception as exc:  # cattrs and the attrs validators both land here
         location, problem = describe_structure_error(exc, LLM_BLOCK_KEY)
         raise ConfigError(path, location, problem,

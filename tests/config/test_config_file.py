@@ -155,3 +155,17 @@ def test_env_override_with_garbage_is_a_clear_error(tmp_path: Path):
 def test_writes_are_atomic_no_temp_files_left(tmp_path: Path):
     load_config(tmp_path, {}, environ={})
     assert sorted(os.listdir(tmp_path)) == ["config.json"]
+
+
+def test_a_valid_file_loads_without_the_detailed_converter_and_a_bad_one_still_names_the_field(tmp_path: Path):
+    from atomic_agent.config import config_converter
+
+    config_converter._detailed.cache_clear()
+    write(tmp_path, {"version": CONFIG_VERSION, "agent": {"maxSteps": 30}, "weather": {"days": 5}})
+    config = load_config(tmp_path, WEATHER, environ={})
+    assert config.agent.max_steps == 30 and config.blocks["weather"].days == 5
+    assert config_converter._detailed.cache_info().currsize == 0  # the fast path built everything
+    write(tmp_path / "bad", {"version": CONFIG_VERSION, "weather": {"days": "five"}})
+    with pytest.raises(ConfigError) as err:
+        load_config(tmp_path / "bad", WEATHER, environ={})
+    assert "weather.days" in str(err.value) and "integer" in str(err.value)
