@@ -30,7 +30,7 @@ def _pre_parse_state_dir(argv: Sequence[str]) -> str | None:
     return None
 
 
-def build_app(state: object) -> object:
+def build_app(state: object) -> typer.Typer:
     import typer
 
     from atomic_agent.cli.core_commands import config_app, plugins_command
@@ -83,7 +83,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     with start_up_without_gc(argv is None):
         app, state = compose(args)
     try:
-        app(args=args, prog_name="atomic-agent")  # type: ignore[operator]
+        app(args=args, prog_name="atomic-agent")
     except Exception as exc:  # a damaged, full or read-only state dir is explained, never a traceback
         from atomic_agent.reliability.failure_taxonomy import explain_environment_error
 
@@ -124,7 +124,7 @@ def compose(args: Sequence[str]) -> tuple[typer.Typer, CliState]:
     state_dir = _pre_parse_state_dir(args)
     if _is_help(args):
         state = help_state(state_dir)
-        return build_app(state), state  # type: ignore[return-value]
+        return build_app(state), state
     from atomic_agent.runtime.boot_context import boot
 
     try:
@@ -134,14 +134,14 @@ def compose(args: Sequence[str]) -> tuple[typer.Typer, CliState]:
         state = CliState(host=build_plugin_host(), boot_context=None, boot_error=exc,
                          state_dir=_resolved_or_none(state_dir))
         app = build_app(state)
-        keep_invoked_command(app, _command_of(args))  # type: ignore[arg-type]
+        keep_invoked_command(app, _command_of(args))
         if not command_runs_without_config(app, _command_of(args)):
             print(f"atomic-agent: {exc}", file=sys.stderr)
             sys.exit(2)
-        return app, state  # type: ignore[return-value]
+        return app, state
     app = build_app(state)
-    keep_invoked_command(app, _command_of(args))  # type: ignore[arg-type]
-    return app, state  # type: ignore[return-value]
+    keep_invoked_command(app, _command_of(args))
+    return app, state
 
 
 def keep_invoked_command(app: typer.Typer, name: str | None) -> None:
