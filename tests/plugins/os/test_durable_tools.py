@@ -1,4 +1,5 @@
-"""Only the os plugin's reads are marked durable (safe to run again after a crash)."""
+"""Only reads are marked durable (safe to run again after a crash): the os plugin's, and the
+core's `tool.view`, which only looks a spec up."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ DURABLE = {
     "os.fs.read", "os.fs.list", "os.fs.glob", "os.fs.grep", "os.fs.hash", "os.fs.diff", "os.fs.locate_project",
     "os.fs.read_document", "os.fs.archive.list", "os.fs.archive.read_entry", "os.proc.list", "os.clipboard.read",
     "os.web.search", "os.web.fetch",
+    "tool.view",  # the core's (collected with the plugin's): the step applies the load it names
 }
 
 
