@@ -120,6 +120,21 @@ def test_a_pending_step_still_runs_through_sqlite_utils(tmp_path: Path) -> None:
     assert conn.execute("PRAGMA user_version").fetchone()[0] == 2
 
 
+def test_migrations_run_no_sqlite_utils_plugins(tmp_path: Path) -> None:
+    """A plugin of sqlite-utils installed beside us never touches a state file's connection (and
+    the migration does not scan the installed distributions to find one)."""
+    probe = ("import sys\n"
+             "from pathlib import Path\n"
+             "from atomic_agent.storage.sqlite_file import Durability, open_sqlite\n"
+             "from atomic_agent.storage.sqlite_migrations import migrate\n"
+             "def m001_things(db): db.execute('create table things (id integer primary key)')\n"
+             "conn = open_sqlite(Path(sys.argv[1]), Durability.FULL)\n"
+             "print(migrate(conn, [m001_things]), sys.modules['sqlite_utils.plugins']._plugins_loaded)\n")
+    done = subprocess.run([sys.executable, "-c", probe, str(tmp_path / "m.sqlite")], capture_output=True, text=True,
+                          timeout=60)
+    assert done.stdout.split() == ["['m001_things']", "False"], done.stderr
+
+
 def test_stores_keep_recursive_triggers_on(tmp_path: Path) -> None:
     # the stores' triggers were written for sqlite-utils' connections, which switch this on
     assert open_sqlite(tmp_path / "t.sqlite", Durability.NORMAL).execute("PRAGMA recursive_triggers").fetchone()[0] == 1
