@@ -19,7 +19,7 @@ from typing import Any
 
 import numpy as np
 
-from atomic_agent.plugins.llama_server.cache_locations import cache_dir
+from atomic_agent.api import resolve_cache_dir
 from atomic_agent.plugins.llama_server.llama_config import LlamaConfig
 from atomic_agent.plugins.llama_server.llama_embeddings import LlamaEmbeddingProvider
 from atomic_agent.plugins.llama_server.server_launch import embedding_launch_spec, start_server
@@ -42,7 +42,7 @@ class EmbeddingDaemon:
             cfg = LlamaConfig()
             cfg = LlamaConfig(embeddings=type(cfg.embeddings)(enabled=True, port=free_loopback_port(),
                                                               threads=threads))
-            spec = embedding_launch_spec(cfg, self._state, cache_dir(), on_line=print)
+            spec = embedding_launch_spec(cfg, self._state, resolve_cache_dir(), on_line=print)
             url = start_server(spec, self._paths).base_url
             self.started = True
         else:

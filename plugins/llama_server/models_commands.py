@@ -21,13 +21,14 @@ models_app = typer.Typer(no_args_is_help=True, help="List, add, pull and choose 
 def list_command(ctx: typer.Context,
                  json_out: bool = typer.Option(False, "--json", help="Print the models as JSON.")) -> None:
     """Every registered model; `*` marks the one llama.model selects."""
-    from .cache_locations import cache_dir
+    from atomic_agent.api import resolve_cache_dir
+
     from .llama_errors import LlamaServerError
     from .model_registry import list_models
 
     cfg, state_dir = llama_settings(ctx)
     try:
-        models = list_models(state_dir, cache_dir())
+        models = list_models(state_dir, resolve_cache_dir())
     except LlamaServerError as exc:
         fail(str(exc))
     if json_out:
@@ -42,13 +43,14 @@ def list_command(ctx: typer.Context,
 def add_command(ctx: typer.Context, path: Path = typer.Argument(..., help="An existing .gguf file."),
                 model_id: Optional[str] = typer.Option(None, "--id", help="Id to register it under (default: from the file name).")) -> None:
     """Register a GGUF file that is already on disk (it is not copied)."""
-    from .cache_locations import cache_dir
+    from atomic_agent.api import resolve_cache_dir
+
     from .llama_errors import LlamaServerError
     from .model_registry import register_model
 
     _cfg, state_dir = llama_settings(ctx)
     try:
-        entry = register_model(state_dir, cache_dir(), path, model_id)
+        entry = register_model(state_dir, resolve_cache_dir(), path, model_id)
     except LlamaServerError as exc:
         fail(str(exc))
     print(f"added {entry.id}: {entry.path}")
@@ -58,16 +60,15 @@ def add_command(ctx: typer.Context, path: Path = typer.Argument(..., help="An ex
 @models_app.command("use")
 def use_command(ctx: typer.Context, model_id: str = typer.Argument(..., help="A model id from `models list`.")) -> None:
     """Make MODEL_ID the model `llama start` serves (sets llama.model in config.json)."""
-    from atomic_agent.api import ConfigError, read_raw_config, save_raw_config, set_key
+    from atomic_agent.api import ConfigError, read_raw_config, resolve_cache_dir, save_raw_config, set_key
 
-    from .cache_locations import cache_dir
     from .llama_errors import LlamaServerError
     from .model_registry import find_model
 
     _cfg, state_dir = llama_settings(ctx)
     boot = current_cli_state(ctx).require()
     try:
-        entry = find_model(state_dir, cache_dir(), model_id)
+        entry = find_model(state_dir, resolve_cache_dir(), model_id)
     except LlamaServerError as exc:
         fail(str(exc))
     if entry is None:
@@ -89,14 +90,16 @@ def pull_command(ctx: typer.Context, url: str = typer.Argument(..., help="http(s
                  sha256: Optional[str] = typer.Option(None, "--sha256", help="Expected sha256 (64 hex)."),
                  model_id: Optional[str] = typer.Option(None, "--id", help="Id to register it under.")) -> None:
     """Download a GGUF into the cache (resumable), verify it, and register it."""
-    from .cache_locations import cache_dir, models_dir
+    from atomic_agent.api import resolve_cache_dir
+
+    from .cache_locations import models_dir
     from .gguf_file import normalise_sha256
     from .llama_errors import LlamaServerError
     from .model_download import pull_model
     from .model_registry import SOURCE_PULLED, register_model, validate_model_id
 
     _cfg, state_dir = llama_settings(ctx)
-    cache = cache_dir()
+    cache = resolve_cache_dir()
     try:
         expected = normalise_sha256(sha256) if sha256 else None
     except ValueError as exc:

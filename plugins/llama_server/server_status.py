@@ -83,12 +83,13 @@ def embedding_daemon_url(cfg: LlamaConfig, state_dir: Path) -> str:
 
 
 def _build_fields(cfg: LlamaConfig) -> dict[str, str]:
-    from .cache_locations import cache_dir
+    from atomic_agent.api import resolve_cache_dir
+
     from .llama_binary import installed_build
 
     if cfg.binary:
         return {"build": f"llama.binary ({cfg.binary})"}
-    build = installed_build(cache_dir())
+    build = installed_build(resolve_cache_dir())
     if build is None:
         return {"build": "not installed", "build_reason": "run `atomic-agent llama install`"}
     return {"build": build.variant.describe(), "build_reason": build.variant.reason}
@@ -110,7 +111,8 @@ def build_findings() -> list[Any]:
     from atomic_agent.api import DoctorFinding
 
     from .build_variant import read_cpu_report
-    from .cache_locations import cache_dir
+    from atomic_agent.api import resolve_cache_dir
+
     from .llama_binary import installed_build
     from .llama_config import LLAMA_BINARY_ENV
 
@@ -120,7 +122,7 @@ def build_findings() -> list[Any]:
     if override:
         return [DoctorFinding("llama-server build", "ok", f"{LLAMA_BINARY_ENV} points at {override} ({features})",
                               path=override)]
-    build = installed_build(cache_dir(), cpu)
+    build = installed_build(resolve_cache_dir(), cpu)
     if build is None:
         return [DoctorFinding("llama-server build", "warn", f"no proven build for this CPU ({features})",
                               "`atomic-agent llama install` builds one and proves it by a real decode "

@@ -65,14 +65,15 @@ def start_session_server(state_dir: Path, model: Path | None = None) -> tuple[Ll
     `model` serves another GGUF instead of the starter model (benchmarks/starter_tasks.py
     --model); its file stem becomes the alias."""
     from ..binary_build import ensure_binary
-    from ..cache_locations import cache_dir
+    from atomic_agent.api import resolve_cache_dir
+
     from ..llama_config import LLAMA_BINARY_ENV
     from ..llama_errors import PortInUseError
     from ..server_launch import start_server
     from ..server_process import LaunchSpec, ServerPaths, free_loopback_port
     from ..starter_model import STARTER_MODEL_ID, ensure_starter_model
 
-    cache = cache_dir()
+    cache = resolve_cache_dir()
     starter = ensure_starter_model(cache, on_line=_progress)  # the build is proven on the starter model
     binary = ensure_binary(os.environ.get(LLAMA_BINARY_ENV, ""), cache, starter, on_step=_progress)
     alias = STARTER_MODEL_ID

@@ -28,7 +28,7 @@ class ToolServer:
 def tool_template_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ToolServer]:
     import os
 
-    from atomic_agent.plugins.llama_server.cache_locations import cache_dir
+    from atomic_agent.api import resolve_cache_dir
     from atomic_agent.plugins.llama_server.binary_build import ensure_binary
     from atomic_agent.plugins.llama_server.llama_config import LLAMA_BINARY_ENV
     from atomic_agent.plugins.llama_server.server_launch import start_server
@@ -37,7 +37,7 @@ def tool_template_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[T
     from atomic_agent.plugins.llama_server.testing.llama_fixture import stop_session_server
 
     state = tmp_path_factory.mktemp("tool-template-llama")
-    cache = cache_dir()
+    cache = resolve_cache_dir()
     try:
         model = ensure_starter_model(cache)
         binary = ensure_binary(os.environ.get(LLAMA_BINARY_ENV, ""), cache, model)
