@@ -133,14 +133,11 @@ def compose(args: Sequence[str]) -> tuple[typer.Typer, CliState]:
     except ConfigError as exc:
         state = CliState(host=build_plugin_host(), boot_context=None, boot_error=exc,
                          state_dir=_resolved_or_none(state_dir))
-        app = build_app(state)
-        keep_invoked_command(app, _command_of(args))
-        if not command_runs_without_config(app, _command_of(args)):
-            print(f"atomic-agent: {exc}", file=sys.stderr)
-            sys.exit(2)
-        return app, state
     app = build_app(state)
     keep_invoked_command(app, _command_of(args))
+    if state.boot_error is not None and not command_runs_without_config(app, _command_of(args)):
+        print(f"atomic-agent: {state.boot_error}", file=sys.stderr)
+        sys.exit(2)
     return app, state
 
 
