@@ -36,9 +36,9 @@ def register_commands(app: typer.Typer) -> None:
 
 @hookimpl
 def report_doctor_findings(state_dir: Any) -> Iterable[Any]:
-    from .server_status import build_findings
+    from .server_status import build_findings, prompt_cache_findings
 
-    return build_findings()
+    return [*build_findings(), *prompt_cache_findings(state_dir)]
 
 
 @hookimpl
@@ -99,7 +99,7 @@ def _local_provider(entry: dict[str, Any], runtime: RuntimeView) -> Any:
     url, mode = effective_llama_url(cfg)
     filled = {"url": url, "mode": mode, "retries": cfg.completion_retries,
               "backoffMs": cfg.completion_retry_backoff_ms, "timeoutS": cfg.request_timeout_s,
-              "maxTokens": cfg.max_tokens, **{k: v for k, v in entry.items() if k not in ("id", "kind")}}
+              "maxTokens": cfg.max_tokens, "slotWaitS": cfg.slot_wait_s, **{k: v for k, v in entry.items() if k not in ("id", "kind")}}
     provider = build_llama_provider(filled, runtime)
     provider.temperature = cfg.temperature
     return provider

@@ -37,7 +37,7 @@ class EmbeddingDaemonConfig:
     port: int = int_field(DEFAULT_EMBEDDING_PORT, 1, 65535)
     ctx_size: int = int_field(2048, 128, 1_048_576)
     parallel: int = int_field(4, 1, 64)
-    threads: int = int_field(1, 1, 1024)
+    threads: int = int_field(0, 0, 1024)  # 0: one thread (thread_count.embedding_threads)
     pooling: str = value_field("mean", choices=("mean", "cls", "last"))
 
 
@@ -56,11 +56,16 @@ class LlamaConfig:
     # "" = the binary `atomic-agent llama install` keeps in the cache
     binary: str = value_field("", env=LLAMA_BINARY_ENV)
     ctx_size: int = int_field(8192, 128, 4_194_304)
+    # the managed server's --parallel: how many completions run at once, each in its own slot
+    # with ctxSize / parallel tokens; every process on the machine shares these slots
     parallel: int = int_field(2, 1, 64)
     # a managed server gets at least two slots, so memory sub-calls (reflection, link
     # generator) ride their own slot and never evict a session's cached prefix
     reflection_slot: bool = value_field(True)
-    threads: int = int_field(2, 1, 1024)
+    threads: int = int_field(0, 0, 1024)  # 0: cores - 1, at least 1 (thread_count.chat_threads)
+    # how long a completion waits for a free slot that no other process holds before it
+    # lets the server choose (slot_leases.py)
+    slot_wait_s: int = int_field(10, 0, 3600)
     completion_retries: int = int_field(3, 0, 20)
     completion_retry_backoff_ms: int = int_field(150, 0, 600_000)
     max_tokens: int = int_field(512, 1, 1_048_576)

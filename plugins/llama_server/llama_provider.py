@@ -10,14 +10,17 @@ import attrs
 
 from atomic_agent.api import Completion, CompletionRequest, ProviderCapabilities, ProviderError
 
+from .slot_leases import SlotLeases
 from .slot_manager import SlotManager
 
 if TYPE_CHECKING:
+    from pathlib import Path
+
     from atomic_agent.api import RuntimeView
     from .llama_client import LlamaServerClient, ServerProps
 
 MODES = ("managed", "external")
-DEFAULTS: dict[str, Any] = {"retries": 3, "backoffMs": 150, "timeoutS": 120, "maxTokens": 512}
+DEFAULTS: dict[str, Any] = {"retries": 3, "backoffMs": 150, "timeoutS": 120, "maxTokens": 512, "slotWaitS": 10}
 
 
 class LlamaServerProvider:
@@ -28,10 +31,15 @@ class LlamaServerProvider:
     main slot, the last slot is kept for reflection. Until /props has been read, `slot_for`
     answers -1 without recording anything, so a session's fixed slot is only chosen once the
     real slot count is known.
+
+    Other processes on the machine use the same server, so a completion pins its slot only
+    while it holds that slot's cross-process lease (`SlotLeases`, in `lease_bases`); without
+    `lease_bases` (an embedder's bare provider) requests pin slots as the SlotManager says.
     """
 
     def __init__(self, url: str, mode: str, *, retries: int = 3, backoff_ms: int = 150, timeout_s: float = 120,
-                 max_tokens: int = 512, client: LlamaServerClient | None = None) -> None:
+                 max_tokens: int = 512, client: LlamaServerClient | None = None,
+                 lease_bases: tuple[Path, ...] = (), slot_wait_s: float = 10.0) -> None:
         if mode not in MODES:
             raise ValueError(f"llama-server mode {mode!r} is not one of {', '.join(MODES)}")
         if client is None:
@@ -45,6 +53,7 @@ class LlamaServerProvider:
         self._props: ServerProps | None = None
         self._props_lock = asyncio.Lock()
         self._slots: SlotManager | None = None
+        self.leases = SlotLeases(url, lease_bases, wait_s=slot_wait_s) if lease_bases else None
 
     @property
     def capabilities(self) -> ProviderCapabilities:
@@ -86,7 +95,15 @@ class LlamaServerProvider:
             # the server would wrap the id onto another session's slot and evict its cache
             raise ValueError(f"slot id {request.slot_id} is outside this llama-server's slots "
                              f"(-1..{self._props.total_slots - 1}); take slot ids from the SlotManager")
-        return await self.client.complete(self._capped(request), on_delta)
+        if self.leases is None or self._props is None or self._slots is None or request.slot_id < 0:
+            return await self.client.complete(self._capped(request), on_delta)
+        lease = await self.leases.take(request.slot_id, self._props.total_slots, self._slots.reflection_slot())
+        try:
+            if lease.slot != request.slot_id:
+                request = attrs.evolve(request, slot_id=lease.slot)
+            return await self.client.complete(self._capped(request), on_delta)
+        finally:
+            lease.release()
 
     def _capped(self, request: CompletionRequest) -> CompletionRequest:
         if self.max_tokens <= 0:
@@ -135,9 +152,10 @@ class LlamaServerProvider:
         await self.client.aclose()
 
 
-def build_llama_provider(entry: dict[str, Any], runtime: RuntimeView) -> LlamaServerProvider:
+def build_llama_provider(entry: dict[str, Any], runtime: RuntimeView | None) -> LlamaServerProvider:
     """Provider factory for the `llama-server` kind. `entry` holds url, mode, retries,
-    backoffMs, timeoutS and maxTokens; `runtime` is not needed here."""
+    backoffMs, timeoutS, maxTokens and slotWaitS; the slot leases live in the per-user cache,
+    else in the runtime's state dir."""
     url = entry.get("url")
     if not isinstance(url, str) or not url:
         raise ValueError("the llama-server provider entry needs a `url` such as http://127.0.0.1:8080 "
@@ -146,6 +164,10 @@ def build_llama_provider(entry: dict[str, Any], runtime: RuntimeView) -> LlamaSe
     for key, value in values.items():
         if isinstance(value, bool) or not isinstance(value, (int, float)):
             raise ValueError(f"llama-server provider entry `{key}` must be a number, got {value!r}")
+    from atomic_agent.api import resolve_cache_dir
+
     return LlamaServerProvider(url, str(entry.get("mode") or "external"), retries=int(values["retries"]),
                                backoff_ms=int(values["backoffMs"]), timeout_s=float(values["timeoutS"]),
-                               max_tokens=int(values["maxTokens"]))
+                               max_tokens=int(values["maxTokens"]),
+                               lease_bases=(resolve_cache_dir(),) + ((runtime.state_dir,) if runtime else ()),
+                               slot_wait_s=float(values["slotWaitS"]))

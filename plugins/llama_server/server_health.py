@@ -19,6 +19,7 @@ class HealthSnapshot:
     n_ctx: int | None = None  # per slot: -c divided by --parallel
     total_slots: int | None = None
     detail: str = ""
+    build_info: str = ""  # /props build_info, e.g. "b7432-1a2b3c4"
 
     @property
     def healthy(self) -> bool:
@@ -63,7 +64,8 @@ def snapshot_from_props(props: dict[str, Any]) -> HealthSnapshot:
     return HealthSnapshot(health=HEALTH_OK, model=_str_or_none(props.get("model_alias")),
                           model_path=_str_or_none(props.get("model_path")),
                           n_ctx=n_ctx if isinstance(n_ctx, int) else None,
-                          total_slots=props.get("total_slots") if isinstance(props.get("total_slots"), int) else None)
+                          total_slots=props.get("total_slots") if isinstance(props.get("total_slots"), int) else None,
+                          build_info=str(props.get("build_info") or ""))
 
 
 def _str_or_none(value: Any) -> str | None:

@@ -21,6 +21,7 @@ from .model_registry import find_model, resolve_model_file
 from .server_health import HEALTH_OK, HealthSnapshot, check_health, probe_server
 from .server_process import (LIFECYCLE_LOCK, LaunchSpec, PidRecord, ServerPaths, live_pid_record, log_tail,
                              port_in_use, remove_pid_file, spawn_detached, terminate_process)
+from .thread_count import chat_threads, embedding_threads
 
 START_TIMEOUT_S = 120.0
 _BIND_FAILURES = ("address already in use", "couldn't bind", "failed to bind")
@@ -43,7 +44,8 @@ def launch_spec_from_config(cfg: LlamaConfig, state_dir: Path, cache: Path, *, p
     model_path = resolve_model_file(model_ref, state_dir, cache)
     entry = find_model(state_dir, cache, model_ref)
     return LaunchSpec(binary=binary, model=model_path, host=cfg.host, port=port or cfg.port,
-                      ctx_size=cfg.ctx_size, parallel=launch_parallel(cfg), threads=cfg.threads,
+                      ctx_size=cfg.ctx_size, parallel=launch_parallel(cfg),
+                      threads=chat_threads(cfg.threads, embeddings_running=cfg.embeddings.enabled),
                       alias=entry.id if entry else model_path.stem, extra_args=tuple(cfg.extra_args))
 
 
@@ -61,7 +63,7 @@ def embedding_launch_spec(cfg: LlamaConfig, state_dir: Path, cache: Path, *, por
         entry = find_model(state_dir, cache, emb.model)
         alias = entry.id if entry else model_path.stem
     return LaunchSpec(binary=binary, model=model_path, host=cfg.host, port=port or emb.port, ctx_size=emb.ctx_size,
-                      parallel=emb.parallel, threads=emb.threads, alias=alias, pooling=emb.pooling)
+                      parallel=emb.parallel, threads=embedding_threads(emb.threads), alias=alias, pooling=emb.pooling)
 
 
 def launch_parallel(cfg: LlamaConfig) -> int:
@@ -74,20 +76,22 @@ def url_of(record: PidRecord) -> str:
     return loopback_url(record.host, record.port)
 
 
-def start_server(spec: LaunchSpec, paths: ServerPaths, *, timeout_s: float = START_TIMEOUT_S) -> StartOutcome:
+def start_server(spec: LaunchSpec, paths: ServerPaths, *, timeout_s: float = START_TIMEOUT_S,
+                 die_with_parent: bool = False) -> StartOutcome:
     """Start llama-server and return once it answers /health with 200. Serialised per state
-    dir, so two concurrent starts cannot overwrite each other's pid file."""
+    dir, so two concurrent starts cannot overwrite each other's pid file. `die_with_parent`:
+    see spawn_detached (the test fixture's servers)."""
     with cache_lock(paths.pid_file.parent / LIFECYCLE_LOCK):
-        return _start_locked(spec, paths, timeout_s)
+        return _start_locked(spec, paths, timeout_s, die_with_parent)
 
 
-def _start_locked(spec: LaunchSpec, paths: ServerPaths, timeout_s: float) -> StartOutcome:
+def _start_locked(spec: LaunchSpec, paths: ServerPaths, timeout_s: float, die_with_parent: bool) -> StartOutcome:
     running = live_pid_record(paths)
     if running is not None:
         return StartOutcome(running.pid, url_of(running), probe_server(url_of(running)), already_running=True)
     if port_in_use(spec.host, spec.port):
         raise _port_error(spec)
-    proc = spawn_detached(spec, paths)
+    proc = spawn_detached(spec, paths, die_with_parent=die_with_parent)
     base_url = loopback_url(spec.host, spec.port)
     try:
         snapshot = _wait_until_healthy(proc, base_url, spec, paths, timeout_s)

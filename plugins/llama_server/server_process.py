@@ -54,7 +54,7 @@ class LaunchSpec:
     port: int = 19091
     ctx_size: int = 8192
     parallel: int = 2
-    threads: int = 2
+    threads: int = 1
     alias: str = ""  # what /props model_alias and /v1 `model` report; "" = the model path
     extra_args: tuple[str, ...] = ()
     pooling: str = ""  # set: an embedding-only server (`--embeddings --pooling POOLING`)
@@ -62,7 +62,10 @@ class LaunchSpec:
     def argv(self) -> list[str]:
         args = [str(self.binary), "--host", self.host, "--port", str(self.port), "-m", str(self.model),
                 "-c", str(self.ctx_size), "--parallel", str(self.parallel), "--threads", str(self.threads),
-                "--no-webui", "--metrics"]
+                "--no-webui", "--metrics",
+                # the RAM prompt cache can restore one conversation's tokens into another's slot
+                # (ggml-org/llama.cpp#27148): off, so no session's content reaches another's reply
+                "--cache-ram", "0"]
         if self.pooling:
             # a whole input has to fit one micro-batch: as large as a slot's context
             per_slot = str(max(self.ctx_size // max(self.parallel, 1), 64))
@@ -178,15 +181,32 @@ def free_loopback_port() -> int:
         return int(sock.getsockname()[1])
 
 
-def spawn_detached(spec: LaunchSpec, paths: ServerPaths) -> subprocess.Popen[bytes]:
+def _die_with_parent(parent: int) -> None:
+    """In the child before exec: ask the kernel for SIGKILL when the parent dies (Linux), and
+    go at once if the parent is already gone (it died between fork and this call)."""
+    import ctypes
+
+    pr_set_pdeathsig = 1
+    try:
+        ctypes.CDLL(None, use_errno=True).prctl(pr_set_pdeathsig, int(signal.SIGKILL), 0, 0, 0)
+    except (OSError, AttributeError):
+        return  # not Linux: the caller's own cleanup is all there is
+    if os.getppid() != parent:
+        os._exit(1)
+
+
+def spawn_detached(spec: LaunchSpec, paths: ServerPaths, *, die_with_parent: bool = False) -> subprocess.Popen[bytes]:
     """Start the server in its own session (it outlives this command and ignores our Ctrl-C),
-    output appended to the log, and write the pid file."""
+    output appended to the log, and write the pid file. `die_with_parent` (test servers) ties
+    its life to this process instead: killed, even by SIGKILL, it takes the server along."""
     paths.log_file.parent.mkdir(parents=True, exist_ok=True)
     with paths.log_file.open("ab") as log:
         log.write(f"\n=== atomic-agent starting: {' '.join(spec.argv())}\n".encode())
         log.flush()
+        parent = os.getpid()
         proc = subprocess.Popen(spec.argv(), stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT,
-                                start_new_session=True, close_fds=True, cwd=paths.log_file.parent)
+                                start_new_session=True, close_fds=True, cwd=paths.log_file.parent,
+                                preexec_fn=(lambda: _die_with_parent(parent)) if die_with_parent else None)
     write_pid_record(paths, PidRecord(pid=proc.pid, host=spec.host, port=spec.port, binary=str(spec.binary),
                                       model=str(spec.model), alias=spec.alias, started_at=time.time()))
     return proc

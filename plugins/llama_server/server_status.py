@@ -13,6 +13,7 @@ from .llama_config import MODE_EXTERNAL, MODE_MANAGED, LlamaConfig, effective_ll
 from .server_health import HEALTH_UNREACHABLE, HealthSnapshot, probe_server
 from .server_launch import url_of
 from .server_process import ServerPaths, live_pid_record
+from .shared_prompt_cache import PromptCacheState, prompt_cache_state
 
 
 @attrs.frozen
@@ -31,12 +32,16 @@ class ServerStatus:
     detail: str = ""
     build: str = ""  # the installed build's variant and instruction sets ("" with llama.binary set)
     build_reason: str = ""
+    prompt_cache: PromptCacheState | None = None  # whether cached prompts may cross conversations (running only)
 
     def to_json(self) -> dict[str, Any]:
         return {"mode": self.mode, "url": self.url, "running": self.running, "pid": self.pid,
                 "health": self.health, "model": self.model, "modelPath": self.model_path, "nCtx": self.n_ctx,
                 "totalSlots": self.total_slots, "pidFile": self.pid_file, "logFile": self.log_file,
-                "detail": self.detail, "build": self.build, "buildReason": self.build_reason}
+                "detail": self.detail, "build": self.build, "buildReason": self.build_reason,
+                "promptCache": (None if self.prompt_cache is None else
+                                {"state": self.prompt_cache.state, "detail": self.prompt_cache.detail,
+                                 "sharesAcrossConversations": self.prompt_cache.shares_across_conversations})}
 
 
 def server_status(cfg: LlamaConfig, state_dir: Path, environ: Mapping[str, str] | None = None) -> ServerStatus:
@@ -47,7 +52,9 @@ def server_status(cfg: LlamaConfig, state_dir: Path, environ: Mapping[str, str] 
         return managed_status(cfg, state_dir)
     paths = ServerPaths.for_state_dir(state_dir)
     snapshot = probe_server(url)
-    return _status(mode, url, snapshot.health != HEALTH_UNREACHABLE, None, snapshot, paths)
+    running = snapshot.health != HEALTH_UNREACHABLE
+    cache = prompt_cache_state(url, snapshot.build_info) if running else None
+    return attrs.evolve(_status(mode, url, running, None, snapshot, paths), prompt_cache=cache)
 
 
 def managed_status(cfg: LlamaConfig, state_dir: Path) -> ServerStatus:
@@ -61,7 +68,9 @@ def managed_status(cfg: LlamaConfig, state_dir: Path) -> ServerStatus:
         status = _status(MODE_MANAGED, loopback_url(cfg.host, cfg.port), False, None, snapshot, paths)
     else:
         url = url_of(record)
-        status = _status(MODE_MANAGED, url, True, record.pid, probe_server(url), paths)
+        snapshot = probe_server(url)
+        status = attrs.evolve(_status(MODE_MANAGED, url, True, record.pid, snapshot, paths),
+                              prompt_cache=prompt_cache_state(url, snapshot.build_info, pid=record.pid))
     return attrs.evolve(status, **_build_fields(cfg))
 
 
@@ -130,3 +139,26 @@ def build_findings() -> list[Any]:
     return [DoctorFinding("llama-server build", "ok",
                           f"{build.variant.describe()}: {build.variant.reason}; proof: {build.proof} ({features})",
                           path=str(build.binary))]
+
+def prompt_cache_findings(state_dir: Path) -> list[Any]:
+    """What `doctor` says about the server the runtime talks to: whether its RAM prompt cache
+    may restore one conversation's tokens into another's reply (nothing when it is not running)."""
+    from atomic_agent.api import DoctorFinding, read_raw_config
+
+    try:
+        raw = read_raw_config(state_dir / "config.json").get("llama", {})
+    except Exception:
+        raw = {}  # the core's own check reports a broken config
+    cfg = LlamaConfig()
+    if isinstance(raw, dict):
+        picked = {k: raw[k] for k, t in (("url", str), ("host", str), ("port", int)) if isinstance(raw.get(k), t)}
+        cfg = attrs.evolve(cfg, **picked)
+    status = server_status(cfg, state_dir)
+    if status.prompt_cache is None:
+        return []
+    level = "ok" if not status.prompt_cache.shares_across_conversations else "warn"
+    advice = "" if level == "ok" else ("restart the managed server (`atomic-agent llama stop && atomic-agent llama "
+                                       "start`)" if status.mode == MODE_MANAGED else
+                                       "start that llama-server with --cache-ram 0")
+    return [DoctorFinding("llama-server prompt cache", level, f"{status.url}: {status.prompt_cache.sentence()}",
+                          advice)]

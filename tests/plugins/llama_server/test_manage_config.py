@@ -23,7 +23,7 @@ def _load(tmp_path: Path, raw: dict | None = None, env: dict[str, str] | None = 
 def test_defaults_match_the_managed_local_server(tmp_path: Path) -> None:
     cfg = _load(tmp_path)
     assert (cfg.url, cfg.host, cfg.port, cfg.model, cfg.binary) == ("", "127.0.0.1", 19091, "smollm2-135m-instruct", "")
-    assert (cfg.ctx_size, cfg.parallel, cfg.threads) == (8192, 2, 2)
+    assert (cfg.ctx_size, cfg.parallel, cfg.threads) == (8192, 2, 0)  # 0: cores - 1
     assert (cfg.completion_retries, cfg.completion_retry_backoff_ms, cfg.max_tokens) == (3, 150, 512)
     assert cfg.temperature == 0.2 and cfg.request_timeout_s == 120 and cfg.extra_args == ()
 

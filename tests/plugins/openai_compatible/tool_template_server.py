@@ -34,6 +34,7 @@ def tool_template_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[T
     from atomic_agent.plugins.llama_server.server_launch import start_server
     from atomic_agent.plugins.llama_server.server_process import LaunchSpec, ServerPaths, free_loopback_port
     from atomic_agent.plugins.llama_server.starter_model import ensure_starter_model
+    from atomic_agent.plugins.llama_server.thread_count import AUTO, chat_threads
     from atomic_agent.plugins.llama_server.testing.llama_fixture import stop_session_server
 
     state = tmp_path_factory.mktemp("tool-template-llama")
@@ -42,9 +43,9 @@ def tool_template_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[T
         model = ensure_starter_model(cache)
         binary = ensure_binary(os.environ.get(LLAMA_BINARY_ENV, ""), cache, model)
         spec = LaunchSpec(binary=binary, model=model, port=free_loopback_port(), ctx_size=4096, parallel=1,
-                          threads=2, alias="smollm2-tools",
+                          threads=chat_threads(AUTO, embeddings_running=False), alias="smollm2-tools",
                           extra_args=("--chat-template-file", str(TEMPLATE), "--embeddings", "--pooling", "mean"))
-        outcome = start_server(spec, ServerPaths.for_state_dir(state), timeout_s=120)
+        outcome = start_server(spec, ServerPaths.for_state_dir(state), timeout_s=120, die_with_parent=True)
     except Exception as exc:
         pytest.fail(f"could not start the tool-template llama-server: {exc}", pytrace=False)
     try:
