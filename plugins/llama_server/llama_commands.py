@@ -245,7 +245,8 @@ def _print_status(status: object, json_out: bool) -> None:
     state = "running" if status.running else "stopped"
     print(f"llama-server: {state} ({status.mode})")
     rows = [("url", status.url), ("pid", status.pid), ("health", status.health), ("model", status.model),
-            ("n_ctx/slot", status.n_ctx), ("slots", status.total_slots), ("log", status.log_file),
+            ("n_ctx/slot", status.n_ctx), ("slots", status.total_slots), ("threads", status.threads),
+            ("log", status.log_file),
             ("build", status.build or None), ("why", status.build_reason or None)]
     for label, value in rows:
         if value is not None:

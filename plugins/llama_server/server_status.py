@@ -33,6 +33,7 @@ class ServerStatus:
     build: str = ""  # the installed build's variant and instruction sets ("" with llama.binary set)
     build_reason: str = ""
     prompt_cache: PromptCacheState | None = None  # whether cached prompts may cross conversations (running only)
+    threads: int | None = None  # the running managed server's --threads
 
     def to_json(self) -> dict[str, Any]:
         return {"mode": self.mode, "url": self.url, "running": self.running, "pid": self.pid,
@@ -41,7 +42,8 @@ class ServerStatus:
                 "detail": self.detail, "build": self.build, "buildReason": self.build_reason,
                 "promptCache": (None if self.prompt_cache is None else
                                 {"state": self.prompt_cache.state, "detail": self.prompt_cache.detail,
-                                 "sharesAcrossConversations": self.prompt_cache.shares_across_conversations})}
+                                 "sharesAcrossConversations": self.prompt_cache.shares_across_conversations}),
+                "threads": self.threads}
 
 
 def server_status(cfg: LlamaConfig, state_dir: Path, environ: Mapping[str, str] | None = None) -> ServerStatus:
@@ -70,8 +72,17 @@ def managed_status(cfg: LlamaConfig, state_dir: Path) -> ServerStatus:
         url = url_of(record)
         snapshot = probe_server(url)
         status = attrs.evolve(_status(MODE_MANAGED, url, True, record.pid, snapshot, paths),
-                              prompt_cache=prompt_cache_state(url, snapshot.build_info, pid=record.pid))
+                              prompt_cache=prompt_cache_state(url, snapshot.build_info, pid=record.pid),
+                              threads=_threads_of(record.pid))
     return attrs.evolve(status, **_build_fields(cfg))
+
+
+def _threads_of(pid: int) -> int | None:
+    try:
+        argv = Path(f"/proc/{pid}/cmdline").read_bytes().decode(errors="replace").split("\0")
+        return int(argv[argv.index("--threads") + 1])
+    except (OSError, ValueError, IndexError):
+        return None
 
 
 def embedding_daemon_status(cfg: LlamaConfig, state_dir: Path) -> dict[str, Any]:

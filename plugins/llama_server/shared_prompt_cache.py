@@ -61,9 +61,10 @@ def cache_ram_from_argv(argv: list[str], environ: dict[str, str]) -> int | None:
 
 
 def build_number(build_info: str) -> int | None:
-    """7432 from "b7432-1a2b3c4" (what /props build_info says), None when it says no number."""
+    """7432 from "b7432-1a2b3c4" (what /props build_info says), None when it says no number
+    (a build from a source tarball without git reports build 0: unknown, not old)."""
     match = re.match(r"b?(\d+)", build_info.strip())
-    return int(match.group(1)) if match else None
+    return int(match.group(1)) or None if match else None
 
 
 def state_of_process(pid: int, build_info: str = "") -> PromptCacheState | None:

@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 
 from atomic_agent.plugins.llama_server.server_process import free_loopback_port, port_in_use, process_alive
+from atomic_agent.plugins.llama_server.thread_count import chat_threads
 
 pytestmark = pytest.mark.llama_server
 
@@ -47,9 +48,10 @@ def test_start_status_stop_through_the_cli_leaves_no_process(tmp_path: Path) -> 
         assert status["model"] == "smollm2-135m-instruct"
         assert status["modelPath"] == json.loads(installed.stdout)["model"]
         assert (status["nCtx"], status["totalSlots"]) == (4096, 2)
+        assert status["threads"] == chat_threads(0, embeddings_running=False)  # auto: cores - 1, at least 1
         argv = _cmdline(pid)
         for flag, value in (("--host", "127.0.0.1"), ("--port", str(port)), ("-c", "8192"), ("--parallel", "2"),
-                            ("--threads", "2")):
+                            ("--threads", str(chat_threads(0, embeddings_running=False)))):
             assert argv[argv.index(flag) + 1] == value
         assert "--no-webui" in argv and "--metrics" in argv
         assert os.getsid(pid) == pid  # detached: it leads its own session

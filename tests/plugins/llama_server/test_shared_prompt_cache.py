@@ -49,10 +49,16 @@ def test_build_numbers_are_read_from_build_info() -> None:
     assert build_number("b7432-1a2b3c4") == 7432
     assert build_number("6123 (abc)") == 6123
     assert build_number("") is None
+    assert build_number("b0-unknown") is None  # built from a tarball without git: unknown, not old
 
 
 def _sleeper(*args: str, env: dict[str, str] | None = None) -> subprocess.Popen[bytes]:
-    return subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)", *args], env=env)
+    proc = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)", *args], env=env)
+    cmdline = Path(f"/proc/{proc.pid}/cmdline")
+    deadline = time.monotonic() + 10
+    while b"time.sleep" not in cmdline.read_bytes() and time.monotonic() < deadline:
+        time.sleep(0.01)  # the child has not exec'd yet
+    return proc
 
 
 @pytest.mark.parametrize(("args", "env", "state"), [
