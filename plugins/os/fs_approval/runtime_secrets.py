@@ -7,7 +7,7 @@ Inside a state dir:
 - `turn-owners/`, `task-runners/`: the owner leases recovery trusts to tell live processes
   from dead ones;
 - `telegram-pairing.json`: the window in which a DM claims the bot;
-- `cache-key`: the key that signs compiled templates in the per-user cache.
+and in the per-user cache, `template-key`: the key that signs compiled templates.
 
 A path is a runtime secret when its canonical path is one of these or inside one — and,
 for a file with more than one hard link, when it shares its device and inode with one
@@ -22,10 +22,10 @@ import stat
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 
-SECRET_NAMES: tuple[str, ...] = (".env", "serve", "audit", "turn-owners", "task-runners", "telegram-pairing.json",
-                                 "cache-key")
+SECRET_NAMES: tuple[str, ...] = (".env", "serve", "audit", "turn-owners", "task-runners", "telegram-pairing.json")
+TEMPLATE_KEY_FILE = "template-key"  # atomic_agent.api.TEMPLATE_KEY_FILE, kept here so a guard check imports nothing
 # names specific enough to flag in code or an unresolved word (`serve` alone is too common a word)
-SECRET_MARKERS: tuple[str, ...] = (".env", "operator-token", "approvals.ndjson", "telegram-pairing", "cache-key")
+SECRET_MARKERS: tuple[str, ...] = (".env", "operator-token", "approvals.ndjson", "telegram-pairing", TEMPLATE_KEY_FILE)
 STATE_MARKERS = ("config.json", ".env")  # the trust files whose parent is a state dir
 
 
@@ -45,8 +45,11 @@ def state_dirs_of_trust(trust: Iterable[Path]) -> tuple[Path, ...]:
 
 
 def secret_roots(state_dirs: Iterable[Path | str]) -> tuple[str, ...]:
-    """Every secret path of these state dirs, as written and canonical (strings, no duplicates)."""
-    roots: dict[str, None] = {}
+    """Every secret path of these state dirs and of the per-user cache, as written and
+    canonical (strings, no duplicates)."""
+    from atomic_agent.plugins.os.fs_approval.persistence_spots import cache_roots
+
+    roots: dict[str, None] = {os.path.join(root, TEMPLATE_KEY_FILE): None for root in cache_roots()}
     for state_dir in state_dirs:
         base = os.path.abspath(os.fspath(state_dir))
         for name in SECRET_NAMES:
