@@ -18,13 +18,14 @@ the same line whatever program it runs — `cat`, `tail`, `awk`, `sed`, `cp`, `t
 
 from __future__ import annotations
 
+import os
 import re
 from pathlib import Path
 
 import attrs
 
 from atomic_agent.plugins.os.fs_approval.credential_stores import credential_store_of
-from atomic_agent.plugins.os.fs_approval.runtime_secrets import SECRET_MARKERS, secret_root_of
+from atomic_agent.plugins.os.fs_approval.runtime_secrets import SECRET_MARKERS, is_runtime_secret, secret_root_of
 
 from .command_segments import WRITE_REDIRECTS, Segment
 from .command_unwrap import CODE_INTERPRETERS, UNKNOWN_ARG, SimpleCommand
@@ -92,6 +93,17 @@ def _mentions(text: str, scope: GuardScope) -> str | None:
     return None
 
 
+def _is_secret(path: str, scope: GuardScope) -> bool:
+    """By path, or by inode for a file with more than one link (`ln S/.env notes.txt` earlier)."""
+    if secret_root_of(path, scope.secrets) is not None:
+        return True
+    try:
+        st = os.stat(path)
+    except (OSError, ValueError):
+        return False
+    return is_runtime_secret(path, scope.secrets, st)
+
+
 def _ancestor_of_secret(path: str, scope: GuardScope) -> bool:
     prefix = path.rstrip("/") + "/"
     return any(root.startswith(prefix) for root in scope.secrets)
@@ -129,7 +141,7 @@ def secret_hits(cmd: SimpleCommand, segment: Segment, scope: GuardScope) -> tupl
                                                                  f"runs that names {named!r}"))
             continue
         for path in paths:
-            if scope.secrets and secret_root_of(path, scope.secrets) is not None:
+            if scope.secrets and _is_secret(path, scope):
                 if write_only:
                     unsure.append(RuleHit("undecidable.runtime_secret_write",
                                           f"{cmd.program} writes {path}, one of the runtime's secrets"))
