@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 import posixpath
+import re
 import shlex
 
 import attrs
@@ -155,6 +156,9 @@ def through_links(word: str, scope: GuardScope, links: dict[str, str]) -> str:
     """`word` with a link made earlier in the line replaced by what it leads to."""
     if not links or word.startswith("-"):
         return word
+    key = re.match(r"^[A-Za-z_][\w-]*=", word)  # `of=x` (dd): the value is the path
+    if key:
+        return key.group(0) + through_links(word[key.end():], scope, links)
     path = resolve_target(word, scope.cwd, scope.home)
     if path == UNKNOWN:
         return word

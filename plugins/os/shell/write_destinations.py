@@ -24,7 +24,7 @@ _COPIERS = frozenset({"cp", "mv", "install", "ln", "rsync", "scp", "link", "gcp"
 _TARS = frozenset({"tar", "gtar", "bsdtar"})
 _UNPACKERS = frozenset({"unzip", "7z", "7za", "7zr", "unrar", "cpio", "ar", "bsdcpio", "pax"})
 _SAME_FILE_WRITERS = frozenset({"truncate", "shred", "touch", "fallocate", "tee", "sponge", "chattr", "setfattr"})
-_FLAG_VALUE = {"-s", "--size", "-r", "--reference", "-l", "--length", "-n", "-u"}  # truncate/shred/fallocate values
+_FLAG_VALUE = {"-s", "--size", "-r", "--reference", "-l", "--length", "-n", "--iterations", "-o", "--offset"}  # truncate/shred/fallocate values
 
 
 @attrs.frozen
