@@ -7,15 +7,15 @@ import json
 
 import typer
 
-from atomic_agent.cli.cli_state import current_cli_state, fail, print_json, print_table
+from atomic_agent.cli.cli_state import CliState, current_cli_state, fail, print_json, print_table
 
 
 def plugins_command(ctx: typer.Context, json_out: bool = typer.Option(False, "--json", help="Print JSON.")) -> None:
     """List every plugin: name, distribution and version, hooks implemented, status."""
-    from atomic_agent.plugin_host.service_registry import ServiceRegistry
 
-    host = current_cli_state(ctx).host
-    ServiceRegistry(host)  # collecting the services reports a provider that raises or a name two provide
+    state = current_cli_state(ctx)
+    host = state.host
+    _collect_registrations(state)  # reports what raises and every name two plugins register
     reports = sorted(host.reports.values(), key=lambda r: (not r.essential, r.name))
     if json_out:
         print_json([r.to_json() for r in reports])
@@ -24,8 +24,31 @@ def plugins_command(ctx: typer.Context, json_out: bool = typer.Option(False, "--
     for r in reports:
         dist = f"{r.distribution} {r.version}".strip()
         status = r.status if not r.error else f"{r.status}: {r.error}"
+        status += "".join(f"; conflict: {c}" for c in r.conflicts)
         rows.append([r.name, dist, ", ".join(r.hooks), status])
     print_table(["name", "distribution", "hooks", "status"], rows)
+
+
+def _collect_registrations(state: CliState) -> None:
+    """Build (never start) a runtime: its construction collects every registration hook, which
+    records failures and name clashes on the plugins' rows. Without a config that boots, the
+    services are still collected (their clashes and failures reported)."""
+    import asyncio
+
+    from atomic_agent.config.config_errors import ConfigError
+    from atomic_agent.plugin_host.service_registry import ServiceRegistry
+    from atomic_agent.runtime.runtime import Runtime
+
+    boot = state.boot_context
+    if boot is None and state.boot_error is None and state.deferred_boot is not None:
+        try:
+            boot = state.boot_context = state.deferred_boot()
+        except ConfigError as exc:
+            state.boot_error = exc
+    if boot is None:
+        ServiceRegistry(state.host)
+        return
+    asyncio.run(Runtime(boot).close())
 
 
 config_app = typer.Typer(no_args_is_help=True)
