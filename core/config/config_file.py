@@ -68,12 +68,12 @@ def unset_key(raw: dict[str, Any], key: str) -> bool:
             return False
         trail.append((node, part))
         node = node[part]
-    for parent, part in reversed(trail):
-        if parent[part] is node or parent[part] == {}:
-            del parent[part]
-            node = parent
-        else:
+    last_parent, last = trail[-1]
+    del last_parent[last]
+    for parent, part in reversed(trail[:-1]):
+        if parent[part] != {}:
             break
+        del parent[part]
     return True
 
 
@@ -210,6 +210,11 @@ def _backup_once(path: Path) -> Path | None:
     return backup
 
 
+#: versions this project wrote with every default filled in. v1 was never written by it: a v1
+#: file is the predecessor's or hand-made (no "version"), so all it holds counts as chosen
+FULL_DUMP_VERSIONS = range(2, SPARSE_VERSION)
+
+
 @attrs.frozen
 class _Upgrade:
     raw: dict[str, Any]
@@ -225,14 +230,11 @@ def _upgrade(raw: Mapping[str, Any], disk_version: int, plugin_blocks: Mapping[s
     but the former defaults, so a bug here can never change what a user set; on disagreement
     the values stay as written."""
     migrated, from_v, _to = migrate_raw({**raw, "version": disk_version})
-    if from_v >= SPARSE_VERSION:
+    if from_v not in FULL_DUMP_VERSIONS:
         return _Upgrade(migrated, from_v, DroppedDefaults())
     blocks = all_blocks(plugin_blocks)
     before, _ = structure_blocks(migrated, plugin_blocks, path)
     sparse, dropped = drop_written_defaults(migrated, blocks)
-    # a value a step derived from what the user wrote (v1 `approvalRequired` -> `approvalLevel`) is a choice
-    for key, value in _leaf_changes(migrated, raw):
-        set_key(sparse, key, value)
     after, _ = structure_blocks(sparse, plugin_blocks, path)
     changed = {key for key, _value in dropped.former}
     if _flat(before, changed) != _flat(after, changed):
@@ -291,8 +293,8 @@ def load_config(state_dir: Path, plugin_blocks: Mapping[str, ConfigBlock] | None
     lines), read newer ones with this build's schema without rewriting them, fill defaults,
     keep unknown blocks, then apply `ATOMIC_AGENT_*` overrides (never written back).
 
-    The file holds only what the user set; a file older than SPARSE_VERSION held every
-    default and loses the ones it held only as defaults. Nothing is written unless the whole
+    The file holds only what the user set; a file of FULL_DUMP_VERSIONS held every default
+    and loses, once, the ones it held only as defaults. Nothing is written unless the whole
     file validates, so a bad file is reported and left as it was."""
     env = os.environ if environ is None else environ
     blocks_in = plugin_blocks or {}

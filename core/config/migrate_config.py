@@ -10,7 +10,7 @@ from collections.abc import Callable
 from typing import Any
 
 CONFIG_VERSION = 3
-#: the first version whose file keeps only what the user set; older files hold every default
+#: the first version whose file keeps only what the user set; v2 files hold every default
 SPARSE_VERSION = 3
 
 Raw = dict[str, Any]
@@ -44,7 +44,7 @@ def m002_to_v3(raw: Raw) -> Raw:
     """v2 files hold every default of the release that wrote them; v3 files only what the
     user set. Telling the two apart needs every block's defaults, which a plain dict step does
     not have, so the dropping itself is `written_defaults.drop_written_defaults`, run by the
-    loader right after these steps for any file older than SPARSE_VERSION."""
+    loader right after these steps for a v2 file (v1 was never written whole by this project)."""
     return raw
 
 

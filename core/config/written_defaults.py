@@ -91,7 +91,7 @@ def drop_written_defaults(raw: Mapping[str, Any], blocks: Mapping[str, ConfigBlo
             continue  # absent, or not an object (structuring reports that)
         try:
             defaults = block.cls()
-        except Exception:
+        except TypeError:
             continue  # a block class without defaults for every field: keep its values as written
         if block.migrate is not None:
             block_raw = block.migrate(dict(block_raw))

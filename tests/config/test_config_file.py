@@ -168,3 +168,15 @@ def test_a_valid_file_loads_without_the_detailed_converter_and_a_bad_one_still_n
     with pytest.raises(ConfigError) as err:
         load_config(tmp_path / "bad", WEATHER, environ={})
     assert "weather.days" in str(err.value) and "integer" in str(err.value)
+
+
+def test_unset_key_removes_a_leaf_and_only_the_objects_it_empties():
+    from atomic_agent.config.config_file import unset_key
+
+    raw = {"version": CONFIG_VERSION, "llama": {"parallel": 4, "embeddings": {"threads": 3}}}
+    assert unset_key(raw, "llama.embeddings.threads") is True
+    assert raw == {"version": CONFIG_VERSION, "llama": {"parallel": 4}}
+    assert unset_key(raw, "llama.embeddings.threads") is False
+    assert unset_key(raw, "llama") is True and raw == {"version": CONFIG_VERSION}
+    with pytest.raises(ConfigError):
+        unset_key(raw, "version")

@@ -110,11 +110,13 @@ def test_a_set_on_a_file_not_yet_migrated_keeps_what_it_sets(tmp_path: Path):
     assert (tmp_path / "config.json.bak").exists()
 
 
-def test_a_v1_choice_carried_into_a_default_valued_key_is_kept(tmp_path: Path):
-    # approvalRequired true became approvalLevel 1, today's default, but it was chosen
-    path = write(tmp_path, {"version": 1, "agent": {"approvalRequired": True, "maxSteps": 24}})
-    load_config(tmp_path, {}, environ={})
-    assert json.loads(path.read_text()) == {"version": CONFIG_VERSION, "agent": {"approvalLevel": 1}}
+def test_a_file_this_project_never_wrote_whole_keeps_every_value(tmp_path: Path):
+    # v1 is the predecessor's format, and a hand-written file without "version" reads as v1:
+    # nothing in it was filled in by this project, so a value equal to a default is still a choice
+    path = write(tmp_path, {"agent": {"approvalRequired": True, "maxSteps": 24}, "llama": {"threads": 2}})
+    load_config(tmp_path, real_blocks(), environ={})
+    assert json.loads(path.read_text()) == {"version": CONFIG_VERSION, "agent": {"maxSteps": 24, "approvalLevel": 1},
+                                            "llama": {"threads": 2}}
 
 
 @pytest.mark.parametrize("body", [
