@@ -14,7 +14,7 @@ import attrs
 from atomic_agent.config.app_config import CORE_BLOCKS, AppConfig
 from atomic_agent.config.atomic_write import write_atomic
 from atomic_agent.config.config_errors import ConfigError
-from atomic_agent.config.config_fields import CLAMP_KEY, ENV_KEY, RANGE_KEY
+from atomic_agent.config.config_fields import CLAMP_KEY, ENV_KEY, RANGE_KEY, to_camel
 from atomic_agent.config.dotenv_file import DotenvLoadResult
 from atomic_agent.config.migrate_config import CONFIG_VERSION, SPARSE_VERSION, migrate_raw
 from atomic_agent.config.raw_config import config_path, read_raw_config
@@ -107,8 +107,6 @@ def _parse(raw: str, current: Any, env_name: str, field: attrs.Attribute) -> Any
 
 def env_override_keys(block_key: str, block: Any, environ: Mapping[str, str]) -> list[str]:
     """Dotted keys of `block` whose value comes from the environment (`config show` says so)."""
-    from atomic_agent.config.config_fields import to_camel
-
     return [f"{block_key}.{to_camel(field.name)}" for field in attrs.fields(type(block))
             if field.metadata.get(ENV_KEY) and environ.get(field.metadata[ENV_KEY], "") != ""]
 
