@@ -121,7 +121,8 @@ class ConfigBlock:
     `embeddings.threads`) to the defaults it had in earlier releases. Files written before
     config.json kept only what the user set hold every default of the release that wrote
     them; a value there equal to a former default was written, not chosen, so the one-time
-    migration drops it and the current default applies. Add an entry whenever a default changes.
+    migration drops it and the current default applies. Only a default that changed while
+    files were written whole (config v2) needs an entry; later changes reach users by themselves.
     """
 
     key: str
