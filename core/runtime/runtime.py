@@ -22,11 +22,13 @@ from atomic_agent.llm.model_profile import PLAIN_TEXT_PROFILE, ModelProfile
 from atomic_agent.plugin_host.collect_registrations import await_lifecycle, call_lifecycle, collect_records
 from atomic_agent.plugin_host.plugin_host import PluginHost
 from atomic_agent.providers.fallback_provider import FallbackTextProvider, RequestShaper
-from atomic_agent.providers.provider_registry import ProviderRegistry, build_provider_registry
+from atomic_agent.providers.llm_config import read_llm_config
+from atomic_agent.providers.provider_registry import ProviderRegistry
 from atomic_agent.plugin_host.service_registry import ServiceRegistry
 from atomic_agent.config.state_dir import resolve_cache_dir
 from atomic_agent.prompt.prompt_assets import PromptAssets
-from atomic_agent.hook_records import ApprovalCategory, ChannelSpec, ConfigBlock, MemoryPhase, PromptSection, TickSpec, ToolSpec
+from atomic_agent.hook_records import (ApprovalCategory, ChannelSpec, ConfigBlock, MemoryPhase, PromptSection,
+                                       ProviderKind, TickSpec, ToolSpec)
 from atomic_agent.runtime.boot_context import BootContext
 from atomic_agent.runtime.background_work import ChannelRunner, PluginTicks
 from atomic_agent.runtime.memory_phases import ConsolidationTick, MemoryPhases
@@ -186,7 +188,8 @@ class Runtime:
 
     def build_provider_registry(self) -> ProviderRegistry:
         """A fresh registry of the configured providers, owned (and closed) by the caller."""
-        return build_provider_registry(self.host, self)
+        kinds = {k.name: k for k in collect_records(self.host, "register_providers", ProviderKind)}
+        return ProviderRegistry(kinds, read_llm_config(self.config), self)
 
     async def set_active_provider(self, provider_id: str) -> None:
         """Hot-swap the active text provider (closing the previous one); the next step re-plans."""
