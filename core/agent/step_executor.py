@@ -32,7 +32,7 @@ from atomic_agent.llm.model_profile import ModelProfile
 from atomic_agent.llm.reasoning_stream_parser import ReasoningStreamParser
 from atomic_agent.prompt.build_prompt import BuiltPrompt, build_prompt, estimate_tokens
 from atomic_agent.prompt.conversation_window import ConversationIndex
-from atomic_agent.hook_records import PromptSection, ResourceClass, Tier
+from atomic_agent.hook_records import PromptSection, ResourceClass, Tier, ToolResult
 from atomic_agent.reliability.failure_taxonomy import model_error_for
 from atomic_agent.reliability.failure_taxonomy import GrammarError, ToolExecutionError, TurnCancelledError
 from atomic_agent.sessions.session_database import SessionRepository
@@ -259,8 +259,10 @@ async def run_tool_call(ctx: StepContext, index: int, call: ToolCall, batch_size
     where = ev.batch_fields(index, batch_size)
     ctx.emit(ev.event(ev.TOOL_CALL_STARTED, turnIndex=ctx.turn_index, step=ctx.step, tool=call.tool,
                       args=call.args, **where))
-    if spec is None:  # the registry check ran earlier; this guards replayed batches
-        result = compress_result(ToolResult.error(f"{call.tool!r} is not a registered tool"),
+    if spec is None:  # checked before the batch ran; a live tool (MCP) may be withdrawn since
+        result = compress_result(ToolResult.error(f"{call.tool!r} is no longer a registered tool (its plugin or "
+                                                  "MCP server withdrew it after the call was checked); use a "
+                                                  "tool from the current list"),
                                  ctx.agent.tool_result_summary_chars)
     else:
         state_dir = ctx.services.get("state_dir", ctx.session.working_dir)
