@@ -20,7 +20,7 @@ from collections.abc import Awaitable, Callable, Sequence
 
 import attrs
 
-from atomic_agent.agent.loop_detector import ToolLoopTracker, LoopVerdict, veto_result
+from atomic_agent.agent.loop_detector import LoopVerdict, ToolLoopTracker, veto_result
 from atomic_agent.agent.tool_calls import ToolCall
 from atomic_agent.hook_records import ResourceClass, ToolResult
 from atomic_agent.tools.tool_registry import ToolRegistry

@@ -34,7 +34,6 @@ import attrs
 
 from atomic_agent.hook_records import ToolResult
 
-
 # The loop detector's thresholds, read from `ATOMIC_AGENT_LOOP_*` environment variables.
 #
 # These knobs are env-only on purpose: they tune a safety net, not user-facing behaviour,

@@ -23,18 +23,28 @@ from atomic_agent.agent.agent_events import EventSink
 from atomic_agent.agent.batch_executor import BatchResult, CallOutcome, execute_batch
 from atomic_agent.agent.invoke_tool import INVALID_ARGS, compress_result, invoke_tool, tool_context
 from atomic_agent.agent.loop_detector import LoopVerdict, ToolLoopTracker
-from atomic_agent.agent.tool_calls import (BatchValidationError, ToolCall, ToolCallBatch, ToolCallParseError,
-                                           parse_tool_calls, validate_batch)
+from atomic_agent.agent.tool_calls import (
+    BatchValidationError,
+    ToolCall,
+    ToolCallBatch,
+    ToolCallParseError,
+    parse_tool_calls,
+    validate_batch,
+)
 from atomic_agent.approval.approval_gate import ApprovalGate
 from atomic_agent.config.app_config import AgentConfig
-from atomic_agent.llm.provider_protocol import Completion, CompletionRequest, TextProvider
+from atomic_agent.hook_records import PromptSection, ResourceClass, Tier, ToolResult
 from atomic_agent.llm.model_profile import ModelProfile
+from atomic_agent.llm.provider_protocol import Completion, CompletionRequest, TextProvider
 from atomic_agent.llm.reasoning_stream_parser import ReasoningStreamParser
 from atomic_agent.prompt.build_prompt import BuiltPrompt, build_prompt, estimate_tokens
 from atomic_agent.prompt.conversation_window import ConversationIndex
-from atomic_agent.hook_records import PromptSection, ResourceClass, Tier, ToolResult
-from atomic_agent.reliability.failure_taxonomy import model_error_for
-from atomic_agent.reliability.failure_taxonomy import GrammarError, ToolExecutionError, TurnCancelledError
+from atomic_agent.reliability.failure_taxonomy import (
+    GrammarError,
+    ToolExecutionError,
+    TurnCancelledError,
+    model_error_for,
+)
 from atomic_agent.sessions.session_database import SessionRepository
 from atomic_agent.sessions.session_state import SessionState
 from atomic_agent.sessions.tool_journal import ToolJournal
@@ -43,7 +53,6 @@ from atomic_agent.storage.group_commit import deferred_sync
 from atomic_agent.tools.builtin_tools import LOAD_TOOL_EFFECT
 from atomic_agent.tools.tool_registry import ToolRegistry
 from atomic_agent.tracing.trace_recorder import TraceRecorder
-
 
 # Everything one step needs, passed explicitly (no globals).
 

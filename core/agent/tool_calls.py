@@ -18,11 +18,10 @@ from typing import Any
 
 import attrs
 
-from atomic_agent.prompt.build_grammar import HARD_MAX_TOOL_CALLS
-from atomic_agent.llm.model_profile import ModelProfile
 from atomic_agent.hook_records import ResourceClass
+from atomic_agent.llm.model_profile import ModelProfile
+from atomic_agent.prompt.build_grammar import HARD_MAX_TOOL_CALLS
 from atomic_agent.tools.tool_registry import ToolRegistry, args_errors
-
 
 RAW_PREVIEW_CHARS = 400
 

@@ -36,7 +36,6 @@ import attrs
 from atomic_agent.config.config_file import config_path, read_raw_config, save_raw_config, set_key
 from atomic_agent.hook_records import ApprovalCategory
 
-
 # An append-only log of every approval decision, one JSON object per line.
 #
 # It lives in the state dir (`audit/approvals.ndjson`, mode 0600) and records who decided

@@ -54,7 +54,7 @@ def config_show_command(ctx: typer.Context) -> None:
 def config_get_command(ctx: typer.Context, key: str) -> None:
     """Print one value, e.g. `agent.approvalLevel`."""
     from atomic_agent.config.config_errors import ConfigError
-    from atomic_agent.config.config_file import render_config, get_key
+    from atomic_agent.config.config_file import get_key, render_config
 
     cfg = current_cli_state(ctx).config
     effective = json.loads(render_config(cfg.version, cfg.blocks, cfg.unknown_blocks))
@@ -69,7 +69,7 @@ def config_get_command(ctx: typer.Context, key: str) -> None:
 def config_set_command(ctx: typer.Context, key: str, value: str) -> None:
     """Set one value (VALUE is parsed as JSON when it can be) and validate the whole file."""
     from atomic_agent.config.config_errors import ConfigError
-    from atomic_agent.config.config_file import read_raw_config, save_raw_config, parse_value, set_key
+    from atomic_agent.config.config_file import parse_value, read_raw_config, save_raw_config, set_key
 
     ctx = current_cli_state(ctx).require()
     try:

@@ -11,7 +11,6 @@ import attrs
 from atomic_agent.config.config_fields import int_field, value_field
 from atomic_agent.config.dotenv_file import DotenvLoadResult
 
-
 # The config blocks the core owns: agent, plugins, tracing. Plugins add their own.
 
 @attrs.frozen

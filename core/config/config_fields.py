@@ -6,7 +6,6 @@ from typing import Any
 
 import attrs
 
-
 # Field names on disk are camelCase (`maxParallelToolCalls`); in Python, snake_case.
 
 def to_camel(name: str) -> str:

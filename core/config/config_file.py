@@ -20,7 +20,6 @@ from atomic_agent.config.migrate_config import CONFIG_VERSION, migrate_raw
 from atomic_agent.config.raw_config import config_path, read_raw_config
 from atomic_agent.hook_records import ConfigBlock
 
-
 # Dotted keys (`agent.maxParallelToolCalls`) into a raw config mapping.
 
 def get_key(raw: dict[str, Any], key: str) -> Any:

@@ -11,8 +11,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from atomic_agent.prompt.describe_tool import descriptor_parts
 from atomic_agent.hook_records import ResourceClass
+from atomic_agent.prompt.describe_tool import descriptor_parts
 from atomic_agent.tools.tool_registry import ToolRegistry
 
 

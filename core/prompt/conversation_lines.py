@@ -18,8 +18,7 @@ import json
 from collections.abc import Callable, Sequence
 
 from atomic_agent.prompt.trim_batch_summaries import trim_batch_summaries
-from atomic_agent.sessions.transcript_entry import (FAILURE_NOTE, REPLY, TOOL_CALL, TOOL_RESULT, USER,
-                                                    TranscriptEntry)
+from atomic_agent.sessions.transcript_entry import FAILURE_NOTE, REPLY, TOOL_CALL, TOOL_RESULT, USER, TranscriptEntry
 
 ARGS_PREVIEW_CHARS = 300
 USER_PREFIX = "user: "  # what starts a user message's line

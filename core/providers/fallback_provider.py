@@ -15,14 +15,24 @@ from typing import Any
 import attrs
 
 from atomic_agent.llm.model_profile import ModelProfile
-from atomic_agent.llm.provider_protocol import Completion, CompletionRequest
-from atomic_agent.llm.provider_protocol import DeltaCallback, ProviderError, ProviderUnavailableError
-from atomic_agent.providers.fallback_chain import (LiveFlag, ProviderFallbackChain, SwitchNotice, monotonic_ms,
-                                                   resolve_fallback_chain, run_with_fallback)
+from atomic_agent.llm.provider_protocol import (
+    Completion,
+    CompletionRequest,
+    DeltaCallback,
+    ProviderError,
+    ProviderUnavailableError,
+)
+from atomic_agent.providers.fallback_chain import (
+    LiveFlag,
+    ProviderFallbackChain,
+    SwitchNotice,
+    monotonic_ms,
+    resolve_fallback_chain,
+    run_with_fallback,
+)
 from atomic_agent.providers.llm_config import TRANSPORT_GRAMMAR
 from atomic_agent.providers.provider_registry import ProviderRegistry
 from atomic_agent.reliability.failure_taxonomy import model_error_for
-
 
 # Per-link request shape: the request built for the primary, fitted to the link that serves.
 #

@@ -21,7 +21,6 @@ from atomic_agent.config.config_fields import int_field, value_field
 from atomic_agent.config.migrate_config import CONFIG_VERSION
 from atomic_agent.hook_records import ConfigBlock
 
-
 # The effective `llm` block of a loaded config, registered as a block or not.
 #
 # Until the block is registered with the config loader, config.json's `llm` arrives as an

@@ -15,7 +15,6 @@ from atomic_agent.hook_records import ProviderKind
 from atomic_agent.plugin_host.collect_registrations import collect_records
 from atomic_agent.providers.llm_config import TOOL_TRANSPORTS, TRANSPORT_AUTO, LlmConfig, read_llm_config
 
-
 # Which tool-call transport a provider entry uses: `grammar` (GBNF) or `native_tools`.
 #
 # `auto` follows the provider kind: grammar for llama-server, native tools for the others.

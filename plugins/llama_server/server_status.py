@@ -128,11 +128,9 @@ def build_findings() -> list[Any]:
     why, its proof) and whether this CPU has the AMX that crashes native builds."""
     import os
 
-    from atomic_agent.api import DoctorFinding
+    from atomic_agent.api import DoctorFinding, resolve_cache_dir
 
     from .build_variant import read_cpu_report
-    from atomic_agent.api import resolve_cache_dir
-
     from .llama_binary import installed_build
     from .llama_config import LLAMA_BINARY_ENV
 

@@ -169,12 +169,11 @@ class ReflectionRunner:
         return outcomes
 
     async def _reflect(self, digest: Any, transcript: Any | None = None) -> ReflectionOutcome:
-        from .note_context import exchange_context
-        from .reflection_parser import parse_reflection
-
         from atomic_agent.api import CompletionRequest
 
+        from .note_context import exchange_context
         from .reflection_grammar import GRAMMAR_FILE, reflection_grammar
+        from .reflection_parser import parse_reflection
 
         profile_cfg, notes_cfg = _block(self.runtime, PROFILE_BLOCK), _block(self.runtime, NOTES_BLOCK)
         notes_on = notes_cfg is not None and self.cfg.auto_store_notes and self.cfg.max_notes_per_call > 0

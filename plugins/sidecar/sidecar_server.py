@@ -40,7 +40,6 @@ class SidecarLimits:
 def not_admitted(exc: BaseException | None) -> Exception:
     """The protocol error for a send_message whose turn was never admitted (nothing written)."""
     from atomic_agent.api import InvalidTextError, RuntimeStoppingError, SteerAlreadyTakenError
-
     from atomic_agent.plugins.sidecar.protocol_messages import ProtocolError
 
     if isinstance(exc, SteerAlreadyTakenError):
@@ -139,8 +138,13 @@ class SidecarServer:
 
     async def _run_turn(self, handle: TurnHandle, forwarder: TurnForwarder, text: str,
                         resend_steer_id: str | None = None) -> None:
-        from atomic_agent.api import (InvalidTextError, RuntimeStoppingError, SteerAlreadyTakenError,
-                                      SubmissionCancelledError, TurnParkedError)
+        from atomic_agent.api import (
+            InvalidTextError,
+            RuntimeStoppingError,
+            SteerAlreadyTakenError,
+            SubmissionCancelledError,
+            TurnParkedError,
+        )
 
         CURRENT_TURN.set(handle.turn_id)
         try:

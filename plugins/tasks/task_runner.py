@@ -20,7 +20,7 @@ import attrs
 from . import attempt_outcome as ao
 from .occurrence_plan import SkippedBlock, plan_claim
 from .task_backoff import next_delay_ms
-from .task_records import (BLOCKED, CANCELLED, COMPLETED, FAILED, PENDING, RUN_INTERRUPTED, RUN_RETRY, TaskRecord)
+from .task_records import BLOCKED, CANCELLED, COMPLETED, FAILED, PENDING, RUN_INTERRUPTED, RUN_RETRY, TaskRecord
 from .task_schedule import next_occurrence
 from .task_sessions import SessionMissing, session_for_run
 from .task_store import TaskStore
@@ -93,9 +93,16 @@ class TaskRunner:
 
     # -- one attempt ----------------------------------------------------------------------
     async def run_claimed(self, task: TaskRecord) -> str:
-        from atomic_agent.api import (DuplicateRequestError, InvalidTextError, RequestKey, RuntimeStoppingError,
-                                      SessionNotFoundError, SubmissionCancelledError, TurnParkedError,
-                                      request_fingerprint)
+        from atomic_agent.api import (
+            DuplicateRequestError,
+            InvalidTextError,
+            RequestKey,
+            RuntimeStoppingError,
+            SessionNotFoundError,
+            SubmissionCancelledError,
+            TurnParkedError,
+            request_fingerprint,
+        )
 
         started = time.perf_counter()
         self.metrics.inc(METRIC_PREFIX + "started")

@@ -14,7 +14,6 @@ import attrs
 
 from atomic_agent.sessions.session_store import SessionStore
 from atomic_agent.storage.group_commit import GroupSync
-
 from tests.chaos.chaos_driver import Driver
 from tests.chaos.chaos_life import ChaosWorld, Life, install_task_tracking
 from tests.chaos.crash_plan import AFTER_COMMIT, BEFORE_COMMIT, FaultPlan

@@ -17,8 +17,7 @@ from pathlib import Path
 import attrs
 
 from atomic_agent.api import ApprovalBinding, ToolContext
-from atomic_agent.plugins.os.fs_approval.classify_fs_mutation import (FsClassification, TargetScope,
-                                                                      classify_fs_mutation)
+from atomic_agent.plugins.os.fs_approval.classify_fs_mutation import FsClassification, TargetScope, classify_fs_mutation
 from atomic_agent.plugins.os.fs_approval.trust_config_paths import CONFIG_FILE, trust_config_paths
 
 MAX_TARGETS_SHOWN = 5

@@ -22,11 +22,25 @@ from collections.abc import Mapping
 
 import attrs
 
-from .command_normalise import (SUBSTITUTION_PLACEHOLDER, extract_substitutions, normalise_command,
-                                protect_literal_dollars, restore_dollars)
+from .command_normalise import (
+    SUBSTITUTION_PLACEHOLDER,
+    extract_substitutions,
+    normalise_command,
+    protect_literal_dollars,
+    restore_dollars,
+)
 from .command_segments import ParsedLine, Segment, split_argv, split_segments
-from .command_unwrap import (CODE_INTERPRETERS, SHELL_INTERPRETERS, UNKNOWN_ARG, SimpleCommand, inline_code,
-                             inline_code_args, reads_script_from_stdin, script_operand, unwrap)
+from .command_unwrap import (
+    CODE_INTERPRETERS,
+    SHELL_INTERPRETERS,
+    UNKNOWN_ARG,
+    SimpleCommand,
+    inline_code,
+    inline_code_args,
+    reads_script_from_stdin,
+    script_operand,
+    unwrap,
+)
 from .dangerous_rules import dangerous_hits
 from .find_exec import find_exec_commands, find_start_paths
 from .guard_paths import resolve_target
