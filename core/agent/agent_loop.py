@@ -56,7 +56,7 @@ class TurnResult:
         """(text, durable steer id or "") of each undelivered steer, in order: what a caller
         re-sends (`resend_steer_id`) or dismisses."""
         ids = self.undelivered_ids or ("",) * len(self.undelivered)
-        return list(zip(self.undelivered, ids))
+        return list(zip(self.undelivered, ids, strict=True))
 
 
 StepContextFactory = Callable[[int, int, Sequence[str]], Awaitable[StepContext]]

@@ -119,7 +119,8 @@ async def execute_batch(calls: Sequence[ToolCall], registry: ToolRegistry, track
                 return result
 
             answers = await asyncio.gather(*(run_read(i, c) for i, c in members))
-            for (_, call), result in zip(members, answers):  # the tracker still sees outcomes in index order
+            # the tracker still sees outcomes in index order
+            for (_, call), result in zip(members, answers, strict=True):
                 tracker.record_outcome(call.tool, call.args, result)
             return
         for index, call in members:  # serial within the group

@@ -216,7 +216,8 @@ def _decode_single_json_value(body: str, raw: str) -> Any:
             f"the tool-call answer is not valid JSON ({error.msg} at character {error.pos}); {_EXPECTED_SHAPE}", raw
         ) from error
     except ValueError as error:
-        raise ToolCallParseError.for_text(f"the tool-call answer is not valid JSON ({error}); {_EXPECTED_SHAPE}", raw)
+        raise ToolCallParseError.for_text(f"the tool-call answer is not valid JSON ({error}); {_EXPECTED_SHAPE}",
+                                          raw) from error
     trailing = stripped[end:].strip()
     if trailing:
         raise ToolCallParseError.for_text(

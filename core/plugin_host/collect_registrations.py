@@ -144,7 +144,7 @@ async def await_lifecycle(host: PluginHost, hook_name: str, pending: list[tuple[
     import asyncio
 
     results = await asyncio.gather(*(aw for _, aw in pending), return_exceptions=True)
-    for (plugin, _), result in zip(pending, results):
+    for (plugin, _), result in zip(pending, results, strict=True):
         if isinstance(result, Exception):
             report_failure(host, plugin, hook_name, result, "its work there was lost")
 

@@ -76,7 +76,7 @@ def _trimmed_texts(entries: Sequence[TranscriptEntry], cap: int) -> dict[int, st
     out: dict[int, str] = {}
     for rows in batches.values():
         rows.sort(key=lambda e: e.batch_index or 0)
-        for row, text in zip(rows, trim_batch_summaries([r.text for r in rows], cap)):
+        for row, text in zip(rows, trim_batch_summaries([r.text for r in rows], cap), strict=True):
             if text != row.text:
                 out[id(row)] = text
     return out

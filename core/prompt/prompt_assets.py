@@ -36,7 +36,7 @@ CORE_GRAMMARS_PACKAGE = "atomic_agent.grammars"
 def plugin_asset_dirs(host: Any, folder: str) -> list[Path]:
     """Each plugin's `folder` (templates or grammars) beside its package, in plugin name order."""
     found = []
-    for name, plugin in sorted(host.pm.list_name_plugin(), key=lambda pair: str(pair[0])):
+    for _name, plugin in sorted(host.pm.list_name_plugin(), key=lambda pair: str(pair[0])):
         source = getattr(plugin, "__file__", None)
         if not source or Path(source).name != "__init__.py":
             continue

@@ -7,6 +7,7 @@ what every entry shares (`id`, `kind`) and every cross-reference between ids.
 
 from __future__ import annotations
 
+import itertools
 import re
 from collections.abc import Mapping
 from pathlib import Path
@@ -70,7 +71,7 @@ def _check_ladder(_inst: object, _attr: attrs.Attribute, value: tuple[int, ...])
         if isinstance(step, bool) or not isinstance(step, int) or not 0 <= step <= 7 * _DAY_MS:
             raise ValueError(f"fallback.cooldownMs must be whole milliseconds in 0..{7 * _DAY_MS}; got {step!r}")
     # "escalating" has to stay true: a later step may never be shorter than an earlier one
-    for earlier, later in zip(value, value[1:]):
+    for earlier, later in itertools.pairwise(value):
         if later < earlier:
             raise ValueError(f"fallback.cooldownMs must be non-decreasing (each step at least the one before); "
                              f"{later} follows {earlier} in {list(value)}")

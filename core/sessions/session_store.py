@@ -160,7 +160,7 @@ class SessionStore:
             row = cursor.fetchone()
             if row is None:
                 raise SessionNotFoundError(session_id)
-            data = dict(zip([d[0] for d in cursor.description], row))
+            data = dict(zip([d[0] for d in cursor.description], row, strict=True))
             state = SessionState(id=data["id"], working_dir=Path(data["working_dir"]), created_at=data["created_at"],
                                  status=data["status"], title=data["title"] or "",
                                  loaded_tools=_loads(data["loaded_tools"]) or [],
@@ -190,7 +190,7 @@ class SessionStore:
             "(select count(*) from transcript t where t.session_id = s.id and t.kind = 'turn_started') as turns "
             "from sessions s order by s.updated_at desc limit ?", [limit])
         cols = [d[0] for d in rows.description]
-        return [dict(zip(cols, r)) for r in rows.fetchall()]
+        return [dict(zip(cols, r, strict=True)) for r in rows.fetchall()]
 
     def session_ids(self) -> list[str]:
         return [row[0] for row in self.conn.execute("select id from sessions order by created_at, id").fetchall()]
@@ -274,7 +274,7 @@ class SessionStore:
         cols = [d[0] for d in rows.description]
         out = []
         for row in rows.fetchall():
-            d = dict(zip(cols, row))
+            d = dict(zip(cols, row, strict=True))
             out.append(TranscriptEntry(kind=d["kind"], turn_index=d["turn_index"], text=d["text"] or "",
                                        tool=d["tool"], args=_loads(d["args"]), status=d["status"],
                                        reason=d["reason"], reasoning=d["reasoning"], details=_loads(d["details"]),
@@ -333,7 +333,7 @@ class SessionStore:
         cursor = handle.execute("select * from transcript where session_id = ? and seq > ? order by seq",
                                 [session_id, after_seq])
         columns = [d[0] for d in cursor.description]
-        return [dict(zip(columns, row)) for row in cursor.fetchall()]
+        return [dict(zip(columns, row, strict=True)) for row in cursor.fetchall()]
 
     def delete_rows(self, handle: sqlite3.Connection, session_id: str, *, after_seq: int | None = None,
                     upto_seq: int | None = None) -> int:

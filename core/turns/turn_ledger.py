@@ -98,7 +98,7 @@ class TurnLedger:
         sql = "select * from turn_audit" + (" where turn_id = ?" if turn_id else "") + " order by audit_id"
         cur = self.conn.execute(sql, [turn_id] if turn_id else [])
         cols = [d[0] for d in cur.description]
-        return [dict(zip(cols, r)) for r in cur.fetchall()]
+        return [dict(zip(cols, r, strict=True)) for r in cur.fetchall()]
 
     def turn_for_key(self, key: str) -> KeyedTurn | None:
         row = self.conn.execute("select key, turn_id, session_id, fingerprint, caller_ref from idempotency_keys "

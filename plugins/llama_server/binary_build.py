@@ -136,7 +136,7 @@ def install_llama_server(cache: Path, model: Path, *, choice: str = AUTO, cpu: C
                     continue
                 clear_rejection(cache, variant)
                 return _install(cache, tmp, built, variant, version, proof.detail, step)
-        tried = "; ".join(f"{v.kind}: {why}" for v, why in zip(variants, failures))
+        tried = "; ".join(f"{v.kind}: {why}" for v, why in zip(variants, failures, strict=True))
         hint = ("run `atomic-agent llama install --portable`" if choice == NATIVE else
                 "if another llama-server works on this machine, set llama.binary to it")
         raise BuildError(f"no llama-server build could be proven on this machine ({tried}); nothing was "

@@ -37,6 +37,9 @@ class SidecarLimits:
     shutdown_grace_s: float = 10.0
 
 
+DEFAULT_LIMITS = SidecarLimits()
+
+
 def not_admitted(exc: BaseException | None) -> Exception:
     """The protocol error for a send_message whose turn was never admitted (nothing written)."""
     from atomic_agent.api import InvalidTextError, RuntimeStoppingError, SteerAlreadyTakenError
@@ -60,7 +63,7 @@ class LineSource(Protocol):
 
 
 class SidecarServer:
-    def __init__(self, writer: ProtocolWriter, limits: SidecarLimits = SidecarLimits(),
+    def __init__(self, writer: ProtocolWriter, limits: SidecarLimits = DEFAULT_LIMITS,
                  working_dir: Path | None = None) -> None:
         self.writer = writer
         self.limits = limits
