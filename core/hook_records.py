@@ -266,7 +266,7 @@ class MemoryPhase:
     name: str
     order: int = 100
     sections: Callable[[str, str], Sequence[PromptSection]] | None = None
-    after_turn: Callable[[TurnDigest], Awaitable[None]] | None = None
+    after_turn: Callable[[TurnDigest], Awaitable[object]] | None = None  # its result is not used
     consolidate: Callable[[], Awaitable[Any]] | None = None
     plugin: str = ""
     before_turn: Callable[[TurnStart], None] | None = None

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import attrs
@@ -80,7 +80,7 @@ class StepContext:
     cancelled: asyncio.Event
     memory_sections: Sequence[PromptSection] = ()
     notices: Sequence[str] = ()
-    services: dict[str, Any] = attrs.field(factory=dict)
+    services: Mapping[str, Any] = attrs.field(factory=dict)
     temperature: float = 0.2
     seed: int | None = None
     conversations: ConversationIndex | None = None  # the runtime's; None indexes the session afresh
@@ -123,7 +123,8 @@ def batch_from_native_calls(completion: Completion) -> ToolCallBatch:
     return ToolCallBatch("batch", calls, completion.reasoning_content)
 
 
-async def _complete(ctx: StepContext, request: CompletionRequest, on_delta: object) -> Completion:
+async def _complete(ctx: StepContext, request: CompletionRequest,
+                    on_delta: Callable[[str], None] | None) -> Completion:
     """One provider call that a stop (the turn's cancel event) ends at once: a user stop or a
     graceful stop's hard park must not wait out an inference that may run for minutes."""
     call = asyncio.ensure_future(ctx.provider.complete(request, on_delta))
@@ -311,7 +312,7 @@ async def execute_step(ctx: StepContext) -> StepOutcome:
 
     reported: set[int] = set()
 
-    async def run_call(index: int, call):  # type: ignore[no-untyped-def]
+    async def run_call(index: int, call: ToolCall) -> ToolResult:
         result = await run_tool_call(ctx, index, call, size)
         reported.add(index)  # run_tool_call emitted its result event
         return result
@@ -353,12 +354,13 @@ async def execute_step(ctx: StepContext) -> StepOutcome:
     else:
         with deferred_sync():  # loaded tools may have changed; acknowledged by the next durable commit
             ctx.store.save_state(ctx.session)
-    cache = {"cache_n": inferred.completion.cache_n, "prompt_n": inferred.completion.prompt_n}
+    cache = StepOutcome("continue", cache_n=inferred.completion.cache_n, prompt_n=inferred.completion.prompt_n)
     if result.cancelled:
-        return StepOutcome("continue", cancelled=True, **cache)
+        return attrs.evolve(cache, cancelled=True)
     if ctx.tracker.breaker_tripped():
-        return StepOutcome("continue", loop_signals=result.loop_signals, breaker=True, **cache)
+        return attrs.evolve(cache, loop_signals=result.loop_signals, breaker=True)
     if result.terminal is not None:
         kind = "finish" if result.terminal.tool == "finish" else "reply"
-        return StepOutcome(kind, _terminal_text(result.terminal.tool, result.terminal.args), result.loop_signals, **cache)
-    return StepOutcome("continue", loop_signals=result.loop_signals, **cache)
+        return attrs.evolve(cache, kind=kind, reply_text=_terminal_text(result.terminal.tool, result.terminal.args),
+                            loop_signals=result.loop_signals)
+    return attrs.evolve(cache, loop_signals=result.loop_signals)

@@ -197,7 +197,8 @@ def _json_kind(value: Any) -> str:
         return "boolean"
     if isinstance(value, (int, float)):
         return "number"
-    return {str: "string", list: "array", dict: "object"}.get(type(value), "null")
+    kinds: dict[type, str] = {str: "string", list: "array", dict: "object"}
+    return kinds.get(type(value), "null")
 
 
 def _reject_constant(name: str) -> Any:

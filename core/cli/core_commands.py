@@ -71,10 +71,10 @@ def config_set_command(ctx: typer.Context, key: str, value: str) -> None:
     from atomic_agent.config.config_errors import ConfigError
     from atomic_agent.config.config_file import parse_value, read_raw_config, save_raw_config, set_key
 
-    ctx = current_cli_state(ctx).require()
+    boot = current_cli_state(ctx).require()
     try:
-        raw = read_raw_config(ctx.config.path)
-        save_raw_config(ctx.config.path, set_key(raw, key, parse_value(value)), ctx.config_blocks)
+        raw = read_raw_config(boot.config.path)
+        save_raw_config(boot.config.path, set_key(raw, key, parse_value(value)), boot.config_blocks)
     except ConfigError as exc:
         fail(str(exc))
     print(f"{key} = {value}")

@@ -31,12 +31,13 @@ def _make_converter(forbid_extra_keys: bool, detailed_validation: bool = False) 
     conv.register_structure_hook(int, _strict_int)
     conv.register_structure_hook(bool, _strict_bool)  # bool is an int subclass: keep it off the int hook
 
+    # dict[str, Any]: mypy cannot tell a ** mapping of attribute names from the named parameters
     def structure_factory(cls: type) -> Any:
-        overrides = {f.name: override(rename=to_camel(f.name)) for f in attrs.fields(cls)}
+        overrides: dict[str, Any] = {f.name: override(rename=to_camel(f.name)) for f in attrs.fields(cls)}
         return make_dict_structure_fn(cls, conv, _cattrs_forbid_extra_keys=forbid_extra_keys, **overrides)
 
     def unstructure_factory(cls: type) -> Any:
-        overrides = {f.name: override(rename=to_camel(f.name)) for f in attrs.fields(cls)}
+        overrides: dict[str, Any] = {f.name: override(rename=to_camel(f.name)) for f in attrs.fields(cls)}
         return make_dict_unstructure_fn(cls, conv, **overrides)
 
     conv.register_structure_hook_factory(attrs.has, structure_factory)

@@ -28,8 +28,8 @@ def _range_validator(lo: int | float, hi: int | float) -> Any:
     return check
 
 
-def int_field(default: int, lo: int, hi: int, env: str | None = None, clamp: bool = False) -> Any:
-    """An int knob. Out of range is an error in config.json; env values clamp when `clamp`."""
+def int_field(default: float, lo: float, hi: float, env: str | None = None, clamp: bool = False) -> Any:
+    """A number knob (an int unless the bounds are floats). Out of range is an error in config.json; env values clamp when `clamp`."""
     return attrs.field(default=default, validator=_range_validator(lo, hi),
                        metadata={ENV_KEY: env, RANGE_KEY: (lo, hi), CLAMP_KEY: clamp})
 

@@ -25,7 +25,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from importlib import resources
 from pathlib import Path
-from typing import Any
+from typing import Any, TypedDict
 
 TEMPLATES = "templates"
 GRAMMARS = "grammars"
@@ -51,7 +51,15 @@ def core_templates_dir() -> Path:
 
 
 # how every prompt template is parsed and rendered (the compiled code depends on these)
-ENV_OPTIONS = {"keep_trailing_newline": True, "trim_blocks": True, "lstrip_blocks": True, "autoescape": False}
+class EnvOptions(TypedDict):
+    keep_trailing_newline: bool
+    trim_blocks: bool
+    lstrip_blocks: bool
+    autoescape: bool
+
+
+ENV_OPTIONS: EnvOptions = {"keep_trailing_newline": True, "trim_blocks": True, "lstrip_blocks": True,
+                           "autoescape": False}
 
 
 def make_prompt_env(override_dirs: Sequence[Path] = (), plugin_dirs: Sequence[Path] = (),

@@ -17,6 +17,7 @@ import sys
 import uuid
 from collections.abc import Awaitable, Callable
 from pathlib import Path
+from typing import Protocol
 
 import attrs
 
@@ -145,9 +146,15 @@ def link_cancel(source: asyncio.Event | None, target: asyncio.Event) -> asyncio.
 ExecuteTurn = Callable[[SessionState, StartedTurn, TurnStops, FinalizeTurn], Awaitable[TurnResult]]
 
 
+class ExecutorFor(Protocol):
+    """The executor of a turn's text (TurnServices.executor); `tool_choice` forces a first tool."""
+
+    def __call__(self, text: str, tool_choice: str | None = None) -> ExecuteTurn: ...
+
+
 class TurnLifecycle:
     def __init__(self, sessions: SessionRepository, controller: TurnController, state_dir: Path,
-                 send_mode: Callable[[], str], executor_for: Callable[[str], ExecuteTurn],
+                 send_mode: Callable[[], str], executor_for: ExecutorFor,
                  backend: SessionBackend = DEFAULT_BACKEND) -> None:
         self.sessions = sessions
         self.controller = controller

@@ -52,6 +52,7 @@ class LlamaServerProvider:
         self.url = url
         self.mode = mode
         self.max_tokens = max_tokens
+        self.temperature = 0.2  # what the prompt plan samples with; llama.temperature sets it
         self.client = client
         self._props: ServerProps | None = None
         self._props_lock = asyncio.Lock()

@@ -114,7 +114,7 @@ def _download_to_part(url: str, part: Path, on_progress: ProgressSink | None, ti
 
 def _range_starts_at(resp: httpx.Response, offset: int) -> bool:
     match = _CONTENT_RANGE.match(resp.headers.get("content-range", ""))
-    return bool(match) and int(match.group(1)) == offset
+    return match is not None and int(match.group(1)) == offset
 
 
 def _unsatisfied_total(header: str) -> int | None:

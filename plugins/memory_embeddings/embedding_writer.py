@@ -40,10 +40,10 @@ class EmbeddingWriter:
         try:
             loop = asyncio.get_running_loop()
         except RuntimeError:
-            loop = self._loop
-            if loop is None or loop.is_closed():
+            remembered = self._loop
+            if remembered is None or remembered.is_closed():
                 return  # no loop (a CLI write): the next turn, tick or reembed picks it up
-            loop.call_soon_threadsafe(self._schedule)
+            remembered.call_soon_threadsafe(self._schedule)
             return
         self._loop = loop
         self._schedule()

@@ -132,7 +132,8 @@ class SidecarServer:
         self._forwarders[handle.turn_id] = forwarder
         self.registry.add(handle)
         handle.task = asyncio.create_task(self._run_turn(handle, forwarder, text, resend_steer_id), name=handle.turn_id)
-        await asyncio.wait({forwarder.queued, handle.task}, return_when=asyncio.FIRST_COMPLETED)
+        first: set[asyncio.Future[Any]] = {forwarder.queued, handle.task}
+        await asyncio.wait(first, return_when=asyncio.FIRST_COMPLETED)
         if not forwarder.queued.done():  # the task ended before the admission commit: nothing to acknowledge
             raise not_admitted(forwarder.refused)
         position = forwarder.queued.result()

@@ -13,7 +13,7 @@ import asyncio
 import sys
 import time
 from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypedDict
 
 import attrs
 
@@ -30,6 +30,15 @@ if TYPE_CHECKING:
 
 METRIC_PREFIX = "agent.tasks."
 CANCEL_POLL_S = 1.0  # how soon a cancel written by another process reaches a running turn
+
+
+class AttemptFields(TypedDict):
+    """What every ending of an attempt records (TaskStore.finish's keyword arguments)."""
+
+    now: int
+    turn_id: str | None
+    error: str | None
+    category: str | None
 
 
 @attrs.frozen
@@ -165,7 +174,8 @@ class TaskRunner:
     def _settle(self, task: TaskRecord, outcome: ao.AttemptOutcome, started: float | None) -> str:
         """Record how the attempt ended and move the task on (requeue, retry or a terminal state)."""
         now = self.clock()
-        common = {"now": now, "turn_id": outcome.turn_id, "error": outcome.error, "category": outcome.category}
+        common: AttemptFields = {"now": now, "turn_id": outcome.turn_id, "error": outcome.error,
+                                 "category": outcome.category}
         kind = outcome.kind
         if kind == ao.RETRY and task.attempts < task.max_attempts:
             delay = next_delay_ms(task.attempts, self.config.backoff_initial_ms, self.config.backoff_max_ms)
