@@ -43,12 +43,12 @@ if TYPE_CHECKING:  # the same names for the type checker (a test keeps this bloc
     from atomic_agent.config.config_errors import ConfigError as ConfigError
     from atomic_agent.config.config_fields import int_field as int_field
     from atomic_agent.config.config_fields import value_field as value_field
-    from atomic_agent.config.config_file import read_raw_config as read_raw_config
     from atomic_agent.config.config_file import save_raw_config as save_raw_config
     from atomic_agent.config.config_file import set_key as set_key
     from atomic_agent.config.config_file import structure_config_blocks as structure_config_blocks
     from atomic_agent.config.dotenv_file import parse_dotenv as parse_dotenv
     from atomic_agent.config.dotenv_file import set_dotenv_key as set_dotenv_key
+    from atomic_agent.config.raw_config import read_raw_config as read_raw_config
     from atomic_agent.config.state_dir import CACHE_DIR_ENV as CACHE_DIR_ENV
     from atomic_agent.config.state_dir import resolve_cache_dir as resolve_cache_dir
     from atomic_agent.hook_records import ApprovalCategory as ApprovalCategory
@@ -213,7 +213,7 @@ PLUGIN_AUTHORS: dict[str, str] = {
     "print_table": "atomic_agent.cli.cli_state",
     "int_field": "atomic_agent.config.config_fields",
     "value_field": "atomic_agent.config.config_fields",
-    "read_raw_config": "atomic_agent.config.config_file",
+    "read_raw_config": "atomic_agent.config.raw_config",
     "save_raw_config": "atomic_agent.config.config_file",
     "structure_config_blocks": "atomic_agent.config.config_file",
     "set_key": "atomic_agent.config.config_file",

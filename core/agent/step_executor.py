@@ -230,7 +230,7 @@ def _reply_row(ctx: StepContext, batch: ToolCallBatch, result: BatchResult) -> T
                            step=ctx.step)
 
 
-def _terminal_text(tool: str, args: dict) -> str:
+def _terminal_text(tool: str, args: Mapping[str, Any]) -> str:
     value = args.get("text") if tool == "reply" else args.get("summary")
     return value if isinstance(value, str) else str(value or "")
 

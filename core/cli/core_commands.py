@@ -69,7 +69,8 @@ def config_get_command(ctx: typer.Context, key: str) -> None:
 def config_set_command(ctx: typer.Context, key: str, value: str) -> None:
     """Set one value (VALUE is parsed as JSON when it can be) and validate the whole file."""
     from atomic_agent.config.config_errors import ConfigError
-    from atomic_agent.config.config_file import parse_value, read_raw_config, save_raw_config, set_key
+    from atomic_agent.config.config_file import parse_value, save_raw_config, set_key
+    from atomic_agent.config.raw_config import read_raw_config
 
     boot = current_cli_state(ctx).require()
     try:

@@ -21,7 +21,7 @@ CLAMP_KEY = "atomic_agent_clamp"
 def _range_validator(lo: int | float, hi: int | float) -> Any:
     kind = "an integer" if isinstance(lo, int) and isinstance(hi, int) else "a number"
 
-    def check(_inst: object, attribute: attrs.Attribute, value: Any) -> None:
+    def check(_inst: object, attribute: attrs.Attribute[Any], value: Any) -> None:
         if isinstance(value, bool) or not isinstance(value, (int, float)) or not lo <= value <= hi:
             raise ValueError(f"{to_camel(attribute.name)} must be {kind} in {lo}..{hi}, got {value!r}")
 
@@ -38,7 +38,7 @@ def value_field(default: Any, env: str | None = None, choices: tuple[str, ...] |
     """A str/bool knob, optionally restricted to `choices` and overridable from `env`."""
     validator = None
     if choices is not None:
-        def validator(_inst: object, attribute: attrs.Attribute, value: Any) -> None:
+        def validator(_inst: object, attribute: attrs.Attribute[Any], value: Any) -> None:
             if value not in choices:
                 raise ValueError(f"{to_camel(attribute.name)} must be one of {', '.join(choices)}; got {value!r}")
     if isinstance(default, (list, tuple)):

@@ -59,7 +59,7 @@ _TRUE = {"1", "true", "yes", "on"}
 _FALSE = {"0", "false", "no", "off"}
 
 
-def _parse(raw: str, current: Any, env_name: str, field: attrs.Attribute) -> Any:
+def _parse(raw: str, current: Any, env_name: str, field: attrs.Attribute[Any]) -> Any:
     if isinstance(current, bool):
         low = raw.strip().lower()
         if low in _TRUE:

@@ -43,7 +43,7 @@ def records_by_plugin(host: PluginHost, hook_name: str, record_type: type[R],
         except Exception as exc:
             report_failure(host, plugin_name, hook_name, exc, "was skipped")
             continue
-        stamped = [attrs.evolve(record, plugin=plugin_name)  # type: ignore[misc]
+        stamped = [attrs.evolve(record, plugin=plugin_name)
                    if attrs.has(type(record)) and "plugin" in attrs.fields_dict(type(record)) else record
                    for record in records]
         found.append((plugin_name, stamped))

@@ -52,7 +52,8 @@ def read_llm_config(config: AppConfig) -> LlmConfig:
 
 
 def unstructure_llm_block(llm: LlmConfig) -> dict[str, Any]:
-    return strict_converter.unstructure(llm)
+    block: dict[str, Any] = strict_converter.unstructure(llm)
+    return block
 
 
 TRANSPORT_AUTO = "auto"
@@ -64,7 +65,7 @@ _ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._@:-]{0,99}$")
 _DAY_MS = 86_400_000
 
 
-def _check_ladder(_inst: object, _attr: attrs.Attribute, value: tuple[int, ...]) -> None:
+def _check_ladder(_inst: object, _attr: attrs.Attribute[tuple[int, ...]], value: tuple[int, ...]) -> None:
     if not value:
         raise ValueError("fallback.cooldownMs must be a non-empty list of milliseconds, e.g. [30000, 60000, 300000]")
     for step in value:
@@ -96,7 +97,7 @@ class FallbackConfig:
     failure_window_ms: int = int_field(_DAY_MS, 1000, 365 * _DAY_MS)
 
 
-def _check_entries(_inst: object, _attr: attrs.Attribute, value: tuple[dict[str, Any], ...]) -> None:
+def _check_entries(_inst: object, _attr: attrs.Attribute[Any], value: tuple[dict[str, Any], ...]) -> None:
     seen: set[str] = set()
     for index, entry in enumerate(value):
         if not isinstance(entry, dict):

@@ -112,7 +112,8 @@ async def preview_prompt(runtime: Any, session_id: str | None = None, message: s
 
 async def _count(runtime: Any, text: str) -> int | None:
     try:
-        return await runtime.provider.count_tokens(text)
+        tokens: int | None = await runtime.provider.count_tokens(text)
+        return tokens
     except Exception:
         return None
 
