@@ -82,6 +82,7 @@ if TYPE_CHECKING:  # the same names for the type checker (a test keeps this bloc
     from atomic_agent.prompt.capped_lines import capped_lines as capped_lines
     from atomic_agent.prompt.describe_tool import describe_full as describe_full
     from atomic_agent.prompt.prompt_assets import make_prompt_env as make_prompt_env
+    from atomic_agent.prompt.signed_bytecode_cache import TEMPLATE_KEY_FILE as TEMPLATE_KEY_FILE
     from atomic_agent.providers.fallback_chain import declared_links as declared_links
     from atomic_agent.providers.fallback_chain import resolve_fallback_chain as resolve_fallback_chain
     from atomic_agent.providers.llm_config import LlmConfig as LlmConfig
@@ -222,6 +223,7 @@ PLUGIN_AUTHORS: dict[str, str] = {
     "write_atomic": "atomic_agent.config.atomic_write",
     "resolve_cache_dir": "atomic_agent.config.state_dir",
     "CACHE_DIR_ENV": "atomic_agent.config.state_dir",
+    "TEMPLATE_KEY_FILE": "atomic_agent.prompt.signed_bytecode_cache",
     # SQLite state files (core/storage): open with a durability mode, migrate, transact, one clock
     "Durability": "atomic_agent.storage.sqlite_file",
     "open_sqlite": "atomic_agent.storage.sqlite_file",
