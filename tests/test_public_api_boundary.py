@@ -42,3 +42,22 @@ def test_every_public_api_name_resolves():
 
     for name in api.__all__:
         assert getattr(api, name) is not None, name
+
+
+def test_type_checking_imports_match_the_exports():
+    """The TYPE_CHECKING block of atomic_agent.api names each export from its module, so the type
+    checker sees the real types behind the lazy PEP 562 lookup (not Any)."""
+    import atomic_agent.api as api
+
+    source = REPO / "core" / "api.py"
+    tree = ast.parse(source.read_text(), filename=str(source))
+    block = next(node for node in tree.body if isinstance(node, ast.If) and getattr(node.test, "id", "") == "TYPE_CHECKING")
+    declared: dict[str, str] = {}
+    for node in block.body:
+        if isinstance(node, ast.ImportFrom):
+            for alias in node.names:  # a module export reads `from package import module as module`
+                name = alias.asname or alias.name
+                declared[name] = f"{node.module}.{alias.name}" if name in api._MODULES else node.module or ""
+        elif isinstance(node, ast.Import):
+            declared.update({alias.asname or alias.name: alias.name for alias in node.names})
+    assert declared == api._EXPORTS

@@ -14,7 +14,6 @@ from typing import Any
 from atomic_agent.hook_records import ProviderKind
 from atomic_agent.providers.llm_config import TOOL_TRANSPORTS, TRANSPORT_AUTO, LlmConfig
 
-
 # Which tool-call transport a provider entry uses: `grammar` (GBNF) or `native_tools`.
 #
 # `auto` follows the provider kind: grammar for llama-server, native tools for the others.

@@ -11,14 +11,13 @@ from typing import Any
 import attrs
 
 from atomic_agent.config.app_config import AppConfig
-from atomic_agent.prompt.build_grammar import build_tool_call_grammar
 from atomic_agent.llm.model_profile import ModelProfile, detect_profile, profile_named
+from atomic_agent.prompt.build_grammar import build_tool_call_grammar
 from atomic_agent.prompt.build_prompt import build_prompt, estimate_tokens
 from atomic_agent.prompt.build_stable_prefix import build_stable_prefix, default_capabilities
 from atomic_agent.sessions.session_state import SessionState
 from atomic_agent.sessions.transcript_entry import TURN_STARTED, USER, TranscriptEntry
 from atomic_agent.tools.tool_registry import ToolRegistry
-
 
 # `prompt show`: the exact prompt the next step would send, section by section.
 #
@@ -113,7 +112,8 @@ async def preview_prompt(runtime: Any, session_id: str | None = None, message: s
 
 async def _count(runtime: Any, text: str) -> int | None:
     try:
-        return await runtime.provider.count_tokens(text)
+        tokens: int | None = await runtime.provider.count_tokens(text)
+        return tokens
     except Exception:
         return None
 

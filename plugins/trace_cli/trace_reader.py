@@ -12,6 +12,7 @@ import attrs
 
 from atomic_agent.api import TRACE_SUFFIX, TraceError, trace_path, traces_dir, validate_session_id
 
+
 class TraceNotFoundError(TraceError):
     """No trace file for the session id asked for."""
 
