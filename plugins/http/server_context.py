@@ -53,6 +53,15 @@ class ServeContext:
         self._drain: asyncio.Task[Any] | None = None
         self._runtime: RuntimeView | None = None
         self._unrelay: Any = None
+        self._webhook_deliveries: Any = None
+
+    def webhook_deliveries(self) -> Any:
+        """The durable record of accepted webhook deliveries (opened on the first webhook call)."""
+        if self._webhook_deliveries is None:
+            from atomic_agent.plugins.http.webhook_deliveries import WebhookDeliveries
+
+            self._webhook_deliveries = WebhookDeliveries(Path(self.runtime.state_dir))
+        return self._webhook_deliveries
 
     def bind(self, runtime: RuntimeView) -> None:
         self._runtime = runtime
@@ -121,5 +130,7 @@ class ServeContext:
             await asyncio.gather(*tasks, return_exceptions=True)
         if self._unrelay is not None:
             self._unrelay()
+        if self._webhook_deliveries is not None:
+            self._webhook_deliveries.close()
         if self._runtime is not None:
             await self._runtime.close()
