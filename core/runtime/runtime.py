@@ -19,15 +19,16 @@ from atomic_agent.agent.agent_loop import TurnResult
 from atomic_agent.approval.approval_gate import ApprovalAuditLog, ApprovalGate, AskHost, audit_path
 from atomic_agent.config.app_config import AppConfig
 from atomic_agent.llm.model_profile import PLAIN_TEXT_PROFILE, ModelProfile
-from atomic_agent.plugin_host.collect_registrations import (await_lifecycle, call_lifecycle, collect_records,
-                                                            discard_lifecycle)
+from atomic_agent.plugin_host.collect_registrations import await_lifecycle, call_lifecycle, collect_records
 from atomic_agent.plugin_host.plugin_host import PluginHost
 from atomic_agent.providers.fallback_provider import FallbackTextProvider, RequestShaper
-from atomic_agent.providers.provider_registry import ProviderRegistry, build_provider_registry
+from atomic_agent.providers.llm_config import read_llm_config
+from atomic_agent.providers.provider_registry import ProviderRegistry
 from atomic_agent.plugin_host.service_registry import ServiceRegistry
 from atomic_agent.config.state_dir import resolve_cache_dir
 from atomic_agent.prompt.prompt_assets import PromptAssets
-from atomic_agent.hook_records import ApprovalCategory, ChannelSpec, ConfigBlock, MemoryPhase, PromptSection, TickSpec, ToolSpec
+from atomic_agent.hook_records import (ApprovalCategory, ChannelSpec, ConfigBlock, MemoryPhase, PromptSection,
+                                       ProviderKind, TickSpec, ToolSpec)
 from atomic_agent.runtime.boot_context import BootContext
 from atomic_agent.runtime.background_work import ChannelRunner, PluginTicks
 from atomic_agent.runtime.memory_phases import ConsolidationTick, MemoryPhases
@@ -94,7 +95,6 @@ class Runtime:
         self.inbox = SteeringInbox()
         self.compactor = SessionCompactor(self)  # one shared compaction per session
         self._turn_services: TurnServices | None = None
-        self._startup = call_lifecycle(self.host, "runtime_started", runtime=self)
 
     async def start(self, serving: bool = True) -> None:
         """Await the work `runtime_started` implementations handed back (e.g. connecting MCP
@@ -105,8 +105,7 @@ class Runtime:
         if self._started:
             return
         self._started = True
-        pending, self._startup = self._startup, []
-        await await_lifecycle(self.host, "runtime_started", pending)
+        await await_lifecycle(self.host, "runtime_started", call_lifecycle(self.host, "runtime_started", runtime=self))
         if not serving:
             return
         await self.channels.start_all(self)
@@ -189,7 +188,8 @@ class Runtime:
 
     def build_provider_registry(self) -> ProviderRegistry:
         """A fresh registry of the configured providers, owned (and closed) by the caller."""
-        return build_provider_registry(self.host, self)
+        kinds = {k.name: k for k in collect_records(self.host, "register_providers", ProviderKind)}
+        return ProviderRegistry(kinds, read_llm_config(self.config), self)
 
     async def set_active_provider(self, provider_id: str) -> None:
         """Hot-swap the active text provider (closing the previous one); the next step re-plans."""
@@ -415,10 +415,9 @@ class Runtime:
         if self._lifecycle is not None:
             await self._lifecycle.close()
         await self.memory.drain()
-        discard_lifecycle(self._startup)
-        self._startup = []
-        await await_lifecycle(self.host, "runtime_stopping",
-                              call_lifecycle(self.host, "runtime_stopping", runtime=self))
+        if self._started:  # runtime_stopping answers runtime_started; a runtime never started has nothing to stop
+            await await_lifecycle(self.host, "runtime_stopping",
+                                  call_lifecycle(self.host, "runtime_stopping", runtime=self))
         await self.plugin_services.close()
         if self._provider is not None:
             await self._provider.close()
