@@ -5,7 +5,14 @@ Trust `approval_gated` (the default): the tool runs alone in its batch and asks 
 approval gate under category `other` before `tools/call`; a tool whose discovery-time
 `readOnlyHint` is exactly `true` skips the question (it still runs alone: the server
 cannot buy itself parallel fan-out). A denied call never reaches the server. Trust
-`pure_read`: the tool fans out with other reads and never asks. Every failure (refused,
+`pure_read`: the tool fans out with other reads and never asks.
+
+Egress: every MCP call sends its arguments to another program that may send them anywhere,
+so once the session has read a credential store (the os plugin's sensitive-read mark, the
+same one `os.http.request`, `os.web.fetch` and `os.web.search` obey) each call asks under
+`sensitive_egress` first, whatever its `readOnlyHint` or the server's trust: a hint is the
+server's own claim, and a key read must not leave through a tool that says it only reads.
+Every failure (refused,
 timed out, dropped connection, an `isError` result) is an error result, never an
 exception, so siblings in a batch keep running.
 """
@@ -23,6 +30,7 @@ from atomic_agent.plugins.mcp.server_config import PURE_READ, ServerConfig
 from atomic_agent.plugins.mcp.tool_names import qualify
 
 APPROVAL_CATEGORY = "other"
+SENSITIVE_EGRESS = "sensitive_egress"  # registered by the os plugin's http tool (egress_policy)
 PLUGIN_NAME = "mcp"  # live tools are not stamped by the core: name the owner ourselves
 MAX_SUMMARY_CHARS = 300
 APPROVAL_ARGS_PREVIEW = 300
@@ -40,6 +48,15 @@ def one_line(text: str, limit: int) -> str:
 def is_gate_exempt(meta: ToolMeta) -> bool:
     """Exactly `readOnlyHint: true` at discovery; missing or odd annotations stay gated."""
     return meta.read_only_hint is True
+
+
+def credential_reads(session_id: str) -> list[str]:
+    """The credential stores this session read (empty without the os plugin, which marks them)."""
+    try:
+        from atomic_agent.plugins.os.fs_approval.sensitive_taint import TAINT
+    except ImportError:
+        return []
+    return TAINT.reads_of(session_id)
 
 
 MAX_SCHEMA_BYTES = 64 * 1024  # a tool's input schema goes into every prompt; real ones are a few KiB
@@ -85,11 +102,18 @@ def build_tool_spec(server: ServerConfig, meta: ToolMeta, caller: ToolCaller, ma
     gated = not pure and not is_gate_exempt(meta)
 
     async def run(args: Mapping[str, Any], ctx: Any) -> ToolResult:
-        if gated:
-            preview = one_line(json.dumps(dict(args), ensure_ascii=False, default=str), APPROVAL_ARGS_PREVIEW)
-            if not await ctx.ask_approval(APPROVAL_CATEGORY, f"MCP {server.name} › {meta.name} {preview}"):
-                return ToolResult.error(f"{name} was not approved; the server was not contacted",
-                                        approvalDenied=True, mcpServer=server.name, mcpTool=meta.name)
+        preview = one_line(json.dumps(dict(args), ensure_ascii=False, default=str), APPROVAL_ARGS_PREVIEW)
+        reads = credential_reads(ctx.session_id)
+        if reads:
+            summary = (f"MCP {server.name} › {meta.name} {preview} — this session read {', '.join(reads)} "
+                       "(credentials); the call could carry them out")
+            if not await ctx.ask_approval(SENSITIVE_EGRESS, summary):
+                return ToolResult.error(f"{name} was not approved: a call to an MCP server after reading "
+                                        f"{', '.join(reads)} needs the person's approval; the server was not "
+                                        "contacted", approvalDenied=True, mcpServer=server.name, mcpTool=meta.name)
+        elif gated and not await ctx.ask_approval(APPROVAL_CATEGORY, f"MCP {server.name} › {meta.name} {preview}"):
+            return ToolResult.error(f"{name} was not approved; the server was not contacted",
+                                    approvalDenied=True, mcpServer=server.name, mcpTool=meta.name)
         try:
             result = await caller.call_tool(server.name, meta.name, args, float(server.call_timeout_s))
         except Exception as exc:  # a failed MCP call is an error result, never an exception
