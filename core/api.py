@@ -23,6 +23,8 @@ PLUGIN_AUTHORS: dict[str, str] = {
     "call_each_plugin": "atomic_agent.plugin_host.collect_registrations",
     "RuntimeView": "atomic_agent.runtime.runtime_view",
     "ServiceSpec": "atomic_agent.hook_records",
+    "ServiceUnavailableError": "atomic_agent.plugin_host.service_registry",
+    "ServiceConflictError": "atomic_agent.plugin_host.service_registry",
     "TickSpec": "atomic_agent.hook_records",
     "ChannelSpec": "atomic_agent.hook_records",
     "Channel": "atomic_agent.hook_records",

@@ -139,8 +139,8 @@ async def test_registered_projects_block_is_read(tmp_path) -> None:
         config: object = Config()
         state_dir: object = tmp_path
 
-        def service(self, name):
-            raise KeyError(name)
+        def service(self, name, default):
+            return default  # provides nothing
 
     from atomic_agent.api import make_tool_context
 
