@@ -52,6 +52,8 @@ PLUGIN_AUTHORS: dict[str, str] = {
     "child_environment": "atomic_agent.subprocess_env",
     # providers
     "TextProvider": "atomic_agent.llm.provider_protocol",
+    "SlotAffinity": "atomic_agent.llm.provider_protocol",
+    "slot_affinity": "atomic_agent.llm.provider_protocol",
     "Completion": "atomic_agent.llm.provider_protocol",
     "CompletionRequest": "atomic_agent.llm.provider_protocol",
     "ProviderError": "atomic_agent.llm.provider_protocol",

@@ -16,7 +16,7 @@ import attrs
 
 from atomic_agent.llm.model_profile import ModelProfile
 from atomic_agent.llm.provider_protocol import Completion, CompletionRequest
-from atomic_agent.llm.provider_protocol import DeltaCallback, ProviderError, ProviderUnavailableError
+from atomic_agent.llm.provider_protocol import DeltaCallback, ProviderError, ProviderUnavailableError, slot_affinity
 from atomic_agent.providers.fallback_chain import (LiveFlag, ProviderFallbackChain, SwitchNotice, monotonic_ms,
                                                    resolve_fallback_chain, run_with_fallback)
 from atomic_agent.providers.llm_config import TRANSPORT_GRAMMAR
@@ -81,9 +81,9 @@ class RequestShaper:
         if not asks_for_calls:
             return request  # free text keeps its slot choice (-1: never evict the session's cache)
         request = attrs.evolve(request, grammar=self._grammar(profile))
-        slot_for = getattr(provider, "slot_for", None)
-        if not primary and session_id is not None and request.slot_id < 0 and callable(slot_for):
-            request = attrs.evolve(request, slot_id=int(slot_for(session_id)))
+        slots = slot_affinity(provider)
+        if not primary and session_id is not None and request.slot_id < 0 and slots is not None:
+            request = attrs.evolve(request, slot_id=int(slots.slot_for(session_id)))
         return request
 
 
@@ -171,9 +171,9 @@ class FallbackTextProvider:
         return str(self.primary.model)
 
     @property
-    def reflection_slot(self) -> Callable[[], int]:
-        """The primary's picker of the slot background calls ride (servers with slots only)."""
-        return self.primary.reflection_slot  # type: ignore[no-any-return]
+    def wrapped_provider(self) -> object:
+        """Slots and token counts are the primary's (`slot_affinity`, `token_counter`)."""
+        return self.primary
 
     @property
     def refresh(self) -> Callable[[], Awaitable[object]]:
@@ -182,15 +182,6 @@ class FallbackTextProvider:
 
     async def context_window(self) -> int | None:
         return await self.primary.context_window()
-
-    def slot_for(self, session_id: str) -> int:
-        return self.primary.slot_for(session_id)
-
-    async def total_slots(self) -> int:
-        return await self.primary.total_slots()
-
-    async def count_tokens(self, text: str) -> int | None:
-        return await self.primary.count_tokens(text)
 
     async def describe(self) -> dict[str, object]:
         return await self.primary.describe()
@@ -282,14 +273,9 @@ class SessionProvider:
     async def context_window(self) -> int | None:
         return await self._seam.context_window()
 
-    def slot_for(self, session_id: str) -> int:
-        return self._seam.slot_for(session_id)
-
-    async def total_slots(self) -> int:
-        return await self._seam.total_slots()
-
-    async def count_tokens(self, text: str) -> int | None:
-        return await self._seam.count_tokens(text)
+    @property
+    def wrapped_provider(self) -> object:
+        return self._seam
 
     async def describe(self) -> dict[str, object]:
         return await self._seam.describe()

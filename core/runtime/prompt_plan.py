@@ -13,6 +13,7 @@ import attrs
 from atomic_agent.config.app_config import AppConfig
 from atomic_agent.prompt.build_grammar import build_tool_call_grammar
 from atomic_agent.llm.model_profile import ModelProfile, detect_profile, profile_named
+from atomic_agent.llm.provider_protocol import token_counter
 from atomic_agent.prompt.build_prompt import build_prompt, estimate_tokens
 from atomic_agent.prompt.build_stable_prefix import build_stable_prefix, default_capabilities
 from atomic_agent.sessions.session_state import SessionState
@@ -112,8 +113,11 @@ async def preview_prompt(runtime: Any, session_id: str | None = None, message: s
 
 
 async def _count(runtime: Any, text: str) -> int | None:
+    counter = token_counter(runtime.provider)
+    if counter is None:
+        return None
     try:
-        return await runtime.provider.count_tokens(text)
+        return await counter.count_tokens(text)
     except Exception:
         return None
 
