@@ -59,14 +59,11 @@ PLUGIN_AUTHORS: dict[str, str] = {
     "ProviderError": "atomic_agent.llm.provider_protocol",
     "ProviderUnavailableError": "atomic_agent.llm.provider_protocol",
     "EmbeddingUnavailable": "atomic_agent.llm.provider_protocol",
-    "LlmConfig": "atomic_agent.providers.llm_config",
     "read_llm_config": "atomic_agent.providers.llm_config",
     "structure_llm_block": "atomic_agent.providers.llm_config",
     "resolve_fallback_chain": "atomic_agent.providers.fallback_chain",
-    "declared_links": "atomic_agent.providers.fallback_chain",
     "is_transport_retryable": "atomic_agent.reliability.failure_taxonomy",
     # commands and config
-    "CliState": "atomic_agent.cli.cli_state",
     "current_cli_state": "atomic_agent.cli.cli_state",
     "fail": "atomic_agent.cli.cli_state",
     "runs_without_config": "atomic_agent.cli.cli_state",
@@ -83,7 +80,6 @@ PLUGIN_AUTHORS: dict[str, str] = {
     "write_atomic": "atomic_agent.config.atomic_write",
     "resolve_cache_dir": "atomic_agent.config.state_dir",
     "CACHE_DIR_ENV": "atomic_agent.config.state_dir",
-    "TEMPLATE_KEY_FILE": "atomic_agent.prompt.signed_bytecode_cache",
     # SQLite state files (core/storage): open with a durability mode, migrate, transact, one clock
     "Durability": "atomic_agent.storage.sqlite_file",
     "open_sqlite": "atomic_agent.storage.sqlite_file",
@@ -98,23 +94,12 @@ PLUGIN_AUTHORS: dict[str, str] = {
     "store_clock": "atomic_agent.storage.store_clock",
     "OwnerLease": "atomic_agent.turns.turn_owner",
     # prompt pieces a sub-call plugin renders with (reflection, links, rewrite)
-    "make_prompt_env": "atomic_agent.prompt.prompt_assets",
     "estimate_tokens": "atomic_agent.prompt.build_prompt",
     "capped_lines": "atomic_agent.prompt.capped_lines",
     # traces: the recorder and field builders; file layout, event names and prefix hashing for readers
-    "TraceRecorder": "atomic_agent.tracing.trace_recorder",
     "TraceError": "atomic_agent.tracing.trace_paths",
+    "TraceFiles": "atomic_agent.tracing.trace_files",
     "trace_events": "atomic_agent.tracing.trace_events",
-    "TRACE_SUFFIX": "atomic_agent.tracing.trace_paths",
-    "trace_path": "atomic_agent.tracing.trace_paths",
-    "traces_dir": "atomic_agent.tracing.trace_paths",
-    "validate_session_id": "atomic_agent.tracing.trace_paths",
-    "hash_prefix": "atomic_agent.tracing.prefix_hash",
-    "load_or_create_salt": "atomic_agent.tracing.prefix_hash",
-    "read_salt": "atomic_agent.tracing.prefix_hash",
-    "salt_path": "atomic_agent.tracing.prefix_hash",
-    "prompt_captured_fields": "atomic_agent.tracing.trace_events",
-    "tool_invocation_fields": "atomic_agent.tracing.trace_events",
     "rebuild_stable_prefix": "atomic_agent.runtime.prompt_plan",
 }
 
@@ -123,22 +108,16 @@ PLUGIN_AUTHORS: dict[str, str] = {
 EMBEDDERS: dict[str, str] = {
     # the runtime and its turns
     "create_runtime": "atomic_agent.runtime.runtime",
-    "Runtime": "atomic_agent.runtime.runtime",
     "TurnResult": "atomic_agent.agent.agent_loop",
-    "TurnAnswer": "atomic_agent.turns.turn_answers",
     "preview_prompt": "atomic_agent.runtime.prompt_plan",
     "UnknownToolChoiceError": "atomic_agent.turns.turn_execution",
     # sessions
-    "SessionStore": "atomic_agent.sessions.session_store",
     "SessionRepository": "atomic_agent.sessions.session_database",
     "open_session_store": "atomic_agent.turns.session_backends",
     "SessionNotFoundError": "atomic_agent.sessions.session_store",
     "SessionStoreError": "atomic_agent.sessions.session_store",
     # approvals: answers, grants, bindings, audit, level changes, remote prompts, the terminal prompt
-    "ApprovalGate": "atomic_agent.approval.approval_gate",
-    "ApprovalRequest": "atomic_agent.approval.approval_gate",
     "ApprovalAnswer": "atomic_agent.approval.approval_gate",
-    "AnswerKind": "atomic_agent.approval.approval_gate",
     "ApprovalBinding": "atomic_agent.approval.approval_gate",
     "ApprovalLevelError": "atomic_agent.approval.approval_gate",
     "ApprovalAuditLog": "atomic_agent.approval.approval_gate",
@@ -158,21 +137,16 @@ EMBEDDERS: dict[str, str] = {
     "SteerAlreadyTakenError": "atomic_agent.turns.durable_steering",
     # admission, graceful stop, idempotent requests
     "InvalidTextError": "atomic_agent.turns.admissible_text",
-    "check_text": "atomic_agent.turns.admissible_text",
     "text_problem": "atomic_agent.turns.admissible_text",
-    "DEFAULT_GRACE_S": "atomic_agent.turns.graceful_stop",
-    "DrainReport": "atomic_agent.turns.graceful_stop",
     "RuntimeStoppingError": "atomic_agent.turns.graceful_stop",
     "TurnParkedError": "atomic_agent.turns.graceful_stop",
     "DuplicateRequestError": "atomic_agent.turns.request_keys",
     "RequestKey": "atomic_agent.turns.request_keys",
     "request_fingerprint": "atomic_agent.turns.request_keys",
     # failure codes a host reports
-    "FAILURE_CATEGORIES": "atomic_agent.reliability.failure_taxonomy",
     "classify_failure": "atomic_agent.reliability.failure_taxonomy",
     "environment_kind": "atomic_agent.reliability.failure_taxonomy",
     "error_code": "atomic_agent.reliability.failure_taxonomy",
-    "openai_error_type": "atomic_agent.reliability.failure_taxonomy",
 }
 
 # Testing a plugin: plugin hosts, a tool context, a real runtime with chosen plugins, a

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from atomic_agent.api import ApprovalAnswer, ApprovalAuditLog, ApprovalGate
+from atomic_agent.api import ApprovalAnswer, ApprovalAuditLog
+from atomic_agent.approval.approval_gate import ApprovalGate
 from atomic_agent.approval.approval_gate import LEVEL_NAMES, STANDARD_CATEGORIES
 from tests.approval.gate_kit import make_gate
 

@@ -12,7 +12,8 @@ from typing import Any
 
 import attrs
 
-from atomic_agent.api import ApprovalAuditLog, ApprovalGate, audit_path, make_runtime_view
+from atomic_agent.api import ApprovalAuditLog, audit_path, make_runtime_view
+from atomic_agent.approval.approval_gate import ApprovalGate
 from atomic_agent.approval.approval_gate import STANDARD_CATEGORIES
 from atomic_agent.plugins.os.fs_approval.fs_categories import PERSISTENCE, SENSITIVE_READ
 from atomic_agent.plugins.os.shell import approval_categories

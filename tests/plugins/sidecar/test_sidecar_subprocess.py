@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from atomic_agent.api import SessionStore
+from atomic_agent.sessions.session_store import SessionStore
 from atomic_agent.plugins.llama_server.testing.fake_llama_server import FakeLlamaServer
 from tests.plugins.sidecar.sidecar_process import SidecarProcess
 
