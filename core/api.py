@@ -5,7 +5,8 @@ runtime: turns, sessions, remote approvals, graceful stop, failure codes) and TE
 is importable from this one module either way.
 
 Plugins — built-in ones included — import only from here (a test enforces it), so the
-internals can move without breaking anyone.
+internals can move without breaking anyone. docs/plugin-api.md says what each name is for;
+`python -m tests.api_usage` shows which plugins use it.
 """
 
 from __future__ import annotations
@@ -96,7 +97,7 @@ PLUGIN_AUTHORS: dict[str, str] = {
     # prompt pieces a sub-call plugin renders with (reflection, links, rewrite)
     "estimate_tokens": "atomic_agent.prompt.build_prompt",
     "capped_lines": "atomic_agent.prompt.capped_lines",
-    # traces: the recorder and field builders; file layout, event names and prefix hashing for readers
+    # traces, for a plugin that reads them: the files, event names, the prefix to compare hashes with
     "TraceError": "atomic_agent.tracing.trace_paths",
     "TraceFiles": "atomic_agent.tracing.trace_files",
     "trace_events": "atomic_agent.tracing.trace_events",
