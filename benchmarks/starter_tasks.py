@@ -172,7 +172,8 @@ def print_spread(rounds: Sequence[Sequence[TaskRun]]) -> None:
     print(f"\n{len(rounds)} rounds: passed {' '.join(map(str, scores))} of {n} "
           f"(min {min(scores)}, max {max(scores)}, median {statistics.median(scores)}); "
           f"suite wall {min(walls):.0f}-{max(walls):.0f} s")
-    flaky = [runs[i].task for i, runs in enumerate(zip(*rounds)) if len({r.verdict.passed for r in runs}) > 1]
+    flaky = [runs[i].task for i, runs in enumerate(zip(*rounds, strict=True))
+             if len({r.verdict.passed for r in runs}) > 1]
     if flaky:
         print(f"tasks whose verdict changed between rounds: {', '.join(flaky)}")
 

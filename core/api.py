@@ -12,7 +12,129 @@ internals can move without breaking anyone. docs/plugin-api.md says what each na
 from __future__ import annotations
 
 import importlib
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:  # the same names for the type checker (a test keeps this block and _EXPORTS equal)
+    from atomic_agent.agent.agent_loop import TurnResult as TurnResult
+    from atomic_agent.agent.invoke_tool import compress_result as compress_result
+    from atomic_agent.agent.invoke_tool import invoke_tool as invoke_tool
+    from atomic_agent.approval.approval_gate import LEVEL_NAMES as LEVEL_NAMES
+    from atomic_agent.approval.approval_gate import ApprovalAnswer as ApprovalAnswer
+    from atomic_agent.approval.approval_gate import ApprovalAuditLog as ApprovalAuditLog
+    from atomic_agent.approval.approval_gate import ApprovalBinding as ApprovalBinding
+    from atomic_agent.approval.approval_gate import ApprovalLevelError as ApprovalLevelError
+    from atomic_agent.approval.approval_gate import audit_path as audit_path
+    from atomic_agent.approval.approval_gate import bind_request_approval as bind_request_approval
+    from atomic_agent.approval.approval_gate import resolve_boot_level as resolve_boot_level
+    from atomic_agent.approval.approval_gate import set_approval_level as set_approval_level
+    from atomic_agent.approval.pending_approvals import ApprovalNotPendingError as ApprovalNotPendingError
+    from atomic_agent.approval.pending_approvals import InvalidDecisionError as InvalidDecisionError
+    from atomic_agent.approval.pending_approvals import PendingApprovals as PendingApprovals
+    from atomic_agent.approval.stdin_approver import stdin_approver as stdin_approver
+    from atomic_agent.cli.cli_state import current_cli_state as current_cli_state
+    from atomic_agent.cli.cli_state import fail as fail
+    from atomic_agent.cli.cli_state import print_json as print_json
+    from atomic_agent.cli.cli_state import print_table as print_table
+    from atomic_agent.cli.cli_state import runs_without_config as runs_without_config
+    from atomic_agent.config.atomic_write import write_atomic as write_atomic
+    from atomic_agent.config.config_errors import ConfigError as ConfigError
+    from atomic_agent.config.config_fields import int_field as int_field
+    from atomic_agent.config.config_fields import value_field as value_field
+    from atomic_agent.config.config_file import save_raw_config as save_raw_config
+    from atomic_agent.config.config_file import set_key as set_key
+    from atomic_agent.config.config_file import structure_config_blocks as structure_config_blocks
+    from atomic_agent.config.dotenv_file import parse_dotenv as parse_dotenv
+    from atomic_agent.config.dotenv_file import set_dotenv_key as set_dotenv_key
+    from atomic_agent.config.raw_config import read_raw_config as read_raw_config
+    from atomic_agent.config.state_dir import CACHE_DIR_ENV as CACHE_DIR_ENV
+    from atomic_agent.config.state_dir import resolve_cache_dir as resolve_cache_dir
+    from atomic_agent.hook_records import ApprovalCategory as ApprovalCategory
+    from atomic_agent.hook_records import Channel as Channel
+    from atomic_agent.hook_records import ChannelSpec as ChannelSpec
+    from atomic_agent.hook_records import ConfigBlock as ConfigBlock
+    from atomic_agent.hook_records import DoctorFinding as DoctorFinding
+    from atomic_agent.hook_records import ExchangePair as ExchangePair
+    from atomic_agent.hook_records import MemoryPhase as MemoryPhase
+    from atomic_agent.hook_records import PromptSection as PromptSection
+    from atomic_agent.hook_records import ProviderCapabilities as ProviderCapabilities
+    from atomic_agent.hook_records import ProviderKind as ProviderKind
+    from atomic_agent.hook_records import ResourceClass as ResourceClass
+    from atomic_agent.hook_records import ServiceSpec as ServiceSpec
+    from atomic_agent.hook_records import TickSpec as TickSpec
+    from atomic_agent.hook_records import Tier as Tier
+    from atomic_agent.hook_records import ToolContext as ToolContext
+    from atomic_agent.hook_records import ToolResult as ToolResult
+    from atomic_agent.hook_records import ToolSpec as ToolSpec
+    from atomic_agent.hook_records import TurnDigest as TurnDigest
+    from atomic_agent.hook_records import TurnStart as TurnStart
+    from atomic_agent.hookspecs import hookimpl as hookimpl
+    from atomic_agent.llm.provider_protocol import Completion as Completion
+    from atomic_agent.llm.provider_protocol import CompletionRequest as CompletionRequest
+    from atomic_agent.llm.provider_protocol import EmbeddingUnavailable as EmbeddingUnavailable
+    from atomic_agent.llm.provider_protocol import ProviderError as ProviderError
+    from atomic_agent.llm.provider_protocol import ProviderUnavailableError as ProviderUnavailableError
+    from atomic_agent.llm.provider_protocol import SlotAffinity as SlotAffinity
+    from atomic_agent.llm.provider_protocol import TextProvider as TextProvider
+    from atomic_agent.llm.provider_protocol import slot_affinity as slot_affinity
+    from atomic_agent.plugin_host.collect_registrations import call_each_plugin as call_each_plugin
+    from atomic_agent.plugin_host.service_registry import ServiceConflictError as ServiceConflictError
+    from atomic_agent.plugin_host.service_registry import ServiceUnavailableError as ServiceUnavailableError
+    from atomic_agent.prompt.build_prompt import estimate_tokens as estimate_tokens
+    from atomic_agent.prompt.capped_lines import capped_lines as capped_lines
+    from atomic_agent.prompt.describe_tool import describe_full as describe_full
+    from atomic_agent.providers.fallback_chain import resolve_fallback_chain as resolve_fallback_chain
+    from atomic_agent.providers.llm_config import read_llm_config as read_llm_config
+    from atomic_agent.providers.llm_config import structure_llm_block as structure_llm_block
+    from atomic_agent.reliability.failure_taxonomy import classify_failure as classify_failure
+    from atomic_agent.reliability.failure_taxonomy import environment_kind as environment_kind
+    from atomic_agent.reliability.failure_taxonomy import error_code as error_code
+    from atomic_agent.reliability.failure_taxonomy import is_transport_retryable as is_transport_retryable
+    from atomic_agent.runtime.prompt_plan import preview_prompt as preview_prompt
+    from atomic_agent.runtime.prompt_plan import rebuild_stable_prefix as rebuild_stable_prefix
+    from atomic_agent.runtime.runtime import create_runtime as create_runtime
+    from atomic_agent.runtime.runtime_view import RuntimeView as RuntimeView
+    from atomic_agent.sessions.session_database import SessionRepository as SessionRepository
+    from atomic_agent.sessions.session_store import SessionNotFoundError as SessionNotFoundError
+    from atomic_agent.sessions.session_store import SessionStoreError as SessionStoreError
+    from atomic_agent.storage import store_clock as store_clock
+    from atomic_agent.storage.sqlite_extensions import ExtensionsUnavailableError as ExtensionsUnavailableError
+    from atomic_agent.storage.sqlite_extensions import open_sqlite_with_extensions as open_sqlite_with_extensions
+    from atomic_agent.storage.sqlite_file import Durability as Durability
+    from atomic_agent.storage.sqlite_file import is_lock_error as is_lock_error
+    from atomic_agent.storage.sqlite_file import open_sqlite as open_sqlite
+    from atomic_agent.storage.sqlite_file import open_sqlite_read_only as open_sqlite_read_only
+    from atomic_agent.storage.sqlite_migrations import Migration as Migration
+    from atomic_agent.storage.sqlite_migrations import migrate as migrate
+    from atomic_agent.storage.sqlite_migrations import read_schema_state as read_schema_state
+    from atomic_agent.storage.sqlite_transaction import transaction as transaction
+    from atomic_agent.subprocess_env import child_environment as child_environment
+    from atomic_agent.testing.runtime_kit import boot_for_test as boot_for_test
+    from atomic_agent.testing.runtime_kit import collected_tools as collected_tools
+    from atomic_agent.testing.runtime_kit import fresh_plugin_host as fresh_plugin_host
+    from atomic_agent.testing.runtime_kit import installed_plugin_host as installed_plugin_host
+    from atomic_agent.testing.runtime_kit import registered_plugin as registered_plugin
+    from atomic_agent.testing.runtime_kit import runtime_for_test as runtime_for_test
+    from atomic_agent.testing.scripted_provider import ScriptedProvider as ScriptedProvider
+    from atomic_agent.testing.tool_context_kit import make_runtime_view as make_runtime_view
+    from atomic_agent.testing.tool_context_kit import make_tool_context as make_tool_context
+    from atomic_agent.tools.tool_registry import args_errors as args_errors
+    from atomic_agent.tracing import trace_events as trace_events
+    from atomic_agent.tracing.trace_files import TraceFiles as TraceFiles
+    from atomic_agent.tracing.trace_paths import TraceError as TraceError
+    from atomic_agent.turns.admissible_text import InvalidTextError as InvalidTextError
+    from atomic_agent.turns.admissible_text import text_problem as text_problem
+    from atomic_agent.turns.durable_steering import SteerAlreadyTakenError as SteerAlreadyTakenError
+    from atomic_agent.turns.graceful_stop import RuntimeStoppingError as RuntimeStoppingError
+    from atomic_agent.turns.graceful_stop import TurnParkedError as TurnParkedError
+    from atomic_agent.turns.request_keys import DuplicateRequestError as DuplicateRequestError
+    from atomic_agent.turns.request_keys import RequestKey as RequestKey
+    from atomic_agent.turns.request_keys import request_fingerprint as request_fingerprint
+    from atomic_agent.turns.session_backends import open_session_store as open_session_store
+    from atomic_agent.turns.steering_inbox import MAX_PENDING_STEERS as MAX_PENDING_STEERS
+    from atomic_agent.turns.steering_inbox import SteerOutcome as SteerOutcome
+    from atomic_agent.turns.turn_controller import SubmissionCancelledError as SubmissionCancelledError
+    from atomic_agent.turns.turn_execution import UnknownToolChoiceError as UnknownToolChoiceError
+    from atomic_agent.turns.turn_owner import OwnerLease as OwnerLease
 
 # name -> defining module, by audience; resolved on first access (PEP 562) so that importing
 # `hookimpl` at a plugin's top level costs only the marker and `atomic-agent --help` stays fast
@@ -72,7 +194,7 @@ PLUGIN_AUTHORS: dict[str, str] = {
     "print_table": "atomic_agent.cli.cli_state",
     "int_field": "atomic_agent.config.config_fields",
     "value_field": "atomic_agent.config.config_fields",
-    "read_raw_config": "atomic_agent.config.config_file",
+    "read_raw_config": "atomic_agent.config.raw_config",
     "save_raw_config": "atomic_agent.config.config_file",
     "structure_config_blocks": "atomic_agent.config.config_file",
     "set_key": "atomic_agent.config.config_file",

@@ -61,7 +61,7 @@ def _accepts(fn: Callable[..., Any], names: dict[str, Any]) -> bool:
 
 # What a plugin registers to add a category to the five-level approval ladder.
 
-def _check_level(_inst: object, _attr: attrs.Attribute, value: int) -> None:
+def _check_level(_inst: object, _attr: attrs.Attribute[int], value: int) -> None:
     if not isinstance(value, int) or not 1 <= value <= 5:
         raise ValueError(f"auto_approve_level must be an integer in 1..5, got {value!r}")
 
@@ -274,7 +274,7 @@ class MemoryPhase:
     name: str
     order: int = 100
     sections: Callable[[str, str], Sequence[PromptSection]] | None = None
-    after_turn: Callable[[TurnDigest], Awaitable[None]] | None = None
+    after_turn: Callable[[TurnDigest], Awaitable[object]] | None = None  # its result is not used
     consolidate: Callable[[], Awaitable[Any]] | None = None
     plugin: str = ""
     before_turn: Callable[[TurnStart], None] | None = None
@@ -336,7 +336,7 @@ class ServiceSpec:
 
 # What a plugin registers to have the runtime call it periodically: a named tick.
 
-def _check_interval(_inst: object, _attr: attrs.Attribute, value: float) -> None:
+def _check_interval(_inst: object, _attr: attrs.Attribute[float], value: float) -> None:
     if not isinstance(value, (int, float)) or isinstance(value, bool) or value <= 0:
         raise ValueError(f"interval_s must be a positive number of seconds, got {value!r}")
 
@@ -401,7 +401,7 @@ class ToolResult:
 ToolRunner = Callable[[Mapping[str, Any], "ToolContext"], Awaitable[ToolResult]]
 
 
-def _check_resource_class(_inst: object, _attr: attrs.Attribute, value: object) -> None:
+def _check_resource_class(_inst: object, _attr: attrs.Attribute[Any], value: object) -> None:
     if not isinstance(value, ResourceClass):
         raise TypeError(
             f"resource_class must be a ResourceClass, got {value!r}; every tool declares how it "

@@ -29,7 +29,6 @@ from typing import TYPE_CHECKING
 
 import pluggy
 
-
 # The pluggy markers for the `atomic_agent` project name (the only pluggy names plugins see).
 
 PROJECT_NAME = "atomic_agent"
@@ -43,8 +42,17 @@ if TYPE_CHECKING:
 
     import typer
 
-    from atomic_agent.hook_records import ApprovalCategory, ChannelSpec, ConfigBlock, DoctorFinding, MemoryPhase
-    from atomic_agent.hook_records import ProviderKind, ServiceSpec, TickSpec, ToolSpec
+    from atomic_agent.hook_records import (
+        ApprovalCategory,
+        ChannelSpec,
+        ConfigBlock,
+        DoctorFinding,
+        MemoryPhase,
+        ProviderKind,
+        ServiceSpec,
+        TickSpec,
+        ToolSpec,
+    )
     from atomic_agent.runtime.runtime_view import RuntimeView
 
 

@@ -89,3 +89,22 @@ def test_the_usage_scan_sees_imports_and_attribute_reads() -> None:
     users = plugin_users(["hookimpl", "rebuild_stable_prefix", "not_a_name"])
     assert "contrib/example_tool" in users["hookimpl"] and "plugins/trace_cli" in users["rebuild_stable_prefix"]
     assert users["not_a_name"] == set()
+
+
+def test_type_checking_imports_match_the_exports():
+    """The TYPE_CHECKING block of atomic_agent.api names each export from its module, so the type
+    checker sees the real types behind the lazy PEP 562 lookup (not Any)."""
+    import atomic_agent.api as api
+
+    source = REPO / "core" / "api.py"
+    tree = ast.parse(source.read_text(), filename=str(source))
+    block = next(node for node in tree.body if isinstance(node, ast.If) and getattr(node.test, "id", "") == "TYPE_CHECKING")
+    declared: dict[str, str] = {}
+    for node in block.body:
+        if isinstance(node, ast.ImportFrom):
+            for alias in node.names:  # a module export reads `from package import module as module`
+                name = alias.asname or alias.name
+                declared[name] = f"{node.module}.{alias.name}" if name in api._MODULES else node.module or ""
+        elif isinstance(node, ast.Import):
+            declared.update({alias.asname or alias.name: alias.name for alias in node.names})
+    assert declared == api._EXPORTS

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import attrs
@@ -23,18 +23,28 @@ from atomic_agent.agent.agent_events import EventSink
 from atomic_agent.agent.batch_executor import BatchResult, CallOutcome, execute_batch
 from atomic_agent.agent.invoke_tool import INVALID_ARGS, compress_result, invoke_tool, tool_context
 from atomic_agent.agent.loop_detector import LoopVerdict, ToolLoopTracker
-from atomic_agent.agent.tool_calls import (BatchValidationError, ToolCall, ToolCallBatch, ToolCallParseError,
-                                           parse_tool_calls, validate_batch)
+from atomic_agent.agent.tool_calls import (
+    BatchValidationError,
+    ToolCall,
+    ToolCallBatch,
+    ToolCallParseError,
+    parse_tool_calls,
+    validate_batch,
+)
 from atomic_agent.approval.approval_gate import ApprovalGate
 from atomic_agent.config.app_config import AgentConfig
-from atomic_agent.llm.provider_protocol import Completion, CompletionRequest, TextProvider
+from atomic_agent.hook_records import PromptSection, ResourceClass, Tier, ToolResult
 from atomic_agent.llm.model_profile import ModelProfile
+from atomic_agent.llm.provider_protocol import Completion, CompletionRequest, TextProvider
 from atomic_agent.llm.reasoning_stream_parser import ReasoningStreamParser
 from atomic_agent.prompt.build_prompt import BuiltPrompt, build_prompt, estimate_tokens
 from atomic_agent.prompt.conversation_window import ConversationIndex
-from atomic_agent.hook_records import PromptSection, ResourceClass, Tier
-from atomic_agent.reliability.failure_taxonomy import model_error_for
-from atomic_agent.reliability.failure_taxonomy import GrammarError, ToolExecutionError, TurnCancelledError
+from atomic_agent.reliability.failure_taxonomy import (
+    GrammarError,
+    ToolExecutionError,
+    TurnCancelledError,
+    model_error_for,
+)
 from atomic_agent.sessions.session_database import SessionRepository
 from atomic_agent.sessions.session_state import SessionState
 from atomic_agent.sessions.tool_journal import ToolJournal
@@ -43,7 +53,6 @@ from atomic_agent.storage.group_commit import deferred_sync
 from atomic_agent.tools.builtin_tools import LOAD_TOOL_EFFECT
 from atomic_agent.tools.tool_registry import ToolRegistry
 from atomic_agent.tracing.trace_recorder import TraceRecorder
-
 
 # Everything one step needs, passed explicitly (no globals).
 
@@ -71,7 +80,7 @@ class StepContext:
     cancelled: asyncio.Event
     memory_sections: Sequence[PromptSection] = ()
     notices: Sequence[str] = ()
-    services: dict[str, Any] = attrs.field(factory=dict)
+    services: Mapping[str, Any] = attrs.field(factory=dict)
     temperature: float = 0.2
     seed: int | None = None
     conversations: ConversationIndex | None = None  # the runtime's; None indexes the session afresh
@@ -114,7 +123,8 @@ def batch_from_native_calls(completion: Completion) -> ToolCallBatch:
     return ToolCallBatch("batch", calls, completion.reasoning_content)
 
 
-async def _complete(ctx: StepContext, request: CompletionRequest, on_delta: object) -> Completion:
+async def _complete(ctx: StepContext, request: CompletionRequest,
+                    on_delta: Callable[[str], None] | None) -> Completion:
     """One provider call that a stop (the turn's cancel event) ends at once: a user stop or a
     graceful stop's hard park must not wait out an inference that may run for minutes."""
     call = asyncio.ensure_future(ctx.provider.complete(request, on_delta))
@@ -220,7 +230,7 @@ def _reply_row(ctx: StepContext, batch: ToolCallBatch, result: BatchResult) -> T
                            step=ctx.step)
 
 
-def _terminal_text(tool: str, args: dict) -> str:
+def _terminal_text(tool: str, args: Mapping[str, Any]) -> str:
     value = args.get("text") if tool == "reply" else args.get("summary")
     return value if isinstance(value, str) else str(value or "")
 
@@ -259,8 +269,10 @@ async def run_tool_call(ctx: StepContext, index: int, call: ToolCall, batch_size
     where = ev.batch_fields(index, batch_size)
     ctx.emit(ev.event(ev.TOOL_CALL_STARTED, turnIndex=ctx.turn_index, step=ctx.step, tool=call.tool,
                       args=call.args, **where))
-    if spec is None:  # the registry check ran earlier; this guards replayed batches
-        result = compress_result(ToolResult.error(f"{call.tool!r} is not a registered tool"),
+    if spec is None:  # checked before the batch ran; a live tool (MCP) may be withdrawn since
+        result = compress_result(ToolResult.error(f"{call.tool!r} is no longer a registered tool (its plugin or "
+                                                  "MCP server withdrew it after the call was checked); use a "
+                                                  "tool from the current list"),
                                  ctx.agent.tool_result_summary_chars)
     else:
         state_dir = ctx.services.get("state_dir", ctx.session.working_dir)
@@ -300,7 +312,7 @@ async def execute_step(ctx: StepContext) -> StepOutcome:
 
     reported: set[int] = set()
 
-    async def run_call(index: int, call):  # type: ignore[no-untyped-def]
+    async def run_call(index: int, call: ToolCall) -> ToolResult:
         result = await run_tool_call(ctx, index, call, size)
         reported.add(index)  # run_tool_call emitted its result event
         return result
@@ -342,12 +354,13 @@ async def execute_step(ctx: StepContext) -> StepOutcome:
     else:
         with deferred_sync():  # loaded tools may have changed; acknowledged by the next durable commit
             ctx.store.save_state(ctx.session)
-    cache = {"cache_n": inferred.completion.cache_n, "prompt_n": inferred.completion.prompt_n}
+    cache = StepOutcome("continue", cache_n=inferred.completion.cache_n, prompt_n=inferred.completion.prompt_n)
     if result.cancelled:
-        return StepOutcome("continue", cancelled=True, **cache)
+        return attrs.evolve(cache, cancelled=True)
     if ctx.tracker.breaker_tripped():
-        return StepOutcome("continue", loop_signals=result.loop_signals, breaker=True, **cache)
+        return attrs.evolve(cache, loop_signals=result.loop_signals, breaker=True)
     if result.terminal is not None:
         kind = "finish" if result.terminal.tool == "finish" else "reply"
-        return StepOutcome(kind, _terminal_text(result.terminal.tool, result.terminal.args), result.loop_signals, **cache)
-    return StepOutcome("continue", loop_signals=result.loop_signals, **cache)
+        return attrs.evolve(cache, kind=kind, reply_text=_terminal_text(result.terminal.tool, result.terminal.args),
+                            loop_signals=result.loop_signals)
+    return attrs.evolve(cache, loop_signals=result.loop_signals)

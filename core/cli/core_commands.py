@@ -86,7 +86,7 @@ def config_show_command(ctx: typer.Context,
 def config_get_command(ctx: typer.Context, key: str) -> None:
     """Print one value, e.g. `agent.approvalLevel`."""
     from atomic_agent.config.config_errors import ConfigError
-    from atomic_agent.config.config_file import render_config, get_key
+    from atomic_agent.config.config_file import get_key, render_config
 
     cfg = current_cli_state(ctx).config
     effective = json.loads(render_config(cfg.version, cfg.blocks, cfg.unknown_blocks))
@@ -102,7 +102,8 @@ def config_set_command(ctx: typer.Context, key: str, value: str) -> None:
     """Set one value (VALUE is parsed as JSON when it can be) and validate the whole file.
     Only what you set is stored; `config unset KEY` returns a key to the default."""
     from atomic_agent.config.config_errors import ConfigError
-    from atomic_agent.config.config_file import read_raw_config, save_raw_config, parse_value, set_key
+    from atomic_agent.config.config_file import parse_value, save_raw_config, set_key
+    from atomic_agent.config.raw_config import read_raw_config
 
     boot = current_cli_state(ctx).require()
     try:
@@ -117,7 +118,8 @@ def config_set_command(ctx: typer.Context, key: str, value: str) -> None:
 def config_unset_command(ctx: typer.Context, key: str) -> None:
     """Remove KEY (BLOCK.FIELD, or a whole BLOCK) from config.json so it follows the default again."""
     from atomic_agent.config.config_errors import ConfigError
-    from atomic_agent.config.config_file import get_key, read_raw_config, render_config, save_raw_config, unset_key
+    from atomic_agent.config.config_file import get_key, render_config, save_raw_config, unset_key
+    from atomic_agent.config.raw_config import read_raw_config
 
     boot = current_cli_state(ctx).require()
     cfg = boot.config

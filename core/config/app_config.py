@@ -4,13 +4,12 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import attrs
 
 from atomic_agent.config.config_fields import int_field, value_field
 from atomic_agent.config.dotenv_file import DotenvLoadResult
-
 
 # The config blocks the core owns: agent, plugins, tracing. Plugins add their own.
 
@@ -86,15 +85,15 @@ class AppConfig:
 
     @property
     def agent(self) -> AgentConfig:
-        return self.blocks["agent"]
+        return cast(AgentConfig, self.blocks["agent"])  # the core blocks are structured at load
 
     @property
     def plugins(self) -> PluginsConfig:
-        return self.blocks["plugins"]
+        return cast(PluginsConfig, self.blocks["plugins"])
 
     @property
     def tracing(self) -> TracingConfig:
-        return self.blocks["tracing"]
+        return cast(TracingConfig, self.blocks["tracing"])
 
     def with_block(self, key: str, value: Any) -> AppConfig:
         return attrs.evolve(self, blocks={**self.blocks, key: value})

@@ -21,7 +21,6 @@ from atomic_agent.config.raw_config import config_path, read_raw_config
 from atomic_agent.config.written_defaults import DroppedDefaults, drop_written_defaults
 from atomic_agent.hook_records import ConfigBlock
 
-
 # Dotted keys (`agent.maxParallelToolCalls`) into a raw config mapping.
 
 def get_key(raw: dict[str, Any], key: str) -> Any:
@@ -83,7 +82,7 @@ _TRUE = {"1", "true", "yes", "on"}
 _FALSE = {"0", "false", "no", "off"}
 
 
-def _parse(raw: str, current: Any, env_name: str, field: attrs.Attribute) -> Any:
+def _parse(raw: str, current: Any, env_name: str, field: attrs.Attribute[Any]) -> Any:
     if isinstance(current, bool):
         low = raw.strip().lower()
         if low in _TRUE:

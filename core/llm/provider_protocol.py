@@ -9,7 +9,6 @@ import attrs
 
 from atomic_agent.hook_records import ProviderCapabilities
 
-
 # EmbeddingUnavailable: the one error an embedding call raises; callers degrade, never crash.
 
 class EmbeddingUnavailable(Exception):

@@ -42,7 +42,7 @@ def records_by_plugin(host: PluginHost, hook_name: str, record_type: type[R],
         except Exception as exc:
             report_failure(host, plugin_name, hook_name, exc, "was skipped")
             continue
-        stamped = [attrs.evolve(record, plugin=plugin_name)  # type: ignore[misc]
+        stamped = [attrs.evolve(record, plugin=plugin_name)
                    if attrs.has(type(record)) and "plugin" in attrs.fields_dict(type(record)) else record
                    for record in records]
         found.append((plugin_name, stamped))
@@ -169,6 +169,6 @@ async def await_lifecycle(host: PluginHost, hook_name: str, pending: list[tuple[
     import asyncio
 
     results = await asyncio.gather(*(aw for _, aw in pending), return_exceptions=True)
-    for (plugin, _), result in zip(pending, results):
+    for (plugin, _), result in zip(pending, results, strict=True):
         if isinstance(result, Exception):
             report_failure(host, plugin, hook_name, result, "its work there was lost")

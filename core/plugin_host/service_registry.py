@@ -14,9 +14,9 @@ import sys
 from collections.abc import Iterable
 from typing import Any
 
+from atomic_agent.hook_records import ServiceSpec
 from atomic_agent.plugin_host.collect_registrations import records_by_plugin, report_failure
 from atomic_agent.plugin_host.plugin_host import PluginHost
-from atomic_agent.hook_records import ServiceSpec
 
 CORE_OWNER = "core"
 # what `Runtime.service` answers itself; no plugin may provide these names

@@ -17,12 +17,12 @@ from typing import Any
 import attrs
 
 from atomic_agent.config.app_config import AgentConfig
+from atomic_agent.hook_records import PromptSection
 from atomic_agent.llm.model_profile import ModelProfile
+from atomic_agent.prompt.conversation_lines import USER_PREFIX
 from atomic_agent.prompt.conversation_window import ConversationIndex, latest_compaction_text, pack_recent_turns
 from atomic_agent.prompt.describe_tool import describe_full
-from atomic_agent.prompt.conversation_lines import USER_PREFIX
 from atomic_agent.prompt.pack_conversation import TRUNCATED
-from atomic_agent.hook_records import PromptSection
 from atomic_agent.sessions.session_state import SessionState
 from atomic_agent.sessions.transcript_entry import COMPACTION, TranscriptEntry
 from atomic_agent.tools.tool_registry import ToolRegistry

@@ -11,8 +11,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from atomic_agent.prompt.describe_tool import descriptor_parts
 from atomic_agent.hook_records import ResourceClass
+from atomic_agent.prompt.describe_tool import descriptor_parts
 from atomic_agent.tools.tool_registry import ToolRegistry
 
 
@@ -47,7 +47,8 @@ def stable_prefix_context(registry: ToolRegistry, capabilities: Sequence[tuple[s
 def build_stable_prefix(env: Any, registry: ToolRegistry, capabilities: Sequence[tuple[str, str]],
                         skills: Sequence[str] = (), max_calls: int = 8) -> str:
     template = env.get_template("stable_prefix.j2")
-    return template.render(**stable_prefix_context(registry, capabilities, skills, max_calls))
+    text: str = template.render(**stable_prefix_context(registry, capabilities, skills, max_calls))
+    return text
 
 
 def default_capabilities(working_dir: Path) -> list[tuple[str, str]]:

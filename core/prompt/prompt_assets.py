@@ -26,7 +26,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from importlib import resources
 from pathlib import Path
-from typing import Any
+from typing import Any, TypedDict
 
 TEMPLATES = "templates"
 GRAMMARS = "grammars"
@@ -37,7 +37,7 @@ CORE_GRAMMARS_PACKAGE = "atomic_agent.grammars"
 def plugin_asset_dirs(host: Any, folder: str) -> list[Path]:
     """Each plugin's `folder` (templates or grammars) beside its package, in plugin name order."""
     found = []
-    for name, plugin in sorted(host.pm.list_name_plugin(), key=lambda pair: str(pair[0])):
+    for _name, plugin in sorted(host.pm.list_name_plugin(), key=lambda pair: str(pair[0])):
         source = getattr(plugin, "__file__", None)
         if not source or Path(source).name != "__init__.py":
             continue
@@ -52,7 +52,15 @@ def core_templates_dir() -> Path:
 
 
 # how every prompt template is parsed and rendered (the compiled code depends on these)
-ENV_OPTIONS = {"keep_trailing_newline": True, "trim_blocks": True, "lstrip_blocks": True, "autoescape": False}
+class EnvOptions(TypedDict):
+    keep_trailing_newline: bool
+    trim_blocks: bool
+    lstrip_blocks: bool
+    autoescape: bool
+
+
+ENV_OPTIONS: EnvOptions = {"keep_trailing_newline": True, "trim_blocks": True, "lstrip_blocks": True,
+                           "autoescape": False}
 
 
 def make_prompt_env(override_dirs: Sequence[Path] = (), plugin_dirs: Sequence[Path] = (),

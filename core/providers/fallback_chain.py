@@ -18,9 +18,13 @@ import attrs
 
 from atomic_agent.llm.provider_protocol import ProviderError
 from atomic_agent.providers.llm_config import FallbackConfig
-from atomic_agent.reliability.failure_taxonomy import classify_failure, is_cancellation
-from atomic_agent.reliability.failure_taxonomy import LlmFailure, TransportError, TurnCancelledError
-
+from atomic_agent.reliability.failure_taxonomy import (
+    LlmFailure,
+    TransportError,
+    TurnCancelledError,
+    classify_failure,
+    is_cancellation,
+)
 
 # The provider_switched notice: one per state transition of a partition, never on sticky turns.
 

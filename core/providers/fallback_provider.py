@@ -15,14 +15,26 @@ from typing import Any
 import attrs
 
 from atomic_agent.llm.model_profile import ModelProfile
-from atomic_agent.llm.provider_protocol import Completion, CompletionRequest
-from atomic_agent.llm.provider_protocol import DeltaCallback, ProviderError, ProviderUnavailableError, slot_affinity
-from atomic_agent.providers.fallback_chain import (LiveFlag, ProviderFallbackChain, SwitchNotice, monotonic_ms,
-                                                   resolve_fallback_chain, run_with_fallback)
+from atomic_agent.llm.provider_protocol import (
+    Completion,
+    CompletionRequest,
+    DeltaCallback,
+    ProviderError,
+    ProviderUnavailableError,
+    TextProvider,
+    slot_affinity,
+)
+from atomic_agent.providers.fallback_chain import (
+    LiveFlag,
+    ProviderFallbackChain,
+    SwitchNotice,
+    monotonic_ms,
+    resolve_fallback_chain,
+    run_with_fallback,
+)
 from atomic_agent.providers.llm_config import TRANSPORT_GRAMMAR
 from atomic_agent.providers.provider_registry import ProviderRegistry
 from atomic_agent.reliability.failure_taxonomy import model_error_for
-
 
 # Per-link request shape: the request built for the primary, fitted to the link that serves.
 #
@@ -180,11 +192,17 @@ class FallbackTextProvider:
         """Re-read the primary's server facts (a server that restarts can change them)."""
         return self.primary.refresh  # type: ignore[no-any-return]
 
+    @property
+    def _primary_text(self) -> TextProvider:
+        """The primary through the TextProvider protocol (its methods, typed)."""
+        provider: TextProvider = self.primary
+        return provider
+
     async def context_window(self) -> int | None:
-        return await self.primary.context_window()
+        return await self._primary_text.context_window()
 
     async def describe(self) -> dict[str, object]:
-        return await self.primary.describe()
+        return await self._primary_text.describe()
 
     def unavailable_hint(self) -> str:
         pid = self._last_unavailable or self.registry.active_id

@@ -23,7 +23,6 @@ from typing import Literal
 from atomic_agent.llm.provider_protocol import Completion, ProviderError
 from atomic_agent.sessions.store_errors import SessionStoreError, SessionStoreFullError, SessionStoreLockedError
 
-
 # Errors of the environment (the state directory), told apart and explained in one sentence.
 #
 # A command that meets a damaged database, a read-only directory or a full disk must say

@@ -16,9 +16,8 @@ import sys
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
+from atomic_agent.hook_records import MemoryPhase, PromptSection, TurnDigest, TurnStart, exchange_pairs, fit_sections
 from atomic_agent.prompt.build_prompt import estimate_tokens
-from atomic_agent.hook_records import (MemoryPhase, PromptSection, TurnDigest, TurnStart, exchange_pairs,
-                                        fit_sections)
 
 if TYPE_CHECKING:
     from atomic_agent.agent.agent_loop import TurnResult

@@ -11,15 +11,14 @@ from typing import Any
 import attrs
 
 from atomic_agent.config.app_config import AppConfig
-from atomic_agent.prompt.build_grammar import build_tool_call_grammar
 from atomic_agent.llm.model_profile import ModelProfile, detect_profile, profile_named
 from atomic_agent.llm.provider_protocol import token_counter
+from atomic_agent.prompt.build_grammar import build_tool_call_grammar
 from atomic_agent.prompt.build_prompt import build_prompt, estimate_tokens
 from atomic_agent.prompt.build_stable_prefix import build_stable_prefix, default_capabilities
 from atomic_agent.sessions.session_state import SessionState
 from atomic_agent.sessions.transcript_entry import TURN_STARTED, USER, TranscriptEntry
 from atomic_agent.tools.tool_registry import ToolRegistry
-
 
 # `prompt show`: the exact prompt the next step would send, section by section.
 #
@@ -117,7 +116,8 @@ async def _count(runtime: Any, text: str) -> int | None:
     if counter is None:
         return None
     try:
-        return await counter.count_tokens(text)
+        tokens: int | None = await counter.count_tokens(text)
+        return tokens
     except Exception:
         return None
 

@@ -18,34 +18,49 @@ from atomic_agent.agent import agent_events as ev
 from atomic_agent.agent.agent_loop import TurnResult
 from atomic_agent.approval.approval_gate import ApprovalAuditLog, ApprovalGate, AskHost, audit_path
 from atomic_agent.config.app_config import AppConfig
+from atomic_agent.config.state_dir import resolve_cache_dir
+from atomic_agent.hook_records import (
+    ApprovalCategory,
+    ChannelSpec,
+    ConfigBlock,
+    MemoryPhase,
+    PromptSection,
+    ProviderKind,
+    TickSpec,
+    ToolSpec,
+)
 from atomic_agent.llm.model_profile import PLAIN_TEXT_PROFILE, ModelProfile
 from atomic_agent.plugin_host.collect_registrations import await_lifecycle, call_lifecycle, collect_records
 from atomic_agent.plugin_host.plugin_host import PluginHost
-from atomic_agent.providers.fallback_provider import FallbackTextProvider, RequestShaper
-from atomic_agent.providers.provider_registry import ProviderRegistry, build_provider_registry
 from atomic_agent.plugin_host.service_registry import NO_DEFAULT, ServiceRegistry, ServiceUnavailableError
-from atomic_agent.config.state_dir import resolve_cache_dir
 from atomic_agent.prompt.prompt_assets import PromptAssets
-from atomic_agent.hook_records import ApprovalCategory, ChannelSpec, ConfigBlock, MemoryPhase, PromptSection, TickSpec, ToolSpec
-from atomic_agent.runtime.boot_context import BootContext
+from atomic_agent.providers.fallback_provider import FallbackTextProvider, RequestShaper
+from atomic_agent.providers.llm_config import read_llm_config
+from atomic_agent.providers.provider_registry import ProviderRegistry
 from atomic_agent.runtime.background_work import ChannelRunner, PluginTicks
+from atomic_agent.runtime.boot_context import BootContext
 from atomic_agent.runtime.memory_phases import ConsolidationTick, MemoryPhases
-from atomic_agent.runtime.prompt_plan import (PromptPlan, grammar_for, plan_prompt, profile_from_facts,
-                                              with_current_tools)
+from atomic_agent.runtime.prompt_plan import (
+    PromptPlan,
+    grammar_for,
+    plan_prompt,
+    profile_from_facts,
+    with_current_tools,
+)
 from atomic_agent.runtime.session_compactor import SessionCompactor
-from atomic_agent.tracing.trace_recorder import TraceRecorder, TraceRecorders
 from atomic_agent.sessions.compact_session import CompactionResult
 from atomic_agent.sessions.session_database import SessionRepository
 from atomic_agent.sessions.session_state import SessionState
 from atomic_agent.sessions.settle_interrupted_calls import RunDurable, SettleReport
 from atomic_agent.tools.tool_registry import ToolRegistry
 from atomic_agent.tracing.prefix_hash import hash_prefix, load_or_create_salt
+from atomic_agent.tracing.trace_recorder import TraceRecorder, TraceRecorders
 from atomic_agent.turns.admissible_text import check_text
 from atomic_agent.turns.graceful_stop import DEFAULT_GRACE_S, DrainReport, drain
 from atomic_agent.turns.request_keys import KeyedTurn, RequestKey
 from atomic_agent.turns.restart_recovery import durable_runner, settle_interrupted
 from atomic_agent.turns.session_backends import DEFAULT_BACKEND, SessionBackend
-from atomic_agent.turns.steering_inbox import SteerOutcome, SteeringInbox
+from atomic_agent.turns.steering_inbox import SteeringInbox, SteerOutcome
 from atomic_agent.turns.turn_answers import TurnAnswer, answer_of
 from atomic_agent.turns.turn_controller import TurnController
 from atomic_agent.turns.turn_execution import TurnServices, check_tool_choice
@@ -196,7 +211,8 @@ class Runtime:
 
     def build_provider_registry(self) -> ProviderRegistry:
         """A fresh registry of the configured providers, owned (and closed) by the caller."""
-        return build_provider_registry(self.host, self)
+        kinds = {k.name: k for k in collect_records(self.host, "register_providers", ProviderKind)}
+        return ProviderRegistry(kinds, read_llm_config(self.config), self)
 
     async def set_active_provider(self, provider_id: str) -> None:
         """Hot-swap the active text provider (closing the previous one); the next step re-plans."""

@@ -24,19 +24,18 @@ from atomic_agent.agent.loop_detector import ToolLoopTracker
 from atomic_agent.agent.step_executor import StepContext
 from atomic_agent.approval.approval_gate import ApprovalGate
 from atomic_agent.config.app_config import AppConfig
-from atomic_agent.prompt.build_grammar import build_tool_call_grammar
-from atomic_agent.prompt.conversation_window import ConversationIndex
 from atomic_agent.llm.model_profile import ModelProfile
 from atomic_agent.llm.provider_protocol import slot_affinity
+from atomic_agent.prompt.build_grammar import build_tool_call_grammar
+from atomic_agent.prompt.conversation_window import ConversationIndex
 from atomic_agent.sessions.session_database import SessionRepository
 from atomic_agent.sessions.session_state import SessionState
 from atomic_agent.sessions.transcript_entry import USER
 from atomic_agent.tools.tool_registry import ToolRegistry
 from atomic_agent.tracing.trace_recorder import TraceRecorder
-from atomic_agent.turns.turn_lifecycle import TurnStops
 from atomic_agent.turns.steering_inbox import SteeringInbox
 from atomic_agent.turns.turn_controller import TurnController
-from atomic_agent.turns.turn_lifecycle import ExecuteTurn
+from atomic_agent.turns.turn_lifecycle import ExecuteTurn, TurnStops
 from atomic_agent.turns.turn_states import StartedTurn
 
 if TYPE_CHECKING:

@@ -26,7 +26,7 @@ def prompt_show_command(
 
     state = current_cli_state(ctx)
 
-    async def go():  # type: ignore[no-untyped-def]
+    async def go():  # the preview record is not public API: its type stays inferred
         runtime = await create_runtime(boot_context=state.require())
         try:
             return await preview_prompt(runtime, session, message)

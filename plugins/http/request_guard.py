@@ -11,8 +11,14 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from atomic_agent.plugins.http.origin_policy import (OriginPolicy, Refusal, check_body_type, check_host,
-                                                     check_origin, normalise_origin)
+from atomic_agent.plugins.http.origin_policy import (
+    OriginPolicy,
+    Refusal,
+    check_body_type,
+    check_host,
+    check_origin,
+    normalise_origin,
+)
 
 ALLOWED_METHODS = b"GET, POST, DELETE, OPTIONS"
 ALLOWED_HEADERS = (b"authorization, content-type, x-atomic-session, x-atomic-extensions, x-atomic-client, "

@@ -18,7 +18,6 @@ from atomic_agent.plugins.http.webhook_config import WEBHOOKS_BLOCK
 from atomic_agent.plugins.http.webhook_template import TemplatePathError, render_template
 
 
-
 async def _raw_body(request: Any, cap: int) -> bytes:
     declared = request.headers.get("content-length")
     if declared and declared.isdigit() and int(declared) > cap:

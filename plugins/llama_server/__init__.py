@@ -12,8 +12,9 @@ from typing import TYPE_CHECKING, Any
 from atomic_agent.api import hookimpl
 
 if TYPE_CHECKING:
-    from atomic_agent.api import RuntimeView
     import typer
+
+    from atomic_agent.api import RuntimeView
 
 
 @hookimpl

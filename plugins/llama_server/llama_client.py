@@ -76,7 +76,7 @@ def completion_from_result(result: dict[str, Any], content: str, duration_ms: fl
 
     Reuse is `timings.cache_n`; `tokens_cached` counts what the slot holds afterwards, not reuse.
     """
-    timings = result.get("timings") if isinstance(result.get("timings"), dict) else {}
+    timings = raw_timings if isinstance(raw_timings := result.get("timings"), dict) else {}
     return Completion(
         content=content,
         stop=bool(result.get("stop", True)),

@@ -17,6 +17,7 @@ if TYPE_CHECKING:
     from pathlib import Path
 
     from atomic_agent.api import RuntimeView
+
     from .llama_client import LlamaServerClient, ServerProps
 
 MODES = ("managed", "external")
@@ -51,6 +52,7 @@ class LlamaServerProvider:
         self.url = url
         self.mode = mode
         self.max_tokens = max_tokens
+        self.temperature = 0.2  # what the prompt plan samples with; llama.temperature sets it
         self.client = client
         self._props: ServerProps | None = None
         self._props_lock = asyncio.Lock()

@@ -12,7 +12,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from atomic_agent.api import ToolContext, ToolResult, args_errors, bind_request_approval, invoke_tool
-
 from atomic_agent.plugins.mcp.tool_names import qualify
 
 if TYPE_CHECKING:

@@ -13,7 +13,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 from collections.abc import Awaitable, Callable, Mapping
-from typing import IO, Any
+from typing import Any, TextIO
 
 from atomic_agent.plugins.mcp.mcp_errors import (
     McpConnectError,
@@ -50,7 +50,7 @@ class SdkConnection:
     """One initialised MCP session with one server."""
 
     def __init__(self, server: ServerConfig, env: Mapping[str, str], *, on_sampling: SamplingHandler | None,
-                 on_tools_changed: ChangeHandler | None = None, errlog: IO[str] | None = None) -> None:
+                 on_tools_changed: ChangeHandler | None = None, errlog: TextIO | None = None) -> None:
         self.server = server
         self._env = dict(env)
         self._on_sampling = on_sampling

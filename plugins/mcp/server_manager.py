@@ -28,7 +28,7 @@ import asyncio
 import contextlib
 from collections.abc import Callable, Collection, Mapping, Sequence
 from pathlib import Path
-from typing import IO, Any
+from typing import Any, TextIO
 
 import attrs
 
@@ -76,7 +76,7 @@ class ServerEntry:
     watcher: asyncio.Task[None] | None = None
     refreshing: asyncio.Task[None] | None = None
     refresh_again: bool = False
-    errlog: IO[str] | None = None
+    errlog: TextIO | None = None
     reconnecting: asyncio.Task[None] | None = None
 
 
@@ -323,7 +323,7 @@ class McpManager:
 
         return {**child_environment(environ=self.environ), **server.transport.env}
 
-    def _open_errlog(self, name: str) -> IO[str] | None:
+    def _open_errlog(self, name: str) -> TextIO | None:
         try:
             folder = self.state_dir / "mcp" / "logs"
             folder.mkdir(parents=True, exist_ok=True)

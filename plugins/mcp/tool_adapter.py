@@ -63,7 +63,7 @@ def schema_problem(schema: Mapping[str, Any]) -> str | None:
         return f"its input schema has type {schema.get('type')!r}, not object"
     try:
         json.dumps(schema)
-        jsonschema.validators.validator_for(schema, default=jsonschema.Draft202012Validator).check_schema(schema)
+        jsonschema.validators.validator_for(schema, default=jsonschema.Draft202012Validator).check_schema(dict(schema))
     except (TypeError, ValueError, jsonschema.SchemaError) as exc:
         return f"its input schema is invalid: {str(exc).splitlines()[0][:160]}"
     return None

@@ -15,7 +15,6 @@ from typing import TYPE_CHECKING, Any
 
 import attrs
 
-
 if TYPE_CHECKING:
     from atomic_agent.api import RuntimeView
 
@@ -110,9 +109,9 @@ class LinkGenerator:
         return self._finish(result, started)
 
     async def _run(self, digest: Any) -> LinkOutcome:
-        from .link_parser import parse_links
-
         from atomic_agent.api import CompletionRequest
+
+        from .link_parser import parse_links
 
         evolver = self.evolver()
         if not self.cfg.auto_generate and evolver is None:

@@ -20,7 +20,7 @@ RRF_K = 60  # reciprocal-rank constant: rank matters, the two queries' bm25 scal
 
 
 class RecallExtensions:
-    def __init__(self, runtime: RuntimeView) -> None:
+    def __init__(self, runtime: RuntimeView | None) -> None:
         self.runtime = runtime
 
     def _service(self, name: str) -> Any | None:

@@ -52,7 +52,9 @@ def replay_prefix_drift(state_dir: Path, session_id: str, *, step: int | None = 
             f"there is no salt at {traces.salt_path}, so the recorded hashes cannot be compared; "
             "replay a trace under the state dir that recorded it")
     if rebuild is None:
-        from atomic_agent.api import rebuild_stable_prefix as rebuild  # looked up now: tests stand one in
+        from atomic_agent.api import rebuild_stable_prefix  # looked up now: tests stand one in
+
+        rebuild = rebuild_stable_prefix
     prefix = rebuild(Path(state_dir), resolved_id)
     current = traces.hash_prefix(prefix, salt)
     drifts = compare_prefix_hashes(read_trace(path).events, current, step=step, turn=turn)

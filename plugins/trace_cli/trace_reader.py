@@ -12,6 +12,7 @@ import attrs
 
 from atomic_agent.api import TraceError, TraceFiles
 
+
 class TraceNotFoundError(TraceError):
     """No trace file for the session id asked for."""
 

@@ -8,10 +8,10 @@ from pathlib import Path
 
 import pytest
 
+from atomic_agent.hook_records import ApprovalCategory
 from atomic_agent.hookspecs import hookimpl
 from atomic_agent.plugin_host.collect_registrations import collect_records
 from atomic_agent.plugin_host.plugin_host import build_plugin_host
-from atomic_agent.hook_records import ApprovalCategory
 from atomic_agent.testing.runtime_kit import fresh_plugin_host, registered_plugin
 
 

@@ -8,10 +8,14 @@ from typing import Any
 
 import pytest
 
-from atomic_agent.hookspecs import hookimpl
-from atomic_agent.plugin_host.service_registry import (ServiceConflictError, ServiceNotFoundError,
-                                                       ServiceRegistry, ServiceUnavailableError)
 from atomic_agent.hook_records import ServiceSpec
+from atomic_agent.hookspecs import hookimpl
+from atomic_agent.plugin_host.service_registry import (
+    ServiceConflictError,
+    ServiceNotFoundError,
+    ServiceRegistry,
+    ServiceUnavailableError,
+)
 from atomic_agent.testing.runtime_kit import fresh_plugin_host
 
 

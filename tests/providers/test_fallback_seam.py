@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from atomic_agent.api import Completion, CompletionRequest, ProviderError, ResourceClass, ToolSpec, slot_affinity
 from atomic_agent.agent.step_executor import batch_from_native_calls
+from atomic_agent.api import Completion, CompletionRequest, ProviderError, ResourceClass, ToolSpec, slot_affinity
 from atomic_agent.providers.fallback_provider import FallbackTextProvider, RequestShaper
 from atomic_agent.providers.llm_config import structure_llm_block
 from atomic_agent.providers.provider_registry import ProviderRegistry

@@ -6,9 +6,9 @@ from __future__ import annotations
 from pathlib import Path
 
 from atomic_agent.plugins.trace_cli.prefix_replay import replay_prefix_drift
-from atomic_agent.testing.scripted_provider import ScriptedProvider, calls
 from atomic_agent.runtime.boot_context import boot
 from atomic_agent.runtime.runtime import Runtime
+from atomic_agent.testing.scripted_provider import ScriptedProvider, calls
 
 
 async def test_replay_reports_match_then_drift_after_a_template_change(tmp_path: Path):

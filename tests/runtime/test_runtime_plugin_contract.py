@@ -7,14 +7,11 @@ each phase's failure isolated."""
 from __future__ import annotations
 
 import asyncio
-import json
 from pathlib import Path
 from typing import Any
 
-from atomic_agent.config.migrate_config import CONFIG_VERSION
-from atomic_agent.hookspecs import hookimpl
 from atomic_agent.hook_records import ChannelSpec, MemoryPhase, ServiceSpec
-from atomic_agent.runtime.boot_context import boot
+from atomic_agent.hookspecs import hookimpl
 from atomic_agent.runtime.runtime import Runtime, create_runtime
 from atomic_agent.testing.runtime_kit import boot_for_test
 from atomic_agent.testing.scripted_provider import ScriptedProvider

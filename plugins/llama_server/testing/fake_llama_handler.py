@@ -72,6 +72,8 @@ class FakeLlamaHandler(BaseHTTPRequestHandler):
         if isinstance(item, Delay):
             time.sleep(item.seconds)
             item = item.then if item.then is not None else self.fake.default_reply
+            if isinstance(item, Delay):
+                raise TypeError("a Delay is followed by another Delay (its default reply); give it a `then`")
         if isinstance(item, HttpFault):
             return self._error(item)
         stream = bool(body.get("stream", False))

@@ -176,7 +176,7 @@ class FakeLlamaServer:
         ids = fake_tokenize(text)
         if body.get("with_pieces"):
             pieces = [text[i:i + CHARS_PER_TOKEN] for i in range(0, len(text), CHARS_PER_TOKEN)]
-            return {"tokens": [{"id": t, "piece": p} for t, p in zip(ids, pieces)]}
+            return {"tokens": [{"id": t, "piece": p} for t, p in zip(ids, pieces, strict=True)]}
         return {"tokens": ids}
 
     def _pick_slot(self, requested: int, prompt: str) -> int:

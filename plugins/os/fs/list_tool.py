@@ -117,8 +117,11 @@ def make_list(env: FsEnv) -> ToolSpec:
             return ToolResult.error(f"no such directory: {shown}")
         if not root.is_dir():
             return ToolResult.error(f"{shown} is a file, not a directory; use os.fs.read")
-        from atomic_agent.plugins.os.fs_approval.runtime_secrets import (secret_root_of, secret_roots,
-                                                                         state_dirs_of_trust)
+        from atomic_agent.plugins.os.fs_approval.runtime_secrets import (
+            secret_root_of,
+            secret_roots,
+            state_dirs_of_trust,
+        )
         from atomic_agent.plugins.os.fs_approval.trust_config_paths import trust_config_paths
 
         withheld = secret_roots(state_dirs_of_trust((*trust_config_paths(ctx.state_dir), *env.extra_trust())))

@@ -16,8 +16,15 @@ import shlex
 
 import attrs
 
-from .wrapper_options import (CODE_OPTS, NAMED_FIRST, POSITIONAL_FIRST, PRIVILEGE_WRAPPERS, STDIN_ARG_WRAPPERS,
-                              WRAPPER_VALUE_OPTS, WRAPPERS)
+from .wrapper_options import (
+    CODE_OPTS,
+    NAMED_FIRST,
+    POSITIONAL_FIRST,
+    PRIVILEGE_WRAPPERS,
+    STDIN_ARG_WRAPPERS,
+    WRAPPER_VALUE_OPTS,
+    WRAPPERS,
+)
 
 SHELL_INTERPRETERS = frozenset({"sh", "bash", "zsh", "dash", "ksh", "mksh", "ash", "fish", "csh", "tcsh", "yash",
                                 "posh", "rbash", "busybox-sh"})

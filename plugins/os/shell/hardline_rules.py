@@ -134,7 +134,7 @@ def _mv(cmd: SimpleCommand, scope: GuardScope) -> list[RuleHit]:
     target_dir = any(a in ("-t", "--target-directory") or a.startswith("--target-directory=") or
                      (a.startswith("-t") and len(a) > 2) for a in args)
     operands, skip = [], False
-    for index, arg in enumerate(args):
+    for arg in args:
         if skip:
             skip = False
             continue

@@ -22,18 +22,40 @@ from collections.abc import Mapping
 
 import attrs
 
-from .command_normalise import (SUBSTITUTION_PLACEHOLDER, extract_substitutions, normalise_command,
-                                protect_literal_dollars, restore_dollars)
+from .command_normalise import (
+    SUBSTITUTION_PLACEHOLDER,
+    extract_substitutions,
+    normalise_command,
+    protect_literal_dollars,
+    restore_dollars,
+)
 from .command_segments import ParsedLine, Segment, split_argv, split_segments
-from .command_unwrap import (CODE_INTERPRETERS, SHELL_INTERPRETERS, UNKNOWN_ARG, SimpleCommand, inline_code,
-                             inline_code_args, reads_script_from_stdin, script_operand, unwrap)
+from .command_unwrap import (
+    CODE_INTERPRETERS,
+    SHELL_INTERPRETERS,
+    UNKNOWN_ARG,
+    SimpleCommand,
+    inline_code,
+    inline_code_args,
+    reads_script_from_stdin,
+    script_operand,
+    unwrap,
+)
 from .dangerous_rules import dangerous_hits
 from .find_exec import find_exec_commands, find_start_paths
 from .guard_paths import resolve_target
 from .guard_records import DANGEROUS, HARDLINE, ORDINARY, UNDECIDABLE, GuardScope, GuardVerdict, RuleHit
 from .hardline_rules import fork_bomb, hardline_hits
-from .line_state import (LineState, alias_expanded, expanded_redirects, next_cwd, remember, remember_link,
-                         strip_function_head, through_links)
+from .line_state import (
+    LineState,
+    alias_expanded,
+    expanded_redirects,
+    next_cwd,
+    remember,
+    remember_link,
+    strip_function_head,
+    through_links,
+)
 from .pipeline_rules import body_kinds, inline_code_hits, literal_output, producers, stdin_code_hits
 from .secret_reach import heredoc_hits, secret_hits
 from .shell_words import ShellVars, expand_word, expand_words, is_unknown

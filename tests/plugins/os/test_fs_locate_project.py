@@ -7,10 +7,10 @@ import os
 import attrs
 
 from atomic_agent.api import Tier
-from atomic_agent.sessions.session_store import SessionStore
 from atomic_agent.plugins.os.fs.fs_env import FsEnv
 from atomic_agent.plugins.os.fs.locate_project_tool import make_locate_project
 from atomic_agent.plugins.os.fs.projects_config import ProjectsConfig
+from atomic_agent.sessions.session_store import SessionStore
 from tests.plugins.os.fs_kit import make_world
 
 
