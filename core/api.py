@@ -5,7 +5,8 @@ runtime: turns, sessions, remote approvals, graceful stop, failure codes) and TE
 is importable from this one module either way.
 
 Plugins — built-in ones included — import only from here (a test enforces it), so the
-internals can move without breaking anyone.
+internals can move without breaking anyone. docs/plugin-api.md says what each name is for;
+`python -m tests.api_usage` shows which plugins use it.
 """
 
 from __future__ import annotations
@@ -18,13 +19,10 @@ if TYPE_CHECKING:  # the same names for the type checker (a test keeps this bloc
     from atomic_agent.agent.invoke_tool import compress_result as compress_result
     from atomic_agent.agent.invoke_tool import invoke_tool as invoke_tool
     from atomic_agent.approval.approval_gate import LEVEL_NAMES as LEVEL_NAMES
-    from atomic_agent.approval.approval_gate import AnswerKind as AnswerKind
     from atomic_agent.approval.approval_gate import ApprovalAnswer as ApprovalAnswer
     from atomic_agent.approval.approval_gate import ApprovalAuditLog as ApprovalAuditLog
     from atomic_agent.approval.approval_gate import ApprovalBinding as ApprovalBinding
-    from atomic_agent.approval.approval_gate import ApprovalGate as ApprovalGate
     from atomic_agent.approval.approval_gate import ApprovalLevelError as ApprovalLevelError
-    from atomic_agent.approval.approval_gate import ApprovalRequest as ApprovalRequest
     from atomic_agent.approval.approval_gate import audit_path as audit_path
     from atomic_agent.approval.approval_gate import bind_request_approval as bind_request_approval
     from atomic_agent.approval.approval_gate import resolve_boot_level as resolve_boot_level
@@ -33,7 +31,6 @@ if TYPE_CHECKING:  # the same names for the type checker (a test keeps this bloc
     from atomic_agent.approval.pending_approvals import InvalidDecisionError as InvalidDecisionError
     from atomic_agent.approval.pending_approvals import PendingApprovals as PendingApprovals
     from atomic_agent.approval.stdin_approver import stdin_approver as stdin_approver
-    from atomic_agent.cli.cli_state import CliState as CliState
     from atomic_agent.cli.cli_state import current_cli_state as current_cli_state
     from atomic_agent.cli.cli_state import fail as fail
     from atomic_agent.cli.cli_state import print_json as print_json
@@ -76,32 +73,28 @@ if TYPE_CHECKING:  # the same names for the type checker (a test keeps this bloc
     from atomic_agent.llm.provider_protocol import EmbeddingUnavailable as EmbeddingUnavailable
     from atomic_agent.llm.provider_protocol import ProviderError as ProviderError
     from atomic_agent.llm.provider_protocol import ProviderUnavailableError as ProviderUnavailableError
+    from atomic_agent.llm.provider_protocol import SlotAffinity as SlotAffinity
     from atomic_agent.llm.provider_protocol import TextProvider as TextProvider
+    from atomic_agent.llm.provider_protocol import slot_affinity as slot_affinity
     from atomic_agent.plugin_host.collect_registrations import call_each_plugin as call_each_plugin
+    from atomic_agent.plugin_host.service_registry import ServiceConflictError as ServiceConflictError
+    from atomic_agent.plugin_host.service_registry import ServiceUnavailableError as ServiceUnavailableError
     from atomic_agent.prompt.build_prompt import estimate_tokens as estimate_tokens
     from atomic_agent.prompt.capped_lines import capped_lines as capped_lines
     from atomic_agent.prompt.describe_tool import describe_full as describe_full
-    from atomic_agent.prompt.prompt_assets import make_prompt_env as make_prompt_env
-    from atomic_agent.prompt.signed_bytecode_cache import TEMPLATE_KEY_FILE as TEMPLATE_KEY_FILE
-    from atomic_agent.providers.fallback_chain import declared_links as declared_links
     from atomic_agent.providers.fallback_chain import resolve_fallback_chain as resolve_fallback_chain
-    from atomic_agent.providers.llm_config import LlmConfig as LlmConfig
     from atomic_agent.providers.llm_config import read_llm_config as read_llm_config
     from atomic_agent.providers.llm_config import structure_llm_block as structure_llm_block
-    from atomic_agent.reliability.failure_taxonomy import FAILURE_CATEGORIES as FAILURE_CATEGORIES
     from atomic_agent.reliability.failure_taxonomy import classify_failure as classify_failure
     from atomic_agent.reliability.failure_taxonomy import environment_kind as environment_kind
     from atomic_agent.reliability.failure_taxonomy import error_code as error_code
     from atomic_agent.reliability.failure_taxonomy import is_transport_retryable as is_transport_retryable
-    from atomic_agent.reliability.failure_taxonomy import openai_error_type as openai_error_type
     from atomic_agent.runtime.prompt_plan import preview_prompt as preview_prompt
     from atomic_agent.runtime.prompt_plan import rebuild_stable_prefix as rebuild_stable_prefix
-    from atomic_agent.runtime.runtime import Runtime as Runtime
     from atomic_agent.runtime.runtime import create_runtime as create_runtime
     from atomic_agent.runtime.runtime_view import RuntimeView as RuntimeView
     from atomic_agent.sessions.session_database import SessionRepository as SessionRepository
     from atomic_agent.sessions.session_store import SessionNotFoundError as SessionNotFoundError
-    from atomic_agent.sessions.session_store import SessionStore as SessionStore
     from atomic_agent.sessions.session_store import SessionStoreError as SessionStoreError
     from atomic_agent.storage import store_clock as store_clock
     from atomic_agent.storage.sqlite_extensions import ExtensionsUnavailableError as ExtensionsUnavailableError
@@ -126,24 +119,11 @@ if TYPE_CHECKING:  # the same names for the type checker (a test keeps this bloc
     from atomic_agent.testing.tool_context_kit import make_tool_context as make_tool_context
     from atomic_agent.tools.tool_registry import args_errors as args_errors
     from atomic_agent.tracing import trace_events as trace_events
-    from atomic_agent.tracing.prefix_hash import hash_prefix as hash_prefix
-    from atomic_agent.tracing.prefix_hash import load_or_create_salt as load_or_create_salt
-    from atomic_agent.tracing.prefix_hash import read_salt as read_salt
-    from atomic_agent.tracing.prefix_hash import salt_path as salt_path
-    from atomic_agent.tracing.trace_events import prompt_captured_fields as prompt_captured_fields
-    from atomic_agent.tracing.trace_events import tool_invocation_fields as tool_invocation_fields
-    from atomic_agent.tracing.trace_paths import TRACE_SUFFIX as TRACE_SUFFIX
+    from atomic_agent.tracing.trace_files import TraceFiles as TraceFiles
     from atomic_agent.tracing.trace_paths import TraceError as TraceError
-    from atomic_agent.tracing.trace_paths import trace_path as trace_path
-    from atomic_agent.tracing.trace_paths import traces_dir as traces_dir
-    from atomic_agent.tracing.trace_paths import validate_session_id as validate_session_id
-    from atomic_agent.tracing.trace_recorder import TraceRecorder as TraceRecorder
     from atomic_agent.turns.admissible_text import InvalidTextError as InvalidTextError
-    from atomic_agent.turns.admissible_text import check_text as check_text
     from atomic_agent.turns.admissible_text import text_problem as text_problem
     from atomic_agent.turns.durable_steering import SteerAlreadyTakenError as SteerAlreadyTakenError
-    from atomic_agent.turns.graceful_stop import DEFAULT_GRACE_S as DEFAULT_GRACE_S
-    from atomic_agent.turns.graceful_stop import DrainReport as DrainReport
     from atomic_agent.turns.graceful_stop import RuntimeStoppingError as RuntimeStoppingError
     from atomic_agent.turns.graceful_stop import TurnParkedError as TurnParkedError
     from atomic_agent.turns.request_keys import DuplicateRequestError as DuplicateRequestError
@@ -152,7 +132,6 @@ if TYPE_CHECKING:  # the same names for the type checker (a test keeps this bloc
     from atomic_agent.turns.session_backends import open_session_store as open_session_store
     from atomic_agent.turns.steering_inbox import MAX_PENDING_STEERS as MAX_PENDING_STEERS
     from atomic_agent.turns.steering_inbox import SteerOutcome as SteerOutcome
-    from atomic_agent.turns.turn_answers import TurnAnswer as TurnAnswer
     from atomic_agent.turns.turn_controller import SubmissionCancelledError as SubmissionCancelledError
     from atomic_agent.turns.turn_execution import UnknownToolChoiceError as UnknownToolChoiceError
     from atomic_agent.turns.turn_owner import OwnerLease as OwnerLease
@@ -167,6 +146,8 @@ PLUGIN_AUTHORS: dict[str, str] = {
     "call_each_plugin": "atomic_agent.plugin_host.collect_registrations",
     "RuntimeView": "atomic_agent.runtime.runtime_view",
     "ServiceSpec": "atomic_agent.hook_records",
+    "ServiceUnavailableError": "atomic_agent.plugin_host.service_registry",
+    "ServiceConflictError": "atomic_agent.plugin_host.service_registry",
     "TickSpec": "atomic_agent.hook_records",
     "ChannelSpec": "atomic_agent.hook_records",
     "Channel": "atomic_agent.hook_records",
@@ -194,19 +175,18 @@ PLUGIN_AUTHORS: dict[str, str] = {
     "child_environment": "atomic_agent.subprocess_env",
     # providers
     "TextProvider": "atomic_agent.llm.provider_protocol",
+    "SlotAffinity": "atomic_agent.llm.provider_protocol",
+    "slot_affinity": "atomic_agent.llm.provider_protocol",
     "Completion": "atomic_agent.llm.provider_protocol",
     "CompletionRequest": "atomic_agent.llm.provider_protocol",
     "ProviderError": "atomic_agent.llm.provider_protocol",
     "ProviderUnavailableError": "atomic_agent.llm.provider_protocol",
     "EmbeddingUnavailable": "atomic_agent.llm.provider_protocol",
-    "LlmConfig": "atomic_agent.providers.llm_config",
     "read_llm_config": "atomic_agent.providers.llm_config",
     "structure_llm_block": "atomic_agent.providers.llm_config",
     "resolve_fallback_chain": "atomic_agent.providers.fallback_chain",
-    "declared_links": "atomic_agent.providers.fallback_chain",
     "is_transport_retryable": "atomic_agent.reliability.failure_taxonomy",
     # commands and config
-    "CliState": "atomic_agent.cli.cli_state",
     "current_cli_state": "atomic_agent.cli.cli_state",
     "fail": "atomic_agent.cli.cli_state",
     "runs_without_config": "atomic_agent.cli.cli_state",
@@ -223,7 +203,6 @@ PLUGIN_AUTHORS: dict[str, str] = {
     "write_atomic": "atomic_agent.config.atomic_write",
     "resolve_cache_dir": "atomic_agent.config.state_dir",
     "CACHE_DIR_ENV": "atomic_agent.config.state_dir",
-    "TEMPLATE_KEY_FILE": "atomic_agent.prompt.signed_bytecode_cache",
     # SQLite state files (core/storage): open with a durability mode, migrate, transact, one clock
     "Durability": "atomic_agent.storage.sqlite_file",
     "open_sqlite": "atomic_agent.storage.sqlite_file",
@@ -238,23 +217,12 @@ PLUGIN_AUTHORS: dict[str, str] = {
     "store_clock": "atomic_agent.storage.store_clock",
     "OwnerLease": "atomic_agent.turns.turn_owner",
     # prompt pieces a sub-call plugin renders with (reflection, links, rewrite)
-    "make_prompt_env": "atomic_agent.prompt.prompt_assets",
     "estimate_tokens": "atomic_agent.prompt.build_prompt",
     "capped_lines": "atomic_agent.prompt.capped_lines",
-    # traces: the recorder and field builders; file layout, event names and prefix hashing for readers
-    "TraceRecorder": "atomic_agent.tracing.trace_recorder",
+    # traces, for a plugin that reads them: the files, event names, the prefix to compare hashes with
     "TraceError": "atomic_agent.tracing.trace_paths",
+    "TraceFiles": "atomic_agent.tracing.trace_files",
     "trace_events": "atomic_agent.tracing.trace_events",
-    "TRACE_SUFFIX": "atomic_agent.tracing.trace_paths",
-    "trace_path": "atomic_agent.tracing.trace_paths",
-    "traces_dir": "atomic_agent.tracing.trace_paths",
-    "validate_session_id": "atomic_agent.tracing.trace_paths",
-    "hash_prefix": "atomic_agent.tracing.prefix_hash",
-    "load_or_create_salt": "atomic_agent.tracing.prefix_hash",
-    "read_salt": "atomic_agent.tracing.prefix_hash",
-    "salt_path": "atomic_agent.tracing.prefix_hash",
-    "prompt_captured_fields": "atomic_agent.tracing.trace_events",
-    "tool_invocation_fields": "atomic_agent.tracing.trace_events",
     "rebuild_stable_prefix": "atomic_agent.runtime.prompt_plan",
 }
 
@@ -263,22 +231,16 @@ PLUGIN_AUTHORS: dict[str, str] = {
 EMBEDDERS: dict[str, str] = {
     # the runtime and its turns
     "create_runtime": "atomic_agent.runtime.runtime",
-    "Runtime": "atomic_agent.runtime.runtime",
     "TurnResult": "atomic_agent.agent.agent_loop",
-    "TurnAnswer": "atomic_agent.turns.turn_answers",
     "preview_prompt": "atomic_agent.runtime.prompt_plan",
     "UnknownToolChoiceError": "atomic_agent.turns.turn_execution",
     # sessions
-    "SessionStore": "atomic_agent.sessions.session_store",
     "SessionRepository": "atomic_agent.sessions.session_database",
     "open_session_store": "atomic_agent.turns.session_backends",
     "SessionNotFoundError": "atomic_agent.sessions.session_store",
     "SessionStoreError": "atomic_agent.sessions.session_store",
     # approvals: answers, grants, bindings, audit, level changes, remote prompts, the terminal prompt
-    "ApprovalGate": "atomic_agent.approval.approval_gate",
-    "ApprovalRequest": "atomic_agent.approval.approval_gate",
     "ApprovalAnswer": "atomic_agent.approval.approval_gate",
-    "AnswerKind": "atomic_agent.approval.approval_gate",
     "ApprovalBinding": "atomic_agent.approval.approval_gate",
     "ApprovalLevelError": "atomic_agent.approval.approval_gate",
     "ApprovalAuditLog": "atomic_agent.approval.approval_gate",
@@ -298,21 +260,16 @@ EMBEDDERS: dict[str, str] = {
     "SteerAlreadyTakenError": "atomic_agent.turns.durable_steering",
     # admission, graceful stop, idempotent requests
     "InvalidTextError": "atomic_agent.turns.admissible_text",
-    "check_text": "atomic_agent.turns.admissible_text",
     "text_problem": "atomic_agent.turns.admissible_text",
-    "DEFAULT_GRACE_S": "atomic_agent.turns.graceful_stop",
-    "DrainReport": "atomic_agent.turns.graceful_stop",
     "RuntimeStoppingError": "atomic_agent.turns.graceful_stop",
     "TurnParkedError": "atomic_agent.turns.graceful_stop",
     "DuplicateRequestError": "atomic_agent.turns.request_keys",
     "RequestKey": "atomic_agent.turns.request_keys",
     "request_fingerprint": "atomic_agent.turns.request_keys",
     # failure codes a host reports
-    "FAILURE_CATEGORIES": "atomic_agent.reliability.failure_taxonomy",
     "classify_failure": "atomic_agent.reliability.failure_taxonomy",
     "environment_kind": "atomic_agent.reliability.failure_taxonomy",
     "error_code": "atomic_agent.reliability.failure_taxonomy",
-    "openai_error_type": "atomic_agent.reliability.failure_taxonomy",
 }
 
 # Testing a plugin: plugin hosts, a tool context, a real runtime with chosen plugins, a

@@ -321,7 +321,9 @@ class ServiceSpec:
     """A service `name` built by `factory(runtime)` the first time someone asks for it.
 
     `close(service)`, when given, runs once when the runtime closes (after
-    `runtime_stopping`), for services that were built; it may be async.
+    `runtime_stopping`), for services that were built; it may be async. `multiple` marks a
+    sink-style name several plugins may provide side by side (every provider must set it):
+    `runtime.services(name)` returns them all, by plugin name.
     """
 
     name: str
@@ -329,6 +331,7 @@ class ServiceSpec:
     close: Callable[[Any], Awaitable[None] | None] | None = None
     summary: str = ""
     plugin: str = ""
+    multiple: bool = False
 
 
 # What a plugin registers to have the runtime call it periodically: a named tick.

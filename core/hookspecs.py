@@ -96,8 +96,10 @@ def register_services() -> Iterable[ServiceSpec]:
     records, every plugin's collected: a name, a ``factory(runtime)`` building the object
     the first time ``runtime.service(name)`` asks for it (never before), and an optional
     ``close(service)`` the runtime calls after ``runtime_stopping``. One owner per name: a
-    name two plugins provide is used by neither (asking raises an error naming both), and
-    the core's service names are reserved. A factory that raises is reported; that service
+    name two plugins provide is used by neither (asking raises an error naming both),
+    unless every provider sets ``multiple=True`` (``runtime.services(name)`` returns them
+    all); the core's service names are reserved. ``runtime.service(name, default)`` returns
+    the default when the service cannot be had. A factory that raises is reported; that service
     stays unavailable and everything else keeps working.
     """
 

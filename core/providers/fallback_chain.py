@@ -195,16 +195,6 @@ def resolve_fallback_chain(fallback: FallbackConfig, configured: Sequence[str], 
     return tuple(links)
 
 
-def declared_links(effective: Sequence[str], fallback: FallbackConfig, local_id: str | None) -> tuple[str, ...]:
-    """What `llm.fallback.chain` should store for an effective chain: the synthesised local
-    tail is left out, so writing the chain back never doubles it."""
-    links = list(effective)
-    if fallback.append_local and local_id is not None and links and links[-1] == local_id \
-            and local_id not in fallback.chain:
-        links.pop()
-    return tuple(links)
-
-
 # run_with_fallback: one completion through the chain.
 #
 # Each candidate is attempted in turn while the failures say "advance". An attempt whose

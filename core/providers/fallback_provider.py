@@ -22,6 +22,7 @@ from atomic_agent.llm.provider_protocol import (
     ProviderError,
     ProviderUnavailableError,
     TextProvider,
+    slot_affinity,
 )
 from atomic_agent.providers.fallback_chain import (
     LiveFlag,
@@ -92,9 +93,9 @@ class RequestShaper:
         if not asks_for_calls:
             return request  # free text keeps its slot choice (-1: never evict the session's cache)
         request = attrs.evolve(request, grammar=self._grammar(profile))
-        slot_for = getattr(provider, "slot_for", None)
-        if not primary and session_id is not None and request.slot_id < 0 and callable(slot_for):
-            request = attrs.evolve(request, slot_id=int(slot_for(session_id)))
+        slots = slot_affinity(provider)
+        if not primary and session_id is not None and request.slot_id < 0 and slots is not None:
+            request = attrs.evolve(request, slot_id=int(slots.slot_for(session_id)))
         return request
 
 
@@ -182,9 +183,9 @@ class FallbackTextProvider:
         return str(self.primary.model)
 
     @property
-    def reflection_slot(self) -> Callable[[], int]:
-        """The primary's picker of the slot background calls ride (servers with slots only)."""
-        return self.primary.reflection_slot  # type: ignore[no-any-return]
+    def wrapped_provider(self) -> object:
+        """Slots and token counts are the primary's (`slot_affinity`, `token_counter`)."""
+        return self.primary
 
     @property
     def refresh(self) -> Callable[[], Awaitable[object]]:
@@ -199,15 +200,6 @@ class FallbackTextProvider:
 
     async def context_window(self) -> int | None:
         return await self._primary_text.context_window()
-
-    def slot_for(self, session_id: str) -> int:
-        return self._primary_text.slot_for(session_id)
-
-    async def total_slots(self) -> int:
-        return await self._primary_text.total_slots()
-
-    async def count_tokens(self, text: str) -> int | None:
-        return await self._primary_text.count_tokens(text)
 
     async def describe(self) -> dict[str, object]:
         return await self._primary_text.describe()
@@ -299,14 +291,9 @@ class SessionProvider:
     async def context_window(self) -> int | None:
         return await self._seam.context_window()
 
-    def slot_for(self, session_id: str) -> int:
-        return self._seam.slot_for(session_id)
-
-    async def total_slots(self) -> int:
-        return await self._seam.total_slots()
-
-    async def count_tokens(self, text: str) -> int | None:
-        return await self._seam.count_tokens(text)
+    @property
+    def wrapped_provider(self) -> object:
+        return self._seam
 
     async def describe(self) -> dict[str, object]:
         return await self._seam.describe()

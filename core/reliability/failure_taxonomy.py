@@ -385,7 +385,3 @@ def error_code(category: str) -> str:
     """The sidecar's `error.code` for a failure: `step_error:<category>`."""
     return f"step_error:{_check_category(category)}"
 
-
-def openai_error_type(category: str) -> str:
-    """The OpenAI-compatible `error.type` for a failure: `agent.<category>`."""
-    return f"agent.{_check_category(category)}"

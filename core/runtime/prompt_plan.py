@@ -12,6 +12,7 @@ import attrs
 
 from atomic_agent.config.app_config import AppConfig
 from atomic_agent.llm.model_profile import ModelProfile, detect_profile, profile_named
+from atomic_agent.llm.provider_protocol import token_counter
 from atomic_agent.prompt.build_grammar import build_tool_call_grammar
 from atomic_agent.prompt.build_prompt import build_prompt, estimate_tokens
 from atomic_agent.prompt.build_stable_prefix import build_stable_prefix, default_capabilities
@@ -111,8 +112,11 @@ async def preview_prompt(runtime: Any, session_id: str | None = None, message: s
 
 
 async def _count(runtime: Any, text: str) -> int | None:
+    counter = token_counter(runtime.provider)
+    if counter is None:
+        return None
     try:
-        tokens: int | None = await runtime.provider.count_tokens(text)
+        tokens: int | None = await counter.count_tokens(text)
         return tokens
     except Exception:
         return None

@@ -32,7 +32,7 @@ from atomic_agent.hook_records import (
 from atomic_agent.llm.model_profile import PLAIN_TEXT_PROFILE, ModelProfile
 from atomic_agent.plugin_host.collect_registrations import await_lifecycle, call_lifecycle, collect_records
 from atomic_agent.plugin_host.plugin_host import PluginHost
-from atomic_agent.plugin_host.service_registry import ServiceRegistry
+from atomic_agent.plugin_host.service_registry import NO_DEFAULT, ServiceRegistry, ServiceUnavailableError
 from atomic_agent.prompt.prompt_assets import PromptAssets
 from atomic_agent.providers.fallback_provider import FallbackTextProvider, RequestShaper
 from atomic_agent.providers.llm_config import read_llm_config
@@ -151,17 +151,27 @@ class Runtime:
     def state_dir(self) -> Path:
         return self.boot.state_dir
 
-    def service(self, name: str) -> Any:
+    def service(self, name: str, default: Any = NO_DEFAULT) -> Any:
         """A core service (state_dir, prompt_assets, approval_gate, turn_controller, sessions,
-        tool_registry)
-        or one a plugin provides (built on first use). ServiceNotFoundError (a KeyError) when
-        none is, ServiceConflictError when two plugins provide it, ServiceUnavailableError
-        when its factory failed."""
+        tool_registry) or one a plugin provides (built on first use). Without `default`,
+        ServiceNotFoundError when none is, ServiceConflictError when two plugins provide it,
+        ServiceUnavailableError (the base of both) when its factory failed; with one, that
+        default instead of any of them."""
         if name in self._services:
             return self._services[name]
         if name == "sessions":
             return self.sessions
-        return self.plugin_services.get(name, self)
+        try:
+            return self.plugin_services.get(name, self)
+        except ServiceUnavailableError:
+            if default is NO_DEFAULT:
+                raise
+            return default
+
+    def services(self, name: str) -> list[Any]:
+        """Every plugin's service of a sink-style name (`ServiceSpec(multiple=True)`), by plugin
+        name; empty when none provides it. Providers whose factory failed are left out."""
+        return self.plugin_services.get_all(name, self)
 
     # -- lazily built pieces ----------------------------------------------------------------
     @property

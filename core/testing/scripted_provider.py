@@ -66,6 +66,9 @@ class ScriptedProvider:
     def slot_for(self, session_id: str) -> int:
         return self.slot
 
+    def reflection_slot(self) -> int:
+        return -1  # no reserved background slot
+
     async def total_slots(self) -> int:
         return 2
 

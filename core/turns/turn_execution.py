@@ -25,6 +25,7 @@ from atomic_agent.agent.step_executor import StepContext
 from atomic_agent.approval.approval_gate import ApprovalGate
 from atomic_agent.config.app_config import AppConfig
 from atomic_agent.llm.model_profile import ModelProfile
+from atomic_agent.llm.provider_protocol import slot_affinity
 from atomic_agent.prompt.build_grammar import build_tool_call_grammar
 from atomic_agent.prompt.conversation_window import ConversationIndex
 from atomic_agent.sessions.session_database import SessionRepository
@@ -132,7 +133,8 @@ async def execute_turn(services: TurnServices, text: str, session: SessionState,
         prefix = plan.stable_prefix_for(session.working_dir)
         seam = services.provider()
         if not slot:
-            slot.append(seam.slot_for(session.id))
+            slots = slot_affinity(seam)
+            slot.append(slots.slot_for(session.id) if slots is not None else -1)
         return StepContext(
             provider=session_provider(seam, session.id, emit, trace, turn_index), profile=plan.profile,
             registry=services.registry, gate=services.gate,

@@ -29,7 +29,7 @@ def run_command(
         SessionStoreError,
         TurnParkedError,
         UnknownToolChoiceError,
-        check_text,
+        text_problem,
     )
     from atomic_agent.plugins.chat_cli.turn_runner import (
         event_sink,
@@ -39,10 +39,9 @@ def run_command(
         run_one_turn,
     )
 
-    try:
-        check_text(message)  # before the runtime opens anything: a bad argument writes nothing
-    except InvalidTextError as exc:
-        fail(str(exc))
+    problem = text_problem(message)  # before the runtime opens anything: a bad argument writes nothing
+    if problem is not None:
+        fail(str(problem))
     state = current_cli_state(ctx)
     emit = event_sink(json_out)
 

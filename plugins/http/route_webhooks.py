@@ -65,10 +65,7 @@ async def receive_webhook(request: Any) -> Any:
     name = request.path_params["name"]
     block = runtime.config.block(WEBHOOKS_BLOCK) if WEBHOOKS_BLOCK in getattr(runtime.config, "blocks", {}) else None
     endpoint = block.endpoints.get(name) if block is not None else None
-    try:
-        tasks = runtime.service("tasks")
-    except (KeyError, RuntimeError):
-        tasks = None
+    tasks = runtime.service("tasks", None)
     if endpoint is None or tasks is None or not tasks.config.enabled:
         raise ApiError(404, f"no webhook {name!r} on this server", code="not_found")
     raw = await _raw_body(request, endpoint.max_body_bytes)

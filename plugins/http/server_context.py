@@ -68,10 +68,7 @@ class ServeContext:
 
     def bind(self, runtime: RuntimeView) -> None:
         self._runtime = runtime
-        try:
-            mcp = runtime.service("mcp")
-        except (KeyError, RuntimeError):  # no MCP plugin: nothing to relay
-            mcp = None
+        mcp = runtime.service("mcp", None)  # None without the MCP plugin: nothing to relay
         # MCP status and drift reach /api/events (operator callers only)
         self._unrelay = mcp.subscribe_host_events(self.emit) if mcp is not None else None
 

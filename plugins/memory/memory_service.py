@@ -136,9 +136,7 @@ def busy_timeout_s(environ: Any) -> float:
 
 
 def build_memory_service(runtime: RuntimeView) -> MemoryService:
-    try:
-        metrics = runtime.service(METRICS_SERVICE)
-    except (KeyError, RuntimeError):  # no metrics plugin, or a broken one: memory works without it
-        metrics = None
+    # None without the metrics plugin, or with a broken one: memory works without it
+    metrics = runtime.service(METRICS_SERVICE, None)
     return MemoryService(memory_db_path(runtime.state_dir), busy_timeout_s(getattr(runtime, "environ", None)),
                          metrics)

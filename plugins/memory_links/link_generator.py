@@ -62,10 +62,7 @@ class LinkGenerator:
         self.outcomes: list[LinkOutcome] = []
 
     def evolver(self) -> Any | None:
-        try:
-            evolver = self.runtime.service(EVOLVER_SERVICE)
-        except (KeyError, RuntimeError):
-            return None
+        evolver = self.runtime.service(EVOLVER_SERVICE, None)
         return evolver if getattr(evolver, "enabled", False) else None
 
     def before_turn(self, start: Any) -> None:

@@ -26,10 +26,7 @@ class RecallExtensions:
     def _service(self, name: str) -> Any | None:
         if self.runtime is None:
             return None
-        try:
-            service = self.runtime.service(name)
-        except (KeyError, RuntimeError):
-            return None
+        service = self.runtime.service(name, None)
         return service if getattr(service, "enabled", False) else None
 
     def extra_query(self, session_id: str, user_text: str) -> str | None:

@@ -72,10 +72,7 @@ class ReflectionRunner:
 
     def _switch(self, name: str) -> Any | None:
         """A phase switch another plugin provides, when that plugin is there and on."""
-        try:
-            service = self.runtime.service(name)
-        except (KeyError, RuntimeError):
-            return None
+        service = self.runtime.service(name, None)
         return service if getattr(service, "enabled", False) else None
 
     @property

@@ -82,10 +82,7 @@ class SidecarServer:
     # -- wiring ----------------------------------------------------------------------------
     def bind(self, runtime: RuntimeView) -> None:
         self._runtime = runtime
-        try:
-            mcp = runtime.service("mcp")
-        except (KeyError, RuntimeError):  # no MCP plugin: nothing to relay
-            mcp = None
+        mcp = runtime.service("mcp", None)  # None without the MCP plugin: nothing to relay
         # MCP status and drift as event lines
         self._unrelay = mcp.subscribe_host_events(self.emit_event) if mcp is not None else None
 

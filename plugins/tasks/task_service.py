@@ -201,8 +201,5 @@ class TaskService:
 
 
 def build_task_service(runtime: RuntimeView) -> TaskService:
-    try:
-        metrics = runtime.service("metrics")
-    except (KeyError, RuntimeError):
-        metrics = None
+    metrics = runtime.service("metrics", None)
     return TaskService(runtime.state_dir, runtime.config.block("tasks"), runtime=runtime, metrics=metrics)

@@ -38,7 +38,7 @@ def register_services() -> Iterable[Any]:
     return [ServiceSpec(SERVICE, _build_channel, close=lambda channel: channel.close(),
                         summary="the Telegram channel: status and live control (enable, token, owner, pairing)"),
             # the tasks plugin's `notify: telegram` reports go to the owner through the channel
-            ServiceSpec("report_sink", lambda runtime: runtime.service(SERVICE),
+            ServiceSpec("report_sink", lambda runtime: runtime.service(SERVICE), multiple=True,
                         summary="task reports (notify) to the paired Telegram owner")]
 
 

@@ -87,6 +87,32 @@ async def test_services_promised_to_registration_hooks_exist_when_they_run(tmp_p
         await runtime.close()
 
 
+async def test_service_with_a_default_returns_it_for_a_missing_or_broken_service(tmp_path: Path) -> None:
+    from atomic_agent.api import ServiceUnavailableError
+
+    class Broken:
+        @hookimpl
+        def register_services(self) -> list[ServiceSpec]:
+            return [ServiceSpec("broken.store", lambda rt: 1 / 0)]
+
+    runtime = Runtime(boot_with(tmp_path, {"recorder": Recorder([]), "broken": Broken()}), provider=ScriptedProvider([]))
+    try:
+        fallback = object()
+        assert runtime.service("nobody.provides", None) is None
+        assert runtime.service("broken.store", fallback) is fallback
+        assert runtime.service("recorder.store", None) is runtime.service("recorder.store")
+        for name in ("nobody.provides", "broken.store"):
+            try:
+                runtime.service(name)
+            except ServiceUnavailableError as exc:
+                assert name in str(exc)
+            else:
+                raise AssertionError(f"{name} was served")
+        assert runtime.services("nobody.provides") == [] and runtime.services("broken.store") == []
+    finally:
+        await runtime.close()
+
+
 async def test_channels_start_after_runtime_started_and_stop_before_runtime_stopping(tmp_path: Path) -> None:
     log: list[str] = []
     ctx = boot_with(tmp_path, {"recorder": Recorder(log, channels=("chan.a", "chan.b"))})
