@@ -24,8 +24,8 @@ from atomic_agent.plugins.http.error_envelope import ApiError
 from atomic_agent.plugins.http.idempotent_replay import idempotency_key
 from atomic_agent.plugins.http.json_limits import JsonLimitError, parse_json
 from atomic_agent.plugins.http.webhook_auth import check_credentials
-from atomic_agent.plugins.http.webhook_deliveries import body_fingerprint
 from atomic_agent.plugins.http.webhook_config import WEBHOOKS_BLOCK
+from atomic_agent.plugins.http.webhook_deliveries import body_fingerprint
 from atomic_agent.plugins.http.webhook_template import TemplatePathError, render_template
 
 

@@ -120,7 +120,7 @@ def _timestamped(ok: bool, given: str | None, timestamp: str | None, raw: bytes,
                             f"{recipe}")
     if not ok:
         return WebhookCheck(False, "the webhook signature or secret is missing or wrong")
-    at = int(timestamp)  # type: ignore[arg-type]
+    at = int(timestamp)
     if at < now - MAX_AGE_S:
         return WebhookCheck(False, f"the signed timestamp is {int(now - at)} s old (the limit is {MAX_AGE_S} s); "
                             "sign the call again with the current time", STALE)
