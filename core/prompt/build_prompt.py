@@ -1,7 +1,8 @@
 """Assemble one step's prompt: the stable prefix, then the tail in mutability order.
 
 Tail order: loaded-tools, memory sections, session-facts, recall sections, world,
-earlier-conversation (the summary a compaction left, if any), conversation, notice, respond.
+earlier-conversation (the summary a compaction left, if any), conversation, notice, respond
+(tail_context.j2 holds all but the last, which is each prompt style's own).
 Tool results older than the latest batch are folded to one line each (older_tool_result.j2).
 Caps come from the agent config; the conversation cap is
 clamped to the room the server's context window leaves.
@@ -22,6 +23,7 @@ from atomic_agent.prompt.conversation_window import ConversationIndex, latest_co
 from atomic_agent.prompt.describe_tool import describe_full
 from atomic_agent.prompt.conversation_lines import USER_PREFIX
 from atomic_agent.prompt.pack_conversation import TRUNCATED
+from atomic_agent.prompt.prompt_style import COACHED, templates_of
 from atomic_agent.hook_records import PromptSection
 from atomic_agent.sessions.session_state import SessionState
 from atomic_agent.sessions.transcript_entry import COMPACTION, TranscriptEntry
@@ -88,9 +90,10 @@ def build_prompt(*, env: Any, stable_prefix: str, profile: ModelProfile, registr
                  notices: Sequence[str] = (), world: str = NO_WORLD, n_ctx: int | None = None,
                  n_predict: int = 512, today: date | None = None,
                  count: Callable[[str], int] = estimate_tokens,
-                 conversations: ConversationIndex | None = None) -> BuiltPrompt:
+                 conversations: ConversationIndex | None = None, style: str = COACHED) -> BuiltPrompt:
     """One step's prompt. `conversations` is the runtime's index of where each session's turns
-    start (and their rendered lines), so a step reads only the turns that can still fit."""
+    start (and their rendered lines), so a step reads only the turns that can still fit.
+    `style` (coached or full) picks the tail template; the stable prefix must be of the same style."""
     loaded = [describe_full(s) for name in session.loaded_tools if (s := registry.get(name)) is not None]
     loaded = _cap_lines(loaded, agent.loaded_tools_max_tokens, count) if loaded else []
     facts = _cap_lines(list(session.known_facts), agent.token_budget, count) if session.known_facts else []
@@ -110,7 +113,7 @@ def build_prompt(*, env: Any, stable_prefix: str, profile: ModelProfile, registr
         "tools": registry.names(),  # the tail may only point at tools that are registered
         "file_kinds": FILE_KINDS,
     }
-    template = env.get_template("variable_tail.j2")
+    template = env.get_template(templates_of(style)[1])
     framed_prefix = profile.frame_stable_prefix(stable_prefix)
     fixed_cost = count(framed_prefix) + count(template.render(**context)) + count(profile.prompt_ending)
     cap = agent.conversation_max_tokens
