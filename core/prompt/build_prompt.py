@@ -26,7 +26,7 @@ from atomic_agent.prompt.pack_conversation import TRUNCATED
 from atomic_agent.prompt.prompt_style import COACHED, templates_of
 from atomic_agent.hook_records import PromptSection
 from atomic_agent.sessions.session_state import SessionState
-from atomic_agent.sessions.transcript_entry import COMPACTION, TranscriptEntry
+from atomic_agent.sessions.transcript_entry import COMPACTION, REPLY, TOOL_RESULT, USER, TranscriptEntry
 from atomic_agent.tools.tool_registry import ToolRegistry
 
 NO_WORLD = "no world snapshot available"
@@ -76,6 +76,25 @@ def earlier_summary(entries: Sequence[TranscriptEntry]) -> str:
     return next((e.text for e in reversed(entries) if e.kind == COMPACTION), "")
 
 
+def latest_batch_failed(entries: Sequence[TranscriptEntry]) -> bool:
+    """Whether a call of the batch the model is about to act on failed: the newest tool results,
+    with no user message or reply after them. Older batches are history, not news."""
+    batch: tuple[int, int | None] | None = None
+    failed = False
+    for entry in reversed(entries):
+        if entry.kind in (USER, REPLY):
+            break
+        if entry.kind != TOOL_RESULT:
+            continue
+        key = (entry.turn_index, entry.step)
+        if batch is None:
+            batch = key
+        elif key != batch:
+            break
+        failed = failed or entry.status != "ok"
+    return failed
+
+
 def split_sections(tail: str) -> list[tuple[str, str]]:
     """`### name` sections of a rendered tail, in order (for token accounting)."""
     sections: list[tuple[str, str]] = []
@@ -112,6 +131,7 @@ def build_prompt(*, env: Any, stable_prefix: str, profile: ModelProfile, registr
         "earlier_summary": latest_compaction_text(index, session.entries),
         "tools": registry.names(),  # the tail may only point at tools that are registered
         "file_kinds": FILE_KINDS,
+        "latest_batch_failed": latest_batch_failed(session.entries),
     }
     template = env.get_template(templates_of(style)[1])
     framed_prefix = profile.frame_stable_prefix(stable_prefix)

@@ -61,7 +61,8 @@ class FakeLlamaServer:
 
     Set `loading = True` to make every endpoint answer 503 "Loading model"; pass `props` to
     serve a /props body of your own instead of the generated one. `n_params` is the parameter
-    count /v1/models reports in its meta (None: a meta without one, as some builds send).
+    count /v1/models reports in its meta (None: a meta without one, as some builds send); set
+    `models_route = False` to answer /v1/models 404 like a build without the route.
     """
 
     def __init__(self, script: Iterable[ScriptItem] = (), *, n_ctx: int = 4096, total_slots: int = 2,
@@ -78,6 +79,7 @@ class FakeLlamaServer:
         self.chat_template = chat_template
         self.props_body = props
         self.n_params = n_params
+        self.models_route = True
         self.loading = False
         self.requests: list[RecordedRequest] = []
         self._script: deque[ScriptItem] = deque(script)
