@@ -110,7 +110,7 @@ def reply_of(outcome: TaskOutcome) -> str | None:
 def run_unittests(workspace: Path) -> subprocess.CompletedProcess[str]:
     """The workspace's own tests, run the way its author would (stdlib unittest only)."""
     return subprocess.run([sys.executable, "-m", "unittest", "-q"], cwd=workspace, capture_output=True, text=True,
-                          timeout=60, env={**os.environ, "PYTHONDONTWRITEBYTECODE": "1"})
+                          timeout=60, env={**os.environ, "PYTHONDONTWRITEBYTECODE": "1"}, check=False)
 
 
 def tests_run_after_last_edit(outcome: TaskOutcome) -> bool:

@@ -55,6 +55,10 @@ class PromptStyle:
         return f"{self.name} ({self.reason})" if self.reason else self.name
 
 
+# what a plan or preview built without a provider's facts uses: the prompt there always was
+COACHED_STYLE = PromptStyle(COACHED, "the default without model facts")
+
+
 def templates_of(style: str) -> tuple[str, str]:
     """(stable prefix, tail) template names of a resolved style; `auto` must be resolved first."""
     try:

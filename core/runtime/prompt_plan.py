@@ -15,7 +15,7 @@ from atomic_agent.prompt.build_grammar import build_tool_call_grammar
 from atomic_agent.llm.model_profile import ModelProfile, detect_profile, profile_named
 from atomic_agent.prompt.build_prompt import build_prompt, estimate_tokens
 from atomic_agent.prompt.build_stable_prefix import build_stable_prefix, default_capabilities
-from atomic_agent.prompt.prompt_style import COACHED, PromptStyle, resolve_prompt_style
+from atomic_agent.prompt.prompt_style import COACHED, COACHED_STYLE, PromptStyle, resolve_prompt_style
 from atomic_agent.sessions.session_state import SessionState
 from atomic_agent.sessions.transcript_entry import TURN_STARTED, USER, TranscriptEntry
 from atomic_agent.tools.tool_registry import ToolRegistry
@@ -79,7 +79,7 @@ class PromptPreview:
     estimated: bool
     profile: str
     server_note: str
-    style: PromptStyle = PromptStyle(COACHED)
+    style: PromptStyle = COACHED_STYLE
 
 
 async def _plan(runtime: Any) -> tuple[PromptPlan, str]:
@@ -145,7 +145,7 @@ class PromptPlan:
     temperature: float = 0.2
     seed: int | None = None
     tools_generation: int = 0  # the registry generation the grammar and prefixes were built from
-    style: PromptStyle = PromptStyle(COACHED)  # resolved from prompt.style and the model's facts
+    style: PromptStyle = COACHED_STYLE  # resolved from prompt.style and the model's facts
     _prefixes: dict[Path, str] = attrs.field(factory=dict)
 
     def stable_prefix_for(self, working_dir: Path) -> str:

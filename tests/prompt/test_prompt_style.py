@@ -7,16 +7,29 @@ from datetime import date
 from pathlib import Path
 
 import pytest
-
 from atomic_agent.config.app_config import AgentConfig
 from atomic_agent.llm.model_profile import PLAIN_CHATML_PROFILE
 from atomic_agent.prompt.build_prompt import build_prompt
 from atomic_agent.prompt.build_stable_prefix import build_stable_prefix
 from atomic_agent.prompt.prompt_assets import make_prompt_env
-from atomic_agent.prompt.prompt_style import (AUTO, COACHED, FULL, PromptStyle, format_params,
-                                              resolve_prompt_style, templates_of)
+from atomic_agent.prompt.prompt_style import (
+    AUTO,
+    COACHED,
+    FULL,
+    PromptStyle,
+    format_params,
+    resolve_prompt_style,
+    templates_of,
+)
 from atomic_agent.sessions.session_state import SessionState
-from atomic_agent.sessions.transcript_entry import TOOL_CALL, TOOL_RESULT, TURN_STARTED, USER, TranscriptEntry
+from atomic_agent.sessions.transcript_entry import (
+    TOOL_CALL,
+    TOOL_RESULT,
+    TURN_STARTED,
+    USER,
+    TranscriptEntry,
+)
+
 from tests.golden_files import assert_matches_golden
 from tests.prompt.test_build_prompt import CAPS, GOLDEN, registry, session_with_turns
 from tests.prompt.test_instructions_and_respond import registry_with
@@ -90,7 +103,6 @@ def test_full_prompt_never_prefills_the_latest_tool_result_as_a_reply():
 
 def test_full_prompt_teaches_multi_step_work_batching_and_verifying():
     import attrs
-
     from atomic_agent.tools.tool_registry import ToolRegistry
 
     with_examples = [attrs.evolve(spec, example=f'{{"tool": "{spec.name}", "args": {{"path": "a.txt"}}}}')

@@ -9,7 +9,6 @@ import json
 from pathlib import Path
 
 import pytest
-
 from atomic_agent.runtime.prompt_plan import preview_prompt
 from atomic_agent.testing.runtime_kit import runtime_for_test
 from atomic_agent.testing.scripted_provider import ScriptedProvider, calls
