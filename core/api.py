@@ -79,6 +79,7 @@ PLUGIN_AUTHORS: dict[str, str] = {
     "write_atomic": "atomic_agent.config.atomic_write",
     "resolve_cache_dir": "atomic_agent.config.state_dir",
     "CACHE_DIR_ENV": "atomic_agent.config.state_dir",
+    "TEMPLATE_KEY_FILE": "atomic_agent.prompt.signed_bytecode_cache",
     # SQLite state files (core/storage): open with a durability mode, migrate, transact, one clock
     "Durability": "atomic_agent.storage.sqlite_file",
     "open_sqlite": "atomic_agent.storage.sqlite_file",

@@ -116,12 +116,20 @@ class ConfigBlock:
     `cls` is a frozen attrs class with defaults for every field; keys on disk are the
     camelCase form of the field names. `migrate(raw)` receives the block's raw mapping
     as read from disk and returns it upgraded (idempotent); it runs before structuring.
+
+    `former_defaults` maps a dotted camelCase key inside the block (`threads`,
+    `embeddings.threads`) to the defaults it had in earlier releases. Files written before
+    config.json kept only what the user set hold every default of the release that wrote
+    them; a value there equal to a former default was written, not chosen, so the one-time
+    migration drops it and the current default applies. Only a default that changed while
+    files were written whole (config v2) needs an entry; later changes reach users by themselves.
     """
 
     key: str
     cls: type
     migrate: Callable[[dict[str, Any]], dict[str, Any]] | None = None
     plugin: str = ""
+    former_defaults: Mapping[str, tuple[Any, ...]] = attrs.field(factory=dict)
 
 
 # What a `report_doctor_findings` hook returns: one read-only observation about the installation.

@@ -207,8 +207,9 @@ def runtime_started(runtime: RuntimeView) -> Awaitable[None] | None:
     """The runtime finished bootstrapping (services, gate, tools, memory phases and
     channel specs are wired; the provider is built lazily at the first model call).
 
-    Called once per runtime, at the end of its construction, in plugin-name order, before
-    any channel starts; receives the runtime view (every service is there). A raising
+    Called once per runtime, when it is started (``create_runtime`` and ``Runtime.start``;
+    a runtime only constructed, e.g. to list its tools, never fires it), in plugin-name
+    order, before any channel starts; receives the runtime view (every service is there). A raising
     implementation is reported and does not stop the others. Returns nothing, or an
     awaitable for work that needs the event loop (connecting to external servers):
     ``create_runtime`` awaits every returned awaitable, concurrently, before it starts the
@@ -222,7 +223,8 @@ def runtime_started(runtime: RuntimeView) -> Awaitable[None] | None:
 def runtime_stopping(runtime: RuntimeView) -> Awaitable[None] | None:
     """The runtime is about to close its stores and providers.
 
-    Called once per runtime from ``close()``, in plugin-name order, after the channels and
+    Called once per started runtime from ``close()`` (never when ``runtime_started`` was
+    not fired), in plugin-name order, after the channels and
     the consolidation tick stopped and the running turns ended, before the services
     plugins provide are closed (so they can still be used here) and before the sessions
     store and the provider close; flush and release resources here. Receives the runtime

@@ -83,6 +83,10 @@ class AppConfig:
     blocks: Mapping[str, Any]
     unknown_blocks: Mapping[str, Any] = attrs.field(factory=dict)
     dotenv: DotenvLoadResult | None = None
+    # what config.json itself sets (blocks as on disk, after migration): every other value is a default
+    user_values: Mapping[str, Any] = attrs.field(factory=dict)
+    # dotted keys whose value came from an ATOMIC_AGENT_* variable
+    env_keys: frozenset[str] = frozenset()
 
     def block(self, key: str) -> Any:
         """The structured block `key`; a KeyError names the blocks that exist."""

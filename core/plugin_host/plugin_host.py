@@ -41,6 +41,8 @@ class PluginReport:
     hooks: list[str] = attrs.field(factory=list)
     error: str | None = None
     essential: bool = False
+    # names this plugin registered that another plugin had first: left out, the rest still works
+    conflicts: list[str] = attrs.field(factory=list)
 
     def to_json(self) -> dict[str, object]:
         return {
@@ -51,6 +53,7 @@ class PluginReport:
             "hooks": self.hooks,
             "error": self.error,
             "essential": self.essential,
+            "conflicts": self.conflicts,
         }
 
 

@@ -19,8 +19,7 @@ from atomic_agent.agent.agent_loop import TurnResult
 from atomic_agent.approval.approval_gate import ApprovalAuditLog, ApprovalGate, AskHost, audit_path
 from atomic_agent.config.app_config import AppConfig
 from atomic_agent.llm.model_profile import PLAIN_TEXT_PROFILE, ModelProfile
-from atomic_agent.plugin_host.collect_registrations import (await_lifecycle, call_lifecycle, collect_records,
-                                                            discard_lifecycle)
+from atomic_agent.plugin_host.collect_registrations import await_lifecycle, call_lifecycle, collect_records
 from atomic_agent.plugin_host.plugin_host import PluginHost
 from atomic_agent.providers.fallback_provider import FallbackTextProvider, RequestShaper
 from atomic_agent.providers.provider_registry import ProviderRegistry, build_provider_registry
@@ -94,7 +93,6 @@ class Runtime:
         self.inbox = SteeringInbox()
         self.compactor = SessionCompactor(self)  # one shared compaction per session
         self._turn_services: TurnServices | None = None
-        self._startup = call_lifecycle(self.host, "runtime_started", runtime=self)
 
     async def start(self, serving: bool = True) -> None:
         """Await the work `runtime_started` implementations handed back (e.g. connecting MCP
@@ -105,8 +103,7 @@ class Runtime:
         if self._started:
             return
         self._started = True
-        pending, self._startup = self._startup, []
-        await await_lifecycle(self.host, "runtime_started", pending)
+        await await_lifecycle(self.host, "runtime_started", call_lifecycle(self.host, "runtime_started", runtime=self))
         if not serving:
             return
         await self.channels.start_all(self)
@@ -415,10 +412,9 @@ class Runtime:
         if self._lifecycle is not None:
             await self._lifecycle.close()
         await self.memory.drain()
-        discard_lifecycle(self._startup)
-        self._startup = []
-        await await_lifecycle(self.host, "runtime_stopping",
-                              call_lifecycle(self.host, "runtime_stopping", runtime=self))
+        if self._started:  # runtime_stopping answers runtime_started; a runtime never started has nothing to stop
+            await await_lifecycle(self.host, "runtime_stopping",
+                                  call_lifecycle(self.host, "runtime_stopping", runtime=self))
         await self.plugin_services.close()
         if self._provider is not None:
             await self._provider.close()

@@ -22,7 +22,8 @@ def register_config_blocks() -> Iterable[Any]:
 
     from .llama_config import LlamaConfig
 
-    return [ConfigBlock(key="llama", cls=LlamaConfig)]
+    # threads defaulted to 2 (embedding daemon: 1) before 0 = auto (cores - 1)
+    return [ConfigBlock(key="llama", cls=LlamaConfig, former_defaults={"threads": (2,), "embeddings.threads": (1,)})]
 
 
 @hookimpl

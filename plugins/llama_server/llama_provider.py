@@ -25,7 +25,9 @@ DEFAULTS: dict[str, Any] = {"retries": 3, "backoffMs": 150, "timeoutS": 120, "ma
 
 class LlamaServerProvider:
     """A `TextProvider` over one llama-server. Server facts (n_ctx, slots, modalities) are read
-    from /props once and cached; call `refresh()` after the server was restarted.
+    from /props once and cached; `refresh()` re-reads them, and a completion that lost its
+    connection (the server stopped or restarted mid-turn) makes the next one re-read them first,
+    so a restart with another `--parallel` never leaves requests pinned to slots that are gone.
 
     Slots come from a `SlotManager` built from /props `total_slots`: each session keeps one
     main slot, the last slot is kept for reflection. Until /props has been read, `slot_for`
@@ -54,6 +56,7 @@ class LlamaServerProvider:
         self._meta: dict[str, Any] | None = None  # /v1/models meta (n_params); None: not read yet
         self._props_lock = asyncio.Lock()
         self._slots: SlotManager | None = None
+        self._props_stale = False  # a completion lost its connection: the server may have restarted
         self.leases = SlotLeases(url, lease_bases, wait_s=slot_wait_s) if lease_bases else None
 
     @property
@@ -93,6 +96,21 @@ class LlamaServerProvider:
             self._slots.release(session_id)
 
     async def complete(self, request: CompletionRequest, on_delta: Callable[[str], None] | None = None) -> Completion:
+        if self._props_stale:
+            before = self._props
+            await self.refresh()  # raises while the server is still down; the flag stays set
+            self._props_stale = False
+            if before is not None and self._props is not None and not -1 <= request.slot_id < self._props.total_slots:
+                # the slot was chosen from the old server's slot count; the next step chooses anew
+                request = attrs.evolve(request, slot_id=-1)
+        try:
+            return await self._complete(request, on_delta)
+        except ProviderError as exc:
+            if exc.status is None and not exc.timed_out:
+                self._props_stale = True
+            raise
+
+    async def _complete(self, request: CompletionRequest, on_delta: Callable[[str], None] | None) -> Completion:
         if self._props is not None and not -1 <= request.slot_id < self._props.total_slots:
             # the server would wrap the id onto another session's slot and evict its cache
             raise ValueError(f"slot id {request.slot_id} is outside this llama-server's slots "

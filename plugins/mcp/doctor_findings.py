@@ -18,7 +18,7 @@ def mcp_findings(state_dir: Path) -> list[Any]:
     for server, tools in sorted(DriftStore(state_dir).drifted().items()):
         findings.append(DoctorFinding(
             check=f"mcp {server} tool definitions", level="warn",
-            detail=f"{len(tools)} tool(s) changed since they were approved and are disabled: {', '.join(sorted(tools))}",
+            detail=f"{len(tools)} tool(s) new or changed since the catalog was approved, disabled until reviewed: {', '.join(sorted(tools))}",
             advice=f"review with `atomic-agent mcp tools {server}`, then `atomic-agent mcp approve {server}`",
             path=str(store_path(state_dir))))
     findings.extend(_config_findings(state_dir))

@@ -29,7 +29,7 @@ async def call_mcp_tool(runtime: RuntimeView, manager: Any, server: str, tool: s
     spec = runtime.registry.get(name)
     if spec is None:
         if tool in status.drifted:
-            raise ValueError(f"{tool!r} changed since it was approved and is disabled; review it with "
+            raise ValueError(f"{tool!r} is new or changed since it was approved and is disabled; review it with "
                              f"`atomic-agent mcp tools {server}`, then `atomic-agent mcp approve {server} {tool}`")
         if status.status != "up":
             raise ValueError(f"server {server!r} is {status.status}: {status.last_error}")

@@ -53,7 +53,7 @@ from atomic_agent.plugins.mcp.mcp_records import (
 )
 from atomic_agent.plugins.mcp.sdk_connection import SamplingHandler, SdkConnection
 from atomic_agent.plugins.mcp.server_config import STDIO, ServerConfig, duplicate_names, server_problem
-from atomic_agent.plugins.mcp.tool_adapter import build_tool_spec, schema_problem
+from atomic_agent.plugins.mcp.tool_adapter import MAX_SCHEMA_BYTES, build_tool_spec, schema_problem, schema_size
 from atomic_agent.plugins.mcp.tool_names import qualify, tool_name_problem
 from atomic_agent.plugins.mcp.url_policy import check_server_url
 
@@ -450,6 +450,9 @@ class McpManager:
                 problem = f"tool {tool.name!r} is listed twice; the first one is used"
             if problem is None and not server.admits_tool(tool.name):
                 problem = f"tool {tool.name!r} is excluded by include/exclude"
+            if problem is None and schema_size(tool.input_schema) > MAX_SCHEMA_BYTES:
+                problem = (f"tool {tool.name!r}: its input schema is {schema_size(tool.input_schema):,} bytes, over "
+                           f"the {MAX_SCHEMA_BYTES:,} a tool may use")
             if problem is None:
                 schema = schema_problem(tool.input_schema)
                 problem = f"tool {tool.name!r}: {schema}" if schema else None

@@ -42,6 +42,17 @@ def is_gate_exempt(meta: ToolMeta) -> bool:
     return meta.read_only_hint is True
 
 
+MAX_SCHEMA_BYTES = 64 * 1024  # a tool's input schema goes into every prompt; real ones are a few KiB
+
+
+def schema_size(schema: Mapping[str, Any]) -> int:
+    """The schema's size as JSON (what it would cost in the prompt); unserialisable counts as huge."""
+    try:
+        return len(json.dumps(schema, ensure_ascii=False, separators=(",", ":")).encode("utf-8"))
+    except (TypeError, ValueError):
+        return MAX_SCHEMA_BYTES + 1
+
+
 def schema_problem(schema: Mapping[str, Any]) -> str | None:
     """Why a server's input schema cannot be used for validation and the prompt."""
     import jsonschema
