@@ -39,6 +39,7 @@ from atomic_agent.llm.provider_protocol import Completion, CompletionRequest, Te
 from atomic_agent.llm.reasoning_stream_parser import ReasoningStreamParser
 from atomic_agent.prompt.build_prompt import BuiltPrompt, build_prompt, estimate_tokens
 from atomic_agent.prompt.conversation_window import ConversationIndex
+from atomic_agent.prompt.prompt_style import COACHED
 from atomic_agent.reliability.failure_taxonomy import (
     GrammarError,
     ToolExecutionError,
@@ -84,6 +85,7 @@ class StepContext:
     temperature: float = 0.2
     seed: int | None = None
     conversations: ConversationIndex | None = None  # the runtime's; None indexes the session afresh
+    prompt_style: str = COACHED  # the plan's resolved style; the stable prefix is of the same style
 
 
 # One inference: prompt -> completion -> parsed, validated tool calls.
@@ -166,7 +168,7 @@ def _parse(ctx: StepContext, completion: Completion) -> ToolCallBatch:
 async def infer_step(ctx: StepContext, prompt: BuiltPrompt) -> InferredStep:
     ctx.trace.record("prompt_captured", turnIndex=ctx.turn_index, step=ctx.step, stablePrefixHash=ctx.prefix_hash,
                      tail=prompt.tail, slotId=ctx.slot_id, profile=ctx.profile.name,
-                     framing=ctx.profile.framing.name,
+                     framing=ctx.profile.framing.name, promptStyle=ctx.prompt_style,
                      tokens={"stablePrefix": estimate_tokens(prompt.framed_prefix), "tail": estimate_tokens(prompt.tail),
                              "total": estimate_tokens(prompt.text), "estimated": True})
     ctx.profile.check_prompt_aligned(prompt.text)  # a misframed prompt would waste the whole step
@@ -298,7 +300,7 @@ async def execute_step(ctx: StepContext) -> StepOutcome:
     prompt = build_prompt(env=ctx.prompt_env, stable_prefix=ctx.stable_prefix, profile=ctx.profile,
                           registry=ctx.registry, session=ctx.session, agent=ctx.agent,
                           memory_sections=ctx.memory_sections, notices=ctx.notices, n_ctx=ctx.n_ctx,
-                          n_predict=ctx.n_predict, conversations=ctx.conversations)
+                          n_predict=ctx.n_predict, conversations=ctx.conversations, style=ctx.prompt_style)
     inferred = await infer_step(ctx, prompt)
     batch = inferred.batch
     _check_registry(ctx, batch)

@@ -10,8 +10,9 @@ import attrs
 
 from atomic_agent.config.config_fields import int_field, value_field
 from atomic_agent.config.dotenv_file import DotenvLoadResult
+from atomic_agent.prompt.prompt_style import AUTO, PROMPT_STYLES
 
-# The config blocks the core owns: agent, plugins, tracing. Plugins add their own.
+# The config blocks the core owns: agent, plugins, prompt, tracing. Plugins add their own.
 
 @attrs.frozen
 class AgentConfig:
@@ -40,6 +41,15 @@ class AgentConfig:
 
 
 @attrs.frozen
+class PromptConfig:
+    """How the prompt is written. `style`: `coached` (the starter model's worked examples and
+    prefilled reply), `full` (multi-step work for capable models), or `auto` — coached for a
+    model under a billion parameters (or named as a small one), full otherwise."""
+
+    style: str = value_field(AUTO, env="ATOMIC_AGENT_PROMPT_STYLE", choices=PROMPT_STYLES)
+
+
+@attrs.frozen
 class PluginsConfig:
     """Which installed plugins not to load (names as `atomic-agent plugins` lists them)."""
 
@@ -57,6 +67,7 @@ class TracingConfig:
 CORE_BLOCKS: dict[str, type] = {
     "agent": AgentConfig,
     "plugins": PluginsConfig,
+    "prompt": PromptConfig,
     "tracing": TracingConfig,
 }
 
@@ -90,6 +101,10 @@ class AppConfig:
     @property
     def plugins(self) -> PluginsConfig:
         return cast(PluginsConfig, self.blocks["plugins"])
+
+    @property
+    def prompt(self) -> PromptConfig:
+        return cast(PromptConfig, self.blocks["prompt"])
 
     @property
     def tracing(self) -> TracingConfig:

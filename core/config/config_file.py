@@ -117,7 +117,13 @@ def apply_env_overrides(block: Any, environ: Mapping[str, str]) -> Any:
         env_name = field.metadata.get(ENV_KEY)
         if env_name and environ.get(env_name, "") != "":
             changes[field.name] = _parse(environ[env_name], getattr(block, field.name), env_name, field)
-    return attrs.evolve(block, **changes) if changes else block
+    if not changes:
+        return block
+    try:
+        return attrs.evolve(block, **changes)
+    except ValueError as exc:  # a field's own validator (allowed choices) refused an env value
+        names = ", ".join(attrs.fields_dict(type(block))[name].metadata[ENV_KEY] for name in changes)
+        raise ConfigError(None, names, str(exc), "Unset the variable or give it one of the allowed values") from None
 
 
 def _strict() -> Any:

@@ -146,7 +146,7 @@ async def execute_turn(services: TurnServices, text: str, session: SessionState,
             slot_id=slot[0], n_ctx=plan.n_ctx, n_predict=plan.n_predict, turn_index=turn_index, step=step,
             cancelled=cancel, memory_sections=services.memory.sections(session.id, focus), notices=notices,
             services=services.tool_services, temperature=plan.temperature, seed=plan.seed,
-            conversations=services.conversations)
+            conversations=services.conversations, prompt_style=plan.style.name)
 
     deps = TurnDeps(session, store, trace, services.provider, cancel, make_context, emit, agent.max_steps,
                     inbox=services.inbox, turn_id=started.turn_id, opened_turn_index=started.turn_index,

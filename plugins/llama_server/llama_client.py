@@ -256,6 +256,16 @@ class LlamaServerClient:
                                 status=200, url=self.base_url + "/props", body=data)
         return ServerProps.from_json(data)
 
+    async def model_meta(self) -> dict[str, Any]:
+        """The first model's `meta` from the OpenAI-style /v1/models (n_params, n_ctx_train, size
+        ...); {} when the server lists no model or no meta. One try: an older server without the
+        route answers 404, which is a ProviderError like any other failure."""
+        data = await self._request("GET", "/v1/models")
+        models = data.get("data") if isinstance(data, dict) else None
+        first = models[0] if isinstance(models, list) and models and isinstance(models[0], dict) else {}
+        meta = first.get("meta")
+        return dict(meta) if isinstance(meta, dict) else {}
+
     async def slots(self) -> list[dict[str, Any]]:
         data = await self._request("GET", "/slots")
         return [slot for slot in data if isinstance(slot, dict)] if isinstance(data, list) else []

@@ -55,6 +55,7 @@ class LlamaServerProvider:
         self.temperature = 0.2  # what the prompt plan samples with; llama.temperature sets it
         self.client = client
         self._props: ServerProps | None = None
+        self._meta: dict[str, Any] | None = None  # /v1/models meta (n_params); None: not read yet
         self._props_lock = asyncio.Lock()
         self._slots: SlotManager | None = None
         self._props_stale = False  # a completion lost its connection: the server may have restarted
@@ -81,6 +82,7 @@ class LlamaServerProvider:
         if self._slots is None or self._slots.total_slots != props.total_slots:
             self._slots = SlotManager(props.total_slots)
         self._props = props
+        self._meta = None  # the server may have been restarted with another model
         return props
 
     def slot_for(self, session_id: str) -> int:
@@ -155,9 +157,22 @@ class LlamaServerProvider:
             props = await self.props()
         except ProviderError:
             return {"chat_template": "", "model_alias": "", "modalities": {}, "reachable": False}
-        return {"chat_template": props.chat_template, "model_alias": props.model_alias,
-                "modalities": dict(props.modalities), "model_path": props.model_path,
-                "n_ctx": props.n_ctx, "total_slots": props.total_slots, "reachable": True}
+        facts: dict[str, object] = {"chat_template": props.chat_template, "model_alias": props.model_alias,
+                                    "modalities": dict(props.modalities), "model_path": props.model_path,
+                                    "n_ctx": props.n_ctx, "total_slots": props.total_slots, "reachable": True}
+        n_params = (await self._model_meta()).get("n_params")
+        if isinstance(n_params, int) and not isinstance(n_params, bool) and n_params > 0:
+            facts["n_params"] = n_params  # the prompt style's `auto` reads it (prompt_style.py)
+        return facts
+
+    async def _model_meta(self) -> dict[str, Any]:
+        """/v1/models' meta for the loaded model, read once per /props read ({} if the server has none)."""
+        if self._meta is None:
+            try:
+                self._meta = await self.client.model_meta()
+            except ProviderError:
+                self._meta = {}
+        return self._meta
 
     async def health(self) -> bool:
         return await self.client.health()

@@ -170,6 +170,25 @@ def test_a_valid_file_loads_without_the_detailed_converter_and_a_bad_one_still_n
     assert "weather.days" in str(err.value) and "integer" in str(err.value)
 
 
+def test_prompt_style_defaults_to_auto_and_takes_each_allowed_value(tmp_path: Path):
+    assert load_config(tmp_path / "fresh", {}, environ={}).prompt.style == "auto"
+    assert "prompt" not in json.loads((tmp_path / "fresh" / "config.json").read_text())  # a default, not a choice
+    for style in ("coached", "full"):
+        write(tmp_path / style, {"version": CONFIG_VERSION, "prompt": {"style": style}})
+        assert load_config(tmp_path / style, {}, environ={}).prompt.style == style
+    assert load_config(tmp_path / "fresh", {}, environ={"ATOMIC_AGENT_PROMPT_STYLE": "coached"}).prompt.style == "coached"
+
+
+def test_an_unknown_prompt_style_names_the_allowed_values(tmp_path: Path):
+    write(tmp_path, {"version": CONFIG_VERSION, "prompt": {"style": "verbose"}})
+    with pytest.raises(ConfigError) as err:
+        load_config(tmp_path, {}, environ={})
+    assert "prompt.style" in str(err.value) and "auto, coached, full" in str(err.value) and "'verbose'" in str(err.value)
+    with pytest.raises(ConfigError) as err:
+        load_config(tmp_path / "env", {}, environ={"ATOMIC_AGENT_PROMPT_STYLE": "big"})
+    assert "ATOMIC_AGENT_PROMPT_STYLE" in str(err.value) and "auto, coached, full" in str(err.value)
+
+
 def test_unset_key_removes_a_leaf_and_only_the_objects_it_empties():
     from atomic_agent.config.config_file import unset_key
 

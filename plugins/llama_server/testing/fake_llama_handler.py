@@ -57,6 +57,8 @@ class FakeLlamaHandler(BaseHTTPRequestHandler):
             return self._json(200, {"status": "ok"})
         if method == "GET" and path == "/props":
             return self._json(200, fake.props())
+        if method == "GET" and path == "/v1/models" and fake.models_route:
+            return self._json(200, fake.models())
         if method == "GET" and path == "/slots":
             return self._json(200, fake.slots())
         if method == "POST" and path == "/tokenize":
