@@ -159,9 +159,9 @@ class Configured(Protocol):
     def config(self) -> Any: ...
 
 
-def mcp_config(runtime: Configured) -> McpConfig:
+def mcp_config(holder: Configured) -> McpConfig:
     try:
-        block = runtime.config.block(MCP_BLOCK)
+        block = holder.config.block(MCP_BLOCK)
     except (KeyError, AttributeError):
         return McpConfig()
     return block if isinstance(block, McpConfig) else McpConfig()
