@@ -22,6 +22,8 @@ import stat
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 
+from atomic_agent.plugins.os.fs_approval.credential_stores import file_stats
+
 SECRET_NAMES: tuple[str, ...] = (".env", "serve", "audit", "turn-owners", "task-runners", "telegram-pairing.json")
 TEMPLATE_KEY_FILE = "template-key"  # atomic_agent.api.TEMPLATE_KEY_FILE, kept here so a guard check imports nothing
 # names specific enough to flag in code or an unresolved word (`serve` alone is too common a word)
@@ -72,23 +74,7 @@ def secret_root_of(canonical: Path | str, roots: Sequence[str]) -> str | None:
 
 
 def _secret_inodes(roots: Sequence[str]) -> set[tuple[int, int]]:
-    inodes: set[tuple[int, int]] = set()
-    for root in roots:
-        try:
-            st = os.stat(root)
-        except OSError:
-            continue
-        if stat.S_ISREG(st.st_mode):
-            inodes.add((st.st_dev, st.st_ino))
-            continue
-        for folder, _dirs, files in os.walk(root, onerror=lambda _exc: None):
-            for name in files:
-                try:
-                    fst = os.stat(os.path.join(folder, name), follow_symlinks=False)
-                except OSError:
-                    continue
-                inodes.add((fst.st_dev, fst.st_ino))
-    return inodes
+    return {(st.st_dev, st.st_ino) for root in roots for st in file_stats(root)}
 
 
 def is_runtime_secret(canonical: Path | str, roots: Sequence[str], st: os.stat_result | None = None) -> bool:
