@@ -39,7 +39,7 @@ from atomic_agent.providers.llm_config import read_llm_config
 from atomic_agent.providers.provider_registry import ProviderRegistry
 from atomic_agent.runtime.background_work import ChannelRunner, PluginTicks
 from atomic_agent.runtime.boot_context import BootContext
-from atomic_agent.runtime.memory_phases import ConsolidationTick, MemoryPhases
+from atomic_agent.runtime.memory_phases import CONSOLIDATION_TICK, MemoryPhases
 from atomic_agent.runtime.prompt_plan import (
     PromptPlan,
     grammar_for,
@@ -94,8 +94,12 @@ class Runtime:
         self.memory_phases = self.memory.phases
         self.channels = ChannelRunner(self.host, collect_records(self.host, "register_channels", ChannelSpec,
                                                                  runtime=self))
-        self.consolidation = ConsolidationTick(self.memory_phases, self.config.agent.consolidation_interval_s)
-        self.ticks = PluginTicks(collect_records(self.host, "register_ticks", TickSpec, runtime=self))
+        ticks = collect_records(self.host, "register_ticks", TickSpec, runtime=self)
+        interval = self.config.agent.consolidation_interval_s
+        if interval > 0 and self.memory.consolidate_any:  # the memory phases' cold path, on the same timers
+            ticks.append(TickSpec(CONSOLIDATION_TICK, interval, self.memory.consolidate,
+                                  summary="memory phases' consolidate()", plugin="core"))
+        self.ticks = PluginTicks(ticks)
         self._provider = provider
         self.session_backend: SessionBackend = DEFAULT_BACKEND  # where sessions, turns and steers live
         self._sessions: SessionRepository | None = None
@@ -112,7 +116,7 @@ class Runtime:
     async def start(self, serving: bool = True) -> None:
         """Await the work `runtime_started` implementations handed back (e.g. connecting MCP
         servers, whose tools must be in the first prompt), then, when `serving`, start what
-        runs beside the turns: the channels, the consolidation tick and the plugin ticks. A
+        runs beside the turns: the channels and the ticks (the plugins' and consolidation). A
         one-shot command passes serving=False: it must not poll a channel another process
         owns or fire scheduled work. `create_runtime` calls it; calling it again does nothing."""
         if self._started:
@@ -122,7 +126,6 @@ class Runtime:
         if not serving:
             return
         await self.channels.start_all(self)
-        self.consolidation.start()
         self.ticks.start()
 
     async def run_tick(self, name: str) -> bool:
@@ -130,8 +133,8 @@ class Runtime:
         return await self.ticks.run_once(name)
 
     async def consolidate_now(self) -> dict[str, str]:
-        """Run one consolidation tick now (after the one in progress, if any); each phase's outcome."""
-        return await self.consolidation.run_once()
+        """Run one consolidation now (after the one in progress, if any); each phase's outcome."""
+        return await self.memory.consolidate()
 
     # -- RuntimeView ----------------------------------------------------------------------
     @property
@@ -428,7 +431,6 @@ class Runtime:
     async def close(self) -> None:
         # nothing new arrives once the channels and the tick are down
         await self.channels.stop_all()
-        await self.consolidation.stop()
         await self.ticks.stop()
         self.inbox.clear_all()
         if self._planning is not None and not self._planning.done():

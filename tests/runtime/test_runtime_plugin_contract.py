@@ -192,18 +192,18 @@ async def test_the_runtime_ticks_on_the_configured_interval(tmp_path: Path) -> N
     ctx = boot_with(tmp_path, {"memory_x": plugin}, agent={"consolidationIntervalS": 1})
     runtime = await create_runtime(boot_context=ctx, provider=ScriptedProvider([]), serving=True)
     try:
-        assert runtime.consolidation.active
+        assert runtime.ticks.active == ["memory.consolidate"]  # one timer engine: the plugins' ticks
         await asyncio.wait_for(plugin.ticked.wait(), timeout=60)
     finally:
         await runtime.close()
-    assert not runtime.consolidation.active and runtime.consolidation.ticks >= 1
+    assert runtime.ticks.active == [] and runtime.ticks.ticks["memory.consolidate"] >= 1
 
 
 async def test_interval_zero_never_ticks(tmp_path: Path) -> None:
     ctx = boot_with(tmp_path, {"memory_x": Consolidating()}, agent={"consolidationIntervalS": 0})
     runtime = await create_runtime(boot_context=ctx, provider=ScriptedProvider([]), serving=True)
     try:
-        assert not runtime.consolidation.active
+        assert runtime.ticks.active == []
     finally:
         await runtime.close()
 
@@ -218,7 +218,7 @@ async def test_a_one_shot_runtime_runs_no_channel_and_no_tick(tmp_path: Path) ->
     runtime = await create_runtime(boot_context=ctx, provider=ScriptedProvider([]))
     try:
         assert "runtime_started" in log and "chan.a started" not in log
-        assert not runtime.consolidation.active
+        assert runtime.ticks.active == []
     finally:
         await runtime.close()
     assert "chan.a stopped" not in log
