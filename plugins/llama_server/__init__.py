@@ -14,11 +14,11 @@ from atomic_agent.api import hookimpl
 if TYPE_CHECKING:
     import typer
 
-    from atomic_agent.api import RuntimeView
+    from atomic_agent.api import ConfigBlock, ProviderKind, RuntimeView, ServiceSpec
 
 
 @hookimpl
-def register_config_blocks() -> Iterable[Any]:
+def register_config_blocks() -> Iterable[ConfigBlock]:
     from atomic_agent.api import ConfigBlock
 
     from .llama_config import LlamaConfig
@@ -44,7 +44,7 @@ def report_doctor_findings(state_dir: Any) -> Iterable[Any]:
 
 
 @hookimpl
-def register_services() -> Iterable[Any]:
+def register_services() -> Iterable[ServiceSpec]:
     from atomic_agent.api import ServiceSpec
 
     return [ServiceSpec(EMBEDDINGS_SERVICE, _managed_embeddings, close=_close_embeddings,
@@ -74,7 +74,7 @@ async def _close_embeddings(provider: Any) -> None:
 
 
 @hookimpl
-def register_providers() -> Iterable[Any]:
+def register_providers() -> Iterable[ProviderKind]:
     from atomic_agent.api import ProviderCapabilities, ProviderKind
 
     return [ProviderKind(name="llama-server", factory=_local_provider,

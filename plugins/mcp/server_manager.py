@@ -53,7 +53,13 @@ from atomic_agent.plugins.mcp.mcp_records import (
 )
 from atomic_agent.plugins.mcp.sdk_connection import SamplingHandler, SdkConnection
 from atomic_agent.plugins.mcp.server_config import STDIO, ServerConfig, duplicate_names, server_problem
-from atomic_agent.plugins.mcp.tool_adapter import MAX_SCHEMA_BYTES, build_tool_spec, schema_problem, schema_size
+from atomic_agent.plugins.mcp.tool_adapter import (
+    MAX_SCHEMA_BYTES,
+    CredentialReads,
+    build_tool_spec,
+    schema_problem,
+    schema_size,
+)
 from atomic_agent.plugins.mcp.tool_names import qualify, tool_name_problem
 from atomic_agent.plugins.mcp.url_policy import check_server_url
 
@@ -83,8 +89,9 @@ class ServerEntry:
 class McpManager:
     def __init__(self, *, registry: Any, state_dir: Path, environ: Mapping[str, str] | None = None,
                  sampling: SamplingHandler | None = None, max_result_chars: int = 64_000,
-                 persistence: ConfigPersistence | None = None) -> None:
+                 persistence: ConfigPersistence | None = None, sensitive: CredentialReads | None = None) -> None:
         self.registry = registry
+        self.sensitive = sensitive  # after a credential read, every MCP call asks (sensitive_egress)
         self.persistence = persistence
         self.state_dir = state_dir
         self.environ = environ
@@ -481,7 +488,8 @@ class McpManager:
         specs = aggregate_tool_specs(self, self.max_result_chars) if self._entries else []
         for name in sorted(self._entries):
             entry = self._entries[name]
-            specs.extend(build_tool_spec(entry.config, meta, self, self.max_result_chars) for meta in entry.accepted)
+            specs.extend(build_tool_spec(entry.config, meta, self, self.max_result_chars, self.sensitive)
+                         for meta in entry.accepted)
         self.registry.set_live_tools(LIVE_GROUP, specs)
 
     def _status(self, entry: ServerEntry) -> ServerStatus:

@@ -50,13 +50,10 @@ def is_gate_exempt(meta: ToolMeta) -> bool:
     return meta.read_only_hint is True
 
 
-def credential_reads(session_id: str) -> list[str]:
-    """The credential stores this session read (empty without the os plugin, which marks them)."""
-    try:
-        from atomic_agent.plugins.os.fs_approval.sensitive_taint import TAINT
-    except ImportError:
-        return []
-    return TAINT.reads_of(session_id)
+class CredentialReads(Protocol):
+    """The `sensitive_reads` service (the os plugin marks what each session's tools read)."""
+
+    def reads_of(self, session_id: str) -> list[str]: ...
 
 
 MAX_SCHEMA_BYTES = 64 * 1024  # a tool's input schema goes into every prompt; real ones are a few KiB
@@ -96,14 +93,16 @@ def capped(text: str, limit: int) -> tuple[str, bool]:
     return text[:limit] + f"\n… [{len(text) - limit} more characters cut]", True
 
 
-def build_tool_spec(server: ServerConfig, meta: ToolMeta, caller: ToolCaller, max_result_chars: int) -> ToolSpec:
+def build_tool_spec(server: ServerConfig, meta: ToolMeta, caller: ToolCaller, max_result_chars: int,
+                    sensitive: CredentialReads | None = None) -> ToolSpec:
+    """`sensitive`: which credential stores a session read (None without the os plugin: none)."""
     name = qualify(server.name, meta.name)
     pure = server.trust == PURE_READ
     gated = not pure and not is_gate_exempt(meta)
 
     async def run(args: Mapping[str, Any], ctx: Any) -> ToolResult:
         preview = one_line(json.dumps(dict(args), ensure_ascii=False, default=str), APPROVAL_ARGS_PREVIEW)
-        reads = credential_reads(ctx.session_id)
+        reads = sensitive.reads_of(ctx.session_id) if sensitive is not None else []
         if reads:
             summary = (f"MCP {server.name} › {meta.name} {preview} — this session read {', '.join(reads)} "
                        "(credentials); the call could carry them out")

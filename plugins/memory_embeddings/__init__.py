@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 from atomic_agent.api import hookimpl
 
 if TYPE_CHECKING:
-    from atomic_agent.api import RuntimeView
+    from atomic_agent.api import ConfigBlock, MemoryPhase, RuntimeView, ServiceSpec
 
 CONFIG_KEY = "memoryEmbeddings"
 SERVICE_NAME = "memory_embeddings"
@@ -25,7 +25,7 @@ PHASE_ORDER = 15  # before memory-notes (20), whose recall it feeds
 
 
 @hookimpl
-def register_config_blocks() -> Iterable[Any]:
+def register_config_blocks() -> Iterable[ConfigBlock]:
     from atomic_agent.api import ConfigBlock
 
     from .embeddings_config import EmbeddingsConfig
@@ -36,7 +36,7 @@ def register_config_blocks() -> Iterable[Any]:
 
 
 @hookimpl
-def register_services() -> Iterable[Any]:
+def register_services() -> Iterable[ServiceSpec]:
     from atomic_agent.api import ServiceSpec
 
     return [ServiceSpec(SERVICE_NAME, _build, close=_close,
@@ -69,7 +69,7 @@ async def _close(hybrid: Any) -> None:
 
 
 @hookimpl
-def register_memory_phases(runtime: RuntimeView) -> Iterable[Any]:
+def register_memory_phases(runtime: RuntimeView) -> Iterable[MemoryPhase]:
     if not runtime.config.block(CONFIG_KEY).enabled:
         return []
     from atomic_agent.api import MemoryPhase

@@ -14,13 +14,13 @@ from atomic_agent.api import hookimpl
 if TYPE_CHECKING:
     import typer
 
-    from atomic_agent.api import RuntimeView
+    from atomic_agent.api import ProviderKind, RuntimeView
 
 KIND = "openai-compatible"
 
 
 @hookimpl
-def register_providers() -> Iterable[Any]:
+def register_providers() -> Iterable[ProviderKind]:
     from atomic_agent.api import ProviderCapabilities, ProviderKind
 
     return [ProviderKind(name=KIND, factory=_build,

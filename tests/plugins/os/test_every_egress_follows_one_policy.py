@@ -124,7 +124,7 @@ def test_an_mcp_call_after_a_credential_read_asks_whatever_its_hints(tmp_path, t
     caller = RecordingCaller()
     spec = build_tool_spec(ServerConfig(name="notes", trust=trust),
                            ToolMeta("lookup", "Looks things up.", {"type": "object"}, read_only_hint=hint), caller,
-                           4000)
+                           4000, TAINT)
     TAINT.mark(SESSION, "~/.netrc")
     ctx = AskingContext(tmp_path, answer=False)
     result = asyncio.run(spec.run({"q": "secret stuff"}, ctx))
@@ -137,10 +137,21 @@ def test_an_mcp_call_after_a_credential_read_asks_whatever_its_hints(tmp_path, t
 def test_an_mcp_call_in_an_untainted_session_keeps_its_old_gate(tmp_path):
     caller = RecordingCaller()
     exempt = build_tool_spec(ServerConfig(name="notes"), ToolMeta("read", "Reads.", {"type": "object"},
-                                                                  read_only_hint=True), caller, 4000)
+                                                                  read_only_hint=True), caller, 4000, TAINT)
     gated = build_tool_spec(ServerConfig(name="notes"), ToolMeta("write", "Writes.", {"type": "object"}), caller,
-                            4000)
+                            4000, TAINT)
     TAINT.mark("another-session", "~/.ssh/id_ed25519")  # another session's read does not taint this one
     ctx = AskingContext(tmp_path)
     assert asyncio.run(exempt.run({}, ctx)).status == "ok" and ctx.asked == []
     assert asyncio.run(gated.run({}, ctx)).status == "ok" and [c for c, _ in ctx.asked] == ["other"]
+
+
+async def test_the_mcp_plugin_reads_credential_reads_from_the_os_plugins_service(tmp_path):
+    """The two plugins meet through the `sensitive_reads` service, never an import."""
+    from atomic_agent.api import runtime_for_test
+
+    runtime = await runtime_for_test(tmp_path / "state", installed=True)
+    try:
+        assert runtime.service("mcp").sensitive is runtime.service("sensitive_reads") is TAINT
+    finally:
+        await runtime.close()
