@@ -33,6 +33,7 @@ if TYPE_CHECKING:  # the same names for the type checker (a test keeps this bloc
     from atomic_agent.approval.stdin_approver import stdin_approver as stdin_approver
     from atomic_agent.cli.cli_state import current_cli_state as current_cli_state
     from atomic_agent.cli.cli_state import fail as fail
+    from atomic_agent.cli.cli_state import parse_json_object as parse_json_object
     from atomic_agent.cli.cli_state import print_json as print_json
     from atomic_agent.cli.cli_state import print_table as print_table
     from atomic_agent.cli.cli_state import runs_without_config as runs_without_config
@@ -46,7 +47,6 @@ if TYPE_CHECKING:  # the same names for the type checker (a test keeps this bloc
     from atomic_agent.config.dotenv_file import parse_dotenv as parse_dotenv
     from atomic_agent.config.dotenv_file import set_dotenv_key as set_dotenv_key
     from atomic_agent.config.raw_config import read_raw_config as read_raw_config
-    from atomic_agent.config.state_dir import CACHE_DIR_ENV as CACHE_DIR_ENV
     from atomic_agent.config.state_dir import resolve_cache_dir as resolve_cache_dir
     from atomic_agent.hook_records import ApprovalCategory as ApprovalCategory
     from atomic_agent.hook_records import Channel as Channel
@@ -189,6 +189,7 @@ PLUGIN_AUTHORS: dict[str, str] = {
     # commands and config
     "current_cli_state": "atomic_agent.cli.cli_state",
     "fail": "atomic_agent.cli.cli_state",
+    "parse_json_object": "atomic_agent.cli.cli_state",
     "runs_without_config": "atomic_agent.cli.cli_state",
     "print_json": "atomic_agent.cli.cli_state",
     "print_table": "atomic_agent.cli.cli_state",
@@ -202,7 +203,6 @@ PLUGIN_AUTHORS: dict[str, str] = {
     "parse_dotenv": "atomic_agent.config.dotenv_file",
     "write_atomic": "atomic_agent.config.atomic_write",
     "resolve_cache_dir": "atomic_agent.config.state_dir",
-    "CACHE_DIR_ENV": "atomic_agent.config.state_dir",
     # SQLite state files (core/storage): open with a durability mode, migrate, transact, one clock
     "Durability": "atomic_agent.storage.sqlite_file",
     "open_sqlite": "atomic_agent.storage.sqlite_file",

@@ -89,7 +89,17 @@ def approval_event(request: ApprovalRequest) -> dict[str, Any]:
 
 
 def stdin_approver(emit: Callable[[dict[str, Any]], None] | None = None, stdin: TextIO | None = None,
-                   out: TextIO | None = None) -> Callable[[ApprovalRequest], Any]:
+                   out: TextIO | None = None, fixed: str | None = None) -> Callable[[ApprovalRequest], Any]:
+    """Asks on the terminal; `fixed` ("once" or "never", a command's --approve) answers every
+    request that way without asking."""
+    if fixed is not None:
+        if fixed not in ("once", "never"):
+            raise ValueError(f"--approve takes once or never, not {fixed!r}")
+
+        async def answer(_request: ApprovalRequest) -> ApprovalAnswer:
+            return ApprovalAnswer.once() if fixed == "once" else ApprovalAnswer.deny()
+
+        return answer
     lock = asyncio.Lock()  # one prompt at a time, even if two sessions ask at once
 
     async def ask(request: ApprovalRequest) -> ApprovalAnswer:

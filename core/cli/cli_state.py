@@ -87,6 +87,18 @@ def fail(message: str, code: int = 2) -> NoReturn:
     raise typer.Exit(code)
 
 
+def parse_json_object(text: str, option: str, example: str) -> dict[str, Any]:
+    """`text`, the value of a command's JSON `option` (e.g. --args), as a dict; anything else
+    ends the command with an error that shows `example`."""
+    try:
+        value = json.loads(text)
+    except json.JSONDecodeError as exc:
+        fail(f"{option} is not valid JSON ({exc.msg} at column {exc.colno}); pass an object, e.g. {option} '{example}'")
+    if not isinstance(value, dict):
+        fail(f"{option} must be a JSON object, got {type(value).__name__}; e.g. {option} '{example}'")
+    return value
+
+
 def print_json(data: Any) -> None:
     print(json.dumps(data, indent=2, ensure_ascii=False, default=str))
 

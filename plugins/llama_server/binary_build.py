@@ -26,7 +26,6 @@ from pathlib import Path
 
 import attrs
 
-from atomic_agent.api import CACHE_DIR_ENV
 
 from .binary_proof import ProofResult, prove_binary
 from .build_variant import AUTO, NATIVE, BuildVariant, CpuReport, read_cpu_report, variants_to_try
@@ -175,7 +174,7 @@ def _ensure_writable(root: Path) -> None:
         probe.close()
     except OSError as exc:
         raise BuildError(f"the cache folder {root} is not writable ({exc.strerror or exc}). Fix its permissions, "
-                         f"or point {CACHE_DIR_ENV} at a writable folder, and run `atomic-agent llama install` "
+                         "or point ATOMIC_AGENT_CACHE_DIR at a writable folder, and run `atomic-agent llama install` "
                          "again.") from exc
 
 

@@ -210,28 +210,6 @@ def approve_command(ctx: typer.Context, server: str = typer.Argument(..., help="
           + (f", still drifted: {', '.join(status.drifted)}" if status.drifted else ""))
 
 
-def _parse_args(text: str) -> dict[str, Any]:
-    try:
-        value = json.loads(text)
-    except json.JSONDecodeError as exc:
-        fail(f"--args is not valid JSON ({exc.msg} at column {exc.colno}); pass an object, e.g. --args '{{\"a\": 1}}'")
-    if not isinstance(value, dict):
-        fail(f"--args must be a JSON object, got {type(value).__name__}")
-    return value
-
-
-def _asker(mode: str | None) -> Any:
-    from atomic_agent.api import ApprovalAnswer, stdin_approver
-
-    if mode is None:
-        return stdin_approver()
-
-    async def fixed(_request: Any) -> Any:
-        return ApprovalAnswer.once() if mode == "once" else ApprovalAnswer.deny()
-
-    return fixed
-
-
 @mcp_app.command("call")
 def call_command(
     ctx: typer.Context,
@@ -243,13 +221,13 @@ def call_command(
     json_out: bool = typer.Option(False, "--json", help="Print status, summary and details as JSON."),
 ) -> None:
     """Call one MCP tool through the same validation and approval gate as the agent loop."""
-    from atomic_agent.api import ApprovalAuditLog, audit_path
+    from atomic_agent.api import ApprovalAuditLog, audit_path, parse_json_object, stdin_approver
 
     from .mcp_tool_call import call_mcp_tool
 
     if approve is not None and approve not in APPROVE_MODES:
         fail(f"--approve must be one of {', '.join(APPROVE_MODES)}, got {approve!r}")
-    parsed = _parse_args(args)
+    parsed = parse_json_object(args, "--args", '{"a": 1}')
 
     async def work(runtime: RuntimeView, manager: Any) -> Any:
         if runtime.gate.audit is None:
@@ -261,7 +239,7 @@ def call_command(
         except ValueError as exc:
             fail(f"mcp call: {exc}")
 
-    result = _with_manager(ctx, work, ask=_asker(approve))
+    result = _with_manager(ctx, work, ask=stdin_approver(fixed=approve))
     if json_out:
         print(json.dumps({"status": result.status, "summary": result.summary, "details": dict(result.details)},
                          indent=2, ensure_ascii=False, default=str))

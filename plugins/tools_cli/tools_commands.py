@@ -84,29 +84,6 @@ def show_command(ctx: typer.Context,
         print(render_descriptor(descriptor))
 
 
-def _parse_args(text: str) -> dict[str, Any]:
-    try:
-        value = json.loads(text)
-    except json.JSONDecodeError as exc:
-        fail(f"--args is not valid JSON ({exc.msg} at column {exc.colno}); pass an object, e.g. "
-             "--args '{\"path\": \"README.md\"}'")
-    if not isinstance(value, dict):
-        fail(f"--args must be a JSON object, got {type(value).__name__}; e.g. --args '{{\"path\": \"x\"}}'")
-    return value
-
-
-def _asker(mode: str | None) -> Any:
-    from atomic_agent.api import ApprovalAnswer, stdin_approver
-
-    if mode is None:
-        return stdin_approver()
-
-    async def fixed(_request: Any) -> Any:
-        return ApprovalAnswer.once() if mode == "once" else ApprovalAnswer.deny()
-
-    return fixed
-
-
 @tools_app.command("call")
 def call_command(
     ctx: typer.Context,
@@ -122,17 +99,25 @@ def call_command(
     """Run one tool through the same validation and approval gate as the agent loop."""
     import asyncio
 
-    from atomic_agent.api import ApprovalAuditLog, SessionNotFoundError, audit_path, compress_result, create_runtime
+    from atomic_agent.api import (
+        ApprovalAuditLog,
+        SessionNotFoundError,
+        audit_path,
+        compress_result,
+        create_runtime,
+        parse_json_object,
+        stdin_approver,
+    )
     from atomic_agent.plugins.tools_cli.call_one_tool import CallRefused, call_one_tool, transient_session_id
 
     if approve is not None and approve not in APPROVE_MODES:
         fail(f"--approve must be one of {', '.join(APPROVE_MODES)}, got {approve!r}")
-    parsed = _parse_args(args)
+    parsed = parse_json_object(args, "--args", '{"path": "README.md"}')
     state = current_cli_state(ctx)
     boot = state.require()
 
     async def go() -> Any:
-        runtime = await create_runtime(boot_context=boot, ask=_asker(approve))
+        runtime = await create_runtime(boot_context=boot, ask=stdin_approver(fixed=approve))
         if runtime.gate.audit is None:
             runtime.gate.attach_audit(ApprovalAuditLog(audit_path(runtime.state_dir)))
         if no_approval:
