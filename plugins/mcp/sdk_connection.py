@@ -187,6 +187,14 @@ class SdkConnection:
         except McpServerUnavailable:
             raise
         except Exception as exc:
+            if self.server.transport.kind != STDIO and session_is_unknown(exc):
+                # the server restarted (or expired the session): this connection can never work
+                # again, so end it; the manager marks the server down and reconnects, which
+                # starts a new session. The request was refused, not run.
+                self.failure = (f"the server no longer knows this session ({describe_exception(exc)}); "
+                                "it was restarted or expired the session, so a new one is started")
+                await self.close()
+                raise McpServerUnavailable(f"{what} on {self.server.name!r} was not run: {self.failure}") from None
             raise McpRequestError(f"{what} on {self.server.name!r} failed: {describe_exception(exc)}") from None
 
     async def catalog(self) -> Catalog:
@@ -298,6 +306,16 @@ async def _streamable(url: str, headers: dict[str, str], connect_timeout_s: floa
     async with httpx2.AsyncClient(headers=headers, timeout=timeout, follow_redirects=False) as client:
         async with streamable_http_client(url, http_client=client) as streams:
             yield streams[0], streams[1]
+
+
+def session_is_unknown(exc: BaseException) -> bool:
+    """Whether a failed request says the server does not know our session id: its own
+    "Session not found" error, or the SDK's "Session terminated" for an HTTP 404."""
+    while isinstance(exc, BaseExceptionGroup) and exc.exceptions:
+        exc = exc.exceptions[0]
+    text = str(exc).lower()
+    return "session" in text and any(word in text for word in ("not found", "terminated", "unknown", "expired",
+                                                                "invalid session", "no valid session"))
 
 
 def _paged(method: str, field: str) -> Callable[[Any], Awaitable[list[Any]]]:

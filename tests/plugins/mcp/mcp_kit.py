@@ -67,11 +67,11 @@ def free_port() -> int:
 
 
 @contextlib.contextmanager
-def http_demo_server(env: dict[str, str] | None = None) -> Iterator[str]:
-    """`demo_server.py` over streamable HTTP on a free loopback port; yields its /mcp URL."""
+def http_demo_server(env: dict[str, str] | None = None, port: int | None = None) -> Iterator[str]:
+    """`demo_server.py` over streamable HTTP on `port` (default: a free loopback port); yields its /mcp URL."""
     import os
 
-    port = free_port()
+    port = port or free_port()
     proc = subprocess.Popen([sys.executable, str(DEMO_SERVER), "--http", str(port)],
                             env={**os.environ, **(env or {})}, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     try:
