@@ -17,6 +17,7 @@ import attrs
 from atomic_agent.llm.model_profile import ModelProfile
 from atomic_agent.llm.provider_protocol import Completion, CompletionRequest
 from atomic_agent.llm.provider_protocol import DeltaCallback, ProviderError, ProviderUnavailableError
+from atomic_agent.llm.model_text import repair_completion, repair_text
 from atomic_agent.providers.fallback_chain import (LiveFlag, ProviderFallbackChain, SwitchNotice, monotonic_ms,
                                                    resolve_fallback_chain, run_with_fallback)
 from atomic_agent.providers.llm_config import TRANSPORT_GRAMMAR
@@ -218,9 +219,11 @@ class FallbackTextProvider:
                 def forward(text: str) -> None:
                     if text:
                         flag.live = True
-                    on_delta(text)
+                    on_delta(repair_text(text))
             try:
-                completion = await provider.complete(shaped, forward)
+                # model text is repaired here, at the boundary, for every caller (memory phases,
+                # compaction) and not only the agent loop: a lone surrogate is bad model output
+                completion = repair_completion(await provider.complete(shaped, forward))
             except ProviderUnavailableError:
                 self._last_unavailable = provider_id
                 raise
