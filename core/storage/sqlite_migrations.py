@@ -3,7 +3,10 @@
 Every step is idempotent (it checks what exists before changing it), so a crash between a
 step and its `_migrations` row is repaired by running it again. `PRAGMA user_version`
 mirrors the number of steps, so a file written by a newer build can be recognised (and
-refused) before anything touches it.
+refused) before anything touches it: `refuse_newer_schema` is the check a store passes to
+`open_sqlite(inspect=...)`, and `migrate` runs it again, so no state file is ever downgraded
+(its version rewritten to this build's) whichever way it was opened. The build that last
+migrated a file is kept in `_schema_writer`, so the refusal can name it.
 """
 
 from __future__ import annotations
@@ -21,6 +24,25 @@ if TYPE_CHECKING:
     import sqlite_utils
 
 Migration = Callable[["sqlite_utils.Database"], None]
+WRITER_TABLE = "_schema_writer"
+
+
+class NewerSchemaError(Exception):
+    """The file was written by a newer build: this one would have to guess at its schema.
+    Deliberately not a sqlite3.DatabaseError, so no caller mistakes it for damage (whose fix,
+    moving the file aside, would throw the newer build's data away)."""
+
+    def __init__(self, path: str, newer: str, known: int, writer: str | None) -> None:
+        from atomic_agent import __version__
+
+        by = f"a newer atomic-agent (build {writer})" if writer else "a newer atomic-agent"
+        super().__init__(
+            f"{path} was written by {by}: {newer}, while this build (atomic-agent {__version__}) knows schema "
+            f"version {known} and would have to rewrite it, losing what it does not understand. It was left "
+            f"untouched. Upgrade atomic-agent{f' to {writer} or later' if writer else ''} to use this state "
+            "directory, or point --state-dir / $ATOMIC_AGENT_STATE_DIR at another one")
+        self.path = path
+        self.writer = writer
 
 
 @attrs.frozen
@@ -48,12 +70,42 @@ def read_schema_state(conn: sqlite3.Connection) -> SchemaState:
     return SchemaState(version, applied)
 
 
+def _file_of(conn: sqlite3.Connection) -> str:
+    for _seq, name, filename in conn.execute("PRAGMA database_list"):
+        if name == "main":
+            return str(filename or ":memory:")
+    return "the database"
+
+
+def _writer_of(conn: sqlite3.Connection) -> str | None:
+    try:
+        row = conn.execute(f"SELECT build FROM {WRITER_TABLE} WHERE id = 1").fetchone()
+    except sqlite3.OperationalError:  # written before the table existed
+        return None
+    return str(row[0]) if row and row[0] else None
+
+
+def check_not_newer(conn: sqlite3.Connection, steps: Sequence[Migration]) -> None:
+    """Raise NewerSchemaError when the file's schema is newer than `steps` (read-only)."""
+    newer = read_schema_state(conn).newer_than(steps)
+    if newer is not None:
+        raise NewerSchemaError(_file_of(conn), newer, len(steps), _writer_of(conn))
+
+
+def refuse_newer_schema(steps: Sequence[Migration]) -> Callable[[sqlite3.Connection], None]:
+    """An `open_sqlite(inspect=...)` check: a newer file is refused before WAL is switched on."""
+    return lambda conn: check_not_newer(conn, steps)
+
+
 def migrate(conn: sqlite3.Connection, steps: Sequence[Migration]) -> list[str]:
     """Apply every step not yet recorded in `_migrations`; returns the names applied now.
 
     A file that is already up to date is only read: sqlite-utils (about 20 ms of imports)
     is loaded only when a step has to run, which keeps it off every later start."""
     schema = read_schema_state(conn)
+    newer = schema.newer_than(steps)
+    if newer is not None:  # never rewrite a newer file's version down to ours
+        raise NewerSchemaError(_file_of(conn), newer, len(steps), _writer_of(conn))
     names = [step.__name__ for step in steps]
     if schema.version == len(steps) and schema.applied.issuperset(names):
         return []
@@ -73,5 +125,12 @@ def migrate(conn: sqlite3.Connection, steps: Sequence[Migration]) -> list[str]:
                            [step.__name__, store_clock.now_iso()])
             ran.append(step.__name__)
     if ran or db.execute("PRAGMA user_version").fetchone()[0] != len(steps):
-        db.execute(f"PRAGMA user_version = {len(steps)}")
+        from atomic_agent import __version__
+
+        with transaction(conn):
+            conn.execute(f"CREATE TABLE IF NOT EXISTS {WRITER_TABLE} (id INTEGER PRIMARY KEY CHECK (id = 1), "
+                         "build TEXT NOT NULL, version INTEGER NOT NULL, written_at TEXT NOT NULL)")
+            conn.execute(f"INSERT OR REPLACE INTO {WRITER_TABLE} (id, build, version, written_at) VALUES (1, ?, ?, ?)",
+                         [__version__, len(steps), store_clock.now_iso()])
+            conn.execute(f"PRAGMA user_version = {len(steps)}")
     return ran

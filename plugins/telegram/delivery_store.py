@@ -21,7 +21,7 @@ from typing import Any
 
 import attrs
 
-from atomic_agent.api import Durability, migrate, open_sqlite, store_clock, transaction
+from atomic_agent.api import Durability, migrate, open_sqlite, refuse_newer_schema, store_clock, transaction
 
 from .delivery_schema import MIGRATIONS
 
@@ -74,8 +74,13 @@ def db_path(state_dir: Path) -> Path:
 class DeliveryStore:
     def __init__(self, state_dir: Path) -> None:
         self.path = db_path(state_dir)
-        self.conn = open_sqlite(self.path, Durability.FULL)
-        migrate(self.conn, MIGRATIONS)
+        # a file of a newer build is refused (NewerSchemaError) before anything is written to it
+        self.conn = open_sqlite(self.path, Durability.FULL, inspect=refuse_newer_schema(MIGRATIONS))
+        try:
+            migrate(self.conn, MIGRATIONS)
+        except BaseException:
+            self.conn.close()
+            raise
 
     def close(self) -> None:
         self.conn.close()
