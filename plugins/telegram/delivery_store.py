@@ -67,6 +67,9 @@ def _row(row: tuple[Any, ...]) -> Delivery:
                     tuple(json.loads(ids)), fallbacks, error, created, updated)
 
 
+APPROVAL_MEMORY_MS = 30 * 24 * 3_600_000  # how long a prompt's fate is kept for a late button press
+
+
 def db_path(state_dir: Path) -> Path:
     return state_dir / DB_FILE
 
@@ -84,6 +87,24 @@ class DeliveryStore:
 
     def close(self) -> None:
         self.conn.close()
+
+    # -- approval prompts ----------------------------------------------------------------------
+    def approval_opened(self, token: str, chat_id: int) -> None:
+        now = store_clock.now_ms()
+        with transaction(self.conn):
+            self.conn.execute("DELETE FROM approval_requests WHERE updated_at < ?", (now - APPROVAL_MEMORY_MS,))
+            self.conn.execute("INSERT OR IGNORE INTO approval_requests (token, chat_id, state, created_at, updated_at) "
+                              "VALUES (?, ?, 'open', ?, ?)", (token, chat_id, now, now))
+
+    def approval_settled(self, token: str, state: str, resolver: str) -> None:
+        with transaction(self.conn):
+            self.conn.execute("UPDATE approval_requests SET state = ?, resolver = ?, updated_at = ? "
+                              "WHERE token = ? AND state = 'open'", (state, resolver, store_clock.now_ms(), token))
+
+    def approval_outcome(self, token: str) -> tuple[str, str | None] | None:
+        """(state, resolver) of a prompt this state dir sent, or None when it never did (or forgot)."""
+        row = self.conn.execute("SELECT state, resolver FROM approval_requests WHERE token = ?", (token,)).fetchone()
+        return None if row is None else (str(row[0]), row[1])
 
     # -- obligations ---------------------------------------------------------------------------
     def open_reply(self, turn_id: str, chat_id: int, session_id: str) -> Delivery:
