@@ -25,11 +25,11 @@ import attrs
 from atomic_agent.agent.batch_executor import execute_batch
 from atomic_agent.agent.loop_detector import ToolLoopTracker
 from atomic_agent.agent.tool_calls import ToolCall
-from atomic_agent.prompt.build_prompt import estimate_tokens
 from atomic_agent.hook_records import ResourceClass, ToolResult, ToolSpec
+from atomic_agent.plugins.llama_server.testing.fake_llama_server import FakeLlamaServer
+from atomic_agent.prompt.build_prompt import estimate_tokens
 from atomic_agent.runtime.boot_context import boot
 from atomic_agent.runtime.runtime import Runtime
-from atomic_agent.plugins.llama_server.testing.fake_llama_server import FakeLlamaServer
 from atomic_agent.testing.scripted_provider import ScriptedProvider, calls
 from atomic_agent.tools.tool_registry import ToolRegistry
 

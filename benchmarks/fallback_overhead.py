@@ -70,7 +70,7 @@ async def overhead(calls: int) -> None:
         t2 = time.perf_counter_ns()
         direct.append(t1 - t0)
         wrapped.append(t2 - t1)
-    added = sorted(w - d for w, d in zip(wrapped, direct))
+    added = sorted(w - d for w, d in zip(wrapped, direct, strict=True))
     med = statistics.median(added) / 1e6
     p95 = added[int(len(added) * 0.95)] / 1e6
     print(f"fallback wrapper overhead over {calls} completions: median {med:.4f} ms, p95 {p95:.4f} ms "

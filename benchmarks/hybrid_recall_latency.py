@@ -61,11 +61,12 @@ def measure(n: int, queries: int, tmp: Path, rng: np.random.Generator) -> dict[s
     index.reset("synthetic", DIM)
     started = time.perf_counter()
     for start in range(0, n, 5000):
-        index.upsert([(i, GLOBAL_PARTITION, v) for i, v in zip(ids[start:start + 5000], vectors[start:start + 5000])])
+        chunk = zip(ids[start:start + 5000], vectors[start:start + 5000], strict=True)
+        index.upsert([(i, GLOBAL_PARTITION, v) for i, v in chunk])
     vectors_s = time.perf_counter() - started
     knn_ms, fused_ms, total_ms, bm25_ms = [], [], [], []
     weights = FusionWeights(0.6, 0.4)
-    for q in range(queries):
+    for _ in range(queries):
         target = int(rng.integers(n))
         query_vector = unit(vectors[target:target + 1] + 0.5 * rng.normal(size=(1, DIM)) / np.sqrt(DIM))[0]
         question = " ".join(words.choices(vocab[50:3000], k=words.randint(2, 6)))  # as memory_recall.py asks

@@ -24,8 +24,12 @@ import httpx
 from atomic_agent.api import resolve_cache_dir
 from atomic_agent.plugins.llama_server.binary_build import ensure_binary
 from atomic_agent.plugins.llama_server.server_launch import start_server
-from atomic_agent.plugins.llama_server.server_process import LaunchSpec, ServerPaths, free_loopback_port, \
-    stop_recorded_server
+from atomic_agent.plugins.llama_server.server_process import (
+    LaunchSpec,
+    ServerPaths,
+    free_loopback_port,
+    stop_recorded_server,
+)
 from atomic_agent.plugins.llama_server.starter_model import ensure_starter_model
 from atomic_agent.plugins.llama_server.thread_count import AUTO, chat_threads, usable_cores
 

@@ -62,11 +62,11 @@ class EmbeddingDaemon:
 
     def embed(self, texts: Sequence[str]) -> list[list[float]]:
         keys = [hashlib.sha1(t[:MAX_CHARS].encode()).hexdigest() for t in texts]
-        missing = [(k, t[:MAX_CHARS]) for k, t in zip(keys, texts) if k not in self._cache]
+        missing = [(k, t[:MAX_CHARS]) for k, t in zip(keys, texts, strict=True) if k not in self._cache]
         for start in range(0, len(missing), BATCH):
             chunk = missing[start:start + BATCH]
             vectors = self._loop.run_until_complete(self.provider.embed([t for _k, t in chunk]))
-            for (key, _t), vector in zip(chunk, vectors):
+            for (key, _t), vector in zip(chunk, vectors, strict=True):
                 self._cache[key] = checked_unit_vector(vector, None)
         return [self._cache[k] for k in keys]
 
@@ -96,7 +96,7 @@ class HybridSide:
         ids = list(texts_by_id)
         vectors = self.daemon.embed([texts_by_id[i] for i in ids])
         self.index.reset("benchmark", len(vectors[0]))
-        self.index.upsert([(i, GLOBAL_PARTITION, v) for i, v in zip(ids, vectors)])
+        self.index.upsert([(i, GLOBAL_PARTITION, v) for i, v in zip(ids, vectors, strict=True)])
 
     def recall(self, store: Any, question: str, k: int, feedback: Any = None) -> list[Any]:
         started = time.perf_counter()

@@ -167,7 +167,8 @@ def evaluate(samples: list[dict[str, Any]], phases: set[str], weights: tuple[flo
             if hybrid is not None:  # the vector key is the turn alone (its neighbours stay BM25 keys),
                 # or with --vector-context the turn and its context key, as memoryEmbeddings.embedContext
                 hybrid.index_notes(Path(tmp) / f"{sample['sample_id']}.vectors.sqlite", store,
-                                   {i: hybrid.vector_text(n.content, n.context) for i, n in zip(ids, notes_in)})
+                                   {i: hybrid.vector_text(n.content, n.context)
+                                    for i, n in zip(ids, notes_in, strict=False)})  # store_many omits evicted notes
             links = None
             if "links" in phases:
                 links = LinkStore(database)
@@ -210,7 +211,7 @@ def print_table(per_cat: dict[str, list[dict[str, float]]]) -> None:
 
 
 def summary_row(label: str, per_cat: dict[str, list[dict[str, float]]]) -> str:
-    overall = dict(zip(METRICS, means(per_cat["overall"])))
+    overall = dict(zip(METRICS, means(per_cat["overall"]), strict=True))
     cats = " ".join(f"{name[:6]} {statistics.fmean(r['R@10'] for r in per_cat[name]):.3f}"
                     for name in CATEGORIES.values() if per_cat.get(name))
     return (f"{label:<34} R@10 {overall['R@10']:.3f} R@50 {overall['R@50']:.3f} NDCG@10 {overall['NDCG@10']:.3f} "

@@ -20,8 +20,8 @@ from pathlib import Path
 from atomic_agent.api import make_tool_context
 from atomic_agent.plugins.mcp.pasted_config import parse_pasted_servers
 from atomic_agent.plugins.mcp.server_manager import McpManager
-from atomic_agent.prompt.build_stable_prefix import build_stable_prefix, default_capabilities
 from atomic_agent.prompt.build_prompt import estimate_tokens
+from atomic_agent.prompt.build_stable_prefix import build_stable_prefix, default_capabilities
 from atomic_agent.prompt.prompt_assets import make_prompt_env
 from atomic_agent.tools.builtin_tools import builtin_tool_specs
 from atomic_agent.tools.tool_registry import ToolRegistry

@@ -1,7 +1,8 @@
 """What the security checks add: per tool call and per `serve` request (median µs).
 
 Per tool call, each check is timed on its own, in-process, on real files in a temp dir:
-- shell guard: `judge()` on a mix of everyday command lines (parse, expand, unwrap, rules);
+- shell guard: `judge()` on a mix of everyday command lines (parse, expand, unwrap, rules,
+  and where each word lands against the runtime's secrets);
 - read guard: `check_readable` + the credential-store lookup for a workspace file, and for a
   file with two hard links (the inode index lookup);
 - write funnel: `classify_fs_mutation` with the persistence-spot names;
@@ -61,10 +62,17 @@ def tool_checks(root: Path, rounds: int) -> dict[str, float]:
     trust = (state / "config.json", state / ".env")
     env = tool_environment(ExecConfig())
     plans = [plan_exec(line, ()) for line in LINES]
+    extra: tuple[Any, ...] = ()
+    try:  # the runtime's secret paths, as the tool passes them (runtimes before issue 29 take none)
+        from atomic_agent.plugins.os.fs_approval.runtime_secrets import secret_roots
+
+        extra = (secret_roots([state]),)
+    except ImportError:
+        pass
 
     def shell() -> None:
         for plan in plans:
-            judge(plan, ws, ws, env)
+            judge(plan, ws, ws, env, *extra)
 
     results = {"shell guard (judge, per command)": median_us(shell, rounds) / len(plans)}
     results["read guard (regular file)"] = median_us(

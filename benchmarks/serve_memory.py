@@ -101,14 +101,14 @@ def main() -> None:
         try:
             previous = (0, rss_kib(proc.pid))
             for target in checkpoints:
-                def client() -> None:
+                def client(goal: int) -> None:
                     nonlocal done
                     headers = {"X-Atomic-Session": session} if session else {}
                     body = {"model": "atomic-agent", "messages": [{"role": "user", "content": "ping"}]}
                     with httpx.Client(base_url=base, timeout=60) as http:
                         while True:
                             with lock:
-                                if done >= target:
+                                if done >= goal:
                                     return
                                 done += 1
                                 turn = done
@@ -117,7 +117,7 @@ def main() -> None:
                             response = http.post("/v1/chat/completions", json=body, headers=headers)
                             response.raise_for_status()
 
-                threads = [threading.Thread(target=client) for _ in range(args.clients)]
+                threads = [threading.Thread(target=client, args=(target,)) for _ in range(args.clients)]
                 for thread in threads:
                     thread.start()
                 for thread in threads:

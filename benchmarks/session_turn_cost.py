@@ -68,7 +68,7 @@ def start_serve(state: Path, port: int, llama_url: str, profile_to: Path | None,
             return proc
         except httpx.TransportError:
             if proc.poll() is not None:
-                raise RuntimeError(f"serve exited: {(state.parent / 'serve.log').read_text()[-2000:]}")
+                raise RuntimeError(f"serve exited: {(state.parent / 'serve.log').read_text()[-2000:]}") from None
             time.sleep(0.05)
     proc.kill()
     raise RuntimeError("serve did not come up")

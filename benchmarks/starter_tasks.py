@@ -13,7 +13,8 @@ Usage:
   .venv/bin/python benchmarks/starter_tasks.py --llama-url URL # a server you run yourself
   options: --only NAME (repeatable), --repeat N (runs the suite N times, prints the spread),
            --max-steps N (default 6), --keep DIR (keep each task's workspace and trace),
-           --templates DIR (try prompt templates without installing them), --task-timeout S
+           --templates DIR (try prompt templates without installing them), --task-timeout S,
+           --prompt-style auto|coached|full (default coached: the prompt these tasks were fitted with)
 
 The server is started the way the test fixture starts it (the binary from
 ATOMIC_AGENT_LLAMA_BINARY, else the cached `llama install` build; -c 8192 --parallel 2
@@ -98,13 +99,14 @@ def costs_of(trace: Sequence[Mapping[str, Any]]) -> tuple[int, int, int]:
 
 
 def run_task(task: StarterTask, llama_url: str, max_steps: int, scratch: Path,
-             templates: Path | None = None, timeout_s: float = RUN_TIMEOUT_S) -> TaskRun:
+             templates: Path | None = None, timeout_s: float = RUN_TIMEOUT_S, style: str = "coached") -> TaskRun:
     workspace = task.make_workspace(scratch / "work")
     state = scratch / "state"
     state.mkdir()
     if templates is not None:  # the user-override folder: these files win over the packaged templates
         shutil.copytree(templates, state / "templates")
-    (state / "config.json").write_text(json.dumps({"llama": {"temperature": 0}}), encoding="utf-8")
+    (state / "config.json").write_text(json.dumps({"llama": {"temperature": 0}, "prompt": {"style": style}}),
+                                       encoding="utf-8")
     command = [str(CLI), "--state-dir", str(state), "run", "--cwd", str(workspace), "--json"]
     if task.approve:
         command.append("--no-approval")
@@ -140,7 +142,7 @@ def run_task(task: StarterTask, llama_url: str, max_steps: int, scratch: Path,
 
 def run_suite(tasks: Sequence[StarterTask], llama_url: str, max_steps: int, *, show: bool = True,
               keep: Path | None = None, templates: Path | None = None,
-              timeout_s: float = RUN_TIMEOUT_S) -> list[TaskRun]:
+              timeout_s: float = RUN_TIMEOUT_S, style: str = "coached") -> list[TaskRun]:
     """Run `tasks` one after another; with `keep`, each task's workspace and state directory
     (config, sessions, trace) are copied to `keep/<task>` for a look afterwards."""
     runs = []
@@ -148,7 +150,7 @@ def run_suite(tasks: Sequence[StarterTask], llama_url: str, max_steps: int, *, s
         print(f"{'task':<16} {'result':<6} {'steps':>5} {'prompt':>7} {'eval':>6} {'wall s':>7}  reason / reply")
     for task in tasks:
         with tempfile.TemporaryDirectory(prefix=f"starter-{task.name}-") as tmp:
-            run = run_task(task, llama_url, max_steps, Path(tmp), templates, timeout_s)
+            run = run_task(task, llama_url, max_steps, Path(tmp), templates, timeout_s, style)
             if keep is not None:
                 shutil.copytree(tmp, keep / task.name, symlinks=True, dirs_exist_ok=True)
         runs.append(run)
@@ -172,7 +174,8 @@ def print_spread(rounds: Sequence[Sequence[TaskRun]]) -> None:
     print(f"\n{len(rounds)} rounds: passed {' '.join(map(str, scores))} of {n} "
           f"(min {min(scores)}, max {max(scores)}, median {statistics.median(scores)}); "
           f"suite wall {min(walls):.0f}-{max(walls):.0f} s")
-    flaky = [runs[i].task for i, runs in enumerate(zip(*rounds)) if len({r.verdict.passed for r in runs}) > 1]
+    flaky = [runs[i].task for i, runs in enumerate(zip(*rounds, strict=True))
+             if len({r.verdict.passed for r in runs}) > 1]
     if flaky:
         print(f"tasks whose verdict changed between rounds: {', '.join(flaky)}")
 
@@ -189,6 +192,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--keep", type=Path, help="copy each task's workspace and state (trace) here")
     parser.add_argument("--templates", type=Path,
                         help="prompt templates to try (copied to each state's templates/ override folder)")
+    parser.add_argument("--prompt-style", default="coached", choices=("auto", "coached", "full"),
+                        help="prompt.style for every run (default coached, the starter model's prompt)")
     args = parser.parse_args(argv)
     tasks = [task_named(n) for n in args.only] if args.only else list(TASKS)
     if args.llama_url and args.model:
@@ -215,7 +220,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                     print(f"\nround {index + 1} of {args.repeat}")
                 keep = None if args.keep is None else args.keep / (f"round{index + 1}" if args.repeat > 1 else "")
                 rounds.append(run_suite(tasks, url, args.max_steps, keep=keep, templates=args.templates,
-                                        timeout_s=args.task_timeout))
+                                        timeout_s=args.task_timeout, style=args.prompt_style))
         finally:
             if outcome is not None:
                 from atomic_agent.plugins.llama_server.testing.llama_fixture import stop_session_server

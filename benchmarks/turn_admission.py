@@ -18,8 +18,8 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from atomic_agent.hookspecs import hookimpl
 from atomic_agent.hook_records import ResourceClass, ToolResult, ToolSpec
+from atomic_agent.hookspecs import hookimpl
 from atomic_agent.runtime.boot_context import boot
 from atomic_agent.runtime.runtime import Runtime
 from atomic_agent.sessions.session_store import SessionStore

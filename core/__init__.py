@@ -1,7 +1,6 @@
 """atomic-agent: a local operator agent runtime composed from plugins.
 
-Plugins write ``from atomic_agent import hookimpl``; everything else a plugin or embedder
-may use lives in :mod:`atomic_agent.api`.
+Plugins import ``hookimpl`` and everything else they may use from :mod:`atomic_agent.api`.
 """
 
 from atomic_agent.hookspecs import hookimpl

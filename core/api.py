@@ -5,13 +5,136 @@ runtime: turns, sessions, remote approvals, graceful stop, failure codes) and TE
 is importable from this one module either way.
 
 Plugins — built-in ones included — import only from here (a test enforces it), so the
-internals can move without breaking anyone.
+internals can move without breaking anyone. docs/plugin-api.md says what each name is for;
+`python -m tests.api_usage` shows which plugins use it.
 """
 
 from __future__ import annotations
 
 import importlib
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:  # the same names for the type checker (a test keeps this block and _EXPORTS equal)
+    from atomic_agent.agent.agent_loop import TurnResult as TurnResult
+    from atomic_agent.agent.invoke_tool import compress_result as compress_result
+    from atomic_agent.agent.invoke_tool import invoke_tool as invoke_tool
+    from atomic_agent.approval.approval_gate import LEVEL_NAMES as LEVEL_NAMES
+    from atomic_agent.approval.approval_gate import ApprovalAnswer as ApprovalAnswer
+    from atomic_agent.approval.approval_gate import ApprovalAuditLog as ApprovalAuditLog
+    from atomic_agent.approval.approval_gate import ApprovalBinding as ApprovalBinding
+    from atomic_agent.approval.approval_gate import ApprovalLevelError as ApprovalLevelError
+    from atomic_agent.approval.approval_gate import audit_path as audit_path
+    from atomic_agent.approval.approval_gate import bind_request_approval as bind_request_approval
+    from atomic_agent.approval.approval_gate import resolve_boot_level as resolve_boot_level
+    from atomic_agent.approval.approval_gate import set_approval_level as set_approval_level
+    from atomic_agent.approval.pending_approvals import ApprovalNotPendingError as ApprovalNotPendingError
+    from atomic_agent.approval.pending_approvals import InvalidDecisionError as InvalidDecisionError
+    from atomic_agent.approval.pending_approvals import PendingApprovals as PendingApprovals
+    from atomic_agent.approval.stdin_approver import stdin_approver as stdin_approver
+    from atomic_agent.cli.cli_state import current_cli_state as current_cli_state
+    from atomic_agent.cli.cli_state import fail as fail
+    from atomic_agent.cli.cli_state import print_json as print_json
+    from atomic_agent.cli.cli_state import print_table as print_table
+    from atomic_agent.cli.cli_state import runs_without_config as runs_without_config
+    from atomic_agent.config.atomic_write import write_atomic as write_atomic
+    from atomic_agent.config.config_errors import ConfigError as ConfigError
+    from atomic_agent.config.config_fields import int_field as int_field
+    from atomic_agent.config.config_fields import value_field as value_field
+    from atomic_agent.config.config_file import save_raw_config as save_raw_config
+    from atomic_agent.config.config_file import set_key as set_key
+    from atomic_agent.config.config_file import structure_config_blocks as structure_config_blocks
+    from atomic_agent.config.dotenv_file import parse_dotenv as parse_dotenv
+    from atomic_agent.config.dotenv_file import set_dotenv_key as set_dotenv_key
+    from atomic_agent.config.raw_config import read_raw_config as read_raw_config
+    from atomic_agent.config.state_dir import CACHE_DIR_ENV as CACHE_DIR_ENV
+    from atomic_agent.config.state_dir import resolve_cache_dir as resolve_cache_dir
+    from atomic_agent.hook_records import ApprovalCategory as ApprovalCategory
+    from atomic_agent.hook_records import Channel as Channel
+    from atomic_agent.hook_records import ChannelSpec as ChannelSpec
+    from atomic_agent.hook_records import ConfigBlock as ConfigBlock
+    from atomic_agent.hook_records import DoctorFinding as DoctorFinding
+    from atomic_agent.hook_records import ExchangePair as ExchangePair
+    from atomic_agent.hook_records import MemoryPhase as MemoryPhase
+    from atomic_agent.hook_records import PromptSection as PromptSection
+    from atomic_agent.hook_records import ProviderCapabilities as ProviderCapabilities
+    from atomic_agent.hook_records import ProviderKind as ProviderKind
+    from atomic_agent.hook_records import ResourceClass as ResourceClass
+    from atomic_agent.hook_records import ServiceSpec as ServiceSpec
+    from atomic_agent.hook_records import TickSpec as TickSpec
+    from atomic_agent.hook_records import Tier as Tier
+    from atomic_agent.hook_records import ToolContext as ToolContext
+    from atomic_agent.hook_records import ToolResult as ToolResult
+    from atomic_agent.hook_records import ToolSpec as ToolSpec
+    from atomic_agent.hook_records import TurnDigest as TurnDigest
+    from atomic_agent.hook_records import TurnStart as TurnStart
+    from atomic_agent.hookspecs import hookimpl as hookimpl
+    from atomic_agent.llm.provider_protocol import Completion as Completion
+    from atomic_agent.llm.provider_protocol import CompletionRequest as CompletionRequest
+    from atomic_agent.llm.provider_protocol import EmbeddingUnavailable as EmbeddingUnavailable
+    from atomic_agent.llm.provider_protocol import ProviderError as ProviderError
+    from atomic_agent.llm.provider_protocol import ProviderUnavailableError as ProviderUnavailableError
+    from atomic_agent.llm.provider_protocol import SlotAffinity as SlotAffinity
+    from atomic_agent.llm.provider_protocol import TextProvider as TextProvider
+    from atomic_agent.llm.provider_protocol import slot_affinity as slot_affinity
+    from atomic_agent.plugin_host.collect_registrations import call_each_plugin as call_each_plugin
+    from atomic_agent.plugin_host.service_registry import ServiceConflictError as ServiceConflictError
+    from atomic_agent.plugin_host.service_registry import ServiceUnavailableError as ServiceUnavailableError
+    from atomic_agent.prompt.build_prompt import estimate_tokens as estimate_tokens
+    from atomic_agent.prompt.capped_lines import capped_lines as capped_lines
+    from atomic_agent.prompt.describe_tool import describe_full as describe_full
+    from atomic_agent.providers.fallback_chain import resolve_fallback_chain as resolve_fallback_chain
+    from atomic_agent.providers.llm_config import read_llm_config as read_llm_config
+    from atomic_agent.providers.llm_config import structure_llm_block as structure_llm_block
+    from atomic_agent.reliability.failure_taxonomy import classify_failure as classify_failure
+    from atomic_agent.reliability.failure_taxonomy import environment_kind as environment_kind
+    from atomic_agent.reliability.failure_taxonomy import error_code as error_code
+    from atomic_agent.reliability.failure_taxonomy import is_transport_retryable as is_transport_retryable
+    from atomic_agent.runtime.prompt_plan import preview_prompt as preview_prompt
+    from atomic_agent.runtime.prompt_plan import rebuild_stable_prefix as rebuild_stable_prefix
+    from atomic_agent.runtime.runtime import create_runtime as create_runtime
+    from atomic_agent.runtime.runtime_view import RuntimeView as RuntimeView
+    from atomic_agent.sessions.session_database import SessionRepository as SessionRepository
+    from atomic_agent.sessions.session_store import SessionNotFoundError as SessionNotFoundError
+    from atomic_agent.sessions.session_store import SessionStoreError as SessionStoreError
+    from atomic_agent.storage import store_clock as store_clock
+    from atomic_agent.storage.sqlite_extensions import ExtensionsUnavailableError as ExtensionsUnavailableError
+    from atomic_agent.storage.sqlite_extensions import open_sqlite_with_extensions as open_sqlite_with_extensions
+    from atomic_agent.storage.sqlite_file import Durability as Durability
+    from atomic_agent.storage.sqlite_file import is_lock_error as is_lock_error
+    from atomic_agent.storage.sqlite_file import open_sqlite as open_sqlite
+    from atomic_agent.storage.sqlite_file import open_sqlite_read_only as open_sqlite_read_only
+    from atomic_agent.storage.sqlite_migrations import Migration as Migration
+    from atomic_agent.storage.sqlite_migrations import migrate as migrate
+    from atomic_agent.storage.sqlite_migrations import read_schema_state as read_schema_state
+    from atomic_agent.storage.sqlite_transaction import transaction as transaction
+    from atomic_agent.subprocess_env import child_environment as child_environment
+    from atomic_agent.testing.runtime_kit import boot_for_test as boot_for_test
+    from atomic_agent.testing.runtime_kit import collected_tools as collected_tools
+    from atomic_agent.testing.runtime_kit import fresh_plugin_host as fresh_plugin_host
+    from atomic_agent.testing.runtime_kit import installed_plugin_host as installed_plugin_host
+    from atomic_agent.testing.runtime_kit import registered_plugin as registered_plugin
+    from atomic_agent.testing.runtime_kit import runtime_for_test as runtime_for_test
+    from atomic_agent.testing.scripted_provider import ScriptedProvider as ScriptedProvider
+    from atomic_agent.testing.tool_context_kit import make_runtime_view as make_runtime_view
+    from atomic_agent.testing.tool_context_kit import make_tool_context as make_tool_context
+    from atomic_agent.tools.tool_registry import args_errors as args_errors
+    from atomic_agent.tracing import trace_events as trace_events
+    from atomic_agent.tracing.trace_files import TraceFiles as TraceFiles
+    from atomic_agent.tracing.trace_paths import TraceError as TraceError
+    from atomic_agent.turns.admissible_text import InvalidTextError as InvalidTextError
+    from atomic_agent.turns.admissible_text import text_problem as text_problem
+    from atomic_agent.turns.durable_steering import SteerAlreadyTakenError as SteerAlreadyTakenError
+    from atomic_agent.turns.graceful_stop import RuntimeStoppingError as RuntimeStoppingError
+    from atomic_agent.turns.graceful_stop import TurnParkedError as TurnParkedError
+    from atomic_agent.turns.request_keys import DuplicateRequestError as DuplicateRequestError
+    from atomic_agent.turns.request_keys import RequestKey as RequestKey
+    from atomic_agent.turns.request_keys import request_fingerprint as request_fingerprint
+    from atomic_agent.turns.session_backends import open_session_store as open_session_store
+    from atomic_agent.turns.steering_inbox import MAX_PENDING_STEERS as MAX_PENDING_STEERS
+    from atomic_agent.turns.steering_inbox import SteerOutcome as SteerOutcome
+    from atomic_agent.turns.turn_controller import SubmissionCancelledError as SubmissionCancelledError
+    from atomic_agent.turns.turn_execution import UnknownToolChoiceError as UnknownToolChoiceError
+    from atomic_agent.turns.turn_owner import OwnerLease as OwnerLease
 
 # name -> defining module, by audience; resolved on first access (PEP 562) so that importing
 # `hookimpl` at a plugin's top level costs only the marker and `atomic-agent --help` stays fast
@@ -23,6 +146,8 @@ PLUGIN_AUTHORS: dict[str, str] = {
     "call_each_plugin": "atomic_agent.plugin_host.collect_registrations",
     "RuntimeView": "atomic_agent.runtime.runtime_view",
     "ServiceSpec": "atomic_agent.hook_records",
+    "ServiceUnavailableError": "atomic_agent.plugin_host.service_registry",
+    "ServiceConflictError": "atomic_agent.plugin_host.service_registry",
     "TickSpec": "atomic_agent.hook_records",
     "ChannelSpec": "atomic_agent.hook_records",
     "Channel": "atomic_agent.hook_records",
@@ -50,19 +175,18 @@ PLUGIN_AUTHORS: dict[str, str] = {
     "child_environment": "atomic_agent.subprocess_env",
     # providers
     "TextProvider": "atomic_agent.llm.provider_protocol",
+    "SlotAffinity": "atomic_agent.llm.provider_protocol",
+    "slot_affinity": "atomic_agent.llm.provider_protocol",
     "Completion": "atomic_agent.llm.provider_protocol",
     "CompletionRequest": "atomic_agent.llm.provider_protocol",
     "ProviderError": "atomic_agent.llm.provider_protocol",
     "ProviderUnavailableError": "atomic_agent.llm.provider_protocol",
     "EmbeddingUnavailable": "atomic_agent.llm.provider_protocol",
-    "LlmConfig": "atomic_agent.providers.llm_config",
     "read_llm_config": "atomic_agent.providers.llm_config",
     "structure_llm_block": "atomic_agent.providers.llm_config",
     "resolve_fallback_chain": "atomic_agent.providers.fallback_chain",
-    "declared_links": "atomic_agent.providers.fallback_chain",
     "is_transport_retryable": "atomic_agent.reliability.failure_taxonomy",
     # commands and config
-    "CliState": "atomic_agent.cli.cli_state",
     "current_cli_state": "atomic_agent.cli.cli_state",
     "fail": "atomic_agent.cli.cli_state",
     "runs_without_config": "atomic_agent.cli.cli_state",
@@ -70,7 +194,7 @@ PLUGIN_AUTHORS: dict[str, str] = {
     "print_table": "atomic_agent.cli.cli_state",
     "int_field": "atomic_agent.config.config_fields",
     "value_field": "atomic_agent.config.config_fields",
-    "read_raw_config": "atomic_agent.config.config_file",
+    "read_raw_config": "atomic_agent.config.raw_config",
     "save_raw_config": "atomic_agent.config.config_file",
     "structure_config_blocks": "atomic_agent.config.config_file",
     "set_key": "atomic_agent.config.config_file",
@@ -96,23 +220,12 @@ PLUGIN_AUTHORS: dict[str, str] = {
     "store_clock": "atomic_agent.storage.store_clock",
     "OwnerLease": "atomic_agent.turns.turn_owner",
     # prompt pieces a sub-call plugin renders with (reflection, links, rewrite)
-    "make_prompt_env": "atomic_agent.prompt.prompt_assets",
     "estimate_tokens": "atomic_agent.prompt.build_prompt",
     "capped_lines": "atomic_agent.prompt.capped_lines",
-    # traces: the recorder and field builders; file layout, event names and prefix hashing for readers
-    "TraceRecorder": "atomic_agent.tracing.trace_recorder",
+    # traces, for a plugin that reads them: the files, event names, the prefix to compare hashes with
     "TraceError": "atomic_agent.tracing.trace_paths",
+    "TraceFiles": "atomic_agent.tracing.trace_files",
     "trace_events": "atomic_agent.tracing.trace_events",
-    "TRACE_SUFFIX": "atomic_agent.tracing.trace_paths",
-    "trace_path": "atomic_agent.tracing.trace_paths",
-    "traces_dir": "atomic_agent.tracing.trace_paths",
-    "validate_session_id": "atomic_agent.tracing.trace_paths",
-    "hash_prefix": "atomic_agent.tracing.prefix_hash",
-    "load_or_create_salt": "atomic_agent.tracing.prefix_hash",
-    "read_salt": "atomic_agent.tracing.prefix_hash",
-    "salt_path": "atomic_agent.tracing.prefix_hash",
-    "prompt_captured_fields": "atomic_agent.tracing.trace_events",
-    "tool_invocation_fields": "atomic_agent.tracing.trace_events",
     "rebuild_stable_prefix": "atomic_agent.runtime.prompt_plan",
 }
 
@@ -121,22 +234,16 @@ PLUGIN_AUTHORS: dict[str, str] = {
 EMBEDDERS: dict[str, str] = {
     # the runtime and its turns
     "create_runtime": "atomic_agent.runtime.runtime",
-    "Runtime": "atomic_agent.runtime.runtime",
     "TurnResult": "atomic_agent.agent.agent_loop",
-    "TurnAnswer": "atomic_agent.turns.turn_answers",
     "preview_prompt": "atomic_agent.runtime.prompt_plan",
     "UnknownToolChoiceError": "atomic_agent.turns.turn_execution",
     # sessions
-    "SessionStore": "atomic_agent.sessions.session_store",
     "SessionRepository": "atomic_agent.sessions.session_database",
     "open_session_store": "atomic_agent.turns.session_backends",
     "SessionNotFoundError": "atomic_agent.sessions.session_store",
     "SessionStoreError": "atomic_agent.sessions.session_store",
     # approvals: answers, grants, bindings, audit, level changes, remote prompts, the terminal prompt
-    "ApprovalGate": "atomic_agent.approval.approval_gate",
-    "ApprovalRequest": "atomic_agent.approval.approval_gate",
     "ApprovalAnswer": "atomic_agent.approval.approval_gate",
-    "AnswerKind": "atomic_agent.approval.approval_gate",
     "ApprovalBinding": "atomic_agent.approval.approval_gate",
     "ApprovalLevelError": "atomic_agent.approval.approval_gate",
     "ApprovalAuditLog": "atomic_agent.approval.approval_gate",
@@ -156,21 +263,16 @@ EMBEDDERS: dict[str, str] = {
     "SteerAlreadyTakenError": "atomic_agent.turns.durable_steering",
     # admission, graceful stop, idempotent requests
     "InvalidTextError": "atomic_agent.turns.admissible_text",
-    "check_text": "atomic_agent.turns.admissible_text",
     "text_problem": "atomic_agent.turns.admissible_text",
-    "DEFAULT_GRACE_S": "atomic_agent.turns.graceful_stop",
-    "DrainReport": "atomic_agent.turns.graceful_stop",
     "RuntimeStoppingError": "atomic_agent.turns.graceful_stop",
     "TurnParkedError": "atomic_agent.turns.graceful_stop",
     "DuplicateRequestError": "atomic_agent.turns.request_keys",
     "RequestKey": "atomic_agent.turns.request_keys",
     "request_fingerprint": "atomic_agent.turns.request_keys",
     # failure codes a host reports
-    "FAILURE_CATEGORIES": "atomic_agent.reliability.failure_taxonomy",
     "classify_failure": "atomic_agent.reliability.failure_taxonomy",
     "environment_kind": "atomic_agent.reliability.failure_taxonomy",
     "error_code": "atomic_agent.reliability.failure_taxonomy",
-    "openai_error_type": "atomic_agent.reliability.failure_taxonomy",
 }
 
 # Testing a plugin: plugin hosts, a tool context, a real runtime with chosen plugins, a

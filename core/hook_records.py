@@ -61,7 +61,7 @@ def _accepts(fn: Callable[..., Any], names: dict[str, Any]) -> bool:
 
 # What a plugin registers to add a category to the five-level approval ladder.
 
-def _check_level(_inst: object, _attr: attrs.Attribute, value: int) -> None:
+def _check_level(_inst: object, _attr: attrs.Attribute[int], value: int) -> None:
     if not isinstance(value, int) or not 1 <= value <= 5:
         raise ValueError(f"auto_approve_level must be an integer in 1..5, got {value!r}")
 
@@ -116,12 +116,20 @@ class ConfigBlock:
     `cls` is a frozen attrs class with defaults for every field; keys on disk are the
     camelCase form of the field names. `migrate(raw)` receives the block's raw mapping
     as read from disk and returns it upgraded (idempotent); it runs before structuring.
+
+    `former_defaults` maps a dotted camelCase key inside the block (`threads`,
+    `embeddings.threads`) to the defaults it had in earlier releases. Files written before
+    config.json kept only what the user set hold every default of the release that wrote
+    them; a value there equal to a former default was written, not chosen, so the one-time
+    migration drops it and the current default applies. Only a default that changed while
+    files were written whole (config v2) needs an entry; later changes reach users by themselves.
     """
 
     key: str
     cls: type
     migrate: Callable[[dict[str, Any]], dict[str, Any]] | None = None
     plugin: str = ""
+    former_defaults: Mapping[str, tuple[Any, ...]] = attrs.field(factory=dict)
 
 
 # What a `report_doctor_findings` hook returns: one read-only observation about the installation.
@@ -266,7 +274,7 @@ class MemoryPhase:
     name: str
     order: int = 100
     sections: Callable[[str, str], Sequence[PromptSection]] | None = None
-    after_turn: Callable[[TurnDigest], Awaitable[None]] | None = None
+    after_turn: Callable[[TurnDigest], Awaitable[object]] | None = None  # its result is not used
     consolidate: Callable[[], Awaitable[Any]] | None = None
     plugin: str = ""
     before_turn: Callable[[TurnStart], None] | None = None
@@ -313,7 +321,9 @@ class ServiceSpec:
     """A service `name` built by `factory(runtime)` the first time someone asks for it.
 
     `close(service)`, when given, runs once when the runtime closes (after
-    `runtime_stopping`), for services that were built; it may be async.
+    `runtime_stopping`), for services that were built; it may be async. `multiple` marks a
+    sink-style name several plugins may provide side by side (every provider must set it):
+    `runtime.services(name)` returns them all, by plugin name.
     """
 
     name: str
@@ -321,11 +331,12 @@ class ServiceSpec:
     close: Callable[[Any], Awaitable[None] | None] | None = None
     summary: str = ""
     plugin: str = ""
+    multiple: bool = False
 
 
 # What a plugin registers to have the runtime call it periodically: a named tick.
 
-def _check_interval(_inst: object, _attr: attrs.Attribute, value: float) -> None:
+def _check_interval(_inst: object, _attr: attrs.Attribute[float], value: float) -> None:
     if not isinstance(value, (int, float)) or isinstance(value, bool) or value <= 0:
         raise ValueError(f"interval_s must be a positive number of seconds, got {value!r}")
 
@@ -390,7 +401,7 @@ class ToolResult:
 ToolRunner = Callable[[Mapping[str, Any], "ToolContext"], Awaitable[ToolResult]]
 
 
-def _check_resource_class(_inst: object, _attr: attrs.Attribute, value: object) -> None:
+def _check_resource_class(_inst: object, _attr: attrs.Attribute[Any], value: object) -> None:
     if not isinstance(value, ResourceClass):
         raise TypeError(
             f"resource_class must be a ResourceClass, got {value!r}; every tool declares how it "

@@ -29,7 +29,6 @@ from typing import TYPE_CHECKING
 
 import pluggy
 
-
 # The pluggy markers for the `atomic_agent` project name (the only pluggy names plugins see).
 
 PROJECT_NAME = "atomic_agent"
@@ -43,8 +42,17 @@ if TYPE_CHECKING:
 
     import typer
 
-    from atomic_agent.hook_records import ApprovalCategory, ChannelSpec, ConfigBlock, DoctorFinding, MemoryPhase
-    from atomic_agent.hook_records import ProviderKind, ServiceSpec, TickSpec, ToolSpec
+    from atomic_agent.hook_records import (
+        ApprovalCategory,
+        ChannelSpec,
+        ConfigBlock,
+        DoctorFinding,
+        MemoryPhase,
+        ProviderKind,
+        ServiceSpec,
+        TickSpec,
+        ToolSpec,
+    )
     from atomic_agent.runtime.runtime_view import RuntimeView
 
 
@@ -88,8 +96,10 @@ def register_services() -> Iterable[ServiceSpec]:
     records, every plugin's collected: a name, a ``factory(runtime)`` building the object
     the first time ``runtime.service(name)`` asks for it (never before), and an optional
     ``close(service)`` the runtime calls after ``runtime_stopping``. One owner per name: a
-    name two plugins provide is used by neither (asking raises an error naming both), and
-    the core's service names are reserved. A factory that raises is reported; that service
+    name two plugins provide is used by neither (asking raises an error naming both),
+    unless every provider sets ``multiple=True`` (``runtime.services(name)`` returns them
+    all); the core's service names are reserved. ``runtime.service(name, default)`` returns
+    the default when the service cannot be had. A factory that raises is reported; that service
     stays unavailable and everything else keeps working.
     """
 
@@ -207,8 +217,9 @@ def runtime_started(runtime: RuntimeView) -> Awaitable[None] | None:
     """The runtime finished bootstrapping (services, gate, tools, memory phases and
     channel specs are wired; the provider is built lazily at the first model call).
 
-    Called once per runtime, at the end of its construction, in plugin-name order, before
-    any channel starts; receives the runtime view (every service is there). A raising
+    Called once per runtime, when it is started (``create_runtime`` and ``Runtime.start``;
+    a runtime only constructed, e.g. to list its tools, never fires it), in plugin-name
+    order, before any channel starts; receives the runtime view (every service is there). A raising
     implementation is reported and does not stop the others. Returns nothing, or an
     awaitable for work that needs the event loop (connecting to external servers):
     ``create_runtime`` awaits every returned awaitable, concurrently, before it starts the
@@ -222,7 +233,8 @@ def runtime_started(runtime: RuntimeView) -> Awaitable[None] | None:
 def runtime_stopping(runtime: RuntimeView) -> Awaitable[None] | None:
     """The runtime is about to close its stores and providers.
 
-    Called once per runtime from ``close()``, in plugin-name order, after the channels and
+    Called once per started runtime from ``close()`` (never when ``runtime_started`` was
+    not fired), in plugin-name order, after the channels and
     the consolidation tick stopped and the running turns ended, before the services
     plugins provide are closed (so they can still be used here) and before the sessions
     store and the provider close; flush and release resources here. Receives the runtime

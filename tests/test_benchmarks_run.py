@@ -21,6 +21,7 @@ SMALL_RUNS = {
     "task_scheduler.py": ["--pending", "200", "--due", "3"],
     "session_turn_cost.py": ["--checkpoints", "1,3", "--window", "1"],
     "serve_throughput.py": ["--requests", "6", "--clients", "1,2", "--events", "20"],
+    "operator_tasks.py": ["--scripted", "--only", "summarise_log", "--only", "schedule_reminder"],
 }
 
 

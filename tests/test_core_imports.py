@@ -22,6 +22,8 @@ def _runtime_imports(tree: ast.AST) -> Iterator[str]:
             continue
         if isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
             yield node.module
+            if node.module == "atomic_agent":  # `from atomic_agent import core_plugin` imports a module
+                yield from (f"atomic_agent.{alias.name}" for alias in node.names)
         elif isinstance(node, ast.Import):
             yield from (alias.name for alias in node.names)
         yield from _runtime_imports(node)
@@ -96,6 +98,12 @@ def test_no_import_cycle_between_core_packages() -> None:
 
 def test_the_cycle_finder_finds_a_cycle() -> None:
     assert _cycles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [frozenset({"a", "b", "c"})]
+
+
+def test_a_module_imported_from_the_top_package_counts_as_an_import() -> None:
+    """`from atomic_agent import core_plugin` (lazily, in a function) is an edge to core_plugin."""
+    tree = ast.parse("def f():\n    from atomic_agent import core_plugin, hookimpl\n")
+    assert {"atomic_agent.core_plugin", "atomic_agent.hookimpl"} <= set(_runtime_imports(tree))
 
 
 def test_the_agent_loop_imports_neither_the_runtime_nor_the_turn_lifecycle() -> None:

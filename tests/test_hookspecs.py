@@ -8,11 +8,21 @@ from pathlib import Path
 import pytest
 
 from atomic_agent import hookspecs
+from atomic_agent.hook_records import (
+    ApprovalCategory,
+    ChannelSpec,
+    ConfigBlock,
+    MemoryPhase,
+    ProviderCapabilities,
+    ProviderKind,
+    ResourceClass,
+    ServiceSpec,
+    TickSpec,
+    ToolResult,
+    ToolSpec,
+)
 from atomic_agent.hookspecs import hookimpl
 from atomic_agent.plugin_host.collect_registrations import call_lifecycle, collect_records
-from atomic_agent.hook_records import ApprovalCategory, ChannelSpec, ConfigBlock, MemoryPhase
-from atomic_agent.hook_records import ProviderCapabilities, ProviderKind, ServiceSpec, TickSpec
-from atomic_agent.hook_records import ResourceClass, ToolResult, ToolSpec
 from atomic_agent.testing.runtime_kit import fresh_plugin_host, registered_plugin
 
 HOOKS = sorted(name for name, fn in inspect.getmembers(hookspecs, inspect.isfunction)

@@ -132,6 +132,7 @@ def test_the_runner_judges_real_cli_runs_from_reply_and_trace(tmp_path: Path, ca
     assert "no successful os.fs.read" in runs[1].verdict.reason
     assert [r.steps for r in runs] == [2, 1, 2] and all(r.prompt_tokens > 0 for r in runs)
     assert all(b["temperature"] == 0 for b in bodies)  # greedy decoding
+    assert all("A turn has two steps" in b["prompt"] for b in bodies)  # the coached prompt, as fitted
     out = capsys.readouterr().out
     assert "list_files       pass" in out and "read_fact        FAIL" in out and "total            2/3" in out
 

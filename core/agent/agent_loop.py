@@ -15,15 +15,15 @@ from typing import Protocol
 import attrs
 
 from atomic_agent.agent import agent_events as ev
-from atomic_agent.agent.loop_detector import ToolLoopTracker, LoopSettings
+from atomic_agent.agent.loop_detector import LoopSettings, ToolLoopTracker
 from atomic_agent.agent.step_executor import StepContext, execute_step
 from atomic_agent.llm.provider_protocol import ProviderUnavailableError, TextProvider
-from atomic_agent.reliability.failure_taxonomy import classify_failure, TurnCancelledError, error_code
-from atomic_agent.sessions.session_state import SessionState
+from atomic_agent.reliability.failure_taxonomy import TurnCancelledError, classify_failure, error_code
 from atomic_agent.sessions.record_turn_failure import record_turn_failure
 from atomic_agent.sessions.session_database import SessionRepository
-from atomic_agent.tracing.trace_recorder import TraceRecorder
+from atomic_agent.sessions.session_state import SessionState
 from atomic_agent.sessions.transcript_entry import REPLY, TURN_FINISHED, TURN_STARTED, USER, TranscriptEntry
+from atomic_agent.tracing.trace_recorder import TraceRecorder
 
 INFRA_CATEGORIES = ("transport", "provider_timeout", "grammar", "model", "storage")
 # what a turn parked by a graceful stop tells the next inference (and the session's reader)
@@ -56,7 +56,7 @@ class TurnResult:
         """(text, durable steer id or "") of each undelivered steer, in order: what a caller
         re-sends (`resend_steer_id`) or dismisses."""
         ids = self.undelivered_ids or ("",) * len(self.undelivered)
-        return list(zip(self.undelivered, ids))
+        return list(zip(self.undelivered, ids, strict=True))
 
 
 StepContextFactory = Callable[[int, int, Sequence[str]], Awaitable[StepContext]]

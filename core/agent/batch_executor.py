@@ -20,7 +20,7 @@ from collections.abc import Awaitable, Callable, Sequence
 
 import attrs
 
-from atomic_agent.agent.loop_detector import ToolLoopTracker, LoopVerdict, veto_result
+from atomic_agent.agent.loop_detector import LoopVerdict, ToolLoopTracker, veto_result
 from atomic_agent.agent.tool_calls import ToolCall
 from atomic_agent.hook_records import ResourceClass, ToolResult
 from atomic_agent.tools.tool_registry import ToolRegistry
@@ -119,7 +119,8 @@ async def execute_batch(calls: Sequence[ToolCall], registry: ToolRegistry, track
                 return result
 
             answers = await asyncio.gather(*(run_read(i, c) for i, c in members))
-            for (_, call), result in zip(members, answers):  # the tracker still sees outcomes in index order
+            # the tracker still sees outcomes in index order
+            for (_, call), result in zip(members, answers, strict=True):
                 tracker.record_outcome(call.tool, call.args, result)
             return
         for index, call in members:  # serial within the group

@@ -20,8 +20,8 @@ from typing import Any
 
 from atomic_agent.approval.approval_gate import ApprovalGate, bind_request_approval
 from atomic_agent.config.app_config import AgentConfig
+from atomic_agent.hook_records import Tier, ToolContext, ToolResult, ToolSpec
 from atomic_agent.prompt.describe_tool import describe_full
-from atomic_agent.hook_records import ToolContext, Tier, ToolResult, ToolSpec
 from atomic_agent.sessions.session_state import SessionState
 from atomic_agent.sessions.transcript_entry import TranscriptEntry
 from atomic_agent.tools.tool_registry import ToolRegistry, args_errors

@@ -34,7 +34,6 @@ import attrs
 
 from atomic_agent.hook_records import ToolResult
 
-
 # The loop detector's thresholds, read from `ATOMIC_AGENT_LOOP_*` environment variables.
 #
 # These knobs are env-only on purpose: they tune a safety net, not user-facing behaviour,
@@ -43,7 +42,7 @@ from atomic_agent.hook_records import ToolResult
 _log = logging.getLogger(__name__)
 
 
-def _positive(_inst: object, attribute: attrs.Attribute, value: object) -> None:
+def _positive(_inst: object, attribute: attrs.Attribute[Any], value: object) -> None:
     if not isinstance(value, int) or isinstance(value, bool) or value < 1:
         raise ValueError(f"LoopSettings.{attribute.name} must be a whole number >= 1, got {value!r}")
 

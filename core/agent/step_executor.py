@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import attrs
@@ -23,19 +23,30 @@ from atomic_agent.agent.agent_events import EventSink
 from atomic_agent.agent.batch_executor import BatchResult, CallOutcome, execute_batch
 from atomic_agent.agent.invoke_tool import INVALID_ARGS, compress_result, invoke_tool, tool_context
 from atomic_agent.agent.loop_detector import LoopVerdict, ToolLoopTracker
-from atomic_agent.agent.tool_calls import (BatchValidationError, ToolCall, ToolCallBatch, ToolCallParseError,
-                                           parse_tool_calls, validate_batch)
+from atomic_agent.agent.tool_calls import (
+    BatchValidationError,
+    ToolCall,
+    ToolCallBatch,
+    ToolCallParseError,
+    parse_tool_calls,
+    validate_batch,
+)
 from atomic_agent.approval.approval_gate import ApprovalGate
 from atomic_agent.config.app_config import AgentConfig
-from atomic_agent.llm.provider_protocol import Completion, CompletionRequest, TextProvider
+from atomic_agent.hook_records import PromptSection, ResourceClass, Tier, ToolResult
 from atomic_agent.llm.model_profile import ModelProfile
 from atomic_agent.llm.model_text import has_lone_surrogate, repair_completion, repair_text, repair_value
+from atomic_agent.llm.provider_protocol import Completion, CompletionRequest, TextProvider
 from atomic_agent.llm.reasoning_stream_parser import ReasoningStreamParser
 from atomic_agent.prompt.build_prompt import BuiltPrompt, build_prompt, estimate_tokens
 from atomic_agent.prompt.conversation_window import ConversationIndex
-from atomic_agent.hook_records import PromptSection, ResourceClass, Tier
-from atomic_agent.reliability.failure_taxonomy import model_error_for
-from atomic_agent.reliability.failure_taxonomy import GrammarError, ToolExecutionError, TurnCancelledError
+from atomic_agent.prompt.prompt_style import COACHED
+from atomic_agent.reliability.failure_taxonomy import (
+    GrammarError,
+    ToolExecutionError,
+    TurnCancelledError,
+    model_error_for,
+)
 from atomic_agent.sessions.session_database import SessionRepository
 from atomic_agent.sessions.session_state import SessionState
 from atomic_agent.sessions.tool_journal import ToolJournal
@@ -44,7 +55,6 @@ from atomic_agent.storage.group_commit import deferred_sync
 from atomic_agent.tools.builtin_tools import LOAD_TOOL_EFFECT
 from atomic_agent.tools.tool_registry import ToolRegistry
 from atomic_agent.tracing.trace_recorder import TraceRecorder
-
 
 # Everything one step needs, passed explicitly (no globals).
 
@@ -72,10 +82,11 @@ class StepContext:
     cancelled: asyncio.Event
     memory_sections: Sequence[PromptSection] = ()
     notices: Sequence[str] = ()
-    services: dict[str, Any] = attrs.field(factory=dict)
+    services: Mapping[str, Any] = attrs.field(factory=dict)
     temperature: float = 0.2
     seed: int | None = None
     conversations: ConversationIndex | None = None  # the runtime's; None indexes the session afresh
+    prompt_style: str = COACHED  # the plan's resolved style; the stable prefix is of the same style
 
 
 # One inference: prompt -> completion -> parsed, validated tool calls.
@@ -115,14 +126,17 @@ def batch_from_native_calls(completion: Completion) -> ToolCallBatch:
     return ToolCallBatch("batch", calls, completion.reasoning_content)
 
 
-async def _complete(ctx: StepContext, request: CompletionRequest, on_delta: object) -> Completion:
+async def _complete(ctx: StepContext, request: CompletionRequest,
+                    on_delta: Callable[[str], None] | None) -> Completion:
     """One provider call that a stop (the turn's cancel event) ends at once: a user stop or a
     graceful stop's hard park must not wait out an inference that may run for minutes."""
-    forward = on_delta
-    if callable(on_delta):
-        def forward(text: str) -> None:  # a streamed piece is model text too: repaired before any host sees it
-            on_delta(repair_text(text))
-    call = asyncio.ensure_future(ctx.provider.complete(request, forward))
+    sink = on_delta
+
+    def repaired(text: str) -> None:  # a streamed piece is model text too: repaired before any host sees it
+        if sink is not None:
+            sink(repair_text(text))
+
+    call = asyncio.ensure_future(ctx.provider.complete(request, repaired if sink is not None else None))
     stop = asyncio.ensure_future(ctx.cancelled.wait())
     try:
         await asyncio.wait({call, stop}, return_when=asyncio.FIRST_COMPLETED)
@@ -171,7 +185,7 @@ def _parse(ctx: StepContext, completion: Completion) -> ToolCallBatch:
 async def infer_step(ctx: StepContext, prompt: BuiltPrompt) -> InferredStep:
     ctx.trace.record("prompt_captured", turnIndex=ctx.turn_index, step=ctx.step, stablePrefixHash=ctx.prefix_hash,
                      tail=prompt.tail, slotId=ctx.slot_id, profile=ctx.profile.name,
-                     framing=ctx.profile.framing.name,
+                     framing=ctx.profile.framing.name, promptStyle=ctx.prompt_style,
                      tokens={"stablePrefix": estimate_tokens(prompt.framed_prefix), "tail": estimate_tokens(prompt.tail),
                              "total": estimate_tokens(prompt.text), "estimated": True})
     ctx.profile.check_prompt_aligned(prompt.text)  # a misframed prompt would waste the whole step
@@ -235,7 +249,7 @@ def _reply_row(ctx: StepContext, batch: ToolCallBatch, result: BatchResult) -> T
                            step=ctx.step)
 
 
-def _terminal_text(tool: str, args: dict) -> str:
+def _terminal_text(tool: str, args: Mapping[str, Any]) -> str:
     value = args.get("text") if tool == "reply" else args.get("summary")
     return value if isinstance(value, str) else str(value or "")
 
@@ -274,8 +288,10 @@ async def run_tool_call(ctx: StepContext, index: int, call: ToolCall, batch_size
     where = ev.batch_fields(index, batch_size)
     ctx.emit(ev.event(ev.TOOL_CALL_STARTED, turnIndex=ctx.turn_index, step=ctx.step, tool=call.tool,
                       args=call.args, **where))
-    if spec is None:  # the registry check ran earlier; this guards replayed batches
-        result = compress_result(ToolResult.error(f"{call.tool!r} is not a registered tool"),
+    if spec is None:  # checked before the batch ran; a live tool (MCP) may be withdrawn since
+        result = compress_result(ToolResult.error(f"{call.tool!r} is no longer a registered tool (its plugin or "
+                                                  "MCP server withdrew it after the call was checked); use a "
+                                                  "tool from the current list"),
                                  ctx.agent.tool_result_summary_chars)
     else:
         state_dir = ctx.services.get("state_dir", ctx.session.working_dir)
@@ -301,7 +317,7 @@ async def execute_step(ctx: StepContext) -> StepOutcome:
     prompt = build_prompt(env=ctx.prompt_env, stable_prefix=ctx.stable_prefix, profile=ctx.profile,
                           registry=ctx.registry, session=ctx.session, agent=ctx.agent,
                           memory_sections=ctx.memory_sections, notices=ctx.notices, n_ctx=ctx.n_ctx,
-                          n_predict=ctx.n_predict, conversations=ctx.conversations)
+                          n_predict=ctx.n_predict, conversations=ctx.conversations, style=ctx.prompt_style)
     inferred = await infer_step(ctx, prompt)
     batch = inferred.batch
     _check_registry(ctx, batch)
@@ -315,7 +331,7 @@ async def execute_step(ctx: StepContext) -> StepOutcome:
 
     reported: set[int] = set()
 
-    async def run_call(index: int, call):  # type: ignore[no-untyped-def]
+    async def run_call(index: int, call: ToolCall) -> ToolResult:
         result = await run_tool_call(ctx, index, call, size)
         reported.add(index)  # run_tool_call emitted its result event
         return result
@@ -357,12 +373,13 @@ async def execute_step(ctx: StepContext) -> StepOutcome:
     else:
         with deferred_sync():  # loaded tools may have changed; acknowledged by the next durable commit
             ctx.store.save_state(ctx.session)
-    cache = {"cache_n": inferred.completion.cache_n, "prompt_n": inferred.completion.prompt_n}
+    cache = StepOutcome("continue", cache_n=inferred.completion.cache_n, prompt_n=inferred.completion.prompt_n)
     if result.cancelled:
-        return StepOutcome("continue", cancelled=True, **cache)
+        return attrs.evolve(cache, cancelled=True)
     if ctx.tracker.breaker_tripped():
-        return StepOutcome("continue", loop_signals=result.loop_signals, breaker=True, **cache)
+        return attrs.evolve(cache, loop_signals=result.loop_signals, breaker=True)
     if result.terminal is not None:
         kind = "finish" if result.terminal.tool == "finish" else "reply"
-        return StepOutcome(kind, _terminal_text(result.terminal.tool, result.terminal.args), result.loop_signals, **cache)
-    return StepOutcome("continue", loop_signals=result.loop_signals, **cache)
+        return attrs.evolve(cache, kind=kind, reply_text=_terminal_text(result.terminal.tool, result.terminal.args),
+                            loop_signals=result.loop_signals)
+    return attrs.evolve(cache, loop_signals=result.loop_signals)

@@ -18,11 +18,10 @@ from typing import Any
 
 import attrs
 
-from atomic_agent.prompt.build_grammar import HARD_MAX_TOOL_CALLS
-from atomic_agent.llm.model_profile import ModelProfile
 from atomic_agent.hook_records import ResourceClass
+from atomic_agent.llm.model_profile import ModelProfile
+from atomic_agent.prompt.build_grammar import HARD_MAX_TOOL_CALLS
 from atomic_agent.tools.tool_registry import ToolRegistry, args_errors
-
 
 RAW_PREVIEW_CHARS = 400
 
@@ -198,7 +197,8 @@ def _json_kind(value: Any) -> str:
         return "boolean"
     if isinstance(value, (int, float)):
         return "number"
-    return {str: "string", list: "array", dict: "object"}.get(type(value), "null")
+    kinds: dict[type, str] = {str: "string", list: "array", dict: "object"}
+    return kinds.get(type(value), "null")
 
 
 def _reject_constant(name: str) -> Any:
@@ -217,7 +217,8 @@ def _decode_single_json_value(body: str, raw: str) -> Any:
             f"the tool-call answer is not valid JSON ({error.msg} at character {error.pos}); {_EXPECTED_SHAPE}", raw
         ) from error
     except ValueError as error:
-        raise ToolCallParseError.for_text(f"the tool-call answer is not valid JSON ({error}); {_EXPECTED_SHAPE}", raw)
+        raise ToolCallParseError.for_text(f"the tool-call answer is not valid JSON ({error}); {_EXPECTED_SHAPE}",
+                                          raw) from error
     trailing = stripped[end:].strip()
     if trailing:
         raise ToolCallParseError.for_text(

@@ -33,9 +33,9 @@ from typing import Any
 
 import attrs
 
-from atomic_agent.config.config_file import config_path, read_raw_config, save_raw_config, set_key
+from atomic_agent.config.config_file import save_raw_config, set_key
+from atomic_agent.config.raw_config import config_path, read_raw_config
 from atomic_agent.hook_records import ApprovalCategory
-
 
 # An append-only log of every approval decision, one JSON object per line.
 #
@@ -107,7 +107,7 @@ _KEYS = {"y": AnswerKind.ONCE, "yes": AnswerKind.ONCE, "s": AnswerKind.SESSION, 
          "n": AnswerKind.DENY, "no": AnswerKind.DENY}
 
 
-def _positive_or_none(_inst: object, attribute: attrs.Attribute, value: object) -> None:
+def _positive_or_none(_inst: object, attribute: attrs.Attribute[Any], value: object) -> None:
     if value is None:
         return
     if isinstance(value, bool) or not isinstance(value, (int, float)) or value <= 0:

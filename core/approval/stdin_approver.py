@@ -15,7 +15,6 @@ from typing import Any, TextIO
 
 from atomic_agent.approval.approval_gate import LEVEL_NAMES, AnswerKind, ApprovalAnswer, ApprovalRequest
 
-
 # The text of a terminal approval prompt, made safe to show, and parsing the answer.
 #
 # The summary is untrusted (a model wrote it): escape sequences and control characters are

@@ -7,7 +7,7 @@ import json
 import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any, NoReturn, TypeVar
 
 import attrs
 
@@ -79,7 +79,7 @@ def command_runs_without_config(app: Any, name: str | None) -> bool:
     return bool(command is not None and getattr(command.callback, _RUNS_WITHOUT_CONFIG, False))
 
 
-def fail(message: str, code: int = 2) -> None:
+def fail(message: str, code: int = 2) -> NoReturn:
     """Print a one-paragraph error on stderr and exit non-zero (no traceback)."""
     import typer
 

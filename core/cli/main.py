@@ -58,8 +58,13 @@ def build_app(state: object) -> typer.Typer:
 
 def add_plugin_commands(host: PluginHost, app: typer.Typer) -> None:
     """Each plugin's `register_commands`, isolated: one that raises is reported (stderr and
-    its `plugins` row) and loses the commands it added; the rest of the CLI stands."""
-    from atomic_agent.plugin_host.collect_registrations import call_each
+    its `plugins` row) and loses the commands it added; the rest of the CLI stands. A command
+    name two plugins add is kept from the built-in one (else the first by name) and the
+    clash is shown on the other's `plugins` row."""
+    from atomic_agent.plugin_host.collect_registrations import built_in_first, call_each, report_conflict
+
+    added: list[tuple[str, object]] = []  # (plugin, CommandInfo or TyperInfo), in registration order
+    seen = {"commands": len(app.registered_commands), "groups": len(app.registered_groups)}
 
     def checkpoint() -> Callable[[], None]:
         commands, groups = len(app.registered_commands), len(app.registered_groups)
@@ -70,7 +75,37 @@ def add_plugin_commands(host: PluginHost, app: typer.Typer) -> None:
 
         return rollback
 
-    call_each(host, "register_commands", undo=checkpoint, app=app)
+    def collect(plugin: str) -> None:
+        added.extend((plugin, info) for info in app.registered_commands[seen["commands"]:])
+        added.extend((plugin, info) for info in app.registered_groups[seen["groups"]:])
+        seen["commands"], seen["groups"] = len(app.registered_commands), len(app.registered_groups)
+
+    taken = {_command_name(info) for info in [*app.registered_commands, *app.registered_groups]}
+    call_each(host, "register_commands", undo=checkpoint, after=collect, app=app)
+    owner: dict[str, str] = {}
+    for plugin, info in sorted(added, key=lambda pair: built_in_first(host, pair[0])):
+        name = _command_name(info)
+        if name in taken or name in owner:
+            report_conflict(host, plugin, f"command {name!r} is also added by "
+                            f"{'the core' if name in taken else 'plugin ' + repr(owner[name])}, whose one is used")
+            if info in app.registered_commands:
+                app.registered_commands.remove(info)  # type: ignore[arg-type]
+            else:
+                app.registered_groups.remove(info)  # type: ignore[arg-type]
+            continue
+        owner[name] = plugin
+
+
+def _command_name(info: object) -> str:
+    """The name typer gives a registered command or group (its explicit name, else derived)."""
+    name = getattr(info, "name", None)
+    if name:
+        return str(name)
+    callback = getattr(info, "callback", None)
+    if callback is not None:
+        return str(callback.__name__).lower().replace("_", "-")
+    instance = getattr(info, "typer_instance", None)
+    return str(getattr(getattr(instance, "info", None), "name", "") or "")
 
 
 def main(argv: Sequence[str] | None = None) -> None:

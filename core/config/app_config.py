@@ -4,15 +4,15 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import attrs
 
 from atomic_agent.config.config_fields import int_field, value_field
 from atomic_agent.config.dotenv_file import DotenvLoadResult
+from atomic_agent.prompt.prompt_style import AUTO, PROMPT_STYLES
 
-
-# The config blocks the core owns: agent, plugins, tracing. Plugins add their own.
+# The config blocks the core owns: agent, plugins, prompt, tracing. Plugins add their own.
 
 @attrs.frozen
 class AgentConfig:
@@ -41,6 +41,15 @@ class AgentConfig:
 
 
 @attrs.frozen
+class PromptConfig:
+    """How the prompt is written. `style`: `coached` (the starter model's worked examples and
+    prefilled reply), `full` (multi-step work for capable models), or `auto` — coached for a
+    model under a billion parameters (or named as a small one), full otherwise."""
+
+    style: str = value_field(AUTO, env="ATOMIC_AGENT_PROMPT_STYLE", choices=PROMPT_STYLES)
+
+
+@attrs.frozen
 class PluginsConfig:
     """Which installed plugins not to load (names as `atomic-agent plugins` lists them)."""
 
@@ -58,6 +67,7 @@ class TracingConfig:
 CORE_BLOCKS: dict[str, type] = {
     "agent": AgentConfig,
     "plugins": PluginsConfig,
+    "prompt": PromptConfig,
     "tracing": TracingConfig,
 }
 
@@ -72,6 +82,10 @@ class AppConfig:
     blocks: Mapping[str, Any]
     unknown_blocks: Mapping[str, Any] = attrs.field(factory=dict)
     dotenv: DotenvLoadResult | None = None
+    # what config.json itself sets (blocks as on disk, after migration): every other value is a default
+    user_values: Mapping[str, Any] = attrs.field(factory=dict)
+    # dotted keys whose value came from an ATOMIC_AGENT_* variable
+    env_keys: frozenset[str] = frozenset()
 
     def block(self, key: str) -> Any:
         """The structured block `key`; a KeyError names the blocks that exist."""
@@ -82,15 +96,19 @@ class AppConfig:
 
     @property
     def agent(self) -> AgentConfig:
-        return self.blocks["agent"]
+        return cast(AgentConfig, self.blocks["agent"])  # the core blocks are structured at load
 
     @property
     def plugins(self) -> PluginsConfig:
-        return self.blocks["plugins"]
+        return cast(PluginsConfig, self.blocks["plugins"])
+
+    @property
+    def prompt(self) -> PromptConfig:
+        return cast(PromptConfig, self.blocks["prompt"])
 
     @property
     def tracing(self) -> TracingConfig:
-        return self.blocks["tracing"]
+        return cast(TracingConfig, self.blocks["tracing"])
 
     def with_block(self, key: str, value: Any) -> AppConfig:
         return attrs.evolve(self, blocks={**self.blocks, key: value})

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import functools
-from typing import Any
+from typing import Any, TypeVar
 
 import attrs
 import cattrs
@@ -11,8 +11,10 @@ from cattrs.gen import make_dict_structure_fn, make_dict_unstructure_fn, overrid
 
 from atomic_agent.config.config_fields import to_camel
 
+T = TypeVar("T")
 
-def _strict_int(value: Any, _type: type) -> int:
+
+def _strict_int(value: object, _type: type) -> int:
     """An int field takes a JSON integer only: 4.5, 4.0, "4" and true are refused, never
     truncated or coerced (cattrs' default `int(value)` made `4.5` silently a 4)."""
     if isinstance(value, bool) or not isinstance(value, int):
@@ -31,12 +33,13 @@ def _make_converter(forbid_extra_keys: bool, detailed_validation: bool = False) 
     conv.register_structure_hook(int, _strict_int)
     conv.register_structure_hook(bool, _strict_bool)  # bool is an int subclass: keep it off the int hook
 
+    # dict[str, Any]: mypy cannot tell a ** mapping of attribute names from the named parameters
     def structure_factory(cls: type) -> Any:
-        overrides = {f.name: override(rename=to_camel(f.name)) for f in attrs.fields(cls)}
+        overrides: dict[str, Any] = {f.name: override(rename=to_camel(f.name)) for f in attrs.fields(cls)}
         return make_dict_structure_fn(cls, conv, _cattrs_forbid_extra_keys=forbid_extra_keys, **overrides)
 
     def unstructure_factory(cls: type) -> Any:
-        overrides = {f.name: override(rename=to_camel(f.name)) for f in attrs.fields(cls)}
+        overrides: dict[str, Any] = {f.name: override(rename=to_camel(f.name)) for f in attrs.fields(cls)}
         return make_dict_unstructure_fn(cls, conv, **overrides)
 
     conv.register_structure_hook_factory(attrs.has, structure_factory)
@@ -56,7 +59,7 @@ def _detailed(forbid_extra_keys: bool) -> cattrs.Converter:
     return _make_converter(forbid_extra_keys, detailed_validation=True)
 
 
-def structure_block(raw: Any, cls: type, *, newer: bool = False) -> Any:
+def structure_block(raw: Any, cls: type[T], *, newer: bool = False) -> T:
     """`raw` (a config block as on disk) as `cls`; raises what `describe_structure_error` reads.
 
     The structuring code cattrs generates without detailed validation is half the work of a
@@ -70,7 +73,8 @@ def structure_block(raw: Any, cls: type, *, newer: bool = False) -> Any:
 
 
 def unstructure_block(value: object) -> dict[str, Any]:
-    return strict_converter.unstructure(value)
+    block: dict[str, Any] = strict_converter.unstructure(value)
+    return block
 
 
 def describe_structure_error(exc: Exception, block_key: str) -> tuple[str, str]:

@@ -9,7 +9,9 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-CONFIG_VERSION = 2
+CONFIG_VERSION = 3
+#: the first version whose file keeps only what the user set; v2 files hold every default
+SPARSE_VERSION = 3
 
 Raw = dict[str, Any]
 
@@ -38,8 +40,16 @@ def m001_to_v2(raw: Raw) -> Raw:
     return raw
 
 
+def m002_to_v3(raw: Raw) -> Raw:
+    """v2 files hold every default of the release that wrote them; v3 files only what the
+    user set. Telling the two apart needs every block's defaults, which a plain dict step does
+    not have, so the dropping itself is `written_defaults.drop_written_defaults`, run by the
+    loader right after these steps for a v2 file (v1 was never written whole by this project)."""
+    return raw
+
+
 #: MIGRATIONS[n] upgrades a file at version n to version n + 1
-MIGRATIONS: dict[int, Callable[[Raw], Raw]] = {1: m001_to_v2}
+MIGRATIONS: dict[int, Callable[[Raw], Raw]] = {1: m001_to_v2, 2: m002_to_v3}
 
 
 def migrate_raw(raw: Raw) -> tuple[Raw, int, int]:

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import attrs
 
-
 # Pick the model profile from what llama-server reports (/props chat_template, model alias).
 #
 # Order: an explicit override wins; then the alias hint for Nemotron; then the chat template

@@ -9,7 +9,6 @@ import attrs
 
 from atomic_agent.hook_records import ProviderCapabilities
 
-
 # EmbeddingUnavailable: the one error an embedding call raises; callers degrade, never crash.
 
 class EmbeddingUnavailable(Exception):
@@ -96,18 +95,6 @@ class TextProvider(Protocol):
         """Tokens available to one request (llama-server: per-slot n_ctx), None if unknown."""
         ...
 
-    def slot_for(self, session_id: str) -> int:
-        """The slot id every step of `session_id` uses, from its first step on (-1 = any)."""
-        ...
-
-    async def total_slots(self) -> int:
-        """How many parallel slots the backend has (1 for providers without slots)."""
-        ...
-
-    async def count_tokens(self, text: str) -> int | None:
-        """Exact token count when the backend can tokenize, else None."""
-        ...
-
     async def describe(self) -> dict[str, object]:
         """Facts for profile detection: chat_template, model_alias, modalities."""
         ...
@@ -117,6 +104,64 @@ class TextProvider(Protocol):
         ...
 
     async def close(self) -> None: ...
+
+
+# Optional capabilities: a provider declares one by implementing its methods (structural,
+# nothing to inherit); the core asks `slot_affinity(provider)` / `token_counter(provider)`.
+
+@runtime_checkable
+class SlotAffinity(Protocol):
+    """A backend with parallel slots that each keep their own prompt cache (llama-server
+    `--parallel`): every step of a session rides one slot so its prefix stays cached, and a
+    reserved slot carries background calls without evicting a session's prefix."""
+
+    def slot_for(self, session_id: str) -> int:
+        """The slot id every step of `session_id` uses, from its first step on (-1 = any)."""
+        ...
+
+    def reflection_slot(self) -> int:
+        """The slot reserved for background calls, -1 when none is (a single slot)."""
+        ...
+
+    async def total_slots(self) -> int:
+        """How many parallel slots the backend has."""
+        ...
+
+
+@runtime_checkable
+class TokenCounter(Protocol):
+    """A backend that can tokenize: exact counts for the prompt preview."""
+
+    async def count_tokens(self, text: str) -> int | None:
+        """Exact token count, None when the backend cannot answer right now."""
+        ...
+
+
+@runtime_checkable
+class ProviderWrapper(Protocol):
+    """A provider standing in front of another (the fallback seam, a session's view of it):
+    the capabilities are those of `wrapped_provider`."""
+
+    @property
+    def wrapped_provider(self) -> object: ...
+
+
+def _unwrapped(provider: object) -> object:
+    while isinstance(provider, ProviderWrapper):
+        provider = provider.wrapped_provider
+    return provider
+
+
+def slot_affinity(provider: object) -> SlotAffinity | None:
+    """The provider's slots, None for a backend without them (a hosted API, a CLI)."""
+    inner = _unwrapped(provider)
+    return inner if isinstance(inner, SlotAffinity) else None
+
+
+def token_counter(provider: object) -> TokenCounter | None:
+    """The provider's tokenizer, None for a backend without one."""
+    inner = _unwrapped(provider)
+    return inner if isinstance(inner, TokenCounter) else None
 
 
 class ProviderError(Exception):

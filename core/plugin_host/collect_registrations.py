@@ -18,8 +18,7 @@ from atomic_agent.plugin_host.plugin_host import PluginHost
 R = TypeVar("R")
 
 
-class DuplicateRegistrationError(ValueError):
-    """Two plugins registered the same name for the same kind of record."""
+BUILT_IN_DISTRIBUTION = "atomic-agent"
 
 
 def records_by_plugin(host: PluginHost, hook_name: str, record_type: type[R],
@@ -43,7 +42,7 @@ def records_by_plugin(host: PluginHost, hook_name: str, record_type: type[R],
         except Exception as exc:
             report_failure(host, plugin_name, hook_name, exc, "was skipped")
             continue
-        stamped = [attrs.evolve(record, plugin=plugin_name)  # type: ignore[misc]
+        stamped = [attrs.evolve(record, plugin=plugin_name)
                    if attrs.has(type(record)) and "plugin" in attrs.fields_dict(type(record)) else record
                    for record in records]
         found.append((plugin_name, stamped))
@@ -55,20 +54,43 @@ def collect_records(host: PluginHost, hook_name: str, record_type: type[R], *,
                     **kwargs: Any) -> list[R]:
     """Every record the plugins return from `hook_name`, sorted by key.
 
-    Failing plugins are isolated as in `records_by_plugin`; a duplicate name is an error
-    that names both plugins.
+    Failing plugins are isolated as in `records_by_plugin`. A name two plugins register is
+    kept from the first (the core and built-in plugins before third-party ones, then name
+    order: a plugin someone installed can never replace a built-in tool or approval
+    category); the other plugin keeps everything else it registered and the clash is shown
+    on its `plugins` row, so no command fails over it.
     """
-    by_key: dict[str, R] = {}
-    for plugin_name, records in records_by_plugin(host, hook_name, record_type, **kwargs):
+    by_key: dict[str, tuple[str, R]] = {}
+    found = records_by_plugin(host, hook_name, record_type, **kwargs)
+    for plugin_name, records in sorted(found, key=lambda pair: built_in_first(host, pair[0])):
         for record in records:
             name = key(record)
             if name in by_key:
-                other = getattr(by_key[name], "plugin", "?")
-                raise DuplicateRegistrationError(
-                    f"{record_type.__name__} {name!r} is registered by both plugin {other!r} and "
-                    f"plugin {plugin_name!r}; disable one of them in plugins.disabled")
-            by_key[name] = record
-    return [by_key[k] for k in sorted(by_key)]
+                report_conflict(host, plugin_name, f"{record_type.__name__} {name!r} is also registered by plugin "
+                                f"{by_key[name][0]!r}, whose one is used")
+                continue
+            by_key[name] = (plugin_name, record)
+    return [by_key[k][1] for k in sorted(by_key)]
+
+
+def built_in_first(host: PluginHost, plugin_name: str) -> tuple[bool, str]:
+    """Sort key: the core and built-in plugins before third-party ones, then by name."""
+    return (not _built_in(host, plugin_name), plugin_name)
+
+
+def _built_in(host: PluginHost, plugin_name: str) -> bool:
+    report = host.reports.get(plugin_name)
+    return report is None or report.essential or report.distribution == BUILT_IN_DISTRIBUTION
+
+
+def report_conflict(host: PluginHost, plugin_name: str, what: str) -> None:
+    """Record on `plugin_name`'s `plugins` row that one of its names was left out (said once
+    on stderr per process and clash)."""
+    report = host.reports.get(plugin_name)
+    if report is None or what in report.conflicts:
+        return
+    report.conflicts.append(what)
+    print(f"atomic-agent: plugin {plugin_name!r}: {what}; its own is left out", file=sys.stderr)
 
 
 def report_failure(host: PluginHost, plugin_name: str, where: str, exc: BaseException, outcome: str) -> None:
@@ -105,7 +127,7 @@ def call_each_plugin(host: PluginHost, hook_name: str, **kwargs: Any) -> list[Pl
 
 
 def call_each(host: PluginHost, hook_name: str, *, undo: Callable[[], Callable[[], None]] | None = None,
-              **kwargs: Any) -> list[tuple[str, Awaitable[Any]]]:
+              after: Callable[[str], None] | None = None, **kwargs: Any) -> list[tuple[str, Awaitable[Any]]]:
     """Call a hook on every plugin in name order; one failure never stops the rest, and the
     failing plugin is reported (stderr and its `plugins` row).
 
@@ -113,7 +135,8 @@ def call_each(host: PluginHost, hook_name: str, *, undo: Callable[[], Callable[[
     plugin's partial effect should it raise (e.g. the commands it added before failing).
     An implementation may return an awaitable (work that needs the event loop: connecting
     to servers, closing them); those come back as (plugin, awaitable) pairs for the caller
-    to await with `await_lifecycle`."""
+    to await with `await_lifecycle`. `after`, when given, is called with each plugin's name
+    once its implementation returned."""
     caller = getattr(host.pm.hook, hook_name)
     pending: list[tuple[str, Awaitable[Any]]] = []
     for impl in sorted(caller.get_hookimpls(), key=lambda i: i.plugin_name):
@@ -125,6 +148,8 @@ def call_each(host: PluginHost, hook_name: str, *, undo: Callable[[], Callable[[
                 rollback()
             report_failure(host, impl.plugin_name, hook_name, exc, "was skipped there")
             continue
+        if after is not None:
+            after(impl.plugin_name)
         if inspect.isawaitable(value):
             pending.append((impl.plugin_name, value))
     return pending
@@ -144,20 +169,6 @@ async def await_lifecycle(host: PluginHost, hook_name: str, pending: list[tuple[
     import asyncio
 
     results = await asyncio.gather(*(aw for _, aw in pending), return_exceptions=True)
-    for (plugin, _), result in zip(pending, results):
+    for (plugin, _), result in zip(pending, results, strict=True):
         if isinstance(result, Exception):
             report_failure(host, plugin, hook_name, result, "its work there was lost")
-
-
-def discard_lifecycle(pending: list[tuple[str, Awaitable[Any]]]) -> None:
-    """Drop awaitables nobody will await (a runtime that was never started), without warnings."""
-    if not pending:
-        return
-    import asyncio
-
-    for _, value in pending:
-        close = getattr(value, "close", None)
-        if inspect.iscoroutine(value) and close is not None:
-            close()
-        elif isinstance(value, asyncio.Future):
-            value.cancel()

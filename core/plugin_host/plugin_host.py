@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import os
 import sys
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Union
 
 import attrs
@@ -41,6 +41,8 @@ class PluginReport:
     hooks: list[str] = attrs.field(factory=list)
     error: str | None = None
     essential: bool = False
+    # names this plugin registered that another plugin had first: left out, the rest still works
+    conflicts: list[str] = attrs.field(factory=list)
 
     def to_json(self) -> dict[str, object]:
         return {
@@ -51,6 +53,7 @@ class PluginReport:
             "hooks": self.hooks,
             "error": self.error,
             "essential": self.essential,
+            "conflicts": self.conflicts,
         }
 
 
@@ -193,11 +196,11 @@ def _core_version() -> str:
 
 
 def _trace_hook_calls(host: PluginHost) -> None:
-    def before(hook_name: str, impls: list[Any], kwargs: dict[str, Any]) -> None:
+    def before(hook_name: str, impls: Sequence[Any], kwargs: Mapping[str, Any]) -> None:
         names = ", ".join(impl.plugin_name for impl in impls)
         print(f"atomic-agent: hook {hook_name} -> [{names}]", file=sys.stderr)
 
-    def after(outcome: Any, hook_name: str, impls: list[Any], kwargs: dict[str, Any]) -> None:
+    def after(outcome: Any, hook_name: str, impls: Sequence[Any], kwargs: Mapping[str, Any]) -> None:
         return None
 
     host.pm.add_hookcall_monitoring(before, after)

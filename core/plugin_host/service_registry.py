@@ -1,10 +1,10 @@
-"""The services plugins provide to each other: one owner per name, built lazily, failures
-isolated.
+"""The services plugins provide to each other: one owner per name (or several, for a name
+every provider marks `multiple`), built lazily, failures isolated.
 
-A name two plugins provide is used by neither: asking for it raises an error naming both,
-and both plugins' `atomic-agent plugins` rows say so. A factory that raises is reported
-once and its service stays unavailable (every later ask gets the same error) — the rest of
-the runtime keeps working.
+A single-owner name two plugins provide is used by neither: asking for it raises an error
+naming both, and both plugins' `atomic-agent plugins` rows say so. A factory that raises is
+reported once and its service stays unavailable (every later ask gets the same error) — the
+rest of the runtime keeps working.
 """
 
 from __future__ import annotations
@@ -14,16 +14,24 @@ import sys
 from collections.abc import Iterable
 from typing import Any
 
+from atomic_agent.hook_records import ServiceSpec
 from atomic_agent.plugin_host.collect_registrations import records_by_plugin, report_failure
 from atomic_agent.plugin_host.plugin_host import PluginHost
-from atomic_agent.hook_records import ServiceSpec
 
 CORE_OWNER = "core"
 # what `Runtime.service` answers itself; no plugin may provide these names
 CORE_SERVICES = ("state_dir", "prompt_assets", "approval_gate", "turn_controller", "tool_registry", "sessions")
+# `runtime.service(name)` given no default raises; any default, None included, is returned instead
+NO_DEFAULT: Any = object()
 
 
-class ServiceNotFoundError(KeyError):
+class ServiceUnavailableError(RuntimeError):
+    """The service cannot be had in this runtime: no plugin provides it, two do, or its
+    factory raised. `runtime.service(name, default)` returns the default instead."""
+
+
+# KeyError stays a base so code written against the first service API keeps working
+class ServiceNotFoundError(ServiceUnavailableError, KeyError):
     """No plugin provides the service (or its provider failed to register)."""
 
     def __str__(self) -> str:  # KeyError would repr() the message
@@ -31,11 +39,7 @@ class ServiceNotFoundError(KeyError):
 
 
 class ServiceConflictError(ServiceNotFoundError):
-    """Two or more plugins provide the name, so none of them is used."""
-
-
-class ServiceUnavailableError(RuntimeError):
-    """The provider's factory raised; the service is not available in this runtime."""
+    """Two or more plugins provide a single-owner name, so none of them is used."""
 
 
 class ServiceRegistry:
@@ -50,9 +54,13 @@ class ServiceRegistry:
             for spec in specs:
                 providers.setdefault(spec.name, []).append(spec)
         self._specs: dict[str, ServiceSpec] = {}
+        self._many: dict[str, tuple[ServiceSpec, ...]] = {}  # names every provider marked `multiple`
         self.conflicts: dict[str, tuple[str, ...]] = {}
         for name, specs in sorted(providers.items()):
             owners = tuple(spec.plugin for spec in specs)
+            if all(spec.multiple for spec in specs):
+                self._many[name] = tuple(sorted(specs, key=lambda spec: spec.plugin))
+                continue
             if len(specs) == 1:
                 if owners[0] != CORE_OWNER:
                     self._specs[name] = specs[0]
@@ -62,30 +70,57 @@ class ServiceRegistry:
             for owner in owners:
                 if owner != CORE_OWNER:
                     report_failure(host, owner, "register_services", problem, "neither provider is used")
-        self._built: dict[str, Any] = {}
-        self._failed: dict[str, str] = {}
+        self._built: dict[tuple[str, str], Any] = {}
+        self._failed: dict[tuple[str, str], str] = {}
         self._building: list[str] = []
         self._closed = False
 
     @property
     def names(self) -> list[str]:
-        return sorted(self._specs)
+        return sorted([*self._specs, *self._many])
 
     def provider(self, name: str) -> str:
+        if name in self._many:
+            return ", ".join(spec.plugin for spec in self._many[name])
         return self._specs[name].plugin
 
     def get(self, name: str, runtime: Any) -> Any:
-        if name in self._built:
-            return self._built[name]
+        """The one provider's service. A `multiple` name answers here only while exactly
+        one plugin provides it; `get_all` returns every provider's."""
         if name in self.conflicts:
             raise ServiceConflictError(_conflict_message(name, self.conflicts[name]))
-        spec = self._specs.get(name)
+        many = self._many.get(name)
+        if many is not None and len(many) > 1:
+            raise ServiceConflictError(f"service {name!r} has several providers "
+                                       f"({', '.join(spec.plugin for spec in many)}); ask for all of them "
+                                       "with runtime.services(name)")
+        spec = many[0] if many else self._specs.get(name)
         if spec is None:
             known = ", ".join(self.names) or "none"
             raise ServiceNotFoundError(f"no plugin provides service {name!r} (is its plugin disabled? "
                                        f"services provided: {known})")
-        if name in self._failed:
-            raise ServiceUnavailableError(self._failed[name])
+        return self._build(spec, runtime)
+
+    def get_all(self, name: str, runtime: Any) -> list[Any]:
+        """Every provider's service for `name`, by plugin name; a provider whose factory
+        failed is left out (it was reported). Empty when no plugin provides the name."""
+        if name in self.conflicts:
+            raise ServiceConflictError(_conflict_message(name, self.conflicts[name]))
+        specs = self._many.get(name) or ((self._specs[name],) if name in self._specs else ())
+        built = []
+        for spec in specs:
+            try:
+                built.append(self._build(spec, runtime))
+            except ServiceUnavailableError:
+                continue
+        return built
+
+    def _build(self, spec: ServiceSpec, runtime: Any) -> Any:
+        name, key = spec.name, (spec.name, spec.plugin)
+        if key in self._built:
+            return self._built[key]
+        if key in self._failed:
+            raise ServiceUnavailableError(self._failed[key])
         if self._closed:
             raise ServiceUnavailableError(f"service {name!r} was never built and the runtime is closed")
         if name in self._building:
@@ -95,17 +130,17 @@ class ServiceRegistry:
         try:
             service = spec.factory(runtime)
         except Exception as exc:
-            self._failed[name] = (f"service {name!r} of plugin {spec.plugin!r} could not be built: "
-                                  f"{type(exc).__name__}: {exc}")
+            self._failed[key] = (f"service {name!r} of plugin {spec.plugin!r} could not be built: "
+                                 f"{type(exc).__name__}: {exc}")
             report_failure(self._host, spec.plugin, f"service {name!r}", exc, "the service is unavailable")
-            raise ServiceUnavailableError(self._failed[name]) from exc
+            raise ServiceUnavailableError(self._failed[key]) from exc
         finally:
             self._building.pop()
-        self._built[name] = service
+        self._built[key] = service
         return service
 
     def built(self, name: str) -> bool:
-        return name in self._built
+        return any(built_name == name for built_name, _ in self._built)
 
     async def close(self) -> None:
         """Close what was built, newest first; one failing close never stops the others.
@@ -113,9 +148,10 @@ class ServiceRegistry:
         if self._closed:
             return
         self._closed = True
-        for name in reversed(list(self._built)):
-            service = self._built[name]
-            close = self._specs[name].close
+        specs = {(spec.name, spec.plugin): spec for spec in [*self._specs.values(), *sum(self._many.values(), ())]}
+        for key in reversed(list(self._built)):
+            service, spec = self._built[key], specs[key]
+            name, close = spec.name, spec.close
             if close is None:
                 continue
             try:
@@ -123,7 +159,7 @@ class ServiceRegistry:
                 if inspect.isawaitable(outcome):
                     await outcome
             except Exception as exc:
-                print(f"atomic-agent: closing service {name!r} of plugin {self._specs[name].plugin!r} failed: "
+                print(f"atomic-agent: closing service {name!r} of plugin {spec.plugin!r} failed: "
                       f"{type(exc).__name__}: {exc}", file=sys.stderr)
 
 

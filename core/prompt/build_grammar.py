@@ -27,7 +27,6 @@ from importlib import resources
 
 from atomic_agent.llm.model_profile import ModelProfile
 
-
 # The hard ceiling on tool calls in one step, shared by the grammar and the parser.
 
 # The grammar never allows more; the runtime's agent.maxParallelToolCalls soft cap sits below it.

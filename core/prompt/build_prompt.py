@@ -1,7 +1,8 @@
 """Assemble one step's prompt: the stable prefix, then the tail in mutability order.
 
 Tail order: loaded-tools, memory sections, session-facts, recall sections, world,
-earlier-conversation (the summary a compaction left, if any), conversation, notice, respond.
+earlier-conversation (the summary a compaction left, if any), conversation, notice, respond
+(tail_context.j2 holds all but the last, which is each prompt style's own).
 Tool results older than the latest batch are folded to one line each (older_tool_result.j2).
 Caps come from the agent config; the conversation cap is
 clamped to the room the server's context window leaves.
@@ -17,14 +18,15 @@ from typing import Any
 import attrs
 
 from atomic_agent.config.app_config import AgentConfig
+from atomic_agent.hook_records import PromptSection
 from atomic_agent.llm.model_profile import ModelProfile
+from atomic_agent.prompt.conversation_lines import USER_PREFIX
 from atomic_agent.prompt.conversation_window import ConversationIndex, latest_compaction_text, pack_recent_turns
 from atomic_agent.prompt.describe_tool import describe_full
-from atomic_agent.prompt.conversation_lines import USER_PREFIX
 from atomic_agent.prompt.pack_conversation import TRUNCATED
-from atomic_agent.hook_records import PromptSection
+from atomic_agent.prompt.prompt_style import COACHED, templates_of
 from atomic_agent.sessions.session_state import SessionState
-from atomic_agent.sessions.transcript_entry import COMPACTION, TranscriptEntry
+from atomic_agent.sessions.transcript_entry import COMPACTION, REPLY, TOOL_RESULT, USER, TranscriptEntry
 from atomic_agent.tools.tool_registry import ToolRegistry
 
 NO_WORLD = "no world snapshot available"
@@ -74,6 +76,25 @@ def earlier_summary(entries: Sequence[TranscriptEntry]) -> str:
     return next((e.text for e in reversed(entries) if e.kind == COMPACTION), "")
 
 
+def latest_batch_failed(entries: Sequence[TranscriptEntry]) -> bool:
+    """Whether a call of the batch the model is about to act on failed: the newest tool results,
+    with no user message or reply after them. Older batches are history, not news."""
+    batch: tuple[int, int | None] | None = None
+    failed = False
+    for entry in reversed(entries):
+        if entry.kind in (USER, REPLY):
+            break
+        if entry.kind != TOOL_RESULT:
+            continue
+        key = (entry.turn_index, entry.step)
+        if batch is None:
+            batch = key
+        elif key != batch:
+            break
+        failed = failed or entry.status != "ok"
+    return failed
+
+
 def split_sections(tail: str) -> list[tuple[str, str]]:
     """`### name` sections of a rendered tail, in order (for token accounting)."""
     sections: list[tuple[str, str]] = []
@@ -88,9 +109,10 @@ def build_prompt(*, env: Any, stable_prefix: str, profile: ModelProfile, registr
                  notices: Sequence[str] = (), world: str = NO_WORLD, n_ctx: int | None = None,
                  n_predict: int = 512, today: date | None = None,
                  count: Callable[[str], int] = estimate_tokens,
-                 conversations: ConversationIndex | None = None) -> BuiltPrompt:
+                 conversations: ConversationIndex | None = None, style: str = COACHED) -> BuiltPrompt:
     """One step's prompt. `conversations` is the runtime's index of where each session's turns
-    start (and their rendered lines), so a step reads only the turns that can still fit."""
+    start (and their rendered lines), so a step reads only the turns that can still fit.
+    `style` (coached or full) picks the tail template; the stable prefix must be of the same style."""
     loaded = [describe_full(s) for name in session.loaded_tools if (s := registry.get(name)) is not None]
     loaded = _cap_lines(loaded, agent.loaded_tools_max_tokens, count) if loaded else []
     facts = _cap_lines(list(session.known_facts), agent.token_budget, count) if session.known_facts else []
@@ -109,8 +131,9 @@ def build_prompt(*, env: Any, stable_prefix: str, profile: ModelProfile, registr
         "earlier_summary": latest_compaction_text(index, session.entries),
         "tools": registry.names(),  # the tail may only point at tools that are registered
         "file_kinds": FILE_KINDS,
+        "latest_batch_failed": latest_batch_failed(session.entries),
     }
-    template = env.get_template("variable_tail.j2")
+    template = env.get_template(templates_of(style)[1])
     framed_prefix = profile.frame_stable_prefix(stable_prefix)
     fixed_cost = count(framed_prefix) + count(template.render(**context)) + count(profile.prompt_ending)
     cap = agent.conversation_max_tokens

@@ -1,5 +1,8 @@
 """The stable prefix: persona, rules, skills, tools, capabilities, instructions.
 
+Each prompt style (prompt_style.py) has its own template; the skills, tools and
+capabilities sections are one shared partial (tool_catalog.j2).
+
 It depends only on the registered tools, the skills catalog, the capabilities and the
 templates — never on the conversation — so it is byte-identical on every step of a
 session and llama-server keeps it in the slot's KV cache.
@@ -11,8 +14,9 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from atomic_agent.prompt.describe_tool import descriptor_parts
 from atomic_agent.hook_records import ResourceClass
+from atomic_agent.prompt.describe_tool import descriptor_parts
+from atomic_agent.prompt.prompt_style import COACHED, templates_of
 from atomic_agent.tools.tool_registry import ToolRegistry
 
 
@@ -45,9 +49,11 @@ def stable_prefix_context(registry: ToolRegistry, capabilities: Sequence[tuple[s
 
 
 def build_stable_prefix(env: Any, registry: ToolRegistry, capabilities: Sequence[tuple[str, str]],
-                        skills: Sequence[str] = (), max_calls: int = 8) -> str:
-    template = env.get_template("stable_prefix.j2")
-    return template.render(**stable_prefix_context(registry, capabilities, skills, max_calls))
+                        skills: Sequence[str] = (), max_calls: int = 8, style: str = COACHED) -> str:
+    """The stable prefix in prompt style `style` (a resolved style: coached or full)."""
+    template = env.get_template(templates_of(style)[0])
+    text: str = template.render(**stable_prefix_context(registry, capabilities, skills, max_calls))
+    return text
 
 
 def default_capabilities(working_dir: Path) -> list[tuple[str, str]]:

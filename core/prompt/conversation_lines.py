@@ -18,8 +18,7 @@ import json
 from collections.abc import Callable, Sequence
 
 from atomic_agent.prompt.trim_batch_summaries import trim_batch_summaries
-from atomic_agent.sessions.transcript_entry import (FAILURE_NOTE, REPLY, TOOL_CALL, TOOL_RESULT, USER,
-                                                    TranscriptEntry)
+from atomic_agent.sessions.transcript_entry import FAILURE_NOTE, REPLY, TOOL_CALL, TOOL_RESULT, USER, TranscriptEntry
 
 ARGS_PREVIEW_CHARS = 300
 USER_PREFIX = "user: "  # what starts a user message's line
@@ -77,7 +76,7 @@ def _trimmed_texts(entries: Sequence[TranscriptEntry], cap: int) -> dict[int, st
     out: dict[int, str] = {}
     for rows in batches.values():
         rows.sort(key=lambda e: e.batch_index or 0)
-        for row, text in zip(rows, trim_batch_summaries([r.text for r in rows], cap)):
+        for row, text in zip(rows, trim_batch_summaries([r.text for r in rows], cap), strict=True):
             if text != row.text:
                 out[id(row)] = text
     return out

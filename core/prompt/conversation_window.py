@@ -25,8 +25,15 @@ import attrs
 
 from atomic_agent.prompt.conversation_lines import NO_CAP, Batch, Fold, lines_by_turn
 from atomic_agent.prompt.pack_conversation import Older, pack_conversation, turn_cost
-from atomic_agent.sessions.transcript_entry import COMPACTION, FAILURE_NOTE, REPLY, TOOL_CALL, TOOL_RESULT, USER, \
-    TranscriptEntry
+from atomic_agent.sessions.transcript_entry import (
+    COMPACTION,
+    FAILURE_NOTE,
+    REPLY,
+    TOOL_CALL,
+    TOOL_RESULT,
+    USER,
+    TranscriptEntry,
+)
 
 LINE_KINDS = frozenset((USER, TOOL_CALL, TOOL_RESULT, REPLY, FAILURE_NOTE))  # rows that render as a line
 INDEXED_SESSIONS = 16  # sessions whose turn index is kept between steps (least recently used dropped)

@@ -24,6 +24,9 @@ class Older:
     last: int = -1
 
 
+NO_OLDER = Older()
+
+
 def _clip(line: str, tokens_allowed: int, count: Callable[[str], int]) -> str:
     if count(line) <= tokens_allowed:
         return line
@@ -36,7 +39,7 @@ def turn_cost(lines: Sequence[str], count: Callable[[str], int]) -> int:
 
 
 def pack_conversation(turns: Sequence[tuple[int, list[str]]], cap_tokens: int,
-                      count: Callable[[str], int], before: Older = Older(),
+                      count: Callable[[str], int], before: Older = NO_OLDER,
                       costs: Sequence[int] | None = None) -> tuple[list[str], int]:
     """(lines, number of dropped turns) whose estimated size stays within `cap_tokens`.
     `before` counts older turns left out of `turns`; they are dropped with the others.

@@ -17,7 +17,8 @@ state dir like Python's own bytecode: a new state dir starts without compiling t
 templates again. Jinja keys each one by its file's path and checks its source's checksum, so
 an edited or overriding template is compiled afresh; the folder's name carries the Jinja
 version and this environment's options, which the compiled code depends on and Jinja's key
-does not cover.
+does not cover. Each entry is signed with a per-user key and loaded only when the signature
+verifies (`signed_bytecode_cache`): a compiled template planted in the cache never runs.
 """
 
 from __future__ import annotations
@@ -25,7 +26,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from importlib import resources
 from pathlib import Path
-from typing import Any
+from typing import Any, TypedDict
 
 TEMPLATES = "templates"
 GRAMMARS = "grammars"
@@ -36,7 +37,7 @@ CORE_GRAMMARS_PACKAGE = "atomic_agent.grammars"
 def plugin_asset_dirs(host: Any, folder: str) -> list[Path]:
     """Each plugin's `folder` (templates or grammars) beside its package, in plugin name order."""
     found = []
-    for name, plugin in sorted(host.pm.list_name_plugin(), key=lambda pair: str(pair[0])):
+    for _name, plugin in sorted(host.pm.list_name_plugin(), key=lambda pair: str(pair[0])):
         source = getattr(plugin, "__file__", None)
         if not source or Path(source).name != "__init__.py":
             continue
@@ -51,7 +52,15 @@ def core_templates_dir() -> Path:
 
 
 # how every prompt template is parsed and rendered (the compiled code depends on these)
-ENV_OPTIONS = {"keep_trailing_newline": True, "trim_blocks": True, "lstrip_blocks": True, "autoescape": False}
+class EnvOptions(TypedDict):
+    keep_trailing_newline: bool
+    trim_blocks: bool
+    lstrip_blocks: bool
+    autoescape: bool
+
+
+ENV_OPTIONS: EnvOptions = {"keep_trailing_newline": True, "trim_blocks": True, "lstrip_blocks": True,
+                           "autoescape": False}
 
 
 def make_prompt_env(override_dirs: Sequence[Path] = (), plugin_dirs: Sequence[Path] = (),
@@ -69,7 +78,7 @@ def make_prompt_env(override_dirs: Sequence[Path] = (), plugin_dirs: Sequence[Pa
     env = jinja2.Environment(
         loader=jinja2.ChoiceLoader(loaders),
         undefined=jinja2.StrictUndefined,
-        bytecode_cache=_bytecode_cache(template_cache_dir(cache_dir)) if cache_dir is not None else None,
+        bytecode_cache=_bytecode_cache(cache_dir) if cache_dir is not None else None,
         **ENV_OPTIONS,
     )
     env.filters["first_clause"] = first_clause
@@ -86,24 +95,18 @@ def template_cache_dir(cache_dir: Path) -> Path:
     return cache_dir / TEMPLATE_BYTECODE / f"jinja-{jinja2.__version__}-{options.hexdigest()[:12]}"
 
 
-def _bytecode_cache(folder: Path) -> Any:
-    import jinja2
+def _bytecode_cache(cache_dir: Path) -> Any:
+    """The signed cache of compiled templates (`signed_bytecode_cache`), or None when the
+    cache or its key cannot be used: that only costs the compile."""
+    from atomic_agent.prompt.signed_bytecode_cache import signed_bytecode_cache, template_key
 
-    class BestEffortBytecodeCache(jinja2.FileSystemBytecodeCache):
-        """A cache that can never fail a render: a read-only or full cache dir only costs
-        the compile (Jinja itself raises when it cannot write the cache file)."""
-
-        def dump_bytecode(self, bucket: Any) -> None:
-            try:
-                super().dump_bytecode(bucket)
-            except OSError:
-                pass
-
+    folder = template_cache_dir(cache_dir)
     try:
         folder.mkdir(mode=0o700, parents=True, exist_ok=True)
     except OSError:
         return None
-    return BestEffortBytecodeCache(str(folder))
+    key = template_key(cache_dir)
+    return signed_bytecode_cache(folder, key) if key is not None else None
 
 
 class PromptAssets:

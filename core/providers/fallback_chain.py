@@ -18,9 +18,13 @@ import attrs
 
 from atomic_agent.llm.provider_protocol import ProviderError
 from atomic_agent.providers.llm_config import FallbackConfig
-from atomic_agent.reliability.failure_taxonomy import classify_failure, is_cancellation
-from atomic_agent.reliability.failure_taxonomy import LlmFailure, TransportError, TurnCancelledError
-
+from atomic_agent.reliability.failure_taxonomy import (
+    LlmFailure,
+    TransportError,
+    TurnCancelledError,
+    classify_failure,
+    is_cancellation,
+)
 
 # The provider_switched notice: one per state transition of a partition, never on sticky turns.
 
@@ -188,16 +192,6 @@ def resolve_fallback_chain(fallback: FallbackConfig, configured: Sequence[str], 
             links.append(pid)
     if fallback.append_local and local_id is not None and local_id not in links:
         links.append(local_id)
-    return tuple(links)
-
-
-def declared_links(effective: Sequence[str], fallback: FallbackConfig, local_id: str | None) -> tuple[str, ...]:
-    """What `llm.fallback.chain` should store for an effective chain: the synthesised local
-    tail is left out, so writing the chain back never doubles it."""
-    links = list(effective)
-    if fallback.append_local and local_id is not None and links and links[-1] == local_id \
-            and local_id not in fallback.chain:
-        links.pop()
     return tuple(links)
 
 

@@ -15,15 +15,27 @@ from typing import Any
 import attrs
 
 from atomic_agent.llm.model_profile import ModelProfile
-from atomic_agent.llm.provider_protocol import Completion, CompletionRequest
-from atomic_agent.llm.provider_protocol import DeltaCallback, ProviderError, ProviderUnavailableError
 from atomic_agent.llm.model_text import repair_completion, repair_text
-from atomic_agent.providers.fallback_chain import (LiveFlag, ProviderFallbackChain, SwitchNotice, monotonic_ms,
-                                                   resolve_fallback_chain, run_with_fallback)
+from atomic_agent.llm.provider_protocol import (
+    Completion,
+    CompletionRequest,
+    DeltaCallback,
+    ProviderError,
+    ProviderUnavailableError,
+    TextProvider,
+    slot_affinity,
+)
+from atomic_agent.providers.fallback_chain import (
+    LiveFlag,
+    ProviderFallbackChain,
+    SwitchNotice,
+    monotonic_ms,
+    resolve_fallback_chain,
+    run_with_fallback,
+)
 from atomic_agent.providers.llm_config import TRANSPORT_GRAMMAR
 from atomic_agent.providers.provider_registry import ProviderRegistry
 from atomic_agent.reliability.failure_taxonomy import model_error_for
-
 
 # Per-link request shape: the request built for the primary, fitted to the link that serves.
 #
@@ -82,9 +94,9 @@ class RequestShaper:
         if not asks_for_calls:
             return request  # free text keeps its slot choice (-1: never evict the session's cache)
         request = attrs.evolve(request, grammar=self._grammar(profile))
-        slot_for = getattr(provider, "slot_for", None)
-        if not primary and session_id is not None and request.slot_id < 0 and callable(slot_for):
-            request = attrs.evolve(request, slot_id=int(slot_for(session_id)))
+        slots = slot_affinity(provider)
+        if not primary and session_id is not None and request.slot_id < 0 and slots is not None:
+            request = attrs.evolve(request, slot_id=int(slots.slot_for(session_id)))
         return request
 
 
@@ -172,29 +184,26 @@ class FallbackTextProvider:
         return str(self.primary.model)
 
     @property
-    def reflection_slot(self) -> Callable[[], int]:
-        """The primary's picker of the slot background calls ride (servers with slots only)."""
-        return self.primary.reflection_slot  # type: ignore[no-any-return]
+    def wrapped_provider(self) -> object:
+        """Slots and token counts are the primary's (`slot_affinity`, `token_counter`)."""
+        return self.primary
 
     @property
     def refresh(self) -> Callable[[], Awaitable[object]]:
         """Re-read the primary's server facts (a server that restarts can change them)."""
         return self.primary.refresh  # type: ignore[no-any-return]
 
+    @property
+    def _primary_text(self) -> TextProvider:
+        """The primary through the TextProvider protocol (its methods, typed)."""
+        provider: TextProvider = self.primary
+        return provider
+
     async def context_window(self) -> int | None:
-        return await self.primary.context_window()
-
-    def slot_for(self, session_id: str) -> int:
-        return self.primary.slot_for(session_id)
-
-    async def total_slots(self) -> int:
-        return await self.primary.total_slots()
-
-    async def count_tokens(self, text: str) -> int | None:
-        return await self.primary.count_tokens(text)
+        return await self._primary_text.context_window()
 
     async def describe(self) -> dict[str, object]:
-        return await self.primary.describe()
+        return await self._primary_text.describe()
 
     def unavailable_hint(self) -> str:
         pid = self._last_unavailable or self.registry.active_id
@@ -285,14 +294,9 @@ class SessionProvider:
     async def context_window(self) -> int | None:
         return await self._seam.context_window()
 
-    def slot_for(self, session_id: str) -> int:
-        return self._seam.slot_for(session_id)
-
-    async def total_slots(self) -> int:
-        return await self._seam.total_slots()
-
-    async def count_tokens(self, text: str) -> int | None:
-        return await self._seam.count_tokens(text)
+    @property
+    def wrapped_provider(self) -> object:
+        return self._seam
 
     async def describe(self) -> dict[str, object]:
         return await self._seam.describe()

@@ -7,6 +7,7 @@ what every entry shares (`id`, `kind`) and every cross-reference between ids.
 
 from __future__ import annotations
 
+import itertools
 import re
 from collections.abc import Mapping
 from pathlib import Path
@@ -20,7 +21,6 @@ from atomic_agent.config.config_errors import ConfigError
 from atomic_agent.config.config_fields import int_field, value_field
 from atomic_agent.config.migrate_config import CONFIG_VERSION
 from atomic_agent.hook_records import ConfigBlock
-
 
 # The effective `llm` block of a loaded config, registered as a block or not.
 #
@@ -52,7 +52,8 @@ def read_llm_config(config: AppConfig) -> LlmConfig:
 
 
 def unstructure_llm_block(llm: LlmConfig) -> dict[str, Any]:
-    return strict_converter.unstructure(llm)
+    block: dict[str, Any] = strict_converter.unstructure(llm)
+    return block
 
 
 TRANSPORT_AUTO = "auto"
@@ -64,14 +65,14 @@ _ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._@:-]{0,99}$")
 _DAY_MS = 86_400_000
 
 
-def _check_ladder(_inst: object, _attr: attrs.Attribute, value: tuple[int, ...]) -> None:
+def _check_ladder(_inst: object, _attr: attrs.Attribute[tuple[int, ...]], value: tuple[int, ...]) -> None:
     if not value:
         raise ValueError("fallback.cooldownMs must be a non-empty list of milliseconds, e.g. [30000, 60000, 300000]")
     for step in value:
         if isinstance(step, bool) or not isinstance(step, int) or not 0 <= step <= 7 * _DAY_MS:
             raise ValueError(f"fallback.cooldownMs must be whole milliseconds in 0..{7 * _DAY_MS}; got {step!r}")
     # "escalating" has to stay true: a later step may never be shorter than an earlier one
-    for earlier, later in zip(value, value[1:]):
+    for earlier, later in itertools.pairwise(value):
         if later < earlier:
             raise ValueError(f"fallback.cooldownMs must be non-decreasing (each step at least the one before); "
                              f"{later} follows {earlier} in {list(value)}")
@@ -96,7 +97,7 @@ class FallbackConfig:
     failure_window_ms: int = int_field(_DAY_MS, 1000, 365 * _DAY_MS)
 
 
-def _check_entries(_inst: object, _attr: attrs.Attribute, value: tuple[dict[str, Any], ...]) -> None:
+def _check_entries(_inst: object, _attr: attrs.Attribute[Any], value: tuple[dict[str, Any], ...]) -> None:
     seen: set[str] = set()
     for index, entry in enumerate(value):
         if not isinstance(entry, dict):

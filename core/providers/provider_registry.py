@@ -12,9 +12,7 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from atomic_agent.hook_records import ProviderKind
-from atomic_agent.plugin_host.collect_registrations import collect_records
-from atomic_agent.providers.llm_config import TOOL_TRANSPORTS, TRANSPORT_AUTO, LlmConfig, read_llm_config
-
+from atomic_agent.providers.llm_config import TOOL_TRANSPORTS, TRANSPORT_AUTO, LlmConfig
 
 # Which tool-call transport a provider entry uses: `grammar` (GBNF) or `native_tools`.
 #
@@ -165,13 +163,3 @@ class ProviderRegistry:
         built, self._built = list(self._built.values()), {}
         for provider in built:
             await provider.close()
-
-
-def provider_kinds(host: Any) -> dict[str, ProviderKind]:
-    """Every provider kind the plugins on `host` register, by name."""
-    return {k.name: k for k in collect_records(host, "register_providers", ProviderKind)}
-
-
-def build_provider_registry(host: Any, runtime: Any) -> ProviderRegistry:
-    """The registry of the plugins' kinds and the `llm` entries of `runtime.config`."""
-    return ProviderRegistry(provider_kinds(host), read_llm_config(runtime.config), runtime)

@@ -23,7 +23,6 @@ from typing import Literal
 from atomic_agent.llm.provider_protocol import Completion, ProviderError
 from atomic_agent.sessions.store_errors import SessionStoreError, SessionStoreFullError, SessionStoreLockedError
 
-
 # Errors of the environment (the state directory), told apart and explained in one sentence.
 #
 # A command that meets a damaged database, a read-only directory or a full disk must say
@@ -386,7 +385,3 @@ def error_code(category: str) -> str:
     """The sidecar's `error.code` for a failure: `step_error:<category>`."""
     return f"step_error:{_check_category(category)}"
 
-
-def openai_error_type(category: str) -> str:
-    """The OpenAI-compatible `error.type` for a failure: `agent.<category>`."""
-    return f"agent.{_check_category(category)}"

@@ -6,8 +6,8 @@ the services they use are closed), and a failure stays with the channel or tick 
 Channels (`register_channels`): built and started in name order, stopped newest first; one
 whose factory, `start` or `stop` raises is reported and the others keep running.
 
-Ticks (`register_ticks`), the runtime's one place for timers besides the consolidation
-tick: each has its own loop — wait `interval_s`, then await `run()`. A tick is never entered
+Ticks (`register_ticks`, and the memory phases' consolidation as `memory.consolidate`), the
+runtime's one place for timers: each has its own loop — wait `interval_s`, then await `run()`. A tick is never entered
 again while it runs (`run_once` from a command or test waits for the one in progress), an
 error is counted in `errors[name]`, reported on stderr and swallowed so the timer keeps
 ticking, and `stop()` cancels every loop (and a tick in progress).

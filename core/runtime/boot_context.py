@@ -9,12 +9,13 @@ from pathlib import Path
 import attrs
 
 from atomic_agent.config.app_config import AppConfig
-from atomic_agent.config.config_file import config_path, load_config, read_raw_config
+from atomic_agent.config.config_file import load_config
 from atomic_agent.config.dotenv_file import load_dotenv
+from atomic_agent.config.raw_config import config_path, read_raw_config
 from atomic_agent.config.state_dir import ensure_state_dir, resolve_state_dir
+from atomic_agent.hook_records import ConfigBlock
 from atomic_agent.plugin_host.collect_registrations import collect_records
 from atomic_agent.plugin_host.plugin_host import PluginHost, build_plugin_host
-from atomic_agent.hook_records import ConfigBlock
 
 DOTENV_FILE = ".env"
 

@@ -1,12 +1,12 @@
 """The registered memory phases, run by the runtime: around every turn (sections for the
 prompt, `before_turn`, `after_turn` in the background) and on the consolidation tick.
 
-A phase that raises is reported on stderr and skipped; it never fails a turn. The
-consolidation tick calls every phase's `consolidate()` (the cold path) every
-`agent.consolidationIntervalS` seconds while the runtime runs. One tick at a time: a tick
-(timer or `run_once`) waits for the one in progress to end. Phases run in (order, name)
-order; one that raises is reported and the next still runs, and the timer keeps ticking.
-Closing the runtime cancels a tick in progress.
+A phase that raises is reported on stderr and skipped; it never fails a turn.
+`consolidate()` calls every phase's `consolidate()` (the cold path) in (order, name) order;
+one that raises is reported and the next still runs. The runtime runs it as the tick
+`memory.consolidate` among the plugins' ticks (one timer engine, `background_work.PluginTicks`)
+every `agent.consolidationIntervalS` seconds; one consolidation at a time, whether the timer
+or `Runtime.consolidate_now` asked.
 """
 
 from __future__ import annotations
@@ -16,15 +16,15 @@ import sys
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
+from atomic_agent.hook_records import MemoryPhase, PromptSection, TurnDigest, TurnStart, exchange_pairs, fit_sections
 from atomic_agent.prompt.build_prompt import estimate_tokens
-from atomic_agent.hook_records import (MemoryPhase, PromptSection, TurnDigest, TurnStart, exchange_pairs,
-                                        fit_sections)
 
 if TYPE_CHECKING:
     from atomic_agent.agent.agent_loop import TurnResult
     from atomic_agent.sessions.session_state import SessionState
 
 OK = "ok"
+CONSOLIDATION_TICK = "memory.consolidate"
 
 
 class MemoryPhases:
@@ -33,6 +33,32 @@ class MemoryPhases:
     def __init__(self, phases: Sequence[MemoryPhase]) -> None:
         self.phases = sorted(phases, key=lambda p: (p.order, p.name))
         self._background: set[asyncio.Task[Any]] = set()
+        self._consolidating: asyncio.Lock | None = None
+        self.consolidations = 0
+
+    @property
+    def consolidate_any(self) -> bool:
+        """Some phase has a cold path (otherwise there is no consolidation tick)."""
+        return any(phase.consolidate is not None for phase in self.phases)
+
+    async def consolidate(self) -> dict[str, str]:
+        """One consolidation now, after the one in progress; each phase's outcome ("ok" or the error)."""
+        if self._consolidating is None:
+            self._consolidating = asyncio.Lock()
+        async with self._consolidating:
+            outcomes: dict[str, str] = {}
+            for phase in self.phases:
+                if phase.consolidate is None:
+                    continue
+                try:
+                    await phase.consolidate()
+                    outcomes[phase.name] = OK
+                except Exception as exc:
+                    outcomes[phase.name] = f"{type(exc).__name__}: {exc}"
+                    print(f"atomic-agent: memory phase {phase.name!r} consolidate failed: {outcomes[phase.name]}",
+                          file=sys.stderr)
+            self.consolidations += 1
+            return outcomes
 
     def sections(self, session_id: str, user_text: str) -> list[PromptSection]:
         sections: list[PromptSection] = []
@@ -83,50 +109,3 @@ class MemoryPhases:
         """Wait for the `after_turn` work still running (at close)."""
         if self._background:
             await asyncio.gather(*self._background, return_exceptions=True)
-
-
-class ConsolidationTick:
-    def __init__(self, phases: Sequence[MemoryPhase], interval_s: float) -> None:
-        self._phases = [phase for phase in phases if phase.consolidate is not None]
-        self.interval_s = interval_s
-        self._lock: asyncio.Lock | None = None
-        self._task: asyncio.Task[Any] | None = None
-        self.ticks = 0
-
-    @property
-    def active(self) -> bool:
-        return self._task is not None and not self._task.done()
-
-    async def run_once(self) -> dict[str, str]:
-        """One tick now; each phase's outcome ("ok" or the error)."""
-        if self._lock is None:
-            self._lock = asyncio.Lock()
-        async with self._lock:
-            outcomes: dict[str, str] = {}
-            for phase in self._phases:
-                assert phase.consolidate is not None
-                try:
-                    await phase.consolidate()
-                    outcomes[phase.name] = OK
-                except Exception as exc:
-                    outcomes[phase.name] = f"{type(exc).__name__}: {exc}"
-                    print(f"atomic-agent: memory phase {phase.name!r} consolidate failed: {outcomes[phase.name]}",
-                          file=sys.stderr)
-            self.ticks += 1
-            return outcomes
-
-    def start(self) -> None:
-        """Start the timer (nothing to do with interval 0 or no phase that consolidates)."""
-        if self.interval_s > 0 and self._phases and not self.active:
-            self._task = asyncio.ensure_future(self._every_interval())
-
-    async def _every_interval(self) -> None:
-        while True:
-            await asyncio.sleep(self.interval_s)
-            await self.run_once()
-
-    async def stop(self) -> None:
-        task, self._task = self._task, None
-        if task is not None:
-            task.cancel()
-            await asyncio.gather(task, return_exceptions=True)

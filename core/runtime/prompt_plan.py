@@ -11,14 +11,15 @@ from typing import Any
 import attrs
 
 from atomic_agent.config.app_config import AppConfig
-from atomic_agent.prompt.build_grammar import build_tool_call_grammar
 from atomic_agent.llm.model_profile import ModelProfile, detect_profile, profile_named
+from atomic_agent.llm.provider_protocol import token_counter
+from atomic_agent.prompt.build_grammar import build_tool_call_grammar
 from atomic_agent.prompt.build_prompt import build_prompt, estimate_tokens
 from atomic_agent.prompt.build_stable_prefix import build_stable_prefix, default_capabilities
+from atomic_agent.prompt.prompt_style import COACHED, COACHED_STYLE, PromptStyle, resolve_prompt_style
 from atomic_agent.sessions.session_state import SessionState
 from atomic_agent.sessions.transcript_entry import TURN_STARTED, USER, TranscriptEntry
 from atomic_agent.tools.tool_registry import ToolRegistry
-
 
 # `prompt show`: the exact prompt the next step would send, section by section.
 #
@@ -29,11 +30,13 @@ from atomic_agent.tools.tool_registry import ToolRegistry
 #
 # The tools, templates, capabilities and config are today's; the model profile and framing
 # are the ones the trace recorded, so a drift means the upper prompt changed, not that the
-# server is down.
+# server is down. The prompt style is the recorded one too (coached for traces from before
+# styles existed, which is the only prompt they could have had).
 
-def recorded_profile(state_dir: Path, session_id: str) -> ModelProfile:
+def recorded_prompt(state_dir: Path, session_id: str) -> tuple[ModelProfile, str]:
+    """(model profile, prompt style) of the session's last captured prompt."""
     path = state_dir / "traces" / f"{session_id}.ndjson"
-    name, framing = "plain", "text"
+    name, framing, style = "plain", "text", COACHED
     if path.exists():
         for line in path.read_text(encoding="utf-8", errors="replace").splitlines():
             try:
@@ -42,7 +45,12 @@ def recorded_profile(state_dir: Path, session_id: str) -> ModelProfile:
                 continue
             if event.get("type") == "prompt_captured" and event.get("profile"):
                 name, framing = event["profile"], event.get("framing", "text")
-    return profile_named(name, chatml=framing == "chatml")
+                style = event.get("promptStyle") or COACHED
+    return profile_named(name, chatml=framing == "chatml"), str(style)
+
+
+def recorded_profile(state_dir: Path, session_id: str) -> ModelProfile:
+    return recorded_prompt(state_dir, session_id)[0]
 
 
 def rebuild_stable_prefix(state_dir: Path, session_id: str) -> str:
@@ -51,15 +59,16 @@ def rebuild_stable_prefix(state_dir: Path, session_id: str) -> str:
     from atomic_agent.runtime.runtime import Runtime
 
     runtime = Runtime(boot(state_dir))
+    profile, style = recorded_prompt(state_dir, session_id)
     try:
         session = runtime.sessions.load(session_id)
         prefix = build_stable_prefix(runtime.prompt_assets.env(), runtime.registry,
                                      default_capabilities(session.working_dir),
-                                     max_calls=runtime.config.agent.max_parallel_tool_calls)
+                                     max_calls=runtime.config.agent.max_parallel_tool_calls, style=style)
     finally:
         if runtime._sessions is not None:
             runtime._sessions.close()
-    return recorded_profile(state_dir, session_id).frame_stable_prefix(prefix)
+    return profile.frame_stable_prefix(prefix)
 
 
 @attrs.frozen
@@ -70,6 +79,7 @@ class PromptPreview:
     estimated: bool
     profile: str
     server_note: str
+    style: PromptStyle = COACHED_STYLE
 
 
 async def _plan(runtime: Any) -> tuple[PromptPlan, str]:
@@ -79,9 +89,10 @@ async def _plan(runtime: Any) -> tuple[PromptPlan, str]:
         profile = detect_profile(None, None, runtime.environ.get(PROFILE_ENV))
         max_calls = runtime.config.agent.max_parallel_tool_calls
         grammar = grammar_for(runtime.registry, profile, max_calls)
+        style = resolve_prompt_style(runtime.config.prompt.style, {"reachable": False})
         plan = PromptPlan(profile=profile, grammar=grammar,
                           n_ctx=None, n_predict=512, env=runtime.prompt_assets.env(),
-                          registry=runtime.registry, max_calls=max_calls)
+                          registry=runtime.registry, max_calls=max_calls, style=style)
         return plan, f"server unreachable ({type(exc).__name__}: {exc}); profile and token counts are guesses"
 
 
@@ -100,7 +111,7 @@ async def preview_prompt(runtime: Any, session_id: str | None = None, message: s
     built = build_prompt(env=plan.env, stable_prefix=prefix, profile=plan.profile, registry=runtime.registry,
                          session=session, agent=runtime.config.agent,
                          memory_sections=runtime.memory_sections(session.id, message or ""), n_ctx=plan.n_ctx,
-                         n_predict=plan.n_predict)
+                         n_predict=plan.n_predict, style=plan.style.name)
     estimated = bool(note)
     sections = []
     for name, text in built.sections:
@@ -108,12 +119,16 @@ async def preview_prompt(runtime: Any, session_id: str | None = None, message: s
         if tokens is None:
             estimated, tokens = True, estimate_tokens(text)
         sections.append((name, text, tokens))
-    return PromptPreview(built.text, tuple(sections), plan.grammar, estimated, plan.profile.name, note)
+    return PromptPreview(built.text, tuple(sections), plan.grammar, estimated, plan.profile.name, note, plan.style)
 
 
 async def _count(runtime: Any, text: str) -> int | None:
+    counter = token_counter(runtime.provider)
+    if counter is None:
+        return None
     try:
-        return await runtime.provider.count_tokens(text)
+        tokens: int | None = await counter.count_tokens(text)
+        return tokens
     except Exception:
         return None
 
@@ -134,13 +149,14 @@ class PromptPlan:
     temperature: float = 0.2
     seed: int | None = None
     tools_generation: int = 0  # the registry generation the grammar and prefixes were built from
+    style: PromptStyle = COACHED_STYLE  # resolved from prompt.style and the model's facts
     _prefixes: dict[Path, str] = attrs.field(factory=dict)
 
     def stable_prefix_for(self, working_dir: Path) -> str:
         """Byte-identical for every call with the same working dir (cached)."""
         if working_dir not in self._prefixes:
             self._prefixes[working_dir] = build_stable_prefix(self.env, self.registry, default_capabilities(working_dir),
-                                                              max_calls=self.max_calls)
+                                                              max_calls=self.max_calls, style=self.style.name)
         return self._prefixes[working_dir]
 
 
@@ -177,4 +193,5 @@ async def plan_prompt(provider: Any, registry: ToolRegistry, config: AppConfig, 
     return PromptPlan(profile=profile, grammar=grammar, n_ctx=n_ctx, n_predict=int(getattr(provider, "max_tokens", 512)),
                       env=env, registry=registry, max_calls=max_calls,
                       temperature=float(getattr(provider, "temperature", 0.2)), tools_generation=registry.generation,
-                      seed=int(seed) if seed and seed.lstrip("-").isdigit() else None)
+                      seed=int(seed) if seed and seed.lstrip("-").isdigit() else None,
+                      style=resolve_prompt_style(config.prompt.style, facts))

@@ -18,35 +18,49 @@ from atomic_agent.agent import agent_events as ev
 from atomic_agent.agent.agent_loop import TurnResult
 from atomic_agent.approval.approval_gate import ApprovalAuditLog, ApprovalGate, AskHost, audit_path
 from atomic_agent.config.app_config import AppConfig
-from atomic_agent.llm.model_profile import PLAIN_TEXT_PROFILE, ModelProfile
-from atomic_agent.plugin_host.collect_registrations import (await_lifecycle, call_lifecycle, collect_records,
-                                                            discard_lifecycle)
-from atomic_agent.plugin_host.plugin_host import PluginHost
-from atomic_agent.providers.fallback_provider import FallbackTextProvider, RequestShaper
-from atomic_agent.providers.provider_registry import ProviderRegistry, build_provider_registry
-from atomic_agent.plugin_host.service_registry import ServiceRegistry
 from atomic_agent.config.state_dir import resolve_cache_dir
+from atomic_agent.hook_records import (
+    ApprovalCategory,
+    ChannelSpec,
+    ConfigBlock,
+    MemoryPhase,
+    PromptSection,
+    ProviderKind,
+    TickSpec,
+    ToolSpec,
+)
+from atomic_agent.llm.model_profile import PLAIN_TEXT_PROFILE, ModelProfile
+from atomic_agent.plugin_host.collect_registrations import await_lifecycle, call_lifecycle, collect_records
+from atomic_agent.plugin_host.plugin_host import PluginHost
+from atomic_agent.plugin_host.service_registry import NO_DEFAULT, ServiceRegistry, ServiceUnavailableError
 from atomic_agent.prompt.prompt_assets import PromptAssets
-from atomic_agent.hook_records import ApprovalCategory, ChannelSpec, ConfigBlock, MemoryPhase, PromptSection, TickSpec, ToolSpec
-from atomic_agent.runtime.boot_context import BootContext
+from atomic_agent.providers.fallback_provider import FallbackTextProvider, RequestShaper
+from atomic_agent.providers.llm_config import read_llm_config
+from atomic_agent.providers.provider_registry import ProviderRegistry
 from atomic_agent.runtime.background_work import ChannelRunner, PluginTicks
-from atomic_agent.runtime.memory_phases import ConsolidationTick, MemoryPhases
-from atomic_agent.runtime.prompt_plan import (PromptPlan, grammar_for, plan_prompt, profile_from_facts,
-                                              with_current_tools)
+from atomic_agent.runtime.boot_context import BootContext
+from atomic_agent.runtime.memory_phases import CONSOLIDATION_TICK, MemoryPhases
+from atomic_agent.runtime.prompt_plan import (
+    PromptPlan,
+    grammar_for,
+    plan_prompt,
+    profile_from_facts,
+    with_current_tools,
+)
 from atomic_agent.runtime.session_compactor import SessionCompactor
-from atomic_agent.tracing.trace_recorder import TraceRecorder, TraceRecorders
 from atomic_agent.sessions.compact_session import CompactionResult
 from atomic_agent.sessions.session_database import SessionRepository
 from atomic_agent.sessions.session_state import SessionState
 from atomic_agent.sessions.settle_interrupted_calls import RunDurable, SettleReport
 from atomic_agent.tools.tool_registry import ToolRegistry
 from atomic_agent.tracing.prefix_hash import hash_prefix, load_or_create_salt
+from atomic_agent.tracing.trace_recorder import TraceRecorder, TraceRecorders
 from atomic_agent.turns.admissible_text import check_text
 from atomic_agent.turns.graceful_stop import DEFAULT_GRACE_S, DrainReport, drain
 from atomic_agent.turns.request_keys import KeyedTurn, RequestKey
 from atomic_agent.turns.restart_recovery import durable_runner, settle_interrupted
 from atomic_agent.turns.session_backends import DEFAULT_BACKEND, SessionBackend
-from atomic_agent.turns.steering_inbox import SteerOutcome, SteeringInbox
+from atomic_agent.turns.steering_inbox import SteeringInbox, SteerOutcome
 from atomic_agent.turns.turn_answers import TurnAnswer, answer_of
 from atomic_agent.turns.turn_controller import TurnController
 from atomic_agent.turns.turn_execution import TurnServices, check_tool_choice
@@ -80,8 +94,12 @@ class Runtime:
         self.memory_phases = self.memory.phases
         self.channels = ChannelRunner(self.host, collect_records(self.host, "register_channels", ChannelSpec,
                                                                  runtime=self))
-        self.consolidation = ConsolidationTick(self.memory_phases, self.config.agent.consolidation_interval_s)
-        self.ticks = PluginTicks(collect_records(self.host, "register_ticks", TickSpec, runtime=self))
+        ticks = collect_records(self.host, "register_ticks", TickSpec, runtime=self)
+        interval = self.config.agent.consolidation_interval_s
+        if interval > 0 and self.memory.consolidate_any:  # the memory phases' cold path, on the same timers
+            ticks.append(TickSpec(CONSOLIDATION_TICK, interval, self.memory.consolidate,
+                                  summary="memory phases' consolidate()", plugin="core"))
+        self.ticks = PluginTicks(ticks)
         self._provider = provider
         self.session_backend: SessionBackend = DEFAULT_BACKEND  # where sessions, turns and steers live
         self._sessions: SessionRepository | None = None
@@ -94,23 +112,20 @@ class Runtime:
         self.inbox = SteeringInbox()
         self.compactor = SessionCompactor(self)  # one shared compaction per session
         self._turn_services: TurnServices | None = None
-        self._startup = call_lifecycle(self.host, "runtime_started", runtime=self)
 
     async def start(self, serving: bool = True) -> None:
         """Await the work `runtime_started` implementations handed back (e.g. connecting MCP
         servers, whose tools must be in the first prompt), then, when `serving`, start what
-        runs beside the turns: the channels, the consolidation tick and the plugin ticks. A
+        runs beside the turns: the channels and the ticks (the plugins' and consolidation). A
         one-shot command passes serving=False: it must not poll a channel another process
         owns or fire scheduled work. `create_runtime` calls it; calling it again does nothing."""
         if self._started:
             return
         self._started = True
-        pending, self._startup = self._startup, []
-        await await_lifecycle(self.host, "runtime_started", pending)
+        await await_lifecycle(self.host, "runtime_started", call_lifecycle(self.host, "runtime_started", runtime=self))
         if not serving:
             return
         await self.channels.start_all(self)
-        self.consolidation.start()
         self.ticks.start()
 
     async def run_tick(self, name: str) -> bool:
@@ -118,8 +133,8 @@ class Runtime:
         return await self.ticks.run_once(name)
 
     async def consolidate_now(self) -> dict[str, str]:
-        """Run one consolidation tick now (after the one in progress, if any); each phase's outcome."""
-        return await self.consolidation.run_once()
+        """Run one consolidation now (after the one in progress, if any); each phase's outcome."""
+        return await self.memory.consolidate()
 
     # -- RuntimeView ----------------------------------------------------------------------
     @property
@@ -139,17 +154,27 @@ class Runtime:
     def state_dir(self) -> Path:
         return self.boot.state_dir
 
-    def service(self, name: str) -> Any:
+    def service(self, name: str, default: Any = NO_DEFAULT) -> Any:
         """A core service (state_dir, prompt_assets, approval_gate, turn_controller, sessions,
-        tool_registry)
-        or one a plugin provides (built on first use). ServiceNotFoundError (a KeyError) when
-        none is, ServiceConflictError when two plugins provide it, ServiceUnavailableError
-        when its factory failed."""
+        tool_registry) or one a plugin provides (built on first use). Without `default`,
+        ServiceNotFoundError when none is, ServiceConflictError when two plugins provide it,
+        ServiceUnavailableError (the base of both) when its factory failed; with one, that
+        default instead of any of them."""
         if name in self._services:
             return self._services[name]
         if name == "sessions":
             return self.sessions
-        return self.plugin_services.get(name, self)
+        try:
+            return self.plugin_services.get(name, self)
+        except ServiceUnavailableError:
+            if default is NO_DEFAULT:
+                raise
+            return default
+
+    def services(self, name: str) -> list[Any]:
+        """Every plugin's service of a sink-style name (`ServiceSpec(multiple=True)`), by plugin
+        name; empty when none provides it. Providers whose factory failed are left out."""
+        return self.plugin_services.get_all(name, self)
 
     # -- lazily built pieces ----------------------------------------------------------------
     @property
@@ -189,7 +214,8 @@ class Runtime:
 
     def build_provider_registry(self) -> ProviderRegistry:
         """A fresh registry of the configured providers, owned (and closed) by the caller."""
-        return build_provider_registry(self.host, self)
+        kinds = {k.name: k for k in collect_records(self.host, "register_providers", ProviderKind)}
+        return ProviderRegistry(kinds, read_llm_config(self.config), self)
 
     async def set_active_provider(self, provider_id: str) -> None:
         """Hot-swap the active text provider (closing the previous one); the next step re-plans."""
@@ -405,7 +431,6 @@ class Runtime:
     async def close(self) -> None:
         # nothing new arrives once the channels and the tick are down
         await self.channels.stop_all()
-        await self.consolidation.stop()
         await self.ticks.stop()
         self.inbox.clear_all()
         if self._planning is not None and not self._planning.done():
@@ -415,10 +440,9 @@ class Runtime:
         if self._lifecycle is not None:
             await self._lifecycle.close()
         await self.memory.drain()
-        discard_lifecycle(self._startup)
-        self._startup = []
-        await await_lifecycle(self.host, "runtime_stopping",
-                              call_lifecycle(self.host, "runtime_stopping", runtime=self))
+        if self._started:  # runtime_stopping answers runtime_started; a runtime never started has nothing to stop
+            await await_lifecycle(self.host, "runtime_stopping",
+                                  call_lifecycle(self.host, "runtime_stopping", runtime=self))
         await self.plugin_services.close()
         if self._provider is not None:
             await self._provider.close()

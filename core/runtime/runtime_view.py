@@ -64,9 +64,16 @@ class RuntimeView(Protocol):
         the source of a tool's filtered child environment."""
         ...
 
-    def service(self, name: str) -> Any:
+    def service(self, name: str, default: Any = ...) -> Any:
         """A shared service by name (e.g. "sessions", "approval_gate", or one a plugin
-        provides through `register_services`); KeyError if absent."""
+        provides through `register_services`). When it cannot be had (no provider, two
+        providers, a failed factory): `default` if one was given (None included), else
+        ServiceUnavailableError (ServiceConflictError for two providers)."""
+        ...
+
+    def services(self, name: str) -> list[Any]:
+        """Every provider's service of a sink-style name (`ServiceSpec(multiple=True)`), by
+        plugin name; empty when no plugin provides it."""
         ...
 
     def set_tracing(self, enabled: bool) -> None:

@@ -21,7 +21,6 @@ from atomic_agent.prompt.pack_conversation import pack_conversation
 from atomic_agent.sessions.compact_session import CompactionError, CompactionResult, compact_session
 from atomic_agent.sessions.transcript_entry import TranscriptEntry
 
-
 # Ask the text provider for a summary that can stand in for a conversation's rows.
 #
 # The request is an ordinary completion (no grammar, no tools), like memory reflection's:

@@ -21,10 +21,16 @@ from typing import Any
 import attrs
 
 from atomic_agent.sessions.session_database import RawRow, SessionRepository
-from atomic_agent.storage.store_clock import now_iso
-from atomic_agent.sessions.transcript_entry import (COMPACTION, TOOL_CALL, TOOL_RESULT, TURN_FINISHED, TURN_STARTED,
-                                                    TranscriptEntry)
+from atomic_agent.sessions.transcript_entry import (
+    COMPACTION,
+    TOOL_CALL,
+    TOOL_RESULT,
+    TURN_FINISHED,
+    TURN_STARTED,
+    TranscriptEntry,
+)
 from atomic_agent.sessions.unanswered_calls import unanswered_calls
+from atomic_agent.storage.store_clock import now_iso
 
 Summarise = Callable[[Sequence[TranscriptEntry]], Awaitable[str]]
 

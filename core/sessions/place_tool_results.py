@@ -13,9 +13,9 @@ from collections.abc import Sequence
 
 from atomic_agent.sessions.session_database import SessionRepository
 from atomic_agent.sessions.session_state import SessionState
-from atomic_agent.storage.store_clock import now_iso
 from atomic_agent.sessions.transcript_entry import TranscriptEntry
 from atomic_agent.sessions.unanswered_calls import batch_end_seq, call_key, unanswered_calls
+from atomic_agent.storage.store_clock import now_iso
 
 
 def place_tool_results(store: SessionRepository, session: SessionState, results: Sequence[TranscriptEntry]) -> int:

@@ -20,6 +20,7 @@ An unknown session raises SessionNotFoundError where the method says so.
 
 from __future__ import annotations
 
+import builtins  # these classes have a `list` method: their annotations name the builtin as builtins.list
 from collections.abc import Sequence
 from contextlib import AbstractContextManager
 from pathlib import Path
@@ -170,7 +171,7 @@ class SessionRepository(UnitOfWork, WriterFence, TranscriptRewriter, Protocol):
         recently used first."""
         ...
 
-    def session_ids(self) -> list[str]:
+    def session_ids(self) -> builtins.list[str]:
         """Every session id, in creation order."""
         ...
 

@@ -12,13 +12,13 @@ if TYPE_CHECKING:
 
 
 def m001_initial(db: sqlite_utils.Database) -> None:
-    db["sessions"].create({"id": str, "created_at": str, "updated_at": str, "working_dir": str,
-                           "status": str, "title": str, "loaded_tools": str, "known_facts": str},
-                          pk="id", if_not_exists=True)
-    db["transcript"].create({"session_id": str, "seq": int, "turn_index": int, "kind": str, "text": str,
-                             "tool": str, "args": str, "status": str, "reason": str, "reasoning": str,
-                             "details": str, "step": int, "batch_index": int, "created_at": str},
-                            pk=("session_id", "seq"), if_not_exists=True)
+    db.table("sessions").create({"id": str, "created_at": str, "updated_at": str, "working_dir": str,
+                                 "status": str, "title": str, "loaded_tools": str, "known_facts": str},
+                                pk="id", if_not_exists=True)
+    db.table("transcript").create({"session_id": str, "seq": int, "turn_index": int, "kind": str, "text": str,
+                                   "tool": str, "args": str, "status": str, "reason": str, "reasoning": str,
+                                   "details": str, "step": int, "batch_index": int, "created_at": str},
+                                  pk=("session_id", "seq"), if_not_exists=True)
     # append-only: the database itself refuses to rewrite or delete single transcript rows
     db.execute("CREATE TRIGGER IF NOT EXISTS transcript_no_update BEFORE UPDATE ON transcript "
                "BEGIN SELECT RAISE(ABORT, 'transcript rows are append-only'); END")

@@ -7,6 +7,7 @@ transaction, and loading a session must know which turns still run.
 
 from __future__ import annotations
 
+import builtins  # these classes have a `list` method: their annotations name the builtin as builtins.list
 import copy
 import json
 import sqlite3
@@ -160,7 +161,7 @@ class SessionStore:
             row = cursor.fetchone()
             if row is None:
                 raise SessionNotFoundError(session_id)
-            data = dict(zip([d[0] for d in cursor.description], row))
+            data = dict(zip([d[0] for d in cursor.description], row, strict=True))
             state = SessionState(id=data["id"], working_dir=Path(data["working_dir"]), created_at=data["created_at"],
                                  status=data["status"], title=data["title"] or "",
                                  loaded_tools=_loads(data["loaded_tools"]) or [],
@@ -190,9 +191,9 @@ class SessionStore:
             "(select count(*) from transcript t where t.session_id = s.id and t.kind = 'turn_started') as turns "
             "from sessions s order by s.updated_at desc limit ?", [limit])
         cols = [d[0] for d in rows.description]
-        return [dict(zip(cols, r)) for r in rows.fetchall()]
+        return [dict(zip(cols, r, strict=True)) for r in rows.fetchall()]
 
-    def session_ids(self) -> list[str]:
+    def session_ids(self) -> builtins.list[str]:
         return [row[0] for row in self.conn.execute("select id from sessions order by created_at, id").fetchall()]
 
     def delete(self, session_id: str) -> None:
@@ -207,7 +208,7 @@ class SessionStore:
             self.conn.execute("delete from sessions where id = ?", [session_id])
 
     # -- transcript -------------------------------------------------------------------------
-    def entries(self, session_id: str) -> list[TranscriptEntry]:
+    def entries(self, session_id: str) -> builtins.list[TranscriptEntry]:
         """The session's rows in seq order (a new list), read incrementally (transcript_cache)."""
         with self._reading() as owned:
             return self._transcript(session_id, keep=owned)[0]
@@ -227,7 +228,7 @@ class SessionStore:
                 return
             state.entries = self._transcript(state.id, keep=owned)[0]
 
-    def entries_read_whole(self, session_id: str) -> list[TranscriptEntry]:
+    def entries_read_whole(self, session_id: str) -> builtins.list[TranscriptEntry]:
         """Every row read from the file, bypassing the cache (what the cache must always equal)."""
         return self._rows_after(session_id, -1)
 
@@ -246,7 +247,7 @@ class SessionStore:
             if conn.in_transaction:
                 conn.execute("COMMIT")  # a read-only transaction: nothing to keep or lose
 
-    def _transcript(self, session_id: str, *, keep: bool) -> tuple[list[TranscriptEntry], bool]:
+    def _transcript(self, session_id: str, *, keep: bool) -> tuple[builtins.list[TranscriptEntry], bool]:
         """(rows, whether some call lacks its result), inside `_reading`. Only the rows after the
         cached ones are read, unless the session's rewrite count moved (then all of them). The
         cache is refreshed only with `keep` (a read inside another transaction may be rolled back)."""
@@ -268,13 +269,13 @@ class SessionStore:
             self._transcripts.popitem(last=False)
         return list(cached.entries), cached.has_unanswered_call
 
-    def _rows_after(self, session_id: str, after_seq: int) -> list[TranscriptEntry]:
+    def _rows_after(self, session_id: str, after_seq: int) -> builtins.list[TranscriptEntry]:
         rows = self.conn.execute("select * from transcript where session_id = ? and seq > ? order by seq",
                                [session_id, after_seq])
         cols = [d[0] for d in rows.description]
         out = []
         for row in rows.fetchall():
-            d = dict(zip(cols, row))
+            d = dict(zip(cols, row, strict=True))
             out.append(TranscriptEntry(kind=d["kind"], turn_index=d["turn_index"], text=d["text"] or "",
                                        tool=d["tool"], args=_loads(d["args"]), status=d["status"],
                                        reason=d["reason"], reasoning=d["reasoning"], details=_loads(d["details"]),
@@ -282,8 +283,8 @@ class SessionStore:
                                        seq=d["seq"]))
         return out
 
-    def append(self, state: SessionState, entries: list[TranscriptEntry], *, save_state: bool = False,
-               guard: TurnGuard | None = None, durable: bool = True) -> list[TranscriptEntry]:
+    def append(self, state: SessionState, entries: builtins.list[TranscriptEntry], *, save_state: bool = False,
+               guard: TurnGuard | None = None, durable: bool = True) -> builtins.list[TranscriptEntry]:
         """Append rows in one transaction (with the mutable session fields when `save_state`);
         returns them with seq and timestamp filled in.
 
@@ -329,11 +330,11 @@ class SessionStore:
         return None if row is None else str(row[0])
 
     # -- transcript rewrites (inside the caller's transaction) ------------------------------
-    def raw_rows(self, handle: sqlite3.Connection, session_id: str, after_seq: int) -> list[RawRow]:
+    def raw_rows(self, handle: sqlite3.Connection, session_id: str, after_seq: int) -> builtins.list[RawRow]:
         cursor = handle.execute("select * from transcript where session_id = ? and seq > ? order by seq",
                                 [session_id, after_seq])
         columns = [d[0] for d in cursor.description]
-        return [dict(zip(columns, row)) for row in cursor.fetchall()]
+        return [dict(zip(columns, row, strict=True)) for row in cursor.fetchall()]
 
     def delete_rows(self, handle: sqlite3.Connection, session_id: str, *, after_seq: int | None = None,
                     upto_seq: int | None = None) -> int:

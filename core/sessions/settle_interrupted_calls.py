@@ -78,9 +78,10 @@ async def settle_interrupted_calls(store: SessionRepository, session: SessionSta
     calls = [c for c in unanswered_calls(session.entries) if c.turn_index not in running]
     if not calls:
         return SettleReport()
-    rerun = [c for c in calls if (spec := registry.get(c.tool)) is not None and spec.durable
+    rerun = [c for c in calls if c.tool is not None and (spec := registry.get(c.tool)) is not None and spec.durable
              and not is_stranded(session.entries, c)]
-    answers = dict(zip((c.seq for c in rerun), await asyncio.gather(*(_rerun(c, run_durable) for c in rerun))))
+    outcomes = await asyncio.gather(*(_rerun(c, run_durable) for c in rerun))
+    answers = dict(zip((c.seq for c in rerun), outcomes, strict=True))
     rows = [result_row(c, answers[c.seq]) if c.seq in answers
             else result_row(c, ToolResult.error(interrupted_summary(c.tool or "the tool"), **{INTERRUPTED: True}))
             for c in calls]

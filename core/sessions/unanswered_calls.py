@@ -13,8 +13,14 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Sequence
 
-from atomic_agent.sessions.transcript_entry import (FAILURE_NOTE, TOOL_CALL, TOOL_RESULT, TURN_FINISHED, TURN_STARTED,
-                                                    TranscriptEntry)
+from atomic_agent.sessions.transcript_entry import (
+    FAILURE_NOTE,
+    TOOL_CALL,
+    TOOL_RESULT,
+    TURN_FINISHED,
+    TURN_STARTED,
+    TranscriptEntry,
+)
 
 CallKey = tuple[int, int | None, int | None]
 

@@ -26,8 +26,8 @@ import asyncio
 import contextvars
 import os
 from collections import deque
-from concurrent.futures import ThreadPoolExecutor
 from collections.abc import Callable, Iterator
+from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from pathlib import Path
 

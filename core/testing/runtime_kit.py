@@ -26,6 +26,7 @@ from atomic_agent.plugin_host.plugin_host import PluginHost, PluginReport, build
 if TYPE_CHECKING:
     from importlib.metadata import EntryPoint
 
+    from atomic_agent.hook_records import ToolSpec
     from atomic_agent.runtime.boot_context import BootContext
     from atomic_agent.runtime.runtime import Runtime
 
@@ -51,10 +52,10 @@ def registered_plugin(host: PluginHost, plugin: object, name: str) -> Iterator[P
         host.unregister(name)
 
 
-def collected_tools(host: PluginHost, runtime: object) -> list:
+def collected_tools(host: PluginHost, runtime: object) -> list[ToolSpec]:
     """The ToolSpecs every plugin on `host` registers, exactly as the runtime collects them."""
-    from atomic_agent.plugin_host.collect_registrations import collect_records
     from atomic_agent.hook_records import ToolSpec
+    from atomic_agent.plugin_host.collect_registrations import collect_records
 
     return collect_records(host, "register_tools", ToolSpec, runtime=runtime)
 

@@ -12,8 +12,8 @@ import json
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
-from atomic_agent.llm.provider_protocol import Completion, CompletionRequest
 from atomic_agent.hook_records import ProviderCapabilities
+from atomic_agent.llm.provider_protocol import Completion, CompletionRequest
 
 ScriptItem = Any  # str | Completion | BaseException | Callable[[CompletionRequest], Any]
 
@@ -65,6 +65,9 @@ class ScriptedProvider:
 
     def slot_for(self, session_id: str) -> int:
         return self.slot
+
+    def reflection_slot(self) -> int:
+        return -1  # no reserved background slot
 
     async def total_slots(self) -> int:
         return 2

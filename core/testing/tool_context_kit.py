@@ -11,6 +11,7 @@ import attrs
 
 from atomic_agent.config.app_config import AppConfig
 from atomic_agent.hook_records import ToolContext
+from atomic_agent.plugin_host.service_registry import NO_DEFAULT, ServiceNotFoundError
 
 
 @attrs.define
@@ -22,12 +23,19 @@ class TestRuntimeView:
 
     config: AppConfig
     state_dir: Path
-    services: dict[str, Any] = attrs.field(factory=dict)
+    provided: dict[str, Any] = attrs.field(factory=dict, alias="services")
 
     __test__ = False  # not a pytest test class
 
-    def service(self, name: str) -> Any:
-        return self.services[name]
+    def service(self, name: str, default: Any = NO_DEFAULT) -> Any:
+        if name in self.provided:
+            return self.provided[name]
+        if default is NO_DEFAULT:
+            raise ServiceNotFoundError(f"no service {name!r} in this test view (give it in `services`)")
+        return default
+
+    def services(self, name: str) -> list[Any]:
+        return [self.provided[name]] if name in self.provided else []
 
 
 def make_runtime_view(state_dir: Path, services: Mapping[str, Any] | None = None) -> TestRuntimeView:

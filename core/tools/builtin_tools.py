@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from atomic_agent.hook_records import ToolContext, ResourceClass, Tier, ToolResult, ToolSpec
+from atomic_agent.hook_records import ResourceClass, Tier, ToolContext, ToolResult, ToolSpec
 
 REPLY_SCHEMA = {"type": "object", "properties": {"text": {"type": "string"}}, "required": ["text"]}
 FINISH_SCHEMA = {"type": "object", "properties": {"summary": {"type": "string"}}, "required": ["summary"]}

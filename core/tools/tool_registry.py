@@ -17,7 +17,6 @@ from typing import Any
 
 from atomic_agent.hook_records import ResourceClass, Tier, ToolSpec
 
-
 # Check a call's args against the tool's JSON Schema before the tool runs.
 
 @lru_cache(maxsize=512)
@@ -165,7 +164,7 @@ def _descriptors(group: dict[str, ToolSpec]) -> dict[str, tuple[object, ...]]:
                    s.durable, s.plugin) for name, s in group.items()}
 
 
-def _sole_text_arg(schema: dict[str, Any]) -> str | None:
+def _sole_text_arg(schema: Mapping[str, Any]) -> str | None:
     properties = schema.get("properties") or {}
     required = schema.get("required") or []
     if len(properties) == 1 and list(properties) == list(required) and properties[required[0]].get("type") == "string":

@@ -9,8 +9,9 @@ are camelCase on disk. The fields of each event:
 - step_started      {turnIndex, step}
 - step_finished     {turnIndex, step, durationMs}
 - prompt_captured   {stablePrefixHash, tail, tokens: {total, stablePrefix, tail, estimated},
-                     slotId, cacheReused} — the stable prefix itself is never stored, only its
-                     salted hash (build with `prompt_captured_fields`); the tail is verbatim
+                     slotId, cacheReused, profile, framing, promptStyle} — the stable prefix
+                     itself is never stored, only its salted hash (build with
+                     `prompt_captured_fields`); the tail is verbatim
 - llm_completion    {content, reasoningContent, attempt (1, or 2 for the parse retry),
                      durationMs, stopType, tokensPredicted, cacheN, promptN}
 - tool_invocation   {tool, args, status, summary, details?, batchIndex?, batchSize?} — one

@@ -5,7 +5,6 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-
 # Errors a trace operation reports to the user; `str()` says what is wrong and what to do.
 
 class TraceError(Exception):

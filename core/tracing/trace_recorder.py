@@ -18,7 +18,6 @@ from atomic_agent.config.app_config import TracingConfig
 from atomic_agent.tracing.trace_events import ENVELOPE_KEYS, FORBIDDEN_PROMPT_FIELD, PROMPT_CAPTURED, TRACE_TRUNCATED
 from atomic_agent.tracing.trace_paths import trace_path, validate_session_id
 
-
 # The runtime's trace recorders: one per session, with a bounded number of open files.
 #
 # A recorder opens its file on first use and keeps the descriptor; handing out a fresh recorder

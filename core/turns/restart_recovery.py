@@ -26,15 +26,26 @@ from atomic_agent.agent.agent_loop import TurnResult
 from atomic_agent.sessions.record_turn_failure import failure_note_text
 from atomic_agent.sessions.session_database import SessionRepository
 from atomic_agent.sessions.session_state import SessionState
-from atomic_agent.sessions.settle_interrupted_calls import (RunDurable, SettleReport, settle_as_interrupted,
-                                                            settle_interrupted_calls)
+from atomic_agent.sessions.settle_interrupted_calls import (
+    RunDurable,
+    SettleReport,
+    settle_as_interrupted,
+    settle_interrupted_calls,
+)
 from atomic_agent.sessions.store_errors import SessionNotFoundError
 from atomic_agent.sessions.transcript_entry import FAILURE_NOTE, TOOL_RESULT, TURN_FINISHED, USER, TranscriptEntry
 from atomic_agent.turns.graceful_stop import TurnParkedError
 from atomic_agent.turns.turn_repository import SteerRepository, TurnRepository
-from atomic_agent.turns.turn_states import (CONTINUATION_ORIGIN, INTERRUPTED, QUEUED, RUNNING, QueuedSteer, TurnRecord,
-                                            TurnTicket, ticket_of)
-
+from atomic_agent.turns.turn_states import (
+    CONTINUATION_ORIGIN,
+    INTERRUPTED,
+    QUEUED,
+    RUNNING,
+    QueuedSteer,
+    TurnRecord,
+    TurnTicket,
+    ticket_of,
+)
 
 # What a restarted runtime owes, settled once: `recover_ledger` on boot.
 #

@@ -16,8 +16,8 @@ import attrs
 from atomic_agent.sessions.session_database import SessionRepository
 from atomic_agent.sessions.session_store import SessionStore
 from atomic_agent.turns.durable_steering import SteerQueue
-from atomic_agent.turns.turn_repository import SteerRepository, TurnRepository
 from atomic_agent.turns.turn_ledger import TurnLedger
+from atomic_agent.turns.turn_repository import SteerRepository, TurnRepository
 
 
 @attrs.frozen

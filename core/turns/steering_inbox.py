@@ -23,7 +23,6 @@ from atomic_agent.turns.admissible_text import text_problem
 from atomic_agent.turns.request_keys import DuplicateRequestError, RequestKey, steer_key_ref
 from atomic_agent.turns.turn_repository import SteerRepository
 
-
 MAX_PENDING_STEERS = 16
 MAX_STEER_CHARS = 64 * 1024
 

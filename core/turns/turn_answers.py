@@ -21,8 +21,17 @@ import attrs
 from atomic_agent.sessions.session_database import SessionRepository
 from atomic_agent.sessions.transcript_entry import FAILURE_NOTE, REPLY
 from atomic_agent.turns.turn_repository import TurnRepository
-from atomic_agent.turns.turn_states import (CANCELLED, COMPLETED, CONTINUATION_ORIGIN, FAILED, INTERRUPTED, LIVE_STATES,
-                                            MERGED, STOPPED, TurnRecord)
+from atomic_agent.turns.turn_states import (
+    CANCELLED,
+    COMPLETED,
+    CONTINUATION_ORIGIN,
+    FAILED,
+    INTERRUPTED,
+    LIVE_STATES,
+    MERGED,
+    STOPPED,
+    TurnRecord,
+)
 
 PENDING = "pending"  # queued or running, or interrupted and not yet continued: the answer is still owed
 GONE = "gone"  # no such turn (never admitted, or its session was deleted)

@@ -15,7 +15,6 @@ from typing import Any, TypeVar
 
 from atomic_agent.agent.agent_events import Event, EventSink
 
-
 # How a turn waits while another live owner holds its lane: a growing pause, cancellable.
 #
 # Owners share no memory, only the database, so a turn queued behind another process's turn

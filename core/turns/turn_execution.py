@@ -24,18 +24,18 @@ from atomic_agent.agent.loop_detector import ToolLoopTracker
 from atomic_agent.agent.step_executor import StepContext
 from atomic_agent.approval.approval_gate import ApprovalGate
 from atomic_agent.config.app_config import AppConfig
+from atomic_agent.llm.model_profile import ModelProfile
+from atomic_agent.llm.provider_protocol import slot_affinity
 from atomic_agent.prompt.build_grammar import build_tool_call_grammar
 from atomic_agent.prompt.conversation_window import ConversationIndex
-from atomic_agent.llm.model_profile import ModelProfile
 from atomic_agent.sessions.session_database import SessionRepository
 from atomic_agent.sessions.session_state import SessionState
 from atomic_agent.sessions.transcript_entry import USER
 from atomic_agent.tools.tool_registry import ToolRegistry
 from atomic_agent.tracing.trace_recorder import TraceRecorder
-from atomic_agent.turns.turn_lifecycle import TurnStops
 from atomic_agent.turns.steering_inbox import SteeringInbox
 from atomic_agent.turns.turn_controller import TurnController
-from atomic_agent.turns.turn_lifecycle import ExecuteTurn
+from atomic_agent.turns.turn_lifecycle import ExecuteTurn, TurnStops
 from atomic_agent.turns.turn_states import StartedTurn
 
 if TYPE_CHECKING:
@@ -133,7 +133,8 @@ async def execute_turn(services: TurnServices, text: str, session: SessionState,
         prefix = plan.stable_prefix_for(session.working_dir)
         seam = services.provider()
         if not slot:
-            slot.append(seam.slot_for(session.id))
+            slots = slot_affinity(seam)
+            slot.append(slots.slot_for(session.id) if slots is not None else -1)
         return StepContext(
             provider=session_provider(seam, session.id, emit, trace, turn_index), profile=plan.profile,
             registry=services.registry, gate=services.gate,
@@ -145,7 +146,7 @@ async def execute_turn(services: TurnServices, text: str, session: SessionState,
             slot_id=slot[0], n_ctx=plan.n_ctx, n_predict=plan.n_predict, turn_index=turn_index, step=step,
             cancelled=cancel, memory_sections=services.memory.sections(session.id, focus), notices=notices,
             services=services.tool_services, temperature=plan.temperature, seed=plan.seed,
-            conversations=services.conversations)
+            conversations=services.conversations, prompt_style=plan.style.name)
 
     deps = TurnDeps(session, store, trace, services.provider, cancel, make_context, emit, agent.max_steps,
                     inbox=services.inbox, turn_id=started.turn_id, opened_turn_index=started.turn_index,

@@ -14,14 +14,25 @@ from typing import Any
 
 from atomic_agent.sessions.session_state import SessionState
 from atomic_agent.sessions.session_store import SessionStore
-from atomic_agent.storage.store_clock import now_iso
 from atomic_agent.sessions.store_errors import SessionNotFoundError
 from atomic_agent.sessions.transcript_entry import TURN_STARTED, USER, TranscriptEntry
 from atomic_agent.sessions.writer_guard import TurnGuard
+from atomic_agent.storage.store_clock import now_iso
 from atomic_agent.turns.request_keys import DuplicateRequestError, KeyedTurn, RequestKey, steer_key_ref
 from atomic_agent.turns.turn_states import (
-    CANCELLED, CONTINUATION_ORIGIN, INTERRUPTED, LIVE_STATES, MERGED, QUEUED, RUNNING, LaneBusy, StartedTurn,
-    TurnRecord, TurnTicket, response_hash)
+    CANCELLED,
+    CONTINUATION_ORIGIN,
+    INTERRUPTED,
+    LIVE_STATES,
+    MERGED,
+    QUEUED,
+    RUNNING,
+    LaneBusy,
+    StartedTurn,
+    TurnRecord,
+    TurnTicket,
+    response_hash,
+)
 
 CALLS_SETTLED = "open tool calls settled"
 _COLUMNS = ", ".join(f.name for f in TurnRecord.__attrs_attrs__)
@@ -87,7 +98,7 @@ class TurnLedger:
         sql = "select * from turn_audit" + (" where turn_id = ?" if turn_id else "") + " order by audit_id"
         cur = self.conn.execute(sql, [turn_id] if turn_id else [])
         cols = [d[0] for d in cur.description]
-        return [dict(zip(cols, r)) for r in cur.fetchall()]
+        return [dict(zip(cols, r, strict=True)) for r in cur.fetchall()]
 
     def turn_for_key(self, key: str) -> KeyedTurn | None:
         row = self.conn.execute("select key, turn_id, session_id, fingerprint, caller_ref from idempotency_keys "

@@ -17,6 +17,7 @@ import sys
 import uuid
 from collections.abc import Awaitable, Callable
 from pathlib import Path
+from typing import Protocol
 
 import attrs
 
@@ -32,15 +33,22 @@ from atomic_agent.storage.group_commit import deferred_sync
 from atomic_agent.turns.admissible_text import check_text
 from atomic_agent.turns.durable_steering import SteerAlreadyTakenError
 from atomic_agent.turns.graceful_stop import RuntimeStoppingError, TurnParkedError
+from atomic_agent.turns.request_keys import RequestKey
 from atomic_agent.turns.restart_recovery import steers_to_turns, take_over_dead_turn
 from atomic_agent.turns.session_backends import DEFAULT_BACKEND, SessionBackend
-from atomic_agent.turns.request_keys import RequestKey
 from atomic_agent.turns.turn_controller import ORIGINS, LanePause, SubmissionCancelledError, TurnController
 from atomic_agent.turns.turn_owner import OwnerLease
 from atomic_agent.turns.turn_repository import SteerRepository, TurnRepository
-from atomic_agent.turns.turn_states import (MERGED, QUEUED, LaneBusy, StartedTurn, TurnRecord, TurnTicket, final_state,
-                                            ticket_of)
-
+from atomic_agent.turns.turn_states import (
+    MERGED,
+    QUEUED,
+    LaneBusy,
+    StartedTurn,
+    TurnRecord,
+    TurnTicket,
+    final_state,
+    ticket_of,
+)
 
 # The one finalizer of a running turn, and what happens when its write fails.
 #
@@ -138,9 +146,15 @@ def link_cancel(source: asyncio.Event | None, target: asyncio.Event) -> asyncio.
 ExecuteTurn = Callable[[SessionState, StartedTurn, TurnStops, FinalizeTurn], Awaitable[TurnResult]]
 
 
+class ExecutorFor(Protocol):
+    """The executor of a turn's text (TurnServices.executor); `tool_choice` forces a first tool."""
+
+    def __call__(self, text: str, tool_choice: str | None = None) -> ExecuteTurn: ...
+
+
 class TurnLifecycle:
     def __init__(self, sessions: SessionRepository, controller: TurnController, state_dir: Path,
-                 send_mode: Callable[[], str], executor_for: Callable[[str], ExecuteTurn],
+                 send_mode: Callable[[], str], executor_for: ExecutorFor,
                  backend: SessionBackend = DEFAULT_BACKEND) -> None:
         self.sessions = sessions
         self.controller = controller

@@ -27,7 +27,9 @@ class TurnRepository(Protocol):
     """Every turn's state (queued -> running -> final; final states frozen) and an audit row
     per transition that is never rewritten or deleted, not even with the turn's session."""
 
-    store: SessionRepository
+    @property
+    def store(self) -> SessionRepository: ...  # read-only, so an implementation may hold its own store class
+
     owner: str
 
     # -- reads ------------------------------------------------------------------------------
@@ -142,7 +144,9 @@ class SteerRepository(Protocol):
     being claimed (deleted) inside the transaction that records where it went; of two
     claimers exactly one gets its text."""
 
-    store: SessionRepository
+    @property
+    def store(self) -> SessionRepository: ...  # read-only, so an implementation may hold its own store class
+
     owner: str
 
     def enqueue(self, session_id: str, turn_id: str, text: str,

@@ -1,4 +1,5 @@
-"""`atomic-agent prompt show`: the exact next prompt, each section with its token count."""
+"""`atomic-agent prompt show`: the exact next prompt, each section with its token count, and
+the prompt style in use with the reason it was chosen."""
 
 from __future__ import annotations
 
@@ -26,7 +27,7 @@ def prompt_show_command(
 
     state = current_cli_state(ctx)
 
-    async def go():  # type: ignore[no-untyped-def]
+    async def go():  # the preview record is not public API: its type stays inferred
         runtime = await create_runtime(boot_context=state.require())
         try:
             return await preview_prompt(runtime, session, message)
@@ -40,6 +41,7 @@ def prompt_show_command(
     mark = "~" if preview.estimated else ""
     if json_out:
         print(json.dumps({"prompt": preview.text, "profile": preview.profile, "estimated": preview.estimated,
+                          "style": preview.style.name, "styleReason": preview.style.reason,
                           "note": preview.server_note, "grammar": None if no_grammar else preview.grammar,
                           "sections": [{"name": n, "tokens": t, "text": x} for n, x, t in preview.sections]}, indent=2))
         return
@@ -48,6 +50,7 @@ def prompt_show_command(
     for name, _text, tokens in preview.sections:
         print(f"{name:<16} {mark}{tokens}")
     print(f"{'total':<16} {mark}{sum(t for _, _, t in preview.sections)}   profile: {preview.profile}")
+    print(f"style: {preview.style.describe()}")
     if preview.server_note:
         print(f"note: {preview.server_note}")
     if not no_grammar and preview.grammar:

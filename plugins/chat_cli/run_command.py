@@ -21,18 +21,27 @@ def run_command(
 ) -> None:
 
     import asyncio
-
     import sys
 
-    from atomic_agent.api import (InvalidTextError, SessionNotFoundError, SessionStoreError, TurnParkedError,
-                                  UnknownToolChoiceError, check_text)
-    from atomic_agent.plugins.chat_cli.turn_runner import (event_sink, exit_code, kept_message_note, open_runtime,
-                                                           run_one_turn)
+    from atomic_agent.api import (
+        InvalidTextError,
+        SessionNotFoundError,
+        SessionStoreError,
+        TurnParkedError,
+        UnknownToolChoiceError,
+        text_problem,
+    )
+    from atomic_agent.plugins.chat_cli.turn_runner import (
+        event_sink,
+        exit_code,
+        kept_message_note,
+        open_runtime,
+        run_one_turn,
+    )
 
-    try:
-        check_text(message)  # before the runtime opens anything: a bad argument writes nothing
-    except InvalidTextError as exc:
-        fail(str(exc))
+    problem = text_problem(message)  # before the runtime opens anything: a bad argument writes nothing
+    if problem is not None:
+        fail(str(problem))
     state = current_cli_state(ctx)
     emit = event_sink(json_out)
 

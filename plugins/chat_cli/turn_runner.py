@@ -43,16 +43,18 @@ async def open_runtime(state: Any, emit: Callable[[dict[str, Any]], None], no_ap
 
 async def run_one_turn(runtime: RuntimeView, text: str, session_id: str | None, emit: Callable[[dict[str, Any]], None],
                        working_dir: Path, tool_choice: str | None = None) -> Any:
-    from atomic_agent.api import DEFAULT_GRACE_S, check_text
+    from atomic_agent.api import text_problem
 
-    check_text(text)  # a non-UTF-8 argument (surrogateescape) is refused before anything is written
+    problem = text_problem(text)  # a non-UTF-8 argument (surrogateescape) is refused before anything is written
+    if problem is not None:
+        raise problem
     cancelled = asyncio.Event()
     loop = asyncio.get_running_loop()
     draining: list[asyncio.Future[Any]] = []
 
     def graceful_stop() -> None:
         if not draining:
-            draining.append(asyncio.ensure_future(runtime.drain(DEFAULT_GRACE_S)))
+            draining.append(asyncio.ensure_future(runtime.drain()))
 
     handlers = {signal.SIGINT: cancelled.set, signal.SIGTERM: graceful_stop}
     for sig, handler in handlers.items():

@@ -6,6 +6,7 @@ from __future__ import annotations
 import os
 import shutil
 from pathlib import Path
+from typing import Any
 
 import attrs
 
@@ -79,7 +80,7 @@ def check_databases(state_dir: Path) -> list[Finding]:
     return findings
 
 
-def plugin_findings(host: object, state_dir: Path) -> list[Finding]:
+def plugin_findings(host: Any, state_dir: Path) -> list[Finding]:  # the CLI state's PluginHost
     """What every plugin's `report_doctor_findings` reports; a raising plugin is one error finding."""
     from atomic_agent.api import call_each_plugin
 

@@ -20,7 +20,6 @@ def register_commands(app: Any) -> None:
 @hookimpl
 def register_config_blocks() -> list[Any]:
     from atomic_agent.api import ConfigBlock
-
     from atomic_agent.plugins.http.serve_config import SERVE_BLOCK, ServeConfig
     from atomic_agent.plugins.http.webhook_config import WEBHOOKS_BLOCK, WebhooksConfig
 

@@ -20,7 +20,10 @@ class BearerAuth:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
-        if scope.get("path", "").startswith(WEBHOOK_PATH_PREFIX):  # webhooks carry their own credentials
+        path = scope.get("path", "")
+        # webhooks carry their own credentials: only their one route (POST, one name segment) skips the key
+        if scope.get("method") == "POST" and path.startswith(WEBHOOK_PATH_PREFIX) and \
+                "/" not in path[len(WEBHOOK_PATH_PREFIX):]:
             await self.app(scope, receive, send)
             return
         given = dict(scope.get("headers") or []).get(b"authorization", b"")

@@ -87,9 +87,15 @@ class ChatTurn:
         self.ctx.emit(event, self.turn_id)
 
     async def _run(self) -> None:
-        from atomic_agent.api import (DuplicateRequestError, InvalidTextError, RuntimeStoppingError,
-                                      SteerAlreadyTakenError, SubmissionCancelledError, TurnParkedError,
-                                      UnknownToolChoiceError)
+        from atomic_agent.api import (
+            DuplicateRequestError,
+            InvalidTextError,
+            RuntimeStoppingError,
+            SteerAlreadyTakenError,
+            SubmissionCancelledError,
+            TurnParkedError,
+            UnknownToolChoiceError,
+        )
 
         CURRENT_TURN.set(self.turn_id)
         try:

@@ -23,14 +23,20 @@ def build_app(ctx: Any) -> Any:
     from atomic_agent.plugins.http.route_capabilities import capabilities
     from atomic_agent.plugins.http.route_chat_completions import chat_completions, list_models
     from atomic_agent.plugins.http.route_events import events
-    from atomic_agent.plugins.http.route_memory import memory_embeddings, memory_phases, note_links
     from atomic_agent.plugins.http.route_mcp import add_servers, approve_tools, list_servers, remove_server
+    from atomic_agent.plugins.http.route_memory import memory_embeddings, memory_phases, note_links
     from atomic_agent.plugins.http.route_sessions import create_session, delete_session, get_session, list_sessions
     from atomic_agent.plugins.http.route_steer import delete_steer, get_steer, post_steer
+    from atomic_agent.plugins.http.route_tasks import (
+        cancel_task,
+        create_task,
+        get_task,
+        list_tasks,
+        run_task,
+        task_history,
+    )
     from atomic_agent.plugins.http.route_telegram import telegram_control, telegram_status
     from atomic_agent.plugins.http.route_webhooks import receive_webhook
-    from atomic_agent.plugins.http.route_tasks import (cancel_task, create_task, get_task, list_tasks, run_task,
-                                                       task_history)
 
     routes = [
         Route("/v1/chat/completions", chat_completions, methods=["POST"]),

@@ -12,8 +12,15 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
-from atomic_agent.plugins.http.completion_shapes import (DONE, answer_failure, chunk_body, completion_body, data_frame,
-                                                         failure_of, reply_body)
+from atomic_agent.plugins.http.completion_shapes import (
+    DONE,
+    answer_failure,
+    chunk_body,
+    completion_body,
+    data_frame,
+    failure_of,
+    reply_body,
+)
 from atomic_agent.plugins.http.error_envelope import ApiError, envelope_response, parked_error
 
 IDEMPOTENCY_HEADER = "idempotency-key"

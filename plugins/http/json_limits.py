@@ -9,6 +9,7 @@ deeper than a few levels; deep values would only reach code that recurses on the
 from __future__ import annotations
 
 import json
+from collections.abc import Iterable
 from typing import Any
 
 MAX_DEPTH = 64
@@ -24,7 +25,7 @@ def depth_exceeds(value: Any, limit: int = MAX_DEPTH) -> bool:
     while stack:
         node, depth = stack.pop()
         if isinstance(node, dict):
-            children = node.values()
+            children: Iterable[Any] = node.values()
         elif isinstance(node, list):
             children = node
         else:

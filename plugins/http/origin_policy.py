@@ -5,9 +5,12 @@ browser send requests to `127.0.0.1` (a "simple" cross-origin POST needs no pref
 and DNS rebinding can give a page's own name the address 127.0.0.1 so even its reads
 succeed. So, before any route runs:
 
-- `Host` must name this machine — `localhost`, `127.0.0.1`, `[::1]` and the other loopback
-  spellings — or a name listed in `serve.allowedHosts` (a rebinding page arrives with its
-  own name). With an API key the key is the boundary and any Host is accepted.
+- `Host` must name this machine — exactly `localhost`, a 127/8 address or `[::1]`, each with
+  an optional `:port` — or a name listed in `serve.allowedHosts` (a rebinding page arrives
+  with its own name). The header is parsed strictly (`parse_host`): anything after the
+  port or the `]`, userinfo, a trailing dot, shortened or numeric address spellings are
+  refused with 400 rather than guessed at. With an API key the key is the boundary and
+  any Host is accepted.
 - `Origin`, when a browser sends one, must be the server's own origin or one listed in
   `serve.allowedOrigins`; a foreign origin, `null` (sandboxed frames, files) and
   `Sec-Fetch-Site: cross-site|same-site` without an allowed origin are refused.
@@ -19,11 +22,11 @@ These functions are pure so the middleware, the tests and the benchmark share th
 
 from __future__ import annotations
 
+import ipaddress
+import re
 from collections.abc import Sequence
 
 import attrs
-
-from atomic_agent.plugins.http.bind_policy import is_loopback
 
 JSON_TYPES = ("application/json",)
 BODY_METHODS = frozenset({"POST", "PUT", "PATCH", "DELETE"})
@@ -38,7 +41,7 @@ class OriginPolicy:
 
     @classmethod
     def of(cls, hosts: Sequence[str], origins: Sequence[str], keyed: bool) -> OriginPolicy:
-        return cls(tuple(h.strip().lower().rstrip(".") for h in hosts if h.strip()),
+        return cls(tuple(h.strip().lower().rstrip(".").strip("[]") for h in hosts if h.strip()),
                    tuple(normalise_origin(o) for o in origins if o.strip()), keyed)
 
 
@@ -49,14 +52,59 @@ class Refusal:
     message: str
 
 
-def host_name(host_header: str) -> str:
-    """The name part of a Host header: `[::1]:8765` -> `::1`, `Localhost.:80` -> `localhost`."""
-    value = host_header.strip().lower()
-    if value.startswith("["):
-        return value[1:value.find("]")] if "]" in value else value[1:]
-    if value.count(":") == 1:
-        value = value.split(":", 1)[0]
-    return value.rstrip(".")
+@attrs.frozen
+class HostHeader:
+    name: str  # lower-cased; an IPv6 literal without its brackets
+    port: int | None
+    literal: bool  # an IP address, not a name
+
+
+_BRACKETED = re.compile(r"\[([0-9A-Fa-f:.]{2,45})\](?::([0-9]{1,5}))?")
+_NAMED = re.compile(r"([A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}"
+                    r"[A-Za-z0-9])?)*)(?::([0-9]{1,5}))?")
+
+
+def parse_host(host_header: str) -> HostHeader | None:
+    """The Host header read strictly (RFC 9110 `uri-host [":" port]`), or None when it is not
+    one: a bracketed IPv6 literal or a dotted name/IPv4 address, then at most `:` and 1-5
+    ASCII digits (1-65535), and nothing else — no userinfo (`a@b`), no trailing dot, no
+    empty port, no zone id, no bare IPv6, no whitespace, nothing after the `]`."""
+    match = _BRACKETED.fullmatch(host_header)
+    if match is not None:
+        try:
+            address = ipaddress.IPv6Address(match.group(1))
+        except ValueError:
+            return None
+        port = _port(match.group(2))
+        return None if port == 0 else HostHeader(str(address), port, True)
+    match = _NAMED.fullmatch(host_header)
+    if match is None:
+        return None
+    port = _port(match.group(2))
+    if port == 0:
+        return None
+    name = match.group(1).lower()
+    try:
+        return HostHeader(str(ipaddress.IPv4Address(name)), port, True)
+    except ValueError:
+        pass
+    if name.replace(".", "").isdigit() or name.startswith("0x"):  # 127.1, 2130706433, 0x7f.1: address spellings
+        return None  # browsers and resolvers disagree on these; none is a name we serve
+    return HostHeader(name, port, False)
+
+
+def _port(text: str | None) -> int | None:
+    if text is None:
+        return None
+    value = int(text)
+    return value if 0 < value < 65536 else 0
+
+
+def host_is_loopback(host: HostHeader) -> bool:
+    """Exactly `localhost`, or an IP literal in the loopback range (127/8, ::1)."""
+    if host.literal:
+        return ipaddress.ip_address(host.name).is_loopback
+    return host.name == "localhost"
 
 
 def normalise_origin(origin: str) -> str:
@@ -64,12 +112,13 @@ def normalise_origin(origin: str) -> str:
 
 
 def check_host(policy: OriginPolicy, host_header: str | None) -> Refusal | None:
-    if policy.keyed:
-        return None
     if not host_header:
         return Refusal(400, "host_required", "the request has no Host header")
-    name = host_name(host_header)
-    if is_loopback(name) or name in policy.allowed_hosts:
+    host = parse_host(host_header)
+    if host is None:
+        return Refusal(400, "invalid_host", f"the Host header {host_header!r} is not a host name or IP literal "
+                       "with an optional :port (for example 127.0.0.1:8765, localhost, [::1]:8765)")
+    if policy.keyed or host_is_loopback(host) or host.name in policy.allowed_hosts:
         return None
     return Refusal(403, "host_not_allowed",
                    f"Host {host_header!r} is not this machine; serve answers only loopback names (localhost, "

@@ -1,4 +1,4 @@
-"""The ASGI middleware in front of every `serve` route: Host, Origin, body type and CORS.
+"""The ASGI middleware in front of every `serve` route: framing, Host, Origin, body type and CORS.
 
 It runs before authentication (a preflight carries no credentials) and answers refusals
 itself with the standard error envelope. CORS preflights are answered only for origins in
@@ -11,8 +11,15 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from atomic_agent.plugins.http.origin_policy import (OriginPolicy, Refusal, check_body_type, check_host,
-                                                     check_origin, normalise_origin)
+from atomic_agent.plugins.http.origin_policy import (
+    OriginPolicy,
+    Refusal,
+    check_body_type,
+    check_host,
+    check_origin,
+    normalise_origin,
+)
+from atomic_agent.plugins.http.request_framing import framing_refusal
 
 ALLOWED_METHODS = b"GET, POST, DELETE, OPTIONS"
 ALLOWED_HEADERS = (b"authorization, content-type, x-atomic-session, x-atomic-extensions, x-atomic-client, "
@@ -48,6 +55,10 @@ class RequestGuard:
     async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
+            return
+        refusal = framing_refusal(scope.get("headers") or [])
+        if refusal is not None:
+            await _refuse(send, refusal)
             return
         headers = _headers(scope)
         host, origin = _text(headers.get(b"host")), _text(headers.get(b"origin"))

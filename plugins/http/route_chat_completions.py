@@ -31,8 +31,17 @@ from typing import TYPE_CHECKING, Any
 from atomic_agent.plugins.http.chat_request import parse_chat_request
 from atomic_agent.plugins.http.chat_turn import END
 from atomic_agent.plugins.http.client_identity import caller_of
-from atomic_agent.plugins.http.completion_shapes import (DONE, KEEP_ALIVE, admission_failure, chunk, completion_body,
-                                                         data_frame, event_frame, failure_of, finish_reason)
+from atomic_agent.plugins.http.completion_shapes import (
+    DONE,
+    KEEP_ALIVE,
+    admission_failure,
+    chunk,
+    completion_body,
+    data_frame,
+    event_frame,
+    failure_of,
+    finish_reason,
+)
 from atomic_agent.plugins.http.error_envelope import ApiError, envelope_response, stopping_error
 from atomic_agent.plugins.http.idempotent_replay import idempotency_key, replay, request_key_for
 from atomic_agent.plugins.http.request_body import json_body

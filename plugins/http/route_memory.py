@@ -17,10 +17,7 @@ from atomic_agent.plugins.http.error_envelope import ApiError
 
 
 def _views(request: Any) -> Any:
-    try:
-        views = request.app.state.ctx.runtime.service("memory_views")
-    except (KeyError, RuntimeError):
-        views = None
+    views = request.app.state.ctx.runtime.service("memory_views", None)
     if views is None:
         raise ApiError(404, "memory views are not available on this server (the memory plugin is not loaded)",
                        code="not_found")

@@ -1,6 +1,7 @@
 """POST/GET/DELETE /api/sessions/{id}/steer: mid-turn steering and the parked hand-backs.
 
 POST {text} folds a message into the turn running on the session: 200 {steered: true};
+403 `not_your_turn` when another client started that turn (see `client_identity`);
 409 when no running turn will pick it up (refused, nothing queued: send it with POST
 /v1/chat/completions instead); 429 when the session's inbox is full. It never goes
 through the turn queue and never pre-checks whether a turn is busy: `runtime.steer` is
@@ -23,6 +24,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from atomic_agent.plugins.http.client_identity import caller_of, may_steer
 from atomic_agent.plugins.http.error_envelope import ApiError
 from atomic_agent.plugins.http.idempotent_replay import idempotency_key, key_reused
 from atomic_agent.plugins.http.request_body import json_body
@@ -55,6 +57,10 @@ async def post_steer(request: Any) -> Any:
     if not isinstance(text, str):
         raise ApiError(400, "the body needs a string 'text'", code="invalid_value")
     require_session(ctx, session_id)
+    if not may_steer(caller_of(request, ctx.settings), ctx, session_id):
+        raise ApiError(403, f"the turn running on session {session_id!r} was started by another client; only that "
+                       "client (the same X-Atomic-Client) or the operator (X-Atomic-Operator) may steer it",
+                       code="not_your_turn", extra={"steered": False})
     key = idempotency_key(request)
     asked = RequestKey(key, request_fingerprint("steer", session_id, text)) if key is not None else None
     outcome = ctx.runtime.steer(session_id, text, request_key=asked)

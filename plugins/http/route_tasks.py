@@ -20,10 +20,7 @@ _background: set[asyncio.Task[Any]] = set()
 
 def _tasks(request: Any) -> Any:
     runtime = request.app.state.ctx.runtime
-    try:
-        service = runtime.service("tasks")
-    except (KeyError, RuntimeError):
-        service = None
+    service = runtime.service("tasks", None)
     if service is None or not getattr(service.config, "enabled", False):
         raise ApiError(404, "tasks are not available on this server (the tasks plugin is off)", code="not_found")
     return service

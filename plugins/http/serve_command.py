@@ -11,6 +11,27 @@ import typer
 from atomic_agent.api import current_cli_state, fail
 
 
+def local_api_key(state_dir: Path, required: bool, key_env: str) -> str | None:
+    """The generated key when none is configured (None when serve.requireApiKey is false):
+    any user of this machine can reach a loopback port, only this user can read the key."""
+    from atomic_agent.plugins.http.client_identity import api_key_path, ensure_api_key
+
+    path = api_key_path(state_dir)
+    if not required:
+        print(f"atomic-agent serve: WARNING: serve.requireApiKey is false and {key_env} is not set: every user of "
+              "this machine can drive this agent through its port (its tools, files and approvals). Remove "
+              "requireApiKey to require a key", file=sys.stderr)
+        return None
+    key, created = ensure_api_key(state_dir)
+    if created:
+        print(f"atomic-agent serve: generated an API key; clients send 'Authorization: Bearer {key}'. It is shown "
+              f"this once and kept (mode 0600) in {path}", file=sys.stderr)
+    else:
+        print(f"atomic-agent serve: clients send 'Authorization: Bearer <key>' with the key in {path} (or set "
+              f"{key_env})", file=sys.stderr)
+    return key
+
+
 def serve_command(
     ctx: typer.Context,
     host: str = typer.Option(None, "--host", help="Address to bind (default: serve.host, 127.0.0.1). A "
@@ -37,6 +58,8 @@ def serve_command(
     problem = bind_problem(host, api_key, key_env)
     if problem:
         fail(problem)
+    if api_key is None:
+        api_key = local_api_key(boot_context.state_dir, block.require_api_key if block else True, key_env)
     token = ensure_operator_token(boot_context.state_dir)
     print(f"atomic-agent serve: approvals can be answered from any surface that sends X-Atomic-Operator with the "
           f"token in {operator_token_path(boot_context.state_dir)}", file=sys.stderr)

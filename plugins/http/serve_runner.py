@@ -30,7 +30,7 @@ RESPONSE_MARGIN_S = 5  # after the turns' grace: time for the last envelopes to 
 def make_server(app: Any, host: str, port: int, ctx: ServeContext | None = None) -> Any:
     import uvicorn
 
-    class Server(uvicorn.Server):  # type: ignore[misc]
+    class Server(uvicorn.Server):
         def handle_exit(self, sig: int, frame: Any) -> None:
             if ctx is not None:
                 try:  # a signal handler runs between two bytecodes: hand the drain to the loop
@@ -55,14 +55,15 @@ def make_server(app: Any, host: str, port: int, ctx: ServeContext | None = None)
 
     grace = ctx.settings.shutdown_grace_s if ctx is not None else 0
     config = uvicorn.Config(app, host=host, port=port, log_level="warning", lifespan="off",
-                            timeout_graceful_shutdown=grace + RESPONSE_MARGIN_S, access_log=False)
+                            # uvicorn annotates int, but hands the value to asyncio.wait_for: seconds as a float
+                            timeout_graceful_shutdown=grace + RESPONSE_MARGIN_S,  # type: ignore[arg-type]
+                            access_log=False)
     return Server(config)
 
 
 async def serve_forever(boot_context: Any, settings: ServeSettings, host: str, port: int, *, no_approval: bool,
                         sock: socket.socket | None = None, provider: Any = None) -> None:
     from atomic_agent.api import create_runtime, resolve_boot_level
-
     from atomic_agent.plugins.http.http_app import build_app
 
     ctx = ServeContext(settings)

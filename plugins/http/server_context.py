@@ -20,6 +20,7 @@ if TYPE_CHECKING:
     from atomic_agent.api import RuntimeView
 
 USER_SESSIONS = 1024  # `user` -> session map, oldest forgotten first
+OWNED_SESSIONS = 8192  # session -> starting clients, oldest forgotten first
 
 
 @attrs.frozen
@@ -48,18 +49,26 @@ class ServeContext:
                                           grants_refused_why="this server is not bound to loopback")
         self.turns: dict[str, ChatTurn] = {}
         self.user_sessions: OrderedDict[str, str] = OrderedDict()
+        # session -> the X-Atomic-Client ids that started turns in it: whose events those are
+        self.session_clients: OrderedDict[str, set[str]] = OrderedDict()
         self.started_at = int(time.time())
         self.stopped = asyncio.Event()  # a graceful stop began: no new turns, event streams end
         self._drain: asyncio.Task[Any] | None = None
         self._runtime: RuntimeView | None = None
         self._unrelay: Any = None
+        self._webhook_deliveries: Any = None
+
+    def webhook_deliveries(self) -> Any:
+        """The durable record of accepted webhook deliveries (opened on the first webhook call)."""
+        if self._webhook_deliveries is None:
+            from atomic_agent.plugins.http.webhook_deliveries import WebhookDeliveries
+
+            self._webhook_deliveries = WebhookDeliveries(Path(self.runtime.state_dir))
+        return self._webhook_deliveries
 
     def bind(self, runtime: RuntimeView) -> None:
         self._runtime = runtime
-        try:
-            mcp = runtime.service("mcp")
-        except (KeyError, RuntimeError):  # no MCP plugin: nothing to relay
-            mcp = None
+        mcp = runtime.service("mcp", None)  # None without the MCP plugin: nothing to relay
         # MCP status and drift reach /api/events (operator callers only)
         self._unrelay = mcp.subscribe_host_events(self.emit) if mcp is not None else None
 
@@ -81,6 +90,11 @@ class ServeContext:
         turn = ChatTurn(self, session_id, text, request_key=request_key, resend_steer_id=resend_steer_id,
                         client=client, tool_choice=tool_choice)
         self.turns[turn.turn_id] = turn
+        if client is not None:
+            self.session_clients.setdefault(session_id, set()).add(client)
+            self.session_clients.move_to_end(session_id)
+            while len(self.session_clients) > OWNED_SESSIONS:
+                self.session_clients.popitem(last=False)
         return turn.start()
 
     @property
@@ -121,5 +135,7 @@ class ServeContext:
             await asyncio.gather(*tasks, return_exceptions=True)
         if self._unrelay is not None:
             self._unrelay()
+        if self._webhook_deliveries is not None:
+            self._webhook_deliveries.close()
         if self._runtime is not None:
             await self._runtime.close()

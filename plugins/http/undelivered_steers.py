@@ -71,7 +71,7 @@ class UndeliveredSteerStore:
         now = time.time()
         batch = []
         ids = list(steer_ids) + [""] * (len(texts) - len(steer_ids))
-        for text, steer_id in zip(texts, ids):
+        for text, steer_id in zip(texts, ids, strict=False):  # ids beyond the texts name nothing
             self._seq += 1
             batch.append(ParkedSteer(self._seq, text, turn_index, now, steer_id or None))
         overflow = len(box.entries) + len(batch) - self.max_steers

@@ -3,8 +3,9 @@
 Each endpoint turns a JSON body into a task of the `tasks` plugin. It must be
 authenticated: `secretEnv` names the environment (or `.env`) key of a shared secret the
 caller sends in `X-Webhook-Secret`, `hmacSecretEnv` the key of an HMAC-SHA256 secret the
-caller signs the raw body with (`X-Webhook-Signature: sha256=<hex>`); with both, both are
-checked. `messageTemplate` is the task's message with `{{body.a.b}}` filled from the body.
+caller signs `<timestamp>.<raw body>` with (`X-Atomic-Timestamp` and `X-Webhook-Signature:
+sha256=<hex>`; GitHub's `X-Hub-Signature-256` is accepted too, see `webhook_auth`); with
+both, both are checked. `messageTemplate` is the task's message with `{{body.a.b}}` filled from the body.
 `sessionMode` `new` runs each call in a fresh session, `persistent` every call of this
 endpoint in one session. `maxBodyBytes` caps the body.
 """

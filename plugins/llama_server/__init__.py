@@ -12,17 +12,19 @@ from typing import TYPE_CHECKING, Any
 from atomic_agent.api import hookimpl
 
 if TYPE_CHECKING:
-    from atomic_agent.api import RuntimeView
     import typer
+
+    from atomic_agent.api import ConfigBlock, ProviderKind, RuntimeView, ServiceSpec
 
 
 @hookimpl
-def register_config_blocks() -> Iterable[Any]:
+def register_config_blocks() -> Iterable[ConfigBlock]:
     from atomic_agent.api import ConfigBlock
 
     from .llama_config import LlamaConfig
 
-    return [ConfigBlock(key="llama", cls=LlamaConfig)]
+    # threads defaulted to 2 (embedding daemon: 1) before 0 = auto (cores - 1)
+    return [ConfigBlock(key="llama", cls=LlamaConfig, former_defaults={"threads": (2,), "embeddings.threads": (1,)})]
 
 
 @hookimpl
@@ -42,7 +44,7 @@ def report_doctor_findings(state_dir: Any) -> Iterable[Any]:
 
 
 @hookimpl
-def register_services() -> Iterable[Any]:
+def register_services() -> Iterable[ServiceSpec]:
     from atomic_agent.api import ServiceSpec
 
     return [ServiceSpec(EMBEDDINGS_SERVICE, _managed_embeddings, close=_close_embeddings,
@@ -72,7 +74,7 @@ async def _close_embeddings(provider: Any) -> None:
 
 
 @hookimpl
-def register_providers() -> Iterable[Any]:
+def register_providers() -> Iterable[ProviderKind]:
     from atomic_agent.api import ProviderCapabilities, ProviderKind
 
     return [ProviderKind(name="llama-server", factory=_local_provider,

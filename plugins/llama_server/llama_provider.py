@@ -17,6 +17,7 @@ if TYPE_CHECKING:
     from pathlib import Path
 
     from atomic_agent.api import RuntimeView
+
     from .llama_client import LlamaServerClient, ServerProps
 
 MODES = ("managed", "external")
@@ -25,7 +26,9 @@ DEFAULTS: dict[str, Any] = {"retries": 3, "backoffMs": 150, "timeoutS": 120, "ma
 
 class LlamaServerProvider:
     """A `TextProvider` over one llama-server. Server facts (n_ctx, slots, modalities) are read
-    from /props once and cached; call `refresh()` after the server was restarted.
+    from /props once and cached; `refresh()` re-reads them, and a completion that lost its
+    connection (the server stopped or restarted mid-turn) makes the next one re-read them first,
+    so a restart with another `--parallel` never leaves requests pinned to slots that are gone.
 
     Slots come from a `SlotManager` built from /props `total_slots`: each session keeps one
     main slot, the last slot is kept for reflection. Until /props has been read, `slot_for`
@@ -49,10 +52,13 @@ class LlamaServerProvider:
         self.url = url
         self.mode = mode
         self.max_tokens = max_tokens
+        self.temperature = 0.2  # what the prompt plan samples with; llama.temperature sets it
         self.client = client
         self._props: ServerProps | None = None
+        self._meta: dict[str, Any] | None = None  # /v1/models meta (n_params); None: not read yet
         self._props_lock = asyncio.Lock()
         self._slots: SlotManager | None = None
+        self._props_stale = False  # a completion lost its connection: the server may have restarted
         self.leases = SlotLeases(url, lease_bases, wait_s=slot_wait_s) if lease_bases else None
 
     @property
@@ -76,6 +82,7 @@ class LlamaServerProvider:
         if self._slots is None or self._slots.total_slots != props.total_slots:
             self._slots = SlotManager(props.total_slots)
         self._props = props
+        self._meta = None  # the server may have been restarted with another model
         return props
 
     def slot_for(self, session_id: str) -> int:
@@ -91,6 +98,21 @@ class LlamaServerProvider:
             self._slots.release(session_id)
 
     async def complete(self, request: CompletionRequest, on_delta: Callable[[str], None] | None = None) -> Completion:
+        if self._props_stale:
+            before = self._props
+            await self.refresh()  # raises while the server is still down; the flag stays set
+            self._props_stale = False
+            if before is not None and self._props is not None and not -1 <= request.slot_id < self._props.total_slots:
+                # the slot was chosen from the old server's slot count; the next step chooses anew
+                request = attrs.evolve(request, slot_id=-1)
+        try:
+            return await self._complete(request, on_delta)
+        except ProviderError as exc:
+            if exc.status is None and not exc.timed_out:
+                self._props_stale = True
+            raise
+
+    async def _complete(self, request: CompletionRequest, on_delta: Callable[[str], None] | None) -> Completion:
         if self._props is not None and not -1 <= request.slot_id < self._props.total_slots:
             # the server would wrap the id onto another session's slot and evict its cache
             raise ValueError(f"slot id {request.slot_id} is outside this llama-server's slots "
@@ -135,9 +157,22 @@ class LlamaServerProvider:
             props = await self.props()
         except ProviderError:
             return {"chat_template": "", "model_alias": "", "modalities": {}, "reachable": False}
-        return {"chat_template": props.chat_template, "model_alias": props.model_alias,
-                "modalities": dict(props.modalities), "model_path": props.model_path,
-                "n_ctx": props.n_ctx, "total_slots": props.total_slots, "reachable": True}
+        facts: dict[str, object] = {"chat_template": props.chat_template, "model_alias": props.model_alias,
+                                    "modalities": dict(props.modalities), "model_path": props.model_path,
+                                    "n_ctx": props.n_ctx, "total_slots": props.total_slots, "reachable": True}
+        n_params = (await self._model_meta()).get("n_params")
+        if isinstance(n_params, int) and not isinstance(n_params, bool) and n_params > 0:
+            facts["n_params"] = n_params  # the prompt style's `auto` reads it (prompt_style.py)
+        return facts
+
+    async def _model_meta(self) -> dict[str, Any]:
+        """/v1/models' meta for the loaded model, read once per /props read ({} if the server has none)."""
+        if self._meta is None:
+            try:
+                self._meta = await self.client.model_meta()
+            except ProviderError:
+                self._meta = {}
+        return self._meta
 
     async def health(self) -> bool:
         return await self.client.health()

@@ -8,6 +8,7 @@ import os
 import re
 from collections.abc import Callable
 from pathlib import Path
+from typing import TYPE_CHECKING
 from urllib.parse import unquote, urlsplit
 
 import attrs
@@ -15,6 +16,9 @@ import attrs
 from .cache_lock import cache_lock
 from .gguf_file import has_gguf_magic, sha256_of
 from .llama_errors import DownloadError
+
+if TYPE_CHECKING:
+    import httpx
 
 ProgressSink = Callable[[int, "int | None"], None]  # (bytes on disk, expected total or None)
 
@@ -108,9 +112,9 @@ def _download_to_part(url: str, part: Path, on_progress: ProgressSink | None, ti
                             "same pull again to resume from there.") from exc
 
 
-def _range_starts_at(resp: object, offset: int) -> bool:
-    match = _CONTENT_RANGE.match(getattr(resp, "headers").get("content-range", ""))
-    return bool(match) and int(match.group(1)) == offset
+def _range_starts_at(resp: httpx.Response, offset: int) -> bool:
+    match = _CONTENT_RANGE.match(resp.headers.get("content-range", ""))
+    return match is not None and int(match.group(1)) == offset
 
 
 def _unsatisfied_total(header: str) -> int | None:

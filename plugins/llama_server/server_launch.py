@@ -5,9 +5,8 @@ from __future__ import annotations
 
 import subprocess
 import time
-from pathlib import Path
-
 from collections.abc import Callable
+from pathlib import Path
 
 import attrs
 
@@ -19,8 +18,18 @@ from .llama_config import LlamaConfig, loopback_url
 from .llama_errors import PortInUseError, ServerStartError
 from .model_registry import find_model, resolve_model_file
 from .server_health import HEALTH_OK, HealthSnapshot, check_health, probe_server
-from .server_process import (LIFECYCLE_LOCK, LaunchSpec, PidRecord, ServerPaths, live_pid_record, log_tail,
-                             port_in_use, remove_pid_file, spawn_detached, terminate_process)
+from .server_process import (
+    LIFECYCLE_LOCK,
+    LaunchSpec,
+    PidRecord,
+    ServerPaths,
+    live_pid_record,
+    log_tail,
+    port_in_use,
+    remove_pid_file,
+    spawn_detached,
+    terminate_process,
+)
 from .thread_count import chat_threads, embedding_threads
 
 START_TIMEOUT_S = 120.0

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, TypedDict
 
 import attrs
 
@@ -102,7 +102,12 @@ def embedding_daemon_url(cfg: LlamaConfig, state_dir: Path) -> str:
     return url_of(record) if record is not None else loopback_url(cfg.host, cfg.embeddings.port)
 
 
-def _build_fields(cfg: LlamaConfig) -> dict[str, str]:
+class BuildFields(TypedDict, total=False):
+    build: str
+    build_reason: str
+
+
+def _build_fields(cfg: LlamaConfig) -> BuildFields:
     from atomic_agent.api import resolve_cache_dir
 
     from .llama_binary import installed_build
@@ -128,11 +133,9 @@ def build_findings() -> list[Any]:
     why, its proof) and whether this CPU has the AMX that crashes native builds."""
     import os
 
-    from atomic_agent.api import DoctorFinding
+    from atomic_agent.api import DoctorFinding, resolve_cache_dir
 
     from .build_variant import read_cpu_report
-    from atomic_agent.api import resolve_cache_dir
-
     from .llama_binary import installed_build
     from .llama_config import LLAMA_BINARY_ENV
 

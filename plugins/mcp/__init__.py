@@ -17,13 +17,13 @@ from typing import TYPE_CHECKING, Any
 from atomic_agent.api import hookimpl
 
 if TYPE_CHECKING:
-    from atomic_agent.api import RuntimeView
+    from atomic_agent.api import ConfigBlock, RuntimeView, ServiceSpec
 
 SERVICE = "mcp"
 
 
 @hookimpl
-def register_config_blocks() -> Iterable[Any]:
+def register_config_blocks() -> Iterable[ConfigBlock]:
     from atomic_agent.api import ConfigBlock
 
     from .server_config import MCP_BLOCK, McpConfig
@@ -32,7 +32,7 @@ def register_config_blocks() -> Iterable[Any]:
 
 
 @hookimpl
-def register_services() -> Iterable[Any]:
+def register_services() -> Iterable[ServiceSpec]:
     from atomic_agent.api import ServiceSpec
 
     return [ServiceSpec(SERVICE, _build_manager, close=lambda manager: manager.close(),
@@ -58,7 +58,8 @@ def _build_manager(runtime: RuntimeView) -> Any:
     return McpManager(registry=runtime.service("tool_registry"), state_dir=runtime.state_dir,
                       environ=getattr(runtime, "environ", None),
                       sampling=SamplingForwarder(runtime, cfg.sampling) if cfg.sampling.enabled else None,
-                      max_result_chars=cfg.max_result_chars, persistence=_persistence(runtime))
+                      max_result_chars=cfg.max_result_chars, persistence=_persistence(runtime),
+                      sensitive=runtime.service("sensitive_reads", None))
 
 
 def _persistence(runtime: RuntimeView) -> Any:

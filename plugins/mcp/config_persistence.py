@@ -37,7 +37,7 @@ class ConfigPersistence:
         from atomic_agent.api import read_raw_config
 
         raw = read_raw_config(self.path)
-        return [s.get("name") for s in self._servers(raw) if isinstance(s, dict)]
+        return [s["name"] for s in self._servers(raw) if isinstance(s, dict) and isinstance(s.get("name"), str)]
 
     def add(self, server: ServerConfig, replace: bool = False) -> None:
         from atomic_agent.api import read_raw_config, save_raw_config

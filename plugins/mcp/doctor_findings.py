@@ -18,7 +18,7 @@ def mcp_findings(state_dir: Path) -> list[Any]:
     for server, tools in sorted(DriftStore(state_dir).drifted().items()):
         findings.append(DoctorFinding(
             check=f"mcp {server} tool definitions", level="warn",
-            detail=f"{len(tools)} tool(s) changed since they were approved and are disabled: {', '.join(sorted(tools))}",
+            detail=f"{len(tools)} tool(s) new or changed since the catalog was approved, disabled until reviewed: {', '.join(sorted(tools))}",
             advice=f"review with `atomic-agent mcp tools {server}`, then `atomic-agent mcp approve {server}`",
             path=str(store_path(state_dir))))
     findings.extend(_config_findings(state_dir))
@@ -34,8 +34,8 @@ def _config_findings(state_dir: Path) -> list[Any]:
         raw = read_raw_config(state_dir / "config.json")
     except ConfigError:
         return []  # the core's own config check reports it
-    block = raw.get("mcp") if isinstance(raw.get("mcp"), dict) else {}
-    servers = block.get("servers") if isinstance(block.get("servers"), list) else []
+    block = raw_block if isinstance(raw_block := raw.get("mcp"), dict) else {}
+    servers = raw_servers if isinstance(raw_servers := block.get("servers"), list) else []
     findings = []
     seen: set[str] = set()
     for index, server in enumerate(servers):
@@ -45,7 +45,7 @@ def _config_findings(state_dir: Path) -> list[Any]:
         problem = server_name_problem(name) if isinstance(name, str) else "a server needs a name"
         if problem is None and name in seen:
             problem = f"duplicate server name {name!r}; only the first entry is used"
-        transport = server.get("transport") if isinstance(server.get("transport"), dict) else {}
+        transport = raw_transport if isinstance(raw_transport := server.get("transport"), dict) else {}
         command = transport.get("command")
         if problem is None and transport.get("kind", "stdio") == "stdio" and isinstance(command, str) and command \
                 and shutil.which(command) is None and not Path(command).is_file():

@@ -1,14 +1,19 @@
 """Tool-definition drift: what the operator accepted of each server's catalog, and which
 tools changed since.
 
-A tool's fingerprint is a hash of its name, description and input schema. The first time
-a server's catalog is seen (the operator just added it) every tool is accepted as it is.
-From then on a tool whose fingerprint differs from the accepted one is *drifted*: it is
-held back (not registered, so the model never sees the new text) and reported by
-`mcp list`, `doctor` and an event on sidecar/serve until `atomic-agent mcp approve SERVER
-[TOOL]` accepts the new definition. A server could otherwise swap a harmless description
-for a prompt injection after it was trusted. A tool the server adds later is accepted on
-first sight (it was never trusted in another shape); a tool it drops keeps its record.
+A tool's fingerprint is a hash of its name, description, input schema and annotations
+(a `readOnlyHint` that turns true would otherwise let a tool skip the approval gate
+unseen). The first time a server's catalog is seen (the operator just added it) every
+tool is accepted as it is. From then on a tool whose fingerprint differs from the accepted
+one is *drifted*, and a tool the server adds later is *new*: either is held back (not
+registered, so the model never sees its text) and reported by `mcp list`, `doctor` and an
+event on sidecar/serve until `atomic-agent mcp approve SERVER [TOOL]` accepts the
+definition the operator was shown. A server could otherwise swap a harmless description
+for a prompt injection, or add a tool, after it was trusted. A tool it drops keeps its record.
+
+Records written before annotations were fingerprinted (version 1) still match a tool whose
+name, description and schema are unchanged, unless the tool now claims `readOnlyHint`:
+that claim was never reviewed, so such a tool is held until approved.
 
 Stored in `<state>/mcp/tool-fingerprints.json`, written atomically.
 """
@@ -32,9 +37,17 @@ def store_path(state_dir: Path) -> Path:
 
 
 def fingerprint(tool: ToolMeta) -> str:
-    canonical = json.dumps({"name": tool.name, "description": tool.description,
-                            "inputSchema": tool.input_schema}, sort_keys=True, separators=(",", ":"),
-                           ensure_ascii=False, default=str)
+    return _digest({"name": tool.name, "description": tool.description, "inputSchema": tool.input_schema,
+                    "annotations": {"readOnlyHint": tool.read_only_hint, "title": tool.title}})
+
+
+def legacy_fingerprint(tool: ToolMeta) -> str:
+    """The version-1 fingerprint (no annotations), to recognise records written before them."""
+    return _digest({"name": tool.name, "description": tool.description, "inputSchema": tool.input_schema})
+
+
+def _digest(fields: dict[str, Any]) -> str:
+    canonical = json.dumps(fields, sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=str)
     return "sha256:" + hashlib.sha256(canonical.encode("utf-8")).hexdigest()
 
 
@@ -64,6 +77,7 @@ class DriftStore:
         data = self._load()
         record = data["servers"].get(server)
         changed = False
+        first_sight = not isinstance(record, dict)
         if not isinstance(record, dict):
             record = {"approved": {}, "drifted": {}}
             data["servers"][server] = record
@@ -74,11 +88,16 @@ class DriftStore:
         for tool in tools:
             current = fingerprint(tool)
             known = approved.get(tool.name)
-            if known is None:
+            if known is None and first_sight:
                 approved[tool.name] = current
                 changed = True
                 accepted.append(tool)
-            elif known == current:
+                continue
+            if known is not None and known != current and known == legacy_fingerprint(tool) \
+                    and tool.read_only_hint is not True:
+                approved[tool.name] = known = current  # a version-1 record of the same definition
+                changed = True
+            if known == current:
                 if tool.name in drifted:  # the server changed it back
                     del drifted[tool.name]
                     changed = True
@@ -86,9 +105,10 @@ class DriftStore:
             else:
                 held.append(tool)
                 if drifted.get(tool.name, {}).get("fingerprint") != current:
-                    drifted[tool.name] = {"fingerprint": current, "approved": known,
+                    drifted[tool.name] = {"fingerprint": current, "approved": known, "new": known is None,
                                           "seenAt": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
-                                          "description": tool.description[:200]}
+                                          "description": tool.description[:200],
+                                          "readOnlyHint": tool.read_only_hint}
                     changed = True
         if changed:
             self._save(data)

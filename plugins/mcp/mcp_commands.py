@@ -68,7 +68,7 @@ def list_command(ctx: typer.Context, json_out: bool = typer.Option(False, "--jso
     print_table(["name", "transport", "trust", "status", "tools", "drifted"], [_status_line(s) for s in statuses])
     for status in statuses:
         if status.drifted:
-            print(f"{status.name}: {len(status.drifted)} tool(s) changed since approval and are disabled; review, then "
+            print(f"{status.name}: {len(status.drifted)} tool(s) new or changed since approval are disabled; review, then "
                   f"`atomic-agent mcp approve {status.name}`", file=sys.stderr)
 
 
@@ -78,11 +78,15 @@ def tools_command(ctx: typer.Context, name: str = typer.Argument(..., help="Serv
     """One server's tools as the model sees them, plus the drifted and dropped ones."""
     from atomic_agent.api import print_json, print_table
 
-    async def work(runtime: RuntimeView, manager: Any) -> tuple[Any, list[dict[str, Any]]]:
+    async def work(runtime: RuntimeView, manager: Any) -> tuple[Any, list[dict[str, Any]], list[dict[str, Any]]]:
         try:
             status = manager.status(name)
         except KeyError as exc:
             fail(str(exc.args[0]))
+        # what approving would accept, shown in full: the operator reviews the definition itself
+        held = [{"name": t.name, "description": t.description, "readOnlyHint": t.read_only_hint,
+                 "argsSchema": dict(t.input_schema)}
+                for t in manager.catalog(name).tools if t.name in status.drifted]
         rows = []
         for qualified in status.tools:
             spec = runtime.registry.get(qualified)
@@ -91,15 +95,18 @@ def tools_command(ctx: typer.Context, name: str = typer.Argument(..., help="Serv
             gate = "pure_read" if spec.resource_class.value == "pure_read" else (
                 "asks approval" if spec.approval_category else "read-only hint (no ask)")
             rows.append({"name": spec.name, "gate": gate, "summary": spec.summary, "argsSchema": dict(spec.args_schema)})
-        return status, rows
+        return status, rows, held
 
-    status, rows = _with_manager(ctx, work)
+    status, rows, held = _with_manager(ctx, work)
     if json_out:
-        print_json({"server": status.to_json(), "tools": rows})
+        print_json({"server": status.to_json(), "tools": rows, "held": held})
         return
     print_table(["tool", "gate", "summary"], [[r["name"], r["gate"], r["summary"]] for r in rows])
-    for tool in status.drifted:
-        print(f"drifted (disabled until `mcp approve {name} {tool}`): {tool}")
+    for tool in held:
+        print(f"new or changed (disabled until `mcp approve {name} {tool['name']}`): {tool['name']}")
+        print(f"  description: {tool['description']}")
+        print(f"  readOnlyHint: {json.dumps(tool['readOnlyHint'])}")
+        print(f"  args: {json.dumps(tool['argsSchema'], sort_keys=True)}")
     for reason in status.dropped:
         print(f"dropped: {reason}")
     if status.last_error:

@@ -12,7 +12,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from atomic_agent.api import ToolContext, ToolResult, args_errors, bind_request_approval, invoke_tool
-
 from atomic_agent.plugins.mcp.tool_names import qualify
 
 if TYPE_CHECKING:
@@ -29,7 +28,7 @@ async def call_mcp_tool(runtime: RuntimeView, manager: Any, server: str, tool: s
     spec = runtime.registry.get(name)
     if spec is None:
         if tool in status.drifted:
-            raise ValueError(f"{tool!r} changed since it was approved and is disabled; review it with "
+            raise ValueError(f"{tool!r} is new or changed since it was approved and is disabled; review it with "
                              f"`atomic-agent mcp tools {server}`, then `atomic-agent mcp approve {server} {tool}`")
         if status.status != "up":
             raise ValueError(f"server {server!r} is {status.status}: {status.last_error}")

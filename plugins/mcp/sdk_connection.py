@@ -13,7 +13,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 from collections.abc import Awaitable, Callable, Mapping
-from typing import IO, Any
+from typing import Any, TextIO
 
 from atomic_agent.plugins.mcp.mcp_errors import (
     McpConnectError,
@@ -38,6 +38,8 @@ from atomic_agent.plugins.mcp.mcp_records import (
 from atomic_agent.plugins.mcp.server_config import SSE, STDIO, ServerConfig
 
 MAX_PAGES = 50  # a server that paginates for ever is cut off here
+# more tools than any prompt could list: a server advertising 100,000 took ~100 s to absorb
+MAX_CATALOG_ITEMS = 1000
 CLIENT_NAME = "atomic-agent"
 
 SamplingHandler = Callable[[SamplingRequest], Awaitable[SamplingReply]]
@@ -48,7 +50,7 @@ class SdkConnection:
     """One initialised MCP session with one server."""
 
     def __init__(self, server: ServerConfig, env: Mapping[str, str], *, on_sampling: SamplingHandler | None,
-                 on_tools_changed: ChangeHandler | None = None, errlog: IO[str] | None = None) -> None:
+                 on_tools_changed: ChangeHandler | None = None, errlog: TextIO | None = None) -> None:
         self.server = server
         self._env = dict(env)
         self._on_sampling = on_sampling
@@ -308,6 +310,10 @@ def _paged(method: str, field: str) -> Callable[[Any], Awaitable[list[Any]]]:
             params = types.PaginatedRequestParams(cursor=cursor) if cursor else None
             page = await getattr(session, method)(params=params)
             items.extend(getattr(page, field) or [])
+            if len(items) > MAX_CATALOG_ITEMS:
+                raise McpRequestError(f"the server lists more than {MAX_CATALOG_ITEMS:,} {field}; a catalogue that "
+                                      f"large is refused whole (no prompt could show it). Point the server at "
+                                      f"fewer {field} in its own settings")
             cursor = page.next_cursor
             if not cursor:
                 break

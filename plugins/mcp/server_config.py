@@ -19,15 +19,15 @@ from __future__ import annotations
 
 import fnmatch
 import re
-from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any
+from collections.abc import Iterable, Mapping
+from typing import TYPE_CHECKING, Any, Protocol
 
 import attrs
 
 from atomic_agent.api import int_field, value_field
 
 if TYPE_CHECKING:
-    from atomic_agent.api import RuntimeView
+    pass
 
 MCP_BLOCK = "mcp"
 STDIO, STREAMABLE_HTTP, SSE = "stdio", "streamable_http", "sse"
@@ -96,9 +96,13 @@ class SamplingConfig:
     timeout_s: int = int_field(60, 1, 600)
 
 
+def _server_tuple(servers: Iterable[ServerConfig]) -> tuple[ServerConfig, ...]:
+    return tuple(servers)
+
+
 @attrs.frozen
 class McpConfig:
-    servers: tuple[ServerConfig, ...] = attrs.field(factory=tuple, converter=tuple)
+    servers: tuple[ServerConfig, ...] = attrs.field(factory=tuple, converter=_server_tuple)
     sampling: SamplingConfig = attrs.field(factory=SamplingConfig)
     max_result_chars: int = int_field(64_000, 1_000, 4_000_000)
 
@@ -148,9 +152,16 @@ def duplicate_names(servers: tuple[ServerConfig, ...]) -> set[int]:
     return later
 
 
-def mcp_config(runtime: RuntimeView) -> McpConfig:
+class Configured(Protocol):
+    """What holds the loaded config: a runtime (RuntimeView) or a command's boot context."""
+
+    @property
+    def config(self) -> Any: ...
+
+
+def mcp_config(holder: Configured) -> McpConfig:
     try:
-        block = runtime.config.block(MCP_BLOCK)
+        block = holder.config.block(MCP_BLOCK)
     except (KeyError, AttributeError):
         return McpConfig()
     return block if isinstance(block, McpConfig) else McpConfig()

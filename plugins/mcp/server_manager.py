@@ -28,7 +28,7 @@ import asyncio
 import contextlib
 from collections.abc import Callable, Collection, Mapping, Sequence
 from pathlib import Path
-from typing import IO, Any
+from typing import Any, TextIO
 
 import attrs
 
@@ -53,7 +53,13 @@ from atomic_agent.plugins.mcp.mcp_records import (
 )
 from atomic_agent.plugins.mcp.sdk_connection import SamplingHandler, SdkConnection
 from atomic_agent.plugins.mcp.server_config import STDIO, ServerConfig, duplicate_names, server_problem
-from atomic_agent.plugins.mcp.tool_adapter import build_tool_spec, schema_problem
+from atomic_agent.plugins.mcp.tool_adapter import (
+    MAX_SCHEMA_BYTES,
+    CredentialReads,
+    build_tool_spec,
+    schema_problem,
+    schema_size,
+)
 from atomic_agent.plugins.mcp.tool_names import qualify, tool_name_problem
 from atomic_agent.plugins.mcp.url_policy import check_server_url
 
@@ -76,15 +82,16 @@ class ServerEntry:
     watcher: asyncio.Task[None] | None = None
     refreshing: asyncio.Task[None] | None = None
     refresh_again: bool = False
-    errlog: IO[str] | None = None
+    errlog: TextIO | None = None
     reconnecting: asyncio.Task[None] | None = None
 
 
 class McpManager:
     def __init__(self, *, registry: Any, state_dir: Path, environ: Mapping[str, str] | None = None,
                  sampling: SamplingHandler | None = None, max_result_chars: int = 64_000,
-                 persistence: ConfigPersistence | None = None) -> None:
+                 persistence: ConfigPersistence | None = None, sensitive: CredentialReads | None = None) -> None:
         self.registry = registry
+        self.sensitive = sensitive  # after a credential read, every MCP call asks (sensitive_egress)
         self.persistence = persistence
         self.state_dir = state_dir
         self.environ = environ
@@ -323,7 +330,7 @@ class McpManager:
 
         return {**child_environment(environ=self.environ), **server.transport.env}
 
-    def _open_errlog(self, name: str) -> IO[str] | None:
+    def _open_errlog(self, name: str) -> TextIO | None:
         try:
             folder = self.state_dir / "mcp" / "logs"
             folder.mkdir(parents=True, exist_ok=True)
@@ -450,6 +457,9 @@ class McpManager:
                 problem = f"tool {tool.name!r} is listed twice; the first one is used"
             if problem is None and not server.admits_tool(tool.name):
                 problem = f"tool {tool.name!r} is excluded by include/exclude"
+            if problem is None and schema_size(tool.input_schema) > MAX_SCHEMA_BYTES:
+                problem = (f"tool {tool.name!r}: its input schema is {schema_size(tool.input_schema):,} bytes, over "
+                           f"the {MAX_SCHEMA_BYTES:,} a tool may use")
             if problem is None:
                 schema = schema_problem(tool.input_schema)
                 problem = f"tool {tool.name!r}: {schema}" if schema else None
@@ -478,7 +488,8 @@ class McpManager:
         specs = aggregate_tool_specs(self, self.max_result_chars) if self._entries else []
         for name in sorted(self._entries):
             entry = self._entries[name]
-            specs.extend(build_tool_spec(entry.config, meta, self, self.max_result_chars) for meta in entry.accepted)
+            specs.extend(build_tool_spec(entry.config, meta, self, self.max_result_chars, self.sensitive)
+                         for meta in entry.accepted)
         self.registry.set_live_tools(LIVE_GROUP, specs)
 
     def _status(self, entry: ServerEntry) -> ServerStatus:

@@ -15,11 +15,11 @@ from typing import TYPE_CHECKING, Any
 from atomic_agent.api import hookimpl
 
 if TYPE_CHECKING:
-    from atomic_agent.api import RuntimeView
+    from atomic_agent.api import RuntimeView, ServiceSpec
 
 
 @hookimpl
-def register_services() -> Iterable[Any]:
+def register_services() -> Iterable[ServiceSpec]:
     from atomic_agent.api import ServiceSpec
 
     def build(runtime: RuntimeView) -> Any:

@@ -12,22 +12,24 @@ from __future__ import annotations
 
 from typing import Any
 
+from atomic_agent.api import slot_affinity
+
 ANY_SLOT = -1
 FALLBACK_METRIC = "agent.memory.background_slot.fallback"
 RESERVED_METRIC = "agent.memory.background_slot.reserved"
 
 
 def background_slot(provider: Any, session_id: str, caller: str, metrics: Any = None) -> int:
-    pick = getattr(provider, "reflection_slot", None)
-    slot = pick() if callable(pick) else ANY_SLOT
+    slots = slot_affinity(provider)
+    slot = slots.reflection_slot() if slots is not None else ANY_SLOT
     valid = isinstance(slot, int) and not isinstance(slot, bool) and slot >= 0
-    main = provider.slot_for(session_id) if hasattr(provider, "slot_for") else ANY_SLOT
+    main = slots.slot_for(session_id) if slots is not None else ANY_SLOT
     if valid and slot != main:
         if metrics is not None:
             metrics.inc(RESERVED_METRIC, caller=caller)
         return int(slot)
     if metrics is not None:
-        if not callable(pick):
+        if slots is None:
             reason = "no_slots"  # a provider without slots (hosted API): nothing to evict
         elif valid:
             reason = "equals_main"

@@ -8,7 +8,8 @@ directions at each hop, so nobody has to write symmetric edges.
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
 
 import attrs
 
@@ -119,6 +120,6 @@ class LinkStore:
         return found
 
 
-def _link(row: dict[str, object]) -> Link:
-    return Link(int(row["from_id"]), int(row["to_id"]), str(row["kind"]), float(row["weight"]),  # type: ignore[arg-type]
-                str(row["source"]), int(row["created_at"]))  # type: ignore[arg-type]
+def _link(row: Mapping[str, Any]) -> Link:  # a sqlite row: its values are untyped
+    return Link(int(row["from_id"]), int(row["to_id"]), str(row["kind"]), float(row["weight"]),
+                str(row["source"]), int(row["created_at"]))

@@ -217,5 +217,5 @@ def links_command(ctx: typer.Context, note: str = typer.Option(None, "--note", m
         return
     print_table(["from", "kind", "to", "source", "created"],
                 [[f"#{k.from_id} {previews.get(k.from_id, '')}", k.kind, f"#{k.to_id} {previews.get(k.to_id, '')}",
-                  k.source, k.to_json()["createdAt"][:19]] for k in links])
+                  k.source, str(k.to_json()["createdAt"])[:19]] for k in links])
     print(f"{len(links)} of {total} links")

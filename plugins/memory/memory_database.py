@@ -94,7 +94,7 @@ class MemoryDatabase:
     def query(self, sql: str, params: Any = ()) -> list[dict[str, Any]]:
         cursor = self.conn.execute(sql, params)
         cols = [d[0] for d in cursor.description]
-        return [dict(zip(cols, row)) for row in cursor.fetchall()]
+        return [dict(zip(cols, row, strict=True)) for row in cursor.fetchall()]
 
     def close(self) -> None:
         if not self.closed:

@@ -91,8 +91,8 @@ def m002_memories(db: sqlite_utils.Database) -> None:
                 db.execute(f"ALTER TABLE memories ADD COLUMN {name} {ddl}")
         db.execute("CREATE INDEX IF NOT EXISTS idx_memories_fifo ON memories(updated_at, id)")
     # sqlite-utils compares the existing index with the wanted one and rebuilds only on a difference
-    db["memories"].enable_fts(list(NOTE_FTS_COLUMNS), fts_version="FTS5", create_triggers=True,
-                              tokenize=FTS_TOKENIZER, replace=True)
+    db.table("memories").enable_fts(list(NOTE_FTS_COLUMNS), fts_version="FTS5", create_triggers=True,
+                                    tokenize=FTS_TOKENIZER, replace=True)
 
 
 def m003_memory_embeddings(db: sqlite_utils.Database) -> None:

@@ -14,16 +14,16 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from .memory_database import DEFAULT_BUSY_TIMEOUT_S, MemoryDatabase, memory_db_path
 from .link_store import LINK_KINDS, LinkStore
+from .memory_database import DEFAULT_BUSY_TIMEOUT_S, MemoryDatabase, memory_db_path
 from .memory_errors import MemoryStoreError, MemoryValidationError
 from .note_leases import DEFAULT_LEASE_MS, acquire_lease, release_lease
 from .note_store import NoteStore
 from .note_validation import DEFAULT_MAX_CONTENT_CHARS
 from .profile_store import ProfileStore
+from .profile_validation import is_valid_profile_key
 from .query_feedback import QueryFeedback
 from .recall_fusion import FusionWeights
-from .profile_validation import is_valid_profile_key
 
 if TYPE_CHECKING:
     from atomic_agent.api import RuntimeView
@@ -136,9 +136,7 @@ def busy_timeout_s(environ: Any) -> float:
 
 
 def build_memory_service(runtime: RuntimeView) -> MemoryService:
-    try:
-        metrics = runtime.service(METRICS_SERVICE)
-    except (KeyError, RuntimeError):  # no metrics plugin, or a broken one: memory works without it
-        metrics = None
+    # None without the metrics plugin, or with a broken one: memory works without it
+    metrics = runtime.service(METRICS_SERVICE, None)
     return MemoryService(memory_db_path(runtime.state_dir), busy_timeout_s(getattr(runtime, "environ", None)),
                          metrics)

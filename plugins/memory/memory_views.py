@@ -31,12 +31,6 @@ class MemoryViews:
     def memory(self) -> Any:
         return self.runtime.service(MEMORY_SERVICE)
 
-    def _service(self, name: str) -> Any | None:
-        try:
-            return self.runtime.service(name)
-        except (KeyError, RuntimeError):  # the plugin is not loaded, or its service failed to build
-            return None
-
     def phases(self) -> list[dict[str, Any]]:
         from .phase_switches import phase_switches
 
@@ -44,7 +38,7 @@ class MemoryViews:
 
     def embeddings(self) -> dict[str, Any]:
         """Hybrid recall's switch, model and coverage; `installed: false` without its plugin."""
-        view = self._service(EMBEDDING_STATUS_SERVICE)
+        view = self.runtime.service(EMBEDDING_STATUS_SERVICE, None)  # None without its plugin
         if view is None:
             return {"installed": False, "enabled": False}
         return {"installed": True, **view.status()}

@@ -8,6 +8,7 @@ parent at the new id, all inside one transaction, so the sentinel is never visib
 
 from __future__ import annotations
 
+import builtins  # these classes have a `list` method: their annotations name the builtin as builtins.list
 import json
 from collections.abc import Iterable
 from typing import Any
@@ -105,7 +106,7 @@ class ProfileStore:
                                    "ORDER BY pinned DESC, key ASC")
         return [_fact(r) for r in rows]
 
-    def history(self, key: str) -> list[ProfileFact]:
+    def history(self, key: str) -> builtins.list[ProfileFact]:
         """Every version of `key`, oldest first; the active one (if any) is last."""
         rows = self.database.query("SELECT * FROM profile_facts WHERE key = ? ORDER BY valid_from ASC, id ASC",
                                    [normalize_key(key)])
@@ -122,6 +123,6 @@ class ProfileStore:
         where = " WHERE superseded_by IS NULL" if active_only else ""
         return int(self.database.conn.execute(f"SELECT count(*) FROM profile_facts{where}").fetchone()[0])
 
-    def all_rows(self) -> list[ProfileFact]:
+    def all_rows(self) -> builtins.list[ProfileFact]:
         """Every row, active and superseded (for export)."""
         return [_fact(r) for r in self.database.query("SELECT * FROM profile_facts ORDER BY key, valid_from, id")]

@@ -40,10 +40,10 @@ class EmbeddingWriter:
         try:
             loop = asyncio.get_running_loop()
         except RuntimeError:
-            loop = self._loop
-            if loop is None or loop.is_closed():
+            remembered = self._loop
+            if remembered is None or remembered.is_closed():
                 return  # no loop (a CLI write): the next turn, tick or reembed picks it up
-            loop.call_soon_threadsafe(self._schedule)
+            remembered.call_soon_threadsafe(self._schedule)
             return
         self._loop = loop
         self._schedule()
@@ -150,13 +150,13 @@ class EmbeddingWriter:
         stamp = store_clock.now_ms()
         database = self.hybrid.memory.database
         with database.write() as conn:
-            for row, vector in zip(batch, vectors):
+            for row, vector in zip(batch, vectors, strict=True):
                 # the note may have been forgotten while its vector was computed: then nothing is written
                 conn.execute("INSERT OR REPLACE INTO memory_embeddings (memory_id, model, dim, embedding, created_at) "
                              "SELECT ?, ?, ?, ?, ? WHERE EXISTS (SELECT 1 FROM memories WHERE id = ?)",
                              [row["id"], model, len(vector), pack(vector), stamp, row["id"]])
         index.upsert([(row["id"], partition_of(row["scope"], row["working_dir"]), vector)
-                      for row, vector in zip(batch, vectors)])
+                      for row, vector in zip(batch, vectors, strict=True)])
 
     def _sync_index(self, index: VectorIndex, model: str) -> None:
         """Once per runtime and model: make the index hold exactly the stored vectors of

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 from atomic_agent.api import hookimpl
 
 if TYPE_CHECKING:
-    from atomic_agent.api import RuntimeView
+    from atomic_agent.api import ConfigBlock, MemoryPhase, RuntimeView, ServiceSpec
 
 CONFIG_KEY = "memoryLinks"
 SERVICE_NAME = "memory_links"
@@ -25,7 +25,7 @@ PHASE_ORDER = 91  # after reflection (90): the generator reads what the turn sur
 
 
 @hookimpl
-def register_config_blocks() -> Iterable[Any]:
+def register_config_blocks() -> Iterable[ConfigBlock]:
     from atomic_agent.api import ConfigBlock
 
     from .links_config import LinksConfig
@@ -34,7 +34,7 @@ def register_config_blocks() -> Iterable[Any]:
 
 
 @hookimpl
-def register_services() -> Iterable[Any]:
+def register_services() -> Iterable[ServiceSpec]:
     from atomic_agent.api import ServiceSpec
 
     def build(runtime: RuntimeView) -> Any:
@@ -46,7 +46,7 @@ def register_services() -> Iterable[Any]:
 
 
 @hookimpl
-def register_memory_phases(runtime: RuntimeView) -> Iterable[Any]:
+def register_memory_phases(runtime: RuntimeView) -> Iterable[MemoryPhase]:
     cfg = runtime.config.block(CONFIG_KEY)
     if not cfg.enabled:
         return []

@@ -15,7 +15,6 @@ from typing import TYPE_CHECKING, Any
 
 import attrs
 
-
 if TYPE_CHECKING:
     from atomic_agent.api import RuntimeView
 
@@ -63,10 +62,7 @@ class LinkGenerator:
         self.outcomes: list[LinkOutcome] = []
 
     def evolver(self) -> Any | None:
-        try:
-            evolver = self.runtime.service(EVOLVER_SERVICE)
-        except (KeyError, RuntimeError):
-            return None
+        evolver = self.runtime.service(EVOLVER_SERVICE, None)
         return evolver if getattr(evolver, "enabled", False) else None
 
     def before_turn(self, start: Any) -> None:
@@ -113,9 +109,9 @@ class LinkGenerator:
         return self._finish(result, started)
 
     async def _run(self, digest: Any) -> LinkOutcome:
-        from .link_parser import parse_links
-
         from atomic_agent.api import CompletionRequest
+
+        from .link_parser import parse_links
 
         evolver = self.evolver()
         if not self.cfg.auto_generate and evolver is None:

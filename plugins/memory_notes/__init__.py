@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 from atomic_agent.api import hookimpl
 
 if TYPE_CHECKING:
-    from atomic_agent.api import RuntimeView
+    from atomic_agent.api import ConfigBlock, MemoryPhase, RuntimeView, ToolSpec
 
 CONFIG_KEY = "memoryNotes"
 
@@ -25,7 +25,7 @@ def _config(runtime: RuntimeView) -> Any:
 
 
 @hookimpl
-def register_config_blocks() -> Iterable[Any]:
+def register_config_blocks() -> Iterable[ConfigBlock]:
     from atomic_agent.api import ConfigBlock
 
     from .notes_config import NotesConfig
@@ -34,7 +34,7 @@ def register_config_blocks() -> Iterable[Any]:
 
 
 @hookimpl
-def register_tools(runtime: RuntimeView) -> Iterable[Any]:
+def register_tools(runtime: RuntimeView) -> Iterable[ToolSpec]:
     cfg = _config(runtime)
     if not cfg.enabled:
         return []
@@ -44,7 +44,7 @@ def register_tools(runtime: RuntimeView) -> Iterable[Any]:
 
 
 @hookimpl
-def register_memory_phases(runtime: RuntimeView) -> Iterable[Any]:
+def register_memory_phases(runtime: RuntimeView) -> Iterable[MemoryPhase]:
     cfg = _config(runtime)
     if not cfg.enabled:
         return []

@@ -20,16 +20,13 @@ RRF_K = 60  # reciprocal-rank constant: rank matters, the two queries' bm25 scal
 
 
 class RecallExtensions:
-    def __init__(self, runtime: RuntimeView) -> None:
+    def __init__(self, runtime: RuntimeView | None) -> None:
         self.runtime = runtime
 
     def _service(self, name: str) -> Any | None:
         if self.runtime is None:
             return None
-        try:
-            service = self.runtime.service(name)
-        except (KeyError, RuntimeError):
-            return None
+        service = self.runtime.service(name, None)
         return service if getattr(service, "enabled", False) else None
 
     def extra_query(self, session_id: str, user_text: str) -> str | None:

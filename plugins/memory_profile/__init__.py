@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 from atomic_agent.api import hookimpl
 
 if TYPE_CHECKING:
-    from atomic_agent.api import RuntimeView
+    from atomic_agent.api import ConfigBlock, MemoryPhase, RuntimeView, ToolSpec
 
 CONFIG_KEY = "memoryProfile"
 
@@ -24,7 +24,7 @@ def _config(runtime: RuntimeView) -> Any:
 
 
 @hookimpl
-def register_config_blocks() -> Iterable[Any]:
+def register_config_blocks() -> Iterable[ConfigBlock]:
     from atomic_agent.api import ConfigBlock
 
     from .profile_config import ProfileConfig
@@ -33,7 +33,7 @@ def register_config_blocks() -> Iterable[Any]:
 
 
 @hookimpl
-def register_tools(runtime: RuntimeView) -> Iterable[Any]:
+def register_tools(runtime: RuntimeView) -> Iterable[ToolSpec]:
     if not _config(runtime).enabled:
         return []
     from .profile_tools import profile_tool_specs
@@ -42,7 +42,7 @@ def register_tools(runtime: RuntimeView) -> Iterable[Any]:
 
 
 @hookimpl
-def register_memory_phases(runtime: RuntimeView) -> Iterable[Any]:
+def register_memory_phases(runtime: RuntimeView) -> Iterable[MemoryPhase]:
     cfg = _config(runtime)
     if not cfg.enabled:
         return []

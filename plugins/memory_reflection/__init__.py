@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 from atomic_agent.api import hookimpl
 
 if TYPE_CHECKING:
-    from atomic_agent.api import RuntimeView
+    from atomic_agent.api import ConfigBlock, MemoryPhase, RuntimeView, ServiceSpec
 
 CONFIG_KEY = "memoryReflection"
 SERVICE_NAME = "memory_reflection"
@@ -26,7 +26,7 @@ PHASE_ORDER = 90  # writes only: after every read phase
 
 
 @hookimpl
-def register_config_blocks() -> Iterable[Any]:
+def register_config_blocks() -> Iterable[ConfigBlock]:
     from atomic_agent.api import ConfigBlock
 
     from .reflection_config import ReflectionConfig
@@ -35,7 +35,7 @@ def register_config_blocks() -> Iterable[Any]:
 
 
 @hookimpl
-def register_services() -> Iterable[Any]:
+def register_services() -> Iterable[ServiceSpec]:
     from atomic_agent.api import ServiceSpec
 
     def build(runtime: RuntimeView) -> Any:
@@ -50,7 +50,7 @@ def register_services() -> Iterable[Any]:
 
 
 @hookimpl
-def register_memory_phases(runtime: RuntimeView) -> Iterable[Any]:
+def register_memory_phases(runtime: RuntimeView) -> Iterable[MemoryPhase]:
     if not runtime.config.block(CONFIG_KEY).enabled:
         return []
     from atomic_agent.api import MemoryPhase

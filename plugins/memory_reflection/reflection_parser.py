@@ -77,7 +77,8 @@ def _markers(body: str) -> dict[str, str] | None:
 
 def _parse_set(key: str, rest: str, rejected: list[RejectedLine], line: str,
                is_valid_profile_key: Callable[[str], bool]) -> ReflectionFact | None:
-    value, pinned, keywords, supersedes, valid_from = rest.strip(), True, (), None, None
+    value, pinned, supersedes, valid_from = rest.strip(), True, None, None
+    keywords: tuple[str, ...] = ()
     markers: dict[str, str] | None = None
     while (bracket := _TRAILING_BRACKET.match(value)) is not None:  # peel every trailing marker group
         found = _markers(bracket.group(2))
@@ -106,7 +107,8 @@ def _parse_set(key: str, rest: str, rejected: list[RejectedLine], line: str,
 
 
 def _parse_note(rest: str, typed: bool = False) -> ReflectionNote:
-    content, tags = rest.strip(), ()
+    content = rest.strip()
+    tags: tuple[str, ...] = ()
     note_type = None
     if typed:
         mark = _TYPE_MARK.match(content)

@@ -72,10 +72,7 @@ class ReflectionRunner:
 
     def _switch(self, name: str) -> Any | None:
         """A phase switch another plugin provides, when that plugin is there and on."""
-        try:
-            service = self.runtime.service(name)
-        except (KeyError, RuntimeError):
-            return None
+        service = self.runtime.service(name, None)
         return service if getattr(service, "enabled", False) else None
 
     @property
@@ -169,12 +166,11 @@ class ReflectionRunner:
         return outcomes
 
     async def _reflect(self, digest: Any, transcript: Any | None = None) -> ReflectionOutcome:
-        from .note_context import exchange_context
-        from .reflection_parser import parse_reflection
-
         from atomic_agent.api import CompletionRequest
 
+        from .note_context import exchange_context
         from .reflection_grammar import GRAMMAR_FILE, reflection_grammar
+        from .reflection_parser import parse_reflection
 
         profile_cfg, notes_cfg = _block(self.runtime, PROFILE_BLOCK), _block(self.runtime, NOTES_BLOCK)
         notes_on = notes_cfg is not None and self.cfg.auto_store_notes and self.cfg.max_notes_per_call > 0
@@ -200,7 +196,7 @@ class ReflectionRunner:
         heard = "\n".join(p.reply_text for p in transcript) if transcript else digest.reply_text
         profile = memory.profile_store() if profile_cfg is not None else None
         notes = (memory.note_store(max_entries=notes_cfg.max_entries, max_content_chars=notes_cfg.max_content_chars)
-                 if notes_on else None)
+                 if notes_on and notes_cfg is not None else None)
         report = write_reflection(parsed, profile=profile, notes=notes, max_facts=self.cfg.max_facts_per_call,
                                   max_notes=self.cfg.max_notes_per_call, session_id=digest.session_id,
                                   invalid=memory.ValidationError, instructions=self.prompts.stable_prefix,

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 from atomic_agent.api import hookimpl
 
 if TYPE_CHECKING:
-    from atomic_agent.api import RuntimeView
+    from atomic_agent.api import ConfigBlock, MemoryPhase, RuntimeView, ServiceSpec
 
 CONFIG_KEY = "memoryRewriter"
 SERVICE_NAME = "memory_query_rewriter"
@@ -24,7 +24,7 @@ PHASE_ORDER = 10  # before the read phases: their sections use the rewrite
 
 
 @hookimpl
-def register_config_blocks() -> Iterable[Any]:
+def register_config_blocks() -> Iterable[ConfigBlock]:
     from atomic_agent.api import ConfigBlock
 
     from .rewriter_config import RewriterConfig
@@ -33,7 +33,7 @@ def register_config_blocks() -> Iterable[Any]:
 
 
 @hookimpl
-def register_services() -> Iterable[Any]:
+def register_services() -> Iterable[ServiceSpec]:
     from atomic_agent.api import ServiceSpec
 
     def build(runtime: RuntimeView) -> Any:
@@ -45,7 +45,7 @@ def register_services() -> Iterable[Any]:
 
 
 @hookimpl
-def register_memory_phases(runtime: RuntimeView) -> Iterable[Any]:
+def register_memory_phases(runtime: RuntimeView) -> Iterable[MemoryPhase]:
     cfg = runtime.config.block(CONFIG_KEY)
     if not cfg.enabled:
         return []

@@ -88,7 +88,7 @@ class QueryRewriter:
     def _recall_on(self) -> bool:
         """The rewrite only feeds `### recalled`: with the notes phase or its recall off it is not made."""
         notes = self.runtime.config.blocks.get(NOTES_BLOCK)
-        return bool(getattr(notes, "enabled", False) and notes.recall_injection.enabled)
+        return bool(notes is not None and getattr(notes, "enabled", False) and notes.recall_injection.enabled)
 
     async def prepare_turn(self, start: Any) -> None:
         self._rewrites.pop(start.session_id, None)

@@ -14,14 +14,14 @@ from typing import TYPE_CHECKING, Any
 from atomic_agent.api import hookimpl
 
 if TYPE_CHECKING:
-    from atomic_agent.api import RuntimeView
+    from atomic_agent.api import ConfigBlock, RuntimeView, ServiceSpec
 
 CONFIG_KEY = "memorySegmentation"
 SERVICE_NAME = "memory_reflection_window"
 
 
 @hookimpl
-def register_config_blocks() -> Iterable[Any]:
+def register_config_blocks() -> Iterable[ConfigBlock]:
     from atomic_agent.api import ConfigBlock
 
     from .segmentation_config import SegmentationConfig
@@ -30,7 +30,7 @@ def register_config_blocks() -> Iterable[Any]:
 
 
 @hookimpl
-def register_services() -> Iterable[Any]:
+def register_services() -> Iterable[ServiceSpec]:
     from atomic_agent.api import ServiceSpec
 
     def build(runtime: RuntimeView) -> Any:

@@ -9,14 +9,14 @@ byte-identical to a runtime without this plugin.
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import attrs
 
 from atomic_agent.api import hookimpl
 
 if TYPE_CHECKING:
-    from atomic_agent.api import RuntimeView
+    from atomic_agent.api import ConfigBlock, RuntimeView, ServiceSpec
 
 CONFIG_KEY = "memoryTypedNotes"
 SERVICE_NAME = "memory_typed_notes"
@@ -34,7 +34,7 @@ class TypedNotes:
 
 
 @hookimpl
-def register_config_blocks() -> Iterable[Any]:
+def register_config_blocks() -> Iterable[ConfigBlock]:
     from atomic_agent.api import ConfigBlock
 
     from .typed_notes_config import TypedNotesConfig
@@ -43,7 +43,7 @@ def register_config_blocks() -> Iterable[Any]:
 
 
 @hookimpl
-def register_services() -> Iterable[Any]:
+def register_services() -> Iterable[ServiceSpec]:
     from atomic_agent.api import ServiceSpec
 
     def build(runtime: RuntimeView) -> TypedNotes:

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 from atomic_agent.api import hookimpl
 
 if TYPE_CHECKING:
-    from atomic_agent.api import RuntimeView
+    from atomic_agent.api import RuntimeView, ServiceSpec
 
 SERVICE_NAME = "metrics"
 
@@ -30,7 +30,7 @@ def _flush(registry: Any, state_dir: Any) -> None:
 
 
 @hookimpl
-def register_services() -> Iterable[Any]:
+def register_services() -> Iterable[ServiceSpec]:
     from atomic_agent.api import ServiceSpec
 
     def build(runtime: RuntimeView) -> Any:

@@ -111,7 +111,7 @@ class MetricsRegistry:
                 hist = self._histograms[key] = Histogram.empty(bounds)
             if hist.bounds != bounds:
                 continue
-            hist.counts = [a + b for a, b in zip(hist.counts, counts)]
+            hist.counts = [a + b for a, b in zip(hist.counts, counts, strict=True)]
             hist.count += int(row["count"])
             hist.total += float(row["sum"])
 
@@ -131,7 +131,8 @@ class MetricsRegistry:
             old_counts, old_count, old_sum = seen_h.get((n, t), ([0] * len(h.counts), 0, 0.0))
             if h.count != old_count:
                 histograms.append({"name": n, "tags": dict(t), "count": h.count - old_count, "sum": h.total - old_sum,
-                                   "bounds": list(h.bounds), "counts": [a - b for a, b in zip(h.counts, old_counts)]})
+                                   "bounds": list(h.bounds),
+                                   "counts": [a - b for a, b in zip(h.counts, old_counts, strict=True)]})
             seen_h[(n, t)] = (list(h.counts), h.count, h.total)
         return {"counters": counters, "histograms": histograms}
 

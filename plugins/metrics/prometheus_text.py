@@ -52,7 +52,7 @@ def render_prometheus(snapshot: Mapping[str, Any]) -> str:
             lines.append(f"# TYPE {metric} histogram")
         tags = row.get("tags") or {}
         running = 0
-        for bound, n in zip([*row["bounds"], math.inf], row["counts"]):
+        for bound, n in zip([*row["bounds"], math.inf], row["counts"], strict=True):
             running += n
             lines.append(f"{metric}_bucket{_labels(tags, ('le', _number(float(bound))))} {running}")
         lines.append(f"{metric}_sum{_labels(tags)} {_number(row['sum'])}")

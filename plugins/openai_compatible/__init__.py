@@ -12,14 +12,15 @@ from typing import TYPE_CHECKING, Any
 from atomic_agent.api import hookimpl
 
 if TYPE_CHECKING:
-    from atomic_agent.api import RuntimeView
     import typer
+
+    from atomic_agent.api import ProviderKind, RuntimeView
 
 KIND = "openai-compatible"
 
 
 @hookimpl
-def register_providers() -> Iterable[Any]:
+def register_providers() -> Iterable[ProviderKind]:
     from atomic_agent.api import ProviderCapabilities, ProviderKind
 
     return [ProviderKind(name=KIND, factory=_build,
@@ -36,11 +37,10 @@ def _build(entry: dict[str, Any], runtime: RuntimeView) -> Any:
 
 @hookimpl
 def register_commands(app: typer.Typer) -> None:
-    from .providers_commands import providers_app
-
     import typer
 
     from .fallback_commands import fallback_app
+    from .providers_commands import providers_app
 
     app.add_typer(providers_app, name="providers",
                   help="List, add, verify and choose LLM providers; search the model catalog; edit the fallback chain.")

@@ -8,6 +8,7 @@ Timing knobs set by hand are kept.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 import typer
@@ -37,8 +38,19 @@ def _fixed(chain: list[str], llm: Any, local: str | None) -> set[int]:
     return fixed
 
 
+def declared_links(effective: Sequence[str], fallback: Any, local_id: str | None) -> tuple[str, ...]:
+    """What `llm.fallback.chain` should store for an effective chain: the synthesised local
+    tail is left out, so writing the chain back never doubles it."""
+    links = list(effective)
+    if fallback.append_local and local_id is not None and links and links[-1] == local_id \
+            and local_id not in fallback.chain:
+        links.pop()
+    return tuple(links)
+
+
+
 def _store(ctx: typer.Context, new_chain: list[str]) -> None:
-    from atomic_agent.api import declared_links, structure_llm_block
+    from atomic_agent.api import structure_llm_block
 
     from .llm_block_edit import load_llm_block, save_llm_block
 

@@ -161,15 +161,6 @@ class OpenAiCompatibleProvider:
             return row.context if row is not None else None
         return None
 
-    def slot_for(self, session_id: str) -> int:
-        return -1
-
-    async def total_slots(self) -> int:
-        return 1
-
-    async def count_tokens(self, text: str) -> int | None:
-        return None
-
     async def describe(self) -> dict[str, object]:
         # no chat template: the chat endpoint applies its own, so the prompt stays unframed text
         return {"chat_template": "", "model_alias": "", "model": self.endpoint.model, "modalities": {},

@@ -127,9 +127,9 @@ def add_command(
     if preset not in PRESETS_BY_ID:
         fail(f"unknown preset {preset!r}; see `atomic-agent providers presets`")
     entry: dict[str, Any] = {"id": provider_id, "kind": KIND, "preset": preset}
-    for key, value in (("model", model), ("baseUrl", base_url), ("apiKeyEnv", key_env)):
+    for field, value in (("model", model), ("baseUrl", base_url), ("apiKeyEnv", key_env)):
         if value:
-            entry[key] = value
+            entry[field] = value
     boot, raw, llm = load_llm_block(ctx)
     if any(isinstance(e, dict) and e.get("id") == provider_id for e in llm.get("providers") or []):
         fail(f"a provider with id {provider_id!r} already exists; remove it from config.json or pick another id")

@@ -16,8 +16,8 @@ import attrs
 
 from .auth_headers import auth_headers
 from .openrouter_catalog import cheapest_paid_model
-from .verify_classification import classify_verify_response, is_blocking_verify_status
 from .vendor_presets import BEARER
+from .verify_classification import classify_verify_response, is_blocking_verify_status
 
 DEFAULT_TIMEOUT_S = 20.0
 

@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any
 from atomic_agent.api import hookimpl
 
 if TYPE_CHECKING:
-    from atomic_agent.api import RuntimeView
+    from atomic_agent.api import ApprovalCategory, ConfigBlock, RuntimeView, ServiceSpec, ToolSpec
 
 SUBPACKAGES = ("fs", "shell", "git", "http", "web", "proc", "desktop")
 
@@ -53,17 +53,28 @@ def _collect(attribute: str, *args: Any) -> list[Any]:
 
 
 @hookimpl
-def register_tools(runtime: RuntimeView) -> Iterable[Any]:
+def register_tools(runtime: RuntimeView) -> Iterable[ToolSpec]:
     return _collect("tool_specs", runtime)
 
 
 @hookimpl
-def register_config_blocks() -> Iterable[Any]:
+def register_config_blocks() -> Iterable[ConfigBlock]:
     return _collect("config_blocks")
 
 
 @hookimpl
-def register_approval_categories() -> Iterable[Any]:
+def register_approval_categories() -> Iterable[ApprovalCategory]:
     # the standard ten (fs_write_*, fs_trash, http, shell, proc_kill, trust_config, ...) are
     # the core's; a sub-package adds a category only when it needs a new one
     return _collect("approval_categories")
+
+
+@hookimpl
+def register_services() -> Iterable[ServiceSpec]:
+    from atomic_agent.api import ServiceSpec
+
+    from .fs_approval.sensitive_taint import TAINT
+
+    # which credential stores each session's tools read, for other plugins' egress checks (mcp)
+    return [ServiceSpec("sensitive_reads", lambda runtime: TAINT,
+                        summary="the credential stores each session read (reads_of(session_id))")]

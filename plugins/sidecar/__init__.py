@@ -19,7 +19,6 @@ def register_commands(app: Any) -> None:
 @hookimpl
 def register_config_blocks() -> list[Any]:
     from atomic_agent.api import ConfigBlock
-
     from atomic_agent.plugins.sidecar.sidecar_config import SIDECAR_BLOCK, SidecarConfig
 
     return [ConfigBlock(key=SIDECAR_BLOCK, cls=SidecarConfig)]

@@ -12,10 +12,7 @@ from atomic_agent.plugins.sidecar.protocol_messages import ProtocolError
 
 
 def _views(server: Any) -> Any:
-    try:
-        views = server.runtime.service("memory_views")
-    except (KeyError, RuntimeError):
-        views = None
+    views = server.runtime.service("memory_views", None)
     if views is None:
         raise ProtocolError("memory_unavailable", "memory views are not available in this sidecar "
                             "(the memory plugin is not loaded)")

@@ -15,9 +15,9 @@ from typing import Any
 
 from atomic_agent.plugins.sidecar.approval_requests import APPROVAL_HANDLERS
 from atomic_agent.plugins.sidecar.lifecycle_requests import LIFECYCLE_HANDLERS
+from atomic_agent.plugins.sidecar.line_reader import LineTooLong
 from atomic_agent.plugins.sidecar.mcp_requests import MCP_HANDLERS
 from atomic_agent.plugins.sidecar.memory_requests import MEMORY_HANDLERS
-from atomic_agent.plugins.sidecar.line_reader import LineTooLong
 from atomic_agent.plugins.sidecar.protocol_messages import ProtocolError, error_response, ok_response
 from atomic_agent.plugins.sidecar.protocol_schema import REQUEST_TYPES, request_problem
 from atomic_agent.plugins.sidecar.session_requests import SESSION_HANDLERS

@@ -37,10 +37,12 @@ class SidecarLimits:
     shutdown_grace_s: float = 10.0
 
 
+DEFAULT_LIMITS = SidecarLimits()
+
+
 def not_admitted(exc: BaseException | None) -> Exception:
     """The protocol error for a send_message whose turn was never admitted (nothing written)."""
     from atomic_agent.api import InvalidTextError, RuntimeStoppingError, SteerAlreadyTakenError
-
     from atomic_agent.plugins.sidecar.protocol_messages import ProtocolError
 
     if isinstance(exc, SteerAlreadyTakenError):
@@ -61,7 +63,7 @@ class LineSource(Protocol):
 
 
 class SidecarServer:
-    def __init__(self, writer: ProtocolWriter, limits: SidecarLimits = SidecarLimits(),
+    def __init__(self, writer: ProtocolWriter, limits: SidecarLimits = DEFAULT_LIMITS,
                  working_dir: Path | None = None) -> None:
         self.writer = writer
         self.limits = limits
@@ -80,10 +82,7 @@ class SidecarServer:
     # -- wiring ----------------------------------------------------------------------------
     def bind(self, runtime: RuntimeView) -> None:
         self._runtime = runtime
-        try:
-            mcp = runtime.service("mcp")
-        except (KeyError, RuntimeError):  # no MCP plugin: nothing to relay
-            mcp = None
+        mcp = runtime.service("mcp", None)  # None without the MCP plugin: nothing to relay
         # MCP status and drift as event lines
         self._unrelay = mcp.subscribe_host_events(self.emit_event) if mcp is not None else None
 
@@ -130,7 +129,8 @@ class SidecarServer:
         self._forwarders[handle.turn_id] = forwarder
         self.registry.add(handle)
         handle.task = asyncio.create_task(self._run_turn(handle, forwarder, text, resend_steer_id), name=handle.turn_id)
-        await asyncio.wait({forwarder.queued, handle.task}, return_when=asyncio.FIRST_COMPLETED)
+        first: set[asyncio.Future[Any]] = {forwarder.queued, handle.task}
+        await asyncio.wait(first, return_when=asyncio.FIRST_COMPLETED)
         if not forwarder.queued.done():  # the task ended before the admission commit: nothing to acknowledge
             raise not_admitted(forwarder.refused)
         position = forwarder.queued.result()
@@ -139,8 +139,13 @@ class SidecarServer:
 
     async def _run_turn(self, handle: TurnHandle, forwarder: TurnForwarder, text: str,
                         resend_steer_id: str | None = None) -> None:
-        from atomic_agent.api import (InvalidTextError, RuntimeStoppingError, SteerAlreadyTakenError,
-                                      SubmissionCancelledError, TurnParkedError)
+        from atomic_agent.api import (
+            InvalidTextError,
+            RuntimeStoppingError,
+            SteerAlreadyTakenError,
+            SubmissionCancelledError,
+            TurnParkedError,
+        )
 
         CURRENT_TURN.set(handle.turn_id)
         try:

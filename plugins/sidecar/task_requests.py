@@ -12,10 +12,7 @@ from atomic_agent.plugins.sidecar.protocol_messages import ProtocolError
 
 
 def _tasks(server: Any) -> Any:
-    try:
-        service = server.runtime.service("tasks")
-    except (KeyError, RuntimeError):
-        service = None
+    service = server.runtime.service("tasks", None)
     if service is None or not getattr(service.config, "enabled", False):
         raise ProtocolError("tasks_unavailable", "tasks are not available in this sidecar "
                             "(the tasks plugin is not loaded or tasks.enabled is false)")

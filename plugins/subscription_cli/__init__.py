@@ -12,13 +12,13 @@ from typing import TYPE_CHECKING, Any
 from atomic_agent.api import hookimpl
 
 if TYPE_CHECKING:
-    from atomic_agent.api import RuntimeView
+    from atomic_agent.api import ProviderKind, RuntimeView
 
 KIND = "subscription-cli"
 
 
 @hookimpl
-def register_providers() -> Iterable[Any]:
+def register_providers() -> Iterable[ProviderKind]:
     from atomic_agent.api import ProviderCapabilities, ProviderKind
 
     return [ProviderKind(name=KIND, factory=_build, capabilities=ProviderCapabilities(transport="native_tools"),

@@ -27,7 +27,7 @@ def claude_argv(executable: str, options: CliOptions) -> list[str]:
 
 
 def _usage(result: dict[str, Any]) -> dict[str, Any]:
-    usage = result.get("usage") if isinstance(result.get("usage"), dict) else {}
+    usage = raw_usage if isinstance(raw_usage := result.get("usage"), dict) else {}
     cached = int(usage.get("cache_read_input_tokens") or 0)
     prompt = int(usage.get("input_tokens") or 0) + cached + int(usage.get("cache_creation_input_tokens") or 0)
     out: dict[str, Any] = {"promptTokens": prompt, "completionTokens": int(usage.get("output_tokens") or 0),
@@ -62,7 +62,7 @@ def parse_claude_output(stdout: str) -> CliAnswer:
     if not results:
         return CliAnswer("", is_error=True, error=f"claude printed no result object: {stdout.strip()[:200]!r}")
     result = results[-1]
-    text = result.get("result") if isinstance(result.get("result"), str) else ""
+    text = raw_text if isinstance(raw_text := result.get("result"), str) else ""
     if result.get("is_error") or (result.get("subtype") not in (None, "success")):
         return CliAnswer(text, _usage(result), True, text or str(result.get("subtype")))
     return CliAnswer(text, _usage(result))

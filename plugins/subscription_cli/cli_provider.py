@@ -118,15 +118,6 @@ class SubscriptionCliProvider:
     async def context_window(self) -> int | None:
         return self._context_window
 
-    def slot_for(self, session_id: str) -> int:
-        return -1
-
-    async def total_slots(self) -> int:
-        return 1
-
-    async def count_tokens(self, text: str) -> int | None:
-        return None
-
     async def describe(self) -> dict[str, object]:
         return {"chat_template": "", "model_alias": "", "model": self.model, "cli": self.descriptor.name,
                 "modalities": {}}

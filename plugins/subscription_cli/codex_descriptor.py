@@ -58,7 +58,7 @@ def parse_codex_output(stdout: str) -> CliAnswer:
                      "completionTokens": int(raw.get("output_tokens") or 0),
                      "cachedTokens": int(raw.get("cached_input_tokens") or 0)}
         elif kind in ("turn.failed", "error"):
-            detail = event.get("error") if isinstance(event.get("error"), dict) else event
+            detail = raw_detail if isinstance(raw_detail := event.get("error"), dict) else event
             error = str(detail.get("message") or detail)
     if error:
         return CliAnswer(text or "", usage, True, error)

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 from atomic_agent.api import hookimpl
 
 if TYPE_CHECKING:
-    from atomic_agent.api import RuntimeView
+    from atomic_agent.api import ApprovalCategory, ConfigBlock, RuntimeView, ServiceSpec, TickSpec, ToolSpec
 
 CONFIG_KEY = "tasks"
 TICK_NAME = "tasks.scheduler"
@@ -25,7 +25,7 @@ def _config(runtime: RuntimeView) -> Any:
 
 
 @hookimpl
-def register_config_blocks() -> Iterable[Any]:
+def register_config_blocks() -> Iterable[ConfigBlock]:
     from atomic_agent.api import ConfigBlock
 
     from .tasks_config import TasksConfig
@@ -34,7 +34,7 @@ def register_config_blocks() -> Iterable[Any]:
 
 
 @hookimpl
-def register_services() -> Iterable[Any]:
+def register_services() -> Iterable[ServiceSpec]:
     from atomic_agent.api import ServiceSpec
 
     def build(runtime: RuntimeView) -> Any:
@@ -52,14 +52,14 @@ def register_services() -> Iterable[Any]:
 
 
 @hookimpl
-def register_approval_categories() -> Iterable[Any]:
+def register_approval_categories() -> Iterable[ApprovalCategory]:
     from atomic_agent.api import ApprovalCategory
 
     return [ApprovalCategory("tasks_recurring", 4, "recurring task")]
 
 
 @hookimpl
-def register_tools(runtime: RuntimeView) -> Iterable[Any]:
+def register_tools(runtime: RuntimeView) -> Iterable[ToolSpec]:
     cfg = _config(runtime)
     if not (cfg.enabled and cfg.agent_tools_enabled):
         return []
@@ -69,7 +69,7 @@ def register_tools(runtime: RuntimeView) -> Iterable[Any]:
 
 
 @hookimpl
-def register_ticks(runtime: RuntimeView) -> Iterable[Any]:
+def register_ticks(runtime: RuntimeView) -> Iterable[TickSpec]:
     cfg = _config(runtime)
     if not (cfg.enabled and cfg.scheduler_enabled):
         return []

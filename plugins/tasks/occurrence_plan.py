@@ -55,10 +55,10 @@ def plan_claim(task: TaskRecord, now: int) -> ClaimPlan:
         latest = following.due_at
         walked += 1
         if walked >= MAX_WALK:  # jump close to now; the count stays exact for intervals only
-            period = period_ms(schedule, latest) or 1
-            jump = next_occurrence(schedule, now - 2 * period)
+            step_ms = period_ms(schedule, latest) or 1
+            jump = next_occurrence(schedule, now - 2 * step_ms)
             if jump.due_at is not None and jump.due_at > latest:
-                behind += max(0, (jump.due_at - latest) // period - 1)
+                behind += max(0, (jump.due_at - latest) // step_ms - 1)
                 latest = jump.due_at
             walked = 0
     if behind:

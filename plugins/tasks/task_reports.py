@@ -5,15 +5,15 @@ most 500, each cut with an explicit marker) is written as a `pending` delivery i
 breath as the outcome; sending marks it `attempting` first (committed), then `delivered`
 or `failed`. A delivery a dead process left `attempting` becomes `uncertain` at the next
 start and is never sent again. Reports go to the `report_sink` service (any channel plugin
-may provide it: `async send_report(target, text)`); with none, deliveries stay pending and
-each is logged once. Only terminal outcomes are reported (completed, failed, blocked;
-never a retry, never a cancel).
+may provide it, several side by side: `async send_report(target, text)`, each gets every
+report); with none, deliveries stay pending and each is logged once. Only terminal
+outcomes are reported (completed, failed, blocked; never a retry, never a cancel).
 """
 
 from __future__ import annotations
 
 import sys
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 import attrs
 
@@ -24,7 +24,13 @@ RESULT_MAX_CHARS = 3000
 ERROR_MAX_CHARS = 500
 PROMPT_PREVIEW_CHARS = 200
 TRUNCATED = " … [truncated]"
-REPORT_SINK = "report_sink"
+REPORT_SINK = "report_sink"  # a sink-style service: every provider (ServiceSpec(multiple=True)) gets each report
+
+
+class ReportSink(Protocol):
+    """What a `report_sink` provider implements; raising says the report was not sent, and why."""
+
+    async def send_report(self, target: str, text: str) -> object: ...
 REPORTED_STATUSES = ("completed", "failed", "blocked", "interrupted")
 
 
@@ -87,13 +93,10 @@ class TaskReports:
 
     async def deliver_pending(self) -> int:
         """Send every pending delivery once; how many were delivered."""
-        try:
-            sink = self.runtime.service(REPORT_SINK)
-        except (KeyError, RuntimeError):
-            sink = None
+        sinks: list[ReportSink] = self.runtime.services(REPORT_SINK)
         delivered = 0
         for row in self.store.database.query("SELECT * FROM task_deliveries WHERE status = 'pending' ORDER BY id"):
-            if sink is None:
+            if not sinks:
                 if row["id"] not in self._warned:
                     self._warned.add(row["id"])
                     print(f"atomic-agent: task {row['task_id']}: a {row['target']} report is waiting: no plugin "
@@ -105,14 +108,16 @@ class TaskReports:
                                        [self.owner, self.clock(), row["id"]]).rowcount
             if not claimed:
                 continue
-            try:
-                await sink.send_report(row["target"], row["text"])
-                status, error = "delivered", None
-                delivered += 1
-            except Exception as exc:
-                status, error = "failed", f"{type(exc).__name__}: {exc}"
-                print(f"atomic-agent: task {row['task_id']}: the {row['target']} report failed: {error}",
-                      file=sys.stderr)
+            errors = []
+            for sink in sinks:  # every sink gets the report; one that fails does not stop the others
+                try:
+                    await sink.send_report(row["target"], row["text"])
+                except Exception as exc:
+                    errors.append(f"{type(exc).__name__}: {exc}")
+                    print(f"atomic-agent: task {row['task_id']}: the {row['target']} report failed: {errors[-1]}",
+                          file=sys.stderr)
+            status, error = ("failed", "; ".join(errors)) if errors else ("delivered", None)
+            delivered += not errors
             with self.store.database.write() as conn:
                 conn.execute("UPDATE task_deliveries SET status = ?, error = ?, updated_at = ? WHERE id = ?",
                              [status, error, self.clock(), row["id"]])

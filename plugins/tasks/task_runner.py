@@ -13,14 +13,14 @@ import asyncio
 import sys
 import time
 from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypedDict
 
 import attrs
 
 from . import attempt_outcome as ao
 from .occurrence_plan import SkippedBlock, plan_claim
 from .task_backoff import next_delay_ms
-from .task_records import (BLOCKED, CANCELLED, COMPLETED, FAILED, PENDING, RUN_INTERRUPTED, RUN_RETRY, TaskRecord)
+from .task_records import BLOCKED, CANCELLED, COMPLETED, FAILED, PENDING, RUN_INTERRUPTED, RUN_RETRY, TaskRecord
 from .task_schedule import next_occurrence
 from .task_sessions import SessionMissing, session_for_run
 from .task_store import TaskStore
@@ -30,6 +30,15 @@ if TYPE_CHECKING:
 
 METRIC_PREFIX = "agent.tasks."
 CANCEL_POLL_S = 1.0  # how soon a cancel written by another process reaches a running turn
+
+
+class AttemptFields(TypedDict):
+    """What every ending of an attempt records (TaskStore.finish's keyword arguments)."""
+
+    now: int
+    turn_id: str | None
+    error: str | None
+    category: str | None
 
 
 @attrs.frozen
@@ -93,9 +102,16 @@ class TaskRunner:
 
     # -- one attempt ----------------------------------------------------------------------
     async def run_claimed(self, task: TaskRecord) -> str:
-        from atomic_agent.api import (DuplicateRequestError, InvalidTextError, RequestKey, RuntimeStoppingError,
-                                      SessionNotFoundError, SubmissionCancelledError, TurnParkedError,
-                                      request_fingerprint)
+        from atomic_agent.api import (
+            DuplicateRequestError,
+            InvalidTextError,
+            RequestKey,
+            RuntimeStoppingError,
+            SessionNotFoundError,
+            SubmissionCancelledError,
+            TurnParkedError,
+            request_fingerprint,
+        )
 
         started = time.perf_counter()
         self.metrics.inc(METRIC_PREFIX + "started")
@@ -158,7 +174,8 @@ class TaskRunner:
     def _settle(self, task: TaskRecord, outcome: ao.AttemptOutcome, started: float | None) -> str:
         """Record how the attempt ended and move the task on (requeue, retry or a terminal state)."""
         now = self.clock()
-        common = {"now": now, "turn_id": outcome.turn_id, "error": outcome.error, "category": outcome.category}
+        common: AttemptFields = {"now": now, "turn_id": outcome.turn_id, "error": outcome.error,
+                                 "category": outcome.category}
         kind = outcome.kind
         if kind == ao.RETRY and task.attempts < task.max_attempts:
             delay = next_delay_ms(task.attempts, self.config.backoff_initial_ms, self.config.backoff_max_ms)

@@ -99,7 +99,7 @@ class TaskService:
             raise TaskValidationError("message", f"is {len(message)} characters; the limit is {MAX_MESSAGE_CHARS}")
         problem = text_problem(message)
         if problem:
-            raise TaskValidationError("message", problem)
+            raise TaskValidationError("message", str(problem))
         if origin not in ORIGINS:
             raise TaskValidationError("origin", f"unknown origin {origin!r}")
         if wake_source not in WAKE_SOURCES:
@@ -201,8 +201,5 @@ class TaskService:
 
 
 def build_task_service(runtime: RuntimeView) -> TaskService:
-    try:
-        metrics = runtime.service("metrics")
-    except (KeyError, RuntimeError):
-        metrics = None
+    metrics = runtime.service("metrics", None)
     return TaskService(runtime.state_dir, runtime.config.block("tasks"), runtime=runtime, metrics=metrics)

@@ -7,6 +7,7 @@ run row of its occurrence in one commit, and only then may a turn start.
 
 from __future__ import annotations
 
+import builtins  # these classes have a `list` method: their annotations name the builtin as builtins.list
 import json
 import uuid
 from collections.abc import Callable, Sequence
@@ -64,13 +65,13 @@ class TaskStore:
         sql += " ORDER BY created_at, id LIMIT ?"
         return [_task(r) for r in self.database.query(sql, [*params, min(max(limit, 1), LIST_CAP)])]
 
-    def due_ids(self, now: int, limit: int) -> list[str]:
+    def due_ids(self, now: int, limit: int) -> builtins.list[str]:
         """Due pending rows, earliest first — read through the partial index only."""
         return [r["id"] for r in self.database.query(
             "SELECT id FROM tasks INDEXED BY idx_tasks_due WHERE status = 'pending' AND due_at <= ? "
             "ORDER BY due_at LIMIT ?", [now, limit])]
 
-    def running(self) -> list[TaskRecord]:
+    def running(self) -> builtins.list[TaskRecord]:
         return [_task(r) for r in self.database.query("SELECT * FROM tasks WHERE status = 'running' ORDER BY id")]
 
     def count_active_for_session(self, session_id: str) -> int:
@@ -82,7 +83,7 @@ class TaskStore:
         rows = self.database.query("SELECT cancel_requested FROM tasks WHERE id = ?", [task_id])
         return bool(rows and rows[0]["cancel_requested"])
 
-    def runs(self, task_id: str, limit: int = 200) -> list[TaskRun]:
+    def runs(self, task_id: str, limit: int = 200) -> builtins.list[TaskRun]:
         return [_run(r) for r in self.database.query(
             "SELECT * FROM task_runs WHERE task_id = ? ORDER BY id DESC LIMIT ?", [task_id, limit])][::-1]
 

@@ -17,13 +17,13 @@ from typing import TYPE_CHECKING, Any
 from atomic_agent.api import hookimpl
 
 if TYPE_CHECKING:
-    from atomic_agent.api import RuntimeView
+    from atomic_agent.api import ChannelSpec, ConfigBlock, RuntimeView, ServiceSpec
 
 SERVICE = "telegram"
 
 
 @hookimpl
-def register_config_blocks() -> Iterable[Any]:
+def register_config_blocks() -> Iterable[ConfigBlock]:
     from atomic_agent.api import ConfigBlock
 
     from .telegram_config import TELEGRAM_BLOCK, TelegramConfig
@@ -32,13 +32,13 @@ def register_config_blocks() -> Iterable[Any]:
 
 
 @hookimpl
-def register_services() -> Iterable[Any]:
+def register_services() -> Iterable[ServiceSpec]:
     from atomic_agent.api import ServiceSpec
 
     return [ServiceSpec(SERVICE, _build_channel, close=lambda channel: channel.close(),
                         summary="the Telegram channel: status and live control (enable, token, owner, pairing)"),
             # the tasks plugin's `notify: telegram` reports go to the owner through the channel
-            ServiceSpec("report_sink", lambda runtime: runtime.service(SERVICE),
+            ServiceSpec("report_sink", lambda runtime: runtime.service(SERVICE), multiple=True,
                         summary="task reports (notify) to the paired Telegram owner")]
 
 
@@ -49,7 +49,7 @@ def _build_channel(runtime: RuntimeView) -> Any:
 
 
 @hookimpl
-def register_channels(runtime: RuntimeView) -> Iterable[Any]:
+def register_channels(runtime: RuntimeView) -> Iterable[ChannelSpec]:
     from atomic_agent.api import ChannelSpec
 
     # always registered: start() polls only when telegram.enabled, so live control can turn

@@ -185,8 +185,8 @@ class ApprovalBridge:
         """Handle a button press; returns what happened (for status and tests)."""
         api = self._api_of()
         query_id = str(callback.get("id", ""))
-        sender = callback.get("from") if isinstance(callback.get("from"), dict) else {}
-        data = callback.get("data") if isinstance(callback.get("data"), str) else ""
+        sender = raw_sender if isinstance(raw_sender := callback.get("from"), dict) else {}
+        data = raw_data if isinstance(raw_data := callback.get("data"), str) else ""
         parts = data.split(":")
         if sender.get("id") != self._owner_of() or self._owner_of() is None:
             await self._answer(api, query_id, "Only the owner can answer approvals.")

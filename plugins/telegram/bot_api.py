@@ -66,7 +66,7 @@ class BotApi:
             timeout = httpx.Timeout(read_timeout_s, connect=10.0)
         try:
             response = await self._client.post(self._base + method, json=payload or {},
-                                               **({"timeout": timeout} if timeout is not None else {}))
+                                               timeout=timeout if timeout is not None else httpx.USE_CLIENT_DEFAULT)
         except (httpx.ConnectError, httpx.ConnectTimeout, httpx.PoolTimeout) as exc:
             raise BotApiError(method, 0, scrub(f"{type(exc).__name__}: {exc}", self._token), transient=True) from None
         except httpx.HTTPError as exc:  # sent, but the answer was lost: the server may have acted on it

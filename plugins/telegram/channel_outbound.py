@@ -16,6 +16,9 @@ from .delivery_store import PENDING, REPORT, Delivery
 from .reply_text import from_answer
 
 if TYPE_CHECKING:
+    import asyncio
+    from collections.abc import Coroutine
+
     from atomic_agent.api import RuntimeView
 
 MAX_REPORT_CHARS = 3000
@@ -28,6 +31,10 @@ class ChannelOutbound:
     outbound: Any
     owner_user_id: int | None
     _routed: str | None
+
+    if TYPE_CHECKING:  # TelegramChannel's own methods, declared for the type checker only
+        def scrub(self, text: str) -> str: ...
+        def spawn(self, work: Coroutine[Any, Any, Any]) -> asyncio.Task[Any]: ...
 
     # -- outbound -------------------------------------------------------------------------------
     async def send_notice(self, chat_id: int, text: str) -> None:

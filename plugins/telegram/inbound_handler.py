@@ -178,8 +178,12 @@ class InboundHandler:
     async def run_turn(self, chat_id: int, session_id: str, text: str, *, update_id: int | None = None,
                        resend_steer_id: str | None = None) -> None:
         """Run one turn for the owner and deliver its reply; hands-back are re-sent as turns."""
-        from atomic_agent.api import (DuplicateRequestError, RuntimeStoppingError, SteerAlreadyTakenError,
-                                      TurnParkedError)
+        from atomic_agent.api import (
+            DuplicateRequestError,
+            RuntimeStoppingError,
+            SteerAlreadyTakenError,
+            TurnParkedError,
+        )
 
         ch = self.channel
         obligation: list[Delivery] = []

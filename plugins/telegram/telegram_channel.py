@@ -197,12 +197,15 @@ class TelegramChannel(ChannelLiveControl, ChannelOutbound):
             if not self._current(generation):
                 return
             self._send_owed()
+            api = self.api
+            if api is None:  # _current saw a client; nothing awaited since, so this never ends the loop
+                return
             try:
                 if not self.bot_id:
-                    self._got_me(await self.api.get_me())
+                    self._got_me(await api.get_me())
                     await self._set_commands()
                 self._settled.clear()  # before asking: a settle while the call runs is not missed
-                updates = await self.api.get_updates(self.offsets.next_offset, self.settings.poll_timeout_s)
+                updates = await api.get_updates(self.offsets.next_offset, self.settings.poll_timeout_s)
             except BotApiError as exc:
                 if not self._current(generation):
                     return

@@ -38,7 +38,7 @@ def offline_status(state_dir: Path, config: Any) -> dict[str, Any]:
     """What the files say (no runtime needed): settings, token presence, the polling pid,
     deliveries by state and the ones that need a look."""
     from .bot_token import read_token
-    from .delivery_store import DeliveryStore, FAILED, UNCERTAIN
+    from .delivery_store import FAILED, UNCERTAIN, DeliveryStore
     from .instance_lock import holder_pid
     from .pairing_window import window_open
     from .session_pointer import read_pointer

@@ -75,8 +75,7 @@ def persist_settings(config_path: Path, config_blocks: Any, **changes: Any) -> N
 
 def read_settings(config_path: Path, config_blocks: Any) -> TelegramConfig:
     """The block as config.json holds it now (another process may have changed it)."""
-    from atomic_agent.api import read_raw_config
-    from atomic_agent.api import structure_config_blocks
+    from atomic_agent.api import read_raw_config, structure_config_blocks
 
     structured, _unknown = structure_config_blocks(read_raw_config(config_path), config_blocks, config_path)
     return structured.get(TELEGRAM_BLOCK) or TelegramConfig()

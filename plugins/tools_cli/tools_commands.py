@@ -58,7 +58,6 @@ def show_command(ctx: typer.Context,
                  json_out: bool = typer.Option(False, "--json", help="Print the descriptor as JSON.")) -> None:
     """One tool's whole descriptor: summary, args schema, tier, resource class, approval category, example."""
     import asyncio
-
     import difflib
 
     from atomic_agent.api import create_runtime, print_json

@@ -13,7 +13,7 @@ from typing import Any
 
 import attrs
 
-from atomic_agent.api import TraceError, hash_prefix, read_salt, salt_path
+from atomic_agent.api import TraceError, TraceFiles
 
 from .prefix_drift import StepDrift, compare_prefix_hashes
 from .trace_reader import find_trace, read_trace
@@ -45,14 +45,17 @@ def replay_prefix_drift(state_dir: Path, session_id: str, *, step: int | None = 
     """Hash the current stable prefix with the state dir's salt and compare it with every recorded step."""
     path = find_trace(state_dir, session_id)
     resolved_id = path.stem
-    salt = read_salt(state_dir)
+    traces = TraceFiles(state_dir)
+    salt = traces.salt()
     if salt is None:
         raise ReplayUnavailableError(
-            f"there is no salt at {salt_path(state_dir)}, so the recorded hashes cannot be compared; "
+            f"there is no salt at {traces.salt_path}, so the recorded hashes cannot be compared; "
             "replay a trace under the state dir that recorded it")
     if rebuild is None:
-        from atomic_agent.api import rebuild_stable_prefix as rebuild  # looked up now: tests stand one in
+        from atomic_agent.api import rebuild_stable_prefix  # looked up now: tests stand one in
+
+        rebuild = rebuild_stable_prefix
     prefix = rebuild(Path(state_dir), resolved_id)
-    current = hash_prefix(prefix, salt)
+    current = traces.hash_prefix(prefix, salt)
     drifts = compare_prefix_hashes(read_trace(path).events, current, step=step, turn=turn)
     return ReplayReport(session_id=resolved_id, current_hash=current, steps=tuple(drifts))

@@ -132,7 +132,7 @@ def _describe(kind: str, e: Mapping[str, Any], raw: bool) -> tuple[str, list[tup
 
 
 def _prompt_headline(e: Mapping[str, Any]) -> str:
-    tokens = e.get("tokens") if isinstance(e.get("tokens"), dict) else {}
+    tokens = raw_tokens if isinstance(raw_tokens := e.get("tokens"), dict) else {}
     digest = str(e.get("stablePrefixHash", ""))[:12]
     approx = "~" if tokens.get("estimated") else ""
     reused = "reused" if e.get("cacheReused") else "cold"

@@ -52,7 +52,7 @@ def trace_list_command(
     json_out: bool = typer.Option(False, "--json", help="Print JSON."),
 ) -> None:
     """The most recent trace files: session id, events, size, last write."""
-    from atomic_agent.api import traces_dir
+    from atomic_agent.api import TraceFiles
 
     from .trace_reader import list_traces
 
@@ -62,7 +62,7 @@ def trace_list_command(
         print_json([t.to_json() for t in traces])
         return
     if not traces:
-        print(f"no traces in {traces_dir(state_dir)} yet (tracing.enabled decides whether runs record one)")
+        print(f"no traces in {TraceFiles(state_dir).folder} yet (tracing.enabled decides whether runs record one)")
         return
     rows = [[t.session_id, t.event_count, _human_size(t.size_bytes),
              t.modified_at.astimezone().strftime("%Y-%m-%d %H:%M:%S")] for t in traces]

@@ -10,7 +10,8 @@ from typing import Any
 
 import attrs
 
-from atomic_agent.api import TRACE_SUFFIX, TraceError, trace_path, traces_dir, validate_session_id
+from atomic_agent.api import TraceError, TraceFiles
+
 
 class TraceNotFoundError(TraceError):
     """No trace file for the session id asked for."""
@@ -47,11 +48,9 @@ def list_traces(state_dir: Path, limit: int | None = None) -> list[TraceFileInfo
     """Trace files newest first (by mtime, then name); at most `limit` of them."""
     if limit is not None and limit < 1:
         raise ValueError(f"limit must be at least 1, got {limit}")
-    directory = traces_dir(state_dir)
-    if not directory.is_dir():
-        return []
+    traces = TraceFiles(state_dir)
     stats: list[tuple[Path, os.stat_result]] = []
-    for path in directory.glob(f"*{TRACE_SUFFIX}"):
+    for path in traces.files():
         try:
             stats.append((path, path.stat()))
         except OSError:
@@ -59,7 +58,7 @@ def list_traces(state_dir: Path, limit: int | None = None) -> list[TraceFileInfo
     stats.sort(key=lambda item: (item[1].st_mtime_ns, item[0].name), reverse=True)
     if limit is not None:
         stats = stats[:limit]
-    return [TraceFileInfo(session_id=path.name[: -len(TRACE_SUFFIX)], path=path, size_bytes=st.st_size,
+    return [TraceFileInfo(session_id=traces.session_id_of(path), path=path, size_bytes=st.st_size,
                           modified_at=datetime.fromtimestamp(st.st_mtime, timezone.utc),
                           event_count=count_events(path))
             for path, st in stats]
@@ -73,20 +72,18 @@ def count_events(path: Path) -> int:
 
 def find_trace(state_dir: Path, session_id: str) -> Path:
     """The trace file of `session_id`, or of the one session whose id starts with it."""
-    validate_session_id(session_id)
-    exact = trace_path(state_dir, session_id)
+    traces = TraceFiles(state_dir)
+    exact = traces.path(session_id)  # refuses an id that cannot name a trace file
     if exact.is_file():
         return exact
-    directory = traces_dir(state_dir)
-    candidates = sorted(p for p in directory.glob(f"*{TRACE_SUFFIX}")
-                        if p.name.startswith(session_id) and p.is_file()) if directory.is_dir() else []
+    candidates = sorted(p for p in traces.files() if p.name.startswith(session_id) and p.is_file())
     if len(candidates) == 1:
         return candidates[0]
     if candidates:
-        names = ", ".join(p.name[: -len(TRACE_SUFFIX)] for p in candidates[:10])
+        names = ", ".join(traces.session_id_of(p) for p in candidates[:10])
         raise TraceNotFoundError(f"session id {session_id!r} is ambiguous; it starts {names}. "
                                  "Give more of the id")
-    raise TraceNotFoundError(f"no trace for session {session_id!r} in {directory}; {HOW_TO_FIND_IDS}")
+    raise TraceNotFoundError(f"no trace for session {session_id!r} in {traces.folder}; {HOW_TO_FIND_IDS}")
 
 
 def read_trace(path: Path) -> TraceContents:

@@ -8,8 +8,8 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from atomic_agent.hookspecs import hookimpl
 from atomic_agent.hook_records import ResourceClass, Tier, ToolResult, ToolSpec
+from atomic_agent.hookspecs import hookimpl
 from atomic_agent.runtime.runtime import Runtime
 from atomic_agent.testing.runtime_kit import boot_for_test
 from atomic_agent.testing.scripted_provider import ScriptedProvider

@@ -9,8 +9,8 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from atomic_agent.hookspecs import hookimpl
 from atomic_agent.hook_records import ResourceClass, ToolResult, ToolSpec
+from atomic_agent.hookspecs import hookimpl
 from atomic_agent.sessions.session_store import SessionStore
 from atomic_agent.sessions.unanswered_calls import unanswered_calls
 from atomic_agent.testing.scripted_provider import ScriptedProvider, calls

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from atomic_agent.agent.loop_detector import ToolLoopTracker, BATCH_LOOP_LABEL
+from atomic_agent.agent.loop_detector import BATCH_LOOP_LABEL, ToolLoopTracker
 
 A = ("os.fs.read", {"path": "/a"})
 B = ("os.fs.read", {"path": "/b"})

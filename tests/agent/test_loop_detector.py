@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from atomic_agent.agent.loop_detector import ToolLoopTracker, is_loop_veto, veto_result, LoopSettings, LoopVerdict
+from atomic_agent.agent.loop_detector import LoopSettings, LoopVerdict, ToolLoopTracker, is_loop_veto, veto_result
 from atomic_agent.hook_records import ToolResult
 
 READ = "os.fs.read"

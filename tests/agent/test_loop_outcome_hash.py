@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from atomic_agent.agent.loop_detector import hash_args, hash_tool_outcome, strip_volatile, ToolLoopTracker, LoopSettings
+from atomic_agent.agent.loop_detector import LoopSettings, ToolLoopTracker, hash_args, hash_tool_outcome, strip_volatile
 from atomic_agent.hook_records import ToolResult
 
 HTTP = "os.http.request"

@@ -6,7 +6,7 @@ import logging
 
 import pytest
 
-from atomic_agent.agent.loop_detector import ToolLoopTracker, LOOP_ENV_VARS, LoopSettings
+from atomic_agent.agent.loop_detector import LOOP_ENV_VARS, LoopSettings, ToolLoopTracker
 
 
 def test_defaults_match_the_guide() -> None:

@@ -2,8 +2,13 @@
 
 from __future__ import annotations
 
-from atomic_agent.agent.loop_detector import ToolLoopTracker, is_wandering_prone_tool, veto_result, LoopSettings
-from atomic_agent.agent.loop_detector import LoopVerdict
+from atomic_agent.agent.loop_detector import (
+    LoopSettings,
+    LoopVerdict,
+    ToolLoopTracker,
+    is_wandering_prone_tool,
+    veto_result,
+)
 from atomic_agent.hook_records import ToolResult
 
 FETCH = "os.web.fetch"

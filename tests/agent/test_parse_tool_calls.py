@@ -6,7 +6,7 @@ import pickle
 
 import pytest
 
-from atomic_agent.agent.tool_calls import parse_tool_calls, ToolCall, ToolCallBatch, ToolCallParseError
+from atomic_agent.agent.tool_calls import ToolCall, ToolCallBatch, ToolCallParseError, parse_tool_calls
 from atomic_agent.llm.model_profile import GEMMA4_THINK_PROFILE, PLAIN_CHATML_PROFILE, QWEN_THINK_PROFILE
 
 PLAIN = PLAIN_CHATML_PROFILE

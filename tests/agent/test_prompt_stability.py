@@ -5,8 +5,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from atomic_agent.hookspecs import hookimpl
 from atomic_agent.hook_records import MemoryPhase, PromptSection
+from atomic_agent.hookspecs import hookimpl
 from atomic_agent.testing.scripted_provider import ScriptedProvider, calls
 from tests.agent.loop_harness import make_runtime
 

@@ -4,8 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from atomic_agent.api import ApprovalGate
-from atomic_agent.approval.approval_gate import STANDARD_CATEGORIES
+from atomic_agent.approval.approval_gate import STANDARD_CATEGORIES, ApprovalGate
 from tests.plugins.os.fs_kit import AskRecorder
 
 

@@ -8,15 +8,9 @@ from typing import Any
 
 import pytest
 
-from atomic_agent.api import (
-    AnswerKind,
-    ApprovalAnswer,
-    ApprovalNotPendingError,
-    ApprovalRequest,
-    InvalidDecisionError,
-    PendingApprovals,
-)
+from atomic_agent.api import ApprovalAnswer, ApprovalNotPendingError, InvalidDecisionError, PendingApprovals
 from atomic_agent.approval import pending_approvals as module
+from atomic_agent.approval.approval_gate import AnswerKind, ApprovalRequest
 
 
 class Host:

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import io
 
-from atomic_agent.api import AnswerKind, ApprovalRequest, stdin_approver
+from atomic_agent.api import stdin_approver
+from atomic_agent.approval.approval_gate import AnswerKind, ApprovalRequest
 from atomic_agent.approval.stdin_approver import render_prompt, safe_display
 
 

@@ -20,11 +20,10 @@ from typing import Any
 
 import attrs
 
-from atomic_agent.turns.turn_controller import SubmissionCancelledError
+from atomic_agent.sessions.compact_session import CompactionError
 from atomic_agent.turns.durable_steering import SteerAlreadyTakenError
 from atomic_agent.turns.graceful_stop import RuntimeStoppingError, TurnParkedError
-from atomic_agent.sessions.compact_session import CompactionError
-
+from atomic_agent.turns.turn_controller import SubmissionCancelledError
 from tests.chaos.chaos_life import ChaosWorld, Life
 from tests.chaos.crash_plan import SimulatedCrash
 from tests.chaos.workload import CANCEL, COMPACT, SEND, STEER, STOP, Op

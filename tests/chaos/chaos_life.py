@@ -21,7 +21,6 @@ from atomic_agent.runtime.boot_context import boot
 from atomic_agent.runtime.runtime import Runtime
 from atomic_agent.sessions.session_store import SessionStore
 from atomic_agent.testing.runtime_kit import fresh_plugin_host
-
 from tests.chaos.chaos_tools import ChaosToolsPlugin, chaos_tools
 from tests.chaos.conversational_provider import ConversationalProvider
 from tests.chaos.crash_plan import FaultPlan, SimulatedCrash, instrument

@@ -14,7 +14,6 @@ import attrs
 
 from atomic_agent.sessions.session_store import SessionStore
 from atomic_agent.storage.group_commit import GroupSync
-
 from tests.chaos.chaos_driver import Driver
 from tests.chaos.chaos_life import ChaosWorld, Life, install_task_tracking
 from tests.chaos.crash_plan import AFTER_COMMIT, BEFORE_COMMIT, FaultPlan
@@ -84,7 +83,7 @@ async def _run_lives(world: ChaosWorld, rng: random.Random, spec: RunSpec, plans
         group = [Life(world, plan) for plan in plans] + [Life(world, FaultPlan())
                                                          for _ in range(max(0, spec.owners - len(plans)))]
         died = await asyncio.gather(*(driver.live(life, recover=False) for life in group))
-        for life, gone in zip(group, died):
+        for life, gone in zip(group, died, strict=True):
             lives, crashes, commits = lives + 1, crashes + gone, commits + life.plan.commits
             if not gone:
                 await life.close()

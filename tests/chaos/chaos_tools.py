@@ -12,9 +12,8 @@ import os
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from atomic_agent.hookspecs import hookimpl
 from atomic_agent.hook_records import ResourceClass, ToolResult, ToolSpec
-
+from atomic_agent.hookspecs import hookimpl
 from tests.chaos.conversation_reader import EFFECT, READ
 from tests.chaos.world_log import JsonLog
 

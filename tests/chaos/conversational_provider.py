@@ -17,7 +17,6 @@ from typing import Any
 
 from atomic_agent.llm.provider_protocol import CompletionRequest
 from atomic_agent.testing.scripted_provider import ScriptedProvider, calls
-
 from tests.chaos.conversation_reader import EFFECT, READ, Heard, hear_prompt, write_summary
 
 

@@ -14,7 +14,7 @@ from tests.chaos.conversation_reader import summary_fields
 def _rows(conn: sqlite3.Connection, sql: str) -> list[dict[str, Any]]:
     cur = conn.execute(sql)
     cols = [d[0] for d in cur.description]
-    return [dict(zip(cols, r)) for r in cur.fetchall()]
+    return [dict(zip(cols, r, strict=True)) for r in cur.fetchall()]
 
 
 @attrs.frozen

@@ -13,7 +13,6 @@ from collections import Counter, defaultdict
 from typing import Any
 
 from atomic_agent.turns.turn_states import response_hash
-
 from tests.chaos.chaos_life import ChaosWorld
 from tests.chaos.durable_view import DurableView, read_state
 

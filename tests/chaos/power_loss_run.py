@@ -24,17 +24,16 @@ from typing import Any
 
 import attrs
 
-from atomic_agent.storage import sqlite_file as sqlite_file_module
 from atomic_agent.sessions.session_store import SessionStore
-from atomic_agent.storage.group_commit import GroupSync, deferred_sync
 from atomic_agent.sessions.transcript_entry import REPLY, TURN_FINISHED, USER, TranscriptEntry
+from atomic_agent.storage import sqlite_file as sqlite_file_module
+from atomic_agent.storage.group_commit import GroupSync, deferred_sync
 from atomic_agent.turns.durable_steering import SteerQueue
 from atomic_agent.turns.turn_ledger import TurnLedger
 from atomic_agent.turns.turn_states import COMPLETED, QUEUED, response_hash
-
 from tests.chaos.apsw_connection import ApswConnection
 from tests.chaos.durable_view import read_state
-from tests.chaos.power_loss_vfs import PowerCut, PowerLossVFS
+from tests.chaos.power_loss_vfs import PowerLossVFS
 
 OWNER = "power-owner"
 ADMIT, START, STEER, CONSUME, FINISH, CHECKPOINT = "admit", "start", "steer", "consume", "finish", "checkpoint"

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from atomic_agent.sessions.store_errors import SessionStoreError
-
 from tests.chaos.chaos_run import RunSpec, explain, run_seed
 
 

@@ -33,11 +33,11 @@ class WeatherConfig:
 WEATHER = {"weather": ConfigBlock(key="weather", cls=WeatherConfig, plugin="weather")}
 
 
-def test_missing_file_is_created_with_defaults_and_mode_0600(tmp_path: Path):
+def test_missing_file_is_created_holding_only_its_version_and_mode_0600(tmp_path: Path):
     cfg = load_config(tmp_path, {}, environ={})
     assert cfg.agent.max_parallel_tool_calls == 8
     path = tmp_path / "config.json"
-    assert json.loads(path.read_text())["version"] == CONFIG_VERSION
+    assert json.loads(path.read_text()) == {"version": CONFIG_VERSION}  # defaults live in the code, not the file
     assert stat.S_IMODE(path.stat().st_mode) == 0o600
 
 
@@ -49,8 +49,7 @@ def test_older_file_migrates_forward_keeping_user_values(tmp_path: Path, capsys)
     assert cfg.agent.max_steps == 7
     on_disk = json.loads(path.read_text())
     assert on_disk["version"] == CONFIG_VERSION
-    assert on_disk["agent"]["maxSteps"] == 7 and "approvalRequired" not in on_disk["agent"]
-    assert on_disk["agent"]["maxParallelToolCalls"] == 8  # defaults filled
+    assert on_disk["agent"] == {"maxSteps": 7, "approvalLevel": 5}  # what the user wrote, in v3 words
     assert on_disk["llama"] == {"url": "http://127.0.0.1:9999"}  # unknown (plugin) block kept
     assert f"migrated config v1 -> v{CONFIG_VERSION}" in capsys.readouterr().err
 
@@ -143,7 +142,7 @@ def test_env_overrides_operational_knobs_without_writing(tmp_path: Path):
     cfg = load_config(tmp_path, {}, environ=env)
     assert cfg.agent.max_parallel_tool_calls == 16  # clamped into [1, 16]
     assert cfg.tracing.enabled is False
-    assert json.loads((tmp_path / "config.json").read_text())["agent"]["maxParallelToolCalls"] == 8
+    assert "agent" not in json.loads((tmp_path / "config.json").read_text())
 
 
 def test_env_override_with_garbage_is_a_clear_error(tmp_path: Path):
@@ -169,3 +168,34 @@ def test_a_valid_file_loads_without_the_detailed_converter_and_a_bad_one_still_n
     with pytest.raises(ConfigError) as err:
         load_config(tmp_path / "bad", WEATHER, environ={})
     assert "weather.days" in str(err.value) and "integer" in str(err.value)
+
+
+def test_prompt_style_defaults_to_auto_and_takes_each_allowed_value(tmp_path: Path):
+    assert load_config(tmp_path / "fresh", {}, environ={}).prompt.style == "auto"
+    assert "prompt" not in json.loads((tmp_path / "fresh" / "config.json").read_text())  # a default, not a choice
+    for style in ("coached", "full"):
+        write(tmp_path / style, {"version": CONFIG_VERSION, "prompt": {"style": style}})
+        assert load_config(tmp_path / style, {}, environ={}).prompt.style == style
+    assert load_config(tmp_path / "fresh", {}, environ={"ATOMIC_AGENT_PROMPT_STYLE": "coached"}).prompt.style == "coached"
+
+
+def test_an_unknown_prompt_style_names_the_allowed_values(tmp_path: Path):
+    write(tmp_path, {"version": CONFIG_VERSION, "prompt": {"style": "verbose"}})
+    with pytest.raises(ConfigError) as err:
+        load_config(tmp_path, {}, environ={})
+    assert "prompt.style" in str(err.value) and "auto, coached, full" in str(err.value) and "'verbose'" in str(err.value)
+    with pytest.raises(ConfigError) as err:
+        load_config(tmp_path / "env", {}, environ={"ATOMIC_AGENT_PROMPT_STYLE": "big"})
+    assert "ATOMIC_AGENT_PROMPT_STYLE" in str(err.value) and "auto, coached, full" in str(err.value)
+
+
+def test_unset_key_removes_a_leaf_and_only_the_objects_it_empties():
+    from atomic_agent.config.config_file import unset_key
+
+    raw = {"version": CONFIG_VERSION, "llama": {"parallel": 4, "embeddings": {"threads": 3}}}
+    assert unset_key(raw, "llama.embeddings.threads") is True
+    assert raw == {"version": CONFIG_VERSION, "llama": {"parallel": 4}}
+    assert unset_key(raw, "llama.embeddings.threads") is False
+    assert unset_key(raw, "llama") is True and raw == {"version": CONFIG_VERSION}
+    with pytest.raises(ConfigError):
+        unset_key(raw, "version")

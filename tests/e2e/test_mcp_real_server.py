@@ -102,14 +102,17 @@ def test_serve_calls_a_real_mcp_tool_end_to_end_and_adds_a_server_live(llama_ser
     proc = subprocess.Popen([str(ATOMIC_AGENT), "--state-dir", str(state), "serve", "--port", str(port),
                              "--cwd", str(tmp_path)], env=env, stdout=subprocess.DEVNULL, stderr=stderr)
     base = f"http://127.0.0.1:{port}"
+    auth: dict[str, str] = {}  # serve generates its API key on the first start
 
     def tool_entries(session_id: str, tool: str) -> list[dict]:
-        entries = httpx.get(f"{base}/api/sessions/{session_id}", timeout=WAIT_S).json()["entries"]
+        entries = httpx.get(f"{base}/api/sessions/{session_id}", timeout=WAIT_S, headers=auth).json()["entries"]
         return [e for e in entries if e["tool"] == tool and e["status"] is not None]
 
     try:
         wait_until_up(base, proc)
-        api = openai.OpenAI(base_url=f"{base}/v1", api_key="x", max_retries=0, timeout=900)
+        key = (state / "serve" / "api-key").read_text().strip()
+        auth["Authorization"] = f"Bearer {key}"
+        api = openai.OpenAI(base_url=f"{base}/v1", api_key=key, max_retries=0, timeout=900)
         first = api.chat.completions.with_raw_response.create(
             model="atomic-agent", messages=[{"role": "user", "content": "ping the demo server"}],
             tool_choice={"type": "function", "function": {"name": "mcp.demo.ping"}})
@@ -122,7 +125,7 @@ def test_serve_calls_a_real_mcp_tool_end_to_end_and_adds_a_server_live(llama_ser
         definition = {"mcpServers": {"live": {"command": sys.executable, "args": [str(DEMO_SERVER)],
                                               "env": {"DEMO_MARKER_FILE": str(live_marker)}}}}
         added = httpx.post(f"{base}/api/mcp/servers", json=definition, timeout=WAIT_S,
-                           headers={"X-Atomic-Operator": token})
+                           headers={"X-Atomic-Operator": token, **auth})
         assert added.status_code == 201 and added.json()["data"][0]["status"] == "up", added.text
         second = api.chat.completions.with_raw_response.create(
             model="atomic-agent", messages=[{"role": "user", "content": "ping the live server"}],
@@ -130,7 +133,7 @@ def test_serve_calls_a_real_mcp_tool_end_to_end_and_adds_a_server_live(llama_ser
         assert second.status_code == 200
         assert live_marker.read_text().splitlines()[0] == "ping"
         assert tool_entries(second.headers["x-atomic-session"], "mcp.live.ping")[0]["status"] == "ok"
-        servers = {s["name"]: s for s in httpx.get(f"{base}/api/mcp/servers", timeout=WAIT_S).json()["data"]}
+        servers = {s["name"]: s for s in httpx.get(f"{base}/api/mcp/servers", timeout=WAIT_S, headers=auth).json()["data"]}
         assert servers["demo"]["status"] == servers["live"]["status"] == "up"
         proc.send_signal(signal.SIGTERM)
         assert proc.wait(timeout=WAIT_S) == 0

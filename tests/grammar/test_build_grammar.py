@@ -7,17 +7,17 @@ from pathlib import Path
 
 import pytest
 
-from atomic_agent.prompt.build_grammar import (
-    PRELUDE_TRAIL_WS_RULE,
-    build_tool_call_grammar,
-    tool_call_grammar_source,
-)
 from atomic_agent.llm.model_profile import (
     GEMMA4_THINK_PROFILE,
     PLAIN_CHATML_PROFILE,
     PLAIN_TEXT_PROFILE,
     QWEN_THINK_PROFILE,
     ModelProfile,
+)
+from atomic_agent.prompt.build_grammar import (
+    PRELUDE_TRAIL_WS_RULE,
+    build_tool_call_grammar,
+    tool_call_grammar_source,
 )
 from tests.golden_files import assert_matches_golden
 

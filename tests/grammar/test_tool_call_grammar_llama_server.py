@@ -8,13 +8,13 @@ from typing import Any
 import httpx
 import pytest
 
-from atomic_agent.prompt.build_grammar import build_tool_call_grammar
 from atomic_agent.llm.model_profile import (
     GEMMA4_THINK_PROFILE,
     PLAIN_CHATML_PROFILE,
     QWEN_THINK_PROFILE,
     ModelProfile,
 )
+from atomic_agent.prompt.build_grammar import build_tool_call_grammar
 
 pytestmark = pytest.mark.llama_server
 

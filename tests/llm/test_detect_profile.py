@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import pytest
 
-from atomic_agent.llm.model_profile import detect_profile
 from atomic_agent.llm.model_profile import (
     GEMMA4_THINK_PROFILE,
     PLAIN_CHATML_PROFILE,
     PLAIN_TEXT_PROFILE,
     QWEN_THINK_PROFILE,
+    detect_profile,
 )
 
 # Short stand-ins carrying the markers real templates have.

@@ -8,10 +8,10 @@ from pathlib import Path
 
 import pytest
 
-from atomic_agent.hookspecs import hookimpl
-from atomic_agent.plugin_host.collect_registrations import DuplicateRegistrationError, collect_records
-from atomic_agent.plugin_host.plugin_host import build_plugin_host
 from atomic_agent.hook_records import ApprovalCategory
+from atomic_agent.hookspecs import hookimpl
+from atomic_agent.plugin_host.collect_registrations import collect_records
+from atomic_agent.plugin_host.plugin_host import build_plugin_host
 from atomic_agent.testing.runtime_kit import fresh_plugin_host, registered_plugin
 
 
@@ -91,16 +91,17 @@ def test_records_are_stamped_and_sorted_by_name(plugin_modules: Path):
     assert {c.name: c.plugin for c in cats}["shell"] == "core"
 
 
-def test_duplicate_names_are_refused_naming_both_plugins():
+def test_a_duplicate_name_keeps_the_built_in_record_and_reports_the_other_plugin():
     class Dup:
         @hookimpl
         def register_approval_categories(self):
             return [ApprovalCategory("shell", 1, "again")]
 
     host = fresh_plugin_host()
-    with registered_plugin(host, Dup(), "dup"):
-        with pytest.raises(DuplicateRegistrationError, match="'core'.*'dup'"):
-            collect_records(host, "register_approval_categories", ApprovalCategory)
+    with registered_plugin(host, Dup(), "dup") as report:
+        cats = collect_records(host, "register_approval_categories", ApprovalCategory)
+        assert {c.name: c.plugin for c in cats}["shell"] == "core"
+        assert report.conflicts == ["ApprovalCategory 'shell' is also registered by plugin 'core', whose one is used"]
 
 
 def test_a_raising_registration_hook_skips_only_that_plugin(capsys):

@@ -8,10 +8,14 @@ from typing import Any
 
 import pytest
 
-from atomic_agent.hookspecs import hookimpl
-from atomic_agent.plugin_host.service_registry import (ServiceConflictError, ServiceNotFoundError,
-                                                       ServiceRegistry, ServiceUnavailableError)
 from atomic_agent.hook_records import ServiceSpec
+from atomic_agent.hookspecs import hookimpl
+from atomic_agent.plugin_host.service_registry import (
+    ServiceConflictError,
+    ServiceNotFoundError,
+    ServiceRegistry,
+    ServiceUnavailableError,
+)
 from atomic_agent.testing.runtime_kit import fresh_plugin_host
 
 
@@ -141,3 +145,40 @@ async def test_after_close_built_services_stay_readable_and_nothing_new_is_built
     assert closes == ["kept"] and registry.get("kept", None) is kept
     with pytest.raises(ServiceUnavailableError, match="closed"):
         registry.get("late", None)
+
+
+def test_a_name_every_provider_marks_multiple_is_served_by_all_of_them_in_plugin_order() -> None:
+    closes: list[str] = []
+    host = host_with(beta=Provides(ServiceSpec("sink", lambda rt: "b", multiple=True, close=closes.append)),
+                     alpha=Provides(ServiceSpec("sink", lambda rt: "a", multiple=True, close=closes.append)),
+                     broken=Provides(ServiceSpec("sink", lambda rt: 1 / 0, multiple=True)))
+    registry = ServiceRegistry(host)
+    assert registry.get_all("sink", None) == ["a", "b"]  # the broken one is left out and reported
+    assert host.reports["broken"].status == "failed" and host.reports["alpha"].status == "loaded"
+    with pytest.raises(ServiceConflictError, match="runtime.services"):
+        registry.get("sink", None)
+    assert registry.get_all("nobody.provides", None) == []
+
+
+async def test_each_provider_of_a_multiple_name_is_closed() -> None:
+    closes: list[str] = []
+    host = host_with(a=Provides(ServiceSpec("sink", lambda rt: "a", multiple=True, close=closes.append)),
+                     b=Provides(ServiceSpec("sink", lambda rt: "b", multiple=True, close=closes.append)))
+    registry = ServiceRegistry(host)
+    registry.get_all("sink", None)
+    await registry.close()
+    assert sorted(closes) == ["a", "b"]
+
+
+def test_one_provider_of_a_multiple_name_answers_service_and_a_single_owner_mixed_in_conflicts() -> None:
+    alone = ServiceRegistry(host_with(a=Provides(ServiceSpec("sink", lambda rt: "a", multiple=True))))
+    assert alone.get("sink", None) == "a" and alone.get_all("sink", None) == ["a"]
+    mixed = ServiceRegistry(host_with(a=Provides(ServiceSpec("sink", lambda rt: "a", multiple=True)),
+                                      b=Provides(ServiceSpec("sink", lambda rt: "b"))))
+    with pytest.raises(ServiceConflictError):
+        mixed.get_all("sink", None)
+
+
+def test_every_service_error_is_a_service_unavailable_error() -> None:
+    assert issubclass(ServiceNotFoundError, ServiceUnavailableError)
+    assert issubclass(ServiceConflictError, ServiceUnavailableError)

@@ -9,8 +9,8 @@ from atomic_agent.config.app_config import AgentConfig
 from atomic_agent.llm.model_profile import PLAIN_CHATML_PROFILE
 from atomic_agent.prompt.build_prompt import build_prompt, estimate_tokens
 from atomic_agent.prompt.build_stable_prefix import build_stable_prefix
-from atomic_agent.prompt.prompt_assets import make_prompt_env
 from atomic_agent.prompt.pack_conversation import pack_conversation
+from atomic_agent.prompt.prompt_assets import make_prompt_env
 from atomic_agent.sessions.session_state import SessionState
 from atomic_agent.sessions.transcript_entry import REPLY, TURN_STARTED, USER, TranscriptEntry
 from atomic_agent.tools.builtin_tools import builtin_tool_specs

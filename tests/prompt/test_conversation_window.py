@@ -9,12 +9,21 @@ import random
 import pytest
 
 from atomic_agent.prompt import conversation_window
+from atomic_agent.prompt.build_prompt import estimate_tokens
 from atomic_agent.prompt.conversation_lines import lines_by_turn
 from atomic_agent.prompt.conversation_window import ConversationIndex, pack_recent_turns
-from atomic_agent.prompt.build_prompt import estimate_tokens
 from atomic_agent.prompt.pack_conversation import pack_conversation
-from atomic_agent.sessions.transcript_entry import (COMPACTION, FAILURE_NOTE, REPLY, TOOL_CALL, TOOL_RESULT,
-                                                    TURN_FINISHED, TURN_STARTED, USER, TranscriptEntry)
+from atomic_agent.sessions.transcript_entry import (
+    COMPACTION,
+    FAILURE_NOTE,
+    REPLY,
+    TOOL_CALL,
+    TOOL_RESULT,
+    TURN_FINISHED,
+    TURN_STARTED,
+    USER,
+    TranscriptEntry,
+)
 
 
 def fold(entry: TranscriptEntry) -> str:

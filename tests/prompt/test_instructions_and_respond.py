@@ -10,11 +10,11 @@ from datetime import date
 from pathlib import Path
 
 from atomic_agent.config.app_config import AgentConfig
+from atomic_agent.hook_records import ResourceClass, ToolResult, ToolSpec
 from atomic_agent.llm.model_profile import PLAIN_CHATML_PROFILE
 from atomic_agent.prompt.build_prompt import build_prompt, estimate_tokens
 from atomic_agent.prompt.build_stable_prefix import build_stable_prefix
 from atomic_agent.prompt.prompt_assets import make_prompt_env
-from atomic_agent.hook_records import ResourceClass, ToolResult, ToolSpec
 from atomic_agent.sessions.session_state import SessionState
 from atomic_agent.sessions.transcript_entry import TOOL_CALL, TOOL_RESULT, TURN_STARTED, USER, TranscriptEntry
 from atomic_agent.tools.builtin_tools import builtin_tool_specs

@@ -95,3 +95,60 @@ def _tail_context() -> dict[str, object]:
     return {"loaded_tools": [], "memory_sections": [], "recall_sections": [], "session_facts": [], "world": "w",
             "notices": [], "today": "2026-12-04", "conversation": [], "request": "", "earlier_summary": "", "tools": [],
             "file_kinds": ()}
+
+
+@pytest.mark.parametrize("tag", [b"", bytes(32), b"\xff" * 32])
+def test_a_planted_compiled_template_is_never_loaded_and_is_compiled_again(tmp_path: Path, tag: bytes):
+    """Issue 29: anyone who can write the cache (without the key) must not choose the code a render runs."""
+    (tmp_path / "templates").mkdir()
+    (tmp_path / "templates" / "t.j2").write_text("safe {{ v }}\n")
+    assert render(tmp_path, v=1) == "safe 1\n"
+    [entry] = compiled(tmp_path / "cache")
+    # a template compiled elsewhere (no key) written over the entry: what an attacker would plant
+    import jinja2
+
+    evil = jinja2.Environment(**ENV_OPTIONS)
+    bucket = jinja2.bccache.Bucket(evil, "k", jinja2.bccache.FileSystemBytecodeCache().get_source_checksum(
+        "safe {{ v }}\n"))
+    bucket.code = compile(evil.compile("planted {{ v }}\n", raw=True), "t.j2", "exec")
+    entry.write_bytes(tag + bucket.bytecode_to_string())
+    assert render(tmp_path, v=1) == "safe 1\n"
+    assert entry.read_bytes()[32:] != bucket.bytecode_to_string()  # rewritten, signed
+
+
+@pytest.mark.parametrize("damage", ["truncate", "flip_tag", "flip_body", "unsigned"])
+def test_a_damaged_cache_entry_is_refused_and_recompiled(tmp_path: Path, damage: str):
+    (tmp_path / "templates").mkdir()
+    (tmp_path / "templates" / "t.j2").write_text("ok {{ v }}\n")
+    render(tmp_path, v=1)
+    [entry] = compiled(tmp_path / "cache")
+    blob = bytearray(entry.read_bytes())
+    if damage == "truncate":
+        blob = blob[:40]
+    elif damage == "flip_tag":
+        blob[0] ^= 1
+    elif damage == "flip_body":
+        blob[-1] ^= 1
+    else:
+        blob = blob[32:]
+    entry.write_bytes(bytes(blob))
+    assert render(tmp_path, v=3) == "ok 3\n"
+    import hashlib
+    import hmac
+
+    key = (tmp_path / "cache" / "template-key").read_bytes()
+    fresh = entry.read_bytes()
+    assert hmac.compare_digest(fresh[:32], hmac.new(key, fresh[32:], hashlib.sha256).digest())
+
+
+def test_the_signing_key_is_private_and_a_shared_key_is_not_trusted(tmp_path: Path):
+    (tmp_path / "templates").mkdir()
+    (tmp_path / "templates" / "t.j2").write_text("k {{ v }}\n")
+    render(tmp_path, v=1)
+    key = tmp_path / "cache" / "template-key"
+    assert key.stat().st_mode & 0o777 == 0o600
+    key.chmod(0o644)  # readable by others: it signs nothing, the cache is skipped
+    from atomic_agent.prompt.signed_bytecode_cache import template_key
+
+    assert template_key(tmp_path / "cache") is None
+    assert render(tmp_path, v=2) == "k 2\n"

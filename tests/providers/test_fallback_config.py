@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from atomic_agent.providers.fallback_chain import declared_links, resolve_fallback_chain
+from atomic_agent.plugins.openai_compatible.fallback_commands import declared_links
+from atomic_agent.providers.fallback_chain import resolve_fallback_chain
 from atomic_agent.providers.llm_config import FallbackConfig
 
 IDS = ["or", "groq", "local"]

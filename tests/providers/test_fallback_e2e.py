@@ -14,8 +14,8 @@ from pathlib import Path
 
 import pytest
 
-from atomic_agent.api import CompletionRequest
 from atomic_agent.agent.tool_calls import parse_tool_calls
+from atomic_agent.api import CompletionRequest
 from atomic_agent.runtime.boot_context import boot
 from atomic_agent.runtime.runtime import Runtime
 from atomic_agent.testing.runtime_kit import fresh_plugin_host, registered_plugin

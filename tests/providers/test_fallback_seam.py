@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from atomic_agent.api import Completion, CompletionRequest, ProviderError, ResourceClass, ToolSpec
 from atomic_agent.agent.step_executor import batch_from_native_calls
+from atomic_agent.api import Completion, CompletionRequest, ProviderError, ResourceClass, ToolSpec, slot_affinity
 from atomic_agent.providers.fallback_provider import FallbackTextProvider, RequestShaper
 from atomic_agent.providers.llm_config import structure_llm_block
 from atomic_agent.providers.provider_registry import ProviderRegistry
@@ -86,7 +86,7 @@ async def test_facts_and_extras_are_the_primarys():
     s = seam(NATIVE_FIRST, built)
     primary = s.primary
     assert s.capabilities.transport == "native_tools" and s.mode == primary.mode
-    assert await s.context_window() == primary.n_ctx and s.slot_for("x") == primary.slot
+    assert await s.context_window() == primary.n_ctx and slot_affinity(s).slot_for("x") == primary.slot
     assert s.max_tokens == primary.max_tokens and s.model_alias == primary.model_alias  # the listed extras
     assert not hasattr(s, "requests")  # nothing unlisted is looked up on the primary
 
@@ -139,7 +139,9 @@ def test_the_seam_and_its_session_view_forward_nothing_implicitly():
 async def test_the_primarys_extras_are_read_through_and_absent_when_the_primary_lacks_them():
     built = Built()
 
-    class Hosted(ScriptedProvider):  # no max_tokens, no slots picker, no refresh, no temperature
+    class Hosted(ScriptedProvider):  # no max_tokens, no slots, no refresh, no temperature
+        reflection_slot = None  # not implemented: no SlotAffinity
+
         def __getattribute__(self, name):
             if name in ("max_tokens", "reflection_slot", "refresh", "temperature", "model"):
                 raise AttributeError(name)
@@ -155,17 +157,18 @@ async def test_the_primarys_extras_are_read_through_and_absent_when_the_primary_
     local.refresh = refresh
     local.reflection_slot = lambda: 1
     s = seam(GRAMMAR_FIRST, built, llama=lambda e: local)
-    assert (s.max_tokens, s.temperature, s.model_alias, s.reflection_slot()) == (256, 0.4, "scripted", 1)
+    assert (s.max_tokens, s.temperature, s.model_alias, slot_affinity(s).reflection_slot()) == (256, 0.4, "scripted", 1)
     await s.refresh()
     assert refreshed == [True]
     assert getattr(s, "model", None) is None  # the scripted primary names no configured model
 
     hosted = seam(NATIVE_FIRST, Built(), cloud=lambda e: Hosted(transport="native_tools"))
-    assert [getattr(hosted, n, None) for n in ("max_tokens", "reflection_slot", "refresh", "temperature")] == \
-        [None, None, None, None]
+    assert [getattr(hosted, n, None) for n in ("max_tokens", "refresh", "temperature")] == [None, None, None]
+    assert slot_affinity(hosted) is None  # a primary without slots: no slot capability through the seam
     with_session = hosted.for_session("s1")
     assert not hasattr(with_session, "max_tokens")  # the session view lists only TextProvider's members
-    assert with_session.slot_for("s1") == hosted.slot_for("s1")
+    assert slot_affinity(with_session) is None
+    assert slot_affinity(s.for_session("s1")).reflection_slot() == 1  # the session view reads through too
 
 
 async def test_a_free_text_request_never_gets_a_tool_call_grammar_or_tools_on_any_link():

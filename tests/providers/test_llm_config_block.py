@@ -8,8 +8,14 @@ import pytest
 
 from atomic_agent.config.config_errors import ConfigError
 from atomic_agent.config.config_file import load_config
-from atomic_agent.providers.llm_config import DEFAULT_COOLDOWN_MS, LLM_CONFIG_BLOCK, LlmConfig
-from atomic_agent.providers.llm_config import read_llm_config, structure_llm_block, unstructure_llm_block
+from atomic_agent.providers.llm_config import (
+    DEFAULT_COOLDOWN_MS,
+    LLM_CONFIG_BLOCK,
+    LlmConfig,
+    read_llm_config,
+    structure_llm_block,
+    unstructure_llm_block,
+)
 
 ENTRY = {"id": "or", "kind": "openai-compatible", "preset": "openrouter", "model": "x/y", "customKnob": 1}
 

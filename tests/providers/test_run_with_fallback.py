@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from atomic_agent.api import ProviderError
-from atomic_agent.providers.fallback_chain import ProviderFallbackChain, LiveFlag, run_with_fallback
+from atomic_agent.providers.fallback_chain import LiveFlag, ProviderFallbackChain, run_with_fallback
 from atomic_agent.providers.llm_config import FallbackConfig
 from atomic_agent.reliability.failure_taxonomy import GrammarError, ModelError, ToolExecutionError, TurnCancelledError
 

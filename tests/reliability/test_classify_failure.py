@@ -9,7 +9,6 @@ import sqlite3
 import pytest
 
 from atomic_agent.llm.provider_protocol import ProviderError, ProviderUnavailableError
-from atomic_agent.reliability.failure_taxonomy import classify_failure
 from atomic_agent.reliability.failure_taxonomy import (
     GrammarError,
     LlmFailure,
@@ -19,6 +18,7 @@ from atomic_agent.reliability.failure_taxonomy import (
     ToolExecutionError,
     TransportError,
     TurnCancelledError,
+    classify_failure,
 )
 from atomic_agent.sessions.store_errors import SessionStoreFullError
 

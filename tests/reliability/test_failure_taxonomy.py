@@ -15,7 +15,6 @@ from atomic_agent.reliability.failure_taxonomy import (
     TransportError,
     TurnCancelledError,
     error_code,
-    openai_error_type,
 )
 
 
@@ -47,6 +46,5 @@ def test_model_error_refuses_unknown_reasons() -> None:
 
 def test_host_surface_codes() -> None:
     assert error_code("grammar") == "step_error:grammar"
-    assert openai_error_type("cancelled") == "agent.cancelled"
     with pytest.raises(ValueError, match="unknown failure category"):
         error_code("network")

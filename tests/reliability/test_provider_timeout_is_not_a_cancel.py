@@ -22,10 +22,10 @@ import pytest
 from atomic_agent.llm.provider_protocol import CompletionRequest, ProviderError
 from atomic_agent.plugins.llama_server.llama_client import LlamaServerClient
 from atomic_agent.plugins.llama_server.llama_provider import LlamaServerProvider
+from atomic_agent.plugins.llama_server.testing.fake_llama_server import Delay, FakeLlamaServer, Stall
 from atomic_agent.plugins.openai_compatible.http_errors import network_error as openai_network_error
 from atomic_agent.reliability.failure_taxonomy import classify_failure
 from atomic_agent.sessions.transcript_entry import FAILURE_NOTE, USER
-from atomic_agent.plugins.llama_server.testing.fake_llama_server import Delay, FakeLlamaServer, Stall
 from atomic_agent.turns.restart_recovery import owes_answer
 from tests.agent.loop_harness import make_runtime
 

@@ -9,8 +9,8 @@ from pathlib import Path
 import httpx
 
 from atomic_agent.plugins.llama_server.llama_provider import LlamaServerProvider
-from atomic_agent.sessions.store_errors import SessionStoreFullError
 from atomic_agent.plugins.llama_server.testing.fake_llama_server import FakeLlamaServer
+from atomic_agent.sessions.store_errors import SessionStoreFullError
 from atomic_agent.testing.scripted_provider import ScriptedProvider
 from tests.agent.loop_harness import make_runtime
 from tests.plugins.http.serve_harness import ServeHarness

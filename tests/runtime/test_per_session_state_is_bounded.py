@@ -10,12 +10,12 @@ from pathlib import Path
 
 from atomic_agent.api import TurnStart
 from atomic_agent.config.app_config import TracingConfig
-from atomic_agent.providers.fallback_chain import PARTITIONS_KEPT, ProviderFallbackChain
 from atomic_agent.plugins.llama_server.slot_manager import SlotManager
 from atomic_agent.plugins.memory_reflection.reflection_config import ReflectionConfig
 from atomic_agent.plugins.memory_reflection.reflection_runner import LATEST_TURNS_KEPT, ReflectionRunner
-from atomic_agent.tracing.trace_recorder import TraceRecorders
+from atomic_agent.providers.fallback_chain import PARTITIONS_KEPT, ProviderFallbackChain
 from atomic_agent.testing.scripted_provider import ScriptedProvider
+from atomic_agent.tracing.trace_recorder import TraceRecorders
 from tests.agent.loop_harness import make_runtime
 
 

@@ -9,8 +9,8 @@ from typing import Any
 
 import pytest
 
-from atomic_agent.hookspecs import hookimpl
 from atomic_agent.hook_records import TickSpec
+from atomic_agent.hookspecs import hookimpl
 from atomic_agent.runtime.background_work import PluginTicks
 from tests.agent.loop_harness import make_runtime
 from tests.turns.turn_kit import answering_provider

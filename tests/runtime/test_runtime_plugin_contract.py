@@ -7,14 +7,11 @@ each phase's failure isolated."""
 from __future__ import annotations
 
 import asyncio
-import json
 from pathlib import Path
 from typing import Any
 
-from atomic_agent.config.migrate_config import CONFIG_VERSION
-from atomic_agent.hookspecs import hookimpl
 from atomic_agent.hook_records import ChannelSpec, MemoryPhase, ServiceSpec
-from atomic_agent.runtime.boot_context import boot
+from atomic_agent.hookspecs import hookimpl
 from atomic_agent.runtime.runtime import Runtime, create_runtime
 from atomic_agent.testing.runtime_kit import boot_for_test
 from atomic_agent.testing.scripted_provider import ScriptedProvider
@@ -86,6 +83,32 @@ async def test_services_promised_to_registration_hooks_exist_when_they_run(tmp_p
         assert plugin.seen_in_tools["turn_controller"] is runtime.turns
         assert plugin.seen_in_tools["recorder.store"] is runtime.service("recorder.store")
         assert runtime.service("tool_registry") is runtime.registry
+    finally:
+        await runtime.close()
+
+
+async def test_service_with_a_default_returns_it_for_a_missing_or_broken_service(tmp_path: Path) -> None:
+    from atomic_agent.api import ServiceUnavailableError
+
+    class Broken:
+        @hookimpl
+        def register_services(self) -> list[ServiceSpec]:
+            return [ServiceSpec("broken.store", lambda rt: 1 / 0)]
+
+    runtime = Runtime(boot_with(tmp_path, {"recorder": Recorder([]), "broken": Broken()}), provider=ScriptedProvider([]))
+    try:
+        fallback = object()
+        assert runtime.service("nobody.provides", None) is None
+        assert runtime.service("broken.store", fallback) is fallback
+        assert runtime.service("recorder.store", None) is runtime.service("recorder.store")
+        for name in ("nobody.provides", "broken.store"):
+            try:
+                runtime.service(name)
+            except ServiceUnavailableError as exc:
+                assert name in str(exc)
+            else:
+                raise AssertionError(f"{name} was served")
+        assert runtime.services("nobody.provides") == [] and runtime.services("broken.store") == []
     finally:
         await runtime.close()
 
@@ -169,18 +192,18 @@ async def test_the_runtime_ticks_on_the_configured_interval(tmp_path: Path) -> N
     ctx = boot_with(tmp_path, {"memory_x": plugin}, agent={"consolidationIntervalS": 1})
     runtime = await create_runtime(boot_context=ctx, provider=ScriptedProvider([]), serving=True)
     try:
-        assert runtime.consolidation.active
+        assert runtime.ticks.active == ["memory.consolidate"]  # one timer engine: the plugins' ticks
         await asyncio.wait_for(plugin.ticked.wait(), timeout=60)
     finally:
         await runtime.close()
-    assert not runtime.consolidation.active and runtime.consolidation.ticks >= 1
+    assert runtime.ticks.active == [] and runtime.ticks.ticks["memory.consolidate"] >= 1
 
 
 async def test_interval_zero_never_ticks(tmp_path: Path) -> None:
     ctx = boot_with(tmp_path, {"memory_x": Consolidating()}, agent={"consolidationIntervalS": 0})
     runtime = await create_runtime(boot_context=ctx, provider=ScriptedProvider([]), serving=True)
     try:
-        assert not runtime.consolidation.active
+        assert runtime.ticks.active == []
     finally:
         await runtime.close()
 
@@ -195,7 +218,7 @@ async def test_a_one_shot_runtime_runs_no_channel_and_no_tick(tmp_path: Path) ->
     runtime = await create_runtime(boot_context=ctx, provider=ScriptedProvider([]))
     try:
         assert "runtime_started" in log and "chan.a started" not in log
-        assert not runtime.consolidation.active
+        assert runtime.ticks.active == []
     finally:
         await runtime.close()
     assert "chan.a stopped" not in log

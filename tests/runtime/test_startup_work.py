@@ -38,7 +38,7 @@ async def test_a_one_shot_runtime_starts_no_channel(tmp_path: Path) -> None:
     runtime = await create_runtime(boot_context=ctx, provider=ScriptedProvider([]))
     result = await runtime.run_turn("hello", working_dir=tmp_path)
     assert result.status == "done"
-    assert runtime.channels.running == {} and runtime.ticks.active == [] and not runtime.consolidation.active
+    assert runtime.channels.running == {} and runtime.ticks.active == []
     await runtime.close()
     assert "chan.a started" not in log and log[:2] == ["service built", "runtime_started"]
 
@@ -70,3 +70,21 @@ async def test_closing_before_any_step_cancels_the_warm_up(tmp_path: Path) -> No
     planning = runtime._planning
     await runtime.close()
     assert planning is not None and planning.cancelled()
+
+
+async def test_runtime_started_fires_on_start_not_on_construction(tmp_path: Path) -> None:
+    """A runtime only built (to list its tools, to show `plugins`) starts no plugin; `start()`
+    fires runtime_started once, and only a started runtime fires runtime_stopping."""
+    from atomic_agent.runtime.runtime import Runtime
+
+    log: list[str] = []
+    built = Runtime(boot_with(tmp_path / "a", {"recorder": Recorder(log)}), provider=ScriptedProvider([]))
+    assert "runtime_started" not in log
+    await built.close()
+    assert "runtime_started" not in log and "runtime_stopping" not in log
+
+    started = Runtime(boot_with(tmp_path / "b", {"recorder": Recorder(log)}), provider=ScriptedProvider([]))
+    await started.start(serving=False)
+    await started.start(serving=False)
+    await started.close()
+    assert log.count("runtime_started") == 1 and log.count("runtime_stopping") == 1

@@ -14,8 +14,8 @@ import pytest
 from atomic_agent.config.config_errors import ConfigError
 from atomic_agent.config.config_file import load_config
 from atomic_agent.config.migrate_config import CONFIG_VERSION
-from atomic_agent.turns.steering_inbox import SteerOutcome
 from atomic_agent.testing.scripted_provider import ScriptedProvider, calls
+from atomic_agent.turns.steering_inbox import SteerOutcome
 from tests.agent.loop_harness import make_runtime
 
 

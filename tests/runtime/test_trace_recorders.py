@@ -8,8 +8,8 @@ import os
 from pathlib import Path
 
 from atomic_agent.config.app_config import TracingConfig
-from atomic_agent.tracing.trace_recorder import TraceRecorders
 from atomic_agent.testing.scripted_provider import ScriptedProvider, calls
+from atomic_agent.tracing.trace_recorder import TraceRecorders
 from tests.agent.loop_harness import make_runtime
 
 

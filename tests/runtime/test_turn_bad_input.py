@@ -10,9 +10,9 @@ from pathlib import Path
 
 import pytest
 
-from atomic_agent.turns.steering_inbox import SteerOutcome
 from atomic_agent.sessions.session_store import SessionNotFoundError
 from atomic_agent.sessions.store_errors import SessionStoreFullError, SessionStoreLockedError
+from atomic_agent.turns.steering_inbox import SteerOutcome
 from tests.agent.loop_harness import make_runtime
 from tests.turns.turn_kit import answering_provider, replies, users
 

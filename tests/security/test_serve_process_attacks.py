@@ -29,8 +29,11 @@ def served(tmp_path: Path):  # noqa: ANN201
     state.mkdir()
     work = tmp_path / "work"
     work.mkdir()
-    (state / "config.json").write_text(json.dumps({"agent": {"approvalLevel": 2}, "plugins": {
-        "disabled": ["memory_reflection", "memory_notes", "memory_profile"]}}))
+    # these attacks target a keyless server (serve.requireApiKey false, the opt-out): with the default
+    # generated key every one of them is a 401 before anything else is looked at
+    (state / "config.json").write_text(json.dumps({"agent": {"approvalLevel": 2}, "serve": {"requireApiKey": False},
+                                                   "plugins": {"disabled": ["memory_reflection", "memory_notes",
+                                                                            "memory_profile"]}}))
     port = free_port()
     with FakeLlamaServer(script=SHELL_THEN_REPLY * 3) as fake:
         env = child_env(tmp_path, {"ATOMIC_AGENT_LLAMA_URL": fake.base_url})

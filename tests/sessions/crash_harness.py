@@ -13,8 +13,8 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from atomic_agent.hookspecs import hookimpl
 from atomic_agent.hook_records import ResourceClass, ToolResult, ToolSpec
+from atomic_agent.hookspecs import hookimpl
 from atomic_agent.runtime.runtime import Runtime
 from atomic_agent.testing.scripted_provider import ScriptedProvider
 from tests.agent.loop_harness import make_runtime

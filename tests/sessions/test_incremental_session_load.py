@@ -17,8 +17,7 @@ from hypothesis import strategies as st
 from atomic_agent.sessions.compact_session import commit_compaction, take_snapshot
 from atomic_agent.sessions.place_tool_results import place_tool_results
 from atomic_agent.sessions.session_store import SessionStore
-from atomic_agent.sessions.transcript_entry import (REPLY, TOOL_CALL, TOOL_RESULT, TURN_STARTED, USER,
-                                                    TranscriptEntry)
+from atomic_agent.sessions.transcript_entry import REPLY, TOOL_CALL, TOOL_RESULT, TURN_STARTED, USER, TranscriptEntry
 from atomic_agent.sessions.unanswered_calls import unanswered_calls
 
 

@@ -6,8 +6,14 @@ from __future__ import annotations
 from pathlib import Path
 
 from atomic_agent.sessions.session_store import SessionStore
-from atomic_agent.sessions.transcript_entry import (TOOL_CALL, TOOL_RESULT, TURN_FINISHED, TURN_STARTED, USER,
-                                                    TranscriptEntry)
+from atomic_agent.sessions.transcript_entry import (
+    TOOL_CALL,
+    TOOL_RESULT,
+    TURN_FINISHED,
+    TURN_STARTED,
+    USER,
+    TranscriptEntry,
+)
 from atomic_agent.sessions.unanswered_calls import unanswered_calls
 
 

@@ -11,8 +11,15 @@ import pytest
 
 from atomic_agent.sessions.session_database import SessionRepository
 from atomic_agent.sessions.store_errors import SessionNotFoundError, StaleWriterError
-from atomic_agent.sessions.transcript_entry import (REPLY, TOOL_CALL, TOOL_RESULT, TURN_FINISHED, TURN_STARTED, USER,
-                                                    TranscriptEntry)
+from atomic_agent.sessions.transcript_entry import (
+    REPLY,
+    TOOL_CALL,
+    TOOL_RESULT,
+    TURN_FINISHED,
+    TURN_STARTED,
+    USER,
+    TranscriptEntry,
+)
 from atomic_agent.sessions.writer_guard import TurnGuard
 from atomic_agent.turns.turn_repository import SteerRepository, TurnRepository
 from tests.sessions.session_backends import OpenedBackend

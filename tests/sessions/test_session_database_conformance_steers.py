@@ -90,7 +90,8 @@ def test_handed_back_steers_stay_until_resent_or_dismissed(session_backend: Open
     store.close()
     store = session_backend.open()  # a restart keeps them
     steers = session_backend.steers(store)
-    assert [(s.steer_id, s.text) for s in steers.handed_back_by("t1")] == list(zip(ids, ["resend me", "dismiss me"]))
+    handed_back = [(s.steer_id, s.text) for s in steers.handed_back_by("t1")]
+    assert handed_back == list(zip(ids, ["resend me", "dismiss me"], strict=True))
     with store.write() as handle:
         assert steers.take_handed_back(handle, ids[0]) == "resend me"
     with store.write() as handle:

@@ -7,8 +7,6 @@ import asyncio
 import threading
 from pathlib import Path
 
-import pytest
-
 from atomic_agent.sessions.session_store import SessionStore
 from atomic_agent.storage.group_commit import GroupSync, deferred_sync, sync_is_deferred
 

@@ -12,8 +12,8 @@ import pytest
 
 from atomic_agent.tracing import trace_events as ev
 from atomic_agent.tracing.prefix_hash import hash_prefix, load_or_create_salt, read_salt, salt_path
-from atomic_agent.tracing.trace_paths import SaltFileError
 from atomic_agent.tracing.trace_events import prompt_captured_fields
+from atomic_agent.tracing.trace_paths import SaltFileError
 from atomic_agent.tracing.trace_recorder import TraceRecorder
 
 PREFIX = "You are the operator agent. PERSONA-MARKER-7f3a. Tools: os.fs.read ..."

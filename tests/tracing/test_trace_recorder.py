@@ -10,9 +10,8 @@ from pathlib import Path
 import pytest
 
 from atomic_agent.tracing import trace_events as ev
-from atomic_agent.tracing.trace_paths import InvalidSessionIdError
 from atomic_agent.tracing.trace_events import tool_invocation_fields
-from atomic_agent.tracing.trace_paths import trace_path
+from atomic_agent.tracing.trace_paths import InvalidSessionIdError, trace_path
 from atomic_agent.tracing.trace_recorder import TraceRecorder
 
 

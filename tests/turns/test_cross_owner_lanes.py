@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from atomic_agent.turns.turn_controller import SubmissionCancelledError
 from atomic_agent.sessions.session_store import SessionStore
+from atomic_agent.turns.turn_controller import SubmissionCancelledError
 from atomic_agent.turns.turn_ledger import TurnLedger
 from atomic_agent.turns.turn_owner import OwnerLease
 from atomic_agent.turns.turn_states import LaneBusy, StartedTurn

@@ -10,12 +10,12 @@ from pathlib import Path
 
 import pytest
 
-from atomic_agent.turns.steering_inbox import SteerOutcome, SteeringInbox
 from atomic_agent.sessions.session_store import SessionStore
+from atomic_agent.testing.scripted_provider import ScriptedProvider, calls
 from atomic_agent.turns.durable_steering import SteerQueue
 from atomic_agent.turns.request_keys import RequestKey, request_fingerprint
+from atomic_agent.turns.steering_inbox import SteeringInbox, SteerOutcome
 from atomic_agent.turns.turn_ledger import TurnLedger
-from atomic_agent.testing.scripted_provider import ScriptedProvider, calls
 from tests.agent.loop_harness import make_runtime
 from tests.turns.turn_kit import answering_provider, users
 

@@ -6,8 +6,8 @@ from __future__ import annotations
 import asyncio
 from pathlib import Path
 
-from atomic_agent.turns.steering_inbox import MAX_PENDING_STEERS, SteerOutcome, SteeringInbox
 from atomic_agent.testing.scripted_provider import ScriptedProvider, calls
+from atomic_agent.turns.steering_inbox import MAX_PENDING_STEERS, SteeringInbox, SteerOutcome
 from tests.agent.loop_harness import make_runtime
 
 

@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from atomic_agent.turns.turn_execution import UnknownToolChoiceError
 from atomic_agent.testing.scripted_provider import ScriptedProvider, calls
+from atomic_agent.turns.turn_execution import UnknownToolChoiceError
 from tests.agent.loop_harness import make_runtime
 
 

@@ -8,9 +8,9 @@ from pathlib import Path
 
 from atomic_agent.sessions.session_store import SessionStore
 from atomic_agent.turns.durable_steering import SteerQueue
+from atomic_agent.turns.restart_recovery import recover_ledger
 from atomic_agent.turns.turn_ledger import TurnLedger
 from atomic_agent.turns.turn_owner import OwnerLease
-from atomic_agent.turns.restart_recovery import recover_ledger
 from tests.agent.loop_harness import make_runtime
 from tests.turns.turn_kit import answering_provider, play_dead, replies, users
 

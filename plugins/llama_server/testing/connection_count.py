@@ -6,6 +6,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+
 def _socket_inodes(pid: int) -> set[str]:
     inodes: set[str] = set()
     fd_dir = Path(f"/proc/{pid}/fd")

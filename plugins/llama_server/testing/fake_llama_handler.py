@@ -57,6 +57,8 @@ class FakeLlamaHandler(BaseHTTPRequestHandler):
             return self._json(200, {"status": "ok"})
         if method == "GET" and path == "/props":
             return self._json(200, fake.props())
+        if method == "GET" and path == "/v1/models" and fake.models_route:
+            return self._json(200, fake.models())
         if method == "GET" and path == "/slots":
             return self._json(200, fake.slots())
         if method == "POST" and path == "/tokenize":
@@ -72,6 +74,8 @@ class FakeLlamaHandler(BaseHTTPRequestHandler):
         if isinstance(item, Delay):
             time.sleep(item.seconds)
             item = item.then if item.then is not None else self.fake.default_reply
+            if isinstance(item, Delay):
+                raise TypeError("a Delay is followed by another Delay (its default reply); give it a `then`")
         if isinstance(item, HttpFault):
             return self._error(item)
         stream = bool(body.get("stream", False))

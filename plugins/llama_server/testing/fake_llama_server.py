@@ -1,6 +1,6 @@
 """A scripted stand-in for llama-server on a real loopback port, for sync and async tests alike.
 
-It answers /health, /props, /slots, /tokenize and /completion (JSON and SSE) in the real
+It answers /health, /props, /v1/models, /slots, /tokenize and /completion (JSON and SSE) in the real
 server's shapes, emulates each slot's prompt cache so `timings.cache_n` behaves like the real
 thing, and plays a script of replies and faults, one item per /completion request::
 
@@ -60,13 +60,15 @@ class FakeLlamaServer:
     """A threaded HTTP server on 127.0.0.1. `n_ctx` is the per-slot context reported by /props.
 
     Set `loading = True` to make every endpoint answer 503 "Loading model"; pass `props` to
-    serve a /props body of your own instead of the generated one.
+    serve a /props body of your own instead of the generated one. `n_params` is the parameter
+    count /v1/models reports in its meta (None: a meta without one, as some builds send); set
+    `models_route = False` to answer /v1/models 404 like a build without the route.
     """
 
     def __init__(self, script: Iterable[ScriptItem] = (), *, n_ctx: int = 4096, total_slots: int = 2,
                  default_reply: ScriptItem = DEFAULT_REPLY, vision: bool = False,
                  model_alias: str = "fake-smollm2", chat_template: str = "{{ messages }}",
-                 props: dict[str, Any] | None = None) -> None:
+                 props: dict[str, Any] | None = None, n_params: int | None = None) -> None:
         if total_slots < 1 or n_ctx < 1:
             raise ValueError(f"FakeLlamaServer needs total_slots >= 1 and n_ctx >= 1, got {total_slots}, {n_ctx}")
         self.n_ctx = n_ctx
@@ -76,6 +78,8 @@ class FakeLlamaServer:
         self.model_alias = model_alias
         self.chat_template = chat_template
         self.props_body = props
+        self.n_params = n_params
+        self.models_route = True
         self.loading = False
         self.requests: list[RecordedRequest] = []
         self._script: deque[ScriptItem] = deque(script)
@@ -163,6 +167,13 @@ class FakeLlamaServer:
             "build_info": "fake", "is_sleeping": False,
         }
 
+    def models(self) -> dict[str, Any]:
+        meta: dict[str, Any] = {"vocab_type": 2, "n_vocab": 49152, "n_ctx_train": 8192, "n_embd": 576}
+        if self.n_params is not None:
+            meta["n_params"] = self.n_params
+        return {"object": "list", "data": [{"id": self.model_alias, "object": "model", "created": 0,
+                                            "owned_by": "llamacpp", "meta": meta}]}
+
     def slots(self) -> list[dict[str, Any]]:
         return [{"id": i, "n_ctx": self.n_ctx, "speculative": False, "is_processing": False, "id_task": s.last_used,
                  "n_prompt_tokens": s.n_prompt, "n_prompt_tokens_processed": s.n_prompt - s.cache_n,
@@ -176,7 +187,7 @@ class FakeLlamaServer:
         ids = fake_tokenize(text)
         if body.get("with_pieces"):
             pieces = [text[i:i + CHARS_PER_TOKEN] for i in range(0, len(text), CHARS_PER_TOKEN)]
-            return {"tokens": [{"id": t, "piece": p} for t, p in zip(ids, pieces)]}
+            return {"tokens": [{"id": t, "piece": p} for t, p in zip(ids, pieces, strict=True)]}
         return {"tokens": ids}
 
     def _pick_slot(self, requested: int, prompt: str) -> int:

@@ -63,9 +63,9 @@ def start_session_server(state_dir: Path, model: Path | None = None) -> tuple[Ll
 
     `model` serves another GGUF instead of the starter model (benchmarks/starter_tasks.py
     --model); its file stem becomes the alias."""
-    from ..binary_build import ensure_binary
     from atomic_agent.api import resolve_cache_dir
 
+    from ..binary_build import ensure_binary
     from ..llama_config import LLAMA_BINARY_ENV
     from ..llama_errors import PortInUseError
     from ..server_launch import start_server

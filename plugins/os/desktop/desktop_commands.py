@@ -67,7 +67,7 @@ def clipboard_command(action: str, environ: Mapping[str, str], which: Which = sh
             return DesktopCommand((tool,) if write else (tool, "--no-newline"), feeds_stdin=write, forks_owner=write)
     if environ.get("DISPLAY"):
         if which("xclip"):
-            argv = ("xclip", "-selection", "clipboard", "-in" if write else "-out")
+            argv: tuple[str, ...] = ("xclip", "-selection", "clipboard", "-in" if write else "-out")
             return DesktopCommand(argv, feeds_stdin=write, forks_owner=write)
         if which("xsel"):
             argv = ("xsel", "--clipboard", "--input" if write else "--output")

@@ -7,7 +7,7 @@ import contextlib
 import stat
 from collections.abc import Iterator
 from pathlib import Path
-from typing import IO, TYPE_CHECKING
+from typing import IO, TYPE_CHECKING, cast
 
 import attrs
 
@@ -158,20 +158,20 @@ class MemberOpener:
                     yield stream
             elif self._tar is not None:
                 try:
-                    info = self._tar.getmember(name)
+                    member = self._tar.getmember(name)
                 except KeyError:
                     raise ArchiveError(f"no entry {name!r}; os.fs.archive.list shows the names") from None
-                if not info.isfile():
-                    raise ArchiveError(f"{name} is a {_tar_kind(info)} entry, not a file")
-                stream = self._tar.extractfile(info)
-                if stream is None:
+                if not member.isfile():
+                    raise ArchiveError(f"{name} is a {_tar_kind(member)} entry, not a file")
+                data = self._tar.extractfile(member)
+                if data is None:
                     raise ArchiveError(f"{name} has no data")
-                yield stream
+                yield data
             else:
                 if name != _gz_member_name(self.path):
                     raise ArchiveError(f"a .gz file holds one entry, {_gz_member_name(self.path)!r}")
-                with gzip.open(self.path, "rb") as stream:
-                    yield stream
+                with gzip.open(self.path, "rb") as unzipped:
+                    yield cast(IO[bytes], unzipped)  # a binary stream; typeshed types GzipFile apart from IO
         except (zipfile.BadZipFile, tarfile.TarError, EOFError, gzip.BadGzipFile, zlib.error) as exc:
             raise ArchiveError(f"{self.path.name} is damaged ({exc})") from None
 

@@ -37,10 +37,7 @@ class FsEnv:
     def service(self, name: str) -> Any:
         if self.runtime is None:
             return None
-        try:
-            return self.runtime.service(name)
-        except (KeyError, AttributeError):
-            return None
+        return self.runtime.service(name, None)
 
     def config_block(self, key: str) -> Any:
         config = getattr(self.runtime, "config", None)

@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Mapping
+import os
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -28,9 +29,15 @@ SCHEMA = {
 }
 
 
-def glob_paths(root: Path, pattern: str, hidden: bool, limit: int) -> dict[str, Any]:
+def glob_paths(root: Path, pattern: str, hidden: bool, limit: int, withheld: Sequence[str] = ()) -> dict[str, Any]:
+    """`withheld`: runtime secret roots (canonical); nothing inside them is reported."""
     from atomic_agent.plugins.os.fs.glob_pattern import match_path
     from atomic_agent.plugins.os.fs.walk_files import walk
+    from atomic_agent.plugins.os.fs_approval.runtime_secrets import secret_root_of
+
+    real_root = os.path.realpath(root)
+    # only a walk that can reach a secret pays for a realpath per match
+    near = [r for r in withheld if r.startswith(real_root.rstrip("/") + "/") or secret_root_of(real_root, [r])]
 
     matches: list[str] = []
     visited = 0
@@ -41,6 +48,8 @@ def glob_paths(root: Path, pattern: str, hidden: bool, limit: int) -> dict[str, 
             capped = True
             break
         if match_path(entry.rel, pattern):
+            if near and secret_root_of(os.path.realpath(os.path.join(root, entry.rel)), near) is not None:
+                continue
             if len(matches) >= limit:
                 truncated = True
                 break
@@ -74,8 +83,12 @@ def make_glob(env: FsEnv) -> ToolSpec:
         shown = display_path(root, ctx)
         if not root.is_dir():
             return ToolResult.error(f"no such directory: {shown}")
+        from atomic_agent.plugins.os.fs_approval.runtime_secrets import secret_roots, state_dirs_of_trust
+        from atomic_agent.plugins.os.fs_approval.trust_config_paths import trust_config_paths
+
+        withheld = secret_roots(state_dirs_of_trust((*trust_config_paths(ctx.state_dir), *env.extra_trust())))
         got = await asyncio.to_thread(glob_paths, root, pattern, bool(args.get("hidden")),
-                                      int(args.get("limit") or DEFAULT_LIMIT))
+                                      int(args.get("limit") or DEFAULT_LIMIT), withheld)
         if not got["matches"]:
             head = f"no paths under {shown}/ match {pattern}"
         else:

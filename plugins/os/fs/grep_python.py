@@ -5,11 +5,16 @@ over 50 MiB skipped, paths in name order, lines streamed with a byte cap."""
 from __future__ import annotations
 
 import re
+from pathlib import Path
+from typing import TYPE_CHECKING
 
 from atomic_agent.plugins.os.fs.glob_pattern import match_path
 from atomic_agent.plugins.os.fs.grep_query import MAX_FILE_BYTES, GrepMatch, GrepOutcome, GrepQuery, clip_line
 from atomic_agent.plugins.os.fs.text_sniff import looks_binary
 from atomic_agent.plugins.os.fs.walk_files import walk
+
+if TYPE_CHECKING:
+    import asyncio
 
 LINE_BYTES = 1 << 20
 
@@ -27,7 +32,7 @@ def compile_query(query: GrepQuery) -> re.Pattern[str]:
                                "pass fixedStrings=true to search for the literal text") from None
 
 
-def _files(query: GrepQuery) -> list[tuple[str, object]]:
+def _files(query: GrepQuery) -> list[tuple[str, Path]]:
     if query.root.is_file():
         return [(query.root.name, query.root)]
     out = []
@@ -40,17 +45,17 @@ def _files(query: GrepQuery) -> list[tuple[str, object]]:
     return out
 
 
-def search_python(query: GrepQuery, cancelled: object = None) -> GrepOutcome:
+def search_python(query: GrepQuery, cancelled: asyncio.Event | None = None) -> GrepOutcome:
     regex = compile_query(query)
     matches: list[GrepMatch] = []
     searched = 0
     for rel, path in _files(query):
-        if cancelled is not None and cancelled.is_set():  # type: ignore[attr-defined]
+        if cancelled is not None and cancelled.is_set():  # polled from the worker thread: a read of a flag
             break
         try:
-            if path.stat().st_size > MAX_FILE_BYTES:  # type: ignore[attr-defined]
+            if path.stat().st_size > MAX_FILE_BYTES:
                 continue
-            with open(path, "rb") as handle:  # type: ignore[arg-type]
+            with open(path, "rb") as handle:
                 if looks_binary(handle.read(8192)):
                     continue
                 handle.seek(0)

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import os
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -54,8 +54,10 @@ def _entries(directory: Path, hidden: bool) -> list[os.DirEntry[str]]:
     return sorted(found, key=key)
 
 
-def list_tree(root: Path, depth: int, hidden: bool, limit: int) -> dict[str, Any]:
+def list_tree(root: Path, depth: int, hidden: bool, limit: int, withheld: Sequence[str] = ()) -> dict[str, Any]:
+    """`withheld`: runtime secret roots (canonical) whose contents are never listed."""
     from atomic_agent.plugins.os.fs.walk_files import DEPENDENCY_DIRS
+    from atomic_agent.plugins.os.fs_approval.runtime_secrets import secret_root_of
 
     lines: list[str] = []
     counts = {"dirs": 0, "files": 0}
@@ -83,6 +85,9 @@ def list_tree(root: Path, depth: int, hidden: bool, limit: int) -> dict[str, Any
                 continue
             if entry.is_dir(follow_symlinks=False):
                 counts["dirs"] += 1
+                if withheld and secret_root_of(os.path.realpath(entry.path), withheld) is not None:
+                    lines.append(f"{pad}{entry.name}/ (withheld: the runtime's secrets)")
+                    continue
                 skip = entry.name in DEPENDENCY_DIRS or entry.name.startswith(".")
                 lines.append(f"{pad}{entry.name}/" + (" (not expanded)" if skip and level + 1 < depth else ""))
                 if level + 1 < depth and not skip:
@@ -112,8 +117,19 @@ def make_list(env: FsEnv) -> ToolSpec:
             return ToolResult.error(f"no such directory: {shown}")
         if not root.is_dir():
             return ToolResult.error(f"{shown} is a file, not a directory; use os.fs.read")
+        from atomic_agent.plugins.os.fs_approval.runtime_secrets import (
+            secret_root_of,
+            secret_roots,
+            state_dirs_of_trust,
+        )
+        from atomic_agent.plugins.os.fs_approval.trust_config_paths import trust_config_paths
+
+        withheld = secret_roots(state_dirs_of_trust((*trust_config_paths(ctx.state_dir), *env.extra_trust())))
+        if secret_root_of(os.path.realpath(root), withheld) is not None:
+            return ToolResult.error(f"{shown} holds the runtime's secrets (API keys, operator token, approvals or "
+                                    "leases); its contents are never listed by tools")
         got = await asyncio.to_thread(list_tree, root, int(args.get("depth") or 1), bool(args.get("hidden")),
-                                      int(args.get("limit") or DEFAULT_LIMIT))
+                                      int(args.get("limit") or DEFAULT_LIMIT), withheld)
         head = f"{shown}/: {got['dirs']} dirs, {got['files']} files shown"
         if got["truncated"]:
             head += " (stopped at limit; list a subdirectory or raise limit)"

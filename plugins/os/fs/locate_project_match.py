@@ -49,7 +49,7 @@ def match_candidates(candidates: Sequence[Candidate], query: str) -> list[Match]
     """Best tier first, then source priority (candidate order); one entry per canonical dir."""
     seen: set[str] = set()
     out: list[Match] = []
-    for order, candidate in enumerate(candidates):
+    for candidate in candidates:
         tier = tier_of(candidate.path.name, query)
         if tier is None:
             continue

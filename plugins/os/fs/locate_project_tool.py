@@ -70,8 +70,13 @@ def _notes(scan: RootScan) -> list[str]:
 def make_locate_project(env: FsEnv) -> ToolSpec:
     async def run(args: Mapping[str, Any], ctx: ToolContext) -> ToolResult:
         from atomic_agent.plugins.os.fs.locate_project_match import TIER_NAMES, match_candidates, query_segment
-        from atomic_agent.plugins.os.fs.locate_project_sources import (DIRECT, RootScan, cwd_chain, recent_session_dirs,
-                                                                       root_children)
+        from atomic_agent.plugins.os.fs.locate_project_sources import (
+            DIRECT,
+            RootScan,
+            cwd_chain,
+            recent_session_dirs,
+            root_children,
+        )
 
         name = str(args.get("name") or "")
         limit = int(args.get("limit") or DEFAULT_LIMIT)

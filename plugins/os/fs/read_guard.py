@@ -2,8 +2,9 @@
 
 Refused outright, at every level: anything but a regular file (a FIFO blocks forever,
 `/dev/zero` never ends), `/proc/<pid>/environ` and `/proc/<pid>/mem`, and the agent's
-own `.env` — matched by canonical path and, because a hard link has a path of its own,
-by device and inode too (a link to `.env` planted in the workspace is still `.env`).
+runtime secrets (`.env`, `serve/` with the operator token, the audit log, owner leases;
+see `runtime_secrets`) — matched by canonical path and, because a hard link has a path of
+its own, by device and inode too (a link to `.env` planted in the workspace is still `.env`).
 
 Asked, under `sensitive_read` at every level below 5: files in a well-known credential
 store (`~/.ssh`, cloud CLI credentials, keyrings, browser profiles; see
@@ -25,6 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from atomic_agent.plugins.os.fs_approval.credential_stores import credential_store_of
+from atomic_agent.plugins.os.fs_approval.runtime_secrets import is_runtime_secret, secret_roots, state_dirs_of_trust
 from atomic_agent.plugins.os.fs_approval.sensitive_taint import TAINT
 from atomic_agent.plugins.os.fs_approval.trust_config_paths import DOTENV_FILE, is_secret_file
 from atomic_agent.plugins.os.shell.ask_approval import ask_approval
@@ -51,11 +53,16 @@ def _secret_inodes(trust: Sequence[Path]) -> set[tuple[int, int]]:
 
 
 def is_secret(path: Path, st: os.stat_result, trust: Sequence[Path]) -> bool:
-    """Whether `path` (already stat'ed as `st`) is the environment or a `.env` of the agent."""
-    canonical = Path(os.path.realpath(path))
-    if _PROC_SECRET.match(str(canonical)) or is_secret_file(canonical, trust):
+    """Whether `path` (already stat'ed as `st`) is the environment or a runtime secret of the
+    agent (its `.env`, operator token, audit log, leases; see `runtime_secrets`)."""
+    canonical = os.path.realpath(path)
+    if _PROC_SECRET.match(canonical):
         return True
-    return (st.st_dev, st.st_ino) in _secret_inodes(trust)
+    if is_runtime_secret(canonical, secret_roots(state_dirs_of_trust(trust)), st):
+        return True
+    if is_secret_file(Path(canonical), trust):  # a `.env` that is itself a symlink elsewhere
+        return True
+    return st.st_nlink > 1 and (st.st_dev, st.st_ino) in _secret_inodes(trust)
 
 
 def check_readable(path: Path, display: str, trust: Sequence[Path]) -> os.stat_result:
@@ -75,7 +82,8 @@ def check_readable(path: Path, display: str, trust: Sequence[Path]) -> os.stat_r
     if not stat.S_ISREG(st.st_mode):
         raise ReadRefused(f"{display} is not a regular file (device, FIFO or socket); it is not read")
     if is_secret(path, st, trust):
-        raise ReadRefused(f"{display} holds the runtime's secrets (environment / API keys) and is never read by tools")
+        raise ReadRefused(f"{display} holds the runtime's secrets (API keys, operator token, approvals or leases) "
+                          "and is never read by tools")
     return st
 
 

@@ -23,6 +23,7 @@ import attrs
 
 from atomic_agent.plugins.os.fs_approval.canonical_target import canonicalize_target, is_within
 from atomic_agent.plugins.os.fs_approval.persistence_spots import persistence_reason
+from atomic_agent.plugins.os.fs_approval.runtime_secrets import secret_root_of, secret_roots
 
 WRITE, TRASH, EXTRACT = "write", "trash", "extract"
 KINDS = (WRITE, TRASH, EXTRACT)
@@ -68,13 +69,13 @@ def _canonical_roots(paths: Iterable[Path]) -> list[Path]:
 
 
 def _scope_of(canon: Path | None, kind: str, workspace: Path | None, home: Path | None,
-              trust: Sequence[Path], persistence: str | None) -> str:
+              trust: Sequence[Path], persistence: str | None, secrets: Sequence[str] = ()) -> str:
     if canon is None:
         return "unresolved"
     if kind == TRASH and any(is_within(t, canon) for t in trust):
         return "trust_config"  # trashing a directory that holds the trust files
-    if canon in trust:
-        return "trust_config"
+    if canon in trust or secret_root_of(canon, secrets) is not None:
+        return "trust_config"  # the operator token, audit log, leases: control of the runtime
     if persistence is not None and kind != TRASH:  # moving a hook away plants nothing
         return "persistence"
     if workspace is not None and is_within(canon, workspace):
@@ -117,11 +118,12 @@ def classify_fs_mutation(kind: str, targets: Sequence[str | os.PathLike[str]], w
     home_root = canonicalize_target(home if home is not None else Path(os.path.expanduser("~")))
     trust = _canonical_roots(trust_config_paths)
     states = [*state_dirs, *_canonical_roots(state_dirs)]
+    secrets = secret_roots(state_dirs)
     scoped = []
     for target in targets:
         canon = canonicalize_target(target)
         reason = _persistence(target, canon, states) if canon is not None else None
-        scope = _scope_of(canon, kind, workspace, home_root, trust, reason)
+        scope = _scope_of(canon, kind, workspace, home_root, trust, reason, secrets)
         scoped.append(TargetScope(os.fspath(target), canon, scope, _category(scope, kind), reason or ""))
     strictest = max(scoped, key=lambda t: _RANK[t.category]).category
     return FsClassification(strictest, tuple(scoped))

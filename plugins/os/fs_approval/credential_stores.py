@@ -15,6 +15,7 @@ import os
 import stat
 import threading
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 HOME_STORES: tuple[str, ...] = (
@@ -78,24 +79,30 @@ class _InodeIndex:
 def _walk_stores(home: Path) -> dict[tuple[int, int], str]:
     found: dict[tuple[int, int], str] = {}
     for shown, root in store_roots(home):
-        try:
-            st = os.stat(root)
-        except OSError:
-            continue
-        if stat.S_ISREG(st.st_mode):
-            found[(st.st_dev, st.st_ino)] = shown
-            continue
-        for folder, _dirs, files in os.walk(root, onerror=lambda _exc: None):
-            for name in files:
-                try:
-                    fst = os.stat(os.path.join(folder, name), follow_symlinks=False)
-                except OSError:
-                    continue
-                if stat.S_ISREG(fst.st_mode):
-                    found[(fst.st_dev, fst.st_ino)] = shown
-                if len(found) >= INDEX_MAX_FILES:
-                    return found
+        for st in file_stats(root):
+            if stat.S_ISREG(st.st_mode):
+                found[(st.st_dev, st.st_ino)] = shown
+            if len(found) >= INDEX_MAX_FILES:
+                return found
     return found
+
+
+def file_stats(root: str | Path) -> Iterator[os.stat_result]:
+    """The stat of `root` when it is a file, else of every entry below it (links not followed);
+    what cannot be read is passed over. Hard links are found by these (device, inode) pairs."""
+    try:
+        st = os.stat(root)
+    except OSError:
+        return
+    if stat.S_ISREG(st.st_mode):
+        yield st
+        return
+    for folder, _dirs, files in os.walk(root, onerror=lambda _exc: None):
+        for name in files:
+            try:
+                yield os.stat(os.path.join(folder, name), follow_symlinks=False)
+            except OSError:
+                continue
 
 
 _INDEX = _InodeIndex()

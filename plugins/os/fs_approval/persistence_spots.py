@@ -23,11 +23,16 @@ What counts (on the canonical path the write would land on):
   `LaunchDaemons`), `/etc/profile.d/`, `/etc/rc.local`;
 - `~/.ssh/` (authorized_keys, config with ProxyCommand) wherever a `.ssh` directory is;
 - the agent's own state dir: `templates/` (prompt templates rendered every turn) and
-  `skills/` (scripts the agent runs).
+  `skills/` (scripts the agent runs);
+- the per-user cache (`~/.cache/atomic-agent` or `ATOMIC_AGENT_CACHE_DIR`): it holds
+  compiled templates and llama-server binaries the runtime loads and starts;
+- `.gitmodules` (submodule URLs and update commands a later `git submodule` follows).
 """
 
 from __future__ import annotations
 
+import functools
+import os
 import re
 from collections.abc import Sequence
 from pathlib import Path
@@ -38,7 +43,7 @@ SHELL_STARTUP = frozenset({
     ".bashrc", ".bash_profile", ".bash_login", ".bash_logout", ".bash_aliases", ".profile", ".zshrc", ".zprofile",
     ".zshenv", ".zlogin", ".zlogout", ".kshrc", ".mkshrc", ".cshrc", ".tcshrc", ".login", ".logout", ".envrc",
     ".pam_environment", ".xprofile", ".xinitrc", ".xsession", ".xsessionrc", ".inputrc", ".gitconfig",
-    "sitecustomize.py", "usercustomize.py", "rc.local",
+    "sitecustomize.py", "usercustomize.py", "rc.local", ".gitmodules",
 })
 # directory names whose whole subtree runs or configures something
 RUNNING_DIRS = frozenset({".git", ".ssh", "autostart", "LaunchAgents", "LaunchDaemons", "crontabs", "profile.d"})
@@ -48,6 +53,23 @@ _NESTED = (("config", "git"), ("config", "systemd"), ("config", "fish"), ("confi
 _ETC_CRON = re.compile(r"\Acron(?:tab|\.d|\.daily|\.hourly|\.weekly|\.monthly)?\Z")
 _SITE_DIRS = frozenset({"site-packages", "dist-packages"})
 STATE_DIR_RUNNABLES = ("templates", "skills")
+
+
+@functools.lru_cache(maxsize=8)
+def _cache_roots(configured: str, home: str) -> tuple[str, ...]:
+    from atomic_agent.api import resolve_cache_dir
+
+    lexical = str(resolve_cache_dir({"ATOMIC_AGENT_CACHE_DIR": configured} if configured else {}))
+    return tuple(dict.fromkeys((lexical, os.path.realpath(lexical))))
+
+
+def cache_roots() -> tuple[str, ...]:
+    """The per-user cache as configured for this process, as written and canonical."""
+    return _cache_roots(os.environ.get("ATOMIC_AGENT_CACHE_DIR", ""), os.environ.get("HOME", ""))
+
+
+def in_runtime_cache(path: str) -> bool:
+    return any(path == root or path.startswith(root.rstrip("/") + "/") for root in cache_roots())
 
 
 def persistence_reason(canonical: Path, state_dirs: Sequence[Path] = ()) -> str | None:
@@ -69,6 +91,8 @@ def persistence_reason(canonical: Path, state_dirs: Sequence[Path] = ()) -> str 
         return "a .pth file Python executes at start-up"
     if name == "crontab" or (name == "environment" and parts[-2:-1] == ("etc",)):
         return f"{name} is read at login or by cron"
+    if in_runtime_cache(str(canonical)):
+        return "the per-user cache (compiled templates and binaries the runtime loads)"
     for state_dir in state_dirs:
         for sub in STATE_DIR_RUNNABLES:
             if is_within(canonical, state_dir / sub):

@@ -17,8 +17,7 @@ from pathlib import Path
 import attrs
 
 from atomic_agent.api import ApprovalBinding, ToolContext
-from atomic_agent.plugins.os.fs_approval.classify_fs_mutation import (FsClassification, TargetScope,
-                                                                      classify_fs_mutation)
+from atomic_agent.plugins.os.fs_approval.classify_fs_mutation import FsClassification, TargetScope, classify_fs_mutation
 from atomic_agent.plugins.os.fs_approval.trust_config_paths import CONFIG_FILE, trust_config_paths
 
 MAX_TARGETS_SHOWN = 5
@@ -85,7 +84,9 @@ async def require_fs_approval(ctx: ToolContext, kind: str, targets: Sequence[str
             return FsApproval(False, classification.category, (), f"cannot place {summary}")
         again = classify_fs_mutation(kind, targets, ctx.working_dir, trust, state_dirs=states)
         if again.canonical == classification.canonical and again.category == classification.category:
-            return FsApproval(True, classification.category, tuple(t.canonical for t in again.targets), "")
+            # every target placed: the same canonical set as the approved one, checked above
+            canonical_targets = tuple(t.canonical for t in again.targets if t.canonical is not None)
+            return FsApproval(True, classification.category, canonical_targets, "")
         classification = again
     return FsApproval(False, classification.category, (),
                       "the destination kept changing between approval and the write; nothing was written")

@@ -17,7 +17,7 @@ def parse_log(text: str) -> list[dict[str, Any]]:
         values = record.split("\x1f")
         if len(values) < len(LOG_FIELDS):
             continue  # a record cut by the output cap
-        commit: dict[str, Any] = dict(zip(LOG_FIELDS, values[: len(LOG_FIELDS)]))
+        commit: dict[str, Any] = dict(zip(LOG_FIELDS, values[: len(LOG_FIELDS)], strict=True))
         commit["parents"] = commit["parents"].split()
         commit["body"] = commit["body"].strip()
         commits.append(commit)

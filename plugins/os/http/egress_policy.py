@@ -46,14 +46,17 @@ class EgressDecision:
 
 async def admit_egress(ctx: Any, tool: str, method: str, url: str, host: str, config: HttpConfig,
                        headers: dict[str, str] | None = None, body: bytes | None = None,
-                       always_gate: bool = False) -> EgressDecision:
+                       always_gate: bool = False, carrying: str = "") -> EgressDecision:
     """Decide and, where the policy says so, ask. `always_gate`: the tool asks under `http`
-    for listed hosts too (os.http.request in `gate` mode)."""
+    for listed hosts too (os.http.request in `gate` mode). `carrying`: what the request
+    sends, in words the person can judge (a search's query), shown with the question."""
     listed = host_listed(host, config.allowed_hosts)
     if config.approval_mode == MODE_ALLOWLIST_ONLY and not listed:
         return EgressDecision(False, False, f"{host} is not in http.allowedHosts and http.approvalMode is "
                               "allowlist-only; add the host to http.allowedHosts in config.json to allow it", True)
     shown = f"{method} {escape_for_prompt(url, 300)}" + (f" with a {len(body)}-byte body" if body else "")
+    if carrying:
+        shown += f" carrying {escape_for_prompt(carrying, 300)}"
     binding = call_binding(tool, ctx.working_dir, [method, url, *(f"{k}: {v}" for k, v in (headers or {}).items())])
     reads = TAINT.reads_of(ctx.session_id)
     if reads and not listed:

@@ -16,8 +16,15 @@ import shlex
 
 import attrs
 
-from .wrapper_options import (CODE_OPTS, NAMED_FIRST, POSITIONAL_FIRST, PRIVILEGE_WRAPPERS, STDIN_ARG_WRAPPERS,
-                              WRAPPER_VALUE_OPTS, WRAPPERS)
+from .wrapper_options import (
+    CODE_OPTS,
+    NAMED_FIRST,
+    POSITIONAL_FIRST,
+    PRIVILEGE_WRAPPERS,
+    STDIN_ARG_WRAPPERS,
+    WRAPPER_VALUE_OPTS,
+    WRAPPERS,
+)
 
 SHELL_INTERPRETERS = frozenset({"sh", "bash", "zsh", "dash", "ksh", "mksh", "ash", "fish", "csh", "tcsh", "yash",
                                 "posh", "rbash", "busybox-sh"})
@@ -153,7 +160,10 @@ def unwrap(words: tuple[str, ...]) -> SimpleCommand:
             continue
         if name in WRAPPERS:
             wrappers.append(name)
-            i, found, inserted = _skip_wrapper_options(name, rest, i + 1)
+            start = i + 1
+            i, found, inserted = _skip_wrapper_options(name, rest, start)
+            if name == "env":  # `env GIT_CONFIG_KEY_0=… git`: the environment the command runs with
+                assignments += [w for w in rest[start:i] if _ASSIGNMENT.match(w)]
             nested += found
             if inserted:
                 rest = rest[:i] + inserted + rest[i:]

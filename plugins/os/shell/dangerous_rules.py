@@ -6,18 +6,20 @@ that stops asking); the named rule tells the user what they are approving.
 
 from __future__ import annotations
 
+import os
 import posixpath
 import re
 from pathlib import Path
 
-from atomic_agent.plugins.os.fs_approval.credential_stores import credential_store_of
 from atomic_agent.plugins.os.fs_approval.persistence_spots import persistence_reason
 
-from .command_segments import WRITE_REDIRECTS, Segment
+from .command_segments import Segment
 from .command_unwrap import CODE_INTERPRETERS, SHELL_INTERPRETERS, SimpleCommand
-from .guard_paths import UNKNOWN, expand_home, is_inside, resolve_target
+from .git_config_writes import program_config_writes
+from .guard_paths import UNKNOWN, expand_home, is_inside, is_root_ish, resolve_target
 from .guard_records import GuardScope, RuleHit
 from .hardline_rules import is_recursive
+from .write_destinations import write_destinations
 
 DOWNLOADERS = frozenset({"curl", "wget", "fetch", "aria2c", "http", "https", "xh", "lwp-request"})
 _PERSISTENCE = (re.compile(r"^/etc/"), re.compile(r"/(?:config\.json|\.env)$"))
@@ -25,27 +27,15 @@ _SETUID_MODE = re.compile(r"^(?:[ugoa]*\+[rwxXt]*s|[0-7]?[4-7][0-7]{3})$")
 
 
 def _persistence_target(word: str, scope: GuardScope) -> bool:
-    """A persistence spot by name (the same list the file tools ask about), /etc, or agent config."""
+    """A persistence spot by name (the same list the file tools ask about, the per-user cache
+    included), /etc, or agent config — on the path as written and where it lands."""
     path = resolve_target(word, scope.cwd, scope.home)
     if path == UNKNOWN or "\x00" in path:
         return False
-    return persistence_reason(Path(path)) is not None or any(p.search(path) for p in _PERSISTENCE)
-
-
-def _credential_access(cmd: SimpleCommand, scope: GuardScope) -> list[RuleHit]:
-    """Any argument inside a credential store (`cat ~/.ssh/id_rsa`, `tar c ~/.aws`): the file
-    tools ask for those reads below level 5, so a shell command naming them does too."""
-    for arg in cmd.args:
-        if arg.startswith("-") and "=" not in arg:
-            continue
-        value = arg.split("=", 1)[1] if arg.startswith("-") else arg.lstrip("@")
-        path = resolve_target(value, scope.cwd, scope.home)
-        if path == UNKNOWN or "\x00" in path or not path.startswith("/"):
-            continue
-        store = credential_store_of(Path(path), home=Path(scope.home))
-        if store is not None:
-            return [RuleHit("dangerous.credential_access", f"{cmd.program} touches the credential store {store}")]
-    return []
+    for candidate in dict.fromkeys((path, os.path.realpath(path))):
+        if persistence_reason(Path(candidate)) is not None or any(p.search(candidate) for p in _PERSISTENCE):
+            return True
+    return False
 
 
 def _git(cmd: SimpleCommand) -> list[RuleHit]:
@@ -95,19 +85,27 @@ def _inline_code(cmd: SimpleCommand) -> list[RuleHit]:
 
 
 def _writes(cmd: SimpleCommand, segment: Segment, scope: GuardScope) -> list[RuleHit]:
-    targets = [t for op, t in segment.redirects if op in WRITE_REDIRECTS and t]
-    if cmd.program == "tee":
-        targets += [a for a in cmd.args if not a.startswith("-")]
-    if cmd.program in ("cp", "mv", "install", "ln", "rsync") and cmd.args:
-        targets.append(cmd.args[-1])
-    if cmd.program == "sed" and any(a.startswith("-i") or a == "--in-place" for a in cmd.args):
-        targets += [a for a in cmd.args[1:] if not a.startswith("-")]
-    for target in targets:
+    """Persistence spots among every destination the command writes (option values and
+    extraction dirs included), the per-user cache, and program-valued git config keys."""
+    hits: list[RuleHit] = []
+    keys = program_config_writes(cmd)
+    if keys:
+        hits.append(RuleHit("dangerous.persistence_git_config",
+                            f"sets git config {', '.join(keys)}, which names a program git runs later"))
+    dests = write_destinations(cmd, segment)
+    for target in (*dests.paths, *dests.extract_dirs):
         if _persistence_target(target, scope):
-            return [RuleHit("dangerous.persistence_write",
-                            f"writes {target!r} (a persistence spot: shell rc, git config or hook, ssh, autostart, "
-                            "/etc or agent config)")]
-    return []
+            hits.append(RuleHit("dangerous.persistence_write",
+                                f"writes {target!r} (a persistence spot: shell rc, git config or hook, ssh, autostart, "
+                                "/etc, agent config or the per-user cache of compiled templates and binaries)"))
+            break
+    for target in dests.extract_dirs:
+        path = resolve_target(target, scope.cwd, scope.home)
+        if path != UNKNOWN and not is_inside(path, scope.session_cwd) and is_root_ish(path, scope.home):
+            hits.append(RuleHit("dangerous.extract_wide", f"{cmd.program} unpacks into {target!r}, outside the "
+                                                          "working dir"))
+            break
+    return hits
 
 
 def dangerous_hits(cmd: SimpleCommand, segment: Segment, scope: GuardScope,
@@ -149,7 +147,6 @@ def dangerous_hits(cmd: SimpleCommand, segment: Segment, scope: GuardScope,
         hits.append(RuleHit("dangerous.firewall", f"{name} changes the firewall"))
     hits += _inline_code(cmd)
     hits += _writes(cmd, segment, scope)
-    hits += _credential_access(cmd, scope)
     return hits
 
 

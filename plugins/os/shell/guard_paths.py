@@ -8,8 +8,10 @@ and `..` are collapsed; existing paths are also realpath'd so a symlink to `/` i
 from __future__ import annotations
 
 import fnmatch
+import functools
 import os
 import posixpath
+import pwd
 import re
 import stat
 
@@ -25,13 +27,28 @@ _RAW_DISK = re.compile(
     r"|bcache\d+|rbd\d+|pmem\d+(?:s|p\d+)?|fd\d+|drbd\d+|cciss/.+|ida/.+|rd/.+|root|sg\d+|st\d+|nst\d+"
     r"|disk/.+|block/.+|xvd/.+|vg[^/]*/.+|ploop\d+.*|zd\d+|zvol/.+|ataraid/.+|emcpower.+|ram\d+|dasd[a-z]+\d*)$")
 SYSRQ_TRIGGER = "/proc/sysrq-trigger"
+USER_HOMES_PARENTS = frozenset({"/home", "/Users"})  # every user's home dir is as precious as one's own
 _GLOB = re.compile(r"[*?\[]")
 UNKNOWN = "<unknown>"
 
 
+@functools.lru_cache(maxsize=64)
+def _user_home(name: str) -> str | None:
+    try:
+        return pwd.getpwnam(name).pw_dir or None
+    except (KeyError, ValueError):
+        return None
+
+
 def expand_home(word: str, home: str) -> str:
+    """`~`, `~/x`, `$HOME`, `${HOME}` -> the home dir; `~user` -> that user's home dir (an
+    unknown user stays literal, as in the shell)."""
     if word == "~" or word.startswith("~/"):
         return home + word[1:]
+    if word.startswith("~") and len(word) > 1:
+        name, slash, rest = word[1:].partition("/")
+        if re.fullmatch(r"[A-Za-z_][A-Za-z0-9_.-]*\$?", name) and (user_home := _user_home(name)) is not None:
+            return user_home + slash + rest
     for prefix in ("${HOME}", "$HOME"):
         if word == prefix or word.startswith(prefix + "/"):
             return home + word[len(prefix):]
@@ -41,8 +58,8 @@ def expand_home(word: str, home: str) -> str:
 def resolve_target(word: str, cwd: str, home: str) -> str:
     """An absolute, collapsed path for `word`, or UNKNOWN when it hides a variable or substitution."""
     path = expand_home(word, home)
-    if "$" in path or "`" in path or "__SUBST__" in path or (path.startswith("~") and path != "~"):
-        return UNKNOWN
+    if "$" in path or "`" in path or "__SUBST__" in path or "\x00" in path or re.match(r"~[+\-\d]", path):
+        return UNKNOWN  # `~+` / `~-` / `~N` are directory-stack entries
     if not path.startswith("/"):
         if cwd == UNKNOWN:
             return UNKNOWN
@@ -64,7 +81,7 @@ def is_root_ish(path: str, home: str) -> bool:
     if path == UNKNOWN:
         return False
     protected = _protected(home)
-    if path in protected:
+    if path in protected or posixpath.dirname(path) in USER_HOMES_PARENTS:  # `/home/bob`, `~bob`
         return True
     if _GLOB.search(path):
         parent, leaf = posixpath.split(path)

@@ -26,6 +26,8 @@ class GuardScope:
     session_cwd: str  # the session's working dir: "inside the workspace" means under this
     home: str
     environment: Mapping[str, str] | None = None  # the child's environment; None when unknown
+    # the runtime's secret paths (state dir `.env`, `serve/`, audit, leases), as written and canonical
+    secrets: tuple[str, ...] = ()
 
 
 @attrs.frozen

@@ -7,12 +7,14 @@ rule here must never need an exception.
 
 from __future__ import annotations
 
+import os
 import re
 
 from .command_segments import WRITE_REDIRECTS, Segment
 from .command_unwrap import SimpleCommand
-from .guard_paths import is_raw_disk, is_root_ish, is_sysrq_trigger, resolve_target
+from .guard_paths import SYSTEM_DIRS, UNKNOWN, is_raw_disk, is_root_ish, is_sysrq_trigger, resolve_target
 from .guard_records import GuardScope, RuleHit
+from .write_destinations import write_destinations
 
 _FORK_BOMB = re.compile(
     r"(?:function\s+)?(?P<name>[^\s(){}|;&<>]+)\s*(?:\(\s*\))?\s*\{[^}]*?(?P=name)\s*\|\s*&?\s*(?P=name)\s*&")
@@ -21,6 +23,9 @@ _FUNCTION = re.compile(r"(?:\bfunction\s+(?P<n1>[^\s(){}|;&<>]+)\s*(?:\(\s*\))?|
 _MKFS = re.compile(r"^(?:mkfs(?:\..+)?|mke2fs|mkntfs|mkdosfs|mkexfatfs|mkfs_\w+|newfs(?:_\w+)?)$")
 _POWER = frozenset({"shutdown", "reboot", "halt", "poweroff"})
 _DISK_TOOLS = frozenset({"wipefs", "blkdiscard", "mkswap", "shred", "tee"})
+_CLOBBERERS = frozenset({"truncate", "shred", "fallocate", "dd"})  # whose purpose is to replace a file's bytes
+_SYSTEM_FILE_DIRS = ("/etc", "/usr", "/bin", "/sbin", "/boot", "/lib", "/lib32", "/lib64", "/libx32", "/System",
+                     "/private/etc")
 
 
 def fork_bomb(normalised_line: str) -> list[RuleHit]:
@@ -93,7 +98,7 @@ def _chmod_chown(cmd: SimpleCommand, scope: GuardScope) -> list[RuleHit]:
     return []
 
 
-def _disk_writes(cmd: SimpleCommand, segment: Segment) -> list[RuleHit]:
+def _disk_writes(cmd: SimpleCommand, segment: Segment, scope: GuardScope) -> list[RuleHit]:
     for op, target in segment.redirects:
         if op in WRITE_REDIRECTS and is_raw_disk(target):
             return [RuleHit("hardline.redirect_raw_disk", f"a redirect onto the raw disk {target}")]
@@ -103,6 +108,10 @@ def _disk_writes(cmd: SimpleCommand, segment: Segment) -> list[RuleHit]:
         return [RuleHit("hardline.raw_disk_write", f"{cmd.program} on a raw disk")]
     if cmd.program in ("cp", "mv", "install") and cmd.args and is_raw_disk(cmd.args[-1]):
         return [RuleHit("hardline.raw_disk_write", f"{cmd.program} onto a raw disk")]
+    for target in write_destinations(cmd, segment).paths:  # `-o /dev/sda`, `cp -t`, `cd /dev && … > sda`
+        path = resolve_target(target, scope.cwd, scope.home)
+        if path != UNKNOWN and is_raw_disk(path):
+            return [RuleHit("hardline.raw_disk_write", f"{cmd.program} writes onto the raw disk {path}")]
     return []
 
 
@@ -116,6 +125,54 @@ def _sysrq(cmd: SimpleCommand, segment: Segment) -> list[RuleHit]:
         targets.append(cmd.args[-1])
     if any(is_sysrq_trigger(t) for t in targets):
         return [RuleHit("hardline.sysrq", "a write to /proc/sysrq-trigger (crash, reboot or power off at once)")]
+    return []
+
+
+def _mv(cmd: SimpleCommand, scope: GuardScope) -> list[RuleHit]:
+    """Every source of mv (all operands with `-t DIR`/`--target-directory`, else all but the last)."""
+    args = cmd.args
+    target_dir = any(a in ("-t", "--target-directory") or a.startswith("--target-directory=") or
+                     (a.startswith("-t") and len(a) > 2) for a in args)
+    operands, skip = [], False
+    for arg in args:
+        if skip:
+            skip = False
+            continue
+        if arg in ("-t", "--target-directory", "-S", "--suffix"):
+            skip = True
+        elif not arg.startswith("-") or arg == "-":
+            operands.append(arg)
+    sources = operands if target_dir else operands[:-1]
+    if any(is_root_ish(resolve_target(o, scope.cwd, scope.home), scope.home) for o in sources):
+        return [RuleHit("hardline.mv_root", "mv of the root, home or a system dir")]
+    return []
+
+
+def _system_dir(path: str) -> bool:
+    return path in SYSTEM_DIRS and path not in ("/home", "/Users")
+
+
+def _system_file(path: str) -> bool:
+    return any(path.startswith(d + "/") for d in _SYSTEM_FILE_DIRS)
+
+
+def _destination_hits(cmd: SimpleCommand, segment: Segment, scope: GuardScope) -> list[RuleHit]:
+    """Writes with no way back, judged on every destination (`-C /`, `--directory=/`, `-d /`)."""
+    dests = write_destinations(cmd, segment)
+    for target in dests.mirrored_with_delete:
+        if is_root_ish(resolve_target(target, scope.cwd, scope.home), scope.home):
+            return [RuleHit("hardline.rsync_delete_root", f"{cmd.program} --delete into {target!r} (the root, home "
+                                                          "or a system dir) deletes everything the source lacks")]
+    for target in dests.extract_dirs:
+        path = resolve_target(target, scope.cwd, scope.home)
+        if _system_dir(path) or (path != UNKNOWN and _system_dir(os.path.realpath(path))):
+            return [RuleHit("hardline.extract_root", f"{cmd.program} unpacks over {path} (the root or a system dir)")]
+    if cmd.program in _CLOBBERERS:
+        for target in dests.paths:
+            path = resolve_target(target, scope.cwd, scope.home)
+            if path != UNKNOWN and (_system_file(path) or _system_file(os.path.realpath(path))):
+                return [RuleHit("hardline.system_file_clobber", f"{cmd.program} destroys the contents of {path}, a "
+                                                                "system file")]
     return []
 
 
@@ -156,10 +213,9 @@ def hardline_hits(cmd: SimpleCommand, segment: Segment, scope: GuardScope) -> li
     elif _MKFS.match(cmd.program):
         hits.append(RuleHit("hardline.mkfs", f"{cmd.program} formats a filesystem"))
     elif cmd.program == "mv":
-        _, operands = _split_flags(cmd.args)
-        if any(is_root_ish(resolve_target(o, scope.cwd, scope.home), scope.home) for o in operands[:-1]):
-            hits.append(RuleHit("hardline.mv_root", "mv of the root, home or a system dir"))
-    hits += _disk_writes(cmd, segment)
+        hits += _mv(cmd, scope)
+    hits += _disk_writes(cmd, segment, scope)
+    hits += _destination_hits(cmd, segment, scope)
     hits += _sysrq(cmd, segment)
     hits += _kill_all(cmd)
     hits += _power(cmd)

@@ -7,6 +7,9 @@ which substitutions produced the line's unknown parts (decoded bytes, downloads)
 
 from __future__ import annotations
 
+import os
+import posixpath
+import re
 import shlex
 
 import attrs
@@ -31,6 +34,8 @@ class LineState:
     kinds: set[str] = attrs.field(factory=set)  # "decode" / "download" inside its substitutions
     aliases: dict[str, str] = attrs.field(factory=dict)
     expand: bool = True  # False for a direct-exec argv: no shell reads its words
+    # links an earlier command of the line made: absolute link path -> absolute target
+    links: dict[str, str] = attrs.field(factory=dict)
 
 
 def strip_function_head(words: tuple[str, ...]) -> tuple[str, ...]:
@@ -97,6 +102,74 @@ def remember(cmd: SimpleCommand, state: LineState) -> None:
             name, eq, body = word.partition("=")
             if eq:
                 state.aliases[name] = body
+
+
+def _link_operands(args: tuple[str, ...]) -> tuple[bool, list[str], str | None]:
+    """(symbolic, operands, -t directory) of an `ln` command."""
+    symbolic, operands, target_dir, skip = False, [], None, False
+    for index, arg in enumerate(args):
+        if skip:
+            skip = False
+            continue
+        if arg in ("-t", "--target-directory") and index + 1 < len(args):
+            target_dir, skip = args[index + 1], True
+        elif arg.startswith("--target-directory="):
+            target_dir = arg.split("=", 1)[1]
+        elif arg.startswith("-t") and len(arg) > 2 and not arg.startswith("--"):
+            target_dir = arg[2:]
+        elif arg in ("-s", "--symbolic") or (arg.startswith("-") and not arg.startswith("--") and "s" in arg[1:]):
+            symbolic = True
+        elif arg.startswith("-") and arg != "-":
+            continue
+        else:
+            operands.append(arg)
+    return symbolic, operands, target_dir
+
+
+def remember_link(cmd: SimpleCommand, scope: GuardScope, state: LineState) -> None:
+    """`ln -s /dev/sda x` (or `ln /state/.env y`): later words naming `x` mean `/dev/sda`."""
+    if cmd.program not in ("ln", "link") or not cmd.args:
+        return
+    symbolic, operands, target_dir = _link_operands(cmd.args)
+    if target_dir is not None:
+        pairs = [(o, posixpath.join(target_dir, posixpath.basename(o.rstrip("/")))) for o in operands]
+    elif len(operands) == 1:
+        pairs = [(operands[0], posixpath.basename(operands[0].rstrip("/")))]
+    elif len(operands) >= 2:
+        *sources, last = operands
+        last_path = resolve_target(last, scope.cwd, scope.home)
+        into_dir = len(sources) > 1 or last.endswith("/") or (last_path != UNKNOWN and os.path.isdir(last_path))
+        pairs = [(o, posixpath.join(last, posixpath.basename(o.rstrip("/"))) if into_dir else last) for o in sources]
+    else:
+        return
+    for target, name in pairs:
+        link = resolve_target(name, scope.cwd, scope.home)
+        if link == UNKNOWN:
+            continue
+        base = posixpath.dirname(link) if symbolic else scope.cwd  # a relative symlink hangs off its own dir
+        dest = resolve_target(target, base, scope.home)
+        if dest != UNKNOWN:
+            state.links[link] = dest
+
+
+def through_links(word: str, scope: GuardScope, links: dict[str, str]) -> str:
+    """`word` with a link made earlier in the line replaced by what it leads to."""
+    if not links or word.startswith("-"):
+        return word
+    key = re.match(r"^[A-Za-z_][\w-]*=", word)  # `of=x` (dd): the value is the path
+    if key:
+        return key.group(0) + through_links(word[key.end():], scope, links)
+    path = resolve_target(word, scope.cwd, scope.home)
+    if path == UNKNOWN:
+        return word
+    for _ in range(8):  # a chain of links, not a loop
+        for link, dest in links.items():
+            if path == link or path.startswith(link.rstrip("/") + "/"):
+                path = dest + path[len(link):]
+                break
+        else:
+            break
+    return path if path != resolve_target(word, scope.cwd, scope.home) else word
 
 
 def next_cwd(cmd: SimpleCommand, scope: GuardScope) -> str:

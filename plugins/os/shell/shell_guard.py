@@ -22,18 +22,42 @@ from collections.abc import Mapping
 
 import attrs
 
-from .command_normalise import (SUBSTITUTION_PLACEHOLDER, extract_substitutions, normalise_command,
-                                protect_literal_dollars, restore_dollars)
+from .command_normalise import (
+    SUBSTITUTION_PLACEHOLDER,
+    extract_substitutions,
+    normalise_command,
+    protect_literal_dollars,
+    restore_dollars,
+)
 from .command_segments import ParsedLine, Segment, split_argv, split_segments
-from .command_unwrap import (CODE_INTERPRETERS, SHELL_INTERPRETERS, UNKNOWN_ARG, SimpleCommand, inline_code,
-                             inline_code_args, reads_script_from_stdin, script_operand, unwrap)
+from .command_unwrap import (
+    CODE_INTERPRETERS,
+    SHELL_INTERPRETERS,
+    UNKNOWN_ARG,
+    SimpleCommand,
+    inline_code,
+    inline_code_args,
+    reads_script_from_stdin,
+    script_operand,
+    unwrap,
+)
 from .dangerous_rules import dangerous_hits
 from .find_exec import find_exec_commands, find_start_paths
 from .guard_paths import resolve_target
 from .guard_records import DANGEROUS, HARDLINE, ORDINARY, UNDECIDABLE, GuardScope, GuardVerdict, RuleHit
 from .hardline_rules import fork_bomb, hardline_hits
-from .line_state import LineState, alias_expanded, expanded_redirects, next_cwd, remember, strip_function_head
+from .line_state import (
+    LineState,
+    alias_expanded,
+    expanded_redirects,
+    next_cwd,
+    remember,
+    remember_link,
+    strip_function_head,
+    through_links,
+)
 from .pipeline_rules import body_kinds, inline_code_hits, literal_output, producers, stdin_code_hits
+from .secret_reach import heredoc_hits, secret_hits
 from .shell_words import ShellVars, expand_word, expand_words, is_unknown
 from .worst_case import worst_case_hits
 
@@ -55,6 +79,7 @@ def _analyse_text(text: str, scope: GuardScope, depth: int, found: _Findings, va
                   inherited: frozenset[str] = frozenset()) -> None:
     normalised = protect_literal_dollars(normalise_command(text))
     found.hard += fork_bomb(normalised)
+    found.undecidable += heredoc_hits(normalised, scope)
     stripped, bodies = extract_substitutions(normalised)
     parsed = split_segments(stripped)
     if parsed.parse_error:
@@ -115,6 +140,7 @@ def _analyse_segments(parsed: ParsedLine, state: LineState, found: _Findings) ->
         found.commands.append(first)
         for combo in combos:
             remember(unwrap(tuple(combo)), state)
+            remember_link(unwrap(tuple(combo)), here, state)
         if first.program in ("cd", "pushd"):
             cwd = next_cwd(first, here)
 
@@ -137,8 +163,15 @@ def _judge(cmd: SimpleCommand, segment: Segment, here: GuardScope, state: LineSt
         return
     if cmd.stdin_args and upstream is not None and (text := literal_output(upstream)) is not None:
         cmd = attrs.evolve(cmd, args=(*cmd.args[:-1], *restore_dollars(text).split()))  # `echo / | xargs rm -rf`
+    if state.links:  # `ln -s /dev/sda x && dd of=x`: the rules judge what the link leads to
+        cmd = attrs.evolve(cmd, args=tuple(through_links(a, here, state.links) for a in cmd.args))
+        segment = attrs.evolve(segment, redirects=tuple((op, through_links(t, here, state.links))
+                                                        for op, t in segment.redirects))
     hard = hardline_hits(cmd, segment, here)
     found.hard += hard
+    secret_hard, secret_unsure = secret_hits(cmd, segment, here)
+    found.hard += secret_hard
+    found.undecidable += secret_unsure
     found.danger += dangerous_hits(cmd, segment, here, upstream)
     if not hard:
         found.undecidable += worst_case_hits(cmd, segment, here)
@@ -256,7 +289,9 @@ def inspect_argv(argv: list[str], scope: GuardScope) -> GuardVerdict:
     return _verdict(found, len(parsed.segments))
 
 
-def guard_scope(cwd: str, session_cwd: str, home: str, environment: Mapping[str, str] | None = None) -> GuardScope:
-    """`environment`: the child's exact environment (unset names are then known to be empty)."""
+def guard_scope(cwd: str, session_cwd: str, home: str, environment: Mapping[str, str] | None = None,
+                secrets: tuple[str, ...] = ()) -> GuardScope:
+    """`environment`: the child's exact environment (unset names are then known to be empty);
+    `secrets`: the runtime's secret paths (`runtime_secrets.secret_roots` of its state dirs)."""
     return GuardScope(cwd=cwd, session_cwd=session_cwd, home=home or "/",
-                      environment=dict(environment) if environment is not None else None)
+                      environment=dict(environment) if environment is not None else None, secrets=secrets)

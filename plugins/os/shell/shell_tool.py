@@ -29,6 +29,8 @@ TOOL_NAME = "os.shell.run"
 CATEGORY = "shell"
 DANGEROUS_CATEGORY = "shell_dangerous"  # asks below level 5: level 4 still shows what the guard flagged
 UNDECIDABLE_CATEGORY = "shell_undecidable"  # asks at every level, 5 included
+PERSISTENCE_CATEGORY = "persistence"  # plants something that runs later (the file tools' category)
+PERSISTENCE_RULES = ("dangerous.persistence",)
 STDOUT_SHOWN = 700  # chars of stdout in the summary (the executor caps the whole summary)
 STDERR_SHOWN = 300
 
@@ -84,11 +86,13 @@ def _check_limits(call: ShellCall, config: ExecConfig) -> None:
                              "file and pass the path")
 
 
-def judge(plan: ExecPlan, cwd: Path, session_cwd: Path, environment: dict[str, str] | None = None) -> GuardVerdict:
-    """The guard's verdict; `environment` is the child's (so unset variables are known to be empty)."""
+def judge(plan: ExecPlan, cwd: Path, session_cwd: Path, environment: dict[str, str] | None = None,
+          secrets: tuple[str, ...] = ()) -> GuardVerdict:
+    """The guard's verdict; `environment` is the child's (so unset variables are known to be empty),
+    `secrets` the runtime's secret paths (`runtime_secrets.secret_roots`)."""
     from .shell_guard import guard_scope, inspect_argv, inspect_line
 
-    scope = guard_scope(str(cwd), str(session_cwd), _home(), environment)
+    scope = guard_scope(str(cwd), str(session_cwd), _home(), environment, secrets)
     return inspect_line(plan.argv[2], scope) if plan.via_shell else inspect_argv(list(plan.argv), scope)
 
 
@@ -148,7 +152,14 @@ def _result(plan: ExecPlan, out: ProcessOutcome, timeout_s: float, verdict: Guar
     return ToolResult("ok" if out.ok else "error", summary, details)
 
 
-async def run_shell(args: Mapping[str, Any], ctx: Any, config: ExecConfig) -> ToolResult:
+def _secrets(ctx: Any, state_dir: Path | None) -> tuple[str, ...]:
+    from atomic_agent.plugins.os.fs_approval.runtime_secrets import secret_roots
+
+    dirs = [d for d in (state_dir, getattr(ctx, "state_dir", None)) if d]
+    return secret_roots(dict.fromkeys(str(d) for d in dirs))
+
+
+async def run_shell(args: Mapping[str, Any], ctx: Any, config: ExecConfig, state_dir: Path | None = None) -> ToolResult:
     from .ask_approval import ask_approval, call_binding
     from .exec_config import tool_environment
     from .guard_records import DANGEROUS, UNDECIDABLE
@@ -166,7 +177,7 @@ async def run_shell(args: Mapping[str, Any], ctx: Any, config: ExecConfig) -> To
         return ToolResult.error(f"{TOOL_NAME}: {exc}", invalidArgs=[str(exc)])
     plan = plan_exec(call.cmd, call.args)
     environment = tool_environment(config)
-    verdict = judge(plan, cwd, Path(ctx.working_dir), environment)
+    verdict = judge(plan, cwd, Path(ctx.working_dir), environment, _secrets(ctx, state_dir))
     if verdict.blocked:
         # before the gate: no level, grant or answer can let this through
         return ToolResult.error(f"blocked by the shell guard (hardline, every approval level): {verdict.reasons()}. "
@@ -174,6 +185,8 @@ async def run_shell(args: Mapping[str, Any], ctx: Any, config: ExecConfig) -> To
                                 guard=_guard_details(verdict), argv=list(plan.argv))
     binding = call_binding(TOOL_NAME, cwd, plan.argv, script_files(plan.argv, plan.via_shell, cwd))
     category = {DANGEROUS: DANGEROUS_CATEGORY, UNDECIDABLE: UNDECIDABLE_CATEGORY}.get(verdict.kind, CATEGORY)
+    if verdict.kind == DANGEROUS and any(h.rule.startswith(PERSISTENCE_RULES) for h in verdict.hits):
+        category = PERSISTENCE_CATEGORY  # the same question a file tool's write to that spot asks
     if not await ask_approval(ctx, category, _approval_summary(plan, cwd, verdict), verdict.command_shape, binding):
         return ToolResult.error(f"not approved: {escape_for_prompt(plan.line, 200)} was not run",
                                 denied=True, guard=_guard_details(verdict))
@@ -190,9 +203,10 @@ async def run_shell(args: Mapping[str, Any], ctx: Any, config: ExecConfig) -> To
 
 def shell_tool_spec(runtime: RuntimeView) -> ToolSpec:
     config = exec_config(runtime)
+    state_dir = getattr(runtime, "state_dir", None)
 
     async def run(args: Mapping[str, Any], ctx: Any) -> ToolResult:
-        return await run_shell(args, ctx, config)
+        return await run_shell(args, ctx, config, state_dir)
 
     return ToolSpec(
         name=TOOL_NAME,

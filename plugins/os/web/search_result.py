@@ -37,3 +37,13 @@ class SearchProvider(Protocol):
     name: str
 
     async def search(self, query: str, limit: int, http: Any) -> list[SearchResult]: ...
+
+
+class EgressDenied(Exception):
+    """The egress policy kept a search request in: refused by configuration (`refused`) or
+    not approved by the person. Ends the search: no other provider is tried (that would
+    ask the same question again about the same query)."""
+
+    def __init__(self, message: str, *, refused: bool) -> None:
+        super().__init__(message)
+        self.refused = refused

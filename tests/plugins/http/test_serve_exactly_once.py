@@ -16,7 +16,7 @@ from typing import Any
 import httpx
 
 from atomic_agent.plugins.llama_server.testing.fake_llama_server import Delay, FakeLlamaServer
-from tests.plugins.http.test_serve_sigterm_restart import post, quiet_state, start_serve, stop
+from tests.plugins.http.test_serve_sigterm_restart import AUTH, post, quiet_state, start_serve, stop
 from tests.plugins.http.test_serve_subprocess import WAIT_S, free_port
 from tests.turns.answered_once import read_conversation, unanswered_or_doubled
 
@@ -30,14 +30,14 @@ def test_a_handed_back_steer_resent_by_id_is_answered_once_across_a_restart(tmp_
     with FakeLlamaServer(script=[Delay(1.5, FIRST)]) as fake:
         proc = start_serve(tmp_path, state, port, fake.base_url, "serve1.stderr")
         try:
-            session = httpx.post(f"{base}/api/sessions", json={}).json()["id"]
+            session = httpx.post(f"{base}/api/sessions", json={}, headers=AUTH).json()["id"]
             answer: dict[str, Any] = {}
             thread = threading.Thread(target=lambda: answer.update(r=post(base, "the question", "q-1", session)))
             thread.start()
             deadline = time.monotonic() + WAIT_S
             while not fake.completion_bodies and time.monotonic() < deadline:
                 time.sleep(0.02)
-            steered = httpx.post(f"{base}/api/sessions/{session}/steer", json={"text": "and also this"})
+            steered = httpx.post(f"{base}/api/sessions/{session}/steer", json={"text": "and also this"}, headers=AUTH)
             assert steered.status_code == 200, steered.text  # accepted during the last inference
             thread.join(WAIT_S)
             body = answer["r"].json()
@@ -45,13 +45,13 @@ def test_a_handed_back_steer_resent_by_id_is_answered_once_across_a_restart(tmp_
             [handed] = body["undelivered_steers"]
             assert handed["text"] == "and also this" and handed["steerId"]
             resend = {"model": "atomic-agent", "messages": [{"role": "user", "content": "and also this"}]}
-            headers = {"X-Atomic-Session": session, "X-Atomic-Resend-Steer": handed["steerId"]}
+            headers = {"X-Atomic-Session": session, "X-Atomic-Resend-Steer": handed["steerId"], **AUTH}
             resent = httpx.post(f"{base}/v1/chat/completions", json=resend, headers=headers, timeout=WAIT_S)
             assert resent.status_code == 200, resent.text
             again = httpx.post(f"{base}/v1/chat/completions", json=resend, headers=headers, timeout=WAIT_S)
             assert again.status_code == 409 and again.json()["error"]["code"] == "steer_not_queued"
             assert "do not send it again" in again.json()["error"]["message"]
-            assert httpx.get(f"{base}/api/sessions/{session}/steer").json()["steers"] == []
+            assert httpx.get(f"{base}/api/sessions/{session}/steer", headers=AUTH).json()["steers"] == []
             assert stop(proc) == 0
         finally:
             if proc.poll() is None:
@@ -73,7 +73,7 @@ def test_a_retry_with_the_same_idempotency_key_returns_the_original_turn(tmp_pat
     with FakeLlamaServer(script=[FIRST]) as fake:
         proc = start_serve(tmp_path, state, port, fake.base_url, "serve.stderr")
         try:
-            session = httpx.post(f"{base}/api/sessions", json={}).json()["id"]
+            session = httpx.post(f"{base}/api/sessions", json={}, headers=AUTH).json()["id"]
             first = post(base, "only once please", "key-a", session)
             retry = post(base, "only once please", "key-a", session)
             streamed = post(base, "only once please", "key-a", session, stream=True)
@@ -99,8 +99,8 @@ def test_the_409_for_a_refused_steer_says_how_to_resend_a_handed_back_one(tmp_pa
     with FakeLlamaServer() as fake:
         proc = start_serve(tmp_path, state, port, fake.base_url, "serve.stderr")
         try:
-            session = httpx.post(f"{base}/api/sessions", json={}).json()["id"]
-            refused = httpx.post(f"{base}/api/sessions/{session}/steer", json={"text": "hello?"})
+            session = httpx.post(f"{base}/api/sessions", json={}, headers=AUTH).json()["id"]
+            refused = httpx.post(f"{base}/api/sessions/{session}/steer", json={"text": "hello?"}, headers=AUTH)
             assert stop(proc) == 0
         finally:
             if proc.poll() is None:

@@ -133,7 +133,17 @@ def test_removing_a_server_is_an_operator_action_persisted_then_disconnected(tmp
 
 
 def _drifted_demo(tmp_path: Path) -> None:
-    """The operator accepted other definitions of echo and add earlier: both have drifted since."""
+    """The operator accepted the demo's catalog earlier, with other definitions of echo and add:
+    both have drifted since (every other tool is as it was approved)."""
+    import asyncio
+
+    from tests.plugins.mcp.mcp_kit import mcp_runtime
+
+    async def accept_catalog() -> None:
+        runtime = await mcp_runtime(tmp_path / "state", [stdio_server("demo")])  # first sight: all accepted
+        await runtime.close()
+
+    asyncio.run(accept_catalog())
     DriftStore(tmp_path / "state").approve("demo", [ToolMeta("echo", "Echo (older text).", {"type": "object"}),
                                                     ToolMeta("add", "Add (older text).", {"type": "object"})])
 

@@ -25,8 +25,12 @@ from tests.turns.answered_once import unanswered_or_doubled
 INFERENCE_S = 1.5  # each scripted completion takes this long: turns are mid-inference at the signal
 
 
+API_KEY = "sigterm-test-key-" + "0" * 24
+AUTH = {"Authorization": f"Bearer {API_KEY}"}
+
+
 def start_serve(tmp_path: Path, state: Path, port: int, fake_url: str, log: str) -> subprocess.Popen[bytes]:
-    env = child_env(tmp_path, {"ATOMIC_AGENT_LLAMA_URL": fake_url})
+    env = child_env(tmp_path, {"ATOMIC_AGENT_LLAMA_URL": fake_url, "ATOMIC_AGENT_API_KEY": API_KEY})
     stderr = (tmp_path / log).open("wb")
     proc = subprocess.Popen([str(ATOMIC_AGENT), "--state-dir", str(state), "serve", "--port", str(port),
                              "--cwd", str(tmp_path)], env=env, stdout=subprocess.DEVNULL, stderr=stderr)
@@ -47,7 +51,7 @@ def quiet_state(tmp_path: Path, grace_s: int) -> Path:
 def post(base: str, text: str, key: str, session: str, stream: bool = False) -> httpx.Response:
     body = {"model": "atomic-agent", "messages": [{"role": "user", "content": text}], "stream": stream}
     return httpx.post(f"{base}/v1/chat/completions", json=body, timeout=WAIT_S,
-                      headers={"Idempotency-Key": key, "X-Atomic-Session": session})
+                      headers={"Idempotency-Key": key, "X-Atomic-Session": session, **AUTH})
 
 
 def stop(proc: subprocess.Popen[bytes]) -> int:
@@ -69,7 +73,7 @@ def test_sigterm_under_load_then_restart_answers_every_accepted_message_once(tmp
     with FakeLlamaServer(script=[Delay(INFERENCE_S)] * 10) as fake:
         proc = start_serve(tmp_path, state, port, fake.base_url, "serve1.stderr")
         try:
-            sessions = [httpx.post(f"{base}/api/sessions", json={}).json()["id"] for _ in range(2)]
+            sessions = [httpx.post(f"{base}/api/sessions", json={}, headers=AUTH).json()["id"] for _ in range(2)]
             plan = [(text, f"key-{i}", sessions[0] if i < 3 else sessions[1], i == 1) for i, text in enumerate(texts)]
             answers: dict[str, Any] = {}
 

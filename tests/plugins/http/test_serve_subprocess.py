@@ -67,13 +67,19 @@ def test_serve_process_answers_the_openai_client_and_stops_on_sigterm(tmp_path: 
         try:
             base = f"http://127.0.0.1:{port}"
             wait_until_up(base, proc)
-            api = openai.OpenAI(base_url=f"{base}/v1", api_key="x", max_retries=0, timeout=WAIT_S)
+            # no key configured: serve generated one, readable by this user only, and every route needs it
+            key_file = state / "serve" / "api-key"
+            key = key_file.read_text().strip()
+            assert len(key) >= 32 and oct(key_file.stat().st_mode & 0o777) == "0o600"
+            assert httpx.get(f"{base}/v1/models").status_code == 401
+            assert httpx.get(f"{base}/v1/models", headers={"Authorization": "Bearer x"}).status_code == 401
+            api = openai.OpenAI(base_url=f"{base}/v1", api_key=key, max_retries=0, timeout=WAIT_S)
             raw = api.chat.completions.with_raw_response.create(model="atomic-agent",
                                                                messages=[{"role": "user", "content": "hi"}])
             assert raw.parse().choices[0].message.content == "served"
             session_id = raw.headers["x-atomic-session"]
-            caps = httpx.get(f"{base}/api/capabilities").json()
-            assert caps["agent"]["approvalLevel"] == 1 and caps["auth"] is False
+            caps = httpx.get(f"{base}/api/capabilities", headers={"Authorization": f"Bearer {key}"}).json()
+            assert caps["agent"]["approvalLevel"] == 1 and caps["auth"] is True
             proc.send_signal(signal.SIGTERM)
             assert proc.wait(timeout=WAIT_S) == 0
         finally:
@@ -83,4 +89,5 @@ def test_serve_process_answers_the_openai_client_and_stops_on_sigterm(tmp_path: 
             stderr.close()
     log = (tmp_path / "serve.stderr").read_text()
     assert f"http://127.0.0.1:{port}" in log
+    assert log.count(key) == 1  # shown once, when it was generated
     assert list((state / "traces").glob(f"{session_id}.ndjson"))  # serve traces by default (the sidecar does not)

@@ -6,9 +6,8 @@ the message was durably admitted, exactly as sent (Hypothesis)."""
 from __future__ import annotations
 
 import json
-from pathlib import Path
-
 from collections.abc import Iterator
+from pathlib import Path
 
 import httpx
 import pytest

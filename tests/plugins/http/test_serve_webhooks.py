@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import time
 from pathlib import Path
 
 import httpx
@@ -41,6 +42,12 @@ def _serve(tmp_path: Path) -> ServeHarness:
     return ServeHarness(tmp_path, runtime_factory=factory, api_key="bearer-key")
 
 
+def _signed(body: bytes, key: str = ENV["HOOK_HMAC"]) -> dict[str, str]:
+    """Our signing recipe: HMAC-SHA256 over '<timestamp>.<body>', the timestamp sent alongside."""
+    stamp = str(int(time.time()))
+    return {"X-Atomic-Timestamp": stamp, "X-Webhook-Signature": signature_for(key, body, stamp)}
+
+
 def _post(base: str, name: str, body: bytes, **headers: str) -> httpx.Response:
     return httpx.post(f"{base}/api/webhooks/{name}", content=body,
                       headers={"Content-Type": "application/json", **headers})
@@ -51,7 +58,7 @@ def test_a_signed_webhook_becomes_a_task_that_runs_the_templated_message(tmp_pat
     try:
         body = json.dumps({"repo": {"name": "atomic"}, "sha": "abc123", "tags": ["v1", "v2"]}).encode()
         good = _post(serve.base_url, "deploy", body, **{"X-Webhook-Secret": ENV["HOOK_SECRET"],
-                                                        "X-Webhook-Signature": signature_for(ENV["HOOK_HMAC"], body)})
+                                                        **_signed(body)})
         assert good.status_code == 202, good.text
         task_id = good.json()["taskId"]
         svc = serve.runtime.service("tasks")
@@ -71,13 +78,13 @@ def test_bad_credentials_are_401_and_unknown_names_404_and_nothing_is_created(tm
     try:
         base = serve.base_url
         body = b'{"repo": {"name": "x"}, "sha": "1", "tags": []}'
-        signed = signature_for(ENV["HOOK_HMAC"], body)
+        signed = _signed(body)
         cases = [
             ({}, 401),
             ({"X-Webhook-Secret": "wrong"}, 401),
             ({"X-Webhook-Secret": ENV["HOOK_SECRET"]}, 401),  # the signature is missing
-            ({"X-Webhook-Secret": ENV["HOOK_SECRET"], "X-Webhook-Signature": signature_for("other", body)}, 401),
-            ({"X-Webhook-Signature": signed}, 401),  # the secret is missing
+            ({"X-Webhook-Secret": ENV["HOOK_SECRET"], **_signed(body, "other")}, 401),
+            (signed, 401),  # the secret is missing
         ]
         for headers, status in cases:
             answer = _post(base, "deploy", body, **headers)
@@ -97,7 +104,7 @@ def test_bad_bodies_get_clear_errors_and_create_nothing(tmp_path: Path):
         secret = {"X-Webhook-Secret": ENV["HOOK_SECRET"]}
 
         def signed(body: bytes) -> dict[str, str]:
-            return {**secret, "X-Webhook-Signature": signature_for(ENV["HOOK_HMAC"], body)}
+            return {**secret, **_signed(body)}
 
         huge = b'{"x": "' + b"a" * (10 * 1024 * 1024) + b'"}'
         too_big = _post(base, "deploy", huge, **signed(huge))
@@ -121,8 +128,7 @@ def test_a_persistent_webhook_reuses_one_session_and_a_new_one_gets_its_own(tmp_
         second = _post(base, "alerts", b'{"text": "disk ok"}', **secret).json()
         assert first["sessionId"] and first["sessionId"] == second["sessionId"]
         body = b'{"repo": {"name": "a"}, "sha": "1", "tags": []}'
-        fresh = _post(base, "deploy", body, **secret, **{"X-Webhook-Signature": signature_for(ENV["HOOK_HMAC"],
-                                                                                               body)}).json()
+        fresh = _post(base, "deploy", body, **secret, **_signed(body)).json()
         assert fresh["sessionId"] is None  # a fresh session is made when it runs
     finally:
         serve.stop()

@@ -7,7 +7,6 @@ from pathlib import Path
 import attrs
 import pytest
 
-
 _LLAMA_ENV = ("ATOMIC_AGENT_LLAMA_URL", "ATOMIC_AGENT_LLAMA_PORT", "ATOMIC_AGENT_LLAMA_BINARY")
 
 

@@ -46,6 +46,8 @@ async def test_provider_reads_per_slot_context_and_counts_like_the_server(llama_
     assert await provider.total_slots() == llama_server.total_slots
     facts = await provider.describe()
     assert "im_start" in str(facts["chat_template"])
+    # /v1/models meta: the count `prompt.style` auto reads (the starter model is SmolLM2-135M)
+    assert 100_000_000 < int(facts["n_params"]) < 200_000_000  # type: ignore[call-overload]
     prompt = chat("Count me.")
     tokens = await provider.count_tokens(prompt)
     deltas: list[str] = []

@@ -8,8 +8,11 @@ from pathlib import Path
 
 import pytest
 
-from atomic_agent.plugins.llama_server.embedding_model import (EMBEDDING_MEMBER_DIR, embedding_model_path,
-                                                               ensure_embedding_model)
+from atomic_agent.plugins.llama_server.embedding_model import (
+    EMBEDDING_MEMBER_DIR,
+    embedding_model_path,
+    ensure_embedding_model,
+)
 from atomic_agent.plugins.llama_server.llama_errors import BuildError
 from tests.plugins.llama_server.test_bert_gguf import tiny_bert
 

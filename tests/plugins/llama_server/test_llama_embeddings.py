@@ -17,7 +17,8 @@ from tests.plugins.openai_compatible.tool_template_server import tool_template_s
 
 
 def cosine(a: list[float], b: list[float]) -> float:
-    return sum(x * y for x, y in zip(a, b)) / (math.sqrt(sum(x * x for x in a)) * math.sqrt(sum(y * y for y in b)))
+    dot = sum(x * y for x, y in zip(a, b, strict=True))
+    return dot / (math.sqrt(sum(x * x for x in a)) * math.sqrt(sum(y * y for y in b)))
 
 
 def test_llama_embedding_answer_is_unnested_and_ordered() -> None:

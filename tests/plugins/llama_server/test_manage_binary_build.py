@@ -16,14 +16,28 @@ from pathlib import Path
 
 import pytest
 
-from atomic_agent.plugins.llama_server.binary_build import (CMAKE_OPTIONS, ensure_binary, install_llama_server,
-                                                            is_progress_line)
+from atomic_agent.plugins.llama_server.binary_build import (
+    CMAKE_OPTIONS,
+    ensure_binary,
+    install_llama_server,
+    is_progress_line,
+)
 from atomic_agent.plugins.llama_server.binary_proof import prove_binary
-from atomic_agent.plugins.llama_server.build_variant import (AMX_CRASH_REASON, CpuReport, read_cpu_report,
-                                                             variants_to_try, x86_instruction_sets)
+from atomic_agent.plugins.llama_server.build_variant import (
+    AMX_CRASH_REASON,
+    CpuReport,
+    read_cpu_report,
+    variants_to_try,
+    x86_instruction_sets,
+)
 from atomic_agent.plugins.llama_server.cache_locations import binaries_root, cpu_key
-from atomic_agent.plugins.llama_server.llama_binary import (build_dir, find_installed, installed_build,
-                                                            rejected_reason, resolve_binary)
+from atomic_agent.plugins.llama_server.llama_binary import (
+    build_dir,
+    find_installed,
+    installed_build,
+    rejected_reason,
+    resolve_binary,
+)
 from atomic_agent.plugins.llama_server.llama_errors import BinaryMissingError, BuildError, ServerStartError
 
 AVX512_CPU = frozenset("fpu sse4_2 avx avx2 fma f16c bmi2 avx_vnni avx512f avx512cd avx512vl avx512dq avx512bw "

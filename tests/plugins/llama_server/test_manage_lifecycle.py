@@ -15,9 +15,16 @@ from pathlib import Path
 import pytest
 
 from atomic_agent.plugins.llama_server.server_launch import start_server
-from atomic_agent.plugins.llama_server.server_process import (LaunchSpec, PidRecord, ServerPaths, free_loopback_port,
-                                                              live_pid_record, process_alive, stop_recorded_server,
-                                                              write_pid_record)
+from atomic_agent.plugins.llama_server.server_process import (
+    LaunchSpec,
+    PidRecord,
+    ServerPaths,
+    free_loopback_port,
+    live_pid_record,
+    process_alive,
+    stop_recorded_server,
+    write_pid_record,
+)
 
 FAKE_SERVER = r'''
 import json, signal, sys

@@ -10,11 +10,21 @@ from pathlib import Path
 import pytest
 
 from atomic_agent.plugins.llama_server.llama_errors import BuildError, ModelMissingError, ModelRegistryError
-from atomic_agent.plugins.llama_server.model_registry import (default_model_id, list_models, register_model,
-                                                              registry_path, resolve_model_file)
-from atomic_agent.plugins.llama_server.starter_model import (STARTER_MEMBER, STARTER_MODEL_ID, STARTER_SIZE,
-                                                             ensure_starter_model, extract_starter_model,
-                                                             starter_model_path)
+from atomic_agent.plugins.llama_server.model_registry import (
+    default_model_id,
+    list_models,
+    register_model,
+    registry_path,
+    resolve_model_file,
+)
+from atomic_agent.plugins.llama_server.starter_model import (
+    STARTER_MEMBER,
+    STARTER_MODEL_ID,
+    STARTER_SIZE,
+    ensure_starter_model,
+    extract_starter_model,
+    starter_model_path,
+)
 
 
 def test_fresh_state_lists_only_the_starter_model(tmp_path: Path) -> None:

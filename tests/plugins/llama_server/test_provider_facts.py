@@ -79,6 +79,37 @@ async def test_describe_reports_template_alias_and_modalities() -> None:
     assert facts["reachable"] is True
 
 
+async def test_describe_reports_the_parameter_count_from_v1_models_read_once_per_props() -> None:
+    with FakeLlamaServer(n_params=134_515_008) as fake:
+        provider = LlamaServerProvider(fake.base_url, "external")
+        facts = await provider.describe()
+        await provider.describe()
+        assert len([r for r in fake.requests if r.path == "/v1/models"]) == 1
+        fake.n_params = 7_000_000_000  # as if restarted with another model
+        await provider.refresh()
+        again = await provider.describe()
+        await provider.close()
+    assert facts["n_params"] == 134_515_008 and again["n_params"] == 7_000_000_000
+
+
+async def test_describe_without_a_parameter_count_leaves_it_out() -> None:
+    with FakeLlamaServer(model_alias="SmolLM2-135M-Instruct") as fake:  # a meta without n_params
+        provider = LlamaServerProvider(fake.base_url, "external")
+        facts = await provider.describe()
+        await provider.close()
+    assert "n_params" not in facts and facts["model_alias"] == "SmolLM2-135M-Instruct"
+
+
+async def test_describe_survives_a_server_without_v1_models() -> None:
+    with FakeLlamaServer(model_alias="old-build", n_params=7_000_000_000) as fake:
+        fake.models_route = False
+        provider = LlamaServerProvider(fake.base_url, "external", retries=0)
+        facts = await provider.describe()
+        await provider.close()
+    assert any(r.path == "/v1/models" for r in fake.requests)
+    assert facts["reachable"] is True and "n_params" not in facts and facts["model_alias"] == "old-build"
+
+
 async def test_max_tokens_caps_n_predict() -> None:
     with FakeLlamaServer() as fake:
         provider = LlamaServerProvider(fake.base_url, "external", max_tokens=64)

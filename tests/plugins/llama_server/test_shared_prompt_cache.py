@@ -17,9 +17,16 @@ import pytest
 from atomic_agent.plugins.llama_server.llama_config import LlamaConfig
 from atomic_agent.plugins.llama_server.server_process import LaunchSpec
 from atomic_agent.plugins.llama_server.server_status import prompt_cache_findings, server_status
-from atomic_agent.plugins.llama_server.shared_prompt_cache import (OFF, ON, UNKNOWN, build_number,
-                                                                   cache_ram_from_argv, listening_pid,
-                                                                   prompt_cache_state, state_of_process)
+from atomic_agent.plugins.llama_server.shared_prompt_cache import (
+    OFF,
+    ON,
+    UNKNOWN,
+    build_number,
+    cache_ram_from_argv,
+    listening_pid,
+    prompt_cache_state,
+    state_of_process,
+)
 from atomic_agent.plugins.llama_server.testing.fake_llama_server import FakeLlamaServer
 
 from .test_manage_lifecycle import FAKE_SERVER

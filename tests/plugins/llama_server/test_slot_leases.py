@@ -235,3 +235,32 @@ def test_waiting_for_a_slot_does_not_block_the_event_loop(tmp_path: Path) -> Non
     asyncio.run(scenario())
     blocker.release()
     assert ticks > 5
+
+
+def test_a_server_restart_mid_turn_frees_the_lease_and_the_next_request_reads_the_new_slots(tmp_path: Path) -> None:
+    """The connection drops mid-completion (the server went away): the lease is given back at
+    once, and the next completion re-reads /props first; the server came back with one slot, so
+    a request for a slot that no longer exists goes out as the server's choice instead of failing."""
+    from atomic_agent.api import ProviderError
+    from atomic_agent.plugins.llama_server.testing.fake_llama_server import DropConnection
+
+    async def scenario(fake: FakeLlamaServer) -> bool:
+        provider = LlamaServerProvider(fake.base_url, "managed", retries=0, lease_bases=(tmp_path,), slot_wait_s=1)
+        await provider.props()
+        slot = provider.reflection_slot()  # slot 2 of 3
+        with pytest.raises(ProviderError):
+            await provider.complete(CompletionRequest(prompt="x", slot_id=slot, stream=False))
+        free_again = SlotLeases(fake.base_url, [tmp_path]).try_take(slot)
+        if free_again is not None:
+            free_again.release()
+        fake.total_slots = 1  # "restarted" with --parallel 1
+        await provider.complete(CompletionRequest(prompt="y", slot_id=slot, stream=False))
+        assert (await provider.props()).total_slots == 1
+        await provider.close()
+        return free_again is not None
+
+    with FakeLlamaServer([DropConnection(), "ok"], total_slots=3) as fake:
+        freed = asyncio.run(scenario(fake))
+        sent = [body.get("id_slot") for body in fake.completion_bodies]
+    assert freed, "a dropped completion must give its slot lease back"
+    assert sent[-1] in (-1, 0), f"after the restart the request must not pin a slot that is gone: {sent}"

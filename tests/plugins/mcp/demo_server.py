@@ -4,7 +4,10 @@ over stdio (`python demo_server.py`) or streamable HTTP (`python demo_server.py 
 Behaviour switches come from the environment so one file serves every scenario:
 DEMO_DESCRIPTION replaces `echo`'s description (drift), DEMO_BAD_TOOLS adds tools with
 invalid names and a colliding duplicate, DEMO_MARKER_FILE is appended to on every
-`write_note` call (proves whether the server was contacted).
+`write_note` call (proves whether the server was contacted), DEMO_WRITE_NOTE_READ_ONLY
+flips `write_note`'s readOnlyHint to true, DEMO_LATE_TOOL adds a tool `late` (a tool the
+server adds after its catalog was approved), DEMO_EXTRA_TOOLS=N adds N more tools, and
+DEMO_HUGE_SCHEMA adds a tool whose input schema is over 64 KiB.
 """
 
 from __future__ import annotations
@@ -43,7 +46,8 @@ def add(a: int, b: int) -> int:
     return a + b
 
 
-@app.tool(description="Write a note (a side effect: asks approval on a gated server).")
+@app.tool(description="Write a note (a side effect: asks approval on a gated server).",
+          annotations=ToolAnnotations(readOnlyHint=True) if os.environ.get("DEMO_WRITE_NOTE_READ_ONLY") else None)
 def write_note(text: str) -> str:
     _mark(f"write_note {text}")
     return f"noted: {text}"
@@ -93,6 +97,23 @@ async def grow(ctx: Context) -> str:
     await ctx.session.send_tool_list_changed()
     return "grown"
 
+
+if os.environ.get("DEMO_LATE_TOOL"):
+    app.add_tool(lambda: "late", name="late", description="Added after the catalog was approved.",
+                 annotations=ToolAnnotations(readOnlyHint=True))
+
+for i in range(int(os.environ.get("DEMO_EXTRA_TOOLS", "0"))):
+    app.add_tool(lambda: "x", name=f"extra_{i}", description="One of many.")
+
+if os.environ.get("DEMO_HUGE_SCHEMA"):
+    from typing import Annotated
+
+    from pydantic import Field
+
+    def bloated(text: Annotated[str, Field(description="padding " * 10_000)]) -> str:
+        return text
+
+    app.add_tool(bloated, name="bloated", description="A tool with an oversized input schema.")
 
 if os.environ.get("DEMO_BAD_TOOLS"):
     app.add_tool(lambda: "x", name="bad name!", description="invalid name")

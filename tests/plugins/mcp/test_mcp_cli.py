@@ -37,8 +37,9 @@ def test_add_persists_connects_and_list_reports_status_and_tool_count(cli) -> No
     assert added.returncode == 0, added.stderr
     assert "added demo (stdio, trust approval_gated)" in added.stdout and "demo: up, 10 tool(s) accepted" in added.stdout
     saved = json.loads((cli.state / "config.json").read_text())["mcp"]["servers"]
-    assert [(s["name"], s["transport"]["command"], s["transport"]["args"], s["trust"]) for s in saved] == \
-        [("demo", sys.executable, [str(DEMO_SERVER)], "approval_gated")]
+    # config.json keeps what was set: the default trust (approval_gated, reported above) is not written
+    assert [(s["name"], s["transport"]["command"], s["transport"]["args"], s.get("trust")) for s in saved] == \
+        [("demo", sys.executable, [str(DEMO_SERVER)], None)]
     listed = json.loads(cli("mcp", "list", "--json").stdout)
     assert [(s["name"], s["status"], s["toolCount"], s["drifted"]) for s in listed] == [("demo", "up", 10, [])]
     again = cli("mcp", "add", _claude_json())

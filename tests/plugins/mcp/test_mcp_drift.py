@@ -3,7 +3,10 @@ reported until `mcp approve` accepts the new definition."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
+
+import pytest
 
 from atomic_agent.plugins.mcp.doctor_findings import mcp_findings
 from tests.plugins.mcp.mcp_kit import mcp_runtime, stdio_server
@@ -52,5 +55,69 @@ async def test_drift_is_announced_to_listeners_when_a_refresh_finds_it(tmp_path:
         assert events == [("mcp_tool_drift", {"server": "demo", "tools": ["add"],
                                               "advice": "atomic-agent mcp approve demo"})]
         assert "mcp.demo.add" not in runtime.registry
+    finally:
+        await runtime.close()
+
+
+async def test_a_read_only_hint_that_turns_true_is_drift_and_the_tool_stays_gated(tmp_path: Path) -> None:
+    state = tmp_path / "state"
+    first = await mcp_runtime(state, [stdio_server("demo")])
+    assert first.registry.get("mcp.demo.write_note").approval_category == "other"
+    await first.close()
+    flipped = await mcp_runtime(state, [stdio_server("demo", env={"DEMO_WRITE_NOTE_READ_ONLY": "1"})])
+    try:
+        assert flipped.service("mcp").status("demo").drifted == ("write_note",)
+        assert "mcp.demo.write_note" not in flipped.registry  # never runs ungated on the new claim
+        assert "mcp.demo.echo" in flipped.registry
+    finally:
+        await flipped.close()
+
+
+async def test_a_tool_the_server_adds_after_approval_is_held_until_approved(tmp_path: Path) -> None:
+    state = tmp_path / "state"
+    first = await mcp_runtime(state, [stdio_server("demo")])
+    await first.close()
+    grown = await mcp_runtime(state, [stdio_server("demo", env={"DEMO_LATE_TOOL": "1"})])
+    try:
+        manager = grown.service("mcp")
+        assert manager.status("demo").drifted == ("late",)
+        assert "mcp.demo.late" not in grown.registry
+        prefix = (await grown.prompt_plan()).stable_prefix_for(tmp_path)
+        assert "Added after the catalog" not in prefix  # the model never saw its text
+        assert mcp_findings(state)[0].detail.startswith("1 tool(s) new or changed")
+        assert await manager.approve("demo", "late") == ["late"]
+        assert "mcp.demo.late" in grown.registry
+    finally:
+        await grown.close()
+
+
+def test_records_from_before_annotations_were_fingerprinted_keep_working_unless_they_claim_read_only(
+        tmp_path: Path) -> None:
+    from atomic_agent.plugins.mcp.drift_store import DriftStore, legacy_fingerprint
+    from atomic_agent.plugins.mcp.mcp_records import ToolMeta
+
+    plain = ToolMeta("write", "Write a file.", {"type": "object"})
+    claims = ToolMeta("read", "Read a file.", {"type": "object"}, read_only_hint=True)
+    store = DriftStore(tmp_path)
+    store.path.parent.mkdir(parents=True)
+    store.path.write_text(json.dumps({"version": 1, "servers": {"s": {
+        "approved": {"write": legacy_fingerprint(plain), "read": legacy_fingerprint(claims)}, "drifted": {}}}}))
+    accepted, held = store.judge("s", [plain, claims])
+    assert [t.name for t in accepted] == ["write"] and [t.name for t in held] == ["read"]
+    assert store.judge("s", [plain])[0] == [plain]  # upgraded in place: still accepted next time
+
+
+@pytest.mark.parametrize(("env", "needle"), [
+    ({"DEMO_EXTRA_TOOLS": "1001"}, "more than 1,000 tools"),
+    ({"DEMO_HUGE_SCHEMA": "1"}, "over the 65,536 a tool may use"),
+])
+async def test_oversized_catalogues_and_schemas_are_refused_with_a_clear_reason(tmp_path: Path, env: dict[str, str],
+                                                                                needle: str) -> None:
+    runtime = await mcp_runtime(tmp_path / "state", [stdio_server("demo", env=env)])
+    try:
+        status = runtime.service("mcp").status("demo")
+        said = " ".join(status.dropped) + " " + (status.last_error or "")
+        assert needle in said, said
+        assert "mcp.demo.bloated" not in runtime.registry and "mcp.demo.extra_0" not in runtime.registry
     finally:
         await runtime.close()

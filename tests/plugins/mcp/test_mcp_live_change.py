@@ -77,16 +77,21 @@ async def test_live_add_of_a_failing_server_is_isolated(tmp_path: Path) -> None:
 
 
 async def test_tools_list_changed_refreshes_that_servers_catalog(tmp_path: Path) -> None:
+    """The server announces a new tool: the catalog is refreshed and the tool is held as new
+    (the operator never saw it) until approved, then it reaches the next step's prompt."""
     runtime = await mcp_runtime(tmp_path / "state", [stdio_server("grower"), stdio_server("other")])
     try:
-        generation = runtime.registry.generation
+        manager = runtime.service("mcp")
         assert "mcp.grower.fresh" not in runtime.registry
         result = await runtime.registry.get("mcp.grower.grow").run({}, make_tool_context(tmp_path))
         assert result.summary == "grown"
         for _ in range(200):  # the refresh runs off the notification, after the call returned
-            if "mcp.grower.fresh" in runtime.registry:
+            if "fresh" in manager.status("grower").drifted:
                 break
             await asyncio.sleep(0.05)
+        assert manager.status("grower").drifted == ("fresh",) and "mcp.grower.fresh" not in runtime.registry
+        generation = runtime.registry.generation
+        assert await manager.approve("grower", "fresh") == ["fresh"]
         assert "mcp.grower.fresh" in runtime.registry and runtime.registry.generation > generation
         assert "mcp.other.fresh" not in runtime.registry
         plan = await runtime.prompt_plan()

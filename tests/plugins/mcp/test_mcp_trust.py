@@ -7,10 +7,10 @@ from __future__ import annotations
 import asyncio
 from pathlib import Path
 
-from atomic_agent.api import ResourceClass, make_tool_context
 from atomic_agent.agent.batch_executor import execute_batch
 from atomic_agent.agent.loop_detector import ToolLoopTracker
 from atomic_agent.agent.tool_calls import ToolCall, batch_problems
+from atomic_agent.api import ResourceClass, make_tool_context
 from tests.plugins.mcp.mcp_kit import mcp_runtime, stdio_server
 
 

@@ -6,7 +6,6 @@ fallback to -1 is explicit and counted."""
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
 
 from atomic_agent.plugins.memory.link_store import LinkStore
 from atomic_agent.plugins.memory.memory_database import MemoryDatabase, memory_db_path

@@ -3,6 +3,7 @@ bounded BFS that walks both directions, and the multi-hop demo."""
 
 from __future__ import annotations
 
+import itertools
 import sqlite3
 from pathlib import Path
 
@@ -53,7 +54,7 @@ def test_unknown_kinds_and_missing_endpoints_write_nothing(tmp_path: Path) -> No
 
 def test_bfs_is_bounded_by_depth_and_max_expanded_and_walks_both_directions(tmp_path: Path) -> None:
     db, _notes, links, ids = chain(tmp_path, 8)
-    for left, right in zip(ids, ids[1:]):
+    for left, right in itertools.pairwise(ids):
         links.add(right, left, "REFERENCES")  # edges point backwards: expansion must walk them in reverse
     assert links.expand([ids[0]], depth=1) == [ids[1]]
     assert links.expand([ids[0]], depth=2) == ids[1:3]

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from atomic_agent.hook_records import TurnStart
 from atomic_agent.plugins.memory.memory_database import MemoryDatabase, memory_db_path
 from atomic_agent.plugins.memory.note_store import NoteInput, NoteStore
 from atomic_agent.plugins.memory_notes.note_lines import pointer_line, preview
-from atomic_agent.hook_records import TurnStart
 from tests.plugins.memory_plugins.memory_runtime import make_memory_runtime, phase
 
 

@@ -6,7 +6,6 @@ import types
 import pytest
 
 
-
 @pytest.fixture
 def frozen_clock(monkeypatch: pytest.MonkeyPatch) -> list[int]:
     """The memory stores' clock (epoch ms) reads the last element of this list."""

@@ -18,14 +18,16 @@ REFLECTION_MARKER = "### memory-reflection"
 
 
 class RoutingProvider(ScriptedProvider):
+    def __new__(cls, *args: Any, reflection_slot_id: int | None = 1, **kwargs: Any) -> RoutingProvider:
+        # reflection_slot_id=None stands for a provider without slots (a hosted API)
+        return super().__new__(_WithoutSlots if reflection_slot_id is None and cls is RoutingProvider else cls)
+
     def __init__(self, script: Iterable[Any] = (), reflect: Any = "NONE", *, transport: str = "grammar",
                  main_slot: int = 0, reflection_slot_id: int | None = 1) -> None:
         super().__init__(script, transport=transport, slot=main_slot)
         self.reflect = reflect
         self.reflection_requests: list[CompletionRequest] = []
         self.reflection_slot_id = reflection_slot_id
-        if reflection_slot_id is None:
-            self.reflection_slot = None  # type: ignore[assignment]  # a provider without the method
 
     def reflection_slot(self) -> int:  # noqa: D102  (mirrors LlamaServerProvider)
         return -1 if self.reflection_slot_id is None else self.reflection_slot_id
@@ -42,3 +44,10 @@ class RoutingProvider(ScriptedProvider):
         if isinstance(answer, BaseException):
             raise answer
         return answer if isinstance(answer, Completion) else Completion(content=str(answer), slot_id=request.slot_id)
+
+
+class _WithoutSlots(RoutingProvider):
+    """No SlotAffinity: a member set to None is one the class does not implement."""
+
+    slot_for = None  # type: ignore[assignment]
+    reflection_slot = None  # type: ignore[assignment]

@@ -6,9 +6,9 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from atomic_agent.hook_records import MemoryPhase, PromptSection, TurnStart, fit_sections
 from atomic_agent.hookspecs import hookimpl
 from atomic_agent.prompt.build_prompt import estimate_tokens
-from atomic_agent.hook_records import MemoryPhase, PromptSection, TurnStart, fit_sections
 from atomic_agent.runtime.boot_context import boot
 from atomic_agent.runtime.runtime import Runtime
 from atomic_agent.testing.runtime_kit import fresh_plugin_host

@@ -11,9 +11,9 @@ import pytest
 from atomic_agent.plugins.memory.memory_database import MemoryDatabase, memory_db_path
 from atomic_agent.plugins.memory.profile_store import ProfileStore
 from atomic_agent.plugins.memory.profile_validation import is_valid_profile_key
-from atomic_agent.plugins.metrics.metrics_registry import MetricsRegistry
 from atomic_agent.plugins.memory_profile.profile_config import ProfileConfig
 from atomic_agent.plugins.memory_reflection.reflection_parser import parse_reflection
+from atomic_agent.plugins.metrics.metrics_registry import MetricsRegistry
 from atomic_agent.testing.scripted_provider import calls
 from atomic_agent.testing.tool_context_kit import make_tool_context
 from tests.plugins.memory_plugins.memory_runtime import make_memory_runtime, phase

@@ -12,10 +12,10 @@ from typing import Any
 import pytest
 
 from atomic_agent.api import ExchangePair
+from atomic_agent.hook_records import TurnDigest
 from atomic_agent.plugins.memory.link_store import LinkStore
 from atomic_agent.plugins.memory.memory_database import MemoryDatabase, memory_db_path
 from atomic_agent.plugins.memory.note_store import NoteInput, NoteStore
-from atomic_agent.hook_records import TurnDigest
 from tests.plugins.memory_plugins.memory_runtime import ALL_MEMORY, make_memory_runtime, phase, settle
 from tests.plugins.memory_plugins.test_memory_real_server import slot_state
 

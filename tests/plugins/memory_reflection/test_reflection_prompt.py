@@ -9,9 +9,9 @@ from typing import Any
 
 import atomic_agent.plugins.memory_reflection as reflection_plugin
 from atomic_agent.llm.model_profile import profile_named
-from atomic_agent.prompt.prompt_assets import PromptAssets
 from atomic_agent.plugins.memory_reflection.reflection_grammar import reflection_grammar
 from atomic_agent.plugins.memory_reflection.reflection_prompt import MAX_TEXT_CHARS, ReflectionPromptBuilder
+from atomic_agent.prompt.prompt_assets import PromptAssets
 from atomic_agent.testing.runtime_kit import fresh_plugin_host
 
 

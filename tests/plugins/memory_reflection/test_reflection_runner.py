@@ -6,11 +6,11 @@ import asyncio
 from pathlib import Path
 from typing import Any
 
+from atomic_agent.hook_records import TurnDigest, TurnStart
 from atomic_agent.llm.provider_protocol import Completion, ProviderError
 from atomic_agent.plugins.memory.memory_database import MemoryDatabase, memory_db_path
 from atomic_agent.plugins.memory.note_store import NoteStore
 from atomic_agent.plugins.memory.profile_store import ProfileStore
-from atomic_agent.hook_records import TurnDigest, TurnStart
 from atomic_agent.testing.scripted_provider import calls
 from tests.plugins.memory_plugins.memory_runtime import make_memory_runtime, reflection_runner, settle
 from tests.plugins.memory_plugins.routing_provider import RoutingProvider

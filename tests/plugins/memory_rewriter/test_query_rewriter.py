@@ -10,9 +10,9 @@ from pathlib import Path
 from typing import Any
 
 from atomic_agent.llm.provider_protocol import ProviderError
+from tests.plugins.memory_links.test_link_generator import recalled_ids
 from tests.plugins.memory_plugins.memory_runtime import ALL_MEMORY
 from tests.plugins.memory_plugins.v2_scenario import SECOND, run_scenario
-from tests.plugins.memory_links.test_link_generator import recalled_ids
 
 WITH_REWRITER = (*ALL_MEMORY, "memory_rewriter")
 OUTCOME = "agent.memory.retrieve.rewriter"

@@ -8,8 +8,8 @@ from pathlib import Path
 from types import SimpleNamespace
 
 from atomic_agent.api import ExchangePair
-from atomic_agent.plugins.memory_segmentation.reflection_window import ReflectionWindow
 from atomic_agent.hook_records import TurnDigest, exchange_pairs
+from atomic_agent.plugins.memory_segmentation.reflection_window import ReflectionWindow
 from atomic_agent.sessions.transcript_entry import TranscriptEntry
 from atomic_agent.testing.scripted_provider import calls
 from tests.plugins.memory_plugins.memory_runtime import ALL_MEMORY, make_memory_runtime, settle

@@ -10,11 +10,10 @@ from types import SimpleNamespace
 
 from atomic_agent.api import ExchangePair
 from atomic_agent.hook_records import TurnDigest
+from atomic_agent.plugins.memory_segmentation.reflection_window import ReflectionWindow
 from atomic_agent.testing.scripted_provider import calls
 from tests.plugins.memory_plugins.memory_runtime import ALL_MEMORY, make_memory_runtime, settle
 from tests.plugins.memory_plugins.routing_provider import RoutingProvider
-
-from atomic_agent.plugins.memory_segmentation.reflection_window import ReflectionWindow
 
 
 def digest(session: str, turn: int, history: int = 0, reason: str = "reply") -> TurnDigest:

@@ -21,9 +21,9 @@ class Ran:
 
 @pytest.fixture
 def providers_cli(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
-    import atomic_agent.plugins.openai_compatible as openai_plugin
     from typer.testing import CliRunner
 
+    import atomic_agent.plugins.openai_compatible as openai_plugin
     from atomic_agent.cli.cli_state import CliState
     from atomic_agent.cli.main import build_app
     from atomic_agent.runtime.boot_context import boot

@@ -12,9 +12,9 @@ import json
 
 import pytest
 
-from atomic_agent.api import CompletionRequest, ResourceClass, ToolSpec
 from atomic_agent.agent.step_executor import batch_from_native_calls
 from atomic_agent.agent.tool_calls import parse_tool_calls
+from atomic_agent.api import CompletionRequest, ResourceClass, ToolSpec
 from atomic_agent.llm.model_profile import PLAIN_TEXT_PROFILE
 from atomic_agent.plugins.openai_compatible.endpoint_entry import resolve_endpoint
 from atomic_agent.plugins.openai_compatible.openai_provider import OpenAiCompatibleProvider

@@ -6,9 +6,9 @@ import json
 
 import pytest
 
-from atomic_agent.api import Completion, ResourceClass, ToolSpec
 from atomic_agent.agent.step_executor import batch_from_native_calls
 from atomic_agent.agent.tool_calls import parse_tool_calls
+from atomic_agent.api import Completion, ResourceClass, ToolSpec
 from atomic_agent.llm.model_profile import PLAIN_TEXT_PROFILE
 from atomic_agent.plugins.openai_compatible.tool_functions import (
     MalformedToolCallError,

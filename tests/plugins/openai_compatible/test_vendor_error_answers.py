@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 
 from atomic_agent.api import CompletionRequest, ProviderUnavailableError
-from atomic_agent.providers.fallback_chain import advance_signal
 from atomic_agent.plugins.openai_compatible.http_errors import OpenAiHttpError, parse_retry_after
+from atomic_agent.providers.fallback_chain import advance_signal
 
 from .vendor_server import Reply, chat_reply, sse_chunks
 
@@ -106,9 +106,9 @@ async def test_error_event_inside_a_stream_is_the_vendors_error(vendor, make_pro
 
 
 async def test_unreachable_endpoint_is_provider_unavailable():
+    from atomic_agent.plugins.llama_server.server_process import free_loopback_port
     from atomic_agent.plugins.openai_compatible.endpoint_entry import resolve_endpoint
     from atomic_agent.plugins.openai_compatible.openai_provider import OpenAiCompatibleProvider
-    from atomic_agent.plugins.llama_server.server_process import free_loopback_port
 
     port = free_loopback_port()
     ep = resolve_endpoint({"id": "x", "kind": "openai-compatible", "preset": "llamacpp",

@@ -34,8 +34,8 @@ def tool_template_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[T
     from atomic_agent.plugins.llama_server.server_launch import start_server
     from atomic_agent.plugins.llama_server.server_process import LaunchSpec, ServerPaths, free_loopback_port
     from atomic_agent.plugins.llama_server.starter_model import ensure_starter_model
-    from atomic_agent.plugins.llama_server.thread_count import AUTO, chat_threads
     from atomic_agent.plugins.llama_server.testing.llama_fixture import stop_session_server
+    from atomic_agent.plugins.llama_server.thread_count import AUTO, chat_threads
 
     state = tmp_path_factory.mktemp("tool-template-llama")
     cache = resolve_cache_dir()

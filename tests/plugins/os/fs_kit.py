@@ -14,9 +14,16 @@ from typing import Any
 
 import attrs
 
-from atomic_agent.api import (ApprovalAnswer, ApprovalAuditLog, ApprovalGate, ToolContext, ToolResult, audit_path,
-                              bind_request_approval, make_runtime_view)
-from atomic_agent.approval.approval_gate import STANDARD_CATEGORIES
+from atomic_agent.api import (
+    ApprovalAnswer,
+    ApprovalAuditLog,
+    ToolContext,
+    ToolResult,
+    audit_path,
+    bind_request_approval,
+    make_runtime_view,
+)
+from atomic_agent.approval.approval_gate import STANDARD_CATEGORIES, ApprovalGate
 from atomic_agent.plugins.os.fs import tool_specs
 
 

@@ -6,10 +6,11 @@ import os
 
 import attrs
 
-from atomic_agent.api import SessionStore, Tier
+from atomic_agent.api import Tier
 from atomic_agent.plugins.os.fs.fs_env import FsEnv
 from atomic_agent.plugins.os.fs.locate_project_tool import make_locate_project
 from atomic_agent.plugins.os.fs.projects_config import ProjectsConfig
+from atomic_agent.sessions.session_store import SessionStore
 from tests.plugins.os.fs_kit import make_world
 
 
@@ -139,8 +140,8 @@ async def test_registered_projects_block_is_read(tmp_path) -> None:
         config: object = Config()
         state_dir: object = tmp_path
 
-        def service(self, name):
-            raise KeyError(name)
+        def service(self, name, default):
+            return default  # provides nothing
 
     from atomic_agent.api import make_tool_context
 

@@ -7,8 +7,15 @@ import json
 import pytest
 
 import atomic_agent.plugins.os as os_plugin
-from atomic_agent.api import (ResourceClass, Tier, args_errors, collected_tools, fresh_plugin_host, make_runtime_view,
-                              registered_plugin)
+from atomic_agent.api import (
+    ResourceClass,
+    Tier,
+    args_errors,
+    collected_tools,
+    fresh_plugin_host,
+    make_runtime_view,
+    registered_plugin,
+)
 
 FS_TOOLS = {
     "os.fs.read": Tier.FREQUENT, "os.fs.write": Tier.FREQUENT, "os.fs.edit": Tier.FREQUENT,

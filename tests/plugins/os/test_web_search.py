@@ -35,6 +35,18 @@ def exa_answer(request: Received) -> Reply:
     return Reply(200, f"event: message\ndata: {json.dumps(message)}\n\n", {"Content-Type": "text/event-stream"})
 
 
+@attrs.define
+class Approving:
+    """A tool context that approves every egress question (the policy itself is tested in
+    test_every_egress_follows_one_policy)."""
+
+    working_dir: Path
+    session_id: str = "sess-search"
+
+    async def ask_approval(self, category: str, summary: str, **_: Any) -> bool:
+        return True
+
+
 class Waits(list):
     async def __call__(self, seconds: float) -> None:
         self.append(seconds)
@@ -199,15 +211,15 @@ async def test_the_runtime_tool_builds_its_chain_on_the_first_search(server: Loo
     runtime = OneBlockRuntime(WebConfig(search=config(server)), tmp_path)
     spec = search_tool_spec(runtime)
     assert spec == attrs.evolve(build_search_tool(config(server), tmp_path, environ={})[0], run=spec.run)
-    first = await spec.run({"query": "llamas"}, None)
-    again = await spec.run({"query": "llamas"}, None)
+    first = await spec.run({"query": "llamas"}, Approving(tmp_path))
+    again = await spec.run({"query": "llamas"}, Approving(tmp_path))
     assert first.status == "ok" and first.details["provider"] == "exa"
     assert again.details["cached"] and len(server.hits("/exa")) == 1  # one engine, kept after the first call
 
 
 async def search_once(server: LoopbackServer, state_dir: Path) -> None:
     spec, _engine = build_search_tool(config(server), state_dir, environ={})
-    await spec.run({"query": "q"}, None)
+    await spec.run({"query": "q"}, Approving(state_dir))
 
 
 async def test_a_missing_key_is_not_mentioned_until_a_search_runs(server: LoopbackServer, tmp_path: Path,
@@ -215,8 +227,8 @@ async def test_a_missing_key_is_not_mentioned_until_a_search_runs(server: Loopba
     server.routes["/exa"] = exa_answer
     spec, _engine = build_search_tool(config(server), tmp_path, environ={})  # every runtime builds the tool
     assert "EXA_API_KEY" not in capsys.readouterr().err  # a first run that never searches is not greeted
-    await spec.run({"query": "a"}, None)
-    await spec.run({"query": "b"}, None)
+    await spec.run({"query": "a"}, Approving(tmp_path))
+    await spec.run({"query": "b"}, Approving(tmp_path))
     assert capsys.readouterr().err.count("EXA_API_KEY is empty") == 1
 
 

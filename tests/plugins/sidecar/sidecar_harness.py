@@ -16,7 +16,7 @@ from typing import Any
 from atomic_agent.plugins.sidecar.protocol_router import handle_item
 from atomic_agent.plugins.sidecar.protocol_schema import outgoing_problem
 from atomic_agent.plugins.sidecar.protocol_writer import ProtocolWriter
-from atomic_agent.plugins.sidecar.sidecar_server import SidecarLimits, SidecarServer
+from atomic_agent.plugins.sidecar.sidecar_server import DEFAULT_LIMITS, SidecarLimits, SidecarServer
 from tests.agent.loop_harness import make_runtime
 
 WAIT_S = 30.0  # a safety net for a hung test, never a speed expectation
@@ -46,7 +46,7 @@ class SchemaCheckedSink(io.RawIOBase):
 
 
 class SidecarHarness:
-    def __init__(self, tmp_path: Path, provider: Any, *, limits: SidecarLimits = SidecarLimits(),
+    def __init__(self, tmp_path: Path, provider: Any, *, limits: SidecarLimits = DEFAULT_LIMITS,
                  environ: dict[str, str] | None = None, extra: list[tuple[object, str]] = ()) -> None:
         self._changed = asyncio.Event()
         self.sink = SchemaCheckedSink(lambda _m: self._changed.set())

@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from atomic_agent.api import SessionStore
 from atomic_agent.plugins.llama_server.testing.fake_llama_server import FakeLlamaServer
+from atomic_agent.sessions.session_store import SessionStore
 from tests.plugins.sidecar.sidecar_process import SidecarProcess
 
 WRITE_NOTE = json.dumps([{"tool": "test.note_write", "args": {"name": "note.txt", "text": "from the agent"}}])

@@ -161,7 +161,7 @@ async def test_shutdown_parks_in_flight_turns_at_a_step_boundary_and_refuses_lat
     finished = sidecar.events(turn["turnId"], "turn_finished")
     assert finished and finished[0]["status"] == "interrupted"  # parked: the next start answers it
     assert sidecar.events(turn["turnId"], "error")[0]["code"] == "turn_parked"
-    from atomic_agent.api import SessionStore
+    from atomic_agent.sessions.session_store import SessionStore
 
     store = SessionStore(sidecar.runtime.state_dir)  # the runtime closed its own: read what reached disk
     kinds = [(e.kind, e.status) for e in store.entries(turn["sessionId"])]

@@ -6,12 +6,12 @@ import json
 
 import pytest
 
-from atomic_agent.api import CompletionRequest, ProviderUnavailableError
 from atomic_agent.agent.step_executor import batch_from_native_calls
-from atomic_agent.providers.fallback_chain import advance_signal
+from atomic_agent.api import CompletionRequest, ProviderUnavailableError
 from atomic_agent.plugins.subscription_cli.cli_errors import SubscriptionCliMissingError
 from atomic_agent.plugins.subscription_cli.cli_provider import SubscriptionCliProvider, build_cli_provider
 from atomic_agent.plugins.subscription_cli.subscription_clis import SUBSCRIPTION_CLIS
+from atomic_agent.providers.fallback_chain import advance_signal
 from atomic_agent.runtime.boot_context import boot
 from atomic_agent.runtime.runtime import Runtime
 from atomic_agent.testing.runtime_kit import fresh_plugin_host, registered_plugin

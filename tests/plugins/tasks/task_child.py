@@ -16,8 +16,8 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from atomic_agent.hookspecs import hookimpl
 from atomic_agent.hook_records import ResourceClass, ToolResult, ToolSpec
+from atomic_agent.hookspecs import hookimpl
 from atomic_agent.testing.scripted_provider import ScriptedProvider, calls
 from tests.plugins.tasks.task_kit import FakeClock, task_runtime
 

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from atomic_agent.hook_records import ServiceSpec
 from atomic_agent.hookspecs import hookimpl
 from atomic_agent.llm.provider_protocol import ProviderError
-from atomic_agent.hook_records import ServiceSpec
 from atomic_agent.testing.scripted_provider import ScriptedProvider, calls
 from tests.plugins.tasks.task_kit import FakeClock, task_runtime
 from tests.turns.turn_kit import answering_provider

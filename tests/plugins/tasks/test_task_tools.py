@@ -3,7 +3,6 @@ model inside a real turn."""
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 

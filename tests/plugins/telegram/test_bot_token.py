@@ -7,8 +7,14 @@ import stat
 
 import pytest
 
-from atomic_agent.plugins.telegram.bot_token import (REDACTED, check_token_shape, clear_token, read_token, scrub,
-                                                     store_token)
+from atomic_agent.plugins.telegram.bot_token import (
+    REDACTED,
+    check_token_shape,
+    clear_token,
+    read_token,
+    scrub,
+    store_token,
+)
 
 from .fake_bot_api import TOKEN
 

@@ -3,8 +3,14 @@ uncertain, chunk evidence kept; what a dead process left mid-send becomes uncert
 
 from __future__ import annotations
 
-from atomic_agent.plugins.telegram.delivery_store import (ATTEMPTING, DELIVERED, FAILED, PENDING, UNCERTAIN,
-                                                          DeliveryStore)
+from atomic_agent.plugins.telegram.delivery_store import (
+    ATTEMPTING,
+    DELIVERED,
+    FAILED,
+    PENDING,
+    UNCERTAIN,
+    DeliveryStore,
+)
 
 
 def test_a_reply_obligation_exists_before_its_text_and_is_one_per_turn(tmp_path) -> None:

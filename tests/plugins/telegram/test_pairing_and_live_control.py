@@ -12,8 +12,17 @@ from atomic_agent.api import ScriptedProvider
 from atomic_agent.plugins.telegram.bot_token import read_token
 from atomic_agent.plugins.telegram.pairing_window import open_window, window_open
 
-from .channel_harness import (OWNER, STRANGER, answering, phone_sees, reply_texts, start_runtime, telegram_cli,
-                              until, write_state)
+from .channel_harness import (
+    OWNER,
+    STRANGER,
+    answering,
+    phone_sees,
+    reply_texts,
+    start_runtime,
+    telegram_cli,
+    until,
+    write_state,
+)
 from .fake_bot_api import TOKEN
 
 NEW_TOKEN = "987654321:another-token_ABCDEFGHIJKLMNOP"

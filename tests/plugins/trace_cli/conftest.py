@@ -11,11 +11,13 @@ from click.testing import Result
 from typer.testing import CliRunner
 
 import atomic_agent.plugins.trace_cli as trace_cli
-from atomic_agent.api import TraceRecorder, load_or_create_salt, prompt_captured_fields, tool_invocation_fields
 from atomic_agent.cli.cli_state import CliState
 from atomic_agent.cli.main import build_app
 from atomic_agent.runtime.boot_context import boot
 from atomic_agent.testing.runtime_kit import fresh_plugin_host
+from atomic_agent.tracing.prefix_hash import load_or_create_salt
+from atomic_agent.tracing.trace_events import prompt_captured_fields, tool_invocation_fields
+from atomic_agent.tracing.trace_recorder import TraceRecorder
 
 SESSION = "sess-alpha"
 OLDER_SESSION = "sess-older"

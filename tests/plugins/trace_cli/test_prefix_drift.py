@@ -6,10 +6,10 @@ from pathlib import Path
 
 import pytest
 
-from atomic_agent.tracing import trace_events as ev
 from atomic_agent.plugins.trace_cli.prefix_drift import compare_prefix_hashes
-from atomic_agent.tracing.prefix_hash import hash_prefix, load_or_create_salt
 from atomic_agent.plugins.trace_cli.prefix_replay import ReplayUnavailableError, replay_prefix_drift
+from atomic_agent.tracing import trace_events as ev
+from atomic_agent.tracing.prefix_hash import hash_prefix, load_or_create_salt
 from atomic_agent.tracing.trace_events import prompt_captured_fields
 from atomic_agent.tracing.trace_recorder import TraceRecorder
 

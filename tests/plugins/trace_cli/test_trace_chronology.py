@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from atomic_agent.tracing import trace_events as ev
 from atomic_agent.plugins.trace_cli.step_attribution import StepPosition, attribute_steps
 from atomic_agent.plugins.trace_cli.trace_chronology import build_chronology, render_chronology, summarise_trace
+from atomic_agent.tracing import trace_events as ev
 
 LONG_TAIL = "tail line\n" * 50
 

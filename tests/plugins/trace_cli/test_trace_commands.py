@@ -9,7 +9,6 @@ from pathlib import Path
 import pytest
 from click.testing import Result
 
-
 from .conftest import COMPLETION, LONG_TAIL, OLDER_SESSION, RECORDED_PREFIX, SESSION
 
 Invoke = Callable[..., Result]

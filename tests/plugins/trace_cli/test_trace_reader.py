@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
+from atomic_agent.plugins.trace_cli.trace_reader import TraceNotFoundError, find_trace, list_traces, read_trace
 from atomic_agent.tracing import trace_events as ev
 from atomic_agent.tracing.trace_paths import trace_path
-from atomic_agent.plugins.trace_cli.trace_reader import TraceNotFoundError, find_trace, list_traces, read_trace
 from atomic_agent.tracing.trace_recorder import TraceRecorder
 
 
