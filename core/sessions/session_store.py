@@ -22,8 +22,12 @@ import attrs
 
 from atomic_agent.sessions.session_database import RawRow
 from atomic_agent.sessions.session_state import SessionState
-from atomic_agent.sessions.store_errors import (SessionNotFoundError, SessionStoreError, explain_write_failures,
-                                                open_failure)
+from atomic_agent.sessions.store_errors import (
+    SessionNotFoundError,
+    SessionStoreError,
+    explain_write_failures,
+    open_failure,
+)
 from atomic_agent.sessions.transcript_cache import CachedTranscript
 from atomic_agent.sessions.transcript_entry import TOOL_RESULT, TURN_FINISHED, TURN_STARTED, TranscriptEntry
 from atomic_agent.sessions.writer_guard import TurnGuard, require_running

@@ -13,8 +13,16 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from atomic_agent.api import (Durability, NewerSchemaError, check_not_newer, is_lock_error, migrate, open_sqlite,
-                              read_schema_state, transaction)
+from atomic_agent.api import (
+    Durability,
+    NewerSchemaError,
+    check_not_newer,
+    is_lock_error,
+    migrate,
+    open_sqlite,
+    read_schema_state,
+    transaction,
+)
 
 from .memory_errors import MemoryDatabaseLockedError, MemoryDatabaseRefusedError
 from .memory_schema import MIGRATIONS

@@ -9,8 +9,16 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from atomic_agent.api import (Durability, NewerSchemaError, check_not_newer, is_lock_error, migrate, open_sqlite,
-                              read_schema_state, transaction)
+from atomic_agent.api import (
+    Durability,
+    NewerSchemaError,
+    check_not_newer,
+    is_lock_error,
+    migrate,
+    open_sqlite,
+    read_schema_state,
+    transaction,
+)
 
 from .task_errors import TaskStoreError
 from .task_schema import MIGRATIONS

@@ -220,8 +220,10 @@ class ApprovalBridge:
         return sum(self._resolve(token, False, resolver) for token in list(self.pending))
 
     async def _close_stale(self, api: BotApi | None, callback: dict[str, Any], text: str) -> None:
-        message = callback.get("message") if isinstance(callback.get("message"), dict) else {}
-        chat = message.get("chat") if isinstance(message.get("chat"), dict) else {}
+        raw_message = callback.get("message")
+        message: dict[str, Any] = raw_message if isinstance(raw_message, dict) else {}
+        raw_chat = message.get("chat")
+        chat: dict[str, Any] = raw_chat if isinstance(raw_chat, dict) else {}
         message_id, chat_id = message.get("message_id"), chat.get("id")
         if api is None or not isinstance(message_id, int) or not message_id or not isinstance(chat_id, int):
             return

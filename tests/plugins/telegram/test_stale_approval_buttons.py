@@ -10,8 +10,13 @@ from pathlib import Path
 
 import pytest
 
-from atomic_agent.plugins.telegram.approval_bridge import (RESTARTED_TEXT, STALE_TEXTS, UNKNOWN_TEXT, keyboard,
-                                                           stale_text)
+from atomic_agent.plugins.telegram.approval_bridge import (
+    RESTARTED_TEXT,
+    STALE_TEXTS,
+    UNKNOWN_TEXT,
+    keyboard,
+    stale_text,
+)
 
 from .channel_harness import OWNER, GateTools, phone_sees, reply_texts, start_runtime, write_state
 from .test_channel_approvals import ask_then_reply, button
