@@ -35,11 +35,10 @@ class NewerSchemaError(Exception):
     def __init__(self, path: str, newer: str, known: int, writer: str | None) -> None:
         from atomic_agent import __version__
 
-        by = f"a newer atomic-agent (build {writer})" if writer else "a newer atomic-agent"
         super().__init__(
-            f"{path} was written by {by}: {newer}, while this build (atomic-agent {__version__}) knows schema "
-            f"version {known} and would have to rewrite it, losing what it does not understand. It was left "
-            f"untouched. Upgrade atomic-agent{f' to {writer} or later' if writer else ''} to use this state "
+            f"{path} was written by a newer atomic-agent ({newer}); this build (atomic-agent {__version__}) knows "
+            f"schema version {known} and would have to rewrite it, losing what it does not understand. It was "
+            f"left untouched. Upgrade atomic-agent{f' to {writer} or later' if writer else ''} to use this state "
             "directory, or point --state-dir / $ATOMIC_AGENT_STATE_DIR at another one")
         self.path = path
         self.writer = writer
@@ -51,13 +50,15 @@ class SchemaState:
 
     version: int
     applied: frozenset[str]
+    writer: str | None = None  # the atomic-agent build that last migrated the file (None: not recorded)
 
     def newer_than(self, steps: Sequence[Migration]) -> str | None:
-        """Why this build cannot use the file (its schema is newer), or None."""
+        """Why this build cannot use the file (its schema is newer, and which build wrote it), or None."""
         unknown = sorted(self.applied - {step.__name__ for step in steps})
         if self.version <= len(steps) and not unknown:
             return None
-        return f"schema version {self.version}" + (f", migrations {', '.join(unknown)}" if unknown else "")
+        return (f"schema version {self.version}" + (f", migrations {', '.join(unknown)}" if unknown else "")
+                + (f", written by atomic-agent {self.writer}" if self.writer else ""))
 
 
 def read_schema_state(conn: sqlite3.Connection) -> SchemaState:
@@ -67,7 +68,11 @@ def read_schema_state(conn: sqlite3.Connection) -> SchemaState:
     version = int(conn.execute("PRAGMA user_version").fetchone()[0])
     applied = frozenset(row[0] for row in conn.execute("SELECT name FROM _migrations")) if "_migrations" in tables \
         else frozenset()
-    return SchemaState(version, applied)
+    writer = None
+    if WRITER_TABLE in tables:
+        row = conn.execute(f"SELECT build FROM {WRITER_TABLE} WHERE id = 1").fetchone()
+        writer = str(row[0]) if row and row[0] else None
+    return SchemaState(version, applied, writer)
 
 
 def _file_of(conn: sqlite3.Connection) -> str:
@@ -77,19 +82,12 @@ def _file_of(conn: sqlite3.Connection) -> str:
     return "the database"
 
 
-def _writer_of(conn: sqlite3.Connection) -> str | None:
-    try:
-        row = conn.execute(f"SELECT build FROM {WRITER_TABLE} WHERE id = 1").fetchone()
-    except sqlite3.OperationalError:  # written before the table existed
-        return None
-    return str(row[0]) if row and row[0] else None
-
-
 def check_not_newer(conn: sqlite3.Connection, steps: Sequence[Migration]) -> None:
     """Raise NewerSchemaError when the file's schema is newer than `steps` (read-only)."""
-    newer = read_schema_state(conn).newer_than(steps)
+    schema = read_schema_state(conn)
+    newer = schema.newer_than(steps)
     if newer is not None:
-        raise NewerSchemaError(_file_of(conn), newer, len(steps), _writer_of(conn))
+        raise NewerSchemaError(_file_of(conn), newer, len(steps), schema.writer)
 
 
 def refuse_newer_schema(steps: Sequence[Migration]) -> Callable[[sqlite3.Connection], None]:
@@ -105,7 +103,7 @@ def migrate(conn: sqlite3.Connection, steps: Sequence[Migration]) -> list[str]:
     schema = read_schema_state(conn)
     newer = schema.newer_than(steps)
     if newer is not None:  # never rewrite a newer file's version down to ours
-        raise NewerSchemaError(_file_of(conn), newer, len(steps), _writer_of(conn))
+        raise NewerSchemaError(_file_of(conn), newer, len(steps), schema.writer)
     names = [step.__name__ for step in steps]
     if schema.version == len(steps) and schema.applied.issuperset(names):
         return []

@@ -13,16 +13,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from atomic_agent.api import (
-    Durability,
-    NewerSchemaError,
-    check_not_newer,
-    is_lock_error,
-    migrate,
-    open_sqlite,
-    read_schema_state,
-    transaction,
-)
+from atomic_agent.api import Durability, is_lock_error, migrate, open_sqlite, read_schema_state, transaction
 
 from .memory_errors import MemoryDatabaseLockedError, MemoryDatabaseRefusedError
 from .memory_schema import MIGRATIONS
@@ -38,7 +29,7 @@ def memory_db_path(state_dir: Path) -> Path:
 def _check_openable(conn: sqlite3.Connection, path: Path) -> None:
     """Read-only checks: nothing here writes to the file."""
     try:
-        read_schema_state(conn)  # a file that is not a database fails here, before the schema check
+        schema = read_schema_state(conn)
     except sqlite3.DatabaseError as exc:
         if is_lock_error(exc):
             raise MemoryDatabaseLockedError(
@@ -46,10 +37,12 @@ def _check_openable(conn: sqlite3.Connection, path: Path) -> None:
         raise MemoryDatabaseRefusedError(
             f"{path} is not a usable memory database ({exc}); it was left untouched. Move it aside "
             "to start with an empty memory, or restore a backup") from exc
-    try:
-        check_not_newer(conn, MIGRATIONS)
-    except NewerSchemaError as exc:
-        raise MemoryDatabaseRefusedError(str(exc)) from exc
+    newer = schema.newer_than(MIGRATIONS)
+    if newer is not None:
+        raise MemoryDatabaseRefusedError(
+            f"{path} was written by a newer atomic-agent ({newer}; this build knows version "
+            f"{len(MIGRATIONS)}); it was left untouched. Upgrade atomic-agent, or point the "
+            "state dir elsewhere")
 
 
 class MemoryDatabase:

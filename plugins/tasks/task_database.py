@@ -9,16 +9,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from atomic_agent.api import (
-    Durability,
-    NewerSchemaError,
-    check_not_newer,
-    is_lock_error,
-    migrate,
-    open_sqlite,
-    read_schema_state,
-    transaction,
-)
+from atomic_agent.api import Durability, is_lock_error, migrate, open_sqlite, read_schema_state, transaction
 
 from .task_errors import TaskStoreError
 from .task_schema import MIGRATIONS
@@ -33,16 +24,16 @@ def tasks_db_path(state_dir: Path) -> Path:
 
 def _check_openable(conn: sqlite3.Connection, path: Path) -> None:
     try:
-        read_schema_state(conn)  # a file that is not a database fails here, before the schema check
+        schema = read_schema_state(conn)
     except sqlite3.DatabaseError as exc:
         if is_lock_error(exc):
             raise TaskStoreError(f"{path} is locked by another process; try again") from exc
         raise TaskStoreError(f"{path} is not a usable task database ({exc}); it was left untouched. Move it "
                              "aside to start with no tasks, or restore a backup") from exc
-    try:
-        check_not_newer(conn, MIGRATIONS)
-    except NewerSchemaError as exc:
-        raise TaskStoreError(str(exc)) from exc
+    newer = schema.newer_than(MIGRATIONS)
+    if newer is not None:
+        raise TaskStoreError(f"{path} was written by a newer atomic-agent ({newer}; this build knows version "
+                             f"{len(MIGRATIONS)}); it was left untouched. Upgrade atomic-agent")
 
 
 class TaskDatabase:

@@ -15,13 +15,14 @@ the obligation outlives a crash between the turn's end and the send.
 from __future__ import annotations
 
 import json
+import sqlite3
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import attrs
 
-from atomic_agent.api import Durability, migrate, open_sqlite, refuse_newer_schema, store_clock, transaction
+from atomic_agent.api import Durability, migrate, open_sqlite, read_schema_state, store_clock, transaction
 
 from .delivery_schema import MIGRATIONS
 
@@ -70,6 +71,10 @@ def _row(row: tuple[Any, ...]) -> Delivery:
 APPROVAL_MEMORY_MS = 30 * 24 * 3_600_000  # how long a prompt's fate is kept for a late button press
 
 
+class TelegramStoreNewerError(RuntimeError):
+    """telegram.sqlite belongs to a newer build; not a sqlite3.DatabaseError (it is not damage)."""
+
+
 def db_path(state_dir: Path) -> Path:
     return state_dir / DB_FILE
 
@@ -77,13 +82,21 @@ def db_path(state_dir: Path) -> Path:
 class DeliveryStore:
     def __init__(self, state_dir: Path) -> None:
         self.path = db_path(state_dir)
-        # a file of a newer build is refused (NewerSchemaError) before anything is written to it
-        self.conn = open_sqlite(self.path, Durability.FULL, inspect=refuse_newer_schema(MIGRATIONS))
+        # a file of a newer build is refused before anything is written to it
+        self.conn = open_sqlite(self.path, Durability.FULL, inspect=self._refuse_newer)
         try:
             migrate(self.conn, MIGRATIONS)
         except BaseException:
             self.conn.close()
             raise
+
+    def _refuse_newer(self, conn: sqlite3.Connection) -> None:
+        newer = read_schema_state(conn).newer_than(MIGRATIONS)
+        if newer is not None:
+            raise TelegramStoreNewerError(
+                f"{self.path} was written by a newer atomic-agent ({newer}; this build knows schema version "
+                f"{len(MIGRATIONS)}); it was left untouched. Upgrade atomic-agent to use this state directory, "
+                "or point --state-dir at another one")
 
     def close(self) -> None:
         self.conn.close()

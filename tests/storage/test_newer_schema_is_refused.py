@@ -18,7 +18,7 @@ from atomic_agent.plugins.memory.memory_database import MemoryDatabase
 from atomic_agent.plugins.memory.memory_errors import MemoryDatabaseRefusedError
 from atomic_agent.plugins.tasks.task_database import TaskDatabase
 from atomic_agent.plugins.tasks.task_errors import TaskStoreError
-from atomic_agent.plugins.telegram.delivery_store import DeliveryStore
+from atomic_agent.plugins.telegram.delivery_store import DeliveryStore, TelegramStoreNewerError
 from atomic_agent.sessions.session_store import SessionStore, SessionStoreError
 from atomic_agent.storage.sqlite_migrations import NewerSchemaError, migrate
 
@@ -39,7 +39,7 @@ SPELLINGS = [
     pytest.param({"version": 99, "future_step": False, "writer": None}, "schema version 99", id="user_version-99"),
     pytest.param({"version": None, "future_step": True, "writer": None}, "m099_from_the_future", id="unknown-step"),
     pytest.param({"version": 42, "future_step": True, "writer": None}, "schema version 42", id="both"),
-    pytest.param({"version": 7, "future_step": False, "writer": "9.9.9"}, "build 9.9.9", id="writer-named"),
+    pytest.param({"version": 7, "future_step": False, "writer": "9.9.9"}, "written by atomic-agent 9.9.9", id="writer-named"),
 ]
 
 
@@ -100,7 +100,7 @@ def test_newer_schema_memory_sqlite_is_refused_untouched(tmp_path: Path, spellin
 
 @pytest.mark.parametrize(("spelling", "named"), SPELLINGS)
 def test_newer_schema_telegram_sqlite_is_refused_untouched(tmp_path: Path, spelling: dict, named: str) -> None:
-    _check_refused(tmp_path, "telegram.sqlite", _telegram, NewerSchemaError, spelling, named)
+    _check_refused(tmp_path, "telegram.sqlite", _telegram, TelegramStoreNewerError, spelling, named)
 
 
 def test_newer_schema_migrate_itself_refuses_whatever_opened_the_file(tmp_path: Path) -> None:
@@ -128,5 +128,5 @@ def test_newer_schema_run_says_upgrade_and_exits_non_zero(tmp_path: Path, capsys
         main(["--state-dir", str(state), "run", "hello"])
     err = capsys.readouterr().err
     assert exited.value.code == 2  # the CLI's usage/state error code
-    assert "written by a newer atomic-agent (build 9.9.9)" in err and "Traceback" not in err
+    assert "written by a newer atomic-agent" in err and "written by atomic-agent 9.9.9" in err and "Traceback" not in err
     assert (state / "sessions.sqlite").read_bytes() == before
