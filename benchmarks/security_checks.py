@@ -115,9 +115,9 @@ def git_listing_ms(root: Path, rounds: int) -> float | None:
 
 
 def serve_checks(root: Path, rounds: int) -> dict[str, float]:
-    from atomic_agent.plugins.http.client_identity import Caller, may_answer
-    from atomic_agent.plugins.http.origin_policy import OriginPolicy
-    from atomic_agent.plugins.http.request_guard import RequestGuard
+    from atomic_agent.plugins.serve.client_identity import Caller, may_answer
+    from atomic_agent.plugins.serve.origin_policy import OriginPolicy
+    from atomic_agent.plugins.serve.request_guard import RequestGuard
 
     async def app(scope: dict[str, Any], receive: Any, send: Any) -> None:
         await send({"type": "http.response.start", "status": 200, "headers": [(b"content-type", b"application/json")]})

@@ -50,9 +50,9 @@ class ServerThread:
     """`serve`'s app with a zero-latency scripted provider, on 127.0.0.1 in its own thread."""
 
     def __init__(self, state: Path, profile: bool = False) -> None:
-        from atomic_agent.plugins.http.http_app import build_app
-        from atomic_agent.plugins.http.serve_runner import make_server
-        from atomic_agent.plugins.http.server_context import ServeContext, ServeSettings
+        from atomic_agent.plugins.serve.http_app import build_app
+        from atomic_agent.plugins.serve.serve_runner import make_server
+        from atomic_agent.plugins.serve.server_context import ServeContext, ServeSettings
 
         self.ctx = ServeContext(ServeSettings(working_dir=state))
         # IPPROTO_TCP as `serve` gets it from getaddrinfo: asyncio sets TCP_NODELAY only on sockets

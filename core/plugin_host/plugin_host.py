@@ -64,11 +64,17 @@ def allowed_names(environ: Mapping[str, str]) -> set[str] | None:
     return {part.strip() for part in environ[ALLOW_ENV].split(",") if part.strip()}
 
 
+# built-in plugins that were renamed: the old name in plugins.disabled or the allow-list still
+# means the plugin (a user who switched `http` off keeps `serve` off)
+FORMER_NAMES = {"serve": "http"}
+
+
 def is_selected(name: str, allowed: set[str] | None, disabled: Iterable[str]) -> tuple[bool, str | None]:
     """Decide before loading, so a disabled plugin costs nothing. Returns (load?, why-not)."""
-    if allowed is not None and name not in allowed:
+    names = {name, FORMER_NAMES[name]} if name in FORMER_NAMES else {name}
+    if allowed is not None and not names & allowed:
         return False, f"not in {ALLOW_ENV}"
-    if name in set(disabled):
+    if names & set(disabled):
         return False, "listed in plugins.disabled"
     return True, None
 

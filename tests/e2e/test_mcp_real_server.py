@@ -88,7 +88,7 @@ def test_serve_calls_a_real_mcp_tool_end_to_end_and_adds_a_server_live(llama_ser
     import httpx
     import openai
 
-    from tests.plugins.http.test_serve_subprocess import ATOMIC_AGENT, WAIT_S, child_env, free_port, wait_until_up
+    from tests.plugins.serve.test_serve_subprocess import ATOMIC_AGENT, WAIT_S, child_env, free_port, wait_until_up
 
     state, marker, live_marker = tmp_path / "state", tmp_path / "contacted.txt", tmp_path / "live-contacted.txt"
     _config(state, marker, ["ping"])

@@ -128,3 +128,12 @@ def test_wrong_record_type_is_reported():
     with registered_plugin(host, Wrong(), "wrong"):
         collect_records(host, "register_approval_categories", ApprovalCategory)
         assert "expected ApprovalCategory" in (host.reports["wrong"].error or "")
+
+
+def test_a_renamed_built_in_plugin_still_answers_to_its_former_name():
+    from atomic_agent.plugin_host.plugin_host import is_selected
+
+    assert is_selected("serve", None, ["http"]) == (False, "listed in plugins.disabled")
+    assert is_selected("serve", {"http"}, [])[0] is True
+    assert is_selected("serve", {"os"}, [])[0] is False
+    assert is_selected("http", None, ["serve"])[0] is True  # only old -> new, never the reverse

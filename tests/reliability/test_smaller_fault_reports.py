@@ -13,7 +13,7 @@ from atomic_agent.plugins.llama_server.testing.fake_llama_server import FakeLlam
 from atomic_agent.sessions.store_errors import SessionStoreFullError
 from atomic_agent.testing.scripted_provider import ScriptedProvider
 from tests.agent.loop_harness import make_runtime
-from tests.plugins.http.serve_harness import ServeHarness
+from tests.plugins.serve.serve_harness import ServeHarness
 from tests.plugins.sidecar.sidecar_harness import SidecarHarness
 
 

@@ -17,7 +17,7 @@ import openai
 import pytest
 
 from atomic_agent.plugins.llama_server.testing.fake_llama_server import FakeLlamaServer
-from tests.plugins.http.test_serve_subprocess import ATOMIC_AGENT, WAIT_S, child_env, free_port, wait_until_up
+from tests.plugins.serve.test_serve_subprocess import ATOMIC_AGENT, WAIT_S, child_env, free_port, wait_until_up
 
 SHELL_THEN_REPLY = [json.dumps([{"tool": "os.shell.run", "args": {"cmd": "touch", "args": ["pwned"]}}]),
                     json.dumps([{"tool": "reply", "args": {"text": "done"}}])]

@@ -20,7 +20,7 @@ import openai
 import pytest
 
 from atomic_agent.testing.scripted_provider import ScriptedProvider, calls
-from tests.plugins.http.serve_harness import WAIT_S, ServeHarness
+from tests.plugins.serve.serve_harness import WAIT_S, ServeHarness
 
 GATED = [calls(("t.gated", {"path": "ls"})), calls(("reply", {"text": "listed"}))]
 CLIENT_A = "client-a-0123456789abcdef"

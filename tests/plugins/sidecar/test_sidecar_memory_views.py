@@ -10,7 +10,7 @@ import atomic_agent.plugins.memory as memory_plugin
 import atomic_agent.plugins.memory_embeddings as embeddings_plugin
 import atomic_agent.plugins.memory_links as links_plugin
 from atomic_agent.plugins.memory.memory_database import memory_db_path
-from tests.plugins.http.test_serve_memory_views import seed_graph
+from tests.plugins.serve.test_serve_memory_views import seed_graph
 from tests.plugins.sidecar.sidecar_harness import SidecarHarness
 from tests.turns.turn_kit import answering_provider
 

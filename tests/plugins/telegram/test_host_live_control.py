@@ -56,7 +56,7 @@ async def test_sidecar_controls_the_channel_live(tmp_path, bot_api) -> None:
 
 def test_serve_controls_the_channel_for_the_operator_only(tmp_path, bot_api) -> None:
     from atomic_agent.runtime.runtime import Runtime
-    from tests.plugins.http.serve_harness import ServeHarness
+    from tests.plugins.serve.serve_harness import ServeHarness
 
     state = write_state(tmp_path / "state", bot_api, enabled=False)
     operator = "o" * 40

@@ -1,0 +1,26 @@
+"""The `serve` plugin: `atomic-agent serve`, an OpenAI-compatible HTTP API plus atomic admin
+routes (sessions, steering, events, approvals, MCP servers), every chat request one
+`runtime.run_turn`."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from atomic_agent.api import hookimpl
+
+
+@hookimpl
+def register_commands(app: Any) -> None:
+    from atomic_agent.plugins.serve.serve_command import serve_command
+
+    app.command("serve", help="Serve the agent over an OpenAI-compatible HTTP API (loopback by default).")(
+        serve_command)
+
+
+@hookimpl
+def register_config_blocks() -> list[Any]:
+    from atomic_agent.api import ConfigBlock
+    from atomic_agent.plugins.serve.serve_config import SERVE_BLOCK, ServeConfig
+    from atomic_agent.plugins.serve.webhook_config import WEBHOOKS_BLOCK, WebhooksConfig
+
+    return [ConfigBlock(key=SERVE_BLOCK, cls=ServeConfig), ConfigBlock(key=WEBHOOKS_BLOCK, cls=WebhooksConfig)]
