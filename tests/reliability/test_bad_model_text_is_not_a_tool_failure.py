@@ -15,7 +15,7 @@ from atomic_agent.llm.model_text import repair_completion, repair_text
 from atomic_agent.llm.provider_protocol import Completion
 from atomic_agent.testing.scripted_provider import ScriptedProvider, calls
 from tests.agent.loop_harness import make_runtime
-from tests.plugins.http.serve_harness import ServeHarness
+from tests.plugins.serve.serve_harness import ServeHarness
 from tests.plugins.tasks.task_kit import FakeClock, task_runtime
 from tests.turns.turn_kit import replies
 
