@@ -35,6 +35,7 @@ from atomic_agent.approval.approval_gate import ApprovalGate
 from atomic_agent.config.app_config import AgentConfig
 from atomic_agent.hook_records import PromptSection, ResourceClass, Tier, ToolResult
 from atomic_agent.llm.model_profile import ModelProfile
+from atomic_agent.llm.model_text import has_lone_surrogate, repair_completion, repair_text, repair_value
 from atomic_agent.llm.provider_protocol import Completion, CompletionRequest, TextProvider
 from atomic_agent.llm.reasoning_stream_parser import ReasoningStreamParser
 from atomic_agent.prompt.build_prompt import BuiltPrompt, build_prompt, estimate_tokens
@@ -129,7 +130,13 @@ async def _complete(ctx: StepContext, request: CompletionRequest,
                     on_delta: Callable[[str], None] | None) -> Completion:
     """One provider call that a stop (the turn's cancel event) ends at once: a user stop or a
     graceful stop's hard park must not wait out an inference that may run for minutes."""
-    call = asyncio.ensure_future(ctx.provider.complete(request, on_delta))
+    sink = on_delta
+
+    def repaired(text: str) -> None:  # a streamed piece is model text too: repaired before any host sees it
+        if sink is not None:
+            sink(repair_text(text))
+
+    call = asyncio.ensure_future(ctx.provider.complete(request, repaired if sink is not None else None))
     stop = asyncio.ensure_future(ctx.cancelled.wait())
     try:
         await asyncio.wait({call, stop}, return_when=asyncio.FIRST_COMPLETED)
@@ -140,7 +147,7 @@ async def _complete(ctx: StepContext, request: CompletionRequest,
             await asyncio.gather(call, return_exceptions=True)
     if call.cancelled():
         raise TurnCancelledError("turn cancelled during inference")
-    return call.result()
+    return repair_completion(call.result())
 
 
 def _record_completion(ctx: StepContext, completion: Completion, attempt: int, reasoning: str) -> None:
@@ -151,12 +158,22 @@ def _record_completion(ctx: StepContext, completion: Completion, attempt: int, r
                      cacheN=completion.cache_n, promptN=completion.prompt_n, slotId=completion.slot_id)
 
 
+def _repaired(batch: ToolCallBatch) -> ToolCallBatch:
+    """A JSON escape such as `\\ud800` in the model's answer decodes to a lone surrogate only
+    when it is parsed: the parsed calls are model text too, repaired like the raw text."""
+    if not any(has_lone_surrogate(call.tool) or has_lone_surrogate(call.args) for call in batch.calls) \
+            and not has_lone_surrogate(batch.reasoning):
+        return batch
+    calls = tuple(ToolCall(repair_text(call.tool), repair_value(call.args)) for call in batch.calls)
+    return attrs.evolve(batch, calls=calls, reasoning=repair_text(batch.reasoning))
+
+
 def _parse(ctx: StepContext, completion: Completion) -> ToolCallBatch:
     if completion.tool_calls is not None:
         batch = batch_from_native_calls(completion)
     else:
         prefilled = bool(ctx.profile.prefill) and ctx.profile.has_reasoning
-        batch = parse_tool_calls(completion.content, ctx.profile, prefilled_open=prefilled)
+        batch = _repaired(parse_tool_calls(completion.content, ctx.profile, prefilled_open=prefilled))
     try:
         validate_batch(batch.calls, ctx.registry, ctx.agent.max_parallel_tool_calls)
     except BatchValidationError as exc:

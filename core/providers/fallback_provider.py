@@ -15,6 +15,7 @@ from typing import Any
 import attrs
 
 from atomic_agent.llm.model_profile import ModelProfile
+from atomic_agent.llm.model_text import repair_completion, repair_text
 from atomic_agent.llm.provider_protocol import (
     Completion,
     CompletionRequest,
@@ -227,9 +228,11 @@ class FallbackTextProvider:
                 def forward(text: str) -> None:
                     if text:
                         flag.live = True
-                    on_delta(text)
+                    on_delta(repair_text(text))
             try:
-                completion = await provider.complete(shaped, forward)
+                # model text is repaired here, at the boundary, for every caller (memory phases,
+                # compaction) and not only the agent loop: a lone surrogate is bad model output
+                completion = repair_completion(await provider.complete(shaped, forward))
             except ProviderUnavailableError:
                 self._last_unavailable = provider_id
                 raise

@@ -22,7 +22,12 @@ import attrs
 
 from atomic_agent.sessions.session_database import RawRow
 from atomic_agent.sessions.session_state import SessionState
-from atomic_agent.sessions.store_errors import SessionNotFoundError, SessionStoreError, explain_write_failures
+from atomic_agent.sessions.store_errors import (
+    SessionNotFoundError,
+    SessionStoreError,
+    explain_write_failures,
+    open_failure,
+)
 from atomic_agent.sessions.transcript_cache import CachedTranscript
 from atomic_agent.sessions.transcript_entry import TOOL_RESULT, TURN_FINISHED, TURN_STARTED, TranscriptEntry
 from atomic_agent.sessions.writer_guard import TurnGuard, require_running
@@ -57,7 +62,7 @@ class SessionStore:
 
     def __init__(self, state_dir: Path) -> None:
         from atomic_agent.sessions.session_schema import MIGRATIONS
-        from atomic_agent.storage.sqlite_migrations import migrate
+        from atomic_agent.storage.sqlite_migrations import NewerSchemaError, migrate, refuse_newer_schema
 
         self.path = state_dir / SESSIONS_FILE
         # the sessions read most recently (shared with every fenced view); a bounded number, so a
@@ -66,20 +71,19 @@ class SessionStore:
         # relaxed commits (deferred_sync, durable=False) and the shared fsyncs that make them durable
         self.group = GroupSync(wal_fsync(self.path))
         try:
-            # FULL: what is written here was acknowledged to someone (accepted turns and steers)
-            conn = open_sqlite(self.path, Durability.FULL)
+            # FULL: what is written here was acknowledged to someone (accepted turns and steers);
+            # a file of a newer build is refused before WAL (or anything else) is written to it
+            conn = open_sqlite(self.path, Durability.FULL, inspect=refuse_newer_schema(MIGRATIONS))
             self.conn = conn
             try:
                 migrate(conn, MIGRATIONS)
             except BaseException:
                 conn.close()
                 raise
-        except sqlite3.DatabaseError as exc:
-            raise SessionStoreError(
-                f"{self.path} cannot be used as a session database ({exc}); it was left untouched. "
-                f"`atomic-agent doctor` checks every state file; `atomic-agent doctor --move-aside "
-                f"{self.path.name}` moves it aside (renamed, never deleted) so the next command starts a "
-                "fresh one") from exc
+        except NewerSchemaError as exc:
+            raise SessionStoreError(str(exc)) from exc
+        except (sqlite3.DatabaseError, OSError) as exc:
+            raise open_failure(self.path, exc) from exc
 
     def close(self) -> None:
         self.group.close()

@@ -60,6 +60,22 @@ def _check_cron(expression: str) -> None:
     if len(fields) != 5 or not croniter.is_valid(expression):
         raise TaskValidationError("expression", f"{expression!r} is not a 5-field cron expression "
                                                 "(minute hour day-of-month month day-of-week, e.g. '30 7 * * 1-5')")
+    if not _ever_fires(expression):
+        raise TaskValidationError("expression", f"{expression!r} never fires: no month has the day it names "
+                                                "(February has at most 29 days; April, June, September and "
+                                                "November 30). Pick a day every named month has, or use 'L' "
+                                                "for the last day of the month (e.g. '0 0 L 2 *')")
+
+
+def _ever_fires(expression: str) -> bool:
+    """False for a valid expression that no calendar date matches (day 30 of February)."""
+    from croniter import CroniterBadDateError, croniter
+
+    try:  # croniter searches years ahead (leap years included) before it gives up
+        croniter(expression, datetime(2000, 1, 1)).get_next(datetime)
+    except CroniterBadDateError:
+        return False
+    return True
 
 
 def parse_schedule(raw: Mapping[str, Any], *, now_ms: int, min_interval_ms: int) -> dict[str, Any]:
@@ -104,7 +120,7 @@ def next_occurrence(schedule: Mapping[str, Any], after_ms: int) -> NextOccurrenc
 
 
 def _next_cron(expression: str, tz_name: str | None, after_ms: int) -> NextOccurrence:
-    from croniter import croniter
+    from croniter import CroniterBadDateError, croniter
 
     zone = _zone(tz_name)
     after = datetime.fromtimestamp(after_ms / 1000, tz=timezone.utc)
@@ -113,7 +129,10 @@ def _next_cron(expression: str, tz_name: str | None, after_ms: int) -> NextOccur
     walker = croniter(expression, wall_start)
     skipped: list[SkippedTime] = []
     for _ in range(MAX_GAP_STEPS + 24 * 60):
-        wall: datetime = walker.get_next(datetime)
+        try:
+            wall: datetime = walker.get_next(datetime)
+        except CroniterBadDateError:  # stored before creation refused it: a schedule that never fires is over
+            return NextOccurrence(None, tuple(skipped))
         placed = wall.replace(tzinfo=zone, fold=0)
         instant_ms = int(placed.timestamp() * 1000)
         if instant_ms <= after_ms:

@@ -6,6 +6,11 @@ must be the live owner (a previous owner's click is refused); after `timeout_s` 
 request is denied and the message edited. A click, the timeout and a cancel (the turn was
 stopped) each try to resolve the same pending entry; only the first one does.
 Telegram never grants: a button approves this one call.
+
+What became of each prompt is kept in telegram.sqlite (`approval_requests`), so a button
+pressed later — even after a restart — is told what happened: answered by the owner, timed
+out, cancelled, denied when the agent stopped, or expired because the agent restarted before
+anyone answered. It never says "already answered" for a request nobody answered.
 """
 
 from __future__ import annotations
@@ -30,6 +35,30 @@ TIMED_OUT_TEXT = "⏱ timed out — auto-denied"
 CANCELLED_TEXT = "✖ cancelled — the turn ended before an answer"
 NO_OWNER = "no_owner"
 SEND_GRACE_S = 10.0  # how long a cancelled turn lets its prompt's send finish, to close it
+SETTLED_KEPT = 512  # prompts settled in this process whose fate is remembered without the journal
+OPEN, APPROVED, DENIED = "open", "approved", "denied"
+UNKNOWN_TEXT = ("This request expired: it was asked before the agent restarted (or too long ago to remember), "
+                "and nothing was approved. Ask again if it is still needed.")
+STALE_TEXTS = {
+    "timeout": "This request expired: nobody answered in time, so it was denied.",
+    "cancel": "This request was cancelled: the turn ended before an answer.",
+    "owner_changed": "This request was denied when the bot's owner changed.",
+    "channel_stopped": "This request expired: the agent stopped before it was answered, so it was denied.",
+    "send_failed": "This request expired: its prompt could not be delivered, so it was denied.",
+}
+RESTARTED_TEXT = ("This request expired: the agent restarted before it was answered, so it was denied. "
+                  "Ask again if it is still needed.")
+
+
+def stale_text(state: str | None, resolver: str | None) -> str:
+    """What a button pressed on a request that is no longer open is told."""
+    if state is None:
+        return UNKNOWN_TEXT
+    if resolver == "button":
+        return f"Already answered: {'approved' if state == APPROVED else 'denied'} by the owner."
+    if state == OPEN:  # the process that asked it died before anything settled it
+        return RESTARTED_TEXT
+    return STALE_TEXTS.get(resolver or "", "This request expired and was denied.")
 
 
 @attrs.define
@@ -56,8 +85,10 @@ def request_text(request: Any) -> str:
 class ApprovalBridge:
     def __init__(self, api_of: Callable[[], BotApi | None], owner_of: Callable[[], int | None],
                  sender_of: Callable[[], OutboundSender], metrics: ChannelMetrics,
-                 timeout_s: Callable[[], float]) -> None:
+                 timeout_s: Callable[[], float], journal_of: Callable[[], Any] | None = None) -> None:
         self._api_of = api_of
+        self._journal_of = journal_of  # the DeliveryStore, whose approval_* methods keep each prompt's fate
+        self._settled: dict[str, tuple[str, str]] = {}
         self._owner_of = owner_of
         self._sender_of = sender_of
         self._metrics = metrics
@@ -74,6 +105,7 @@ class ApprovalBridge:
         text = request_text(request)
         entry = PendingApproval(asyncio.get_running_loop().create_future(), text, owner)
         self.pending[token] = entry
+        self._journal("approval_opened", token, owner)
         try:
             if not await self._send_prompt(token, entry, api):
                 return False
@@ -121,7 +153,30 @@ class ApprovalBridge:
             return False
         entry.future.set_result(approved)
         self._resolved(resolver, approved)
+        state = APPROVED if approved else DENIED
+        self._settled[token] = (state, resolver)
+        while len(self._settled) > SETTLED_KEPT:
+            self._settled.pop(next(iter(self._settled)))
+        self._journal("approval_settled", token, state, resolver)
         return True
+
+    def _journal(self, method: str, *args: Any) -> Any:
+        """Keep a prompt's fate; a journal that cannot be written never blocks an approval."""
+        store = self._journal_of() if self._journal_of is not None else None
+        if store is None:
+            return None
+        try:
+            return getattr(store, method)(*args)
+        except Exception as exc:  # a full disk or a locked file: the answer still counts
+            print(f"atomic-agent: telegram approval journal: {method} failed: {exc}", file=sys.stderr)
+            return None
+
+    def outcome_of(self, token: str) -> tuple[str | None, str | None]:
+        """(state, resolver) of a request that is not pending here; (None, None) when unknown."""
+        if token in self._settled:
+            return self._settled[token]
+        found = self._journal("approval_outcome", token)
+        return (found[0], found[1]) if found else (None, None)
 
     def _resolved(self, resolver: str, approved: bool) -> None:
         self._metrics.inc("approvals_resolved", resolver=resolver, approved=str(approved).lower())
@@ -142,8 +197,12 @@ class ApprovalBridge:
         token, approved = parts[1], parts[2] == APPROVE
         entry = self.pending.get(token)
         if entry is None or not self._resolve(token, approved, "button"):
-            await self._answer(api, query_id, "Already answered.")
-            return "stale"
+            state, resolver = self.outcome_of(token)
+            text = stale_text(state, resolver)
+            await self._answer(api, query_id, text)
+            if entry is None and token not in self._settled:  # an earlier process's prompt: close its buttons
+                await self._close_stale(api, callback, text)
+            return "stale" if resolver == "button" else "expired"
         await self._answer(api, query_id, "Approved." if approved else "Denied.")
         await self._edit(entry, f"{entry.text}\n\n{APPROVED_TEXT if approved else DENIED_TEXT}")
         return "approved" if approved else "denied"
@@ -159,6 +218,20 @@ class ApprovalBridge:
     def deny_all(self, resolver: str = "channel_stopped") -> int:
         """The channel stops: every open request is denied (the turns go on without it)."""
         return sum(self._resolve(token, False, resolver) for token in list(self.pending))
+
+    async def _close_stale(self, api: BotApi | None, callback: dict[str, Any], text: str) -> None:
+        raw_message = callback.get("message")
+        message: dict[str, Any] = raw_message if isinstance(raw_message, dict) else {}
+        raw_chat = message.get("chat")
+        chat: dict[str, Any] = raw_chat if isinstance(raw_chat, dict) else {}
+        message_id, chat_id = message.get("message_id"), chat.get("id")
+        if api is None or not isinstance(message_id, int) or not message_id or not isinstance(chat_id, int):
+            return
+        original = message.get("text") if isinstance(message.get("text"), str) else ""
+        try:
+            await api.edit_message_text(chat_id, message_id, f"{original}\n\n{text}".strip())
+        except BotApiError:
+            pass
 
     async def _answer(self, api: BotApi | None, query_id: str, text: str) -> None:
         if api is None or not query_id:

@@ -43,4 +43,22 @@ def m001_deliveries(db: Any) -> None:
         db.execute(_HANDLED)
 
 
-MIGRATIONS = (m001_deliveries,)
+_APPROVALS = """
+CREATE TABLE IF NOT EXISTS approval_requests (
+  token TEXT PRIMARY KEY,
+  chat_id INTEGER NOT NULL,
+  state TEXT NOT NULL,
+  resolver TEXT,
+  created_at INTEGER NOT NULL,
+  updated_at INTEGER NOT NULL
+)"""
+
+
+def m002_approval_requests(db: Any) -> None:
+    """What became of each approval prompt, so a button pressed after a restart is told
+    whether the request was answered (and how) or expired unanswered."""
+    with transaction(db.conn):
+        db.execute(_APPROVALS)
+
+
+MIGRATIONS = (m001_deliveries, m002_approval_requests)

@@ -15,13 +15,14 @@ the obligation outlives a crash between the turn's end and the send.
 from __future__ import annotations
 
 import json
+import sqlite3
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import attrs
 
-from atomic_agent.api import Durability, migrate, open_sqlite, store_clock, transaction
+from atomic_agent.api import Durability, migrate, open_sqlite, read_schema_state, store_clock, transaction
 
 from .delivery_schema import MIGRATIONS
 
@@ -67,6 +68,13 @@ def _row(row: tuple[Any, ...]) -> Delivery:
                     tuple(json.loads(ids)), fallbacks, error, created, updated)
 
 
+APPROVAL_MEMORY_MS = 30 * 24 * 3_600_000  # how long a prompt's fate is kept for a late button press
+
+
+class TelegramStoreNewerError(RuntimeError):
+    """telegram.sqlite belongs to a newer build; not a sqlite3.DatabaseError (it is not damage)."""
+
+
 def db_path(state_dir: Path) -> Path:
     return state_dir / DB_FILE
 
@@ -74,11 +82,42 @@ def db_path(state_dir: Path) -> Path:
 class DeliveryStore:
     def __init__(self, state_dir: Path) -> None:
         self.path = db_path(state_dir)
-        self.conn = open_sqlite(self.path, Durability.FULL)
-        migrate(self.conn, MIGRATIONS)
+        # a file of a newer build is refused before anything is written to it
+        self.conn = open_sqlite(self.path, Durability.FULL, inspect=self._refuse_newer)
+        try:
+            migrate(self.conn, MIGRATIONS)
+        except BaseException:
+            self.conn.close()
+            raise
+
+    def _refuse_newer(self, conn: sqlite3.Connection) -> None:
+        newer = read_schema_state(conn).newer_than(MIGRATIONS)
+        if newer is not None:
+            raise TelegramStoreNewerError(
+                f"{self.path} was written by a newer atomic-agent ({newer}; this build knows schema version "
+                f"{len(MIGRATIONS)}); it was left untouched. Upgrade atomic-agent to use this state directory, "
+                "or point --state-dir at another one")
 
     def close(self) -> None:
         self.conn.close()
+
+    # -- approval prompts ----------------------------------------------------------------------
+    def approval_opened(self, token: str, chat_id: int) -> None:
+        now = store_clock.now_ms()
+        with transaction(self.conn):
+            self.conn.execute("DELETE FROM approval_requests WHERE updated_at < ?", (now - APPROVAL_MEMORY_MS,))
+            self.conn.execute("INSERT OR IGNORE INTO approval_requests (token, chat_id, state, created_at, updated_at) "
+                              "VALUES (?, ?, 'open', ?, ?)", (token, chat_id, now, now))
+
+    def approval_settled(self, token: str, state: str, resolver: str) -> None:
+        with transaction(self.conn):
+            self.conn.execute("UPDATE approval_requests SET state = ?, resolver = ?, updated_at = ? "
+                              "WHERE token = ? AND state = 'open'", (state, resolver, store_clock.now_ms(), token))
+
+    def approval_outcome(self, token: str) -> tuple[str, str | None] | None:
+        """(state, resolver) of a prompt this state dir sent, or None when it never did (or forgot)."""
+        row = self.conn.execute("SELECT state, resolver FROM approval_requests WHERE token = ?", (token,)).fetchone()
+        return None if row is None else (str(row[0]), row[1])
 
     # -- obligations ---------------------------------------------------------------------------
     def open_reply(self, turn_id: str, chat_id: int, session_id: str) -> Delivery:

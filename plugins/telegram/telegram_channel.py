@@ -57,7 +57,7 @@ class TelegramChannel(ChannelLiveControl, ChannelOutbound):
         self.lock = InstanceLock(self.state_dir)
         self.api: BotApi | None = None
         self.bridge = ApprovalBridge(lambda: self.api, lambda: self.owner_user_id, lambda: self.outbound, self.metrics,
-                                     lambda: self.settings.approval_timeout_ms / 1000.0)
+                                     lambda: self.settings.approval_timeout_ms / 1000.0, lambda: self._store)
         self._approval_host = self.bridge.ask  # one object: the gate unroutes only its own route
         self.state = DISABLED
         self.reason = ""

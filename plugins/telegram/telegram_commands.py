@@ -167,8 +167,11 @@ def run_command(ctx: typer.Context) -> None:
     import asyncio
 
     from .foreground_host import run_foreground
+    from .instance_lock import LockHeldError
 
     try:
         asyncio.run(run_foreground(_boot(ctx)))
     except KeyboardInterrupt:
         pass
+    except LockHeldError as exc:
+        fail(str(exc), code=1)

@@ -4,7 +4,7 @@ timeout denies and edits the message, a cancel resolves it once, nobody else can
 from __future__ import annotations
 
 from atomic_agent.api import ScriptedProvider
-from atomic_agent.plugins.telegram.approval_bridge import TIMED_OUT_TEXT
+from atomic_agent.plugins.telegram.approval_bridge import STALE_TEXTS, TIMED_OUT_TEXT
 from atomic_agent.testing.scripted_provider import calls
 
 from .channel_harness import OWNER, STRANGER, GateTools, phone_sees, reply_texts, start_runtime, until, write_state
@@ -47,7 +47,7 @@ async def test_an_unanswered_approval_times_out_as_a_denial_and_the_message_says
         assert [e["text"] for e in bot_api.edits] == [TIMED_OUT_TEXT]
         assert bot_api.edits[0]["reply_markup"] == {"inline_keyboard": []}
         bot_api.press(OWNER, button(bot_api))  # a click after the timeout resolves nothing
-        await phone_sees(bot_api, lambda: any(a["text"] == "Already answered." for a in bot_api.callback_answers))
+        await phone_sees(bot_api, lambda: any(a["text"] == STALE_TEXTS["timeout"] for a in bot_api.callback_answers))
         assert tools.approvals == [False]
     finally:
         await runtime.close()
@@ -84,7 +84,7 @@ async def test_cancel_while_an_approval_waits_resolves_it_once(tmp_path, bot_api
         await phone_sees(bot_api, lambda: any("approval(s) cancelled" in t for t in reply_texts(bot_api)))
         await phone_sees(bot_api, lambda: any("cancelled" in e["text"] for e in bot_api.edits))
         bot_api.press(OWNER, button(bot_api))
-        await phone_sees(bot_api, lambda: any(a["text"] == "Already answered." for a in bot_api.callback_answers))
+        await phone_sees(bot_api, lambda: any(a["text"] == STALE_TEXTS["cancel"] for a in bot_api.callback_answers))
         assert tools.approvals in ([], [False])  # the turn may end before the tool hears the denial
         metrics = runtime.service("telegram").status()["metrics"]
         assert sum(v for k, v in metrics.items() if k.startswith("approvals_resolved")) == 1
