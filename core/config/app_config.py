@@ -10,9 +10,12 @@ import attrs
 
 from atomic_agent.config.config_fields import int_field, value_field
 from atomic_agent.config.dotenv_file import DotenvLoadResult
-from atomic_agent.prompt.prompt_style import AUTO, PROMPT_STYLES
 
 # The config blocks the core owns: agent, plugins, prompt, tracing. Plugins add their own.
+
+# prompt.style: `auto` chooses by model; what each style means lives in prompt/prompt_style.py
+AUTO, COACHED, FULL = "auto", "coached", "full"
+PROMPT_STYLES = (AUTO, COACHED, FULL)
 
 @attrs.frozen
 class AgentConfig:

@@ -18,8 +18,11 @@ from pathlib import PurePath
 
 import attrs
 
-AUTO, COACHED, FULL = "auto", "coached", "full"
-PROMPT_STYLES = (AUTO, COACHED, FULL)
+# the values prompt.style takes are config's; re-exported for the prompt code
+from atomic_agent.config.app_config import AUTO as AUTO
+from atomic_agent.config.app_config import COACHED as COACHED
+from atomic_agent.config.app_config import FULL as FULL
+from atomic_agent.config.app_config import PROMPT_STYLES as PROMPT_STYLES
 
 # (stable prefix, tail) templates of each style; `coached` keeps the names it always had, so a
 # user's override of stable_prefix.j2 or variable_tail.j2 still applies to the coached prompt

