@@ -100,13 +100,10 @@ if TYPE_CHECKING:  # the same names for the type checker (a test keeps this bloc
     from atomic_agent.storage.sqlite_extensions import ExtensionsUnavailableError as ExtensionsUnavailableError
     from atomic_agent.storage.sqlite_extensions import open_sqlite_with_extensions as open_sqlite_with_extensions
     from atomic_agent.storage.sqlite_file import Durability as Durability
-    from atomic_agent.storage.sqlite_file import is_lock_error as is_lock_error
-    from atomic_agent.storage.sqlite_file import open_sqlite as open_sqlite
     from atomic_agent.storage.sqlite_file import open_sqlite_read_only as open_sqlite_read_only
     from atomic_agent.storage.sqlite_migrations import Migration as Migration
-    from atomic_agent.storage.sqlite_migrations import migrate as migrate
     from atomic_agent.storage.sqlite_migrations import read_schema_state as read_schema_state
-    from atomic_agent.storage.sqlite_transaction import transaction as transaction
+    from atomic_agent.storage.sqlite_store import SqliteStore as SqliteStore
     from atomic_agent.subprocess_env import child_environment as child_environment
     from atomic_agent.testing.runtime_kit import boot_for_test as boot_for_test
     from atomic_agent.testing.runtime_kit import collected_tools as collected_tools
@@ -203,17 +200,15 @@ PLUGIN_AUTHORS: dict[str, str] = {
     "parse_dotenv": "atomic_agent.config.dotenv_file",
     "write_atomic": "atomic_agent.config.atomic_write",
     "resolve_cache_dir": "atomic_agent.config.state_dir",
-    # SQLite state files (core/storage): open with a durability mode, migrate, transact, one clock
+    # SQLite state files (core/storage): a store (opened, migrated, written, refused in its own
+    # words), read-only inspection, one clock
+    "SqliteStore": "atomic_agent.storage.sqlite_store",
     "Durability": "atomic_agent.storage.sqlite_file",
-    "open_sqlite": "atomic_agent.storage.sqlite_file",
     "open_sqlite_read_only": "atomic_agent.storage.sqlite_file",
     "open_sqlite_with_extensions": "atomic_agent.storage.sqlite_extensions",
     "ExtensionsUnavailableError": "atomic_agent.storage.sqlite_extensions",
-    "is_lock_error": "atomic_agent.storage.sqlite_file",
     "Migration": "atomic_agent.storage.sqlite_migrations",
-    "migrate": "atomic_agent.storage.sqlite_migrations",
     "read_schema_state": "atomic_agent.storage.sqlite_migrations",
-    "transaction": "atomic_agent.storage.sqlite_transaction",
     "store_clock": "atomic_agent.storage.store_clock",
     "OwnerLease": "atomic_agent.turns.turn_owner",
     # prompt pieces a sub-call plugin renders with (reflection, links, rewrite)

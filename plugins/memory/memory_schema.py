@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from atomic_agent.api import Migration, transaction
+from atomic_agent.api import Migration, SqliteStore
 
 if TYPE_CHECKING:  # the steps receive a Database; the module loads without sqlite-utils
     import sqlite_utils
@@ -43,7 +43,7 @@ def m001_profile_facts(db: sqlite_utils.Database) -> None:
     """Bi-temporal profile facts. A legacy key-primary-key table (one row per key, from the
     earlier system) is converted: every row becomes an active row with valid_from = updated_at."""
     legacy = db["profile_facts"].exists() and "id" not in _columns(db, "profile_facts")
-    with transaction(db.conn):
+    with SqliteStore.transaction(db.conn):
         if legacy:
             db.execute("ALTER TABLE profile_facts RENAME TO profile_facts_legacy")
         db.execute(_PROFILE_DDL)
@@ -70,7 +70,7 @@ _NOTE_COLUMNS: dict[str, str] = {
 def m002_memories(db: sqlite_utils.Database) -> None:
     """Notes plus their FTS5 index (external content, kept in sync by triggers). A legacy
     `memories` table gains the newer columns and has its index rebuilt."""
-    with transaction(db.conn):
+    with SqliteStore.transaction(db.conn):
         db.execute("""
             CREATE TABLE IF NOT EXISTS memories (
               id INTEGER PRIMARY KEY AUTOINCREMENT,
@@ -99,7 +99,7 @@ def m003_memory_embeddings(db: sqlite_utils.Database) -> None:
     """One vector per (note, embedding model), raw little-endian float32. The foreign key
     cascades: forgetting or evicting a note removes its vectors in the same transaction.
     Empty unless the memory_embeddings plugin is on."""
-    with transaction(db.conn):
+    with SqliteStore.transaction(db.conn):
         db.execute("""
             CREATE TABLE IF NOT EXISTS memory_embeddings (
               memory_id INTEGER NOT NULL REFERENCES memories(id) ON DELETE CASCADE,
@@ -133,7 +133,7 @@ def m004_memory_links(db: sqlite_utils.Database) -> None:
     """The typed link graph between notes (cascading on either endpoint, no self-loops) and
     the notes' `consolidating_at` lease stamp, which the neighbour evolver honours and the
     consolidator takes."""
-    with transaction(db.conn):
+    with SqliteStore.transaction(db.conn):
         db.execute(_LINKS_DDL)
         for ddl in _LINK_INDEXES:
             db.execute(ddl)

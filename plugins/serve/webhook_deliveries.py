@@ -21,7 +21,7 @@ from typing import Any
 
 import attrs
 
-from atomic_agent.api import Durability, migrate, open_sqlite, transaction
+from atomic_agent.api import SqliteStore
 
 DB_DIR = "serve"
 DB_FILE = "webhooks.sqlite"
@@ -31,7 +31,7 @@ PENDING_TTL_S = 300
 
 def m001_webhook_deliveries(db: Any) -> None:
     """Seen signatures and delivery ids; Idempotency-Keys and the task each created."""
-    with transaction(db.conn):
+    with SqliteStore.transaction(db.conn):
         db.conn.execute("CREATE TABLE IF NOT EXISTS seen (endpoint TEXT NOT NULL, mark TEXT NOT NULL, "
                         "expires_at REAL, PRIMARY KEY (endpoint, mark))")
         db.conn.execute("CREATE INDEX IF NOT EXISTS seen_expiry ON seen (expires_at)")
@@ -55,21 +55,19 @@ def body_fingerprint(raw: bytes) -> str:
     return "sha256:" + hashlib.sha256(raw).hexdigest()
 
 
-class WebhookDeliveries:
+class WebhookDeliveries(SqliteStore):
+    migrations = MIGRATIONS
+
     def __init__(self, state_dir: Path) -> None:
         path = state_dir / DB_DIR / DB_FILE
         path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
-        self.conn = open_sqlite(path, Durability.FULL)
-        migrate(self.conn, MIGRATIONS)
-
-    def close(self) -> None:
-        self.conn.close()
+        super().__init__(path)
 
     def claim(self, endpoint: str, marks: tuple[str, ...], keep_until: float | None, now: float) -> str | None:
         """Record `marks` as seen; the first one already seen (nothing recorded then), or None."""
         if not marks:
             return None
-        with transaction(self.conn):
+        with self.write():
             self.conn.execute("DELETE FROM seen WHERE expires_at IS NOT NULL AND expires_at < ?", (now,))
             for mark in marks:
                 if self.conn.execute("SELECT 1 FROM seen WHERE endpoint = ? AND mark = ?",
@@ -81,7 +79,7 @@ class WebhookDeliveries:
 
     def begin_key(self, endpoint: str, key: str, fingerprint: str, now: float) -> KeyRecord | None:
         """Claim `key` for this call (None), or the record an earlier call left."""
-        with transaction(self.conn):
+        with self.write():
             # a claim left by a process that died before creating its task frees up after PENDING_TTL_S
             self.conn.execute("DELETE FROM idempotency WHERE created_at < ? OR (task_id IS NULL AND created_at < ?)",
                               (now - KEY_TTL_S, now - PENDING_TTL_S))
@@ -94,12 +92,12 @@ class WebhookDeliveries:
         return None
 
     def finish_key(self, endpoint: str, key: str, task_id: str, session_id: str | None) -> None:
-        with transaction(self.conn):
+        with self.write():
             self.conn.execute("UPDATE idempotency SET task_id = ?, session_id = ? WHERE endpoint = ? AND key = ?",
                               (task_id, session_id, endpoint, key))
 
     def release_key(self, endpoint: str, key: str) -> None:
         """The call that claimed `key` created nothing: a retry may try again."""
-        with transaction(self.conn):
+        with self.write():
             self.conn.execute("DELETE FROM idempotency WHERE endpoint = ? AND key = ? AND task_id IS NULL",
                               (endpoint, key))

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from atomic_agent.api import Migration, transaction
+from atomic_agent.api import Migration, SqliteStore
 
 if TYPE_CHECKING:  # the steps receive a Database; the module loads without sqlite-utils
     import sqlite_utils
@@ -59,7 +59,7 @@ CREATE TABLE IF NOT EXISTS task_runs (
 
 def m001_tasks(db: sqlite_utils.Database) -> None:
     """Tasks, and the one index the scheduler reads: due pending rows only (partial)."""
-    with transaction(db.conn):
+    with SqliteStore.transaction(db.conn):
         db.execute(_TASKS_DDL)
         db.execute("CREATE INDEX IF NOT EXISTS idx_tasks_due ON tasks(due_at) WHERE status = 'pending'")
         db.execute("CREATE INDEX IF NOT EXISTS idx_tasks_session ON tasks(session_id, status)")
@@ -69,7 +69,7 @@ def m001_tasks(db: sqlite_utils.Database) -> None:
 def m002_task_runs(db: sqlite_utils.Database) -> None:
     """The run history. One row per attempt at an occurrence: the unique index is the claim
     on an occurrence (a second runtime cannot insert the same attempt)."""
-    with transaction(db.conn):
+    with SqliteStore.transaction(db.conn):
         db.execute(_RUNS_DDL)
         db.execute("CREATE UNIQUE INDEX IF NOT EXISTS idx_task_runs_claim ON task_runs(task_id, occurrence_at, "
                    "attempt) WHERE status != 'skipped'")
@@ -80,7 +80,7 @@ def m003_task_sessions(db: sqlite_utils.Database) -> None:
     """What the runner knows about the sessions it runs in: who made it (an ephemeral
     one-shot session, a recurring task's persistent one) and the last wake reason stamped on
     it before a run (audit only; never rendered into a prompt)."""
-    with transaction(db.conn):
+    with SqliteStore.transaction(db.conn):
         db.execute("""
             CREATE TABLE IF NOT EXISTS task_sessions (
               session_id TEXT PRIMARY KEY,
@@ -95,14 +95,14 @@ def m003_task_sessions(db: sqlite_utils.Database) -> None:
 
 def m004_named_sessions(db: sqlite_utils.Database) -> None:
     """Persistent sessions kept under a name (a webhook endpoint's `webhook:<name>`)."""
-    with transaction(db.conn):
+    with SqliteStore.transaction(db.conn):
         db.execute("CREATE TABLE IF NOT EXISTS named_sessions (name TEXT PRIMARY KEY, session_id TEXT NOT NULL)")
 
 
 def m005_deliveries(db: sqlite_utils.Database) -> None:
     """Reports of terminal outcomes (`notify`) as durable deliveries: pending -> attempting ->
     delivered | failed, and attempting -> uncertain when a process died mid-send."""
-    with transaction(db.conn):
+    with SqliteStore.transaction(db.conn):
         db.execute("""
             CREATE TABLE IF NOT EXISTS task_deliveries (
               id INTEGER PRIMARY KEY AUTOINCREMENT,

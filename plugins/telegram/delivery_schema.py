@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from atomic_agent.api import transaction
+from atomic_agent.api import SqliteStore
 
 _DELIVERIES = """
 CREATE TABLE IF NOT EXISTS deliveries (
@@ -37,7 +37,7 @@ CREATE TABLE IF NOT EXISTS handled_updates (
 def m001_deliveries(db: Any) -> None:
     """Outbound replies and reports as durable obligations, and the inbound updates already
     acted on (so a redelivered update is never acted on twice)."""
-    with transaction(db.conn):
+    with SqliteStore.transaction(db.conn):
         db.execute(_DELIVERIES)
         db.execute("CREATE INDEX IF NOT EXISTS idx_deliveries_state ON deliveries(state, id)")
         db.execute(_HANDLED)
@@ -57,7 +57,7 @@ CREATE TABLE IF NOT EXISTS approval_requests (
 def m002_approval_requests(db: Any) -> None:
     """What became of each approval prompt, so a button pressed after a restart is told
     whether the request was answered (and how) or expired unanswered."""
-    with transaction(db.conn):
+    with SqliteStore.transaction(db.conn):
         db.execute(_APPROVALS)
 
 

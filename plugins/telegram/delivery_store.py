@@ -15,14 +15,13 @@ the obligation outlives a crash between the turn's end and the send.
 from __future__ import annotations
 
 import json
-import sqlite3
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import attrs
 
-from atomic_agent.api import Durability, migrate, open_sqlite, read_schema_state, store_clock, transaction
+from atomic_agent.api import SqliteStore, store_clock
 
 from .delivery_schema import MIGRATIONS
 
@@ -79,38 +78,29 @@ def db_path(state_dir: Path) -> Path:
     return state_dir / DB_FILE
 
 
-class DeliveryStore:
+class DeliveryStore(SqliteStore):
+    migrations = MIGRATIONS
+
     def __init__(self, state_dir: Path) -> None:
-        self.path = db_path(state_dir)
         # a file of a newer build is refused before anything is written to it
-        self.conn = open_sqlite(self.path, Durability.FULL, inspect=self._refuse_newer)
-        try:
-            migrate(self.conn, MIGRATIONS)
-        except BaseException:
-            self.conn.close()
-            raise
+        super().__init__(db_path(state_dir))
 
-    def _refuse_newer(self, conn: sqlite3.Connection) -> None:
-        newer = read_schema_state(conn).newer_than(MIGRATIONS)
-        if newer is not None:
-            raise TelegramStoreNewerError(
-                f"{self.path} was written by a newer atomic-agent ({newer}; this build knows schema version "
-                f"{len(MIGRATIONS)}); it was left untouched. Upgrade atomic-agent to use this state directory, "
-                "or point --state-dir at another one")
-
-    def close(self) -> None:
-        self.conn.close()
+    def refuse_newer(self, newer: str) -> Exception:
+        return TelegramStoreNewerError(
+            f"{self.path} was written by a newer atomic-agent ({newer}; this build knows schema version "
+            f"{len(MIGRATIONS)}); it was left untouched. Upgrade atomic-agent to use this state directory, "
+            "or point --state-dir at another one")
 
     # -- approval prompts ----------------------------------------------------------------------
     def approval_opened(self, token: str, chat_id: int) -> None:
         now = store_clock.now_ms()
-        with transaction(self.conn):
+        with self.write():
             self.conn.execute("DELETE FROM approval_requests WHERE updated_at < ?", (now - APPROVAL_MEMORY_MS,))
             self.conn.execute("INSERT OR IGNORE INTO approval_requests (token, chat_id, state, created_at, updated_at) "
                               "VALUES (?, ?, 'open', ?, ?)", (token, chat_id, now, now))
 
     def approval_settled(self, token: str, state: str, resolver: str) -> None:
-        with transaction(self.conn):
+        with self.write():
             self.conn.execute("UPDATE approval_requests SET state = ?, resolver = ?, updated_at = ? "
                               "WHERE token = ? AND state = 'open'", (state, resolver, store_clock.now_ms(), token))
 
@@ -123,7 +113,7 @@ class DeliveryStore:
     def open_reply(self, turn_id: str, chat_id: int, session_id: str) -> Delivery:
         """The reply obligation of an admitted turn (idempotent: one record per turn)."""
         now = store_clock.now_ms()
-        with transaction(self.conn):
+        with self.write():
             self.conn.execute(
                 "INSERT OR IGNORE INTO deliveries (kind, chat_id, session_id, turn_id, state, created_at, updated_at) "
                 "VALUES (?, ?, ?, ?, ?, ?, ?)", (REPLY, chat_id, session_id, turn_id, PENDING, now, now))
@@ -134,7 +124,7 @@ class DeliveryStore:
     def record(self, kind: str, chat_id: int, body: str, formatted: bool, session_id: str | None = None) -> Delivery:
         """A delivery whose text is known now (a task report, a notice owed to the owner)."""
         now = store_clock.now_ms()
-        with transaction(self.conn):
+        with self.write():
             cursor = self.conn.execute(
                 "INSERT INTO deliveries (kind, chat_id, session_id, body, formatted, state, created_at, updated_at) "
                 "VALUES (?, ?, ?, ?, ?, ?, ?, ?)", (kind, chat_id, session_id, body, int(formatted), PENDING, now, now))
@@ -143,7 +133,7 @@ class DeliveryStore:
 
     def set_body(self, delivery_id: int, body: str, formatted: bool) -> Delivery:
         """Fill the text of a reply whose turn ended (only while nothing was sent)."""
-        with transaction(self.conn):
+        with self.write():
             self.conn.execute("UPDATE deliveries SET body = ?, formatted = ?, updated_at = ? "
                               "WHERE id = ? AND body IS NULL AND state = ?",
                               (body, int(formatted), store_clock.now_ms(), delivery_id, PENDING))
@@ -152,7 +142,7 @@ class DeliveryStore:
     def drop_merged(self, delivery_id: int) -> None:
         """A reply obligation whose message another turn answered (sendMode all merges queued
         messages into one turn): that turn's own record carries the answer, once."""
-        with transaction(self.conn):
+        with self.write():
             self.conn.execute("DELETE FROM deliveries WHERE id = ? AND body IS NULL AND state = ?",
                               (delivery_id, PENDING))
 
@@ -160,7 +150,7 @@ class DeliveryStore:
     def mark_attempting(self, delivery_id: int, chunks_total: int) -> bool:
         """Committed before a chunk's send; False when the record is no longer sendable (another
         sender took it, or it settled)."""
-        with transaction(self.conn):
+        with self.write():
             cursor = self.conn.execute(
                 "UPDATE deliveries SET state = ?, chunks_total = ?, updated_at = ? WHERE id = ? AND state = ?",
                 (ATTEMPTING, chunks_total, store_clock.now_ms(), delivery_id, PENDING))
@@ -169,7 +159,7 @@ class DeliveryStore:
     def chunk_sent(self, delivery_id: int, message_id: int, parse_fallback: bool) -> Delivery:
         """The chunk in flight arrived: its evidence is recorded; the record is delivered when
         it was the last chunk, else pending again for the next one."""
-        with transaction(self.conn):
+        with self.write():
             row = self.conn.execute("SELECT chunks_sent, chunks_total, message_ids FROM deliveries WHERE id = ?",
                                     (delivery_id,)).fetchone()
             sent, total, ids = row[0] + 1, row[1], json.loads(row[2]) + [message_id]
@@ -192,14 +182,14 @@ class DeliveryStore:
         self._settle(delivery_id, UNCERTAIN, error)
 
     def _settle(self, delivery_id: int, state: str, error: str) -> None:
-        with transaction(self.conn):
+        with self.write():
             self.conn.execute("UPDATE deliveries SET state = ?, error = ?, updated_at = ? WHERE id = ? AND state = ?",
                               (state, error, store_clock.now_ms(), delivery_id, ATTEMPTING))
 
     # -- restart -------------------------------------------------------------------------------
     def settle_interrupted(self) -> int:
         """At start: an attempt a dead process left mid-send is `uncertain` (never resent)."""
-        with transaction(self.conn):
+        with self.write():
             cursor = self.conn.execute(
                 "UPDATE deliveries SET state = ?, error = ?, updated_at = ? WHERE state = ?",
                 (UNCERTAIN, "the process stopped while this was being sent; Telegram may or may not show it",
@@ -211,7 +201,7 @@ class DeliveryStore:
         return self.conn.execute("SELECT 1 FROM handled_updates WHERE update_id = ?", (update_id,)).fetchone() is not None
 
     def mark_handled(self, update_id: int, outcome: str) -> None:
-        with transaction(self.conn):
+        with self.write():
             self.conn.execute("INSERT OR IGNORE INTO handled_updates (update_id, outcome, handled_at) VALUES (?, ?, ?)",
                               (update_id, outcome, store_clock.now_ms()))
 
