@@ -92,6 +92,7 @@ if TYPE_CHECKING:  # the same names for the type checker (a test keeps this bloc
     from atomic_agent.runtime.prompt_plan import preview_prompt as preview_prompt
     from atomic_agent.runtime.prompt_plan import rebuild_stable_prefix as rebuild_stable_prefix
     from atomic_agent.runtime.runtime import create_runtime as create_runtime
+    from atomic_agent.runtime.runtime_host import RuntimeHost as RuntimeHost
     from atomic_agent.runtime.runtime_view import RuntimeView as RuntimeView
     from atomic_agent.sessions.session_database import SessionRepository as SessionRepository
     from atomic_agent.sessions.session_store import SessionNotFoundError as SessionNotFoundError
@@ -226,6 +227,7 @@ PLUGIN_AUTHORS: dict[str, str] = {
 EMBEDDERS: dict[str, str] = {
     # the runtime and its turns
     "create_runtime": "atomic_agent.runtime.runtime",
+    "RuntimeHost": "atomic_agent.runtime.runtime_host",
     "TurnResult": "atomic_agent.agent.agent_loop",
     "preview_prompt": "atomic_agent.runtime.prompt_plan",
     "UnknownToolChoiceError": "atomic_agent.turns.turn_execution",

@@ -84,7 +84,7 @@ class ChatTurn:
             return  # announced with its parked seq once the turn is over
         if kind == "llm_unavailable":
             self.hint = str(event.get("hint") or "")
-        self.ctx.emit(event, self.turn_id)
+        self.ctx.emit_event(event, self.turn_id)
 
     async def _run(self) -> None:
         from atomic_agent.api import (
@@ -131,5 +131,5 @@ class ChatTurn:
         self.undelivered = self.ctx.parked.park(self.session_id, [t for t, _ in steers], turn_index,
                                                 [i for _, i in steers])
         for parked in self.undelivered:
-            self.ctx.emit({"type": "steer_undelivered", "sessionId": self.session_id, "turnId": self.turn_id,
+            self.ctx.emit_event({"type": "steer_undelivered", "sessionId": self.session_id, "turnId": self.turn_id,
                            **parked.view()}, self.turn_id)

@@ -7,17 +7,14 @@ import asyncio
 import time
 from collections import OrderedDict
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import attrs
 
-from atomic_agent.api import PendingApprovals
+from atomic_agent.api import PendingApprovals, RuntimeHost
 from atomic_agent.plugins.serve.chat_turn import CURRENT_TURN, ChatTurn
 from atomic_agent.plugins.serve.event_hub import EventHub
 from atomic_agent.plugins.serve.undelivered_steers import UndeliveredSteerStore
-
-if TYPE_CHECKING:
-    from atomic_agent.api import RuntimeView
 
 USER_SESSIONS = 1024  # `user` -> session map, oldest forgotten first
 OWNED_SESSIONS = 8192  # session -> starting clients, oldest forgotten first
@@ -38,13 +35,13 @@ class ServeSettings:
     operator_token: str | None = None  # X-Atomic-Operator; None: no operator surface over HTTP
 
 
-class ServeContext:
+class ServeContext(RuntimeHost):
     def __init__(self, settings: ServeSettings) -> None:
         self.settings = settings
         self.hub = EventHub()
         self.parked = UndeliveredSteerStore(on_drop=lambda steer_id: self.runtime.dismiss_steer(steer_id))
         # a remote client approves one call at a time: grants only when bound to loopback
-        self.approvals = PendingApprovals(self.emit, settings.approval_timeout_s, CURRENT_TURN.get,
+        self.approvals = PendingApprovals(self.emit_event, settings.approval_timeout_s, CURRENT_TURN.get,
                                           grants_allowed=settings.grants_allowed,
                                           grants_refused_why="this server is not bound to loopback")
         self.turns: dict[str, ChatTurn] = {}
@@ -54,8 +51,6 @@ class ServeContext:
         self.started_at = int(time.time())
         self.stopped = asyncio.Event()  # a graceful stop began: no new turns, event streams end
         self._drain: asyncio.Task[Any] | None = None
-        self._runtime: RuntimeView | None = None
-        self._unrelay: Any = None
         self._webhook_deliveries: Any = None
 
     def webhook_deliveries(self) -> Any:
@@ -66,19 +61,7 @@ class ServeContext:
             self._webhook_deliveries = WebhookDeliveries(Path(self.runtime.state_dir))
         return self._webhook_deliveries
 
-    def bind(self, runtime: RuntimeView) -> None:
-        self._runtime = runtime
-        mcp = runtime.service("mcp", None)  # None without the MCP plugin: nothing to relay
-        # MCP status and drift reach /api/events (operator callers only)
-        self._unrelay = mcp.subscribe_host_events(self.emit) if mcp is not None else None
-
-    @property
-    def runtime(self) -> RuntimeView:
-        if self._runtime is None:
-            raise RuntimeError("ServeContext.bind(runtime) was not called")
-        return self._runtime
-
-    def emit(self, event: dict[str, Any], turn_id: str | None = None) -> None:
+    def emit_event(self, event: dict[str, Any], turn_id: str | None = None) -> None:
         self.hub.publish(event)
         turn = self.turns.get(turn_id) if turn_id else None
         if turn is not None:
@@ -133,9 +116,6 @@ class ServeContext:
         tasks = [t.task for t in list(self.turns.values()) if t.task is not None]
         if tasks:
             await asyncio.gather(*tasks, return_exceptions=True)
-        if self._unrelay is not None:
-            self._unrelay()
         if self._webhook_deliveries is not None:
             self._webhook_deliveries.close()
-        if self._runtime is not None:
-            await self._runtime.close()
+        await self.release()

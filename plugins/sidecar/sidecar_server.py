@@ -15,19 +15,16 @@ import asyncio
 import sys
 from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import Any, Protocol
 
 import attrs
 
-from atomic_agent.api import PendingApprovals
+from atomic_agent.api import PendingApprovals, RuntimeHost
 from atomic_agent.plugins.sidecar.event_forwarder import TurnForwarder
 from atomic_agent.plugins.sidecar.line_reader import EndOfInput, Item
 from atomic_agent.plugins.sidecar.protocol_messages import event_message
 from atomic_agent.plugins.sidecar.protocol_writer import ProtocolWriter
 from atomic_agent.plugins.sidecar.turn_registry import CURRENT_TURN, TurnHandle, TurnRegistry, new_turn_id
-
-if TYPE_CHECKING:
-    from atomic_agent.api import RuntimeView
 
 
 @attrs.frozen
@@ -62,7 +59,7 @@ class LineSource(Protocol):
     async def next(self) -> Item: ...
 
 
-class SidecarServer:
+class SidecarServer(RuntimeHost):
     def __init__(self, writer: ProtocolWriter, limits: SidecarLimits = DEFAULT_LIMITS,
                  working_dir: Path | None = None) -> None:
         self.writer = writer
@@ -73,24 +70,9 @@ class SidecarServer:
         self.approvals = PendingApprovals(self.emit_event, limits.approval_timeout_s, CURRENT_TURN.get,
                                           grants_allowed=True, omit_null_ids=True)
         self.closing = False
-        self._runtime: RuntimeView | None = None
-        self._unrelay: Any = None
         self._forwarders: dict[str, TurnForwarder] = {}
         self._after_response: list[Callable[[], None]] = []
         self._stop = asyncio.Event()
-
-    # -- wiring ----------------------------------------------------------------------------
-    def bind(self, runtime: RuntimeView) -> None:
-        self._runtime = runtime
-        mcp = runtime.service("mcp", None)  # None without the MCP plugin: nothing to relay
-        # MCP status and drift as event lines
-        self._unrelay = mcp.subscribe_host_events(self.emit_event) if mcp is not None else None
-
-    @property
-    def runtime(self) -> RuntimeView:
-        if self._runtime is None:
-            raise RuntimeError("SidecarServer.bind(runtime) was not called")
-        return self._runtime
 
     @property
     def tracing(self) -> bool:
@@ -205,7 +187,4 @@ class SidecarServer:
             await self._runtime.drain(self.limits.shutdown_grace_s)
         self.approvals.close()  # nobody will answer them now: deny pending and future prompts
         await self.registry.wait_all()
-        if self._unrelay is not None:
-            self._unrelay()
-        if self._runtime is not None:
-            await self._runtime.close()
+        await self.release()
