@@ -14,7 +14,7 @@ import sqlite3
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import Any, ClassVar, Self
 
 from atomic_agent.storage.sqlite_file import Durability, is_lock_error, open_sqlite
 from atomic_agent.storage.sqlite_migrations import Migration, NewerSchemaError, migrate, read_schema_state
@@ -52,6 +52,11 @@ class SqliteStore:
             if refused is None:
                 raise
             raise refused from exc
+
+    @classmethod
+    def open(cls, path: Path, busy_timeout_s: float | None = None) -> Self:
+        """The store of the file at `path` (the class's `busy_timeout_s` unless given)."""
+        return cls(path, busy_timeout_s)
 
     def _inspect(self, conn: sqlite3.Connection) -> None:
         """Read-only: a damaged or newer file is refused before WAL or a migration touches it."""

@@ -33,10 +33,6 @@ class MemoryDatabase(SqliteStore):
     foreign_keys = True
     busy_timeout_s = DEFAULT_BUSY_TIMEOUT_S
 
-    @classmethod
-    def open(cls, path: Path, busy_timeout_s: float = DEFAULT_BUSY_TIMEOUT_S) -> MemoryDatabase:
-        return cls(path, busy_timeout_s)
-
     def refuse_locked(self, exc: sqlite3.DatabaseError, *, writing: bool) -> Exception:
         if writing:
             return MemoryDatabaseLockedError(

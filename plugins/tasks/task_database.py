@@ -25,10 +25,6 @@ class TaskDatabase(SqliteStore):
     migrations = MIGRATIONS
     busy_timeout_s = DEFAULT_BUSY_TIMEOUT_S
 
-    @classmethod
-    def open(cls, path: Path, busy_timeout_s: float = DEFAULT_BUSY_TIMEOUT_S) -> TaskDatabase:
-        return cls(path, busy_timeout_s)
-
     def refuse_locked(self, exc: sqlite3.DatabaseError, *, writing: bool) -> Exception:
         if writing:
             return TaskStoreError(f"{self.path} is locked by another process; nothing was written")

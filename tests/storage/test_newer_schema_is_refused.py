@@ -16,6 +16,7 @@ import pytest
 from atomic_agent.cli.main import main
 from atomic_agent.plugins.memory.memory_database import MemoryDatabase
 from atomic_agent.plugins.memory.memory_errors import MemoryDatabaseRefusedError
+from atomic_agent.plugins.serve.webhook_deliveries import WebhookDeliveries
 from atomic_agent.plugins.tasks.task_database import TaskDatabase
 from atomic_agent.plugins.tasks.task_errors import TaskStoreError
 from atomic_agent.plugins.telegram.delivery_store import DeliveryStore, TelegramStoreNewerError
@@ -57,6 +58,10 @@ def _memory(state: Path) -> None:
 
 def _telegram(state: Path) -> None:
     DeliveryStore(state).close()
+
+
+def _webhooks(state: Path) -> None:
+    WebhookDeliveries(state).close()
 
 
 def _check_refused(tmp_path: Path, file: str, opener: Callable[[Path], None], error: type[Exception],
@@ -101,6 +106,11 @@ def test_newer_schema_memory_sqlite_is_refused_untouched(tmp_path: Path, spellin
 @pytest.mark.parametrize(("spelling", "named"), SPELLINGS)
 def test_newer_schema_telegram_sqlite_is_refused_untouched(tmp_path: Path, spelling: dict, named: str) -> None:
     _check_refused(tmp_path, "telegram.sqlite", _telegram, TelegramStoreNewerError, spelling, named)
+
+
+@pytest.mark.parametrize(("spelling", "named"), SPELLINGS)
+def test_newer_schema_webhooks_sqlite_is_refused_untouched(tmp_path: Path, spelling: dict, named: str) -> None:
+    _check_refused(tmp_path, "serve/webhooks.sqlite", _webhooks, NewerSchemaError, spelling, named)
 
 
 def test_newer_schema_migrate_itself_refuses_whatever_opened_the_file(tmp_path: Path) -> None:
