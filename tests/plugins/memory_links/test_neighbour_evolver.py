@@ -12,8 +12,8 @@ from atomic_agent.plugins.memory.memory_database import MemoryDatabase, memory_d
 from atomic_agent.plugins.memory.note_leases import acquire_lease, leased_at, release_lease
 from atomic_agent.plugins.memory.note_store import NoteStore
 from atomic_agent.plugins.memory.note_tag_evolution import evolve_tags
-from atomic_agent.plugins.memory_links.neighbour_evolver import NeighbourEvolver
 from atomic_agent.plugins.memory_links.link_parser import ProposedEvolve
+from atomic_agent.plugins.memory_links.neighbour_evolver import NeighbourEvolver
 from tests.plugins.memory_plugins.memory_runtime import ALL_MEMORY, make_memory_runtime
 from tests.plugins.memory_plugins.v2_scenario import run_scenario
 

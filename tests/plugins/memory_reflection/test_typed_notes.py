@@ -14,7 +14,6 @@ from tests.plugins.memory_plugins.memory_runtime import ALL_MEMORY, make_memory_
 from tests.plugins.memory_plugins.routing_provider import RoutingProvider
 
 
-
 def notes_of(text: str, typed: bool = True) -> list[tuple[str, tuple[str, ...]]]:
     parsed = parse_reflection(text, valid_key=lambda k: True, typed=typed)
     return [(n.content, n.tags) for n in parsed.notes]
