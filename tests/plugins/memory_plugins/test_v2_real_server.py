@@ -21,7 +21,7 @@ from tests.plugins.memory_plugins.test_memory_real_server import slot_state
 
 pytestmark = pytest.mark.llama_server
 
-PLUGINS = [*ALL_MEMORY, "memory_links", "memory_evolver", "memory_rewriter", "llama_server"]
+PLUGINS = [*ALL_MEMORY, "memory_links", "memory_rewriter", "llama_server"]
 CONFIG = {"agent": {"maxSteps": 2}, "memoryReflection": {"timeoutMs": 120_000},
           "memoryLinks": {"generatorTimeoutMs": 120_000}, "memoryRewriter": {"timeoutMs": 60_000}}
 NOTES = ("The staging database listens on port 5433", "The staging database is backed up nightly at 02:00",
