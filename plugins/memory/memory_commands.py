@@ -177,7 +177,7 @@ def export_command(ctx: typer.Context, output: Path = OUTPUT_OPT) -> None:
 
 @memory_app.command("phases")
 def phases_command(ctx: typer.Context, json_out: bool = JSON_OPT) -> None:
-    """Which memory phases are on, off or not installed, with their main settings."""
+    """Which memory phases the loaded plugins declare, on or off, with their main settings."""
     from .phase_switches import phase_switches
 
     rows = phase_switches(current_cli_state(ctx).config.blocks)

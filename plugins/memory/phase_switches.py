@@ -1,22 +1,14 @@
-"""Which memory phases are on, off or not installed, read from the loaded config blocks:
-what `memory phases`, serve's GET /api/memory/phases and the sidecar's `memory_phases` show."""
+"""Which memory phases are on or off, read from the loaded config blocks: what `memory
+phases`, serve's GET /api/memory/phases and the sidecar's `memory_phases` show.
+
+Each memory plugin declares its switches on its own config classes (`phase_label`,
+`phase_rank`, `phase_settings` class attributes), so this module names no sibling plugin:
+a phase whose plugin is not loaded has no structured block and is simply not listed.
+"""
 
 from __future__ import annotations
 
 from typing import Any
-
-# the memory phases' switches, by config block: (phase, block, detail keys shown beside `enabled`)
-PHASE_SWITCHES: tuple[tuple[str, str, tuple[str, ...]], ...] = (
-    ("profile", "memoryProfile", ()),
-    ("notes", "memoryNotes", ()),
-    ("reflection", "memoryReflection", ()),
-    ("embeddings (v2 phase 1B)", "memoryEmbeddings", ("fts5_weight", "vector_weight", "candidates")),
-    ("links (v2 phase 2)", "memoryLinks", ("auto_generate", "expansion_depth", "max_expanded")),
-    ("evolver (v2 phase 3)", "memoryEvolution", ("max_per_write", "lease_ms")),
-    ("rewriter (v2.5 A)", "memoryRewriter", ("gate_mode", "timeout_ms", "history_turns")),
-    ("segmentation (v2.5 B)", "memorySegmentation", ("trigger_every_turns", "window_turns")),
-    ("typed notes (v2.5 C)", "memoryTypedNotes", ()),
-)
 
 
 def _camel(name: str) -> str:
@@ -25,14 +17,15 @@ def _camel(name: str) -> str:
 
 
 def phase_switches(blocks: Any) -> list[dict[str, Any]]:
-    """One row per memory phase: on, off, or not installed (its plugin is not loaded); the
-    settings under their on-disk (camelCase) names."""
+    """One row per declared memory phase, in the order the phases declare (`phase_rank`):
+    on or off, and the settings it names under their on-disk (camelCase) names."""
+    declared = []
+    for key, block in blocks.items():
+        label = getattr(type(block), "phase_label", None)
+        if isinstance(label, str) and hasattr(block, "enabled"):  # a raw dict (no plugin owns it) has no label
+            declared.append((int(type(block).phase_rank), key, label, block))
     rows = []
-    for phase, key, details in PHASE_SWITCHES:
-        block = blocks.get(key)
-        if block is None or isinstance(block, dict):  # no plugin owns the block: kept verbatim, unused
-            rows.append({"phase": phase, "block": key, "state": "not installed", "settings": {}})
-            continue
-        settings = {_camel(name): getattr(block, name) for name in details if hasattr(block, name)}
-        rows.append({"phase": phase, "block": key, "state": "on" if block.enabled else "off", "settings": settings})
+    for _, key, label, block in sorted(declared, key=lambda row: (row[0], row[1])):
+        settings = {_camel(name): getattr(block, name) for name in type(block).phase_settings if hasattr(block, name)}
+        rows.append({"phase": label, "block": key, "state": "on" if block.enabled else "off", "settings": settings})
     return rows

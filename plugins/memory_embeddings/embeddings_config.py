@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import ClassVar
+
 import attrs
 
 from atomic_agent.api import int_field, value_field
@@ -15,6 +17,11 @@ class EmbeddingsConfig:
     and `### recalled` blends BM25 with cosine similarity. The vectors come from
     `llm.activeEmbeddingProvider` when one is set (an OpenAI-compatible `/v1/embeddings`),
     else from the managed embedding daemon (`llama.embeddings`, started by `llama start`)."""
+
+    # how `memory phases` lists this switch (the memory plugin collects these; not config fields)
+    phase_label: ClassVar[str] = "embeddings (v2 phase 1B)"
+    phase_rank: ClassVar[int] = 40
+    phase_settings: ClassVar[tuple[str, ...]] = ("fts5_weight", "vector_weight", "candidates")
 
     enabled: bool = value_field(False, env=EMBEDDINGS_ENV)
     # 0.6 / 0.4 measured best on the LoCoMo dev split with all-MiniLM-L6-v2 (benchmarks/locomo_recall.py

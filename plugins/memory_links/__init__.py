@@ -7,6 +7,11 @@ main slot) proposes edges among the notes that turn surfaced; only edges whose t
 were surfaced are kept. Switched off (`memoryLinks.enabled = false`) the service expands
 nothing and no phase is registered: prompts and memory.sqlite are byte-identical to a
 runtime without the plugin.
+
+The neighbour evolver (v2 phase 3, its own block `memoryEvolution`, kept from when it was a
+plugin of its own) lets a turn enrich the tags of notes it surfaced, never their content:
+its EVOLVE lines ride the link generator's completion, so it needs `memoryLinks.enabled`.
+Switched off, the generator's prompt and grammar carry no EVOLVE rules and no tag is touched.
 """
 
 from __future__ import annotations
@@ -20,6 +25,7 @@ if TYPE_CHECKING:
     from atomic_agent.api import ConfigBlock, MemoryPhase, RuntimeView, ServiceSpec
 
 CONFIG_KEY = "memoryLinks"
+EVOLUTION_KEY = "memoryEvolution"
 SERVICE_NAME = "memory_links"
 PHASE_ORDER = 91  # after reflection (90): the generator reads what the turn surfaced
 
@@ -28,9 +34,10 @@ PHASE_ORDER = 91  # after reflection (90): the generator reads what the turn sur
 def register_config_blocks() -> Iterable[ConfigBlock]:
     from atomic_agent.api import ConfigBlock
 
+    from .evolver_config import EvolverConfig
     from .links_config import LinksConfig
 
-    return [ConfigBlock(key=CONFIG_KEY, cls=LinksConfig)]
+    return [ConfigBlock(key=CONFIG_KEY, cls=LinksConfig), ConfigBlock(key=EVOLUTION_KEY, cls=EvolverConfig)]
 
 
 @hookimpl

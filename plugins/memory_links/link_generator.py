@@ -1,6 +1,6 @@
 """The link-generator sub-call: after a turn, one small completion on the background
 (reflection) slot proposes typed edges between the notes that turn surfaced; the neighbour
-evolver's EVOLVE directives ride the same completion when that plugin is on.
+evolver's EVOLVE directives ride the same completion when `memoryEvolution.enabled` is on.
 
 Fire-and-forget like reflection: scheduled after the reply, never awaited by the turn,
 aborted by the session's next turn. Outcomes: ok | none | skipped | aborted | timeout |
@@ -15,6 +15,8 @@ from typing import TYPE_CHECKING, Any
 
 import attrs
 
+from .neighbour_evolver import NeighbourEvolver
+
 if TYPE_CHECKING:
     from atomic_agent.api import RuntimeView
 
@@ -27,7 +29,7 @@ DROPPED_METRIC = "agent.memory.link_generator.dropped"
 PREFIX_TEMPLATE = "link_generator.j2"
 TAIL_TEMPLATE = "link_candidates.j2"
 GRAMMAR_FILE = "link_generator.gbnf"
-EVOLVER_SERVICE = "memory_evolver"
+EVOLUTION_BLOCK = "memoryEvolution"  # the neighbour evolver's switch (this plugin's block)
 NOTE_CHARS = 240
 TEXT_CHARS = 1000
 
@@ -60,10 +62,12 @@ class LinkGenerator:
         self._pending: dict[str, asyncio.Task[Any]] = {}
         self._aborted: set[asyncio.Task[Any]] = set()
         self.outcomes: list[LinkOutcome] = []
+        evolution = runtime.config.block(EVOLUTION_BLOCK)
+        self._evolver = NeighbourEvolver(runtime, evolution) if evolution.enabled else None
 
-    def evolver(self) -> Any | None:
-        evolver = self.runtime.service(EVOLVER_SERVICE, None)
-        return evolver if getattr(evolver, "enabled", False) else None
+    def evolver(self) -> NeighbourEvolver | None:
+        """The neighbour evolver when its switch is on: its rules ride this call."""
+        return self._evolver
 
     def before_turn(self, start: Any) -> None:
         task = self._pending.get(start.session_id)

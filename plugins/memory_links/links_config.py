@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import ClassVar
+
 import attrs
 
 from atomic_agent.api import int_field, value_field
@@ -10,6 +12,11 @@ from atomic_agent.api import int_field, value_field
 @attrs.frozen
 class LinksConfig:
     """The link graph: recall expansion over it, and the link-generator sub-call that grows it."""
+
+    # how `memory phases` lists this switch (the memory plugin collects these; not config fields)
+    phase_label: ClassVar[str] = "links (v2 phase 2)"
+    phase_rank: ClassVar[int] = 50
+    phase_settings: ClassVar[tuple[str, ...]] = ("auto_generate", "expansion_depth", "max_expanded")
 
     enabled: bool = value_field(True, env="ATOMIC_AGENT_MEMORY_LINKS")
     auto_generate: bool = value_field(True)

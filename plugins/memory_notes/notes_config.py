@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import ClassVar
+
 import attrs
 
 from atomic_agent.api import int_field, value_field
@@ -37,6 +39,11 @@ class IndexConfig:
 @attrs.frozen
 class NotesConfig:
     """Notes: on/off, the hard cap (FIFO eviction past it), size limits, recall defaults."""
+
+    # how `memory phases` lists this switch (the memory plugin collects these; not config fields)
+    phase_label: ClassVar[str] = "notes"
+    phase_rank: ClassVar[int] = 20
+    phase_settings: ClassVar[tuple[str, ...]] = ()
 
     enabled: bool = value_field(True, env="ATOMIC_AGENT_MEMORY_NOTES")
     max_entries: int = int_field(1000, 1, 10_000_000)

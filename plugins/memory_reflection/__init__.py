@@ -4,10 +4,20 @@ validators as the memory tools.
 
 The call runs on the provider's reserved reflection slot (or -1), never the session's main
 slot; it is scheduled after the reply was returned and never awaited by the turn; the next
-turn of the same session aborts it. With sliding-window reflection on (the
-memory_segmentation plugin), a graceful stop reflects each session's turns since its last
-cadence point. Switched off (`memoryReflection.enabled = false`) the plugin registers no
-phase and its service is None.
+turn of the same session aborts it. Switched off (`memoryReflection.enabled = false`) the
+plugin registers no phase and its service is None.
+
+Two switches change how reflection runs, each its own config block (kept from when each was
+a plugin of its own, so users' config.json still reads the same):
+- `memorySegmentation` (v2.5 B): reflect every `triggerEveryTurns` turns over the last
+  `windowTurns` pairs (always when a turn ends with `finish`), as numbered `### turn N`
+  blocks after the unchanged stable prefix; a graceful stop reflects each session's turns
+  since its last cadence point.
+- `memoryTypedNotes` (v2.5 C): every NOTE carries one of four kinds (event, behavior,
+  knowledge, skill) through a `[type=X] ` marker, stored as a `type:X` tag, with its own
+  stable prefix and grammar.
+Both off (the default), the prompt, grammar and stored notes are byte-identical to a
+runtime without them.
 """
 
 from __future__ import annotations
@@ -21,6 +31,8 @@ if TYPE_CHECKING:
     from atomic_agent.api import ConfigBlock, MemoryPhase, RuntimeView, ServiceSpec
 
 CONFIG_KEY = "memoryReflection"
+SEGMENTATION_KEY = "memorySegmentation"
+TYPED_NOTES_KEY = "memoryTypedNotes"
 SERVICE_NAME = "memory_reflection"
 PHASE_ORDER = 90  # writes only: after every read phase
 
@@ -30,8 +42,12 @@ def register_config_blocks() -> Iterable[ConfigBlock]:
     from atomic_agent.api import ConfigBlock
 
     from .reflection_config import ReflectionConfig
+    from .segmentation_config import SegmentationConfig
+    from .typed_notes_config import TypedNotesConfig
 
-    return [ConfigBlock(key=CONFIG_KEY, cls=ReflectionConfig)]
+    return [ConfigBlock(key=CONFIG_KEY, cls=ReflectionConfig),
+            ConfigBlock(key=SEGMENTATION_KEY, cls=SegmentationConfig),
+            ConfigBlock(key=TYPED_NOTES_KEY, cls=TypedNotesConfig)]
 
 
 @hookimpl

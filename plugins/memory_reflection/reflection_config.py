@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import ClassVar
+
 import attrs
 
 from atomic_agent.api import int_field, value_field
@@ -10,6 +12,11 @@ from atomic_agent.api import int_field, value_field
 @attrs.frozen
 class ReflectionConfig:
     """End-of-turn reflection: on/off, its time limit and the per-call write caps."""
+
+    # how `memory phases` lists this switch (the memory plugin collects these; not config fields)
+    phase_label: ClassVar[str] = "reflection"
+    phase_rank: ClassVar[int] = 30
+    phase_settings: ClassVar[tuple[str, ...]] = ()
 
     enabled: bool = value_field(True, env="ATOMIC_AGENT_MEMORY_REFLECTION")
     timeout_ms: int = int_field(20000, 100, 600_000)

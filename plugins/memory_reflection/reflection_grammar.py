@@ -9,7 +9,7 @@ GRAMMAR_FILE = "reflection.gbnf"
 
 
 def reflection_grammar(assets: Any, name: str = GRAMMAR_FILE) -> str:
-    """The grammar text without comment lines (byte-stable across calls); `name` is another
-    plugin's grammar file when a phase switch (typed notes) replaces it."""
+    """The grammar text without comment lines (byte-stable across calls); `name` is the
+    typed-notes grammar when that switch (memoryTypedNotes) is on."""
     text = assets.grammar(name)
     return "\n".join(line for line in text.splitlines() if line.strip() and not line.lstrip().startswith("#")) + "\n"

@@ -15,7 +15,7 @@ import attrs
 
 PREFIX_TEMPLATE = "reflection.j2"
 EXCHANGE_TEMPLATE = "reflection_exchange.j2"
-WINDOW_TEMPLATE = "reflection_window.j2"  # shipped by the memory_segmentation plugin
+WINDOW_TEMPLATE = "reflection_window.j2"  # sliding-window reflection (memorySegmentation)
 MAX_TEXT_CHARS = 1500  # per side of the exchange: reflection reads the gist, not a whole file dump
 
 
@@ -31,7 +31,7 @@ def clip(text: str, limit: int = MAX_TEXT_CHARS) -> str:
 
 
 class ReflectionPromptBuilder:
-    """`prefix_template` names the stable prefix (the typed-notes plugin ships another one);
+    """`prefix_template` names the stable prefix (typed notes use `reflection_typed.j2`);
     each prefix is rendered once and stays byte-stable, so the reflection slot caches it."""
 
     def __init__(self, env: Any, max_facts: int, max_notes: int, prefix_template: str = PREFIX_TEMPLATE) -> None:

@@ -32,8 +32,10 @@ PROFILE_BLOCK = "memoryProfile"
 NOTES_BLOCK = "memoryNotes"
 MEMORY_SERVICE = "memory"  # memory.sqlite belongs to the memory plugin
 PROMPT_ASSETS_SERVICE = "prompt_assets"  # templates and grammars: the user's, this plugin's, the core's
-TYPED_NOTES_SERVICE = "memory_typed_notes"  # phase C switch (its own plugin)
-WINDOW_SERVICE = "memory_reflection_window"  # phase B switch (its own plugin)
+SEGMENTATION_BLOCK = "memorySegmentation"  # v2.5 B switch: sliding-window cadence (this plugin's block)
+TYPED_NOTES_BLOCK = "memoryTypedNotes"  # v2.5 C switch: typed NOTE lines (this plugin's block)
+TYPED_PREFIX_TEMPLATE = "reflection_typed.j2"
+TYPED_GRAMMAR_FILE = "reflection_typed.gbnf"
 
 
 @attrs.frozen
@@ -53,15 +55,16 @@ def _block(runtime: RuntimeView, key: str) -> Any | None:
 class ReflectionRunner:
     def __init__(self, runtime: RuntimeView, cfg: Any) -> None:
         from .reflection_prompt import ReflectionPromptBuilder
+        from .reflection_window import ReflectionWindow
 
         self.runtime = runtime
         self.cfg = cfg
         self.assets = runtime.service(PROMPT_ASSETS_SERVICE)
-        typed = self._switch(TYPED_NOTES_SERVICE)
-        self.typed = typed is not None
-        self.window = self._switch(WINDOW_SERVICE)
-        prefix = {"prefix_template": typed.prefix_template} if typed is not None else {}
-        self.grammar_file = typed.grammar_file if typed is not None else None
+        self.typed = self._switch(TYPED_NOTES_BLOCK) is not None
+        segmentation = self._switch(SEGMENTATION_BLOCK)
+        self.window = ReflectionWindow(segmentation) if segmentation is not None else None
+        prefix = {"prefix_template": TYPED_PREFIX_TEMPLATE} if self.typed else {}
+        self.grammar_file = TYPED_GRAMMAR_FILE if self.typed else None
         self.prompts = ReflectionPromptBuilder(self.assets.env(), cfg.max_facts_per_call, cfg.max_notes_per_call,
                                                **prefix)
         self._grammar: str | None = None
@@ -70,10 +73,10 @@ class ReflectionRunner:
         self._latest_turn: OrderedDict[str, int] = OrderedDict()  # bounded: least recently started first
         self.outcomes: list[ReflectionOutcome] = []  # the last few, for tests and `status`
 
-    def _switch(self, name: str) -> Any | None:
-        """A phase switch another plugin provides, when that plugin is there and on."""
-        service = self.runtime.service(name, None)
-        return service if getattr(service, "enabled", False) else None
+    def _switch(self, key: str) -> Any | None:
+        """This plugin's switch block `key` (segmentation, typed notes) when it is on."""
+        block = self.runtime.config.block(key)
+        return block if block.enabled else None
 
     @property
     def memory(self) -> Any:

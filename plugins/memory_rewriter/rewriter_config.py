@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import ClassVar
+
 import attrs
 
 from atomic_agent.api import int_field, value_field
@@ -12,6 +14,11 @@ GATE_MODES = ("heuristic", "always")  # "embedding" needs the hybrid-recall embe
 @attrs.frozen
 class RewriterConfig:
     """Rewrite a referential follow-up ("did they mention it?") into a self-contained query."""
+
+    # how `memory phases` lists this switch (the memory plugin collects these; not config fields)
+    phase_label: ClassVar[str] = "rewriter (v2.5 A)"
+    phase_rank: ClassVar[int] = 70
+    phase_settings: ClassVar[tuple[str, ...]] = ("gate_mode", "timeout_ms", "history_turns")
 
     enabled: bool = value_field(True, env="ATOMIC_AGENT_MEMORY_REWRITER")
     timeout_ms: int = int_field(3000, 100, 60_000)

@@ -1,7 +1,7 @@
 """/api/memory: read-only views of the agent's memory, through the memory plugin's
 `memory_views` service (the same data `atomic-agent memory phases|embeddings|links` prints).
 
-GET /api/memory/phases (which memory phases are on, off or not installed, with their main
+GET /api/memory/phases (which memory phases the loaded plugins declare, on or off, with their main
 settings), GET /api/memory/embeddings (hybrid recall: switch, model, how many notes have a
 vector), GET /api/memory/notes/{id}/links (the note and every link touching it). Every
 route answers 404 `not_found` without the memory plugin, 404 `note_not_found` for an

@@ -63,7 +63,7 @@ def test_wheel_ships_templates_and_grammars(wheel_venv: Path):
              " r.files('atomic_agent.plugins.memory_reflection').joinpath('templates/reflection.j2').is_file(),"
              " r.files('atomic_agent.plugins.memory_reflection').joinpath('grammars/reflection.gbnf').is_file(),"
              " r.files('atomic_agent.plugins.sidecar').joinpath('protocol/sidecar-protocol.v1.schema.json').is_file(),"
-             " r.files('atomic_agent.plugins.memory_typed_notes').joinpath('templates').is_dir())")
+             " r.files('atomic_agent.plugins.memory_reflection').joinpath('templates/reflection_typed.j2').is_file())")
     assert out.stdout.split() == ["True"] * 6
 
 

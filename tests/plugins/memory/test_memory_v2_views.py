@@ -13,8 +13,7 @@ from atomic_agent.plugins.memory.note_store import NoteStore
 from atomic_agent.storage.sqlite_file import Durability, open_sqlite
 from tests.plugins.memory.cli_harness import run_cli
 
-V2 = ("memory_reflection", "memory_links", "memory_evolver", "memory_rewriter", "memory_segmentation",
-      "memory_typed_notes")
+V2 = ("memory_reflection", "memory_links", "memory_rewriter")
 
 
 def seed_graph(state: Path) -> list[int]:
@@ -34,8 +33,27 @@ def test_phases_lists_every_switch_with_its_state(tmp_path: Path) -> None:
     assert rows["memorySegmentation"]["state"] == "on" and rows["memorySegmentation"]["settings"]["windowTurns"] == 4
     assert rows["memoryTypedNotes"]["state"] == "off" and rows["memoryRewriter"]["state"] == "on"
     bare = {r["block"]: r["state"] for r in run_cli(tmp_path, "memory", "phases", "--json").json()}
-    assert bare["memoryLinks"] == "not installed" and bare["memoryNotes"] == "on"
+    assert "memoryLinks" not in bare and bare["memoryNotes"] == "on"  # an unloaded plugin declares no phase
     assert "typed notes (v2.5 C)" in run_cli(tmp_path, "memory", "phases", plugins=V2).out
+
+
+EVERY_MEMORY_PLUGIN = ("memory_profile", "memory_notes", "memory_reflection", "memory_embeddings", "memory_links",
+                       "memory_rewriter")
+
+
+def test_phases_keep_their_order_names_and_settings_when_each_plugin_declares_its_own(tmp_path: Path) -> None:
+    rows = run_cli(tmp_path, "memory", "phases", "--json", plugins=EVERY_MEMORY_PLUGIN).json()
+    assert [(r["phase"], r["block"], r["state"], list(r["settings"])) for r in rows] == [
+        ("profile", "memoryProfile", "on", []),
+        ("notes", "memoryNotes", "on", []),
+        ("reflection", "memoryReflection", "on", []),
+        ("embeddings (v2 phase 1B)", "memoryEmbeddings", "off", ["fts5Weight", "vectorWeight", "candidates"]),
+        ("links (v2 phase 2)", "memoryLinks", "on", ["autoGenerate", "expansionDepth", "maxExpanded"]),
+        ("evolver (v2 phase 3)", "memoryEvolution", "on", ["maxPerWrite", "leaseMs"]),
+        ("rewriter (v2.5 A)", "memoryRewriter", "on", ["gateMode", "timeoutMs", "historyTurns"]),
+        ("segmentation (v2.5 B)", "memorySegmentation", "off", ["triggerEveryTurns", "windowTurns"]),
+        ("typed notes (v2.5 C)", "memoryTypedNotes", "off", []),
+    ]
 
 
 def test_links_lists_the_graph_and_one_notes_edges(tmp_path: Path) -> None:

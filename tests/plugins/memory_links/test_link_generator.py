@@ -13,6 +13,8 @@ from tests.plugins.memory_plugins.memory_runtime import ALL_MEMORY
 from tests.plugins.memory_plugins.v2_scenario import run_scenario
 
 WITH_LINKS = (*ALL_MEMORY, "memory_links")
+# the link generator alone: the neighbour evolver (on by default, same plugin) rides no call here
+LINKS_ONLY = {"memoryEvolution": {"enabled": False}}
 
 
 def stored_links(state: Path) -> list[tuple[int, str, int, str]]:
@@ -31,7 +33,7 @@ def recalled_ids(prompt: str) -> list[str]:
 
 
 async def test_link_generator_rides_the_reflection_slot_and_persists_only_allowlisted_edges(tmp_path: Path) -> None:
-    _seen, _db, provider = await run_scenario(tmp_path / "s", tmp_path, WITH_LINKS, {})
+    _seen, _db, provider = await run_scenario(tmp_path / "s", tmp_path, WITH_LINKS, LINKS_ONLY)
     assert len(provider.link_requests) == 1  # the follow-up recalled too little to link
     request = provider.link_requests[0]
     assert request.slot_id == 1 and request.slot_id != provider.slot_for("any")  # reflection slot, not main 0
@@ -41,18 +43,19 @@ async def test_link_generator_rides_the_reflection_slot_and_persists_only_allowl
 
 
 async def test_recall_expansion_is_folded_in_after_the_base_hits(tmp_path: Path) -> None:
-    _seen, _db, provider = await run_scenario(tmp_path / "s", tmp_path, WITH_LINKS, {})
+    _seen, _db, provider = await run_scenario(tmp_path / "s", tmp_path, WITH_LINKS, LINKS_ONLY)
     assert recalled_ids(provider.requests[0].prompt) == ["#1", "#2", "#3", "#4"]  # BM25 head first, then the graph
 
 
 async def test_links_off_never_expands(tmp_path: Path) -> None:
-    _seen, _db, provider = await run_scenario(tmp_path / "s", tmp_path, WITH_LINKS, {"memoryLinks": {"enabled": False}})
+    _seen, _db, provider = await run_scenario(tmp_path / "s", tmp_path, WITH_LINKS,
+                                              {**LINKS_ONLY, "memoryLinks": {"enabled": False}})
     assert recalled_ids(provider.requests[0].prompt) == ["#1", "#2", "#3"] and provider.link_requests == []
 
 
 async def test_auto_generate_off_still_expands_but_makes_no_call(tmp_path: Path) -> None:
     _seen, _db, provider = await run_scenario(tmp_path / "s", tmp_path, WITH_LINKS,
-                                              {"memoryLinks": {"autoGenerate": False}})
+                                              {**LINKS_ONLY, "memoryLinks": {"autoGenerate": False}})
     assert recalled_ids(provider.requests[0].prompt) == ["#1", "#2", "#3", "#4"]
     assert provider.link_requests == [] and stored_links(tmp_path / "s") == [(3, "RELATES_TO", 4, "link_generator")]
 
@@ -65,7 +68,7 @@ async def test_too_few_surfaced_notes_skip_the_call(tmp_path: Path) -> None:
 
 async def test_garbage_from_the_generator_persists_nothing(tmp_path: Path) -> None:
     garbage = "LINK #1 RELATES_TO #1\nLINK #1 RELATES_TO #9999\n" + "\x00<<>>" * 2000 + "\nLINK #2 KNOWS #3"
-    _seen, _db, provider = await run_scenario(tmp_path / "s", tmp_path, WITH_LINKS, {}, links=garbage)
+    _seen, _db, provider = await run_scenario(tmp_path / "s", tmp_path, WITH_LINKS, LINKS_ONLY, links=garbage)
     assert len(provider.link_requests) == 1
     assert stored_links(tmp_path / "s") == [(3, "RELATES_TO", 4, "link_generator")]  # only the seed
 
@@ -73,13 +76,13 @@ async def test_garbage_from_the_generator_persists_nothing(tmp_path: Path) -> No
 async def test_generator_failure_never_reaches_the_turn(tmp_path: Path) -> None:
     from atomic_agent.llm.provider_protocol import ProviderError
 
-    seen, _db, provider = await run_scenario(tmp_path / "s", tmp_path, WITH_LINKS, {},
+    seen, _db, provider = await run_scenario(tmp_path / "s", tmp_path, WITH_LINKS, LINKS_ONLY,
                                              links=ProviderError("boom", status=500))
     assert len(provider.link_requests) == 1 and len(provider.requests) == 2  # both turns answered
 
 
 async def test_single_slot_server_falls_back_to_any_slot_explicitly_and_counts_it(tmp_path: Path) -> None:
-    _seen, _db, provider = await run_scenario(tmp_path / "s", tmp_path, WITH_LINKS, {},
+    _seen, _db, provider = await run_scenario(tmp_path / "s", tmp_path, WITH_LINKS, LINKS_ONLY,
                                               slots={"reflection_slot_id": -1})
     assert [r.slot_id for r in provider.link_requests] == [-1]
     assert all(r.slot_id == -1 for r in provider.reflection_requests)
@@ -89,6 +92,6 @@ async def test_single_slot_server_falls_back_to_any_slot_explicitly_and_counts_i
 
 
 async def test_a_reserved_slot_is_counted_as_such(tmp_path: Path) -> None:
-    _seen, _db, provider = await run_scenario(tmp_path / "s", tmp_path, WITH_LINKS, {})
+    _seen, _db, provider = await run_scenario(tmp_path / "s", tmp_path, WITH_LINKS, LINKS_ONLY)
     assert provider.metrics.counter_value("agent.memory.background_slot.reserved", caller="link_generator") == 1
     assert provider.metrics.counter_total("agent.memory.background_slot.fallback") == 0

@@ -13,6 +13,7 @@ from typing import Any
 import httpx
 import pytest
 
+from atomic_agent.api import slot_affinity
 from atomic_agent.hook_records import TurnDigest
 from atomic_agent.testing.tool_context_kit import make_tool_context
 from tests.plugins.memory_plugins.memory_runtime import ALL_MEMORY, make_memory_runtime, reflection_runner, settle
@@ -47,7 +48,8 @@ async def test_reflection_uses_the_reflection_slot_and_leaves_the_main_slot_unto
     runtime = real_runtime(state, llama_server)
     text = "Hello! My name is Alex and I live in Lisbon."
     result = await runtime.run_turn(text, working_dir=work)
-    provider = runtime.provider
+    provider = slot_affinity(runtime.provider)
+    assert provider is not None  # the llama-server provider has slots
     main = provider.slot_for(result.session_id)
     reserved = provider.reflection_slot()
     assert (main, reserved) == (0, llama_server.total_slots - 1)

@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from atomic_agent.api import ExchangePair
+from atomic_agent.api import ExchangePair, slot_affinity
 from atomic_agent.hook_records import TurnDigest
 from atomic_agent.plugins.memory.link_store import LinkStore
 from atomic_agent.plugins.memory.memory_database import MemoryDatabase, memory_db_path
@@ -21,7 +21,7 @@ from tests.plugins.memory_plugins.test_memory_real_server import slot_state
 
 pytestmark = pytest.mark.llama_server
 
-PLUGINS = [*ALL_MEMORY, "memory_links", "memory_evolver", "memory_rewriter", "llama_server"]
+PLUGINS = [*ALL_MEMORY, "memory_links", "memory_rewriter", "llama_server"]
 CONFIG = {"agent": {"maxSteps": 2}, "memoryReflection": {"timeoutMs": 120_000},
           "memoryLinks": {"generatorTimeoutMs": 120_000}, "memoryRewriter": {"timeoutMs": 60_000}}
 NOTES = ("The staging database listens on port 5433", "The staging database is backed up nightly at 02:00",
@@ -39,7 +39,8 @@ async def test_link_generator_rides_the_reflection_slot_on_the_real_server(tmp_p
                                   environ={"ATOMIC_AGENT_LLAMA_URL": llama_server.base_url})
     text = "Which port does the staging database use, and when is it backed up?"
     result = await runtime.run_turn(text, working_dir=work)
-    provider = runtime.provider
+    provider = slot_affinity(runtime.provider)
+    assert provider is not None  # the llama-server provider has slots
     main, reserved = provider.slot_for(result.session_id), provider.reflection_slot()
     assert (main, reserved) == (0, llama_server.total_slots - 1)
     main_before = slot_state(llama_server.base_url, main)

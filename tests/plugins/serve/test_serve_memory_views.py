@@ -15,7 +15,7 @@ import pytest
 import atomic_agent.plugins.memory as memory_plugin
 import atomic_agent.plugins.memory_embeddings as embeddings_plugin
 import atomic_agent.plugins.memory_links as links_plugin
-import atomic_agent.plugins.memory_segmentation as segmentation_plugin
+import atomic_agent.plugins.memory_reflection as reflection_plugin
 from atomic_agent.plugins.memory.link_store import LinkStore
 from atomic_agent.plugins.memory.memory_database import MemoryDatabase, memory_db_path
 from atomic_agent.plugins.memory.note_store import NoteStore
@@ -24,7 +24,7 @@ from tests.plugins.serve.serve_harness import WAIT_S, ServeHarness
 from tests.turns.turn_kit import answering_provider
 
 MEMORY_PLUGINS = [(memory_plugin, "memory"), (embeddings_plugin, "memory_embeddings"), (links_plugin, "memory_links"),
-                  (segmentation_plugin, "memory_segmentation")]
+                  (reflection_plugin, "memory_reflection")]
 ROUTES = ("/api/memory/phases", "/api/memory/embeddings", "/api/memory/notes/1/links")
 API_KEY = "k" * 40
 
@@ -70,7 +70,8 @@ def test_memory_views_show_phases_coverage_and_a_notes_links(tmp_path: Path) -> 
         phases = {r["block"]: r for r in httpx.get(f"{base}/api/memory/phases").json()["data"]}
         assert phases["memoryLinks"]["state"] == "on" and phases["memoryLinks"]["settings"]["expansionDepth"] == 1
         assert phases["memoryEmbeddings"]["state"] == "off" and phases["memorySegmentation"]["state"] == "off"
-        assert phases["memoryTypedNotes"]["state"] == "not installed" and phases["memoryNotes"]["state"] == "not installed"
+        assert phases["memoryTypedNotes"]["state"] == "off" and phases["memoryReflection"]["state"] == "on"
+        assert "memoryNotes" not in phases  # its plugin is not loaded: it declares nothing
         embeddings = httpx.get(f"{base}/api/memory/embeddings").json()
         assert embeddings["object"] == "memory.embeddings" and embeddings["installed"] is True
         assert (embeddings["enabled"], embeddings["notes"], embeddings["embedded"], embeddings["coverage"]) == (
@@ -97,7 +98,9 @@ def test_memory_views_create_no_memory_file(tmp_path: Path) -> None:
         assert httpx.get(f"{serve.base_url}/api/memory/notes/1/links").status_code == 404
         embeddings = httpx.get(f"{serve.base_url}/api/memory/embeddings").json()
         assert embeddings["notes"] == 0 and embeddings["coverage"] is None and embeddings["indexExists"] is False
-        assert len(httpx.get(f"{serve.base_url}/api/memory/phases").json()["data"]) == 9
+        blocks = [r["block"] for r in httpx.get(f"{serve.base_url}/api/memory/phases").json()["data"]]
+        assert blocks == ["memoryReflection", "memoryEmbeddings", "memoryLinks", "memoryEvolution",
+                          "memorySegmentation", "memoryTypedNotes"]  # what the loaded plugins declare, in order
         assert not memory_db_path(tmp_path / "state").exists()
     finally:
         serve.stop()

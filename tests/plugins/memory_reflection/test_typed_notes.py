@@ -13,8 +13,6 @@ from atomic_agent.testing.scripted_provider import calls
 from tests.plugins.memory_plugins.memory_runtime import ALL_MEMORY, make_memory_runtime, settle
 from tests.plugins.memory_plugins.routing_provider import RoutingProvider
 
-TYPED = (*ALL_MEMORY, "memory_typed_notes")
-
 
 def notes_of(text: str, typed: bool = True) -> list[tuple[str, tuple[str, ...]]]:
     parsed = parse_reflection(text, valid_key=lambda k: True, typed=typed)
@@ -53,7 +51,7 @@ async def run(state: Path, plugins: tuple[str, ...], config: dict, turns: int = 
 
 
 async def test_typed_prefix_and_grammar_are_used_and_byte_stable(tmp_path: Path) -> None:
-    provider = await run(tmp_path, TYPED, {"memoryTypedNotes": {"enabled": True}}, turns=2)
+    provider = await run(tmp_path, ALL_MEMORY, {"memoryTypedNotes": {"enabled": True}}, turns=2)
     first, second = provider.reflection_requests
     assert first.prompt[: first.prefix_length] == second.prompt[: second.prefix_length]
     assert "NOTE [type=T]" in first.prompt and first.grammar == second.grammar
@@ -66,7 +64,7 @@ async def test_typed_prefix_and_grammar_are_used_and_byte_stable(tmp_path: Path)
 
 async def test_typed_notes_compose_with_the_sliding_window(tmp_path: Path) -> None:
     config = {"memoryTypedNotes": {"enabled": True}, "memorySegmentation": {"enabled": True, "triggerEveryTurns": 2}}
-    provider = await run(tmp_path, (*TYPED, "memory_segmentation"), config, turns=2)
+    provider = await run(tmp_path, ALL_MEMORY, config, turns=2)
     (request,) = provider.reflection_requests
     assert "NOTE [type=T]" in request.prompt[: request.prefix_length]
     assert "### turn 2\nUSER: we deploy every friday, turn 1" in request.prompt

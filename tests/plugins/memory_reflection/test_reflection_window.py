@@ -9,7 +9,7 @@ from types import SimpleNamespace
 
 from atomic_agent.api import ExchangePair
 from atomic_agent.hook_records import TurnDigest, exchange_pairs
-from atomic_agent.plugins.memory_segmentation.reflection_window import ReflectionWindow
+from atomic_agent.plugins.memory_reflection.reflection_window import ReflectionWindow
 from atomic_agent.sessions.transcript_entry import TranscriptEntry
 from atomic_agent.testing.scripted_provider import calls
 from tests.plugins.memory_plugins.memory_runtime import ALL_MEMORY, make_memory_runtime, settle
@@ -49,7 +49,7 @@ def test_pairs_are_complete_and_chronological() -> None:
 async def three_turns(state: Path, config: dict, sessions: int = 1) -> RoutingProvider:
     script = [calls(("reply", {"text": f"reply {i}"})) for i in range(3 * sessions)]
     provider = RoutingProvider(script, "NONE")
-    runtime = make_memory_runtime(state, provider, [*ALL_MEMORY, "memory_segmentation"], config=config)
+    runtime = make_memory_runtime(state, provider, ALL_MEMORY, config=config)
     ids: list[str | None] = [None] * sessions
     for turn in range(3):
         for s in range(sessions):

@@ -12,8 +12,8 @@ from atomic_agent.plugins.memory.memory_database import MemoryDatabase, memory_d
 from atomic_agent.plugins.memory.note_leases import acquire_lease, leased_at, release_lease
 from atomic_agent.plugins.memory.note_store import NoteStore
 from atomic_agent.plugins.memory.note_tag_evolution import evolve_tags
-from atomic_agent.plugins.memory_evolver.neighbour_evolver import NeighbourEvolver
 from atomic_agent.plugins.memory_links.link_parser import ProposedEvolve
+from atomic_agent.plugins.memory_links.neighbour_evolver import NeighbourEvolver
 from tests.plugins.memory_plugins.memory_runtime import ALL_MEMORY, make_memory_runtime
 from tests.plugins.memory_plugins.v2_scenario import run_scenario
 
@@ -87,7 +87,7 @@ async def test_invalid_tags_are_counted_never_raised(tmp_path: Path) -> None:
 
 
 async def test_evolve_rides_the_link_generator_call_and_only_grows_tags(tmp_path: Path) -> None:
-    plugins = (*ALL_MEMORY, "memory_links", "memory_evolver")
+    plugins = (*ALL_MEMORY, "memory_links")
     _seen, _db, provider = await run_scenario(tmp_path / "s", tmp_path, plugins, {})
     request = provider.link_requests[0]
     assert "EVOLVE #id [tags=" in request.prompt and "entry ::= link-line | evolve-line" in (request.grammar or "")

@@ -10,7 +10,7 @@ from types import SimpleNamespace
 
 from atomic_agent.api import ExchangePair
 from atomic_agent.hook_records import TurnDigest
-from atomic_agent.plugins.memory_segmentation.reflection_window import ReflectionWindow
+from atomic_agent.plugins.memory_reflection.reflection_window import ReflectionWindow
 from atomic_agent.testing.scripted_provider import calls
 from tests.plugins.memory_plugins.memory_runtime import ALL_MEMORY, make_memory_runtime, settle
 from tests.plugins.memory_plugins.routing_provider import RoutingProvider
@@ -64,7 +64,8 @@ def test_the_window_never_exceeds_w_pairs() -> None:
 async def run_session(state: Path, turns: int, config: dict, sessions: int = 1,
                       reflect: str = "NONE") -> tuple[RoutingProvider, list[str]]:
     provider = RoutingProvider([calls(("reply", {"text": f"reply {i}"})) for i in range(turns * sessions)], reflect)
-    runtime = make_memory_runtime(state, provider, [*ALL_MEMORY, "memory_segmentation"], config=config)
+    runtime = make_memory_runtime(state, provider, ALL_MEMORY, config=config)
+    await runtime.start()  # runtime_stopping (the stop flush) answers only a started runtime
     ids: list[str | None] = [None] * sessions
     for turn in range(turns):
         for s in range(sessions):
