@@ -118,7 +118,8 @@ class Runtime:
         servers, whose tools must be in the first prompt), then, when `serving`, start what
         runs beside the turns: the channels and the ticks (the plugins' and consolidation). A
         one-shot command passes serving=False: it must not poll a channel another process
-        owns or fire scheduled work. `create_runtime` calls it; calling it again does nothing."""
+        owns or fire scheduled work. `create_runtime` calls it, and so does the first
+        `run_turn` of a runtime nobody started (serving=False); calling it again does nothing."""
         if self._started:
             return
         self._started = True
@@ -338,6 +339,8 @@ class Runtime:
         """
         check_tool_choice(self.registry, tool_choice)
         check_text(text)
+        if not self._started:  # an embedder's Runtime(...) that runs a turn has started: plugins hear of it
+            await self.start(serving=False)
         self.warm_plan()
         if session_id is None:  # on disk with the admission's sync, which follows before anyone hears of either
             session_id = self.open_session(None, working_dir, durable=False).id

@@ -88,3 +88,8 @@ async def test_runtime_started_fires_on_start_not_on_construction(tmp_path: Path
     await started.start(serving=False)
     await started.close()
     assert log.count("runtime_started") == 1 and log.count("runtime_stopping") == 1
+
+    used = Runtime(boot_with(tmp_path / "c", {"recorder": Recorder(log)}), provider=ScriptedProvider([]))
+    await used.run_turn("hello", working_dir=tmp_path)  # a runtime that runs a turn has started
+    await used.close()
+    assert log.count("runtime_started") == 2 and log.count("runtime_stopping") == 2
