@@ -89,8 +89,10 @@ def main() -> None:
         port = free_port()
         proc = start(state, port, fake.base_url, [p for p in args.disable.split(",") if p])
         base = f"http://127.0.0.1:{port}"
-        session = httpx.post(f"{base}/api/sessions", json={}).json()["id"] if args.same_session else None
-        pool = [httpx.post(f"{base}/api/sessions", json={}).json()["id"] for _ in range(args.sessions)]
+        # serve generated its API key on this first start (kept 0600 in the state dir)
+        auth = {"Authorization": f"Bearer {(state / 'serve' / 'api-key').read_text().strip()}"}
+        session = httpx.post(f"{base}/api/sessions", json={}, headers=auth).json()["id"] if args.same_session else None
+        pool = [httpx.post(f"{base}/api/sessions", json={}, headers=auth).json()["id"] for _ in range(args.sessions)]
         done = 0
         lock = threading.Lock()
         started = time.perf_counter()
@@ -105,7 +107,7 @@ def main() -> None:
                     nonlocal done
                     headers = {"X-Atomic-Session": session} if session else {}
                     body = {"model": "atomic-agent", "messages": [{"role": "user", "content": "ping"}]}
-                    with httpx.Client(base_url=base, timeout=60) as http:
+                    with httpx.Client(base_url=base, timeout=60, headers=auth) as http:
                         while True:
                             with lock:
                                 if done >= goal:

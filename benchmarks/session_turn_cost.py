@@ -105,7 +105,10 @@ def main() -> None:
         proc = start_serve(state, port, fake.base_url, profile_to, [p for p in args.disable.split(",") if p])
         started = time.perf_counter()
         try:
-            with httpx.Client(base_url=f"http://127.0.0.1:{port}", timeout=120) as http:
+            # serve generated its API key on this first start (kept 0600 in the state dir)
+            key = (state / "serve" / "api-key").read_text().strip()
+            with httpx.Client(base_url=f"http://127.0.0.1:{port}", timeout=120,
+                              headers={"Authorization": f"Bearer {key}"}) as http:
                 session = http.post("/api/sessions", json={}).json()["id"]
                 body = {"model": "atomic-agent", "messages": [{"role": "user", "content": "ping"}]}
                 headers = {"X-Atomic-Session": session}
