@@ -48,6 +48,7 @@ if TYPE_CHECKING:  # the same names for the type checker (a test keeps this bloc
     from atomic_agent.config.dotenv_file import set_dotenv_key as set_dotenv_key
     from atomic_agent.config.raw_config import read_raw_config as read_raw_config
     from atomic_agent.config.state_dir import resolve_cache_dir as resolve_cache_dir
+    from atomic_agent.hook_records import TUI_PANEL_SERVICE as TUI_PANEL_SERVICE
     from atomic_agent.hook_records import ApprovalCategory as ApprovalCategory
     from atomic_agent.hook_records import Channel as Channel
     from atomic_agent.hook_records import ChannelSpec as ChannelSpec
@@ -65,6 +66,8 @@ if TYPE_CHECKING:  # the same names for the type checker (a test keeps this bloc
     from atomic_agent.hook_records import ToolContext as ToolContext
     from atomic_agent.hook_records import ToolResult as ToolResult
     from atomic_agent.hook_records import ToolSpec as ToolSpec
+    from atomic_agent.hook_records import TuiContext as TuiContext
+    from atomic_agent.hook_records import TuiPanel as TuiPanel
     from atomic_agent.hook_records import TurnDigest as TurnDigest
     from atomic_agent.hook_records import TurnStart as TurnStart
     from atomic_agent.hookspecs import hookimpl as hookimpl
@@ -144,6 +147,9 @@ PLUGIN_AUTHORS: dict[str, str] = {
     "call_each_plugin": "atomic_agent.plugin_host.collect_registrations",
     "RuntimeView": "atomic_agent.runtime.runtime_view",
     "ServiceSpec": "atomic_agent.hook_records",
+    "TUI_PANEL_SERVICE": "atomic_agent.hook_records",
+    "TuiContext": "atomic_agent.hook_records",
+    "TuiPanel": "atomic_agent.hook_records",
     "ServiceUnavailableError": "atomic_agent.plugin_host.service_registry",
     "ServiceConflictError": "atomic_agent.plugin_host.service_registry",
     "TickSpec": "atomic_agent.hook_records",

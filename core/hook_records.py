@@ -334,6 +334,45 @@ class ServiceSpec:
     multiple: bool = False
 
 
+# What a plugin contributes to `atomic-agent tui`: a panel (a tab), offered as a service.
+
+TUI_PANEL_SERVICE = "tui_panel"
+
+
+class TuiContext(Protocol):
+    """What a TUI panel receives: the in-process runtime and the app's notice and job lanes.
+
+    A panel's orchestrator is the only code of the panel that touches the runtime; widgets
+    ask the orchestrator. `notify` shows a notice (severity "information", "warning" or
+    "error"); `run_job` runs a coroutine off the UI loop with a progress notice titled
+    `title`, and reports its failure as a notice instead of raising into the UI.
+    """
+
+    runtime: Any
+
+    def notify(self, message: str, *, severity: str = "information") -> None: ...
+
+    def run_job(self, title: str, job: Callable[[], Awaitable[Any]]) -> None: ...
+
+
+@attrs.frozen
+class TuiPanel:
+    """A tab of `atomic-agent tui`, contributed by a plugin.
+
+    A plugin offers it from `register_services` as `ServiceSpec(TUI_PANEL_SERVICE,
+    factory=lambda runtime: TuiPanel(...), multiple=True)`. `build(context)` returns the
+    panel's Textual widget (import Textual inside `build`, so a runtime without the TUI never
+    loads it); `order` places the tab (lower first); `key` is an optional key binding that
+    switches to it (e.g. "f6").
+    """
+
+    name: str
+    title: str
+    build: Callable[[TuiContext], Any]
+    order: int = 100
+    key: str | None = None
+
+
 # What a plugin registers to have the runtime call it periodically: a named tick.
 
 def _check_interval(_inst: object, _attr: attrs.Attribute[float], value: float) -> None:
