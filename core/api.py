@@ -20,7 +20,6 @@ if TYPE_CHECKING:  # the same names for the type checker (a test keeps this bloc
     from atomic_agent.agent.invoke_tool import invoke_tool as invoke_tool
     from atomic_agent.approval.approval_gate import LEVEL_NAMES as LEVEL_NAMES
     from atomic_agent.approval.approval_gate import ApprovalAnswer as ApprovalAnswer
-    from atomic_agent.approval.approval_gate import ApprovalAuditLog as ApprovalAuditLog
     from atomic_agent.approval.approval_gate import ApprovalBinding as ApprovalBinding
     from atomic_agent.approval.approval_gate import ApprovalLevelError as ApprovalLevelError
     from atomic_agent.approval.approval_gate import audit_path as audit_path
@@ -91,7 +90,6 @@ if TYPE_CHECKING:  # the same names for the type checker (a test keeps this bloc
     from atomic_agent.reliability.failure_taxonomy import classify_failure as classify_failure
     from atomic_agent.reliability.failure_taxonomy import environment_kind as environment_kind
     from atomic_agent.reliability.failure_taxonomy import error_code as error_code
-    from atomic_agent.reliability.failure_taxonomy import is_transport_retryable as is_transport_retryable
     from atomic_agent.runtime.prompt_plan import preview_prompt as preview_prompt
     from atomic_agent.runtime.prompt_plan import rebuild_stable_prefix as rebuild_stable_prefix
     from atomic_agent.runtime.runtime import create_runtime as create_runtime
@@ -129,7 +127,6 @@ if TYPE_CHECKING:  # the same names for the type checker (a test keeps this bloc
     from atomic_agent.turns.graceful_stop import TurnParkedError as TurnParkedError
     from atomic_agent.turns.request_keys import DuplicateRequestError as DuplicateRequestError
     from atomic_agent.turns.request_keys import RequestKey as RequestKey
-    from atomic_agent.turns.request_keys import request_fingerprint as request_fingerprint
     from atomic_agent.turns.session_backends import open_session_store as open_session_store
     from atomic_agent.turns.steering_inbox import MAX_PENDING_STEERS as MAX_PENDING_STEERS
     from atomic_agent.turns.steering_inbox import SteerOutcome as SteerOutcome
@@ -189,7 +186,6 @@ PLUGIN_AUTHORS: dict[str, str] = {
     "read_llm_config": "atomic_agent.providers.llm_config",
     "structure_llm_block": "atomic_agent.providers.llm_config",
     "resolve_fallback_chain": "atomic_agent.providers.fallback_chain",
-    "is_transport_retryable": "atomic_agent.reliability.failure_taxonomy",
     # commands and config
     "current_cli_state": "atomic_agent.cli.cli_state",
     "fail": "atomic_agent.cli.cli_state",
@@ -246,7 +242,6 @@ EMBEDDERS: dict[str, str] = {
     "ApprovalAnswer": "atomic_agent.approval.approval_gate",
     "ApprovalBinding": "atomic_agent.approval.approval_gate",
     "ApprovalLevelError": "atomic_agent.approval.approval_gate",
-    "ApprovalAuditLog": "atomic_agent.approval.approval_gate",
     "audit_path": "atomic_agent.approval.approval_gate",
     "bind_request_approval": "atomic_agent.approval.approval_gate",
     "resolve_boot_level": "atomic_agent.approval.approval_gate",
@@ -268,7 +263,6 @@ EMBEDDERS: dict[str, str] = {
     "TurnParkedError": "atomic_agent.turns.graceful_stop",
     "DuplicateRequestError": "atomic_agent.turns.request_keys",
     "RequestKey": "atomic_agent.turns.request_keys",
-    "request_fingerprint": "atomic_agent.turns.request_keys",
     # failure codes a host reports
     "classify_failure": "atomic_agent.reliability.failure_taxonomy",
     "environment_kind": "atomic_agent.reliability.failure_taxonomy",

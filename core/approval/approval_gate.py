@@ -464,9 +464,6 @@ class ApprovalGate:
         self._level = check_level(level)
         return self._level
 
-    def attach_audit(self, audit: ApprovalAuditLog | None) -> None:
-        self.audit = audit
-
     # -- categories ----------------------------------------------------------------------------
     def category(self, name: str) -> ApprovalCategory:
         return self.categories.get(name) or self.categories[FALLBACK_CATEGORY]

@@ -14,8 +14,8 @@ from typing import Any
 
 import pytest
 
-from atomic_agent.api import ApprovalAuditLog, ToolContext, audit_path
-from atomic_agent.approval.approval_gate import STANDARD_CATEGORIES, ApprovalGate
+from atomic_agent.api import ToolContext, audit_path
+from atomic_agent.approval.approval_gate import STANDARD_CATEGORIES, ApprovalAuditLog, ApprovalGate
 from atomic_agent.plugins.os.fs_approval.credential_stores import credential_store_of, reset_index
 from atomic_agent.plugins.os.fs_approval.fs_categories import PERSISTENCE, SENSITIVE_READ
 from atomic_agent.plugins.os.fs_approval.sensitive_taint import TAINT

@@ -16,14 +16,13 @@ import attrs
 
 from atomic_agent.api import (
     ApprovalAnswer,
-    ApprovalAuditLog,
     ToolContext,
     ToolResult,
     audit_path,
     bind_request_approval,
     make_runtime_view,
 )
-from atomic_agent.approval.approval_gate import STANDARD_CATEGORIES, ApprovalGate
+from atomic_agent.approval.approval_gate import STANDARD_CATEGORIES, ApprovalAuditLog, ApprovalGate
 from atomic_agent.plugins.os.fs import tool_specs
 
 

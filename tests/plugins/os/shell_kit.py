@@ -12,8 +12,8 @@ from typing import Any
 
 import attrs
 
-from atomic_agent.api import ApprovalAuditLog, audit_path, make_runtime_view
-from atomic_agent.approval.approval_gate import STANDARD_CATEGORIES, ApprovalGate
+from atomic_agent.api import audit_path, make_runtime_view
+from atomic_agent.approval.approval_gate import STANDARD_CATEGORIES, ApprovalAuditLog, ApprovalGate
 from atomic_agent.plugins.os.fs_approval.fs_categories import PERSISTENCE, SENSITIVE_READ
 from atomic_agent.plugins.os.shell import approval_categories
 from atomic_agent.plugins.os.shell.shell_tool import shell_tool_spec
