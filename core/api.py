@@ -99,8 +99,6 @@ if TYPE_CHECKING:  # the same names for the type checker (a test keeps this bloc
     from atomic_agent.sessions.session_store import SessionNotFoundError as SessionNotFoundError
     from atomic_agent.sessions.session_store import SessionStoreError as SessionStoreError
     from atomic_agent.storage import store_clock as store_clock
-    from atomic_agent.storage.sqlite_extensions import ExtensionsUnavailableError as ExtensionsUnavailableError
-    from atomic_agent.storage.sqlite_extensions import open_sqlite_with_extensions as open_sqlite_with_extensions
     from atomic_agent.storage.sqlite_file import Durability as Durability
     from atomic_agent.storage.sqlite_file import open_sqlite_read_only as open_sqlite_read_only
     from atomic_agent.storage.sqlite_migrations import Migration as Migration
@@ -208,8 +206,6 @@ PLUGIN_AUTHORS: dict[str, str] = {
     "SqliteStore": "atomic_agent.storage.sqlite_store",
     "Durability": "atomic_agent.storage.sqlite_file",
     "open_sqlite_read_only": "atomic_agent.storage.sqlite_file",
-    "open_sqlite_with_extensions": "atomic_agent.storage.sqlite_extensions",
-    "ExtensionsUnavailableError": "atomic_agent.storage.sqlite_extensions",
     "Migration": "atomic_agent.storage.sqlite_migrations",
     "read_schema_state": "atomic_agent.storage.sqlite_migrations",
     "store_clock": "atomic_agent.storage.store_clock",

@@ -13,9 +13,10 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from atomic_agent.api import EmbeddingUnavailable, ExtensionsUnavailableError, store_clock, write_atomic
+from atomic_agent.api import EmbeddingUnavailable, store_clock, write_atomic
 
 from .embedding_source import EmbeddingSource, resolve_embedding_source
+from .sqlite_extensions import ExtensionsUnavailableError
 from .vector_index import VectorIndex, vectors_path
 
 if TYPE_CHECKING:
