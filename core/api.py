@@ -25,7 +25,6 @@ if TYPE_CHECKING:  # the same names for the type checker (a test keeps this bloc
     from atomic_agent.approval.approval_gate import audit_path as audit_path
     from atomic_agent.approval.approval_gate import bind_request_approval as bind_request_approval
     from atomic_agent.approval.approval_gate import resolve_boot_level as resolve_boot_level
-    from atomic_agent.approval.approval_gate import set_approval_level as set_approval_level
     from atomic_agent.approval.pending_approvals import ApprovalNotPendingError as ApprovalNotPendingError
     from atomic_agent.approval.pending_approvals import InvalidDecisionError as InvalidDecisionError
     from atomic_agent.approval.pending_approvals import PendingApprovals as PendingApprovals
@@ -90,7 +89,6 @@ if TYPE_CHECKING:  # the same names for the type checker (a test keeps this bloc
     from atomic_agent.reliability.failure_taxonomy import classify_failure as classify_failure
     from atomic_agent.reliability.failure_taxonomy import environment_kind as environment_kind
     from atomic_agent.reliability.failure_taxonomy import error_code as error_code
-    from atomic_agent.runtime.prompt_plan import preview_prompt as preview_prompt
     from atomic_agent.runtime.prompt_plan import rebuild_stable_prefix as rebuild_stable_prefix
     from atomic_agent.runtime.runtime import create_runtime as create_runtime
     from atomic_agent.runtime.runtime_host import RuntimeHost as RuntimeHost
@@ -227,7 +225,6 @@ EMBEDDERS: dict[str, str] = {
     "create_runtime": "atomic_agent.runtime.runtime",
     "RuntimeHost": "atomic_agent.runtime.runtime_host",
     "TurnResult": "atomic_agent.agent.agent_loop",
-    "preview_prompt": "atomic_agent.runtime.prompt_plan",
     "UnknownToolChoiceError": "atomic_agent.turns.turn_execution",
     # sessions
     "SessionRepository": "atomic_agent.sessions.session_database",
@@ -241,7 +238,6 @@ EMBEDDERS: dict[str, str] = {
     "audit_path": "atomic_agent.approval.approval_gate",
     "bind_request_approval": "atomic_agent.approval.approval_gate",
     "resolve_boot_level": "atomic_agent.approval.approval_gate",
-    "set_approval_level": "atomic_agent.approval.approval_gate",
     "LEVEL_NAMES": "atomic_agent.approval.approval_gate",
     "stdin_approver": "atomic_agent.approval.stdin_approver",
     "PendingApprovals": "atomic_agent.approval.pending_approvals",

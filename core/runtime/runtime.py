@@ -16,7 +16,7 @@ import attrs
 
 from atomic_agent.agent import agent_events as ev
 from atomic_agent.agent.agent_loop import TurnResult
-from atomic_agent.approval.approval_gate import ApprovalAuditLog, ApprovalGate, AskHost, audit_path
+from atomic_agent.approval.approval_gate import ApprovalAuditLog, ApprovalGate, AskHost, audit_path, set_approval_level
 from atomic_agent.config.app_config import AppConfig
 from atomic_agent.config.state_dir import resolve_cache_dir
 from atomic_agent.hook_records import (
@@ -42,8 +42,10 @@ from atomic_agent.runtime.boot_context import BootContext
 from atomic_agent.runtime.memory_phases import CONSOLIDATION_TICK, MemoryPhases
 from atomic_agent.runtime.prompt_plan import (
     PromptPlan,
+    PromptPreview,
     grammar_for,
     plan_prompt,
+    preview_prompt,
     profile_from_facts,
     with_current_tools,
 )
@@ -283,6 +285,13 @@ class Runtime:
             return
         self._planning = asyncio.ensure_future(self._make_plan())
         self._planning.add_done_callback(lambda t: t.cancelled() or t.exception())  # seen by the step
+
+    async def preview_prompt(self, session_id: str | None = None, message: str | None = None,
+                             working_dir: Path | None = None) -> PromptPreview:
+        return await preview_prompt(self, session_id, message, working_dir)
+
+    def set_approval_level(self, level: object) -> int:
+        return set_approval_level(self.state_dir, self.config_blocks, self.gate, level)
 
     def trace_for(self, session_id: str) -> TraceRecorder:
         return self._traces.for_session(session_id)

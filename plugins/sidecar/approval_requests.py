@@ -28,12 +28,11 @@ async def approval_response(server: Any, request: dict[str, Any]) -> dict[str, A
 
 async def set_approval_level(server: Any, request: dict[str, Any]) -> dict[str, Any]:
     from atomic_agent.api import LEVEL_NAMES, ApprovalLevelError, ConfigError
-    from atomic_agent.api import set_approval_level as persist_and_apply
 
     runtime = server.runtime
     previous = runtime.gate.level
     try:
-        level = persist_and_apply(runtime.state_dir, runtime.config_blocks, runtime.gate, request["level"])
+        level = runtime.set_approval_level(request["level"])
     except ValueError as exc:  # 4.0, a bool: the schema's "integer" lets a float with no fraction through
         raise ProtocolError("invalid_request", f"{exc}; the level stays at {previous}") from None
     except ApprovalLevelError as exc:

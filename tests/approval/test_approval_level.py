@@ -6,7 +6,8 @@ import json
 
 import pytest
 
-from atomic_agent.api import ApprovalLevelError, create_runtime, resolve_boot_level, set_approval_level
+from atomic_agent.api import ApprovalLevelError, create_runtime, resolve_boot_level
+from atomic_agent.approval.approval_gate import set_approval_level
 from atomic_agent.runtime.boot_context import boot
 from atomic_agent.testing.runtime_kit import fresh_plugin_host
 from tests.approval.gate_kit import make_gate
