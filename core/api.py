@@ -18,13 +18,11 @@ if TYPE_CHECKING:  # the same names for the type checker (a test keeps this bloc
     from atomic_agent.agent.agent_loop import TurnResult as TurnResult
     from atomic_agent.agent.invoke_tool import compress_result as compress_result
     from atomic_agent.agent.invoke_tool import invoke_tool as invoke_tool
-    from atomic_agent.approval.approval_gate import LEVEL_NAMES as LEVEL_NAMES
     from atomic_agent.approval.approval_gate import ApprovalAnswer as ApprovalAnswer
     from atomic_agent.approval.approval_gate import ApprovalBinding as ApprovalBinding
     from atomic_agent.approval.approval_gate import ApprovalLevelError as ApprovalLevelError
     from atomic_agent.approval.approval_gate import audit_path as audit_path
     from atomic_agent.approval.approval_gate import bind_request_approval as bind_request_approval
-    from atomic_agent.approval.approval_gate import resolve_boot_level as resolve_boot_level
     from atomic_agent.approval.pending_approvals import ApprovalNotPendingError as ApprovalNotPendingError
     from atomic_agent.approval.pending_approvals import InvalidDecisionError as InvalidDecisionError
     from atomic_agent.approval.pending_approvals import PendingApprovals as PendingApprovals
@@ -237,8 +235,6 @@ EMBEDDERS: dict[str, str] = {
     "ApprovalLevelError": "atomic_agent.approval.approval_gate",
     "audit_path": "atomic_agent.approval.approval_gate",
     "bind_request_approval": "atomic_agent.approval.approval_gate",
-    "resolve_boot_level": "atomic_agent.approval.approval_gate",
-    "LEVEL_NAMES": "atomic_agent.approval.approval_gate",
     "stdin_approver": "atomic_agent.approval.stdin_approver",
     "PendingApprovals": "atomic_agent.approval.pending_approvals",
     "ApprovalNotPendingError": "atomic_agent.approval.pending_approvals",

@@ -16,7 +16,14 @@ import attrs
 
 from atomic_agent.agent import agent_events as ev
 from atomic_agent.agent.agent_loop import TurnResult
-from atomic_agent.approval.approval_gate import ApprovalAuditLog, ApprovalGate, AskHost, audit_path, set_approval_level
+from atomic_agent.approval.approval_gate import (
+    ApprovalAuditLog,
+    ApprovalGate,
+    AskHost,
+    audit_path,
+    resolve_boot_level,
+    set_approval_level,
+)
 from atomic_agent.config.app_config import AppConfig
 from atomic_agent.config.state_dir import resolve_cache_dir
 from atomic_agent.hook_records import (
@@ -467,14 +474,16 @@ class Runtime:
 
 async def create_runtime(state_dir: str | Path | None = None, *, provider: Any = None, ask: AskHost | None = None,
                          boot_context: BootContext | None = None, environ: dict[str, str] | None = None,
-                         serving: bool = False) -> Runtime:
+                         serving: bool = False, no_approval: bool = False) -> Runtime:
     """A started runtime. `serving=True` for long-running hosts (serve, the sidecar, a
-    channel's foreground host): they also run the channels and the ticks."""
+    channel's foreground host): they also run the channels and the ticks. `no_approval=True`
+    is `--no-approval`: full trust (level 5) for this process only; config.json keeps its level."""
     from atomic_agent.runtime.boot_context import boot
     from atomic_agent.subprocess_env import protect_process
 
     protect_process()  # before any tool runs: children cannot read this process's environ or memory
     ctx = boot_context or boot(state_dir)
     runtime = Runtime(ctx, provider=provider, ask=ask, environ=environ)
+    runtime.gate.set_level(resolve_boot_level(no_approval, runtime.gate.level))
     await runtime.start(serving=serving)
     return runtime

@@ -27,7 +27,7 @@ async def approval_response(server: Any, request: dict[str, Any]) -> dict[str, A
 
 
 async def set_approval_level(server: Any, request: dict[str, Any]) -> dict[str, Any]:
-    from atomic_agent.api import LEVEL_NAMES, ApprovalLevelError, ConfigError
+    from atomic_agent.api import ApprovalLevelError, ConfigError
 
     runtime = server.runtime
     previous = runtime.gate.level
@@ -40,7 +40,7 @@ async def set_approval_level(server: Any, request: dict[str, Any]) -> dict[str, 
     except (ConfigError, OSError) as exc:
         raise ProtocolError("approval_level_not_applied", f"config.json could not be updated, the level stays at "
                             f"{previous}: {exc}") from None
-    return {"level": level, "name": LEVEL_NAMES.get(level, str(level)), "previous": previous}
+    return {"level": level, "name": runtime.gate.level_name, "previous": previous}
 
 
 APPROVAL_HANDLERS = {"approval_response": approval_response, "set_approval_level": set_approval_level}

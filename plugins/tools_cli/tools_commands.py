@@ -115,9 +115,7 @@ def call_command(
     boot = state.require()
 
     async def go() -> Any:
-        runtime = await create_runtime(boot_context=boot, ask=stdin_approver(fixed=approve))
-        if no_approval:
-            runtime.gate.set_level(5)  # this process only; config.json keeps its level
+        runtime = await create_runtime(boot_context=boot, ask=stdin_approver(fixed=approve), no_approval=no_approval)
         try:
             working_dir = cwd
             session_id = session or transient_session_id()
