@@ -50,12 +50,12 @@ def declared_links(effective: Sequence[str], fallback: Any, local_id: str | None
 
 
 def _store(ctx: typer.Context, new_chain: list[str]) -> None:
-    from atomic_agent.api import structure_llm_block
+    from atomic_agent.api import llm_config
 
     from .llm_block_edit import load_llm_block, save_llm_block
 
     boot, raw, block = load_llm_block(ctx)
-    llm = structure_llm_block(block, boot.config.path)
+    llm = llm_config.structure_llm_block(block, boot.config.path)
     _, local, _ = _effective(llm)
     fallback = dict(block.get("fallback") or {})
     fallback["chain"] = list(declared_links(new_chain, llm.fallback, local))
@@ -64,9 +64,9 @@ def _store(ctx: typer.Context, new_chain: list[str]) -> None:
 
 
 def _current(ctx: typer.Context) -> tuple[Any, list[str], str | None, list[str]]:
-    from atomic_agent.api import read_llm_config
+    from atomic_agent.api import llm_config
 
-    llm = read_llm_config(current_cli_state(ctx).config)
+    llm = llm_config.read_llm_config(current_cli_state(ctx).config)
     chain, local, ids = _effective(llm)
     return llm, chain, local, ids
 

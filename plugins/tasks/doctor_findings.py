@@ -8,7 +8,7 @@ from typing import Any
 
 
 def task_findings(state_dir: Path) -> list[Any]:
-    from atomic_agent.api import DoctorFinding, open_sqlite_read_only, read_schema_state
+    from atomic_agent.api import DoctorFinding, open_sqlite_read_only, sqlite_migrations
 
     from .task_database import tasks_db_path
     from .task_schema import MIGRATIONS
@@ -20,7 +20,7 @@ def task_findings(state_dir: Path) -> list[Any]:
         conn = open_sqlite_read_only(path)
         try:
             integrity = conn.execute("PRAGMA quick_check").fetchone()[0]
-            schema = read_schema_state(conn)
+            schema = sqlite_migrations.read_schema_state(conn)
             newer = schema.newer_than(MIGRATIONS)
             counts = dict(conn.execute("SELECT status, count(*) FROM tasks GROUP BY status").fetchall()) \
                 if "m001_tasks" in schema.applied else {}

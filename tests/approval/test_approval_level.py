@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from atomic_agent.api import ApprovalLevelError, create_runtime
+from atomic_agent.api import approval_gate, create_runtime
 from atomic_agent.approval.approval_gate import resolve_boot_level, set_approval_level
 from atomic_agent.runtime.boot_context import boot
 from atomic_agent.testing.runtime_kit import fresh_plugin_host
@@ -42,7 +42,7 @@ def test_hot_apply_failure_names_the_rewritten_config_json(tmp_path) -> None:
         def set_level(self, level):
             raise RuntimeError("gate is gone")
 
-    with pytest.raises(ApprovalLevelError) as err:
+    with pytest.raises(approval_gate.ApprovalLevelError) as err:
         set_approval_level(tmp_path, {}, BrokenGate(), 4)
     assert str(tmp_path / "config.json") in str(err.value) and "next start" in str(err.value)
     assert _level_on_disk(tmp_path) == 4  # persisted before the apply was tried
