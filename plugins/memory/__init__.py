@@ -15,7 +15,11 @@ from typing import TYPE_CHECKING, Any
 from atomic_agent.api import hookimpl
 
 if TYPE_CHECKING:
-    from atomic_agent.api import RuntimeView, ServiceSpec
+    from pathlib import Path
+
+    import typer
+
+    from atomic_agent.api import DoctorFinding, RuntimeView, ServiceSpec
 
 
 @hookimpl
@@ -39,7 +43,7 @@ def register_services() -> Iterable[ServiceSpec]:
 
 
 @hookimpl
-def register_commands(app: Any) -> None:
+def register_commands(app: typer.Typer) -> None:
     from .memory_commands import memory_app
 
     app.add_typer(memory_app, name="memory",
@@ -47,7 +51,7 @@ def register_commands(app: Any) -> None:
 
 
 @hookimpl
-def report_doctor_findings(state_dir: Any) -> Iterable[Any]:
+def report_doctor_findings(state_dir: Path) -> Iterable[DoctorFinding]:
     from .doctor_findings import memory_findings
 
     return memory_findings(state_dir)

@@ -16,7 +16,9 @@ from typing import TYPE_CHECKING, Any
 from atomic_agent.api import hookimpl
 
 if TYPE_CHECKING:
-    from atomic_agent.api import ConfigBlock, MemoryPhase, RuntimeView, ServiceSpec
+    import typer
+
+    from atomic_agent.api import ConfigBlock, DoctorFinding, MemoryPhase, RuntimeView, ServiceSpec
 
 CONFIG_KEY = "memoryEmbeddings"
 SERVICE_NAME = "memory_embeddings"
@@ -89,14 +91,14 @@ def register_memory_phases(runtime: RuntimeView) -> Iterable[MemoryPhase]:
 
 
 @hookimpl
-def report_doctor_findings(state_dir: Path) -> Iterable[Any]:
+def report_doctor_findings(state_dir: Path) -> Iterable[DoctorFinding]:
     from .doctor_findings import embedding_findings
 
     return embedding_findings(Path(state_dir))
 
 
 @hookimpl
-def register_commands(app: Any) -> None:
+def register_commands(app: typer.Typer) -> None:
     from .embedding_commands import add_memory_commands
 
     add_memory_commands(app)

@@ -6,7 +6,7 @@ from collections.abc import Awaitable, Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from atomic_agent.api import RuntimeView
+    from atomic_agent.api import RuntimeView, ToolSpec
 
 SET_SCHEMA = {
     "type": "object",
@@ -38,7 +38,7 @@ def history_line(fact: Any) -> str:
     return f"[#{fact.id}] {when}: {fact.value} → #{fact.superseded_by}"
 
 
-def profile_tool_specs(runtime: RuntimeView) -> list[Any]:
+def profile_tool_specs(runtime: RuntimeView) -> list[ToolSpec]:
     from atomic_agent.api import ResourceClass, Tier, ToolResult, ToolSpec
 
     from .profile_section import MEMORY_SERVICE

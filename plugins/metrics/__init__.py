@@ -13,6 +13,8 @@ from typing import TYPE_CHECKING, Any
 from atomic_agent.api import hookimpl
 
 if TYPE_CHECKING:
+    import typer
+
     from atomic_agent.api import RuntimeView, ServiceSpec
 
 SERVICE_NAME = "metrics"
@@ -50,7 +52,7 @@ def runtime_stopping(runtime: RuntimeView) -> None:
 
 
 @hookimpl
-def register_commands(app: Any) -> None:
+def register_commands(app: typer.Typer) -> None:
     from .metrics_command import metrics_command
 
     app.command("metrics", help="Print the saved metrics as JSON or Prometheus text.")(metrics_command)

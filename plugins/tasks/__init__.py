@@ -14,7 +14,19 @@ from typing import TYPE_CHECKING, Any
 from atomic_agent.api import hookimpl
 
 if TYPE_CHECKING:
-    from atomic_agent.api import ApprovalCategory, ConfigBlock, RuntimeView, ServiceSpec, TickSpec, ToolSpec
+    from pathlib import Path
+
+    import typer
+
+    from atomic_agent.api import (
+        ApprovalCategory,
+        ConfigBlock,
+        DoctorFinding,
+        RuntimeView,
+        ServiceSpec,
+        TickSpec,
+        ToolSpec,
+    )
 
 CONFIG_KEY = "tasks"
 TICK_NAME = "tasks.scheduler"
@@ -82,7 +94,7 @@ def register_ticks(runtime: RuntimeView) -> Iterable[TickSpec]:
 
 
 @hookimpl
-def register_commands(app: Any) -> None:
+def register_commands(app: typer.Typer) -> None:
     from .task_commands import task_app
 
     app.add_typer(task_app, name="task", help="Durable tasks: create, list, show, cancel, run, tick, history.")
@@ -90,7 +102,7 @@ def register_commands(app: Any) -> None:
 
 
 @hookimpl
-def report_doctor_findings(state_dir: Any) -> Iterable[Any]:
+def report_doctor_findings(state_dir: Path) -> Iterable[DoctorFinding]:
     from .doctor_findings import task_findings
 
     return task_findings(state_dir)

@@ -4,10 +4,13 @@ from __future__ import annotations
 
 import sqlite3
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from atomic_agent.api import DoctorFinding
 
 
-def task_findings(state_dir: Path) -> list[Any]:
+def task_findings(state_dir: Path) -> list[DoctorFinding]:
     from atomic_agent.api import DoctorFinding, open_sqlite_read_only, sqlite_migrations
 
     from .task_database import tasks_db_path

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from atomic_agent.api import RuntimeView
+    from atomic_agent.api import RuntimeView, ToolSpec
 
 RECURRING_CATEGORY = "tasks_recurring"
 LIST_LIMIT_CAP = 200
@@ -64,7 +64,7 @@ def _line(task: Any) -> str:
     return f"{task.id} {task.status} {describe(task.schedule)} next {due}: {task.message[:80]}"
 
 
-def task_tool_specs(runtime: RuntimeView, cfg: Any) -> list[Any]:
+def task_tool_specs(runtime: RuntimeView, cfg: Any) -> list[ToolSpec]:
     from atomic_agent.api import ResourceClass, Tier, ToolResult, ToolSpec
 
     from .task_errors import TaskNotFoundError, TaskStoreError, TaskValidationError

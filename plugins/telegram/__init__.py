@@ -17,7 +17,9 @@ from typing import TYPE_CHECKING, Any
 from atomic_agent.api import hookimpl
 
 if TYPE_CHECKING:
-    from atomic_agent.api import ChannelSpec, ConfigBlock, RuntimeView, ServiceSpec
+    import typer
+
+    from atomic_agent.api import ChannelSpec, ConfigBlock, DoctorFinding, RuntimeView, ServiceSpec
 
 SERVICE = "telegram"
 
@@ -58,7 +60,7 @@ def register_channels(runtime: RuntimeView) -> Iterable[ChannelSpec]:
 
 
 @hookimpl
-def register_commands(app: Any) -> None:
+def register_commands(app: typer.Typer) -> None:
     from .telegram_commands import telegram_app
 
     app.add_typer(telegram_app, name="telegram",
@@ -66,7 +68,7 @@ def register_commands(app: Any) -> None:
 
 
 @hookimpl
-def report_doctor_findings(state_dir: Path) -> Iterable[Any]:
+def report_doctor_findings(state_dir: Path) -> Iterable[DoctorFinding]:
     from .doctor_findings import telegram_findings
 
     return telegram_findings(state_dir)
