@@ -14,6 +14,11 @@ from typing import TYPE_CHECKING, Any
 
 from atomic_agent.api import hookimpl
 
+from .memory_contract import MEMORY_SERVICE, MEMORY_VIEWS_SERVICE
+
+if TYPE_CHECKING:
+    from .memory_contract import Memory
+
 if TYPE_CHECKING:
     from pathlib import Path
 
@@ -26,7 +31,7 @@ if TYPE_CHECKING:
 def register_services() -> Iterable[ServiceSpec]:
     from atomic_agent.api import ServiceSpec
 
-    def build(runtime: RuntimeView) -> Any:
+    def build(runtime: RuntimeView) -> Memory:  # mypy checks the service against its contract
         from .memory_service import build_memory_service
 
         return build_memory_service(runtime)
@@ -36,9 +41,9 @@ def register_services() -> Iterable[ServiceSpec]:
 
         return MemoryViews(runtime)
 
-    return [ServiceSpec("memory", build, close=lambda service: service.close(),
+    return [ServiceSpec(MEMORY_SERVICE, build, close=lambda service: service.close(),
                         summary="memory.sqlite and its profile and note stores"),
-            ServiceSpec("memory_views", build_views,
+            ServiceSpec(MEMORY_VIEWS_SERVICE, build_views,
                         summary="read-only memory views for hosts: phase switches, embedding coverage, a note's links")]
 
 

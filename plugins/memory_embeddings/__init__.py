@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from atomic_agent.api import hookimpl
+from atomic_agent.plugins.memory.memory_contract import MEMORY_SERVICE
 
 if TYPE_CHECKING:
     import typer
@@ -79,7 +80,7 @@ def register_memory_phases(runtime: RuntimeView) -> Iterable[MemoryPhase]:
     from .vector_recall import VectorRecall
 
     hybrid = runtime.service(SERVICE_NAME)
-    memory = runtime.service("memory")
+    memory = runtime.service(MEMORY_SERVICE)
     memory.attach_vector_recall(VectorRecall(hybrid))
     memory.on_notes_stored(hybrid.writer.nudge)
 

@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from atomic_agent.api import EmbeddingUnavailable, store_clock, write_atomic
+from atomic_agent.plugins.memory.memory_contract import MEMORY_SERVICE, Memory
 
 from .embedding_source import EmbeddingSource, resolve_embedding_source
 from .sqlite_extensions import ExtensionsUnavailableError
@@ -63,8 +64,8 @@ class HybridMemory:
         return text[: self.cfg.max_chars]
 
     @property
-    def memory(self) -> Any:
-        return self.runtime.service("memory")
+    def memory(self) -> Memory:
+        return self.runtime.service(MEMORY_SERVICE)
 
     @property
     def metrics(self) -> Any:

@@ -40,8 +40,7 @@ def history_line(fact: Any) -> str:
 
 def profile_tool_specs(runtime: RuntimeView) -> list[ToolSpec]:
     from atomic_agent.api import ResourceClass, Tier, ToolResult, ToolSpec
-
-    from .profile_section import MEMORY_SERVICE
+    from atomic_agent.plugins.memory.memory_contract import MEMORY_SERVICE
 
     def store() -> Any:
         return runtime.service(MEMORY_SERVICE).profile_store()

@@ -12,12 +12,12 @@ from typing import TYPE_CHECKING, Any
 
 from atomic_agent.api import hookimpl
 
+from .metrics_contract import METRICS_SERVICE as SERVICE_NAME
+
 if TYPE_CHECKING:
     import typer
 
     from atomic_agent.api import RuntimeView, ServiceSpec
-
-SERVICE_NAME = "metrics"
 
 
 def _flush(registry: Any, state_dir: Any) -> None:

@@ -13,6 +13,8 @@ from typing import TYPE_CHECKING, Any
 
 from atomic_agent.api import hookimpl
 
+from .tasks_contract import TASKS_SERVICE
+
 if TYPE_CHECKING:
     from pathlib import Path
 
@@ -59,7 +61,7 @@ def register_services() -> Iterable[ServiceSpec]:
             service.recover_stale()
         return service
 
-    return [ServiceSpec("tasks", build, close=lambda service: service.close(),
+    return [ServiceSpec(TASKS_SERVICE, build, close=lambda service: service.close(),
                         summary="tasks.sqlite: durable tasks, their runs and the runner")]
 
 
@@ -88,7 +90,7 @@ def register_ticks(runtime: RuntimeView) -> Iterable[TickSpec]:
     from atomic_agent.api import TickSpec
 
     async def tick() -> Any:
-        return await runtime.service("tasks").tick()
+        return await runtime.service(TASKS_SERVICE).tick()
 
     return [TickSpec(TICK_NAME, cfg.scheduler_tick_ms / 1000, tick, summary="run due tasks")]
 

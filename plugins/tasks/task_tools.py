@@ -13,6 +13,8 @@ from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from .tasks_contract import TASKS_SERVICE
+
 if TYPE_CHECKING:
     from atomic_agent.api import RuntimeView, ToolSpec
 
@@ -70,7 +72,7 @@ def task_tool_specs(runtime: RuntimeView, cfg: Any) -> list[ToolSpec]:
     from .task_errors import TaskNotFoundError, TaskStoreError, TaskValidationError
 
     def service() -> Any:
-        return runtime.service("tasks")
+        return runtime.service(TASKS_SERVICE)
 
     def invalid(exc: TaskValidationError) -> Any:
         return ToolResult.error(f"invalid {exc.field}: {exc.problem}", field=exc.field, problem=exc.problem)

@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from atomic_agent.api import hookimpl
+from atomic_agent.plugins.tasks.tasks_contract import REPORT_SINK
 
 if TYPE_CHECKING:
     import typer
@@ -40,7 +41,7 @@ def register_services() -> Iterable[ServiceSpec]:
     return [ServiceSpec(SERVICE, _build_channel, close=lambda channel: channel.close(),
                         summary="the Telegram channel: status and live control (enable, token, owner, pairing)"),
             # the tasks plugin's `notify: telegram` reports go to the owner through the channel
-            ServiceSpec("report_sink", lambda runtime: runtime.service(SERVICE), multiple=True,
+            ServiceSpec(REPORT_SINK, lambda runtime: runtime.service(SERVICE), multiple=True,
                         summary="task reports (notify) to the paired Telegram owner")]
 
 
