@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from rich.text import Text
 from textual import events
 from textual.app import ComposeResult
 from textual.binding import Binding
@@ -49,7 +50,7 @@ class AddServerScreen(ModalScreen[str | None]):
 
     def compose(self) -> ComposeResult:
         with Vertical(id="mcp-add"):
-            yield Label(ADD_HINT)
+            yield Label(ADD_HINT, markup=False)
             yield TextArea(id="mcp-add-json")
             with Horizontal():
                 yield Button("Add", id="mcp-add-submit", variant="primary")
@@ -77,7 +78,7 @@ class ConfirmRemoveScreen(ModalScreen[bool]):
 
     def compose(self) -> ComposeResult:
         with Vertical(id="mcp-remove"):
-            yield Label(f"Remove MCP server {self.server!r} from config.json and disconnect it? (y/n)")
+            yield Label(f"Remove MCP server {self.server!r} from config.json and disconnect it? (y/n)", markup=False)
             with Horizontal():
                 yield Button("Remove", id="mcp-remove-yes", variant="error")
                 yield Button("Keep", id="mcp-remove-no")
@@ -105,7 +106,7 @@ class McpPanel(Widget):
         table = ServerRows(id="mcp-servers", cursor_type="row")
         table.add_columns("server", "status", "transport", "trust", "tools", "drifted")
         yield table
-        yield Static("", id="mcp-detail")
+        yield Static("", id="mcp-detail", markup=False)
 
     def on_mount(self) -> None:
         self.action_reload()
@@ -124,8 +125,8 @@ class McpPanel(Widget):
         table.clear()
         rows = self.orchestrator.rows()
         for row in rows:
-            table.add_row(row.name, row.status, row.transport, row.trust, str(row.tools),
-                          str(row.drifted) if row.drifted else "-", key=row.name)
+            cells = (row.name, row.status, row.transport, row.trust, str(row.tools), str(row.drifted or "-"))
+            table.add_row(*(Text(c) for c in cells), key=row.name)  # Text: names and errors are never markup
         names = [r.name for r in rows]
         if keep in names:
             table.move_cursor(row=names.index(keep))

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from rich.text import Text
 from textual import events
 from textual.app import ComposeResult
 from textual.binding import Binding
@@ -46,9 +47,9 @@ class CreateTaskScreen(ModalScreen[tuple[str, str] | None]):
 
     def compose(self) -> ComposeResult:
         with Vertical(id="task-create"):
-            yield Label("What should the agent do?")
+            yield Label("What should the agent do?", markup=False)
             yield Input(id="task-message", placeholder="message")
-            yield Label(f"When: {SCHEDULE_FORMS}")
+            yield Label(f"When: {SCHEDULE_FORMS}", markup=False)
             yield Input(id="task-schedule", placeholder="e.g. every 3600")
             with Horizontal():
                 yield Button("Create", id="task-create-submit", variant="primary")
@@ -82,7 +83,7 @@ class ConfirmCancelScreen(ModalScreen[bool]):
 
     def compose(self) -> ComposeResult:
         with Vertical(id="task-cancel"):
-            yield Label(self.text)
+            yield Label(self.text, markup=False)
             with Horizontal():
                 yield Button("Cancel it", id="task-cancel-yes", variant="error")
                 yield Button("Keep", id="task-cancel-no")
@@ -108,11 +109,11 @@ class TasksPanel(Widget):
         self.auto: Any = None  # the auto-refresh timer while it is on
 
     def compose(self) -> ComposeResult:
-        yield Static("", id="tasks-filter")
+        yield Static("", id="tasks-filter", markup=False)
         table = TaskRows(id="tasks-list", cursor_type="row")
         table.add_columns("id", "status", "schedule", "next run", "attempts", "message")
         yield table
-        yield Static("", id="tasks-detail")
+        yield Static("", id="tasks-detail", markup=False)
 
     def on_mount(self) -> None:
         self.action_reload()
@@ -152,7 +153,8 @@ class TasksPanel(Widget):
             return
         table.clear()
         for row in rows:
-            table.add_row(row.id, row.status, row.schedule, row.next_run, row.attempts, row.message, key=row.id)
+            cells = (row.id, row.status, row.schedule, row.next_run, row.attempts, row.message)
+            table.add_row(*(Text(c) for c in cells), key=row.id)  # Text: a task's message is never markup
         ids = [r.id for r in rows]
         if keep in ids:
             table.move_cursor(row=ids.index(keep))
