@@ -26,7 +26,7 @@ from .models_panel_orchestrator import ModelsPanelOrchestrator
 STATUS_EVERY_S = 5.0
 
 
-class ModelRows(DataTable[str]):
+class ModelRows(DataTable[Text]):
     """Rows where the first click selects and a click on the selected row activates (as Enter)."""
 
     async def _on_click(self, event: events.Click) -> None:

@@ -30,7 +30,7 @@ ADD_HINT = ('Paste one server or a client config, e.g. {"mcpServers": {"files": 
             '"https://example.com/mcp"}. Ctrl+S adds, Esc cancels.')
 
 
-class ServerRows(DataTable[str]):
+class ServerRows(DataTable[Text]):
     """Rows where the first click selects and a click on the selected row activates (as Enter)."""
 
     async def _on_click(self, event: events.Click) -> None:

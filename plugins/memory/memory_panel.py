@@ -23,7 +23,7 @@ from .memory_errors import MemoryStoreError
 from .memory_panel_orchestrator import CHANNELS, COLUMNS, MemoryPanelOrchestrator
 
 
-class MemoryRows(DataTable[str]):
+class MemoryRows(DataTable[Text]):
     """Rows where the first click selects and a click on the selected row activates (as Enter)."""
 
     async def _on_click(self, event: events.Click) -> None:

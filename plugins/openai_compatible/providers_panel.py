@@ -29,7 +29,7 @@ from .providers_panel_orchestrator import PRESET_IDS, ProviderRejected, Provider
 RESTART_NOTE = "Restart the agent for running sessions to use it."
 
 
-class Rows(DataTable[str]):
+class Rows(DataTable[Text]):
     """Rows where the first click selects and a click on the selected row activates (as Enter)."""
 
     async def _on_click(self, event: events.Click) -> None:

@@ -27,7 +27,7 @@ from .tasks_panel_orchestrator import FILTERS, SCHEDULE_FORMS, TasksPanelOrchest
 AUTO_REFRESH_S = 5.0
 
 
-class TaskRows(DataTable[str]):
+class TaskRows(DataTable[Text]):
     """Rows where the first click selects and a click on the selected row activates (as Enter)."""
 
     async def _on_click(self, event: events.Click) -> None:
