@@ -111,6 +111,11 @@ class McpPanel(Widget):
     def on_mount(self) -> None:
         self.action_reload()
         self.query_one(ServerRows).focus()
+        # a server that drops or reconnects by itself shows at once, without pressing R
+        self._unsubscribe = self.orchestrator.on_change(lambda: self.call_later(self.action_reload))
+
+    def on_unmount(self) -> None:
+        self._unsubscribe()
 
     # -- list ------------------------------------------------------------------------------
     def selected(self) -> str | None:

@@ -8,6 +8,7 @@ serve do it. Nothing here imports Textual.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 import attrs
@@ -38,6 +39,11 @@ class McpPanelOrchestrator:
     @property
     def manager(self) -> Any:
         return self.runtime.service(SERVICE)
+
+    def on_change(self, listener: Callable[[], None]) -> Callable[[], None]:
+        """Call `listener()` whenever a server comes up, goes down or shows drift (a server
+        restarting on its own, a reconnect); returns the unsubscribe."""
+        return self.manager.subscribe(lambda _kind, _fields: listener())
 
     def rows(self) -> list[ServerRow]:
         return [ServerRow(s.name, s.status, s.transport, s.trust, len(s.tools), len(s.drifted))

@@ -129,3 +129,28 @@ async def test_drifted_tools_are_shown_and_approved_by_key_and_rows_work_by_mous
             assert any("tool definition(s) of demo" in m for m in app.messages()), app.notices
     finally:
         await runtime.close()
+
+
+async def test_a_server_that_crashes_shows_down_without_a_reload_and_r_reconnects_it(tmp_path: Path) -> None:
+    import asyncio
+
+    from atomic_agent.api import make_tool_context
+
+    runtime = await mcp_runtime(tmp_path / "state", [stdio_server("fragile", trust="pure_read", reconnectAttempts=0)])
+    try:
+        app = PanelHost(panel_of(runtime, "mcp"), runtime)
+        async with app.run_test(size=(140, 40)) as pilot:
+            assert _cells(app)[0][:2] == ["fragile", "up"]
+            await runtime.registry.get("mcp.fragile.crash").run({}, make_tool_context(tmp_path))
+            for _ in range(200):  # the manager notices the exit, the panel hears it
+                await pilot.pause()
+                if _cells(app)[0][1] == "down":
+                    break
+                await asyncio.sleep(0.05)
+            assert _cells(app)[0][1] == "down" and app.notices == []  # no key was pressed
+            await pilot.press("r")
+            await app.settle(pilot)
+            assert _cells(app)[0][1] == "up" and "mcp.fragile.echo" in runtime.registry
+            assert any("fragile: up" in m for m in app.messages())
+    finally:
+        await runtime.close()
