@@ -41,7 +41,7 @@ class MemoryRows(DataTable[Text]):
 class MemoryPanel(Widget):
     BINDINGS = [Binding("]", "channel(1)", "Next channel"), Binding("[", "channel(-1)", "Previous channel"),
                 *(Binding(str(i + 1), f"jump({i})", name.title(), show=False) for i, name in enumerate(CHANNELS)),
-                Binding("r", "reload", "Reload")]
+                Binding("g", "graph", "Linked notes"), Binding("r", "reload", "Reload")]
     DEFAULT_CSS = ("MemoryPanel { height: 1fr; } MemoryPanel MemoryRows { height: 1fr; } "
                    "MemoryPanel #memory-detail { height: auto; }")
 
@@ -50,6 +50,7 @@ class MemoryPanel(Widget):
         self.context = context
         self.orchestrator = MemoryPanelOrchestrator(context.runtime)
         self.channel = CHANNELS[0]
+        self.graph: list[int] | None = None  # notes shown as one note's link neighbourhood (g), or all
 
     def compose(self) -> ComposeResult:
         yield Static("", id="memory-channels", markup=False)
@@ -68,17 +69,19 @@ class MemoryPanel(Widget):
 
     def action_jump(self, index: int) -> None:
         self.channel = CHANNELS[index]
+        self.graph = None
         self._show("")
         self.action_reload()
 
     def action_reload(self) -> None:
         tabs = "  ".join(f"[{i + 1} {c}]" if c == self.channel else f" {i + 1} {c} " for i, c in enumerate(CHANNELS))
-        self.query_one("#memory-channels", Static).update(f"{tabs}   (read-only; [ ] switch)")
+        scope = f"   notes linked to #{self.graph[0]} (g: all notes)" if self.graph else ""
+        self.query_one("#memory-channels", Static).update(f"{tabs}   (read-only; [ ] switch){scope}")
         table = self.query_one(MemoryRows)
         table.clear(columns=True)
         table.add_columns(*COLUMNS[self.channel])
         try:
-            rows = self.orchestrator.rows(self.channel)
+            rows = self.orchestrator.rows(self.channel, self.graph if self.channel == "notes" else None)
         except MemoryStoreError as exc:
             self.context.notify(f"Memory cannot be read: {exc}", severity="error")
             self._show(f"memory.sqlite cannot be read: {exc}")
@@ -87,6 +90,28 @@ class MemoryPanel(Widget):
             table.add_row(*(Text(c) for c in row.cells), key=row.key)  # Text: remembered text is never markup
         if not rows:
             self._show(self.orchestrator.empty_hint(self.channel))
+
+    def action_graph(self) -> None:
+        """On a note: list only it and the notes its links reach (Enter opens one); again: all notes."""
+        if self.channel != "notes":
+            self.context.notify("g shows a note's linked notes; switch to notes (2) first.")
+            return
+        if self.graph is not None:
+            self.graph = None
+            self.action_reload()
+            return
+        table = self.query_one(MemoryRows)
+        if table.row_count == 0:
+            return
+        note_id = int(table.coordinate_to_cell_key(table.cursor_coordinate).row_key.value or 0)
+        try:
+            self.graph = self.orchestrator.neighbourhood(note_id)
+        except MemoryStoreError as exc:
+            self.context.notify(f"Memory cannot be read: {exc}", severity="error")
+            return
+        if len(self.graph) == 1:
+            self.context.notify(f"Note #{note_id} has no links.")
+        self.action_reload()
 
     def on_data_table_row_selected(self, event: DataTable.RowSelected) -> None:
         event.stop()

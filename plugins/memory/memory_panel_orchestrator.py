@@ -49,8 +49,9 @@ class MemoryPanelOrchestrator:
     def _has_database(self) -> bool:
         return bool(self.memory.path.exists())
 
-    def rows(self, channel: str) -> list[MemoryRow]:
-        """The channel's rows; MemoryStoreError when memory.sqlite cannot be read."""
+    def rows(self, channel: str, only: list[int] | None = None) -> list[MemoryRow]:
+        """The channel's rows (for notes, `only` these ids, in this order); MemoryStoreError
+        when memory.sqlite cannot be read."""
         if channel == "status":
             return self._status_rows()
         if not self._has_database():
@@ -64,6 +65,9 @@ class MemoryPanelOrchestrator:
                                       f.source)) for f in store.list()]
         if channel == "notes":
             notes = list(reversed(self.memory.note_store().all_notes()))[:LIST_LIMIT]  # newest first
+            if only is not None:
+                by_id = {n.id: n for n in self.memory.note_store().all_notes()}
+                notes = [by_id[i] for i in only if i in by_id]
             return [MemoryRow(str(n.id), (str(n.id), _preview(n.content), ", ".join(n.tags), n.scope, n.source))
                     for n in notes]
         if channel == "links":
@@ -85,6 +89,14 @@ class MemoryPanelOrchestrator:
             rows.append(MemoryRow("embeddings", ("hybrid recall (embeddings)", "on" if emb.get("enabled") else "off",
                                                  f"{model}; {coverage}")))
         return rows
+
+    def neighbourhood(self, note_id: int) -> list[int]:
+        """The note and the notes its links reach (both directions, up to the links phase's
+        depth, nearest first), as recall's link expansion would find them."""
+        block = self.runtime.config.blocks.get("memoryLinks")
+        depth = int(getattr(block, "expansion_depth", 2))
+        limit = int(getattr(block, "max_expanded", 12))
+        return [note_id, *self.memory.link_store().expand([note_id], depth=depth, max_expanded=limit)]
 
     def empty_hint(self, channel: str) -> str:
         if channel != "status" and not self._has_database():

@@ -143,3 +143,27 @@ async def test_remembered_text_is_shown_literally_never_as_markup(tmp_path: Path
             assert "[b]bold[/b] [link=https://evil.example]click[/link]" in _detail(app)
     finally:
         await runtime.close()
+
+
+async def test_g_lists_a_notes_link_neighbourhood_and_enter_opens_a_neighbour(tmp_path: Path) -> None:
+    runtime = await _runtime(tmp_path / "state", config={"memoryLinks": {"enabled": True, "expansionDepth": 2}})
+    try:
+        notes, links = runtime.service("memory").note_store(), runtime.service("memory").link_store()
+        a, b, c, d = (notes.store(f"note {name}").note.id for name in "abcd")
+        links.add(a, b, "RELATES_TO")
+        links.add(b, c, "CAUSED_BY")
+        app = PanelHost(panel_of(runtime, "memory"), runtime)
+        async with app.run_test(size=(160, 40)) as pilot:
+            await pilot.press("2")
+            assert [r[0] for r in _cells(app)] == [str(d), str(c), str(b), str(a)]
+            await pilot.press("down", "g")  # c: b at one hop, a at two; d is unlinked
+            assert [r[0] for r in _cells(app)] == [str(c), str(b), str(a)]
+            assert f"notes linked to #{c}" in str(app.query_one("#memory-channels", Static).render())
+            await pilot.press("down", "enter")
+            assert f"note #{b}" in _detail(app) and f"-> CAUSED_BY #{c}" in _detail(app)
+            await pilot.press("g")  # back to every note, the cursor on the newest (d)
+            assert len(_cells(app)) == 4
+            await pilot.press("g")  # d has no links
+            assert any(f"Note #{d} has no links" in m for m in app.messages()), app.notices
+    finally:
+        await runtime.close()
