@@ -51,6 +51,19 @@ class ChainRow:
     movable: bool
 
 
+def key_of(entry: dict[str, Any], environ: dict[str, str]) -> str:
+    env = key_env(entry)
+    return environ.get(env, "").strip() if env else ""
+
+
+def _without(verdict: VerifyVerdict, key: str) -> VerifyVerdict:
+    """The verdict with the key cut out of its detail: the detail quotes the endpoint's answer,
+    and an endpoint that echoes the request would otherwise put the key in a notice."""
+    if len(key) < 4 or key not in verdict.detail:
+        return verdict
+    return attrs.evolve(verdict, detail=verdict.detail.replace(key, "<key>"))
+
+
 class ProvidersPanelOrchestrator:
     def __init__(self, runtime: Any) -> None:
         self.runtime = runtime
@@ -139,7 +152,7 @@ class ProvidersPanelOrchestrator:
             entry["apiKeyEnv"] = default_key_env(provider_id)  # the entry must name where its key lives
         verdict = None
         if not PRESETS_BY_ID[preset].local:
-            verdict = await self._verify(entry, key or None)
+            verdict = _without(await self._verify(entry, key or None), key)
             if verdict.blocking:
                 raise ProviderRejected(verdict)
         llm["providers"] = [*(llm.get("providers") or []), entry]
@@ -154,7 +167,7 @@ class ProvidersPanelOrchestrator:
         entry = next((dict(e) for e in self.llm().providers if e["id"] == provider_id), None)
         if entry is None or entry.get("kind") != KIND:
             raise ValueError(f"{provider_id!r} is not an openai-compatible provider; only those have a key to check")
-        return await self._verify(entry, None)
+        return _without(await self._verify(entry, None), key_of(entry, self._environ()))
 
     async def _verify(self, entry: dict[str, Any], key: str | None) -> VerifyVerdict:
         environ = self._environ()

@@ -102,10 +102,13 @@ async def test_a_rejected_key_saves_nothing_and_bad_forms_are_notices(tmp_path: 
         before = (state / "config.json").read_text()
         app = PanelHost(panel_of(runtime, "providers"), runtime)
         async with app.run_test(size=(160, 45)) as pilot:
-            vendor.script(REJECTED)
-            await _add(app, pilot, id="c", preset="custom", model="m-c", base_url=vendor.url + "/v1", key="sk-bad")
+            # a hostile endpoint echoes the key in its refusal: the notice must not carry it
+            vendor.script(Reply(401, {"error": {"message": "key sk-bad-secret-999 is not valid"}}))
+            await _add(app, pilot, id="c", preset="custom", model="m-c", base_url=vendor.url + "/v1",
+                       key="sk-bad-secret-999")
             errors = app.messages("error")
             assert len(errors) == 1 and "c was not saved" in errors[0] and "invalid_key" in errors[0], app.notices
+            assert "sk-bad-secret-999" not in errors[0] and "key <key> is not valid" in errors[0]
             assert (state / "config.json").read_text() == before and not (state / ".env").exists()
             assert [r[1] for r in _cells(app, "#providers-list")] == ["local", "a"]
 
