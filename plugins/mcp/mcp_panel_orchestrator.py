@@ -64,10 +64,27 @@ class McpPanelOrchestrator:
             lines.append(f"resources: {status.resources}, prompts: {status.prompts}")
         if status.drifted:
             lines.append(f"held back, new or changed since approval ({len(status.drifted)}): "
-                         f"{', '.join(status.drifted)} — press a to approve their current definitions")
+                         f"{', '.join(status.drifted)} — read them below; a approves these definitions")
+            lines.extend(self._held_definitions(name, status.drifted))
         for reason in status.dropped:
             lines.append(f"dropped: {reason}")
         return "\n".join(lines)
+
+    def _held_definitions(self, name: str, drifted: tuple[str, ...]) -> list[str]:
+        """What approving would accept, in full: a changed description is where an injected
+        instruction hides, so the operator reads the definition itself, not a summary."""
+        import json
+
+        try:
+            tools = [t for t in self.manager.catalog(name).tools if t.name in drifted]
+        except KeyError:
+            return []
+        lines = []
+        for tool in tools:
+            lines.append(f"  {tool.name}: {tool.description}")
+            lines.append(f"    readOnlyHint: {json.dumps(tool.read_only_hint)}; "
+                         f"args: {json.dumps(dict(tool.input_schema), sort_keys=True)}")
+        return lines
 
     def drifted(self, name: str) -> tuple[str, ...]:
         status = self._status(name)

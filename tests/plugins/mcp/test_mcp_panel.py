@@ -121,7 +121,8 @@ async def test_drifted_tools_are_shown_and_approved_by_key_and_rows_work_by_mous
             assert "alpha" in str(app.query_one("#mcp-detail", Static).render())  # not activated yet
             await pilot.click(DataTable, offset=row_offset(table, 1))  # second click: activate (Enter)
             detail = str(app.query_one("#mcp-detail", Static).render())
-            assert "held back" in detail and "echo" in detail
+            assert "held back" in detail and "echo: Echo, changed." in detail  # the new definition, in full
+            assert '"text"' in detail and "readOnlyHint" in detail
             assert _cells(app)[1][5] == "1" and "mcp.demo.echo" not in runtime.registry
             await pilot.press("a")
             await app.settle(pilot)
