@@ -112,10 +112,13 @@ class McpPanel(Widget):
         self.action_reload()
         self.query_one(ServerRows).focus()
         # a server that drops or reconnects by itself shows at once, without pressing R
-        self._unsubscribe = self.orchestrator.on_change(lambda: self.call_later(self.action_reload))
+        self._unsubscribe = self.orchestrator.on_change(self._changed)
 
     def on_unmount(self) -> None:
         self._unsubscribe()
+
+    def _changed(self) -> None:
+        self.call_later(self.action_reload)
 
     # -- list ------------------------------------------------------------------------------
     def selected(self) -> str | None:
