@@ -24,6 +24,7 @@ from atomic_agent.approval.approval_gate import (
     resolve_boot_level,
     set_approval_level,
 )
+from atomic_agent.approval.approval_records import ApprovalRecords
 from atomic_agent.config.app_config import AppConfig
 from atomic_agent.config.state_dir import resolve_cache_dir
 from atomic_agent.hook_records import (
@@ -93,8 +94,10 @@ class Runtime:
         self._services: dict[str, Any] = {"state_dir": boot.state_dir, "prompt_assets": self.prompt_assets}
         self.plugin_services = ServiceRegistry(self.host)
         categories = collect_records(self.host, "register_approval_categories", ApprovalCategory)
+        # approvals are durable records every surface answers, and a restart resumes
         self.gate = ApprovalGate(categories, self.config.agent.approval_level, ask,
-                                 audit=ApprovalAuditLog(audit_path(boot.state_dir)))
+                                 audit=ApprovalAuditLog(audit_path(boot.state_dir)),
+                                 records=ApprovalRecords.for_state_dir(boot.state_dir))
         self.turns = TurnController()
         self._services.update({"approval_gate": self.gate, "turn_controller": self.turns})
         self.registry = ToolRegistry(collect_records(self.host, "register_tools", ToolSpec, runtime=self))
@@ -463,6 +466,8 @@ class Runtime:
             await await_lifecycle(self.host, "runtime_stopping",
                                   call_lifecycle(self.host, "runtime_stopping", runtime=self))
         await self.plugin_services.close()
+        if self.gate.records is not None:
+            self.gate.records.close()
         if self._provider is not None:
             await self._provider.close()
         if self._lifecycle is not None:
