@@ -40,6 +40,9 @@ class ToolContext:
     cancelled: asyncio.Event
     request_approval: Callable[..., Awaitable[bool]]
     services: dict[str, Any] = attrs.field(factory=dict)
+    # ask the person a structured question (`ask_user`): a durable record every surface
+    # answers once; None where no gate keeps records (the answer is the settled record)
+    ask_question: Callable[[Mapping[str, Any]], Awaitable[Any]] | None = None
 
     async def ask_approval(self, category: str, summary: str, *, binding: Any = None,
                            command_shape: str | None = None) -> bool:

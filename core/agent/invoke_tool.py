@@ -18,7 +18,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from atomic_agent.approval.approval_gate import ApprovalGate, CallIdentity, bind_request_approval
+from atomic_agent.approval.approval_gate import ApprovalGate, CallIdentity, bind_ask_question, bind_request_approval
 from atomic_agent.config.app_config import AgentConfig
 from atomic_agent.hook_records import Tier, ToolContext, ToolResult, ToolSpec
 from atomic_agent.prompt.describe_tool import describe_full
@@ -76,6 +76,8 @@ def tool_context(*, gate: ApprovalGate, registry: ToolRegistry, session: Session
     (and, with `call`, are recorded against that transcript call, so a restart resumes them)."""
     return ToolContext(session_id=session.id, working_dir=session.working_dir, state_dir=state_dir,
                        cancelled=cancelled, request_approval=bind_request_approval(gate, session.id, tool, call),
+                       ask_question=bind_ask_question(gate, session.id, tool, call) if gate.records is not None
+                       else None,
                        services={**services, "tool_registry": registry, "session": session})
 
 

@@ -35,11 +35,13 @@ from typing import Any
 import attrs
 
 from atomic_agent.approval.approval_records import (
+    ANSWERED,
     APPROVAL,
     CANCELLED,
     EXPIRED,
     OPERATOR,
     PENDING,
+    QUESTION,
     ApprovalHostClosedError,
     ApprovalRecord,
     ApprovalRecordError,
@@ -426,6 +428,14 @@ class CallIdentity:
         return f"{session_id}/{self.turn_index}/{self.step}/{self.batch_index}"
 
 
+def bind_ask_question(gate: ApprovalGate, session_id: str, tool: str,
+                      call: CallIdentity | None = None) -> Callable[[Mapping[str, Any]], Awaitable[ApprovalRecord]]:
+    async def ask_question(question: Mapping[str, Any]) -> ApprovalRecord:
+        return await gate.ask_question(session_id, tool, question, call=call)
+
+    return ask_question
+
+
 FALLBACK_CATEGORY = "other"
 TRUST_CONFIG = "trust_config"  # never grantable, whatever a registration says
 MAX_REBIND_ASKS = 2
@@ -447,6 +457,7 @@ class ApprovalRequest:
     can_grant_shape: bool = False
     binding: str | None = None  # fingerprint of the exact call
     note: str = ""  # e.g. why the person is asked again
+    question: dict[str, Any] | None = None  # an ask_user question (prompt, options, allowFreeText, reason)
     approval_id: str | None = None  # the durable record every surface answers (when the gate keeps records)
     expires_at: float | None = None  # epoch seconds the record expires at
 
@@ -616,6 +627,47 @@ class ApprovalGate:
         return ApprovalDecision(False, "binding-changed", cat.name)
 
     # -- durable records -------------------------------------------------------------------------
+    async def ask_question(self, session_id: str, tool: str, question: Mapping[str, Any], *,
+                           call: CallIdentity | None = None) -> ApprovalRecord:
+        """Commit a question record, show it where questions are shown, and return it settled
+        (answered by any surface, or expired). A call asking again after a restart gets the
+        record it already has. Raises RuntimeError when no records are kept."""
+        records = self.records
+        if records is None:
+            raise RuntimeError("questions need the durable approval records, which this gate does not keep")
+        frozen = FrozenCall(tool, canonical_json(dict(question)))
+        key = call.key(session_id) if call is not None else None
+        same = [r for r in records.for_call(key) if r.kind == QUESTION and r.fingerprint == frozen.fingerprint
+                and r.state != CANCELLED] if key is not None else []
+        record = same[-1] if same else records.create(
+            kind=QUESTION, session_id=session_id, category=QUESTION, level=self._level,
+            summary=_clean(str(question.get("prompt", ""))), frozen=frozen, ttl_s=self.record_ttl_s, call_key=key,
+            turn_id=str(call.turn_index) if call is not None else None, answerers=self._answerers.get(session_id, ()),
+            question=question)
+        cat = self.category(FALLBACK_CATEGORY)
+        if not same:
+            self._record(session_id, tool, cat, record.summary, None, None, None, who="pending", kind=QUESTION,
+                         approvalId=record.id, reasonCategory=question.get("reason"))
+        if record.state == PENDING:
+            ask = self.host_for(session_id)
+            shows = ask is not None and getattr(getattr(ask, "__self__", None), "shows_questions", False)
+            if shows and ask is not None:
+                request = ApprovalRequest(session_id, tool, QUESTION, "question", record.summary, level=self._level,
+                                          approval_id=record.id, expires_at=record.expires_at,
+                                          question=dict(question))
+                try:
+                    record = await self._first_answer(ask, request, record, self.surface_for(session_id))
+                except ApprovalHostClosedError:
+                    return records.get(record.id)
+            else:  # the terminal and channels without question support: any records surface answers
+                record = await records.wait(record.id)
+            self._record(session_id, tool, cat, record.summary, None, None,
+                         ApprovalDecision(record.state == ANSWERED, record.state, QUESTION), who="user",
+                         kind=QUESTION, approvalId=record.id, answer=record.decision, surface=record.surface,
+                         answeredBy=record.answered_by)
+        records.consume(record.id)
+        return record
+
     def _frozen(self, tool: str, binding: ApprovalBinding | None, call: CallIdentity | None,
                 egress: str | None) -> FrozenCall:
         return FrozenCall(tool, canonical_json(dict(call.args) if call is not None else {}),
@@ -726,7 +778,10 @@ class ApprovalGate:
             return waiter.result()
         waiter.cancel()
         await asyncio.gather(waiter, return_exceptions=True)
-        answer = normalise_answer(host.result())  # raises what the host raised
+        result = host.result()  # raises what the host raised
+        if record.kind == QUESTION:  # a question's host commits its answer itself; the record says what won
+            return await records.wait(record.id) if records.get(record.id).state == PENDING else records.get(record.id)
+        answer = normalise_answer(result)
         try:
             return records.answer(record.id, answer.kind.value, principal=OPERATOR, surface=surface)
         except ApprovalRecordError:  # another surface won (or it expired): its answer stands

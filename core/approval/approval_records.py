@@ -277,11 +277,16 @@ class ApprovalRecords(SqliteStore):
         raise ApprovalExpiredError(final) if final.state == EXPIRED else AlreadyAnsweredError(final)
 
     def consume(self, approval_id: str) -> bool:
-        """Let the approved call run: True exactly once per approved record."""
+        """Let the approved call run (or a question's answer reach its turn): True exactly once
+        per approved record; any other settled record is marked acted on (nothing to resume)."""
         with self.write() as conn:
-            return bool(conn.execute(
+            won = conn.execute(
                 "UPDATE approval_records SET used_at = ? WHERE id = ? AND state IN (?, ?) AND used_at IS NULL",
-                [self.clock(), approval_id, APPROVED, GRANTED]).rowcount == 1)
+                [self.clock(), approval_id, APPROVED, GRANTED]).rowcount == 1
+            if not won:
+                conn.execute("UPDATE approval_records SET used_at = ? WHERE id = ? AND state NOT IN (?, ?, ?) "
+                             "AND used_at IS NULL", [self.clock(), approval_id, PENDING, APPROVED, GRANTED])
+            return bool(won)
 
     def cancel(self, approval_id: str, why: str) -> bool:
         """Withdraw a pending record (its call changed, or it is no longer needed)."""
@@ -352,7 +357,7 @@ class ApprovalRecords(SqliteStore):
     def parks(self, call_key: str) -> bool:
         """Whether a call cut off by a restart waits on (or already got) an answer that was
         never acted on: then it is resumed from that answer instead of being interrupted."""
-        return any(r.state != CANCELLED and r.used_at is None and r.kind == APPROVAL for r in self.for_call(call_key))
+        return any(r.state != CANCELLED and r.used_at is None for r in self.for_call(call_key))
 
     async def wait(self, approval_id: str, poll_s: float = WAIT_POLL_S) -> ApprovalRecord:
         """The record once it is no longer pending (an answer from any process, or expiry)."""

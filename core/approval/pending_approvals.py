@@ -27,6 +27,7 @@ from atomic_agent.approval.approval_records import (
     EXPIRED,
     OPERATOR,
     PENDING,
+    QUESTION,
     AlreadyAnsweredError,
     ApprovalExpiredError,
     ApprovalHostClosedError,
@@ -101,6 +102,7 @@ class PendingApprovals:
         # the first answer from any surface wins and a late one hears who answered and when
         self.records: ApprovalRecords | None = None
         self.surface = "serve"
+        self.shows_questions = True  # the gate shows ask_user questions here too (answer_question)
         self._pending: dict[str, _Pending] = {}
         self._resolved: OrderedDict[str, NotPendingReason] = OrderedDict()
 
@@ -123,6 +125,8 @@ class PendingApprovals:
             "canGrantCategory": self.grants_allowed and request.can_grant_category,
             "canGrantShape": self.grants_allowed and request.can_grant_shape, "note": request.note,
             "timeoutS": self.timeout_s})
+        if getattr(request, "question", None) is not None:  # an ask_user question: answered by option id or text
+            event.update(kind="question", question=request.question, canGrantCategory=False, canGrantShape=False)
         pending = _Pending(request, turn_id, event, asyncio.get_running_loop().create_future())
         self._pending[approval_id] = pending
         self._emit(event, turn_id)
@@ -147,6 +151,11 @@ class PendingApprovals:
         is committed to the durable record first (a record pending in another process is
         answered there); the first answer from any surface wins."""
         pending = self._pending.get(approval_id)
+        record = self.record_for(approval_id) if self.records is not None else None
+        if record is not None and record.kind == QUESTION:
+            raise InvalidDecisionError(approval_id, decision, "unknown_decision",
+                                       f"{approval_id} is a question: answer it with {{\"option\": \"<id>\"}} or "
+                                       "{\"text\": \"...\"} (when free text is allowed)")
         if pending is None or pending.future.done():
             if self.records is not None and self._answer_elsewhere(approval_id, decision, ttl_s, uses, principal):
                 return decision != "deny"
@@ -181,14 +190,31 @@ class PendingApprovals:
                 continue
             self._cancel(approval_id, pending)
 
+    def answer_question(self, approval_id: str, option: str | None, text: str | None = None,
+                        principal: str = OPERATOR) -> ApprovalRecord:
+        """Answer an ask_user question with an option id (or free text); the first answer from
+        any surface wins, a late one raises ApprovalNotPendingError saying who answered."""
+        if self.records is None:
+            raise self._not_pending(approval_id)
+        record = self.record_for(approval_id)
+        if record is None or record.kind != QUESTION:
+            raise ApprovalNotPendingError(approval_id, "unknown", f"no question {approval_id!r}; use the approvalId "
+                                                                  "of a pending question")
+        self._commit(approval_id, option if option is not None else "text", None, None, principal, text=text)
+        pending = self._pending.get(approval_id)
+        if pending is not None and not pending.future.done():
+            pending.future.set_result(ApprovalAnswer.once())
+            self._resolve(approval_id, "answered", option if option is not None else "text")
+        return self.records.get(approval_id)
+
     # -- durable records ----------------------------------------------------------------------
     def _commit(self, approval_id: str, decision: str, ttl_s: float | None, uses: int | None,
-                principal: str) -> None:
+                principal: str, text: str | None = None) -> None:
         assert self.records is not None
         bounds = {k: v for k, v in (("ttlS", ttl_s), ("uses", uses)) if v is not None}
         try:
             self.records.answer(approval_id, decision, principal=principal, surface=self.surface,
-                                text=json.dumps(bounds) if bounds else None)
+                                text=text if text is not None else json.dumps(bounds) if bounds else None)
         except (AlreadyAnsweredError, ApprovalExpiredError) as exc:
             raise ApprovalNotPendingError(approval_id, "timed_out" if isinstance(exc, ApprovalExpiredError)
                                           else "answered", exc.message) from None
@@ -218,7 +244,7 @@ class PendingApprovals:
         if self.records is None:
             return []
         self.records.expire_due()
-        return [r for r in self.records.find((PENDING,)) if r.id not in self._pending and r.kind == APPROVAL]
+        return [r for r in self.records.find((PENDING,)) if r.id not in self._pending]
 
     def record_for(self, approval_id: str) -> ApprovalRecord | None:
         if self.records is None:

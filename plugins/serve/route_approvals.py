@@ -1,7 +1,8 @@
 """GET /api/approvals (the pending prompts) and POST /api/approvals/{id} (answer one).
 
 Body: {"decision": "once"|"session"|"shape"|"deny"} or {"approved": true|false}, with
-optional "ttlS"/"uses" bounding a grant. 404 for an id never issued; 410 for one that
+optional "ttlS"/"uses" bounding a grant; an ask_user question takes {"option": "<id>"} or
+{"text": "..."}. 404 for an id never issued; 410 for one that
 timed out, was already answered or was cancelled — a late answer changes nothing.
 Only the client that started the asking turn, or the operator, sees and answers an
 approval (see `client_identity`); anyone else gets 403 for it and never sees it listed.
@@ -66,6 +67,21 @@ async def answer_approval(request: Any) -> Any:
         raise ApiError(403, f"approval {approval_id} belongs to another client's turn; it is answered by the client "
                        "that started the turn (same X-Atomic-Client) or from the operator's surface "
                        "(X-Atomic-Operator)", code="approval_not_yours")
+    if "option" in body or "text" in body:  # an ask_user question
+        option, text = body.get("option"), body.get("text")
+        if not (isinstance(option, str) or (option is None and isinstance(text, str))):
+            raise ApiError(400, "answer a question with {\"option\": \"<id>\"} or {\"text\": \"...\"}",
+                           code="invalid_value")
+        try:
+            record = ctx.approvals.answer_question(approval_id, option, text, principal=principal_of(caller))
+        except ApprovalNotPendingError as exc:
+            status, code = NOT_PENDING[exc.reason]
+            raise ApiError(status, exc.message, code=code) from None
+        except InvalidDecisionError as exc:
+            status, code = RECORD_REFUSED.get(exc.reason, (400, "invalid_answer"))
+            raise ApiError(status, exc.message, code=code) from None
+        return JSONResponse({"approvalId": approval_id, "state": record.state, "option": record.decision,
+                             "text": record.answer_text})
     decision, approved = body.get("decision"), body.get("approved")
     if decision is None:
         if not isinstance(approved, bool):
