@@ -94,5 +94,5 @@ async def _ask_user(args: Mapping[str, Any], ctx: ToolContext) -> ToolResult:
 def ask_user_spec() -> ToolSpec:
     return ToolSpec(TOOL_NAME, "Ask the person a structured question only they can settle (judgment, credentials, "
                                "external authority, irreversible commitment).", ARGS_SCHEMA,
-                    ResourceClass.APPROVAL_GATED, _ask_user, tier=Tier.RARE, example=EXAMPLE,
-                    durable=True)  # asking again after a restart finds the same record: one answer
+                    ResourceClass.PURE_READ, _ask_user, tier=Tier.RARE, example=EXAMPLE,
+                    durable=True)  # changes nothing; asking again after a restart finds the same record: one answer
