@@ -174,7 +174,10 @@ def normalise_answer(value: object) -> ApprovalAnswer:
 
 def answer_of(record: ApprovalRecord) -> ApprovalAnswer:
     """The answer a settled record holds (a grant's bounds ride in its answer text)."""
-    kind = normalise_answer(record.decision).kind
+    try:
+        kind = AnswerKind(record.decision)  # records keep the decision's value: once, session, shape, deny
+    except ValueError:
+        kind = AnswerKind.ONCE if record.approved else AnswerKind.DENY
     if kind not in (AnswerKind.SESSION, AnswerKind.SHAPE) or not record.answer_text:
         return ApprovalAnswer(kind)
     try:
@@ -782,8 +785,10 @@ class ApprovalGate:
         if record.kind == QUESTION:  # a question's host commits its answer itself; the record says what won
             return await records.wait(record.id) if records.get(record.id).state == PENDING else records.get(record.id)
         answer = normalise_answer(result)
+        bounds = {k: v for k, v in (("ttlS", answer.ttl_s), ("uses", answer.uses)) if v is not None}
         try:
-            return records.answer(record.id, answer.kind.value, principal=OPERATOR, surface=surface)
+            return records.answer(record.id, answer.kind.value, principal=OPERATOR, surface=surface,
+                                  text=json.dumps(bounds) if bounds else None)
         except ApprovalRecordError:  # another surface won (or it expired): its answer stands
             return records.get(record.id)
     def _grant_from(self, session_id: str, cat: ApprovalCategory, command_shape: str | None,

@@ -57,7 +57,8 @@ class TelegramChannel(ChannelLiveControl, ChannelOutbound):
         self.lock = InstanceLock(self.state_dir)
         self.api: BotApi | None = None
         self.bridge = ApprovalBridge(lambda: self.api, lambda: self.owner_user_id, lambda: self.outbound, self.metrics,
-                                     lambda: self.settings.approval_timeout_ms / 1000.0, lambda: self._store)
+                                     lambda: self.settings.approval_timeout_ms / 1000.0, lambda: self._store,
+                                     lambda: self.runtime.service("approval_gate").records)
         self._approval_host = self.bridge.ask  # one object: the gate unroutes only its own route
         self.state = DISABLED
         self.reason = ""
@@ -284,7 +285,7 @@ class TelegramChannel(ChannelLiveControl, ChannelOutbound):
         gate = self.runtime.service("approval_gate")
         if self._routed is not None:
             gate.unroute_session(self._routed, self._approval_host)
-        gate.route_session(session_id, self._approval_host)
+        gate.route_session(session_id, self._approval_host, surface="telegram")
         self._routed = session_id
 
     # -- status -------------------------------------------------------------------------------

@@ -217,3 +217,15 @@ async def test_pending_approvals_commit_the_answer_and_tell_late_clients(tmp_pat
     with pytest.raises(ApprovalNotPendingError) as late:
         approvals.answer(approval_id, "deny")
     assert late.value.reason == "answered" and "by client:a via serve" in late.value.message
+
+
+async def test_a_session_grant_given_through_a_record_is_kept_with_its_bounds(tmp_path: Path) -> None:
+    from atomic_agent.approval.approval_gate import ApprovalAnswer
+
+    gate = gate_with(tmp_path, lambda _r: _answer(ApprovalAnswer.session(ttl_s=60, uses=2)))
+    assert (await gate.request("s1", "os.shell", "shell", "make", call=CallIdentity(0, 1, 0))).approved
+    assert gate.grants_snapshot("s1")[0]["usesLeft"] == 2
+
+
+async def _answer(value: object) -> object:
+    return value
