@@ -227,6 +227,14 @@ def durable_runner(services: TurnServices, session: SessionState) -> RunDurable:
                    session=session, state_dir=services.state_dir, services=services.tool_services)
 
 
+def parked_runner(services: TurnServices, session: SessionState) -> RunDurable:
+    """Runs a call that was parked on a durable approval: the gate resumes it from the record."""
+    from atomic_agent.agent.invoke_tool import rerun_durable_call
+
+    return partial(rerun_durable_call, registry=services.registry, gate=services.gate, agent=services.config().agent,
+                   session=session, state_dir=services.state_dir, services=services.tool_services, parked=True)
+
+
 def parked_call(services: TurnServices, session_id: str) -> Callable[[TranscriptEntry], bool]:
     """Whether an open call was waiting on a durable approval (answered or not) when its process died."""
     records = services.gate.records
@@ -256,7 +264,7 @@ async def settle_interrupted(services: TurnServices, session_id: str) -> SettleR
         session = services.sessions.load(session_id)
         return await settle_interrupted_calls(services.sessions, session, services.registry,
                                               durable_runner(services, session), parked_call(services, session_id),
-                                              partial(durable_runner(services, session), parked=True))
+                                              parked_runner(services, session))
 
     return await services.controller.submit(session_id, settle, origin="cli")
 

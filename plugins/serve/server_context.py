@@ -11,7 +11,7 @@ from typing import Any
 
 import attrs
 
-from atomic_agent.api import PendingApprovals, RuntimeHost
+from atomic_agent.api import PendingApprovals, RuntimeHost, RuntimeView
 from atomic_agent.plugins.serve.chat_turn import CURRENT_TURN, ChatTurn
 from atomic_agent.plugins.serve.client_identity import principal_of_client
 from atomic_agent.plugins.serve.event_hub import EventHub
@@ -54,7 +54,7 @@ class ServeContext(RuntimeHost):
         self._drain: asyncio.Task[Any] | None = None
         self._webhook_deliveries: Any = None
 
-    def bind(self, runtime: Any) -> None:
+    def bind(self, runtime: RuntimeView) -> None:
         super().bind(runtime)
         # answers commit to the gate's durable records: the first from any surface wins
         gate = runtime.gate
