@@ -229,3 +229,23 @@ async def test_a_session_grant_given_through_a_record_is_kept_with_its_bounds(tm
 
 async def _answer(value: object) -> object:
     return value
+
+
+async def test_a_question_asked_again_after_a_restart_gets_its_one_answer(tmp_path: Path) -> None:
+    question = {"prompt": "Which region?", "reason": "external_authority", "evidence": "the contract names two",
+                "allowFreeText": True, "options": [{"id": "eu", "label": "EU"}]}
+    call = CallIdentity(3, 1, 0, {"prompt": "Which region?"})
+    first = gate_with(tmp_path, None)
+    asking = asyncio.ensure_future(first.ask_question("s1", "ask_user", question, call=call))
+    store = ApprovalRecords(tmp_path / "a.sqlite")
+    while not store.find((PENDING,)):
+        await asyncio.sleep(0.01)
+    asking.cancel()  # the process dies while the question waits
+    await asyncio.gather(asking, return_exceptions=True)
+    (record,) = store.find((PENDING,))
+    with pytest.raises(InvalidAnswerError, match="not an option"):
+        store.answer(record.id, "us", principal=OPERATOR, surface="cli")
+    store.answer(record.id, "text", principal=OPERATOR, surface="cli", text="Frankfurt, per the DPA")
+    again = await gate_with(tmp_path, None).ask_question("s1", "ask_user", question, call=call)
+    assert (again.id, again.state, again.answer_text) == (record.id, "answered", "Frankfurt, per the DPA")
+    assert len(store.find()) == 1  # asked once, answered once
