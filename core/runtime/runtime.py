@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import sys
 from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -40,6 +41,7 @@ from atomic_agent.llm.model_profile import PLAIN_TEXT_PROFILE, ModelProfile
 from atomic_agent.plugin_host.collect_registrations import await_lifecycle, call_lifecycle, collect_records
 from atomic_agent.plugin_host.plugin_host import PluginHost
 from atomic_agent.plugin_host.service_registry import NO_DEFAULT, ServiceRegistry, ServiceUnavailableError
+from atomic_agent.prompt.build_stable_prefix import SKILLS_SERVICE
 from atomic_agent.prompt.prompt_assets import PromptAssets
 from atomic_agent.providers.fallback_provider import FallbackTextProvider, RequestShaper
 from atomic_agent.providers.llm_config import read_llm_config
@@ -282,7 +284,20 @@ class Runtime:
         return self._plan
 
     async def _make_plan(self) -> PromptPlan:
-        return await plan_prompt(self.provider, self.registry, self.config, self.prompt_assets.env(), self.environ)
+        return await plan_prompt(self.provider, self.registry, self.config, self.prompt_assets.env(), self.environ,
+                                 skills=self.skill_lines)
+
+    def skill_lines(self) -> tuple[str, ...]:
+        """The stable prefix's `### skills` lines: the `catalog_lines()` of the plugin that provides
+        the `skills` service, or none (no such plugin, or it failed: reported, and the prompt goes on)."""
+        catalog = self.service(SKILLS_SERVICE, None)
+        if catalog is None:
+            return ()
+        try:
+            return tuple(str(line) for line in catalog.catalog_lines())
+        except Exception as exc:
+            print(f"atomic-agent: the skills catalog failed: {type(exc).__name__}: {exc}", file=sys.stderr)
+            return ()
 
     def warm_plan(self) -> None:
         """Start planning now (the server-facts round trip) so it runs while the turn is

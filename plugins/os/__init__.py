@@ -73,8 +73,12 @@ def register_approval_categories() -> Iterable[ApprovalCategory]:
 def register_services() -> Iterable[ServiceSpec]:
     from atomic_agent.api import ServiceSpec
 
+    from .archives_contract import ARCHIVES_SERVICE
+    from .fs.checked_archives import GuardedArchives
     from .fs_approval.sensitive_taint import TAINT
 
     # which credential stores each session's tools read, for other plugins' egress checks (mcp)
     return [ServiceSpec("sensitive_reads", lambda runtime: TAINT,
-                        summary="the credential stores each session read (reads_of(session_id))")]
+                        summary="the credential stores each session read (reads_of(session_id))"),
+            ServiceSpec(ARCHIVES_SERVICE, lambda runtime: GuardedArchives(),
+                        summary="unpack an archive with the zip-slip, link and bomb guards (extract)")]
