@@ -83,7 +83,8 @@ def _set_disabled(ctx: typer.Context, name: str, disabled: bool) -> None:
     boot = current_cli_state(ctx).require()
     path = boot.config.path
     raw = read_raw_config(path)
-    current = list(config_file.get_key(raw, "skills.disabled") or [])
+    block = raw.get("skills") if isinstance(raw.get("skills"), dict) else {}
+    current = [n for n in (block.get("disabled") or []) if isinstance(n, str)]
     if (name in current) == disabled:
         print(f"{name} is already {'disabled' if disabled else 'enabled'}")
         return
