@@ -116,5 +116,5 @@ def test_run_views_a_skill_then_runs_its_script_with_approval(tmp_path: Path) ->
     assert "### loaded-skills" not in prompts[0]
     assert "### loaded-skills\n## log-triage\n" in prompts[1]
     assert prompts[1].index("### loaded-skills") < prompts[1].index("### world")
-    assert "ERROR db timeout after <n>s" in prompts[2] and "2 error-like, 1 warning-like" in prompts[2]
+    assert "2x  ERROR db timeout after <n>s" in prompts[2] and "2 error-like, 1 warning-like" in prompts[2]
     assert prompts[0].split("### world")[0].split("### loaded-skills")[0] in prompts[2]  # the stable prefix held

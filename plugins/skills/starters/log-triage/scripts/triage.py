@@ -11,7 +11,7 @@ FOLD = [
     (re.compile(r"\b\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}:\d{2}(?:[.,]\d+)?(?:Z|[+-]\d{2}:?\d{2})?"), "<time>"),
     (re.compile(r"\b[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\b", re.I), "<uuid>"),
     (re.compile(r"\b0x[0-9a-f]+\b", re.I), "<hex>"),
-    (re.compile(r"\b\d+(?:\.\d+)*\b"), "<n>"),
+    (re.compile(r"(?<![A-Za-z_])\d+(?:\.\d+)*"), "<n>"),  # 30s -> <n>s, but v2 stays
 ]
 MAX_LINE = 300
 
