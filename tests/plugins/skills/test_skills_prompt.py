@@ -15,7 +15,6 @@ import atomic_agent.plugins.skills as skills_plugin
 from atomic_agent.api import runtime_for_test
 from atomic_agent.plugins.skills.skills_contract import SKILLS_SERVICE
 from atomic_agent.prompt.build_stable_prefix import SKILLS_SERVICE as CORE_SKILLS_SERVICE
-from atomic_agent.sessions.session_state import SessionState
 from tests.golden_files import assert_matches_golden
 from tests.plugins.skills.skill_fixtures import write_skill
 
