@@ -73,7 +73,7 @@ class RerunReport:
 
 
 class ReplayProvider:
-    """Answers each request with the next recorded completion, in recording order.
+    """Answers each step's request with the next recorded completion, in recording order.
 
     Running out means the rerun asked the model more often than the recording did (a
     decision changed); that is an error the turn reports, and the comparison names the step."""
@@ -85,6 +85,10 @@ class ReplayProvider:
         self.requests = 0
 
     async def complete(self, request: CompletionRequest, on_delta: Callable[[str], None] | None = None) -> Completion:
+        if not request.parts:
+            # a plugin's own model call (memory reflection, a summary), not a step: the trace keeps no
+            # completion for it, so it gets an empty answer (what it would have stored is not replayed)
+            return Completion(content="", slot_id=request.slot_id)
         self.requests += 1
         if not self._answers:
             raise UnreplayableTraceError(f"the rerun asked for completion {self.requests}, but the recording has no "

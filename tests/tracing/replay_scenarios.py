@@ -14,11 +14,12 @@ import asyncio
 import shutil
 import sys
 import tempfile
+from collections.abc import Callable
 from pathlib import Path
 
 import attrs
 
-from atomic_agent.api import ScriptedProvider, runtime_for_test
+from atomic_agent.api import Completion, CompletionRequest, ScriptedProvider, runtime_for_test
 from atomic_agent.testing.scripted_provider import calls
 
 FIXTURES = Path(__file__).parent / "replay_sessions"
@@ -48,6 +49,16 @@ SCENARIOS = (
 )
 
 
+class ScenarioProvider(ScriptedProvider):
+    """The scripted model for steps; a plugin's own model call (memory reflection after a turn,
+    which carries no prompt parts) gets NONE, so it neither takes a step's answer nor stores a fact."""
+
+    async def complete(self, request: CompletionRequest, on_delta: Callable[[str], None] | None = None) -> Completion:
+        if not request.parts:
+            return Completion(content="NONE")
+        return await super().complete(request, on_delta)
+
+
 async def record_scenario(scenario: Scenario, target: Path) -> Path:
     """Record `scenario` and leave a state dir a rerun reads at `target`; returns its trace file."""
     with tempfile.TemporaryDirectory(prefix="atomic-agent-record-") as scratch:
@@ -55,7 +66,7 @@ async def record_scenario(scenario: Scenario, target: Path) -> Path:
         work.mkdir()
         (work / "notes.txt").write_text(NOTES, encoding="utf-8")
         runtime = await runtime_for_test(state, installed=True, config={},
-                                         provider=ScriptedProvider(list(scenario.answers)))
+                                         provider=ScenarioProvider(list(scenario.answers)))
         try:
             session = runtime.open_session(None, work)
             for text in scenario.turns:

@@ -14,6 +14,7 @@ from typer.testing import CliRunner
 from atomic_agent.cli.cli_state import CliState
 from atomic_agent.cli.main import build_app
 from atomic_agent.prompt.prompt_assets import core_templates_dir
+from atomic_agent.prompt.prompt_style import templates_of
 from atomic_agent.runtime.boot_context import boot
 from atomic_agent.runtime.trace_replay import RerunReport, UnreplayableTraceError, rerun_trace_async
 from atomic_agent.testing.runtime_kit import fresh_plugin_host
@@ -89,7 +90,10 @@ async def test_a_stable_prefix_template_change_names_its_section(copied):
 
 async def test_a_tail_template_change_names_its_section(copied):
     state = copied("reply-only")
-    override_template(state, "variable_tail.j2", lambda t: t.replace("### respond\n", "### respond\nBe brief.\n", 1))
+    style = next(json.loads(line)["promptStyle"] for line in fixture_trace(state).read_text().splitlines()
+                 if '"prompt_captured"' in line)
+    tail_template = templates_of(style)[1]  # the recorded style's tail (variable_tail*.j2)
+    override_template(state, tail_template, lambda t: t.replace("### respond\n", "### respond\nBe brief.\n", 1))
     first = (await rerun(state)).first
     assert first is not None and (first.part, first.section) == ("tail", "### respond")
     assert first.replayed == "Be brief." and first.recorded != first.replayed
