@@ -8,8 +8,8 @@ from __future__ import annotations
 
 import asyncio
 import os
-from datetime import date
 from collections.abc import Mapping
+from datetime import date
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 

@@ -37,14 +37,8 @@ from atomic_agent.runtime.prompt_plan import PromptPlan, grammar_for
 from atomic_agent.runtime.prompt_plan import rebuild_stable_prefix as rebuild_stable_prefix
 from atomic_agent.tools.tool_registry import ToolRegistry
 from atomic_agent.tracing.prefix_hash import read_salt, salt_path
-from atomic_agent.tracing.recorded_session import (
-    RecordedSession,
-    UnreplayableTraceError,
-    read_recorded_session,
-)
-from atomic_agent.tracing.recorded_session import UnreplayableTraceError as UnreplayableTraceError
+from atomic_agent.tracing.recorded_session import RecordedSession, UnreplayableTraceError, read_recorded_session
 from atomic_agent.tracing.replay_comparison import Drift, compare_sessions
-from atomic_agent.tracing.replay_comparison import Drift as Drift
 from atomic_agent.tracing.trace_paths import trace_path
 
 # what a rerun copies from the state dir it checks: the config and the user's prompt overrides

@@ -100,7 +100,8 @@ def prompt_sections(text: str) -> list[tuple[str, str]]:
     """(header, text) of each `### ` section of a rendered prompt part, in order; text before the
     first header (framing, a persona line) is one section named PREAMBLE_SECTION when not empty."""
     sections: list[tuple[str, str]] = []
-    name, lines = PREAMBLE_SECTION, []
+    name = PREAMBLE_SECTION
+    lines: list[str] = []
     for line in text.splitlines(keepends=True):
         if line.startswith(SECTION_MARK):
             if lines or name != PREAMBLE_SECTION:
