@@ -24,6 +24,8 @@ from atomic_agent.api import hookimpl
 if TYPE_CHECKING:
     from atomic_agent.api import ApprovalCategory, ConfigBlock, RuntimeView, ServiceSpec, ToolSpec
 
+    from .archives_contract import CheckedArchives
+
 SUBPACKAGES = ("fs", "shell", "git", "http", "web", "proc", "desktop")
 
 
@@ -74,11 +76,16 @@ def register_services() -> Iterable[ServiceSpec]:
     from atomic_agent.api import ServiceSpec
 
     from .archives_contract import ARCHIVES_SERVICE
-    from .fs.checked_archives import GuardedArchives
     from .fs_approval.sensitive_taint import TAINT
 
     # which credential stores each session's tools read, for other plugins' egress checks (mcp)
     return [ServiceSpec("sensitive_reads", lambda runtime: TAINT,
                         summary="the credential stores each session read (reads_of(session_id))"),
-            ServiceSpec(ARCHIVES_SERVICE, lambda runtime: GuardedArchives(),
+            ServiceSpec(ARCHIVES_SERVICE, _archives,
                         summary="unpack an archive with the zip-slip, link and bomb guards (extract)")]
+
+
+def _archives(runtime: RuntimeView) -> CheckedArchives:
+    from .fs.checked_archives import GuardedArchives
+
+    return GuardedArchives()

@@ -19,6 +19,8 @@ if TYPE_CHECKING:
 
     from atomic_agent.api import ConfigBlock, DoctorFinding, MemoryPhase, RuntimeView, ServiceSpec, ToolSpec
 
+    from .skills_contract import SkillCatalog
+
 CONFIG_KEY = "skills"
 
 
@@ -36,9 +38,14 @@ def register_services() -> Iterable[ServiceSpec]:
     from atomic_agent.api import ServiceSpec
 
     from .skills_contract import SKILLS_SERVICE
+
+    return [ServiceSpec(SKILLS_SERVICE, _skills_service, summary="the skills catalog (### skills) and loaded skills")]
+
+
+def _skills_service(runtime: RuntimeView) -> SkillCatalog:
     from .skills_service import SkillsService
 
-    return [ServiceSpec(SKILLS_SERVICE, SkillsService, summary="the skills catalog (### skills) and loaded skills")]
+    return SkillsService(runtime)
 
 
 @hookimpl
