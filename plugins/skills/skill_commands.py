@@ -83,8 +83,9 @@ def _set_disabled(ctx: typer.Context, name: str, disabled: bool) -> None:
     boot = current_cli_state(ctx).require()
     path = boot.config.path
     raw = read_raw_config(path)
-    block = raw.get("skills") if isinstance(raw.get("skills"), dict) else {}
-    current = [n for n in (block.get("disabled") or []) if isinstance(n, str)]
+    block = raw.get("skills")
+    listed = block.get("disabled") if isinstance(block, dict) else None
+    current = [n for n in (listed or []) if isinstance(n, str)]
     if (name in current) == disabled:
         print(f"{name} is already {'disabled' if disabled else 'enabled'}")
         return

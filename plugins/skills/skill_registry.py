@@ -9,6 +9,7 @@ from the catalog and from skill.view, while its files stay where they are.
 
 from __future__ import annotations
 
+import builtins
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 
@@ -87,7 +88,7 @@ class SkillRegistry:
     def scan(self) -> SkillScan:
         return scan_roots(self.roots)
 
-    def list_all(self) -> list[SkillManifest]:
+    def list_all(self) -> builtins.list[SkillManifest]:
         """Every usable skill, disabled ones included."""
         return list(self.scan().skills)
 
@@ -103,9 +104,9 @@ class SkillRegistry:
         raise SkillNotFoundError(f"no enabled skill named {name!r} (enabled skills: {known}); the ### skills list "
                                  "names them")
 
-    def catalog_lines(self) -> list[str]:
+    def catalog_lines(self) -> builtins.list[str]:
         return [catalog_line(s) for s in self.list()]
 
-    def catalog(self) -> list[dict[str, object]]:
+    def catalog(self) -> builtins.list[dict[str, object]]:
         return [{"name": s.name, "description": s.description, "env": list(s.env), "scripts": list(s.scripts)}
                 for s in self.list()]

@@ -118,3 +118,23 @@ async def test_script_paths_that_escape_and_missing_env_are_clear_errors(tmp_pat
         assert "args must be a list of strings" in bad_args.summary
     finally:
         await runtime.close()
+
+
+async def test_sidecar_capabilities_list_the_enabled_skills(tmp_path: Path) -> None:
+    from atomic_agent.plugins.sidecar.lifecycle_requests import skill_catalog
+
+    state = tmp_path / "state"
+    write_skill(state / "skills", "notion", env=["NOTION_TOKEN"])
+    write_skill(state / "skills", "hidden")
+    runtime = await runtime_for_test(state, plugins={"skills": skills_plugin},
+                                     config={"skills": {"seedStarters": False, "disabled": ["hidden"]}})
+    try:
+        assert skill_catalog(runtime) == [{"name": "notion", "description": "the notion skill", "env": ["NOTION_TOKEN"],
+                                           "scripts": []}]
+    finally:
+        await runtime.close()
+    bare = await runtime_for_test(tmp_path / "bare")
+    try:
+        assert skill_catalog(bare) == []  # no skills plugin: an empty list, not an error
+    finally:
+        await bare.close()
