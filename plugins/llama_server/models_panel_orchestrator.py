@@ -13,12 +13,15 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
 import attrs
 
 from .llama_errors import DownloadError, LlamaServerError
+
+if TYPE_CHECKING:
+    from atomic_agent.api import RuntimeView
 
 LLAMA_BLOCK = "llama"
 START_TIMEOUT_S = 120.0
@@ -46,7 +49,7 @@ def size_text(n: int) -> str:
 
 
 class ModelsPanelOrchestrator:
-    def __init__(self, runtime: Any) -> None:
+    def __init__(self, runtime: RuntimeView) -> None:
         self.runtime = runtime
 
     @property
