@@ -33,10 +33,23 @@ def register_config_blocks() -> Iterable[ConfigBlock]:
 
 @hookimpl
 def register_services() -> Iterable[ServiceSpec]:
-    from atomic_agent.api import ServiceSpec
+    from atomic_agent.api import TUI_PANEL_SERVICE, ServiceSpec
 
     return [ServiceSpec(SERVICE, _build_manager, close=lambda manager: manager.close(),
-                        summary="the MCP servers this runtime is connected to (add, remove, call)")]
+                        summary="the MCP servers this runtime is connected to (add, remove, call)"),
+            ServiceSpec(TUI_PANEL_SERVICE, _tui_panel, multiple=True,
+                        summary="the TUI's MCP panel: servers, add by pasted JSON, remove, drift approval")]
+
+
+def _tui_panel(runtime: RuntimeView) -> Any:
+    from atomic_agent.api import TuiPanel
+
+    def build(context: Any) -> Any:
+        from .mcp_panel import build_mcp_panel  # Textual loads here, only when the TUI runs
+
+        return build_mcp_panel(context)
+
+    return TuiPanel(name="mcp", title="MCP", build=build, order=60)
 
 
 @hookimpl

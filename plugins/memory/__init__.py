@@ -20,7 +20,7 @@ if TYPE_CHECKING:
 
 @hookimpl
 def register_services() -> Iterable[ServiceSpec]:
-    from atomic_agent.api import ServiceSpec
+    from atomic_agent.api import TUI_PANEL_SERVICE, ServiceSpec
 
     def build(runtime: RuntimeView) -> Any:
         from .memory_service import build_memory_service
@@ -35,7 +35,20 @@ def register_services() -> Iterable[ServiceSpec]:
     return [ServiceSpec("memory", build, close=lambda service: service.close(),
                         summary="memory.sqlite and its profile and note stores"),
             ServiceSpec("memory_views", build_views,
-                        summary="read-only memory views for hosts: phase switches, embedding coverage, a note's links")]
+                        summary="read-only memory views for hosts: phase switches, embedding coverage, a note's links"),
+            ServiceSpec(TUI_PANEL_SERVICE, _tui_panel, multiple=True,
+                        summary="the TUI's Memory panel (read-only): profile with history, notes, links, phases")]
+
+
+def _tui_panel(runtime: RuntimeView) -> Any:
+    from atomic_agent.api import TuiPanel
+
+    def build(context: Any) -> Any:
+        from .memory_panel import build_memory_panel  # Textual loads here, only when the TUI runs
+
+        return build_memory_panel(context)
+
+    return TuiPanel(name="memory", title="Memory", build=build, order=50)
 
 
 @hookimpl

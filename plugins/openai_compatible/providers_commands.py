@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import os
-import re
 import sys
 from typing import Any
 
@@ -12,21 +11,12 @@ import typer
 from atomic_agent.api import current_cli_state, fail, print_json, print_table
 
 from .fallback_commands import fallback_app
+from .key_variables import default_key_env as _default_key_env
+from .key_variables import key_env as _key_env
 
 providers_app = typer.Typer(no_args_is_help=True)
 providers_app.add_typer(fallback_app, name="fallback", help="Show and edit the provider fallback chain.")
 KIND = "openai-compatible"
-
-
-def _key_env(entry: dict[str, Any]) -> str:
-    from .vendor_presets import PRESETS_BY_ID
-
-    preset = PRESETS_BY_ID.get(str(entry.get("preset") or "custom"))
-    return str(entry.get("apiKeyEnv") or (preset.api_key_env if preset else ""))
-
-
-def _default_key_env(provider_id: str) -> str:
-    return re.sub(r"[^A-Za-z0-9]+", "_", provider_id).strip("_").upper() + "_API_KEY"
 
 
 def _cli_name(entry: dict[str, Any]) -> str:

@@ -35,7 +35,7 @@ def register_config_blocks() -> Iterable[ConfigBlock]:
 
 @hookimpl
 def register_services() -> Iterable[ServiceSpec]:
-    from atomic_agent.api import ServiceSpec
+    from atomic_agent.api import TUI_PANEL_SERVICE, ServiceSpec
 
     def build(runtime: RuntimeView) -> Any:
         from .task_service import build_task_service
@@ -48,7 +48,20 @@ def register_services() -> Iterable[ServiceSpec]:
         return service
 
     return [ServiceSpec("tasks", build, close=lambda service: service.close(),
-                        summary="tasks.sqlite: durable tasks, their runs and the runner")]
+                        summary="tasks.sqlite: durable tasks, their runs and the runner"),
+            ServiceSpec(TUI_PANEL_SERVICE, _tui_panel, multiple=True,
+                        summary="the TUI's Tasks panel: list, details, create, cancel, run now")]
+
+
+def _tui_panel(runtime: RuntimeView) -> Any:
+    from atomic_agent.api import TuiPanel
+
+    def build(context: Any) -> Any:
+        from .tasks_panel import build_tasks_panel  # Textual loads here, only when the TUI runs
+
+        return build_tasks_panel(context)
+
+    return TuiPanel(name="tasks", title="Tasks", build=build, order=40)
 
 
 @hookimpl

@@ -33,13 +33,26 @@ def register_config_blocks() -> Iterable[ConfigBlock]:
 
 @hookimpl
 def register_services() -> Iterable[ServiceSpec]:
-    from atomic_agent.api import ServiceSpec
+    from atomic_agent.api import TUI_PANEL_SERVICE, ServiceSpec
 
     return [ServiceSpec(SERVICE, _build_channel, close=lambda channel: channel.close(),
                         summary="the Telegram channel: status and live control (enable, token, owner, pairing)"),
             # the tasks plugin's `notify: telegram` reports go to the owner through the channel
             ServiceSpec("report_sink", lambda runtime: runtime.service(SERVICE), multiple=True,
-                        summary="task reports (notify) to the paired Telegram owner")]
+                        summary="task reports (notify) to the paired Telegram owner"),
+            ServiceSpec(TUI_PANEL_SERVICE, _tui_panel, multiple=True,
+                        summary="the TUI's Telegram panel: status, enable, token, pairing, owner")]
+
+
+def _tui_panel(runtime: RuntimeView) -> Any:
+    from atomic_agent.api import TuiPanel
+
+    def build(context: Any) -> Any:
+        from .telegram_panel import build_telegram_panel  # Textual loads here, only when the TUI runs
+
+        return build_telegram_panel(context)
+
+    return TuiPanel(name="telegram", title="Telegram", build=build, order=70)
 
 
 def _build_channel(runtime: RuntimeView) -> Any:
