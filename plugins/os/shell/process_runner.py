@@ -34,6 +34,7 @@ from .process_tree import (
     reap_adopted,
     remember,
     signal_tree,
+    ticks_now,
     tree_members,
 )
 
@@ -125,6 +126,7 @@ async def run_process(argv: Sequence[str], *, cwd: Path, env: Mapping[str, str],
     token = new_tree_token()
     become_subreaper()  # orphans that drop the token come back to us, to be found (process_tree)
     before = frozenset(own_children())
+    spawned_at = ticks_now()
     try:
         proc = await asyncio.create_subprocess_exec(
             *argv, cwd=str(cwd), env={**env, TREE_ENV: token}, start_new_session=True,
@@ -134,7 +136,7 @@ async def run_process(argv: Sequence[str], *, cwd: Path, env: Mapping[str, str],
     except OSError as exc:
         outcome.spawn_error = _spawn_error(exc, argv, cwd)
         return outcome
-    remember(token, proc.pid, before)  # until it is known to be gone: the agent's exit sweeps it
+    remember(token, proc.pid, before, spawned_at)  # until it is known to be gone: the agent's exit sweeps it
     readers = asyncio.gather(_pump(proc.stdout, outcome.stdout), _pump(proc.stderr, outcome.stderr))
     feeder = asyncio.ensure_future(_feed_stdin(proc, stdin)) if stdin is not None else None
     waiter = asyncio.ensure_future(_exited(proc))

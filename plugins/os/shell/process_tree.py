@@ -127,6 +127,15 @@ def _stat(pid: int) -> tuple[str, int, int] | None:
     return fields[0].decode(), int(fields[3]), int(fields[19])
 
 
+def ticks_now() -> int | None:
+    """Now, in the clock ticks since boot that /proc start times count (None without /proc)."""
+    try:
+        uptime = float((PROC / "uptime").read_text().split()[0])
+    except (OSError, ValueError, IndexError):
+        return None
+    return int(uptime * os.sysconf("SC_CLK_TCK"))
+
+
 def start_time(pid: int) -> int | None:
     found = _stat(pid)
     return found[2] if found is not None else None
@@ -231,12 +240,19 @@ def signal_tree(token: str, root_pid: int | None, sig: int) -> list[int]:
     return hit
 
 
-def remember(token: str, root_pid: int | None = None, before: frozenset[int] = frozenset()) -> None:
+def remember(token: str, root_pid: int | None = None, before: frozenset[int] = frozenset(),
+             spawned_at: int | None = None) -> None:
     """The tree may outlive its command: sweep it at exit unless `forget` says it is gone.
-    `root_pid` and `before` (the agent's children just before the spawn) let a sweep find
-    orphans that dropped the token (see the module's docstring)."""
+    `root_pid`, `before` (the agent's children just before the spawn) and `spawned_at`
+    (ticks_now() then) let a sweep find orphans that dropped the token (see the module's
+    docstring). A command that exits at once may be reaped before its start time is read:
+    then the spawn time stands in, a second early (uptime is read to 1/100 s, and a coarse
+    clock must not make the command's own children look older than it)."""
     global _registered
-    record = TreeRecord(token, root_pid, start_time(root_pid) if root_pid is not None else None, before)
+    root_start = start_time(root_pid) if root_pid is not None else None
+    if root_start is None and spawned_at is not None:
+        root_start = max(spawned_at - os.sysconf("SC_CLK_TCK"), 0)
+    record = TreeRecord(token, root_pid, root_start, before)
     with _lock:
         _live_trees[token] = record
         if not _registered:
