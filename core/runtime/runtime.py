@@ -16,7 +16,14 @@ import attrs
 
 from atomic_agent.agent import agent_events as ev
 from atomic_agent.agent.agent_loop import TurnResult
-from atomic_agent.approval.approval_gate import ApprovalAuditLog, ApprovalGate, AskHost, audit_path
+from atomic_agent.approval.approval_gate import (
+    ApprovalAuditLog,
+    ApprovalGate,
+    AskHost,
+    audit_path,
+    resolve_boot_level,
+    set_approval_level,
+)
 from atomic_agent.config.app_config import AppConfig
 from atomic_agent.config.state_dir import resolve_cache_dir
 from atomic_agent.hook_records import (
@@ -43,8 +50,10 @@ from atomic_agent.runtime.boot_context import BootContext
 from atomic_agent.runtime.memory_phases import CONSOLIDATION_TICK, MemoryPhases
 from atomic_agent.runtime.prompt_plan import (
     PromptPlan,
+    PromptPreview,
     grammar_for,
     plan_prompt,
+    preview_prompt,
     profile_from_facts,
     with_current_tools,
 )
@@ -292,6 +301,13 @@ class Runtime:
         self._planning = asyncio.ensure_future(self._make_plan())
         self._planning.add_done_callback(lambda t: t.cancelled() or t.exception())  # seen by the step
 
+    async def preview_prompt(self, session_id: str | None = None, message: str | None = None,
+                             working_dir: Path | None = None) -> PromptPreview:
+        return await preview_prompt(self, session_id, message, working_dir)
+
+    def set_approval_level(self, level: object) -> int:
+        return set_approval_level(self.state_dir, self.config_blocks, self.gate, level)
+
     def trace_for(self, session_id: str) -> TraceRecorder:
         return self._traces.for_session(session_id)
 
@@ -466,14 +482,16 @@ class Runtime:
 
 async def create_runtime(state_dir: str | Path | None = None, *, provider: Any = None, ask: AskHost | None = None,
                          boot_context: BootContext | None = None, environ: dict[str, str] | None = None,
-                         serving: bool = False) -> Runtime:
+                         serving: bool = False, no_approval: bool = False) -> Runtime:
     """A started runtime. `serving=True` for long-running hosts (serve, the sidecar, a
-    channel's foreground host): they also run the channels and the ticks."""
+    channel's foreground host): they also run the channels and the ticks. `no_approval=True`
+    is `--no-approval`: full trust (level 5) for this process only; config.json keeps its level."""
     from atomic_agent.runtime.boot_context import boot
     from atomic_agent.subprocess_env import protect_process
 
     protect_process()  # before any tool runs: children cannot read this process's environ or memory
     ctx = boot_context or boot(state_dir)
     runtime = Runtime(ctx, provider=provider, ask=ask, environ=environ)
+    runtime.gate.set_level(resolve_boot_level(no_approval, runtime.gate.level))
     await runtime.start(serving=serving)
     return runtime

@@ -12,9 +12,11 @@ from typing import TYPE_CHECKING, Any
 from atomic_agent.api import hookimpl
 
 if TYPE_CHECKING:
+    from pathlib import Path
+
     import typer
 
-    from atomic_agent.api import ConfigBlock, ProviderKind, RuntimeView, ServiceSpec
+    from atomic_agent.api import ConfigBlock, DoctorFinding, ProviderKind, RuntimeView, ServiceSpec
 
 
 @hookimpl
@@ -37,7 +39,7 @@ def register_commands(app: typer.Typer) -> None:
 
 
 @hookimpl
-def report_doctor_findings(state_dir: Any) -> Iterable[Any]:
+def report_doctor_findings(state_dir: Path) -> Iterable[DoctorFinding]:
     from .server_status import build_findings, prompt_cache_findings
 
     return [*build_findings(), *prompt_cache_findings(state_dir)]

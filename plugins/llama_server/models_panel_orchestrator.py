@@ -150,7 +150,7 @@ class ModelsPanelOrchestrator:
 
     def use(self, model_id: str) -> ModelRow:
         """Set llama.model; LlamaServerError for an unknown id or a model whose file is missing."""
-        from atomic_agent.api import read_raw_config, save_raw_config, set_key
+        from atomic_agent.api import config_file, read_raw_config
 
         from .model_registry import find_model
 
@@ -160,7 +160,7 @@ class ModelsPanelOrchestrator:
         if not entry.present():
             raise LlamaServerError(f"{model_id}'s file is missing ({entry.path}); pull it again first")
         path = self.runtime.config.path
-        save_raw_config(path, set_key(read_raw_config(path), "llama.model", model_id), self.runtime.config_blocks)
+        config_file.save_raw_config(path, config_file.set_key(read_raw_config(path), "llama.model", model_id), self.runtime.config_blocks)
         return next(r for r in self.models() if r.id == model_id)
 
     @staticmethod

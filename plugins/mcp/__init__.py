@@ -10,14 +10,16 @@ next step's prompt and grammar.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Awaitable, Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from atomic_agent.api import hookimpl
 
 if TYPE_CHECKING:
-    from atomic_agent.api import ConfigBlock, RuntimeView, ServiceSpec
+    import typer
+
+    from atomic_agent.api import ConfigBlock, DoctorFinding, RuntimeView, ServiceSpec
 
 SERVICE = "mcp"
 
@@ -53,7 +55,7 @@ def _tui_panel(runtime: RuntimeView) -> Any:
 
 
 @hookimpl
-def runtime_started(runtime: RuntimeView) -> Any:
+def runtime_started(runtime: RuntimeView) -> Awaitable[None] | None:
     from .server_config import mcp_config
 
     servers = mcp_config(runtime).servers
@@ -86,14 +88,14 @@ def _persistence(runtime: RuntimeView) -> Any:
 
 
 @hookimpl
-def register_commands(app: Any) -> None:
+def register_commands(app: typer.Typer) -> None:
     from .mcp_commands import mcp_app
 
     app.add_typer(mcp_app, name="mcp", help="MCP servers: list, add, remove, approve drifted tools, call a tool.")
 
 
 @hookimpl
-def report_doctor_findings(state_dir: Path) -> Iterable[Any]:
+def report_doctor_findings(state_dir: Path) -> Iterable[DoctorFinding]:
     from .doctor_findings import mcp_findings
 
     return mcp_findings(state_dir)

@@ -12,6 +12,8 @@ from typing import Any
 
 import attrs
 
+from .memory_contract import MEMORY_SERVICE, MEMORY_VIEWS_SERVICE, Memory
+
 CHANNELS = ("profile", "notes", "links", "status")
 LIST_LIMIT = 500
 PREVIEW_CHARS = 70
@@ -40,11 +42,11 @@ class MemoryPanelOrchestrator:
 
     @property
     def views(self) -> Any:
-        return self.runtime.service("memory_views")
+        return self.runtime.service(MEMORY_VIEWS_SERVICE)
 
     @property
-    def memory(self) -> Any:
-        return self.runtime.service("memory")
+    def memory(self) -> Memory:
+        return self.runtime.service(MEMORY_SERVICE)
 
     def _has_database(self) -> bool:
         return bool(self.memory.path.exists())

@@ -20,12 +20,12 @@ fallback_app = typer.Typer(no_args_is_help=True)
 
 
 def _store(ctx: typer.Context, new_chain: list[str]) -> None:
-    from atomic_agent.api import structure_llm_block
+    from atomic_agent.api import llm_config
 
     from .llm_block_edit import load_llm_block, save_llm_block
 
     boot, raw, block = load_llm_block(ctx)
-    llm = structure_llm_block(block, boot.config.path)
+    llm = llm_config.structure_llm_block(block, boot.config.path)
     _, local, _ = effective_chain(llm)
     fallback = dict(block.get("fallback") or {})
     fallback["chain"] = list(declared_links(new_chain, llm.fallback, local))
@@ -34,9 +34,9 @@ def _store(ctx: typer.Context, new_chain: list[str]) -> None:
 
 
 def _current(ctx: typer.Context) -> tuple[Any, list[str], str | None, list[str]]:
-    from atomic_agent.api import read_llm_config
+    from atomic_agent.api import llm_config
 
-    llm = read_llm_config(current_cli_state(ctx).config)
+    llm = llm_config.read_llm_config(current_cli_state(ctx).config)
     chain, local, ids = effective_chain(llm)
     return llm, chain, local, ids
 

@@ -78,11 +78,11 @@ class ProvidersPanelOrchestrator:
 
     def _environ(self) -> dict[str, str]:
         """Where keys are looked up: the process environment and the state dir's .env as it is now."""
-        from atomic_agent.api import parse_dotenv
+        from atomic_agent.api import dotenv_file
 
         environ = dict(getattr(self.runtime, "environ", None) or os.environ)
         try:
-            values, _problems = parse_dotenv(self.dotenv.read_text(encoding="utf-8"))
+            values, _problems = dotenv_file.parse_dotenv(self.dotenv.read_text(encoding="utf-8"))
         except OSError:
             values = {}
         return {**environ, **values}
@@ -99,17 +99,17 @@ class ProvidersPanelOrchestrator:
         return raw, llm
 
     def llm(self) -> Any:
-        from atomic_agent.api import structure_llm_block
+        from atomic_agent.api import llm_config
 
-        return structure_llm_block(self._raw()[1], self.path)
+        return llm_config.structure_llm_block(self._raw()[1], self.path)
 
     def _save(self, raw: dict[str, Any], llm: dict[str, Any]) -> None:
         """Validate the whole edited block, then write; ConfigError names what is wrong."""
-        from atomic_agent.api import save_raw_config, structure_llm_block
+        from atomic_agent.api import config_file, llm_config
 
-        structure_llm_block(llm, self.path)
+        llm_config.structure_llm_block(llm, self.path)
         raw["llm"] = llm
-        save_raw_config(self.path, raw, self.runtime.config_blocks)
+        config_file.save_raw_config(self.path, raw, self.runtime.config_blocks)
 
     # -- providers -------------------------------------------------------------------------
     def providers(self) -> list[ProviderRow]:
@@ -158,9 +158,9 @@ class ProvidersPanelOrchestrator:
         llm["providers"] = [*(llm.get("providers") or []), entry]
         self._save(raw, llm)
         if key:
-            from atomic_agent.api import set_dotenv_key
+            from atomic_agent.api import dotenv_file
 
-            set_dotenv_key(self.dotenv, key_env(entry), key)
+            dotenv_file.set_dotenv_key(self.dotenv, key_env(entry), key)
         return verdict
 
     async def verify(self, provider_id: str) -> VerifyVerdict:
@@ -197,10 +197,10 @@ class ProvidersPanelOrchestrator:
         return rows
 
     def _store_chain(self, new_chain: list[str]) -> None:
-        from atomic_agent.api import structure_llm_block
+        from atomic_agent.api import llm_config
 
         raw, block = self._raw()
-        llm = structure_llm_block(block, self.path)
+        llm = llm_config.structure_llm_block(block, self.path)
         _, local, _ = effective_chain(llm)
         fallback = dict(block.get("fallback") or {})
         fallback["chain"] = list(declared_links(new_chain, llm.fallback, local))

@@ -15,9 +15,12 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from atomic_agent.api import hookimpl
+from atomic_agent.plugins.tasks.tasks_contract import REPORT_SINK
 
 if TYPE_CHECKING:
-    from atomic_agent.api import ChannelSpec, ConfigBlock, RuntimeView, ServiceSpec
+    import typer
+
+    from atomic_agent.api import ChannelSpec, ConfigBlock, DoctorFinding, RuntimeView, ServiceSpec
 
 SERVICE = "telegram"
 
@@ -38,7 +41,7 @@ def register_services() -> Iterable[ServiceSpec]:
     return [ServiceSpec(SERVICE, _build_channel, close=lambda channel: channel.close(),
                         summary="the Telegram channel: status and live control (enable, token, owner, pairing)"),
             # the tasks plugin's `notify: telegram` reports go to the owner through the channel
-            ServiceSpec("report_sink", lambda runtime: runtime.service(SERVICE), multiple=True,
+            ServiceSpec(REPORT_SINK, lambda runtime: runtime.service(SERVICE), multiple=True,
                         summary="task reports (notify) to the paired Telegram owner"),
             ServiceSpec(TUI_PANEL_SERVICE, _tui_panel, multiple=True,
                         summary="the TUI's Telegram panel: status, enable, token, pairing, owner")]
@@ -71,7 +74,7 @@ def register_channels(runtime: RuntimeView) -> Iterable[ChannelSpec]:
 
 
 @hookimpl
-def register_commands(app: Any) -> None:
+def register_commands(app: typer.Typer) -> None:
     from .telegram_commands import telegram_app
 
     app.add_typer(telegram_app, name="telegram",
@@ -79,7 +82,7 @@ def register_commands(app: Any) -> None:
 
 
 @hookimpl
-def report_doctor_findings(state_dir: Path) -> Iterable[Any]:
+def report_doctor_findings(state_dir: Path) -> Iterable[DoctorFinding]:
     from .doctor_findings import telegram_findings
 
     return telegram_findings(state_dir)

@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .bot_token import dotenv_mode_problem, dotenv_path, read_token
 from .delivery_store import DB_FILE, UNCERTAIN, db_path
 from .instance_lock import holder_pid
 from .telegram_config import TELEGRAM_BLOCK
+
+if TYPE_CHECKING:
+    from atomic_agent.api import DoctorFinding
 
 
 def _block(state_dir: Path) -> dict[str, Any] | None:
@@ -37,13 +40,13 @@ def uncertain_count(state_dir: Path) -> int:
         conn.close()
 
 
-def newer_store_finding(state_dir: Path) -> Any | None:
+def newer_store_finding(state_dir: Path) -> DoctorFinding | None:
     """telegram.sqlite written by a newer build: the channel refuses it, so say so with what to do
     (whether or not telegram is enabled now: enabling it would fail on it)."""
     import sqlite3
 
     from atomic_agent import __version__
-    from atomic_agent.api import DoctorFinding, open_sqlite_read_only, read_schema_state
+    from atomic_agent.api import DoctorFinding, open_sqlite_read_only, sqlite_migrations
 
     from .delivery_schema import MIGRATIONS
 
@@ -53,7 +56,7 @@ def newer_store_finding(state_dir: Path) -> Any | None:
     try:
         conn = open_sqlite_read_only(path)
         try:
-            schema = read_schema_state(conn)
+            schema = sqlite_migrations.read_schema_state(conn)
         finally:
             conn.close()
     except sqlite3.Error:
@@ -68,7 +71,7 @@ def newer_store_finding(state_dir: Path) -> Any | None:
                          "its delivery records (what reached the phone) are the newer build's", str(path))
 
 
-def telegram_findings(state_dir: Path) -> list[Any]:
+def telegram_findings(state_dir: Path) -> list[DoctorFinding]:
     from atomic_agent.api import DoctorFinding
 
     newer = newer_store_finding(state_dir)

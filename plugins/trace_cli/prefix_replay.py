@@ -13,7 +13,7 @@ from typing import Any
 
 import attrs
 
-from atomic_agent.api import TraceError, TraceFiles
+from atomic_agent.api import trace_files
 
 from .prefix_drift import StepDrift, compare_prefix_hashes
 from .trace_reader import find_trace, read_trace
@@ -21,7 +21,7 @@ from .trace_reader import find_trace, read_trace
 PrefixRebuilder = Callable[[Path, str], str]
 
 
-class ReplayUnavailableError(TraceError):
+class ReplayUnavailableError(trace_files.TraceError):
     """`trace replay` cannot rebuild or compare the stable prefix here."""
 
 
@@ -45,7 +45,7 @@ def replay_prefix_drift(state_dir: Path, session_id: str, *, step: int | None = 
     """Hash the current stable prefix with the state dir's salt and compare it with every recorded step."""
     path = find_trace(state_dir, session_id)
     resolved_id = path.stem
-    traces = TraceFiles(state_dir)
+    traces = trace_files.TraceFiles(state_dir)
     salt = traces.salt()
     if salt is None:
         raise ReplayUnavailableError(

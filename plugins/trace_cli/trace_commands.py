@@ -22,13 +22,13 @@ def _state_dir(ctx: typer.Context) -> Path:
 
 
 def _find(state_dir: Path, session_id: str) -> Path:
-    from atomic_agent.api import TraceError
+    from atomic_agent.api import trace_files
 
     from .trace_reader import find_trace
 
     try:
         return find_trace(state_dir, session_id)
-    except TraceError as exc:
+    except trace_files.TraceError as exc:
         fail(str(exc))
         raise AssertionError("unreachable: fail() exits") from exc
 
@@ -52,7 +52,7 @@ def trace_list_command(
     json_out: bool = typer.Option(False, "--json", help="Print JSON."),
 ) -> None:
     """The most recent trace files: session id, events, size, last write."""
-    from atomic_agent.api import TraceFiles
+    from atomic_agent.api import trace_files
 
     from .trace_reader import list_traces
 
@@ -62,7 +62,8 @@ def trace_list_command(
         print_json([t.to_json() for t in traces])
         return
     if not traces:
-        print(f"no traces in {TraceFiles(state_dir).folder} yet (tracing.enabled decides whether runs record one)")
+        folder = trace_files.TraceFiles(state_dir).folder
+        print(f"no traces in {folder} yet (tracing.enabled decides whether runs record one)")
         return
     rows = [[t.session_id, t.event_count, _human_size(t.size_bytes),
              t.modified_at.astimezone().strftime("%Y-%m-%d %H:%M:%S")] for t in traces]
@@ -129,7 +130,7 @@ def trace_replay_command(
 
     Exits 1 when any step drifted (the upper prompt changed since it was recorded).
     """
-    from atomic_agent.api import TraceError
+    from atomic_agent.api import trace_files
 
     from .prefix_replay import replay_prefix_drift
 
@@ -137,7 +138,7 @@ def trace_replay_command(
     path = _find(state_dir, session_id)
     try:
         report = replay_prefix_drift(state_dir, path.stem, step=step, turn=turn)
-    except TraceError as exc:
+    except trace_files.TraceError as exc:
         fail(str(exc))
     if not report.steps:
         what = _filter_label(step, turn) if step is not None or turn is not None else "the session"

@@ -13,7 +13,7 @@ from pathlib import Path
 from textual.widgets import Input
 
 import atomic_agent.plugins.openai_compatible as openai_plugin
-from atomic_agent.api import parse_dotenv, runtime_for_test
+from atomic_agent.api import dotenv_file, runtime_for_test
 from tests.plugins.tui_panel_host import PanelHost, panel_of, row_offset
 
 from .vendor_server import Reply, VendorServer, chat_reply
@@ -63,7 +63,7 @@ async def test_a_verified_provider_is_saved_made_active_and_chained(tmp_path: Pa
             await _add(app, pilot, id="b", preset="custom", model="m-b", base_url=vendor.url + "/v1", key=GOOD_KEY)
             assert vendor.seen and vendor.seen[-1].headers.get("Authorization") == f"Bearer {GOOD_KEY}"
             assert [e["id"] for e in _llm(state)["providers"]] == ["local", "a", "b"]
-            values, _ = parse_dotenv((state / ".env").read_text())
+            values, _ = dotenv_file.parse_dotenv((state / ".env").read_text())
             assert values["B_API_KEY"] == GOOD_KEY and stat.S_IMODE(os.stat(state / ".env").st_mode) == 0o600
             assert GOOD_KEY not in (state / "config.json").read_text()
             assert GOOD_KEY not in "\n".join(app.messages() + app.job_titles)
