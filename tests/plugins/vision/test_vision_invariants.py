@@ -141,7 +141,7 @@ async def test_invariant_7_vision_describe_is_frequent_with_its_full_schema_in_t
     assert spec.tier is Tier.FREQUENT
     # the full signature among the frequent tools, above the one-name rare list
     signature = "vision.describe(prompt: string, path?: string, paths?: string[])"
-    assert signature in prefix and prefix.index(signature) < prefix.index("# extras")
+    assert signature in prefix and prefix.index(signature) < prefix.index("# extras (tier rare")
 
 
 def test_png_helper_is_a_png() -> None:
