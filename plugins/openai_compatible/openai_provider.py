@@ -20,8 +20,8 @@ from .chat_request import build_chat_body
 from .chat_response import completion_from_chat
 from .chat_stream import ChatStreamAccumulator, StreamErrorEvent
 from .endpoint_entry import Endpoint
-from .image_request import advertised_vision
 from .http_errors import OpenAiHttpError, error_from_response, network_error
+from .image_request import advertised_vision
 from .openrouter_catalog import catalog_model
 from .retry_policy import send_with_retry
 from .tool_functions import tools_payload
