@@ -107,7 +107,10 @@ class ModelsPanelOrchestrator:
         from .server_process import ServerPaths
 
         cfg, state, cache = self.config, self.state_dir, self.cache()
-        spec = launch_spec_from_config(cfg, state, cache, model=self.current_model())
+        from .command_context import vision_enabled
+
+        spec = launch_spec_from_config(cfg, state, cache, model=self.current_model(),
+                                       vision=vision_enabled(self.runtime.config))
         outcome = start_server(spec, ServerPaths.for_state_dir(state), timeout_s=START_TIMEOUT_S)
         said = (f"llama-server already running (pid {outcome.pid})" if outcome.already_running
                 else f"llama-server started (pid {outcome.pid}) at {outcome.base_url}")
