@@ -44,6 +44,7 @@ from atomic_agent.plugin_host.plugin_host import PluginHost
 from atomic_agent.plugin_host.service_registry import NO_DEFAULT, ServiceRegistry, ServiceUnavailableError
 from atomic_agent.prompt.build_stable_prefix import SKILLS_SERVICE
 from atomic_agent.prompt.prompt_assets import PromptAssets
+from atomic_agent.prompt.prompt_style import resolve_prompt_style
 from atomic_agent.providers.fallback_provider import FallbackTextProvider, RequestShaper
 from atomic_agent.providers.llm_config import read_llm_config
 from atomic_agent.providers.provider_registry import ProviderRegistry
@@ -225,7 +226,14 @@ class Runtime:
                 return None
             return profile_from_facts(facts, self.environ)
 
-        return FallbackTextProvider(registry, RequestShaper(lambda: tuple(self.registry.specs()), grammar, profile_of))
+        async def style_of(link: Any) -> str | None:
+            facts = await link.describe()
+            if facts.get("reachable") is False:
+                return None
+            return resolve_prompt_style(self.config.prompt.style, facts).name
+
+        return FallbackTextProvider(registry, RequestShaper(lambda: tuple(self.registry.specs()), grammar, profile_of,
+                                                            style_of))
 
     def build_provider_registry(self) -> ProviderRegistry:
         """A fresh registry of the configured providers, owned (and closed) by the caller."""
