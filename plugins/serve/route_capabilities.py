@@ -7,13 +7,16 @@ for binary-era clients and is deprecated: it is coarse at every mid-ladder level
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from atomic_agent.plugins.serve.client_identity import CLIENT_HEADER, OPERATOR_HEADER
 from atomic_agent.plugins.serve.route_chat_completions import EXTENSIONS_HEADER
 from atomic_agent.plugins.serve.session_resolver import SESSION_HEADER
 from atomic_agent.plugins.serve.undelivered_steers import MAX_PARKED_SESSIONS, MAX_PARKED_STEERS
 from atomic_agent.plugins.skills.skills_contract import SKILLS_SERVICE
+
+if TYPE_CHECKING:
+    from atomic_agent.api import RuntimeView
 
 
 async def capabilities(request: Any) -> Any:
@@ -47,7 +50,7 @@ async def capabilities(request: Any) -> Any:
     })
 
 
-def vision_status(runtime: Any) -> dict[str, Any] | None:
+def vision_status(runtime: RuntimeView) -> dict[str, Any] | None:
     """The vision plugin's report (tool, caps, the provider's image capability); None without it."""
     from atomic_agent.plugins.vision.vision_contract import VISION_SERVICE
 

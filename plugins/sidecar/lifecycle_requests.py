@@ -6,10 +6,13 @@ shows honestly), never the boot-time config snapshot.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from atomic_agent.plugins.sidecar.protocol_messages import ProtocolError
 from atomic_agent.plugins.sidecar.protocol_schema import PROTOCOL_VERSION, REQUEST_TYPES, event_types
+
+if TYPE_CHECKING:
+    from atomic_agent.api import RuntimeView
 
 
 def server_info() -> dict[str, str]:
@@ -18,7 +21,7 @@ def server_info() -> dict[str, str]:
     return {"name": "atomic-agent", "version": __version__}
 
 
-def skill_catalog(runtime: Any) -> list[dict[str, Any]]:
+def skill_catalog(runtime: RuntimeView) -> list[dict[str, Any]]:
     """The enabled skills ({name, description, env, scripts}); empty without the skills plugin."""
     from atomic_agent.plugins.skills.skills_contract import SKILLS_SERVICE
 
@@ -49,7 +52,7 @@ def capabilities(server: Any) -> dict[str, Any]:
     }
 
 
-def _vision(runtime: Any) -> dict[str, Any] | None:
+def _vision(runtime: RuntimeView) -> dict[str, Any] | None:
     """The vision plugin's report (tool, caps, the provider's image capability); None without it."""
     from atomic_agent.plugins.vision.vision_contract import VISION_SERVICE
 
