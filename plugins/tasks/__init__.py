@@ -86,7 +86,7 @@ def register_ticks(runtime: RuntimeView) -> Iterable[TickSpec]:
 def register_commands(app: Any) -> None:
     from .task_commands import task_app
 
-    app.add_typer(task_app, name="task", help="Durable tasks: create, list, show, cancel, run, tick, history.")
+    app.add_typer(task_app, name="task", help="Durable tasks: create, list, show, logs, edit, pause, resume, cancel, delete, run, tick.")
     app.add_typer(task_app, name="tasks", hidden=True)  # the plural people type too
     from .scheduler_command import scheduler_command
 
