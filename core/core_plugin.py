@@ -6,7 +6,8 @@ They are essential: `ATOMIC_AGENT_PLUGINS` and `plugins.disabled` cannot switch 
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import TYPE_CHECKING
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 from atomic_agent.hookspecs import hookimpl
 
@@ -36,3 +37,10 @@ def register_tools(runtime: object) -> Iterable[ToolSpec]:
     from atomic_agent.tools.builtin_tools import builtin_tool_specs
 
     return builtin_tool_specs()
+
+
+@hookimpl
+def report_status(state_dir: Path) -> Iterable[dict[str, Any]]:
+    from atomic_agent.turns.turn_overview import turn_status
+
+    return turn_status(state_dir)

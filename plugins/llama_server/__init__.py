@@ -44,6 +44,13 @@ def report_doctor_findings(state_dir: Any) -> Iterable[Any]:
 
 
 @hookimpl
+def report_status(state_dir: Any, config: Any) -> Iterable[Any]:
+    from .server_status import status_lines
+
+    return status_lines(config.block("llama"), state_dir)
+
+
+@hookimpl
 def register_services() -> Iterable[ServiceSpec]:
     from atomic_agent.api import ServiceSpec
 

@@ -84,3 +84,10 @@ def report_doctor_findings(state_dir: Path) -> Iterable[Any]:
     from .doctor_findings import mcp_findings
 
     return mcp_findings(state_dir)
+
+
+@hookimpl
+def report_status(state_dir: Path, config: Any) -> Iterable[Any]:
+    from .mcp_status import status_lines
+
+    return status_lines(state_dir, config)

@@ -24,3 +24,10 @@ def register_config_blocks() -> list[Any]:
     from atomic_agent.plugins.serve.webhook_config import WEBHOOKS_BLOCK, WebhooksConfig
 
     return [ConfigBlock(key=SERVE_BLOCK, cls=ServeConfig), ConfigBlock(key=WEBHOOKS_BLOCK, cls=WebhooksConfig)]
+
+
+@hookimpl
+def report_status(state_dir: Any, config: Any) -> list[Any]:
+    from atomic_agent.plugins.serve.local_serve import status_lines
+
+    return status_lines(state_dir, config)

@@ -98,3 +98,10 @@ def report_doctor_findings(state_dir: Any) -> Iterable[Any]:
     from .doctor_findings import task_findings
 
     return task_findings(state_dir)
+
+
+@hookimpl
+def report_status(state_dir: Any, config: Any) -> Iterable[Any]:
+    from .task_overview import status_lines
+
+    return status_lines(state_dir, config)

@@ -7,8 +7,6 @@ SIGTERM/SIGINT let the running turns finish (`runtime.drain`), then the runtime 
 
 from __future__ import annotations
 
-import asyncio
-import signal
 import sys
 from typing import Any
 
@@ -27,10 +25,15 @@ def scheduler_command(ctx: typer.Context) -> None:
     if not block.scheduler_enabled:
         fail("the task scheduler is switched off (tasks.schedulerEnabled = false); turn it on with "
              "`atomic-agent config set tasks.schedulerEnabled true`")
+    import asyncio  # the event loop loads when the command runs, not when --help lists it
+
     asyncio.run(run_scheduler(boot, block))
 
 
 async def run_scheduler(boot: Any, block: Any, provider: Any = None) -> None:
+    import asyncio
+    import signal
+
     from atomic_agent.api import create_runtime
 
     from . import TICK_NAME
