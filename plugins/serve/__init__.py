@@ -15,6 +15,16 @@ def register_commands(app: Any) -> None:
 
     app.command("serve", help="Serve the agent over an OpenAI-compatible HTTP API (loopback by default).")(
         serve_command)
+    from atomic_agent.plugins.serve.webhook_commands import webhook_app
+
+    app.add_typer(webhook_app, name="webhook", help="Webhook endpoints of serve: list, add, remove, test.")
+
+
+@hookimpl
+def report_doctor_findings(state_dir: Any) -> list[Any]:
+    from atomic_agent.plugins.serve.webhook_findings import webhook_findings
+
+    return webhook_findings(state_dir)
 
 
 @hookimpl
