@@ -76,7 +76,7 @@ def _persistence(runtime: RuntimeView) -> Any:
 def register_commands(app: Any) -> None:
     from .mcp_commands import mcp_app
 
-    app.add_typer(mcp_app, name="mcp", help="MCP servers: list, add, remove, approve drifted tools, call a tool.")
+    app.add_typer(mcp_app, name="mcp", help="MCP servers: list, tools, resources, prompts, add, remove, enable, disable, diff and approve drifted tools, call a tool.")
 
 
 @hookimpl
