@@ -23,6 +23,7 @@ from atomic_agent.agent.agent_events import EventSink
 from atomic_agent.agent.batch_executor import BatchResult, CallOutcome, execute_batch
 from atomic_agent.agent.invoke_tool import INVALID_ARGS, compress_result, invoke_tool, tool_context
 from atomic_agent.agent.loop_detector import LoopVerdict, ToolLoopTracker
+from atomic_agent.agent.reply_continuation import continue_cut_reply
 from atomic_agent.agent.tool_calls import (
     BatchValidationError,
     ToolCall,
@@ -150,8 +151,10 @@ async def _complete(ctx: StepContext, request: CompletionRequest,
     return repair_completion(call.result())
 
 
-def _record_completion(ctx: StepContext, completion: Completion, attempt: int, reasoning: str) -> None:
-    ctx.trace.record("llm_completion", turnIndex=ctx.turn_index, step=ctx.step, attempt=attempt,
+def _record_completion(ctx: StepContext, completion: Completion, attempt: int, reasoning: str,
+                       continuation: int = 0) -> None:
+    extra = {"continuation": continuation} if continuation else {}  # a piece of a reply the token limit cut
+    ctx.trace.record("llm_completion", turnIndex=ctx.turn_index, step=ctx.step, attempt=attempt, **extra,
                      content=completion.content, reasoningContent=completion.reasoning_content or reasoning,
                      durationMs=round(completion.duration_ms, 1), stopType=completion.stop_type,
                      tokensPredicted=completion.tokens_predicted, tokensEvaluated=completion.tokens_evaluated,
@@ -198,7 +201,12 @@ async def infer_step(ctx: StepContext, prompt: BuiltPrompt) -> InferredStep:
                                   turnIndex=ctx.turn_index, step=ctx.step, delta=piece))
 
     started = time.perf_counter()
-    completion = await _complete(ctx, _request(ctx, prompt, stream=True), on_delta)
+    request = _request(ctx, prompt, stream=True)
+    completion = await _complete(ctx, request, on_delta)
+    # a long reply cut by the token limit is continued in place (reply_continuation)
+    completion = await continue_cut_reply(lambda req, sink: _complete(ctx, req, sink), request, prompt, completion,
+                                          on_delta, ctx.n_ctx, estimate_tokens,
+                                          lambda piece, n: _record_completion(ctx, piece, 1, "", continuation=n))
     parser.finish()
     completion = attrs.evolve(completion, duration_ms=completion.duration_ms or (time.perf_counter() - started) * 1000)
     _record_completion(ctx, completion, 1, parser.reasoning)
