@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import sys
+from typing import Any
 
 import typer
 
@@ -127,7 +128,8 @@ def _owner_warnings(ctx: typer.Context, key: str) -> None:
     impls = [i for i in state.host.pm.hook.report_doctor_findings.get_hookimpls() if i.plugin_name == block.plugin]
     for impl in impls:
         try:
-            findings = list(impl.function(state_dir=state.state_dir) or ())
+            answer: Any = impl.function(state_dir=state.state_dir)
+            findings = list(answer or ())
         except Exception as exc:
             print(f"warning: the {block.plugin} plugin's check raised {type(exc).__name__}: {exc}", file=sys.stderr)
             continue

@@ -31,8 +31,8 @@ def webhook_findings(state_dir: Path) -> list[Any]:
         raw = read_raw_config(state_dir / "config.json")
     except ConfigError:
         return []  # the core's own config check reports it
-    block = raw.get("webhooks") if isinstance(raw.get("webhooks"), dict) else {}
-    endpoints = block.get("endpoints") if isinstance(block.get("endpoints"), dict) else {}
+    block = raw_block if isinstance(raw_block := raw.get("webhooks"), dict) else {}
+    endpoints = raw_endpoints if isinstance(raw_endpoints := block.get("endpoints"), dict) else {}
     have = known_secrets(state_dir) if endpoints else set()
     findings = []
     for name, endpoint in sorted(endpoints.items()):

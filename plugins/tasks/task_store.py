@@ -270,7 +270,8 @@ class TaskStore:
                 hint = ("wait for this run to end, or cancel it" if task.status == RUNNING
                         else "create a new task instead")
                 raise TaskStateError(f"cannot edit task {task_id}: it is {task.status}; {hint}")
-            sets, params = ["updated_at = ?"], [now]  # type: ignore[var-annotated]
+            sets: list[str] = ["updated_at = ?"]
+            params: list[Any] = [now]
             if message is not None:
                 sets.append("message = ?")
                 params.append(message)
