@@ -88,7 +88,9 @@ async def continue_cut_reply(complete: Complete, request: CompletionRequest, pro
         text = prompt.text + kept
         if grammar is None or (n_ctx and count_tokens(text) + request.n_predict > n_ctx):
             break
-        follow = attrs.evolve(request, prompt=text, grammar=grammar, parts=None, prefix_length=len(prompt.framed_prefix))
+        # `parts` stay the step's: a continuation is a step's request (a trace rerun answers it from
+        # the recording); a fallback link that reframes from them cannot continue and fails as before
+        follow = attrs.evolve(request, prompt=text, grammar=grammar, prefix_length=len(prompt.framed_prefix))
         more = await complete(follow, on_delta)
         pieces += 1
         if on_piece is not None:

@@ -4,13 +4,21 @@ routes (sessions, steering, events, approvals, MCP servers), every chat request 
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Iterable
+from typing import TYPE_CHECKING, Any
 
 from atomic_agent.api import hookimpl
 
+if TYPE_CHECKING:
+    from pathlib import Path
+
+    import typer
+
+    from atomic_agent.api import ConfigBlock, DoctorFinding
+
 
 @hookimpl
-def register_commands(app: Any) -> None:
+def register_commands(app: typer.Typer) -> None:
     from atomic_agent.plugins.serve.serve_command import serve_command
 
     app.command("serve", help="Serve the agent over an OpenAI-compatible HTTP API (loopback by default).")(
@@ -21,14 +29,14 @@ def register_commands(app: Any) -> None:
 
 
 @hookimpl
-def report_doctor_findings(state_dir: Any) -> list[Any]:
+def report_doctor_findings(state_dir: Path) -> Iterable[DoctorFinding]:
     from atomic_agent.plugins.serve.webhook_findings import webhook_findings
 
     return webhook_findings(state_dir)
 
 
 @hookimpl
-def register_config_blocks() -> list[Any]:
+def register_config_blocks() -> Iterable[ConfigBlock]:
     from atomic_agent.api import ConfigBlock
     from atomic_agent.plugins.serve.serve_config import SERVE_BLOCK, ServeConfig
     from atomic_agent.plugins.serve.webhook_config import WEBHOOKS_BLOCK, WebhooksConfig
@@ -37,7 +45,7 @@ def register_config_blocks() -> list[Any]:
 
 
 @hookimpl
-def report_status(state_dir: Any, config: Any) -> list[Any]:
+def report_status(state_dir: Path, config: Any) -> Iterable[dict[str, Any]]:
     from atomic_agent.plugins.serve.local_serve import status_lines
 
     return status_lines(state_dir, config)

@@ -46,12 +46,12 @@ def secret_var(name: str) -> str:
 def _secret_value(state_dir: Path, var: str) -> str | None:
     import os
 
-    from atomic_agent.api import parse_dotenv
+    from atomic_agent.api import dotenv_file
 
     if os.environ.get(var):
         return os.environ[var]
     try:
-        values, _problems = parse_dotenv((state_dir / DOTENV).read_text(encoding="utf-8"))
+        values, _problems = dotenv_file.parse_dotenv((state_dir / DOTENV).read_text(encoding="utf-8"))
     except OSError:
         return None
     return values.get(var) or None
@@ -124,7 +124,7 @@ def add_command(ctx: typer.Context, name: str = typer.Argument(..., help="Endpoi
                 generate: bool = typer.Option(False, "--generate", help="Make a random secret and print it once."),
                 replace: bool = typer.Option(False, "--replace", help="Replace an endpoint of the same name.")) -> None:
     """Add an endpoint and store its secret in the state dir's .env (asked without echo)."""
-    from atomic_agent.api import ConfigError, read_raw_config, save_raw_config, set_dotenv_key
+    from atomic_agent.api import ConfigError, config_file, dotenv_file, read_raw_config
 
     _check_name(name)
     if session_mode not in ("new", "persistent"):
@@ -144,10 +144,10 @@ def add_command(ctx: typer.Context, name: str = typer.Argument(..., help="Endpoi
         raw = read_raw_config(boot.config.path)
         webhooks = raw.setdefault("webhooks", {})
         webhooks.setdefault("endpoints", {})[name] = endpoint
-        save_raw_config(boot.config.path, raw, boot.config_blocks)
+        config_file.save_raw_config(boot.config.path, raw, boot.config_blocks)
     except ConfigError as exc:
         fail(str(exc))
-    set_dotenv_key(boot.state_dir / DOTENV, var, secret)
+    dotenv_file.set_dotenv_key(boot.state_dir / DOTENV, var, secret)
     kind = "a shared secret (X-Webhook-Secret)" if shared_secret else "a signature (X-Webhook-Signature)"
     print(f"webhook {name}: POST /api/webhooks/{name} needs {kind}; secret stored as {var} in "
           f"{boot.state_dir / DOTENV}")
@@ -176,7 +176,7 @@ def _drop_dotenv_key(path: Path, key: str) -> bool:
 def remove_command(ctx: typer.Context, name: str = typer.Argument(..., help="Endpoint name.")) -> None:
     """Remove an endpoint, and its secret from .env when `webhook add` stored it and no other
     endpoint uses it."""
-    from atomic_agent.api import ConfigError, read_raw_config, save_raw_config
+    from atomic_agent.api import ConfigError, config_file, read_raw_config
 
     boot = current_cli_state(ctx).require()
     endpoints = _endpoints(boot)
@@ -186,7 +186,7 @@ def remove_command(ctx: typer.Context, name: str = typer.Argument(..., help="End
     try:
         raw = read_raw_config(boot.config.path)
         raw.get("webhooks", {}).get("endpoints", {}).pop(name, None)
-        save_raw_config(boot.config.path, raw, boot.config_blocks)
+        config_file.save_raw_config(boot.config.path, raw, boot.config_blocks)
     except ConfigError as exc:
         fail(str(exc))
     still_used = {v for e in endpoints.values() for v in (e.secret_env, e.hmac_secret_env) if v}

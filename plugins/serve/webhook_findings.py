@@ -14,11 +14,11 @@ DOTENV = ".env"
 
 def known_secrets(state_dir: Path) -> set[str]:
     """The variable names that hold a value: the environment, then the state dir's `.env`."""
-    from atomic_agent.api import parse_dotenv
+    from atomic_agent.api import dotenv_file
 
     names = {k for k, v in os.environ.items() if v}
     try:
-        values, _problems = parse_dotenv((state_dir / DOTENV).read_text(encoding="utf-8"))
+        values, _problems = dotenv_file.parse_dotenv((state_dir / DOTENV).read_text(encoding="utf-8"))
     except OSError:
         values = {}
     return names | {k for k, v in values.items() if v}

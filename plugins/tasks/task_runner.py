@@ -112,7 +112,6 @@ class TaskRunner:
             SessionNotFoundError,
             SubmissionCancelledError,
             TurnParkedError,
-            request_fingerprint,
         )
 
         started = time.perf_counter()
@@ -128,8 +127,8 @@ class TaskRunner:
         cancelled = self._cancels.setdefault(task.id, asyncio.Event())
         if task.cancel_requested:
             cancelled.set()
-        key = RequestKey(task.attempt_key or "", request_fingerprint(task.id, task.message, task.occurrence_at,
-                                                                      task.attempts), caller_ref=task.id)
+        key = RequestKey.of(task.attempt_key or "", task.id, task.message, task.occurrence_at, task.attempts,
+                            caller_ref=task.id)
         watcher = asyncio.ensure_future(self._watch_cancel(task.id, cancelled))
         tool_calls: list[dict[str, Any]] | None = None
         try:
