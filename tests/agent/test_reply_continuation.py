@@ -8,6 +8,7 @@ continue."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 from pathlib import Path
@@ -50,6 +51,15 @@ def test_a_reply_cut_by_the_token_limit_is_continued_to_its_end(tmp_path: Path):
     assert result.returncode == 0, result.stderr
     assert result.stdout.strip() == json.loads(answer)[0]["args"]["text"]
     assert len(bodies) == len(_pieces(answer))  # the first request, then one continuation per piece
+    # the trace keeps each completion as the model gave it: a rerun answers the same requests in order
+    from atomic_agent.runtime.trace_replay import rerun_trace_async
+
+    traces = sorted((tmp_path / "state" / "traces").glob("*.ndjson"))
+    events = [json.loads(line) for line in traces[0].read_text().splitlines()]
+    pieces = [e.get("continuation", 0) for e in events if e["type"] == "llm_completion"]
+    assert pieces == list(range(len(_pieces(answer))))
+    report = asyncio.run(rerun_trace_async(tmp_path / "state", traces[0].stem))
+    assert not report.drifted, [d.describe() for d in report.drifts]
     first, *rest = bodies
     assert "reply-close" not in first["grammar"]
     for n, body in enumerate(rest, start=1):
