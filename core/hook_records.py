@@ -156,13 +156,15 @@ class DoctorFinding:
 class PromptSection:
     """A `### <heading>` section of the prompt's variable tail.
 
-    `slot` places it in mutability order: "memory" sections come before session-facts
-    (profile, memory-index), "recall" sections after it (recalled notes).
+    `slot` places it in mutability order: "loaded" sections open the tail (skill bodies a
+    session loaded; they share `agent.tokenBudget` with the session facts), "memory"
+    sections come before session-facts (profile, memory-index), "recall" sections after it
+    (recalled notes).
     """
 
     heading: str
     body: str
-    slot: str = "memory"  # "memory" | "recall"
+    slot: str = "memory"  # "loaded" | "memory" | "recall"
     # optional: a token cap the runtime enforces on the body (a safety net; phases cap their
     # own sections), and a key under which only the first section (in phase order) is kept
     max_tokens: int | None = None

@@ -41,6 +41,7 @@ from atomic_agent.llm.model_text import has_lone_surrogate, repair_completion, r
 from atomic_agent.llm.provider_protocol import Completion, CompletionRequest, TextProvider
 from atomic_agent.llm.reasoning_stream_parser import ReasoningStreamParser
 from atomic_agent.prompt.build_prompt import BuiltPrompt, build_prompt, estimate_tokens
+from atomic_agent.prompt.build_stable_prefix import build_stable_prefix, default_capabilities
 from atomic_agent.prompt.conversation_window import ConversationIndex
 from atomic_agent.prompt.prompt_style import COACHED
 from atomic_agent.reliability.failure_taxonomy import (
@@ -114,7 +115,20 @@ def _request(ctx: StepContext, prompt: BuiltPrompt, stream: bool) -> CompletionR
                              cache_prompt=True, temperature=ctx.temperature, seed=ctx.seed, stream=stream,
                              prefix_length=len(prompt.framed_prefix),
                              tools=tuple(ctx.registry.specs()) if native else (),
-                             parts=(prompt.stable_prefix, prompt.tail))
+                             parts=(prompt.stable_prefix, prompt.tail), style=ctx.prompt_style,
+                             render_parts=lambda style: _parts_in_style(ctx, style))
+
+
+def _parts_in_style(ctx: StepContext, style: str) -> tuple[str, str]:
+    """This step's (stable prefix, tail) in another prompt style: for a fallback link whose
+    model wants it (a cloud primary's full prompt would confuse a small local model)."""
+    prefix = build_stable_prefix(ctx.prompt_env, ctx.registry, default_capabilities(ctx.session.working_dir),
+                                 max_calls=ctx.agent.max_parallel_tool_calls, style=style)
+    built = build_prompt(env=ctx.prompt_env, stable_prefix=prefix, profile=ctx.profile, registry=ctx.registry,
+                         session=ctx.session, agent=ctx.agent, memory_sections=ctx.memory_sections,
+                         notices=ctx.notices, n_ctx=ctx.n_ctx, n_predict=ctx.n_predict,
+                         conversations=ctx.conversations, style=style)
+    return built.stable_prefix, built.tail
 
 
 def batch_from_native_calls(completion: Completion) -> ToolCallBatch:

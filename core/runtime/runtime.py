@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import sys
 from collections.abc import Mapping
 from datetime import date
 from pathlib import Path
@@ -41,7 +42,9 @@ from atomic_agent.llm.model_profile import PLAIN_TEXT_PROFILE, ModelProfile
 from atomic_agent.plugin_host.collect_registrations import await_lifecycle, call_lifecycle, collect_records
 from atomic_agent.plugin_host.plugin_host import PluginHost
 from atomic_agent.plugin_host.service_registry import NO_DEFAULT, ServiceRegistry, ServiceUnavailableError
+from atomic_agent.prompt.build_stable_prefix import SKILLS_SERVICE
 from atomic_agent.prompt.prompt_assets import PromptAssets
+from atomic_agent.prompt.prompt_style import resolve_prompt_style
 from atomic_agent.providers.fallback_provider import FallbackTextProvider, RequestShaper
 from atomic_agent.providers.llm_config import read_llm_config
 from atomic_agent.providers.provider_registry import ProviderRegistry
@@ -223,7 +226,14 @@ class Runtime:
                 return None
             return profile_from_facts(facts, self.environ)
 
-        return FallbackTextProvider(registry, RequestShaper(lambda: tuple(self.registry.specs()), grammar, profile_of))
+        async def style_of(link: Any) -> str | None:
+            facts = await link.describe()
+            if facts.get("reachable") is False:
+                return None
+            return resolve_prompt_style(self.config.prompt.style, facts).name
+
+        return FallbackTextProvider(registry, RequestShaper(lambda: tuple(self.registry.specs()), grammar, profile_of,
+                                                            style_of))
 
     def build_provider_registry(self) -> ProviderRegistry:
         """A fresh registry of the configured providers, owned (and closed) by the caller."""
@@ -286,7 +296,20 @@ class Runtime:
         return self._plan
 
     async def _make_plan(self) -> PromptPlan:
-        return await plan_prompt(self.provider, self.registry, self.config, self.prompt_assets.env(), self.environ)
+        return await plan_prompt(self.provider, self.registry, self.config, self.prompt_assets.env(), self.environ,
+                                 skills=self.skill_lines)
+
+    def skill_lines(self) -> tuple[str, ...]:
+        """The stable prefix's `### skills` lines: the `catalog_lines()` of the plugin that provides
+        the `skills` service, or none (no such plugin, or it failed: reported, and the prompt goes on)."""
+        catalog = self.service(SKILLS_SERVICE, None)
+        if catalog is None:
+            return ()
+        try:
+            return tuple(str(line) for line in catalog.catalog_lines())
+        except Exception as exc:
+            print(f"atomic-agent: the skills catalog failed: {type(exc).__name__}: {exc}", file=sys.stderr)
+            return ()
 
     def warm_plan(self) -> None:
         """Start planning now (the server-facts round trip) so it runs while the turn is

@@ -18,6 +18,14 @@ def server_info() -> dict[str, str]:
     return {"name": "atomic-agent", "version": __version__}
 
 
+def skill_catalog(runtime: Any) -> list[dict[str, Any]]:
+    """The enabled skills ({name, description, env, scripts}); empty without the skills plugin."""
+    from atomic_agent.plugins.skills.skills_contract import SKILLS_SERVICE
+
+    service = runtime.service(SKILLS_SERVICE, None)
+    return list(service.catalog()) if service is not None else []
+
+
 def capabilities(server: Any) -> dict[str, Any]:
     from atomic_agent.api import MAX_PENDING_STEERS
 
@@ -34,9 +42,19 @@ def capabilities(server: Any) -> dict[str, Any]:
         "approvalCategories": [{"name": c.name, "autoApproveLevel": c.auto_approve_level, "label": c.label,
                                 "grantable": gate.is_grantable(c.name)} for c in categories],
         "tracing": server.tracing,
+        "skills": skill_catalog(server.runtime),
         "limits": {"maxLineBytes": server.limits.max_line_bytes, "maxPendingSteers": MAX_PENDING_STEERS,
                    "approvalTimeoutS": server.limits.approval_timeout_s},
+        "vision": _vision(server.runtime),
     }
+
+
+def _vision(runtime: Any) -> dict[str, Any] | None:
+    """The vision plugin's report (tool, caps, the provider's image capability); None without it."""
+    from atomic_agent.plugins.vision.vision_contract import VISION_SERVICE
+
+    service = runtime.service(VISION_SERVICE, None)
+    return service.status() if service is not None else None
 
 
 async def hello(server: Any, request: dict[str, Any]) -> dict[str, Any]:
