@@ -99,29 +99,16 @@ def _api_key(state_dir: Path, config: Any) -> str | None:
 
 
 def status_lines(state_dir: Path, config: Any) -> list[dict[str, Any]]:
-    """serve's lines of `atomic-agent status`: whether it runs, its pending approvals, and the
-    MCP servers as that host has them connected (up/down)."""
+    """serve's lines of `atomic-agent status`: whether it runs and the MCP servers as that host
+    has them connected (up/down). Pending approvals are durable records every surface shares:
+    the core's line reports them, whichever host asked."""
     serve = running_serve(state_dir, config)
     if serve is None:
         return [{"section": "hosts", "name": "serve", "state": "off", "summary": "not running",
-                 "detail": {"running": False}},
-                {"section": "approvals", "name": "serve", "state": "off",
-                 "summary": "no serve running (approvals are asked by the host that runs the turn)"}]
+                 "detail": {"running": False}}]
     lines: list[dict[str, Any]] = [{"section": "hosts", "name": "serve", "state": "ok",
                                     "summary": f"listening at {serve.url} (pid {serve.pid})",
                                     "detail": {"running": True, "pid": serve.pid, "url": serve.url}}]
-    try:
-        pending = serve.get("/api/approvals").get("data", [])
-    except Exception as exc:
-        lines.append({"section": "approvals", "name": "serve", "state": "error",
-                      "summary": f"could not ask serve: {type(exc).__name__}: {exc}"})
-    else:
-        lines.append({"section": "approvals", "name": "serve", "state": "warn" if pending else "ok",
-                      "summary": f"{len(pending)} pending",
-                      "problems": [f"approval {p.get('approvalId') or p.get('id')}: {p.get('tool')} "
-                                   f"{str(p.get('summary') or '')[:100]} (answer: POST /api/approvals/ID)"
-                                   for p in pending],
-                      "detail": {"pending": pending}})
     try:
         servers = serve.get("/api/mcp/servers").get("data", [])
     except Exception:

@@ -69,6 +69,7 @@ def test_status_shows_model_host_turns_tasks_and_channels(tmp_path: Path):
         assert "'water the plants'" in tasks["summary"]
         assert _line(quiet, "tasks", "scheduler")["state"] == "warn"  # a task waits and no host runs
         assert _line(quiet, "channels", "telegram")["state"] == "off"
+        assert _line(quiet, "approvals", "records")["summary"] == "0 pending"
 
         port = _free_port()
         serve = subprocess.Popen([str(CLI), *cli, "serve", "--port", str(port), "--cwd", str(tmp_path)],
@@ -85,7 +86,7 @@ def test_status_shows_model_host_turns_tasks_and_channels(tmp_path: Path):
             busy = _status(state)
             host = _line(busy, "hosts", "serve")
             assert host["state"] == "ok" and host["detail"]["url"] == f"http://127.0.0.1:{port}"
-            assert _line(busy, "approvals", "serve")["summary"] == "0 pending"
+            assert _line(busy, "approvals", "records")["summary"] == "0 pending"
             while _line(busy, "tasks", "scheduler")["state"] != "ok" and time.monotonic() < deadline:
                 time.sleep(0.2)
                 busy = _status(state)
@@ -146,3 +147,28 @@ def test_a_broken_status_report_is_one_error_line_and_the_rest_still_shows(tmp_p
 def test_status_help():
     result = run_cli(["status", "--help"])
     assert result.returncode == 0 and "--json" in result.stdout and "approvals, channels, tasks" in result.stdout
+
+
+def test_status_shows_pending_approvals_of_every_host_from_the_durable_records(tmp_path: Path):
+    """Whichever process asked (a CLI run, Telegram, serve), its pending approval is a record
+    in approvals.sqlite, and `status` lists it with how to answer it; an expired one is not pending."""
+    from atomic_agent.approval.approval_records import APPROVAL, ApprovalRecords, FrozenCall
+
+    state = tmp_path / "state"
+    state.mkdir()
+    (state / "config.json").write_text(json.dumps(QUIET))
+    assert _line(_status(state), "approvals", "records")["summary"] == "0 pending"
+    assert not (state / "approvals.sqlite").exists()  # status reads; it creates no state file
+    records = ApprovalRecords.for_state_dir(state)
+    try:
+        asked = records.create(kind=APPROVAL, session_id="s1", category="shell", level=3,
+                               summary="rm -rf build/", frozen=FrozenCall("os.shell.run", '{"cmd":"rm -rf build/"}'),
+                               ttl_s=600)
+        records.create(kind=APPROVAL, session_id="s2", category="shell", level=3, summary="expired already",
+                       frozen=FrozenCall("os.shell.run"), ttl_s=0)
+    finally:
+        records.close()
+    line = _line(_status(state), "approvals", "records")
+    assert line["state"] == "warn" and line["summary"] == "1 pending"
+    assert [p["approvalId"] for p in line["detail"]["pending"]] == [asked.id]
+    assert f"atomic-agent approvals answer {asked.id}" in line["problems"][0]
