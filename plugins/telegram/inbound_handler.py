@@ -10,6 +10,7 @@ update Telegram hands out again after a crash finds its turn instead of running 
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import sys
 from typing import TYPE_CHECKING, Any
@@ -21,6 +22,8 @@ if TYPE_CHECKING:
     from .telegram_channel import TelegramChannel
 
 MAX_INBOUND_CHARS = 32 * 1024
+RESEND_ATTEMPTS = 4  # a handed-back steer's re-send refused by a busy store is tried this often
+RESEND_BACKOFF_S = 0.25
 HELP_TEXT = ("Commands:\n/help — this list\n/status — what the agent is doing\n"
              "/new — start a new conversation\n/cancel — stop the running turn\n"
              "Anything else is a message to the agent; sent while a turn runs, it steers that turn.")
@@ -175,9 +178,33 @@ class InboundHandler:
         await self.run_turn(chat_id, session_id, text, update_id=update_id)
         return "turn"
 
+    async def _resend_in_order(self, chat_id: int, session_id: str, steers: list[tuple[str, str]]) -> None:
+        """Re-send handed-back steers one at a time, each after the previous one's admission:
+        sent together, a refused first one (the store was busy) would be admitted after the
+        second. A refusal is retried a few times; if the store keeps refusing, the rest stay
+        queued on disk and the next start re-sends them, still in order."""
+        for index, (steer_text, steer_id) in enumerate(steers):
+            for attempt in range(RESEND_ATTEMPTS):
+                admitted = asyncio.Event()
+                turn = self.channel.spawn(self.run_turn(chat_id, session_id, steer_text,
+                                                        resend_steer_id=steer_id or None, admitted=admitted))
+                waiter = asyncio.ensure_future(admitted.wait())
+                await asyncio.wait({turn, waiter}, return_when=asyncio.FIRST_COMPLETED)
+                waiter.cancel()
+                if admitted.is_set() or (turn.done() and not turn.cancelled() and turn.exception() is None):
+                    break  # admitted (or settled without a turn: merged, taken, parked)
+                if attempt + 1 < RESEND_ATTEMPTS:
+                    await asyncio.sleep(RESEND_BACKOFF_S * (attempt + 1))
+            else:
+                print(f"atomic-agent: telegram could not re-send {len(steers) - index} handed-back message(s) now; "
+                      "they stay queued and the next start sends them", file=sys.stderr)
+                return
+
     async def run_turn(self, chat_id: int, session_id: str, text: str, *, update_id: int | None = None,
-                       resend_steer_id: str | None = None) -> None:
-        """Run one turn for the owner and deliver its reply; hands-back are re-sent as turns."""
+                       resend_steer_id: str | None = None, admitted: asyncio.Event | None = None) -> None:
+        """Run one turn for the owner and deliver its reply; hands-back are re-sent as turns.
+
+        `admitted` is set once the turn's admission is on disk (or the turn ended without one)."""
         from atomic_agent.api import (
             DuplicateRequestError,
             RuntimeStoppingError,
@@ -193,6 +220,8 @@ class InboundHandler:
                 obligation.append(ch.store.open_reply(event["turnId"], chat_id, session_id))
                 if update_id is not None:
                     self._done(update_id, "turn")
+                if admitted is not None:
+                    admitted.set()
 
         key = self._request_key(update_id, text) if update_id is not None else None
         try:
@@ -205,8 +234,9 @@ class InboundHandler:
             return  # parked or refused by a stopping runtime: the next start answers it
         except SteerAlreadyTakenError:
             return
-        for steer_text, steer_id in result.handed_back():  # steers the turn ended without: never lost
-            ch.spawn(self.run_turn(chat_id, session_id, steer_text, resend_steer_id=steer_id or None))
+        handed_back = result.handed_back()
+        if handed_back:  # steers the turn ended without: never lost, and re-sent in the order they came
+            ch.spawn(self._resend_in_order(chat_id, session_id, list(handed_back)))
         if not obligation:
             return
         if result.state == "merged" and result.merged_into and ch.store.for_turn(result.merged_into) is not None:
