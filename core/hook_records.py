@@ -158,11 +158,16 @@ class PromptSection:
 
     `slot` places it in mutability order: "memory" sections come before session-facts
     (profile, memory-index), "recall" sections after it (recalled notes).
+
+    The body is data, never instructions: the prompt shows each of its lines quoted (`> `)
+    under a line naming `source` (where it came from: "stored notes", "user profile"), and
+    each line should carry its own provenance (id, time, origin).
     """
 
     heading: str
     body: str
     slot: str = "memory"  # "memory" | "recall"
+    source: str = "memory"
     # optional: a token cap the runtime enforces on the body (a safety net; phases cap their
     # own sections), and a key under which only the first section (in phase order) is kept
     max_tokens: int | None = None
