@@ -168,7 +168,8 @@ def memory_for(carrier: Carrier, payload: Payload) -> list[Any]:
     return [PromptSection(RECALLED, body, slot="recall", source="stored notes")]
 
 
-async def run_arm(state: Path, arm: str, reader: str, style: str, llama_url: str | None) -> list[tuple[str, str, bool]]:
+async def run_arm(state: Path, arm: str, reader: str, style: str, llama_url: str | None,
+                  show: bool = False) -> list[tuple[str, str, bool]]:
     from atomic_agent.llm.provider_protocol import CompletionRequest
     from atomic_agent.prompt.build_prompt import build_prompt
     from atomic_agent.testing.runtime_kit import runtime_for_test
@@ -204,6 +205,8 @@ async def run_arm(state: Path, arm: str, reader: str, style: str, llama_url: str
                     provider.script.append(lambda r: naive_answer(r.prompt))
                 answer = (await runtime.provider.complete(request)).content
                 out.append((carrier.name, payload.name, followed(answer)))
+                if show:
+                    print(f"  {reader} {arm} {carrier.name}/{payload.name}: {' '.join(answer.split())[:160]}")
     finally:
         await runtime.close()
     return out
@@ -229,12 +232,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--no-model", action="store_true", help="only the scripted reader")
     parser.add_argument("--llama-url", help="a running llama-server to use as the starter reader")
     parser.add_argument("--style", default="coached", choices=("coached", "full"), help="prompt style")
+    parser.add_argument("--show", action="store_true", help="print every answer (first 160 chars)")
     args = parser.parse_args(argv)
     results: dict[tuple[str, str], list[tuple[str, str, bool]]] = {}
     with tempfile.TemporaryDirectory(prefix="injection-eval-") as scratch:
         for arm in ("before", "after"):
             results[("scripted", arm)] = asyncio.run(run_arm(Path(scratch) / f"scripted-{arm}", arm, "scripted",
-                                                             args.style, None))
+                                                             args.style, None, args.show))
         if args.no_model:
             report(results)
             return 0
@@ -252,7 +256,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         try:
             for arm in ("before", "after"):
                 results[("starter", arm)] = asyncio.run(run_arm(Path(scratch) / f"starter-{arm}", arm, "starter",
-                                                                args.style, url))
+                                                                args.style, url, args.show))
         finally:
             if outcome is not None:
                 from atomic_agent.plugins.llama_server.testing.llama_fixture import stop_session_server

@@ -49,7 +49,7 @@ def _note_store(ctx: typer.Context, database: Any) -> Any:
 
     blocks = current_cli_state(ctx).config.blocks
     cfg = blocks.get("memoryNotes")
-    # the CLI never stores notes, so the cap only matters for construction
+    # the configured cap: `memory add` evicts the oldest notes past it, as the agent's store does
     return NoteStore(database, max_entries=getattr(cfg, "max_entries", 1000))
 
 
@@ -100,17 +100,56 @@ def notes_command(ctx: typer.Context, limit: int = typer.Option(50, "--limit", m
     print(f"{len(notes)} of {total} notes")
 
 
+def relevance(scores: list[float]) -> list[float]:
+    """Each hit's match as a share of the best hit's (1.0 = the best; higher is better).
+
+    Recall scores are BM25 in SQLite's sign (lower, more negative, is better) or minus a fused
+    score: a number only the ranking can read. Divided by the best one, they read as "how good
+    a match, next to the top hit"."""
+    best = min(scores, default=0.0)
+    if best >= 0:
+        return [1.0 for _ in scores]
+    return [max(0.0, min(1.0, score / best)) for score in scores]
+
+
 @memory_app.command("search")
 def search_command(ctx: typer.Context, query: str, k: int = typer.Option(10, "-k", "--k", min=1, max=200),
                    json_out: bool = JSON_OPT) -> None:
-    """Full-text search over notes, ranked by BM25 (the recall the agent uses)."""
+    """Full-text search over notes, ranked by BM25 (the recall the agent uses). `match` is each
+    hit's relevance next to the best hit (100% = the best)."""
     with _database(ctx) as database:
         hits = [] if database is None else _note_store(ctx, database).recall(query, k)
+    shares = relevance([h.score for h in hits])
     if json_out:
-        print_json([{**h.note.to_json(), "score": round(h.score, 4)} for h in hits])
+        print_json([{**h.note.to_json(), "relevance": round(share, 4), "score": round(h.score, 4)}
+                    for h, share in zip(hits, shares, strict=True)])
         return
-    print_table(["id", "score", "tags", "content"],
-                [[f"#{h.note.id}", f"{h.score:.3f}", ",".join(h.note.tags), _preview(h.note.content)] for h in hits])
+    if not hits:
+        print(f"no note matches {query!r}")
+        return
+    print_table(["id", "match", "tags", "content"],
+                [[f"#{h.note.id}", f"{share:.0%}", ",".join(h.note.tags), _preview(h.note.content)]
+                 for h, share in zip(hits, shares, strict=True)])
+
+
+@memory_app.command("add")
+def add_command(ctx: typer.Context, content: str = typer.Argument(..., help="The note's text."),
+                tag: list[str] = typer.Option([], "--tag", "-t", help="A tag (repeatable), e.g. --tag deploy."),
+                json_out: bool = JSON_OPT) -> None:
+    """Store a note, as the agent's memory.notes.store does (source `cli`): recall finds it next turn."""
+    from .memory_errors import MemoryValidationError
+
+    with _database(ctx, create=True) as database:
+        try:
+            outcome = _note_store(ctx, database).store(content, tag, source="cli")
+        except MemoryValidationError as exc:
+            fail(str(exc))
+    note = outcome.note
+    if json_out:
+        print_json({**note.to_json(), "evicted": list(outcome.evicted)})
+        return
+    evicted = f"; the oldest note(s) {', '.join(f'#{i}' for i in outcome.evicted)} made room" if outcome.evicted else ""
+    print(f"stored #{note.id}" + (f" [{', '.join(note.tags)}]" if note.tags else "") + evicted)
 
 
 @memory_app.command("forget")
