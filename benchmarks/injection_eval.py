@@ -186,7 +186,15 @@ async def run_arm(state: Path, arm: str, reader: str, style: str, llama_url: str
     else:
         environ["ATOMIC_AGENT_LLAMA_URL"] = llama_url or ""
     config = {"prompt": {"style": style}, "llama": {"temperature": 0}}
-    runtime = await runtime_for_test(state, installed=True, config=config, provider=provider, environ=environ)
+    if reader == "scripted":
+        runtime = await runtime_for_test(state, installed=True, config=config, provider=provider, environ=environ)
+    else:  # the configured provider: llama-server at ATOMIC_AGENT_LLAMA_URL, as `atomic-agent run` builds it
+        from atomic_agent.runtime.runtime import create_runtime
+        from atomic_agent.testing.runtime_kit import boot_for_test
+
+        runtime = await create_runtime(boot_context=boot_for_test(state, installed=True, config=config,
+                                                                  environ=dict(environ)), environ=environ)
+    assert reader == "scripted" or not isinstance(runtime.provider, ScriptedProvider), "the starter arm needs llama"
     out = []
     try:
         plan = await runtime.prompt_plan()

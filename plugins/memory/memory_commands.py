@@ -258,3 +258,76 @@ def links_command(ctx: typer.Context, note: str = typer.Option(None, "--note", m
                 [[f"#{k.from_id} {previews.get(k.from_id, '')}", k.kind, f"#{k.to_id} {previews.get(k.to_id, '')}",
                   k.source, str(k.to_json()["createdAt"])[:19]] for k in links])
     print(f"{len(links)} of {total} links")
+
+
+lessons_app = typer.Typer(no_args_is_help=True, help="Lessons the agent learned: list, show, deprecate.")
+memory_app.add_typer(lessons_app, name="lessons")
+
+
+def _lesson_store(database: Any) -> Any:
+    from .lesson_store import LessonStore
+
+    return LessonStore(database)
+
+
+def _lesson_id(raw: str) -> int:
+    text = raw.strip().lstrip("*#")
+    if not text.isdigit() or int(text) < 1:
+        fail(f"{raw!r} is not a lesson id; use the number `memory lessons list` shows, e.g. 3 or *3")
+    return int(text)
+
+
+@lessons_app.command("list")
+def lessons_list(ctx: typer.Context, status: str = typer.Option(None, "--status",
+                                                                help="candidate, active, deprecated or superseded."),
+                 limit: int = typer.Option(50, "--limit", min=1), json_out: bool = JSON_OPT) -> None:
+    """Lessons, most recently changed first."""
+    from .lesson_store import LESSON_STATES
+
+    if status is not None and status not in LESSON_STATES:
+        fail(f"--status must be one of {', '.join(LESSON_STATES)}, got {status!r}")
+    with _database(ctx) as database:
+        lessons = [] if database is None else _lesson_store(database).list(status, limit)
+    if json_out:
+        print_json([x.to_json() for x in lessons])
+        return
+    print_table(["id", "status", "votes", "tags", "trigger"],
+                [[f"*{x.id}", x.status, f"+{x.success_count}/-{x.failure_count}", ",".join(x.tags),
+                  _preview(x.trigger, 70)] for x in lessons])
+
+
+@lessons_app.command("show")
+def lessons_show(ctx: typer.Context, lesson_id: str, json_out: bool = JSON_OPT) -> None:
+    """One lesson in full: trigger, advice, evidence (a deleted evidence note is marked), lifecycle."""
+    number = _lesson_id(lesson_id)
+    with _database(ctx) as database:
+        store = None if database is None else _lesson_store(database)
+        lesson = None if store is None else store.get(number)
+        if store is None or lesson is None:
+            fail(f"no lesson *{number}; `atomic-agent memory lessons list` shows them", code=1)
+        missing = store.missing_evidence(lesson)
+    if json_out:
+        print_json({**lesson.to_json(), "missingEvidence": list(missing)})
+        return
+    evidence = ", ".join(f"#{i}" + (" (deleted)" if i in missing else "") for i in lesson.evidence) or "none"
+    data = lesson.to_json()
+    print(f"lesson *{lesson.id}: {lesson.status}" + (f" ({lesson.status_reason})" if lesson.status_reason else ""))
+    print(f"when:     {lesson.trigger}\nadvice:   {lesson.advice}\nevidence: {evidence}")
+    print(f"votes:    +{lesson.success_count} / -{lesson.failure_count} (score {lesson.vote_score:g})")
+    print(f"valid:    {data['validFrom'][:19]} .. {(data['validTo'] or 'now')[:19]}")
+
+
+@lessons_app.command("deprecate")
+def lessons_deprecate(ctx: typer.Context, lesson_id: str,
+                      reason: str = typer.Option("manual", "--reason", help="Kept with the lesson's history.")) -> None:
+    """Retire a live lesson: it leaves ### lessons and recall, and stays readable by id."""
+    number = _lesson_id(lesson_id)
+    with _database(ctx) as database:
+        store = None if database is None else _lesson_store(database)
+        lesson = None if store is None else store.get(number)
+        if store is None or lesson is None:
+            fail(f"no lesson *{number}; `atomic-agent memory lessons list` shows them", code=1)
+        if not store.deprecate(number, " ".join(reason.split())[:200] or "manual"):
+            fail(f"lesson *{number} is already {lesson.status}; only candidate or active lessons can be deprecated",
+                 code=1)
+    print(f"deprecated *{number}")

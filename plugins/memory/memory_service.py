@@ -16,6 +16,8 @@ from typing import TYPE_CHECKING, Any
 
 from atomic_agent.plugins.metrics.metrics_contract import METRICS_SERVICE
 
+from .lesson_store import DEFAULT_MAX_ENTRIES as DEFAULT_MAX_LESSONS
+from .lesson_store import LessonStore
 from .link_store import LINK_KINDS, LinkStore
 from .memory_database import DEFAULT_BUSY_TIMEOUT_S, MemoryDatabase, memory_db_path
 from .memory_errors import MemoryStoreError, MemoryValidationError
@@ -98,6 +100,9 @@ class MemoryService:
 
     def link_store(self) -> LinkStore:
         return LinkStore(self.database)
+
+    def lesson_store(self, max_entries: int = DEFAULT_MAX_LESSONS) -> LessonStore:
+        return LessonStore(self.database, max_entries=max_entries)
 
     def evolve_tags(self, note_id: int, add_tags: list[str], lease_ms: int = DEFAULT_LEASE_MS) -> str:
         """Grow a note's tags (never its content): applied | lease_held | no_change | missing."""

@@ -18,6 +18,7 @@ if TYPE_CHECKING:
     from atomic_agent.api import ConfigBlock, MemoryPhase, RuntimeView, ToolSpec
 
 CONFIG_KEY = "memoryNotes"
+LESSONS_KEY = "memoryLessons"  # lessons ride on the notes phase: off with it
 
 
 def _config(runtime: RuntimeView) -> Any:
@@ -28,9 +29,10 @@ def _config(runtime: RuntimeView) -> Any:
 def register_config_blocks() -> Iterable[ConfigBlock]:
     from atomic_agent.api import ConfigBlock
 
+    from .lessons_config import LessonsConfig
     from .notes_config import NotesConfig
 
-    return [ConfigBlock(key=CONFIG_KEY, cls=NotesConfig)]
+    return [ConfigBlock(key=CONFIG_KEY, cls=NotesConfig), ConfigBlock(key=LESSONS_KEY, cls=LessonsConfig)]
 
 
 @hookimpl
@@ -40,7 +42,12 @@ def register_tools(runtime: RuntimeView) -> Iterable[ToolSpec]:
         return []
     from .notes_tools import notes_tool_specs
 
-    return notes_tool_specs(runtime, cfg)
+    lessons = runtime.config.block(LESSONS_KEY)
+    if not lessons.enabled:
+        return notes_tool_specs(runtime, cfg)
+    from .lessons_section import lessons_tool_specs
+
+    return [*notes_tool_specs(runtime, cfg), *lessons_tool_specs(runtime, lessons)]
 
 
 @hookimpl
@@ -50,5 +57,10 @@ def register_memory_phases(runtime: RuntimeView) -> Iterable[MemoryPhase]:
         return []
     from .notes_sections import notes_phase
 
-    return [notes_phase(runtime, cfg)]
+    lessons = runtime.config.block(LESSONS_KEY)
+    if not lessons.enabled:
+        return [notes_phase(runtime, cfg)]
+    from .lessons_section import lessons_phase
+
+    return [notes_phase(runtime, cfg), lessons_phase(runtime, lessons)]
 

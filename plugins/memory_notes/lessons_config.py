@@ -1,0 +1,17 @@
+"""The `memoryLessons` config block: the `### lessons` section and the memory.lessons.recall tool."""
+
+from __future__ import annotations
+
+import attrs
+
+from atomic_agent.api import int_field, value_field
+
+
+@attrs.frozen
+class LessonsConfig:
+    """`### lessons`: pointers to the live lessons whose words the user message shares."""
+
+    enabled: bool = value_field(True, env="ATOMIC_AGENT_MEMORY_LESSONS")
+    recall_k: int = int_field(3, 1, 20)
+    max_tokens: int = int_field(200, 16, 32000)
+    max_entries: int = int_field(200, 1, 100_000)  # live lessons kept; past it the weakest is deprecated
