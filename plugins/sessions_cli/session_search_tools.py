@@ -73,6 +73,8 @@ def session_search_tool_specs(runtime: RuntimeView, extra_channels: Sequence[str
         from atomic_agent.api import SessionNotFoundError
 
         query = args.get("query")
+        if not isinstance(query, str):
+            return ToolResult.error("query must be text: words said in the session you look for")
         limit = args.get("limit", DEFAULT_LIMIT)
         if not isinstance(limit, int) or isinstance(limit, bool) or not 1 <= limit <= 20:
             return ToolResult.error(f"limit must be an integer 1..20, got {limit!r}")
