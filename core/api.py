@@ -77,7 +77,7 @@ if TYPE_CHECKING:  # the same names for the type checker (a test keeps this bloc
     from atomic_agent.providers import llm_config as llm_config
     from atomic_agent.providers.fallback_chain import resolve_fallback_chain as resolve_fallback_chain
     from atomic_agent.reliability import failure_taxonomy as failure_taxonomy
-    from atomic_agent.runtime.prompt_plan import rebuild_stable_prefix as rebuild_stable_prefix
+    from atomic_agent.runtime import trace_replay as trace_replay
     from atomic_agent.runtime.runtime import create_runtime as create_runtime
     from atomic_agent.runtime.runtime_host import RuntimeHost as RuntimeHost
     from atomic_agent.runtime.runtime_view import RuntimeView as RuntimeView
@@ -191,10 +191,11 @@ PLUGIN_AUTHORS: dict[str, str] = {
     # prompt pieces a sub-call plugin renders with (reflection, links, rewrite)
     "estimate_tokens": "atomic_agent.prompt.build_prompt",
     "capped_lines": "atomic_agent.prompt.capped_lines",
-    # traces, for a plugin that reads them: the files, event names, the prefix to compare hashes with
+    # traces, for a plugin that reads them: the files, event names, replay (the stable prefix to
+    # compare hashes with, and a rerun of a whole session against today's prompt builder)
     "trace_files": "atomic_agent.tracing.trace_files",
     "trace_events": "atomic_agent.tracing.trace_events",
-    "rebuild_stable_prefix": "atomic_agent.runtime.prompt_plan",
+    "trace_replay": "atomic_agent.runtime.trace_replay",
 }
 
 # Hosting the runtime (serve, the sidecar, a channel, an app that embeds atomic-agent):
@@ -250,7 +251,7 @@ TEST_KIT: dict[str, str] = {
 _EXPORTS: dict[str, str] = {**PLUGIN_AUTHORS, **EMBEDDERS, **TEST_KIT}
 
 # names that are modules themselves (read through at call time, so one monkeypatch reaches every caller)
-_MODULES = frozenset({"approval_gate", "config_file", "dotenv_file", "failure_taxonomy", "llm_config", "sqlite_migrations", "store_clock", "trace_events", "trace_files"})
+_MODULES = frozenset({"approval_gate", "config_file", "dotenv_file", "failure_taxonomy", "llm_config", "sqlite_migrations", "store_clock", "trace_events", "trace_files", "trace_replay"})
 
 __all__ = sorted(_EXPORTS)
 

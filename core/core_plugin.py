@@ -11,7 +11,9 @@ from typing import TYPE_CHECKING
 from atomic_agent.hookspecs import hookimpl
 
 if TYPE_CHECKING:  # annotations only: `--help` loads this plugin without the record classes
-    from atomic_agent.hook_records import ApprovalCategory, ConfigBlock, ToolSpec
+    from pathlib import Path
+
+    from atomic_agent.hook_records import ApprovalCategory, ConfigBlock, DoctorFinding, ToolSpec
 
 
 # The hook that registers the `llm` block with the config loader (a core block: it is the
@@ -36,3 +38,12 @@ def register_tools(runtime: object) -> Iterable[ToolSpec]:
     from atomic_agent.tools.builtin_tools import builtin_tool_specs
 
     return builtin_tool_specs()
+
+
+@hookimpl
+def report_doctor_findings(state_dir: Path) -> Iterable[DoctorFinding]:
+    """What only the core knows about a state dir: the sessions schema, retired plugin names."""
+    from atomic_agent.config.retired_plugins import retired_name_findings
+    from atomic_agent.sessions.session_file_findings import sessions_file_findings
+
+    return [*sessions_file_findings(state_dir), *retired_name_findings(state_dir)]

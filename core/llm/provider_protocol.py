@@ -52,6 +52,10 @@ class CompletionRequest:
     # whose model wants other chat markers frames them its own way (None: the caller's prompt
     # goes out as it is)
     parts: tuple[str, str] | None = None
+    # the prompt style (coached, full) `parts` are written in, and how to write them in another:
+    # a fallback link whose model wants the other style gets its own rendering (None: no other)
+    style: str | None = None
+    render_parts: Callable[[str], tuple[str, str]] | None = attrs.field(default=None, eq=False, repr=False)
 
 
 @attrs.frozen

@@ -15,6 +15,7 @@ import attrs
 import pluggy
 
 from atomic_agent import hookspecs
+from atomic_agent.config.retired_plugins import FORMER_NAMES
 from atomic_agent.hookspecs import PROJECT_NAME
 from atomic_agent.plugin_host.entry_point_scan import FoundEntryPoint, scan
 
@@ -62,11 +63,6 @@ def allowed_names(environ: Mapping[str, str]) -> set[str] | None:
     if ALLOW_ENV not in environ:
         return None
     return {part.strip() for part in environ[ALLOW_ENV].split(",") if part.strip()}
-
-
-# built-in plugins that were renamed: the old name in plugins.disabled or the allow-list still
-# means the plugin (a user who switched `http` off keeps `serve` off)
-FORMER_NAMES = {"serve": "http"}
 
 
 def is_selected(name: str, allowed: set[str] | None, disabled: Iterable[str]) -> tuple[bool, str | None]:

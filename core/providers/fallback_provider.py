@@ -14,7 +14,7 @@ from typing import Any
 
 import attrs
 
-from atomic_agent.llm.model_profile import ModelProfile
+from atomic_agent.llm.model_profile import PLAIN_TEXT_PROFILE, ModelProfile
 from atomic_agent.llm.model_text import repair_completion, repair_text
 from atomic_agent.llm.provider_protocol import (
     Completion,
@@ -47,20 +47,52 @@ from atomic_agent.reliability.failure_taxonomy import model_error_for
 # link that is not the primary has no slot of its own in the request, so it gets the
 # session's slot on that server.
 
+# Each link also gets the prompt in its own style: a cloud primary resolves `prompt.style:
+# auto` to `full`, a small local fallback to `coached`, and the step's request carries a way
+# to render its parts in another style (`render_parts`).
+
 ProfileOf = Callable[[Any], Awaitable[ModelProfile | None]]
+StyleOf = Callable[[Any], Awaitable[str | None]]  # a link's resolved prompt style; None: its server did not answer
 
 
 class RequestShaper:
     def __init__(self, tool_specs: Callable[[], Sequence[Any]], grammar: Callable[[ModelProfile | None], str | None],
-                 profile_of: ProfileOf | None = None) -> None:
+                 profile_of: ProfileOf | None = None, style_of: StyleOf | None = None) -> None:
         self._tool_specs = tool_specs
         self._grammar = grammar
         self._profile_of = profile_of
+        self._style_of = style_of
         self._profiles: dict[str, ModelProfile] = {}
+        self._styles: dict[str, str] = {}
 
     def forget(self) -> None:
-        """Drop the links' cached model profiles (the active provider changed)."""
+        """Drop the links' cached model profiles and styles (the active provider changed)."""
         self._profiles.clear()
+        self._styles.clear()
+
+    async def _link_style(self, provider_id: str, provider: Any) -> str | None:
+        if provider_id not in self._styles and self._style_of is not None:
+            try:
+                style = await self._style_of(provider)
+            except Exception:  # as for the profile: the completion will say what is wrong
+                style = None
+            if style is None:
+                return None
+            self._styles[provider_id] = style
+        return self._styles.get(provider_id)
+
+    async def _restyled(self, request: CompletionRequest, provider_id: str, provider: Any) -> CompletionRequest:
+        """The request with its parts rendered in the link's own prompt style, when that differs."""
+        if request.render_parts is None or request.style is None or request.parts is None or provider is None:
+            return request
+        style = await self._link_style(provider_id, provider)
+        if style is None or style == request.style:
+            return request
+        stable, tail = request.render_parts(style)
+        # framed plainly here; a grammar link then frames the parts for its own model
+        return attrs.evolve(request, parts=(stable, tail), style=style,
+                            prompt=PLAIN_TEXT_PROFILE.frame_prompt(stable, tail),
+                            prefix_length=len(PLAIN_TEXT_PROFILE.frame_stable_prefix(stable)))
 
     async def _link_profile(self, provider_id: str, provider: Any) -> ModelProfile | None:
         if provider_id not in self._profiles and self._profile_of is not None:
@@ -78,6 +110,8 @@ class RequestShaper:
         # a step asks for tool calls (a grammar, or tool specs); a compaction summary or an MCP
         # sampling call asks for free text, and must not be handed a tool-call grammar or tools
         asks_for_calls = request.grammar is not None or bool(request.tools)
+        if not primary:
+            request = await self._restyled(request, provider_id, provider)
         if transport != TRANSPORT_GRAMMAR:
             if asks_for_calls and not request.tools:
                 request = attrs.evolve(request, tools=tuple(self._tool_specs()))

@@ -9,6 +9,7 @@ from __future__ import annotations
 import asyncio
 import os
 from collections.abc import Mapping
+from datetime import date
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -41,6 +42,7 @@ from atomic_agent.plugin_host.collect_registrations import await_lifecycle, call
 from atomic_agent.plugin_host.plugin_host import PluginHost
 from atomic_agent.plugin_host.service_registry import NO_DEFAULT, ServiceRegistry, ServiceUnavailableError
 from atomic_agent.prompt.prompt_assets import PromptAssets
+from atomic_agent.prompt.prompt_style import resolve_prompt_style
 from atomic_agent.providers.fallback_provider import FallbackTextProvider, RequestShaper
 from atomic_agent.providers.llm_config import read_llm_config
 from atomic_agent.providers.provider_registry import ProviderRegistry
@@ -63,6 +65,7 @@ from atomic_agent.sessions.session_state import SessionState
 from atomic_agent.sessions.settle_interrupted_calls import RunDurable, SettleReport
 from atomic_agent.tools.tool_registry import ToolRegistry
 from atomic_agent.tracing.prefix_hash import hash_prefix, load_or_create_salt
+from atomic_agent.tracing.trace_events import TRACE_FORMAT
 from atomic_agent.tracing.trace_recorder import TraceRecorder, TraceRecorders
 from atomic_agent.turns.admissible_text import check_text
 from atomic_agent.turns.graceful_stop import DEFAULT_GRACE_S, DrainReport, drain
@@ -121,6 +124,7 @@ class Runtime:
         self.inbox = SteeringInbox()
         self.compactor = SessionCompactor(self)  # one shared compaction per session
         self._turn_services: TurnServices | None = None
+        self.prompt_date: date | None = None  # the date prompts show; None is today (a replay pins the recorded one)
 
     async def start(self, serving: bool = True) -> None:
         """Await the work `runtime_started` implementations handed back (e.g. connecting MCP
@@ -220,7 +224,14 @@ class Runtime:
                 return None
             return profile_from_facts(facts, self.environ)
 
-        return FallbackTextProvider(registry, RequestShaper(lambda: tuple(self.registry.specs()), grammar, profile_of))
+        async def style_of(link: Any) -> str | None:
+            facts = await link.describe()
+            if facts.get("reachable") is False:
+                return None
+            return resolve_prompt_style(self.config.prompt.style, facts).name
+
+        return FallbackTextProvider(registry, RequestShaper(lambda: tuple(self.registry.specs()), grammar, profile_of,
+                                                            style_of))
 
     def build_provider_registry(self) -> ProviderRegistry:
         """A fresh registry of the configured providers, owned (and closed) by the caller."""
@@ -260,7 +271,8 @@ class Runtime:
                 controller=self.turns, sessions=self.sessions, registry=self.registry, gate=self.gate,
                 inbox=self.inbox, memory=self.memory, tool_services=self._services, state_dir=self.state_dir,
                 config=lambda: self.config, provider=lambda: self.provider, prompt_plan=self.prompt_plan,
-                forget_plan=self.forget_plan, trace_for=self.trace_for, prefix_hash=self.prefix_hash)
+                forget_plan=self.forget_plan, trace_for=self.trace_for, prefix_hash=self.prefix_hash,
+                today=lambda: self.prompt_date)
         return self._turn_services
 
     async def prompt_plan(self, refresh: bool = False) -> PromptPlan:
@@ -326,7 +338,8 @@ class Runtime:
 
             with deferred_sync():
                 session = self.sessions.create(working_dir or Path.cwd())
-        self.trace_for(session.id).record("session_started", workingDir=str(session.working_dir))
+        self.trace_for(session.id).record("session_started", workingDir=str(session.working_dir),
+                                          traceFormat=TRACE_FORMAT)
         return session
 
     async def run_turn(self, text: str, session_id: str | None = None, on_event: ev.EventSink | None = None,

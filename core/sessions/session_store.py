@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any
 import attrs
 
 from atomic_agent.sessions.session_database import RawRow
+from atomic_agent.sessions.session_schema import MIGRATIONS
 from atomic_agent.sessions.session_state import SessionState
 from atomic_agent.sessions.store_errors import (
     SessionNotFoundError,
@@ -32,7 +33,9 @@ from atomic_agent.sessions.transcript_cache import CachedTranscript
 from atomic_agent.sessions.transcript_entry import TOOL_RESULT, TURN_FINISHED, TURN_STARTED, TranscriptEntry
 from atomic_agent.sessions.writer_guard import TurnGuard, require_running
 from atomic_agent.storage.group_commit import GroupSync, sync_is_deferred, wal_fsync
-from atomic_agent.storage.sqlite_file import Durability, open_sqlite
+from atomic_agent.storage.sqlite_file import Durability
+from atomic_agent.storage.sqlite_migrations import NewerSchemaError
+from atomic_agent.storage.sqlite_store import SqliteStore
 from atomic_agent.storage.sqlite_transaction import transaction
 from atomic_agent.storage.store_clock import now_iso
 
@@ -55,42 +58,51 @@ def _loads(value: str | None) -> Any:
     return None if value is None else json.loads(value)
 
 
-class SessionStore:
+class SessionStore(SqliteStore):
     """One SQLite file (WAL, busy timeout); every write commits before returning.
+
+    Opened like every other state file (storage.sqlite_store): a file of a newer build is
+    refused before WAL (or anything else) is written to it, then the migrations run; what a
+    file that cannot be used means is said by `open_failure` (damage, a lock, a full disk and
+    a read-only directory each have their own fix). `write()` is this store's own: it adds
+    relaxed commits and the group fsync that makes them durable.
 
     `fenced(guard)` gives a view over the same connection whose writes all carry a running
     turn's writer guard, so a loop and its steps need not know the guard exists."""
 
+    migrations = MIGRATIONS
+    # FULL: what is written here was acknowledged to someone (accepted turns and steers)
+    durability = Durability.FULL
     _guard: TurnGuard | None = None
 
     def __init__(self, state_dir: Path) -> None:
-        from atomic_agent.sessions.session_schema import MIGRATIONS
-        from atomic_agent.storage.sqlite_migrations import NewerSchemaError, migrate, refuse_newer_schema
-
-        self.path = state_dir / SESSIONS_FILE
+        path = state_dir / SESSIONS_FILE
         # the sessions read most recently (shared with every fenced view); a bounded number, so a
         # serve process that saw many sessions holds no more than these in memory
         self._transcripts: OrderedDict[str, CachedTranscript] = OrderedDict()
         # relaxed commits (deferred_sync, durable=False) and the shared fsyncs that make them durable
-        self.group = GroupSync(wal_fsync(self.path))
+        self.group = GroupSync(wal_fsync(path))
         try:
-            # FULL: what is written here was acknowledged to someone (accepted turns and steers);
-            # a file of a newer build is refused before WAL (or anything else) is written to it
-            conn = open_sqlite(self.path, Durability.FULL, inspect=refuse_newer_schema(MIGRATIONS))
-            self.conn = conn
-            try:
-                migrate(conn, MIGRATIONS)
-            except BaseException:
-                conn.close()
-                raise
-        except NewerSchemaError as exc:
+            super().__init__(path)
+        except NewerSchemaError as exc:  # refused before anything was written; it names the newer build
             raise SessionStoreError(str(exc)) from exc
-        except (sqlite3.DatabaseError, OSError) as exc:
-            raise open_failure(self.path, exc) from exc
+        except OSError as exc:
+            raise open_failure(path, exc) from exc
+
+    # what an unusable file means here: see open_failure (the newer-schema refusal is raised as
+    # NewerSchemaError, whose message names the build that wrote the file)
+    def refuse_locked(self, exc: sqlite3.DatabaseError, *, writing: bool) -> Exception:
+        return open_failure(self.path, exc)
+
+    def refuse_unreadable(self, exc: sqlite3.DatabaseError) -> Exception:
+        return open_failure(self.path, exc)
+
+    def refuse_unusable(self, exc: sqlite3.DatabaseError) -> Exception:
+        return open_failure(self.path, exc)
 
     def close(self) -> None:
         self.group.close()
-        self.conn.close()
+        super().close()
 
     @property
     def guard(self) -> TurnGuard | None:

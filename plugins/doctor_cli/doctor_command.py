@@ -19,7 +19,7 @@ def doctor_command(ctx: typer.Context,
     (e.g. the installed llama-server build); read-only."""
     import attrs  # the checks load when the command runs, not when --help lists it
 
-    from .state_checks import ERROR, check_config, check_databases, check_state_dir, plugin_findings
+    from .state_checks import ERROR, check_config, check_databases, check_state_dir, merge_findings, plugin_findings
 
     state = current_cli_state(ctx)
     if state.state_dir is None:
@@ -30,7 +30,7 @@ def doctor_command(ctx: typer.Context,
         return
     findings = [*check_state_dir(state.state_dir), check_config(state.state_dir, state.boot_error),
                 *check_databases(state.state_dir)] if state.state_dir.is_dir() else check_state_dir(state.state_dir)
-    findings += plugin_findings(state.host, state.state_dir)
+    findings = merge_findings(findings, plugin_findings(state.host, state.state_dir))
     if as_json:
         print_json([attrs.asdict(f) for f in findings])
     else:

@@ -99,3 +99,23 @@ def plugin_findings(host: Any, state_dir: Path) -> list[Finding]:  # the CLI sta
                                         f"its doctor check returned {type(item).__name__}, not a DoctorFinding",
                                         plugin=answer.plugin))
     return findings
+
+
+LEVEL_RANK = {OK: 0, WARN: 1, ERROR: 2}
+
+
+def merge_findings(own: list[Finding], from_plugins: list[Finding]) -> list[Finding]:
+    """The doctor's own findings with the plugins' added. A plugin that knows a database's
+    schema (the core for sessions.sqlite, telegram for its own) may report on a file the
+    generic check already called ok: its finding takes that line's place when it is worse,
+    so one file never reads both "ok" and "error"."""
+    merged = list(own)
+    rest = []
+    for finding in from_plugins:
+        index = next((i for i, f in enumerate(merged) if f.check == finding.check and f.path == finding.path
+                      and f.path is not None), None)
+        if index is None:
+            rest.append(finding)
+        elif LEVEL_RANK.get(finding.level, 0) >= LEVEL_RANK.get(merged[index].level, 0):
+            merged[index] = finding
+    return merged + rest

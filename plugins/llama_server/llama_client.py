@@ -37,6 +37,8 @@ class ServerProps:
     model_alias: str
     model_path: str
     raw: dict[str, Any] = attrs.field(factory=dict, repr=False, eq=False)
+    vision: bool = False  # the model takes images (vision_detection, in its source order)
+    vision_source: str = "none"
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> ServerProps:
@@ -45,6 +47,9 @@ class ServerProps:
         if not isinstance(n_ctx, int):
             n_ctx = data.get("n_ctx")  # older servers report it at the root
         modalities = data.get("modalities")
+        from .vision_detection import detect_vision
+
+        vision = detect_vision(data)
         return cls(
             n_ctx=n_ctx if isinstance(n_ctx, int) and n_ctx > 0 else None,
             total_slots=max(int(data.get("total_slots") or 1), 1),
@@ -53,6 +58,8 @@ class ServerProps:
             model_alias=str(data.get("model_alias") or ""),
             model_path=str(data.get("model_path") or ""),
             raw=data,
+            vision=vision.supported,
+            vision_source=vision.source,
         )
 
 
@@ -265,6 +272,12 @@ class LlamaServerClient:
         first = models[0] if isinstance(models, list) and models and isinstance(models[0], dict) else {}
         meta = first.get("meta")
         return dict(meta) if isinstance(meta, dict) else {}
+
+    async def chat(self, body: dict[str, Any]) -> Any:
+        """One non-streaming POST /v1/chat/completions (the image requests of `image_chat`)."""
+        from .image_chat import CHAT_PATH
+
+        return await self._with_retry(lambda: self._request("POST", CHAT_PATH, body))
 
     async def slots(self) -> list[dict[str, Any]]:
         data = await self._request("GET", "/slots")

@@ -11,9 +11,9 @@ from typing import Optional
 
 import typer
 
-from atomic_agent.api import fail, print_json
+from atomic_agent.api import current_cli_state, fail, print_json
 
-from .command_context import llama_settings
+from .command_context import llama_settings, vision_enabled
 
 llama_app = typer.Typer(no_args_is_help=True, help="Install, start, stop and inspect the local llama-server.")
 
@@ -128,7 +128,8 @@ def start_command(
     cfg, state_dir = llama_settings(ctx)
     paths = ServerPaths.for_state_dir(state_dir)
     try:
-        spec = launch_spec_from_config(cfg, state_dir, resolve_cache_dir(), port=port, model=model)
+        spec = launch_spec_from_config(cfg, state_dir, resolve_cache_dir(), port=port, model=model,
+                                       vision=vision_enabled(current_cli_state(ctx).config))
         outcome = start_server(spec, paths, timeout_s=timeout)
     except LlamaServerError as exc:
         fail(str(exc))

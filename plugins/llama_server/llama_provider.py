@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
 import attrs
@@ -64,7 +64,7 @@ class LlamaServerProvider:
     @property
     def capabilities(self) -> ProviderCapabilities:
         # vision is only known once /props has been read; until then it is reported off
-        vision = bool(self._props and self._props.modalities.get("vision"))
+        vision = bool(self._props and self._props.vision)
         return ProviderCapabilities(transport="grammar", slot_affinity=True, vision=vision, embeddings=False)
 
     async def props(self) -> ServerProps:
@@ -158,7 +158,8 @@ class LlamaServerProvider:
         except ProviderError:
             return {"chat_template": "", "model_alias": "", "modalities": {}, "reachable": False}
         facts: dict[str, object] = {"chat_template": props.chat_template, "model_alias": props.model_alias,
-                                    "modalities": dict(props.modalities), "model_path": props.model_path,
+                                    "modalities": {**props.modalities, "vision": props.vision},
+                                    "vision_source": props.vision_source, "model_path": props.model_path,
                                     "n_ctx": props.n_ctx, "total_slots": props.total_slots, "reachable": True}
         n_params = (await self._model_meta()).get("n_params")
         if isinstance(n_params, int) and not isinstance(n_params, bool) and n_params > 0:
@@ -173,6 +174,33 @@ class LlamaServerProvider:
             except ProviderError:
                 self._meta = {}
         return self._meta
+
+    # -- the optional vision capability (plugins/vision/vision_contract.py ImageDescriber) ----------
+    async def vision_support(self, refresh: bool = False) -> tuple[bool, str]:
+        """Read from /props at call time: a server restarted with or without `--mmproj` is
+        seen on the next call that refreshes (the tool refreshes before refusing)."""
+        props = await (self.refresh() if refresh else self.props())
+        return props.vision, props.vision_source
+
+    async def describe_images(self, prompt: str, images: Sequence[tuple[str, bytes]], *, max_images: int,
+                              max_tokens: int = 512, assume_vision: bool = False) -> str:
+        """Ask the loaded model about `images` on /v1/chat/completions, which picks its own slot:
+        no slot id is sent, so no session's main slot and not the reflection slot is used."""
+        from .image_chat import CHAT_PATH, answer_text, image_chat_body
+
+        if not images:
+            raise ValueError("no image to describe")
+        if len(images) > max_images:
+            raise ValueError(f"{len(images)} images in one call; at most {max_images} (vision.maxImagesPerCall)")
+        if not assume_vision:
+            supported, _source = await self.vision_support()
+            if not supported:
+                raise ProviderError(
+                    f"the model on llama-server {self.url} cannot see images (no vision in /props); start it with "
+                    "a projector: `atomic-agent models add MODEL.gguf --mmproj MMPROJ.gguf`, then `atomic-agent "
+                    "llama start`", url=self.url, error_type="vision_unsupported")
+        body = image_chat_body(prompt, images, min(max_tokens, self.max_tokens) if self.max_tokens > 0 else max_tokens)
+        return answer_text(await self.client.chat(body), self.url + CHAT_PATH)
 
     async def health(self) -> bool:
         return await self.client.health()

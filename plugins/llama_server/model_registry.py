@@ -37,13 +37,21 @@ class ModelEntry:
     sha256: str = ""
     size_bytes: int = 0
     url: str = ""
+    mmproj: str = ""  # the vision projector GGUF beside the model ("" = text only)
 
     def present(self) -> bool:
         return Path(self.path).is_file()
 
+    def projector(self) -> Path | None:
+        """The projector file when one is registered and still on disk."""
+        return Path(self.mmproj) if self.mmproj and Path(self.mmproj).is_file() else None
+
     def to_json(self) -> dict[str, Any]:
-        return {"id": self.id, "path": self.path, "source": self.source, "sha256": self.sha256,
-                "sizeBytes": self.size_bytes, "url": self.url}
+        body: dict[str, Any] = {"id": self.id, "path": self.path, "source": self.source, "sha256": self.sha256,
+                                "sizeBytes": self.size_bytes, "url": self.url}
+        if self.mmproj:  # written only when set, so text-only registries stay byte-identical
+            body["mmproj"] = self.mmproj
+        return body
 
 
 def registry_path(state_dir: Path) -> Path:
@@ -88,7 +96,7 @@ def stored_models(state_dir: Path) -> list[ModelEntry]:
         try:
             entries.append(ModelEntry(id=str(item["id"]), path=str(item["path"]), source=str(item.get("source", SOURCE_ADDED)),
                                       sha256=str(item.get("sha256", "")), size_bytes=int(item.get("sizeBytes", 0)),
-                                      url=str(item.get("url", ""))))
+                                      url=str(item.get("url", "")), mmproj=str(item.get("mmproj") or "")))
         except (KeyError, TypeError, ValueError, AttributeError):
             raise ModelRegistryError(f"{path} has a malformed entry {item!r}; each needs at least \"id\" and "
                                      "\"path\". Fix or remove that entry.") from None
@@ -106,8 +114,10 @@ def find_model(state_dir: Path, cache: Path, model_id: str) -> ModelEntry | None
 
 
 def register_model(state_dir: Path, cache: Path, file: Path, model_id: str | None = None, *,
-                   source: str = SOURCE_ADDED, sha256: str = "", url: str = "") -> ModelEntry:
-    """Record an existing GGUF file under an id (default: from its file name)."""
+                   source: str = SOURCE_ADDED, sha256: str = "", url: str = "",
+                   mmproj: Path | None = None) -> ModelEntry:
+    """Record an existing GGUF file under an id (default: from its file name), with the
+    vision projector `mmproj` that belongs to it when given."""
     file = Path(file).expanduser()
     if not file.is_file():
         raise ModelRegistryError(f"{file} does not exist or is not a file. Give the path of a .gguf model file.")
@@ -115,6 +125,7 @@ def register_model(state_dir: Path, cache: Path, file: Path, model_id: str | Non
         raise ModelRegistryError(f"{file} is not a GGUF model (it does not start with the GGUF magic bytes). "
                                  "llama-server only loads .gguf files; convert the model or pick another file.")
     file = file.resolve()
+    projector = _checked_projector(mmproj, file) if mmproj is not None else None
     new_id = validate_model_id(model_id if model_id else default_model_id(file))
     if new_id == STARTER_MODEL_ID:
         raise ModelRegistryError(f"{new_id!r} is the built-in starter model's id. Pass --id with another name.")
@@ -124,9 +135,24 @@ def register_model(state_dir: Path, cache: Path, file: Path, model_id: str | Non
         raise ModelRegistryError(f"the model id {new_id!r} is already used for {clash.path}. Pass --id with "
                                  "another name, or pick that model with `atomic-agent models use`.")
     entry = ModelEntry(id=new_id, path=str(file), source=source, sha256=sha256,
-                       size_bytes=file.stat().st_size, url=url)
+                       size_bytes=file.stat().st_size, url=url, mmproj=str(projector) if projector else "")
     _write(state_dir, [*(m for m in entries if m.id != new_id), entry])
     return entry
+
+
+def _checked_projector(mmproj: Path, model: Path) -> Path:
+    projector = Path(mmproj).expanduser()
+    if not projector.is_file():
+        raise ModelRegistryError(f"the projector {projector} does not exist or is not a file. Give the path of the "
+                                 "model's mmproj .gguf file (it is published beside the model, e.g. mmproj-F16.gguf).")
+    if not has_gguf_magic(projector):
+        raise ModelRegistryError(f"the projector {projector} is not a GGUF file (no GGUF magic bytes); llama-server "
+                                 "loads only .gguf projectors (--mmproj).")
+    projector = projector.resolve()
+    if projector == model:
+        raise ModelRegistryError(f"{projector} was given as both the model and its projector; --mmproj takes the "
+                                 "separate projector file (mmproj-*.gguf) that comes with a vision model.")
+    return projector
 
 
 def _write(state_dir: Path, entries: list[ModelEntry]) -> None:

@@ -41,8 +41,10 @@ def list_command(ctx: typer.Context,
 
 @models_app.command("add")
 def add_command(ctx: typer.Context, path: Path = typer.Argument(..., help="An existing .gguf file."),
-                model_id: Optional[str] = typer.Option(None, "--id", help="Id to register it under (default: from the file name).")) -> None:
-    """Register a GGUF file that is already on disk (it is not copied)."""
+                model_id: Optional[str] = typer.Option(None, "--id", help="Id to register it under (default: from the file name)."),
+                mmproj: Optional[Path] = typer.Option(None, "--mmproj", help="The model's vision projector GGUF (mmproj-*.gguf); "
+                                                      "`llama start` then loads it, so vision.describe can see images.")) -> None:
+    """Register a GGUF file that is already on disk (it is not copied), optionally with its vision projector."""
     from atomic_agent.api import resolve_cache_dir
 
     from .llama_errors import LlamaServerError
@@ -50,10 +52,12 @@ def add_command(ctx: typer.Context, path: Path = typer.Argument(..., help="An ex
 
     _cfg, state_dir = llama_settings(ctx)
     try:
-        entry = register_model(state_dir, resolve_cache_dir(), path, model_id)
+        entry = register_model(state_dir, resolve_cache_dir(), path, model_id, mmproj=mmproj)
     except LlamaServerError as exc:
         fail(str(exc))
     print(f"added {entry.id}: {entry.path}")
+    if entry.mmproj:
+        print(f"projector: {entry.mmproj} (loaded with --mmproj while vision.enabled is on)")
     print(f"use it: atomic-agent models use {entry.id}")
 
 

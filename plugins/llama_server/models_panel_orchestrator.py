@@ -13,12 +13,15 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
 import attrs
 
 from .llama_errors import DownloadError, LlamaServerError
+
+if TYPE_CHECKING:
+    from atomic_agent.api import RuntimeView
 
 LLAMA_BLOCK = "llama"
 START_TIMEOUT_S = 120.0
@@ -46,7 +49,7 @@ def size_text(n: int) -> str:
 
 
 class ModelsPanelOrchestrator:
-    def __init__(self, runtime: Any) -> None:
+    def __init__(self, runtime: RuntimeView) -> None:
         self.runtime = runtime
 
     @property
@@ -104,7 +107,10 @@ class ModelsPanelOrchestrator:
         from .server_process import ServerPaths
 
         cfg, state, cache = self.config, self.state_dir, self.cache()
-        spec = launch_spec_from_config(cfg, state, cache, model=self.current_model())
+        from .command_context import vision_enabled
+
+        spec = launch_spec_from_config(cfg, state, cache, model=self.current_model(),
+                                       vision=vision_enabled(self.runtime.config))
         outcome = start_server(spec, ServerPaths.for_state_dir(state), timeout_s=START_TIMEOUT_S)
         said = (f"llama-server already running (pid {outcome.pid})" if outcome.already_running
                 else f"llama-server started (pid {outcome.pid}) at {outcome.base_url}")

@@ -46,8 +46,11 @@ class StartOutcome:
 
 
 def launch_spec_from_config(cfg: LlamaConfig, state_dir: Path, cache: Path, *, port: int | None = None,
-                            model: str | None = None) -> LaunchSpec:
-    """The command line for `llama start`; a missing binary or model raises with the fix."""
+                            model: str | None = None, vision: bool = False) -> LaunchSpec:
+    """The command line for `llama start`; a missing binary or model raises with the fix.
+
+    With `vision` (the vision plugin is on) a model registered with a projector that is still
+    on disk starts with `--mmproj` and its image budget; otherwise the server is text only."""
     model_ref = model or cfg.model
     binary = resolve_binary(cfg.binary, cache)
     model_path = resolve_model_file(model_ref, state_dir, cache)
@@ -55,7 +58,8 @@ def launch_spec_from_config(cfg: LlamaConfig, state_dir: Path, cache: Path, *, p
     return LaunchSpec(binary=binary, model=model_path, host=cfg.host, port=port or cfg.port,
                       ctx_size=cfg.ctx_size, parallel=launch_parallel(cfg),
                       threads=chat_threads(cfg.threads, embeddings_running=cfg.embeddings.enabled),
-                      alias=entry.id if entry else model_path.stem, extra_args=tuple(cfg.extra_args))
+                      alias=entry.id if entry else model_path.stem, extra_args=tuple(cfg.extra_args),
+                      mmproj=entry.projector() if vision and entry is not None else None)
 
 
 def embedding_launch_spec(cfg: LlamaConfig, state_dir: Path, cache: Path, *, port: int | None = None,

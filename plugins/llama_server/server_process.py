@@ -44,6 +44,10 @@ class ServerPaths:
         return cls(pid_file=base / EMBED_PID_FILE, log_file=base / EMBED_LOG_FILE)
 
 
+VISION_BUDGET_ARGS = ("--image-min-tokens", "560", "--image-max-tokens", "560", "--ubatch-size", "1024",
+                      "--batch-size", "2048")
+
+
 @attrs.frozen
 class LaunchSpec:
     """Everything the llama-server command line is built from."""
@@ -58,6 +62,18 @@ class LaunchSpec:
     alias: str = ""  # what /props model_alias and /v1 `model` report; "" = the model path
     extra_args: tuple[str, ...] = ()
     pooling: str = ""  # set: an embedding-only server (`--embeddings --pooling POOLING`)
+    mmproj: Path | None = None  # set: the model's vision projector, with the image budget below
+
+    def vision_args(self) -> list[str]:
+        """`--mmproj` and the image budget that must travel with it, or nothing.
+
+        The budget is one bundle, never emitted on its own: 560 image tokens (at the default of
+        about 70 the image embedding is too coarse and the Gemma-3/4 and Qwen-VL families invent
+        what they cannot see), and a micro-batch that holds all of them, because their vision
+        attention is non-causal and expects the whole image in one ubatch."""
+        if self.mmproj is None:
+            return []
+        return ["--mmproj", str(self.mmproj), *VISION_BUDGET_ARGS]
 
     def argv(self) -> list[str]:
         args = [str(self.binary), "--host", self.host, "--port", str(self.port), "-m", str(self.model),
@@ -72,7 +88,7 @@ class LaunchSpec:
             args += ["--embeddings", "--pooling", self.pooling, "--batch-size", per_slot, "--ubatch-size", per_slot]
         if self.alias:
             args += ["--alias", self.alias]
-        return args + list(self.extra_args)
+        return args + self.vision_args() + list(self.extra_args)
 
 
 @attrs.frozen

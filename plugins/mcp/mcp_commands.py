@@ -109,6 +109,8 @@ def tools_command(ctx: typer.Context, name: str = typer.Argument(..., help="Serv
         print(f"  args: {json.dumps(tool['argsSchema'], sort_keys=True)}")
     for reason in status.dropped:
         print(f"dropped: {reason}")
+    for notice in status.notices:
+        print(f"notice: {notice}")
     if status.last_error:
         print(f"{name} is {status.status}: {status.last_error}", file=sys.stderr)
 

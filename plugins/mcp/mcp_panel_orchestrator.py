@@ -16,6 +16,9 @@ import attrs
 from .pasted_config import parse_pasted_servers
 
 if TYPE_CHECKING:
+    from atomic_agent.api import RuntimeView
+
+if TYPE_CHECKING:
     from .mcp_records import ServerStatus
     from .server_config import ServerConfig
 
@@ -33,7 +36,7 @@ class ServerRow:
 
 
 class McpPanelOrchestrator:
-    def __init__(self, runtime: Any) -> None:
+    def __init__(self, runtime: RuntimeView) -> None:
         self.runtime = runtime
 
     @property

@@ -23,6 +23,7 @@ class ToolMeta:
     input_schema: Mapping[str, Any]
     read_only_hint: bool | None = None  # the raw annotation: only exactly True exempts from the gate
     title: str | None = None
+    notice: str | None = None  # what was odd about the advertised tool and ignored (a non-boolean hint)
 
 
 @attrs.frozen
@@ -115,6 +116,7 @@ class ServerStatus:
     tools: tuple[str, ...] = ()  # qualified names registered now
     drifted: tuple[str, ...] = ()  # raw tool names held back until `mcp approve`
     dropped: tuple[str, ...] = ()  # raw tool names refused (invalid name, schema, collision, filter) with why
+    notices: tuple[str, ...] = ()  # odd advertisements that were ignored (a hint that is not a boolean)
     last_error: str | None = None
     server_info: str | None = None
     resources: int = 0
@@ -123,5 +125,5 @@ class ServerStatus:
     def to_json(self) -> dict[str, Any]:
         return {"name": self.name, "status": self.status, "transport": self.transport, "trust": self.trust,
                 "tools": list(self.tools), "toolCount": len(self.tools), "drifted": list(self.drifted),
-                "dropped": list(self.dropped), "lastError": self.last_error, "serverInfo": self.server_info,
+                "dropped": list(self.dropped), "notices": list(self.notices), "lastError": self.last_error, "serverInfo": self.server_info,
                 "resources": self.resources, "prompts": self.prompts}

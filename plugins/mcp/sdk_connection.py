@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import json
 from collections.abc import Awaitable, Callable, Mapping
 from typing import Any, TextIO
 
@@ -65,6 +66,7 @@ class SdkConnection:
         self.failure: str | None = None  # why the connection ended or never came up
         self.server_info: str | None = None
         self.capabilities: dict[str, bool] = {}
+        self._listings = _ToolListingTap()
 
     # -- lifecycle -----------------------------------------------------------------------------
     async def open(self) -> None:
@@ -109,7 +111,8 @@ class SdkConnection:
         try:
             async with contextlib.AsyncExitStack() as stack:
                 read, write = await stack.enter_async_context(self._transport())
-                read = _EndOfStreamWatch(read, self._lost.set)
+                read = _EndOfStreamWatch(read, self._lost.set, self._listings.incoming)
+                write = _OutgoingWatch(write, self._listings.outgoing)
                 callback = self._sampling_callback if self._on_sampling is not None else None
                 session = ClientSession(read, write, sampling_callback=callback, message_handler=self._on_message,
                                         client_info=_client_info())
@@ -199,13 +202,15 @@ class SdkConnection:
 
     async def catalog(self) -> Catalog:
         timeout = float(self.server.call_timeout_s)
+        self._listings.hints.clear()
         tools = await self._request("tools/list", _paged("list_tools", "tools"), timeout) \
             if self.capabilities.get("tools") else []
+        hints = dict(self._listings.hints)
         resources = await self._request("resources/list", _paged("list_resources", "resources"), timeout) \
             if self.capabilities.get("resources") else []
         prompts = await self._request("prompts/list", _paged("list_prompts", "prompts"), timeout) \
             if self.capabilities.get("prompts") else []
-        return Catalog(tuple(_tool_meta(t) for t in tools), tuple(_resource_meta(r) for r in resources),
+        return Catalog(tuple(_tool_meta(t, hints.get(t.name, _ABSENT)) for t in tools), tuple(_resource_meta(r) for r in resources),
                        tuple(_prompt_meta(p) for p in prompts))
 
     async def call_tool(self, name: str, args: Mapping[str, Any], timeout_s: float) -> ToolCallResult:
@@ -249,12 +254,79 @@ class SdkConnection:
             self._on_tools_changed()  # schedules a refresh; never awaits a request from inside the dispatcher
 
 
-class _EndOfStreamWatch:
-    """The transport's read stream, telling the connection when it ends (EOF or closed)."""
+_ABSENT = object()  # the tool's raw listing carried no readOnlyHint (or was never seen)
 
-    def __init__(self, inner: Any, on_end: Callable[[], None]) -> None:
+
+class _ToolListingTap:
+    """The `readOnlyHint` of each tool exactly as the server's JSON carried it.
+
+    The SDK validates a tools/list answer into pydantic models that coerce the hint (the
+    string "true", or 1, becomes True), and a hint is what lets a tool skip the approval
+    question; so the raw answers are read off the wire here, matched to our own tools/list
+    requests by id, and only a real JSON boolean is believed (`_tool_meta`).
+    """
+
+    def __init__(self) -> None:
+        self._asked: set[Any] = set()  # ids of tools/list requests still unanswered
+        self.hints: dict[str, Any] = {}  # tool name -> raw hint, the first listing of a name wins
+
+    def outgoing(self, item: Any) -> None:
+        message = getattr(item, "message", None)
+        rid = getattr(message, "id", None)
+        if rid is not None and getattr(message, "method", None) == "tools/list":
+            self._asked.add(rid)
+
+    def incoming(self, item: Any) -> None:
+        message = getattr(item, "message", None)
+        rid = getattr(message, "id", None)
+        if rid is None or rid not in self._asked or getattr(message, "method", None) is not None:
+            return
+        self._asked.discard(rid)
+        result = getattr(message, "result", None)
+        tools = result.get("tools") if isinstance(result, dict) else None
+        for tool in tools if isinstance(tools, list) else ():
+            if not isinstance(tool, dict) or not isinstance(tool.get("name"), str):
+                continue
+            annotations = tool.get("annotations")
+            raw = annotations.get("readOnlyHint", _ABSENT) if isinstance(annotations, dict) else _ABSENT
+            self.hints.setdefault(tool["name"], raw)
+
+
+class _OutgoingWatch:
+    """The transport's write stream, showing each message to `on_send` before it goes out."""
+
+    def __init__(self, inner: Any, on_send: Callable[[Any], None]) -> None:
+        self._inner = inner
+        self._on_send = on_send
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._inner, name)
+
+    async def __aenter__(self) -> _OutgoingWatch:
+        await self._inner.__aenter__()
+        return self
+
+    async def __aexit__(self, *exc: Any) -> Any:
+        return await self._inner.__aexit__(*exc)
+
+    async def send(self, item: Any) -> None:
+        self._on_send(item)
+        await self._inner.send(item)
+
+    def send_nowait(self, item: Any) -> None:
+        self._on_send(item)
+        self._inner.send_nowait(item)
+
+
+class _EndOfStreamWatch:
+    """The transport's read stream, telling the connection when it ends (EOF or closed) and
+    showing each message to `on_item` first."""
+
+    def __init__(self, inner: Any, on_end: Callable[[], None],
+                 on_item: Callable[[Any], None] = lambda item: None) -> None:
         self._inner = inner
         self._on_end = on_end
+        self._on_item = on_item
 
     def __getattr__(self, name: str) -> Any:  # last_context and friends
         return getattr(self._inner, name)
@@ -272,17 +344,21 @@ class _EndOfStreamWatch:
 
     async def __anext__(self) -> Any:
         try:
-            return await self._inner.__anext__()
+            item = await self._inner.__anext__()
         except BaseException:
             self._on_end()
             raise
+        self._on_item(item)
+        return item
 
     async def receive(self) -> Any:
         try:
-            return await self._inner.receive()
+            item = await self._inner.receive()
         except BaseException:
             self._on_end()
             raise
+        self._on_item(item)
+        return item
 
     async def aclose(self) -> None:
         self._on_end()
@@ -340,10 +416,19 @@ def _paged(method: str, field: str) -> Callable[[Any], Awaitable[list[Any]]]:
     return fetch
 
 
-def _tool_meta(tool: Any) -> ToolMeta:
-    hint = tool.annotations.read_only_hint if tool.annotations is not None else None
+def _tool_meta(tool: Any, raw_hint: Any) -> ToolMeta:
+    """`raw_hint` is the hint as the JSON carried it: the SDK's parsed value is not trusted
+    (it turns "true" and 1 into True), and a hint never seen on the wire counts as absent."""
+    notice = None
+    if isinstance(raw_hint, bool):
+        hint: bool | None = raw_hint
+    else:
+        hint = None
+        if raw_hint is not _ABSENT and raw_hint is not None:
+            notice = (f"tool {tool.name!r}: readOnlyHint is {json.dumps(raw_hint, default=str)[:40]}, not a JSON boolean; it is "
+                      "ignored and the tool asks before it runs (the server should send true or false)")
     return ToolMeta(name=tool.name, description=tool.description or "", input_schema=dict(tool.input_schema or {}),
-                    read_only_hint=hint if isinstance(hint, bool) else None, title=tool.title)
+                    read_only_hint=hint, title=tool.title, notice=notice)
 
 
 def _resource_meta(resource: Any) -> ResourceMeta:

@@ -78,6 +78,7 @@ class ServerEntry:
     accepted: tuple[ToolMeta, ...] = ()
     drifted: tuple[str, ...] = ()
     dropped: tuple[str, ...] = ()
+    notices: tuple[str, ...] = ()
     last_error: str | None = None
     watcher: asyncio.Task[None] | None = None
     refreshing: asyncio.Task[None] | None = None
@@ -478,6 +479,7 @@ class McpManager:
         entry.accepted = tuple(sorted(accepted, key=lambda t: t.name))
         entry.drifted = tuple(sorted(t.name for t in held))
         entry.dropped = tuple(dropped)
+        entry.notices = tuple(t.notice for t in usable if t.notice)
         if newly:
             self._emit("mcp_tool_drift", {"server": server.name, "tools": newly,
                                           "advice": f"atomic-agent mcp approve {server.name}"})
@@ -496,7 +498,7 @@ class McpManager:
         connection = entry.connection
         return ServerStatus(entry.config.name, entry.status, entry.config.transport.kind, entry.config.trust,
                             tools=tuple(qualify(entry.config.name, t.name) for t in entry.accepted),
-                            drifted=entry.drifted, dropped=entry.dropped, last_error=entry.last_error,
+                            drifted=entry.drifted, dropped=entry.dropped, notices=entry.notices, last_error=entry.last_error,
                             server_info=connection.server_info if connection is not None else None,
                             resources=len(entry.catalog.resources), prompts=len(entry.catalog.prompts))
 

@@ -8,11 +8,14 @@ here writes and nothing imports Textual.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import attrs
 
 from .memory_contract import MEMORY_SERVICE, MEMORY_VIEWS_SERVICE, Memory
+
+if TYPE_CHECKING:
+    from atomic_agent.api import RuntimeView
 
 CHANNELS = ("profile", "notes", "links", "status")
 LIST_LIMIT = 500
@@ -37,7 +40,7 @@ def _preview(text: str, limit: int = PREVIEW_CHARS) -> str:
 
 
 class MemoryPanelOrchestrator:
-    def __init__(self, runtime: Any) -> None:
+    def __init__(self, runtime: RuntimeView) -> None:
         self.runtime = runtime
 
     @property

@@ -13,7 +13,7 @@ TOOL_CHOICES = ("auto", "required", "none")
 ALLOWED_KEYS = frozenset({
     "id", "kind", "label", "preset", "baseUrl", "model", "apiKeyEnv", "apiKeyHeader", "headers", "maxTokens",
     "temperature", "timeoutS", "retries", "retryMaxWaitS", "toolChoice", "assistantPrefill", "stream",
-    "contextWindow", "pricing", "extraBody", "embeddingModel", "toolTransport",
+    "contextWindow", "pricing", "extraBody", "embeddingModel", "toolTransport", "vision",
 })
 
 
@@ -54,6 +54,7 @@ class Endpoint:
     extra_body: Mapping[str, Any] = attrs.field(factory=dict)
     embedding_model: str = ""
     transport: str = "native_tools"
+    vision: bool | None = None  # the entry's `vision` (the model takes images); None: not said
 
     def url(self, path: str) -> str:
         return self.base_url + "/" + path.lstrip("/")
@@ -136,6 +137,9 @@ def resolve_endpoint(entry: Mapping[str, Any], environ: Mapping[str, str]) -> En
         raise EntryError(f"provider {pid!r}: `extraBody` must be an object merged into every request body")
     temperature = _number(entry, "temperature", None, 0, 5)
     window = _number(entry, "contextWindow", None, 128, 100_000_000, integer=True)
+    vision = entry.get("vision")
+    if vision is not None and not isinstance(vision, bool):
+        raise EntryError(f"provider {pid!r}: `vision` must be true (the model takes images) or false")
     return Endpoint(
         provider_id=pid, base_url=base_url, model=model, api_key=api_key, api_key_env=key_env,
         api_key_header=_text(entry, "apiKeyHeader") or preset.api_key_header,
@@ -147,4 +151,5 @@ def resolve_endpoint(entry: Mapping[str, Any], environ: Mapping[str, str]) -> En
         retry_max_wait_s=float(_number(entry, "retryMaxWaitS", 30, 0, 3600)),
         tool_choice=tool_choice, assistant_prefill=_text(entry, "assistantPrefill"), stream=stream,
         context_window=window, pricing=_pricing(entry), extra_body=dict(extra),
-        embedding_model=_text(entry, "embeddingModel"), transport=_text(entry, "toolTransport", "native_tools"))
+        embedding_model=_text(entry, "embeddingModel"), transport=_text(entry, "toolTransport", "native_tools"),
+        vision=vision)

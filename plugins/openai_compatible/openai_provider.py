@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from typing import Any
 
 from atomic_agent.api import Completion, CompletionRequest, ProviderCapabilities
@@ -21,6 +21,7 @@ from .chat_response import completion_from_chat
 from .chat_stream import ChatStreamAccumulator, StreamErrorEvent
 from .endpoint_entry import Endpoint
 from .http_errors import OpenAiHttpError, error_from_response, network_error
+from .image_request import advertised_vision
 from .openrouter_catalog import catalog_model
 from .retry_policy import send_with_retry
 from .tool_functions import tools_payload
@@ -39,7 +40,9 @@ class OpenAiCompatibleProvider:
         self.mode = "local" if endpoint.local else "cloud"
         self.max_tokens = endpoint.max_tokens
         self.temperature = endpoint.temperature if endpoint.temperature is not None else 0.2
-        self.capabilities = ProviderCapabilities(transport=endpoint.transport, slot_affinity=False, embeddings=True)
+        vision, self._vision_source = advertised_vision(endpoint)
+        self.capabilities = ProviderCapabilities(transport=endpoint.transport, slot_affinity=False, vision=vision,
+                                                 embeddings=True)
         self._sleep = sleep
         self._headers = auth_headers(endpoint.api_key, endpoint.api_key_header, endpoint.headers)
         self._http = httpx.AsyncClient(timeout=httpx.Timeout(endpoint.timeout_s, connect=min(endpoint.timeout_s, 10.0)),
@@ -130,6 +133,31 @@ class OpenAiCompatibleProvider:
             raise OpenAiHttpError(f"the stream from provider {ep.provider_id!r} at {url} ended after {acc.chunks} "
                                   "chunks without a finish reason or [DONE]", status=None, url=url)
         return acc.response()
+
+    # -- the optional vision capability (plugins/vision/vision_contract.py ImageDescriber) ----------
+    async def vision_support(self, refresh: bool = False) -> tuple[bool, str]:
+        return self.capabilities.vision, self._vision_source
+
+    async def describe_images(self, prompt: str, images: Sequence[tuple[str, bytes]], *, max_images: int,
+                              max_tokens: int = 512, assume_vision: bool = False) -> str:
+        """One non-streaming chat completion with the images as `image_url` data URIs."""
+        from atomic_agent.api import ProviderError
+
+        from .image_request import image_chat_body, image_reply
+
+        if not images:
+            raise ValueError("no image to describe")
+        if len(images) > max_images:
+            raise ValueError(f"{len(images)} images in one call; at most {max_images} (vision.maxImagesPerCall)")
+        ep = self.endpoint
+        if not (assume_vision or self.capabilities.vision):
+            raise ProviderError(f"provider {ep.provider_id!r} ({ep.model}) does not advertise vision; set "
+                                "\"vision\": true in its llm.providers entry if the model takes images",
+                                error_type="vision_unsupported")
+        url = ep.url("chat/completions")
+        body = image_chat_body(ep, prompt, images, min(max_tokens, ep.max_tokens))
+        data = await send_with_retry(lambda: self._post_json(url, body), ep.retries, ep.retry_max_wait_s, self._sleep)
+        return image_reply(data, url)
 
     # -- embeddings and discovery ------------------------------------------------------------------
     async def embed(self, texts: list[str]) -> list[list[float]]:

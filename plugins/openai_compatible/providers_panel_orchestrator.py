@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import attrs
 
@@ -21,6 +21,9 @@ from .fallback_chain import declared_links, effective_chain, fixed_positions
 from .key_variables import default_key_env, key_env
 from .vendor_presets import PRESETS, PRESETS_BY_ID
 from .verify_key import VerifyTarget, VerifyVerdict, verify_provider_key
+
+if TYPE_CHECKING:
+    from atomic_agent.api import RuntimeView
 
 KIND = "openai-compatible"
 PRESET_IDS = tuple(p.id for p in PRESETS)
@@ -65,7 +68,7 @@ def _without(verdict: VerifyVerdict, key: str) -> VerifyVerdict:
 
 
 class ProvidersPanelOrchestrator:
-    def __init__(self, runtime: Any) -> None:
+    def __init__(self, runtime: RuntimeView) -> None:
         self.runtime = runtime
 
     @property

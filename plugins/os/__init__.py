@@ -73,8 +73,18 @@ def register_approval_categories() -> Iterable[ApprovalCategory]:
 def register_services() -> Iterable[ServiceSpec]:
     from atomic_agent.api import ServiceSpec
 
+    from .file_reads_contract import FILE_READS_SERVICE
     from .fs_approval.sensitive_taint import TAINT
+
+    def file_reads(runtime: RuntimeView) -> object:
+        from .fs.fs_env import FsEnv
+        from .fs.workspace_reads import WorkspaceReads
+
+        return WorkspaceReads(FsEnv(runtime))
 
     # which credential stores each session's tools read, for other plugins' egress checks (mcp)
     return [ServiceSpec("sensitive_reads", lambda runtime: TAINT,
-                        summary="the credential stores each session read (reads_of(session_id))")]
+                        summary="the credential stores each session read (reads_of(session_id))"),
+            # the fs tools' read guard plus workspace containment, for other plugins' tools (vision)
+            ServiceSpec(FILE_READS_SERVICE, file_reads,
+                        summary="admit_workspace_read(ctx, path, tool): the canonical path a tool may read")]

@@ -40,4 +40,13 @@ async def capabilities(request: Any) -> Any:
         "limits": {"maxPendingSteers": MAX_PENDING_STEERS, "maxParkedSteers": MAX_PARKED_STEERS,
                    "maxParkedSessions": MAX_PARKED_SESSIONS, "approvalTimeoutS": ctx.settings.approval_timeout_s,
                    "maxBodyBytes": ctx.settings.max_body_bytes},
+        "vision": vision_status(ctx.runtime),
     })
+
+
+def vision_status(runtime: Any) -> dict[str, Any] | None:
+    """The vision plugin's report (tool, caps, the provider's image capability); None without it."""
+    from atomic_agent.plugins.vision.vision_contract import VISION_SERVICE
+
+    service = runtime.service(VISION_SERVICE, None)
+    return service.status() if service is not None else None

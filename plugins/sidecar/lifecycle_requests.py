@@ -36,7 +36,16 @@ def capabilities(server: Any) -> dict[str, Any]:
         "tracing": server.tracing,
         "limits": {"maxLineBytes": server.limits.max_line_bytes, "maxPendingSteers": MAX_PENDING_STEERS,
                    "approvalTimeoutS": server.limits.approval_timeout_s},
+        "vision": _vision(server.runtime),
     }
+
+
+def _vision(runtime: Any) -> dict[str, Any] | None:
+    """The vision plugin's report (tool, caps, the provider's image capability); None without it."""
+    from atomic_agent.plugins.vision.vision_contract import VISION_SERVICE
+
+    service = runtime.service(VISION_SERVICE, None)
+    return service.status() if service is not None else None
 
 
 async def hello(server: Any, request: dict[str, Any]) -> dict[str, Any]:

@@ -9,13 +9,16 @@ from __future__ import annotations
 
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import attrs
 
 from .task_errors import TaskValidationError
 from .task_records import ACTIVE, STATUSES, TERMINAL, TaskRecord
 from .task_schedule import describe
+
+if TYPE_CHECKING:
+    from atomic_agent.api import RuntimeView
 
 SERVICE = "tasks"
 # what `f` cycles through: every task, the live ones, the finished ones, then each status alone
@@ -42,7 +45,7 @@ def when(ms: int | None) -> str:
 
 
 class TasksPanelOrchestrator:
-    def __init__(self, runtime: Any) -> None:
+    def __init__(self, runtime: RuntimeView) -> None:
         self.runtime = runtime
 
     @property

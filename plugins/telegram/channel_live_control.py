@@ -1,174 +1,92 @@
-"""Live control of the Telegram channel: enable/disable, token, owner, pairing, restart.
+"""Live control of the Telegram channel: enable/disable, token, restart, and the settings
+another process changed.
 
 Every operation persists first (config.json through the config loader, the token in
 `.env`) and then applies to the running channel. Changes another process made (the CLI)
-are picked up at the polling loop's next cycle, by the files' modification times. A mixin
-of TelegramChannel: it works on the channel's own state.
+are picked up at the polling loop's next cycle (`follow_files`), by the files'
+modification times.
 """
 
 from __future__ import annotations
 
-import os
-import sys
+from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from .bot_token import clear_token, store_token
-from .channel_states import DISABLED, DISABLED_REASON, DOWN, MISSING_TOKEN, STOPPED, UP
-from .pairing_window import DEFAULT_WINDOW_S, close_window, open_window, window_open
-from .telegram_config import persist_settings, read_settings
-
-if TYPE_CHECKING:
-    from atomic_agent.api import RuntimeView
+from .channel_settings import ChannelSettings
+from .channel_states import DISABLED, DISABLED_REASON, DOWN, MISSING_TOKEN, STOPPED
+from .owner_pairing import OwnerPairing
+from .pairing_window import DEFAULT_WINDOW_S
+from .polling_link import PollingLink
 
 CONTROL_ACTIONS = ("status", "enable", "disable", "restart", "pair", "cancel_pairing", "clear_owner", "set_token",
                    "clear_token")
 
 
 class ChannelLiveControl:
-    """Needs from the channel: runtime, state_dir, settings, owner_user_id, state, reason,
-    bridge, status(), scrub(), _start_polling(), _stop_polling(), _release(), _set()."""
+    def __init__(self, state_dir: Path, settings: ChannelSettings, link: PollingLink, pairing: OwnerPairing,
+                 status: Callable[[], dict[str, Any]]) -> None:
+        self._state_dir = state_dir
+        self._settings = settings
+        self._link = link
+        self._pairing = pairing
+        self._status = status
 
-    runtime: RuntimeView
-    state_dir: Path
-    settings: Any
-    owner_user_id: int | None
-    state: str
-    reason: str
-    bridge: Any
-    _stamps: tuple[float, float]
-    _token: str | None
-    _poll_task: Any
-    _generation: int
-
-    if TYPE_CHECKING:  # TelegramChannel's own methods, declared for the type checker only
-        def status(self) -> dict[str, Any]: ...
-        def scrub(self, text: str) -> str: ...
-        async def _start_polling(self, raise_lock: bool = False) -> None: ...
-        async def _stop_polling(self, state: str, reason: str) -> None: ...
-        async def _release(self, state: str, reason: str) -> None: ...
-        def _set(self, state: str, reason: str) -> None: ...
-
-    # -- settings changed by another process (the CLI) ---------------------------------------
-    def _file_stamps(self) -> tuple[float, float]:
-        out = []
-        for path in (self.state_dir / "config.json", self.state_dir / ".env"):
-            try:
-                out.append(os.stat(path).st_mtime_ns)
-            except OSError:
-                out.append(0)
-        return (out[0], out[1])
-
-    async def _refresh_settings(self) -> None:
-        stamps = self._file_stamps()
-        if stamps == self._stamps:
-            return
-        config_changed, env_changed = stamps[0] != self._stamps[0], stamps[1] != self._stamps[1]
-        self._stamps = stamps
+    async def follow_files(self) -> None:
+        """At each polling cycle: apply what another process changed (it may end this run)."""
+        config_changed, env_changed = self._settings.changed_files()
         if config_changed:
-            self._reload_settings()
-            if not self.settings.enabled:
-                self._end_run()  # this loop ends itself
-                await self._release(DISABLED, DISABLED_REASON)
+            self._settings.reload()
+            if not self._settings.current.enabled:
+                self._link.end_run()  # this loop ends itself
+                await self._link.release(DISABLED, DISABLED_REASON)
                 return
         if env_changed:  # a new token, or `atomic-agent telegram restart`
-            self._end_run()
-            await self._release(DOWN, "the token file changed; restarting")
-            await self._start_polling()
-
-    def _end_run(self) -> None:
-        """Called from inside the polling loop: its run is over (it is not cancelled)."""
-        self._poll_task = None
-        self._generation += 1
-
-    def _reload_settings(self) -> None:
-        blocks = getattr(self.runtime, "config_blocks", None)
-        path = getattr(self.runtime.config, "path", None)
-        if blocks is None or path is None:
-            return
-        try:
-            self.settings = read_settings(Path(path), blocks)
-        except Exception as exc:
-            print(f"atomic-agent: telegram settings not reloaded: {exc}", file=sys.stderr)
-            return
-        self.owner_user_id = self.settings.owner_user_id
-
-    def _persist(self, **changes: Any) -> None:
-        blocks = getattr(self.runtime, "config_blocks", None)
-        path = getattr(self.runtime.config, "path", None)
-        if blocks is not None and path is not None:
-            persist_settings(Path(path), blocks, **changes)
-            self._stamps = self._file_stamps()
-        self._reload_settings_from(changes)
-
-    def _reload_settings_from(self, changes: dict[str, Any]) -> None:
-        import attrs
-
-        fields = {"enabled": "enabled", "ownerUserId": "owner_user_id", "parseMode": "parse_mode"}
-        self.settings = attrs.evolve(self.settings, **{fields[k]: v for k, v in changes.items() if k in fields})
-        self.owner_user_id = self.settings.owner_user_id
-
-    # -- pairing and live control -------------------------------------------------------------
-    def pairing_open(self) -> bool:
-        return window_open(self.state_dir)
-
-    def start_pairing(self, seconds: float = DEFAULT_WINDOW_S) -> float:
-        if self.state != UP:
-            raise RuntimeError(f"pairing needs the channel up (it is {self.state}: {self.scrub(self.reason)})")
-        return open_window(self.state_dir, seconds)
-
-    def cancel_pairing(self) -> None:
-        close_window(self.state_dir)
-
-    async def claim_owner(self, user_id: int) -> None:
-        close_window(self.state_dir)
-        await self.set_owner(user_id)
-
-    async def set_owner(self, user_id: int | None) -> None:
-        """Persist, then apply: the bridge and the owner check read the live value."""
-        self._persist(ownerUserId=user_id)
-        self.bridge.deny_all("owner_changed")
+            self._link.end_run()
+            await self._link.release(DOWN, "the token file changed; restarting")
+            await self._link.start()
 
     async def set_enabled(self, enabled: bool) -> dict[str, Any]:
-        self._persist(enabled=enabled)
+        self._settings.persist(enabled=enabled)
         if enabled:
-            await self._start_polling()
+            await self._link.start()
         else:
-            await self._stop_polling(DISABLED, DISABLED_REASON)
-        return self.status()
+            await self._link.stop(DISABLED, DISABLED_REASON)
+        return self._status()
 
     async def set_token(self, token: str | None) -> dict[str, Any]:
         if token is None:
-            clear_token(self.state_dir)
+            clear_token(self._state_dir)
         else:
-            store_token(self.state_dir, token)
-        self._stamps = self._file_stamps()
-        if self._poll_task is not None or (token is not None and self.settings.enabled):
+            store_token(self._state_dir, token)
+        self._settings.restamp()
+        if self._link.polling or (token is not None and self._settings.current.enabled):
             return await self.restart()
         if token is None:
-            await self._stop_polling(DOWN if self.settings.enabled else DISABLED, MISSING_TOKEN)
-        return self.status()
+            await self._link.stop(DOWN if self._settings.current.enabled else DISABLED, MISSING_TOKEN)
+        return self._status()
 
     async def restart(self) -> dict[str, Any]:
-        await self._stop_polling(STOPPED, "restarting")
-        if self.settings.enabled:
-            await self._start_polling()
+        await self._link.stop(STOPPED, "restarting")
+        if self._settings.current.enabled:
+            await self._link.start()
         else:
-            self._set(DISABLED, DISABLED_REASON)
-        return self.status()
+            self._link.set(DISABLED, DISABLED_REASON)
+        return self._status()
 
     async def control(self, action: str, *, token: str | None = None, seconds: float | None = None) -> dict[str, Any]:
         """One live-control operation by name (what the sidecar and serve expose): persisted
         first, then applied; the channel's status after it. ValueError names a bad request."""
         if action == "status":
-            return self.status()
+            return self._status()
         if action in ("enable", "disable"):
             return await self.set_enabled(action == "enable")
         if action == "restart":
             return await self.restart()
         if action == "clear_owner":
-            await self.set_owner(None)
-            return self.status()
+            await self._pairing.set_owner(None)
+            return self._status()
         if action == "clear_token":
             return await self.set_token(None)
         if action == "set_token":
@@ -177,12 +95,11 @@ class ChannelLiveControl:
             return await self.set_token(token)
         if action == "pair":
             try:
-                self.start_pairing(seconds or DEFAULT_WINDOW_S)
+                self._pairing.start(seconds or DEFAULT_WINDOW_S)
             except RuntimeError as exc:
                 raise ValueError(str(exc)) from None
-            return self.status()
+            return self._status()
         if action == "cancel_pairing":
-            self.cancel_pairing()
-            return self.status()
+            self._pairing.cancel()
+            return self._status()
         raise ValueError(f"unknown telegram action {action!r}; one of {', '.join(CONTROL_ACTIONS)}")
-

@@ -6,7 +6,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from .bot_token import dotenv_mode_problem, dotenv_path, read_token
-from .delivery_store import UNCERTAIN, db_path
+from .delivery_store import DB_FILE, UNCERTAIN, db_path
 from .instance_lock import holder_pid
 from .telegram_config import TELEGRAM_BLOCK
 
@@ -40,13 +40,45 @@ def uncertain_count(state_dir: Path) -> int:
         conn.close()
 
 
+def newer_store_finding(state_dir: Path) -> DoctorFinding | None:
+    """telegram.sqlite written by a newer build: the channel refuses it, so say so with what to do
+    (whether or not telegram is enabled now: enabling it would fail on it)."""
+    import sqlite3
+
+    from atomic_agent import __version__
+    from atomic_agent.api import DoctorFinding, open_sqlite_read_only, sqlite_migrations
+
+    from .delivery_schema import MIGRATIONS
+
+    path = db_path(state_dir)
+    if not path.exists():
+        return None
+    try:
+        conn = open_sqlite_read_only(path)
+        try:
+            schema = sqlite_migrations.read_schema_state(conn)
+        finally:
+            conn.close()
+    except sqlite3.Error:
+        return None  # damage is the generic database check's finding
+    newer = schema.newer_than(MIGRATIONS)
+    if newer is None:
+        return None
+    upgrade = f"upgrade atomic-agent to {schema.writer} or later" if schema.writer else "upgrade atomic-agent"
+    return DoctorFinding(DB_FILE, "error", f"written by a newer atomic-agent ({newer}); this build ({__version__}) "
+                         f"knows schema version {len(MIGRATIONS)} and the Telegram channel refuses the file",
+                         f"{upgrade}, or use another state directory. Do not move it aside: it is not damaged, and "
+                         "its delivery records (what reached the phone) are the newer build's", str(path))
+
+
 def telegram_findings(state_dir: Path) -> list[DoctorFinding]:
     from atomic_agent.api import DoctorFinding
 
+    newer = newer_store_finding(state_dir)
     block = _block(state_dir)
     if block is None or not block.get("enabled"):
-        return []
-    findings = []
+        return [newer] if newer is not None else []
+    findings = [newer] if newer is not None else []
     if read_token(state_dir) is None:
         findings.append(DoctorFinding("telegram token", "error", "telegram.enabled is true but no TELEGRAM_BOT_TOKEN "
                                       "is stored", "run `atomic-agent telegram token`", str(dotenv_path(state_dir))))

@@ -9,16 +9,19 @@ Nothing here imports Textual.
 from __future__ import annotations
 
 import time
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .bot_token import check_token_shape
 from .pairing_window import DEFAULT_WINDOW_S, window_closes_at
+
+if TYPE_CHECKING:
+    from atomic_agent.api import RuntimeView
 
 SERVICE = "telegram"
 
 
 class TelegramPanelOrchestrator:
-    def __init__(self, runtime: Any) -> None:
+    def __init__(self, runtime: RuntimeView) -> None:
         self.runtime = runtime
 
     @property

@@ -1,7 +1,7 @@
 """`trace replay`: rebuild the stable prefix from the current runtime and check a trace for drift.
 
 A postmortem for dropped cache hits, not a simulator: it compares prompt prefixes only. The
-prefix comes from the core's prompt builder (`rebuild_stable_prefix`: today's tools,
+prefix comes from the core's prompt builder (`trace_replay.rebuild_stable_prefix`: today's tools,
 templates and config with the profile the trace recorded).
 """
 
@@ -52,9 +52,9 @@ def replay_prefix_drift(state_dir: Path, session_id: str, *, step: int | None = 
             f"there is no salt at {traces.salt_path}, so the recorded hashes cannot be compared; "
             "replay a trace under the state dir that recorded it")
     if rebuild is None:
-        from atomic_agent.api import rebuild_stable_prefix  # looked up now: tests stand one in
+        from atomic_agent.api import trace_replay
 
-        rebuild = rebuild_stable_prefix
+        rebuild = trace_replay.rebuild_stable_prefix  # looked up now: tests stand one in
     prefix = rebuild(Path(state_dir), resolved_id)
     current = traces.hash_prefix(prefix, salt)
     drifts = compare_prefix_hashes(read_trace(path).events, current, step=step, turn=turn)

@@ -39,8 +39,8 @@ def failing_cloud_runtime(tmp_path: Path, llama_url: str) -> Iterator[tuple[Runt
                            "apiKeyEnv": "TEST_CLOUD_KEY", "retries": 0},
                           {"id": "local", "kind": "llama-server"}],
             "activeTextProvider": "cloud"}}))
-        # the style is chosen for the primary (a cloud model: `full`) and a failover keeps the
-        # step's prompt; the 135M model that answers here needs the coached one, so the test says so
+        # coached for both links, so this test is about the transport switch alone; that a failover
+        # renders each link in its own style is test_runtime_provider_wiring's (scripted links)
         env = {"TEST_CLOUD_KEY": "k", "ATOMIC_AGENT_LLAMA_URL": llama_url, "ATOMIC_AGENT_MAX_STEPS": "3",
                "ATOMIC_AGENT_SEED": "7", "ATOMIC_AGENT_PROMPT_STYLE": "coached"}
         host = fresh_plugin_host()

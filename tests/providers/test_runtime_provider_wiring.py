@@ -105,3 +105,45 @@ async def test_usage_of_each_completion_is_traced_per_turn(tmp_path):
     usage = [e for e in trace(tmp_path / "s", result.session_id) if e["type"] == "llm_usage"]
     assert len(usage) == 1
     assert usage[0]["provider"] == "c" and usage[0]["costUsd"] == 0.001 and usage[0]["turnIndex"] == result.turn_index
+
+
+async def test_failover_renders_the_prompt_in_the_fallback_links_own_style(tmp_path):
+    """A cloud primary resolves `prompt.style: auto` to full; its small local fallback needs the
+    coached prompt, and gets it, rendered for the same step (and framed for its own model)."""
+    from atomic_agent.prompt.build_stable_prefix import build_stable_prefix, default_capabilities
+
+    built = Built()
+    cloud = ScriptedProvider(transport="native_tools", model_alias="big-cloud-model",
+                             script=[ProviderError("busy", status=503, url="http://c")], slot=-1)
+    local = ScriptedProvider(transport="grammar", model_alias="SmolLM2-135M-Instruct",
+                             default=calls(("reply", {"text": "from local"})))
+    llm = {"providers": [{"id": "c", "kind": "cloudish"}, {"id": "local", "kind": "llama-server"}]}
+    with booted(tmp_path / "s", llm, kinds(built, cloud=lambda e: cloud, llama=lambda e: local)) as ctx:
+        rt = Runtime(ctx)
+        plan = await rt.prompt_plan()
+        result = await rt.run_turn("hi there", working_dir=tmp_path)
+        coached = build_stable_prefix(plan.env, rt.registry, default_capabilities(tmp_path),
+                                      max_calls=rt.config.agent.max_parallel_tool_calls, style="coached")
+        await rt.close()
+    assert plan.style.name == "full" and result.status == "done" and result.reply == "from local"
+    asked, served = cloud.requests[0], local.requests[0]
+    assert asked.style == "full" and served.style == "coached"
+    assert served.parts is not None and asked.parts is not None
+    assert served.parts[0] == coached != asked.parts[0]
+    assert served.parts[1] != asked.parts[1] and "hi there" in served.parts[1]
+    # framed for the local model's own chat markers, with the grammar for its calls
+    assert served.prompt.startswith("<|im_start|>system\n" + coached) and served.grammar
+
+
+async def test_failover_keeps_the_prompt_when_the_link_wants_the_same_style(tmp_path):
+    built = Built()
+    cloud = ScriptedProvider(transport="native_tools", script=[ProviderError("busy", status=503)], slot=-1)
+    local = ScriptedProvider(transport="grammar", model_alias="another-big-model",
+                             default=calls(("reply", {"text": "from local"})))
+    llm = {"providers": [{"id": "c", "kind": "cloudish"}, {"id": "local", "kind": "llama-server"}]}
+    with booted(tmp_path / "s", llm, kinds(built, cloud=lambda e: cloud, llama=lambda e: local)) as ctx:
+        rt = Runtime(ctx)
+        await rt.run_turn("hi", working_dir=tmp_path)
+        await rt.close()
+    assert cloud.requests[0].style == local.requests[0].style == "full"
+    assert cloud.requests[0].parts == local.requests[0].parts

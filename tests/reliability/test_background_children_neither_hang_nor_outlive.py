@@ -120,3 +120,104 @@ def test_background_children_a_detached_child_dies_with_the_agent(tmp_path: Path
     finally:
         agent.kill()
         agent.wait()
+
+
+def _bg_bare(pidfile: Path) -> str:
+    """`_bg` with absolute paths: it runs with an empty environment (no PATH)."""
+    return f"/bin/sh -c 'echo $$ > {pidfile}; exec /bin/sleep 300'"
+
+
+_DAEMON = ("import os, sys, time; os.fork() and os._exit(0); os.setsid(); os.fork() and os._exit(0); "
+           "open(sys.argv[1], 'w').write(str(os.getpid())); [os.close(fd) for fd in (0, 1, 2)]; time.sleep(300)")
+
+# children that clear their environment (no tree token) and leave their parent: init would adopt them
+UNMARKED_ESCAPES = {
+    "env-i-setsid-f": "env -i /usr/bin/setsid -f {bg} > /dev/null 2>&1",
+    "env-i-double-fork": "env -i /bin/sh -c '(/usr/bin/setsid {bg} > /dev/null 2>&1 &)'",
+    "env-i-python-daemon": f"env -i {sys.executable} -c \"{_DAEMON}\" {{pidfile}}",
+    "env-i-nohup-setsid": "(env -i /usr/bin/nohup /usr/bin/setsid {bg} > /dev/null 2>&1 &)",
+}
+
+
+def _unmarked(escape: str, pidfile: Path) -> str:
+    bg = _bg_bare(pidfile).replace("'", "'\\''") if escape == "env-i-double-fork" else _bg_bare(pidfile)
+    return UNMARKED_ESCAPES[escape].format(bg=bg, pidfile=pidfile)
+
+
+@pytest.mark.parametrize("how", ["cancel", "timeout"])
+@pytest.mark.parametrize("escape", sorted(UNMARKED_ESCAPES))
+async def test_background_children_a_stop_kills_an_orphan_without_the_token(tmp_path: Path, how: str,
+                                                                             escape: str) -> None:
+    """Cleared environment plus a new parent: the agent, as subreaper, adopts it and the sweep finds it."""
+    pidfile = tmp_path / "bg.pid"
+    cancelled = asyncio.Event()
+    line = _unmarked(escape, pidfile) + "; sleep 300"
+    run = asyncio.ensure_future(run_process(["bash", "-c", line], cwd=tmp_path, env=dict(os.environ),
+                                            timeout_s=2.0 if how == "timeout" else TIMEOUT_S, cancelled=cancelled))
+    pid = await asyncio.to_thread(_pid_from, pidfile)
+    assert pid is not None and alive(pid)
+    assert b"ATOMIC_AGENT_PROCESS_TREE" not in Path(f"/proc/{pid}/environ").read_bytes()
+    if how == "cancel":
+        cancelled.set()
+    outcome = await asyncio.wait_for(run, PROMPT_S + 5)
+    assert outcome.cancelled if how == "cancel" else outcome.timed_out
+    assert gone_soon(pid), f"{escape}: {pid} survived the {how}"
+
+
+async def test_background_children_the_agents_own_children_survive_a_sweep(tmp_path: Path) -> None:
+    """A helper the agent starts itself during a command (in its own session, no token) is not the command's."""
+    pidfile = tmp_path / "bg.pid"
+    cancelled = asyncio.Event()
+    run = asyncio.ensure_future(run_process(["bash", "-c", _unmarked("env-i-setsid-f", pidfile) + "; sleep 300"],
+                                            cwd=tmp_path, env=dict(os.environ), timeout_s=TIMEOUT_S,
+                                            cancelled=cancelled))
+    pid = await asyncio.to_thread(_pid_from, pidfile)
+    helper = subprocess.Popen(["sleep", "300"], env={})  # like ripgrep or a stdio MCP server
+    try:
+        cancelled.set()
+        await asyncio.wait_for(run, PROMPT_S + 5)
+        assert pid is not None and gone_soon(pid)
+        assert helper.poll() is None and alive(helper.pid)
+    finally:
+        helper.kill()
+        helper.wait()
+
+
+@pytest.mark.parametrize("escape", ["env-i-setsid-f", "env-i-python-daemon"])
+def test_background_children_an_orphan_without_the_token_dies_with_the_agent(tmp_path: Path, escape: str) -> None:
+    pidfile = tmp_path / "bg.pid"
+    program = textwrap.dedent(f"""
+        import asyncio, os, sys
+        from pathlib import Path
+        from atomic_agent.plugins.os.shell.process_runner import run_process
+        out = asyncio.run(run_process(["sh", "-c", {_unmarked(escape, pidfile)!r}], cwd=Path("{tmp_path}"),
+                                      env=dict(os.environ), timeout_s=60))
+        print("returned", out.exit_code, flush=True)
+        sys.stdin.readline()
+    """)
+    agent = subprocess.Popen([sys.executable, "-c", program], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                             text=True, cwd=Path(__file__).resolve().parents[2])
+    assert agent.stdin is not None and agent.stdout is not None
+    try:
+        assert agent.stdout.readline().strip() == "returned 0"
+        pid = _pid_from(pidfile)
+        assert pid is not None and alive(pid)
+        agent.stdin.close()
+        assert agent.wait(timeout=30) == 0
+        assert gone_soon(pid), f"{escape}: the orphan outlived the agent"
+    finally:
+        agent.kill()
+        agent.wait()
+
+
+async def test_background_children_an_adopted_orphan_that_exits_is_reaped(tmp_path: Path) -> None:
+    """As subreaper the agent inherits the orphans' zombies too: later commands collect them."""
+    pidfile = tmp_path / "bg.pid"
+    line = f"env -i /usr/bin/setsid -f /bin/sh -c 'echo $$ > {pidfile}; exec /bin/sleep 0.2' > /dev/null 2>&1"
+    assert (await run_process(["bash", "-c", line], cwd=tmp_path, env=dict(os.environ), timeout_s=30)).ok
+    pid = await asyncio.to_thread(_pid_from, pidfile)
+    assert pid is not None
+    await asyncio.to_thread(gone_soon, pid)
+    for _ in range(2):  # a zombie is collected when a second look still finds it one
+        await run_process(["true"], cwd=tmp_path, env=dict(os.environ), timeout_s=30)
+    assert not Path(f"/proc/{pid}").exists(), "the adopted orphan's zombie was never reaped"

@@ -14,9 +14,9 @@ import pytest
 
 from atomic_agent.cli.main import main
 from atomic_agent.reliability.failure_taxonomy import environment_kind
-from atomic_agent.sessions import session_store
 from atomic_agent.sessions.session_store import SessionStore
 from atomic_agent.sessions.store_errors import SessionStoreError, SessionStoreFullError
+from atomic_agent.storage import sqlite_store
 
 FULL = [
     pytest.param(lambda: sqlite3.OperationalError("database or disk is full"), id="sqlite-full"),
@@ -33,15 +33,14 @@ def _failing(make: Any) -> Any:
 
 
 @pytest.mark.parametrize("make", FULL)
-@pytest.mark.parametrize("where", ["open_sqlite", "migrate"])
+@pytest.mark.parametrize("where", ["open_sqlite", "schema_read", "migrate"])
 def test_full_disk_opening_sessions_is_reported_as_full_not_damage(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
                                                                    make: Any, where: str) -> None:
     SessionStore(tmp_path).close()  # an intact database
     if where == "open_sqlite":
-        monkeypatch.setattr(session_store, "open_sqlite", _failing(make))
-    else:
-        monkeypatch.setattr("atomic_agent.storage.sqlite_migrations.migrate", _failing(make))
-        monkeypatch.setattr("atomic_agent.storage.sqlite_migrations.check_not_newer", _failing(make))
+        monkeypatch.setattr(sqlite_store, "open_sqlite", _failing(make))
+    else:  # the sessions store opens through SqliteStore: its schema read, then its migration step
+        monkeypatch.setattr(sqlite_store, "migrate" if where == "migrate" else "read_schema_state", _failing(make))
     with pytest.raises(SessionStoreFullError) as caught:
         SessionStore(tmp_path)
     message = str(caught.value)
@@ -56,7 +55,7 @@ def test_full_disk_run_says_the_disk_is_full(tmp_path: Path, monkeypatch: pytest
     state = tmp_path / "state"
     state.mkdir()
     SessionStore(state).close()
-    monkeypatch.setattr(session_store, "open_sqlite", _failing(make))
+    monkeypatch.setattr(sqlite_store, "open_sqlite", _failing(make))
     with pytest.raises(SystemExit) as exited:
         main(["--state-dir", str(state), "run", "hello"])
     err = capsys.readouterr().err
@@ -73,7 +72,7 @@ def test_full_disk_run_says_the_disk_is_full(tmp_path: Path, monkeypatch: pytest
 def test_full_disk_siblings_read_only_and_locked_are_not_damage_either(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
                                                                        make: Any, said: str) -> None:
     SessionStore(tmp_path).close()
-    monkeypatch.setattr(session_store, "open_sqlite", _failing(make))
+    monkeypatch.setattr(sqlite_store, "open_sqlite", _failing(make))
     with pytest.raises(SessionStoreError) as caught:
         SessionStore(tmp_path)
     assert said in str(caught.value) and "move-aside" not in str(caught.value)

@@ -67,7 +67,21 @@ class FakeLlamaHandler(BaseHTTPRequestHandler):
             if not isinstance(body, dict):
                 return self._error(HttpFault(400, "the request body must be a JSON object", "invalid_request_error"))
             return self._completion(body)
+        if method == "POST" and path == "/v1/chat/completions":
+            return self._image_chat(body)
         return self._error(HttpFault(404, "File Not Found", "not_found_error"))
+
+    def _image_chat(self, body: Any) -> None:
+        from .fake_image_chat import image_answer, image_request_problem
+
+        fake = self.fake
+        if not fake.vision:  # what a server started without --mmproj says
+            return self._error(HttpFault(500, "image input is not supported - hint: if this is unexpected, you may "
+                                              "need to provide the mmproj", "server_error"))
+        problem, seen = image_request_problem(body, require_thinking_off=fake.require_thinking_off)
+        if problem is not None:
+            return self._error(HttpFault(400, problem, "invalid_request_error"))
+        return self._json(200, image_answer(fake.vision_reply, seen, fake.model_alias))
 
     def _completion(self, body: dict[str, Any]) -> None:
         item = self.fake._next_item()

@@ -1,7 +1,7 @@
 """A scripted stand-in for llama-server on a real loopback port, for sync and async tests alike.
 
 It answers /health, /props, /v1/models, /slots, /tokenize and /completion (JSON and SSE) in the real
-server's shapes, emulates each slot's prompt cache so `timings.cache_n` behaves like the real
+server's shapes, image requests on /v1/chat/completions (checked strictly, see fake_image_chat), emulates each slot's prompt cache so `timings.cache_n` behaves like the real
 thing, and plays a script of replies and faults, one item per /completion request::
 
     with FakeLlamaServer(script=["[...]", HttpFault.grammar_error()], n_ctx=4096) as fake:
@@ -80,6 +80,10 @@ class FakeLlamaServer:
         self.props_body = props
         self.n_params = n_params
         self.models_route = True
+        # /v1/chat/completions image requests (fake_image_chat): the answer's text, and whether
+        # thinking must be switched off in the request (llama-server adapter: yes)
+        self.vision_reply = "a fake description"
+        self.require_thinking_off = True
         self.loading = False
         self.requests: list[RecordedRequest] = []
         self._script: deque[ScriptItem] = deque(script)

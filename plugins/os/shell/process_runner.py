@@ -1,7 +1,7 @@
 """Run one child process with a timeout, output caps and whole-tree cancellation.
 
 The child starts in its own session, and its environment carries a tree token
-(process_tree), so a timeout or a cancelled turn kills everything it spawned (a `make` and
+(process_tree; orphans that cleared it come back to the agent as their subreaper), so a timeout or a cancelled turn kills everything it spawned (a `make` and
 its compilers, a pipeline, a `setsid` or double-forked child that left the group), not just
 the first process. The shell, git, proc and desktop tools all start their children here.
 
@@ -25,7 +25,18 @@ from pathlib import Path
 import attrs
 
 from .output_capture import CappedOutput
-from .process_tree import TREE_ENV, forget, new_tree_token, remember, signal_tree, tree_members
+from .process_tree import (
+    TREE_ENV,
+    become_subreaper,
+    forget,
+    new_tree_token,
+    own_children,
+    reap_adopted,
+    remember,
+    signal_tree,
+    ticks_now,
+    tree_members,
+)
 
 KILL_GRACE_S = 2.0  # SIGTERM first; SIGKILL when the tree is still there after this
 DRAIN_GRACE_S = 0.3  # after the child exited: what its pipes still deliver before holders are killed
@@ -113,6 +124,9 @@ async def run_process(argv: Sequence[str], *, cwd: Path, env: Mapping[str, str],
     programs that fork a long-lived helper holding them (clipboard owners)."""
     outcome = ProcessOutcome(CappedOutput(head_bytes, tail_bytes), CappedOutput(head_bytes // 2, tail_bytes // 2))
     token = new_tree_token()
+    become_subreaper()  # orphans that drop the token come back to us, to be found (process_tree)
+    before = frozenset(own_children())
+    spawned_at = ticks_now()
     try:
         proc = await asyncio.create_subprocess_exec(
             *argv, cwd=str(cwd), env={**env, TREE_ENV: token}, start_new_session=True,
@@ -122,7 +136,7 @@ async def run_process(argv: Sequence[str], *, cwd: Path, env: Mapping[str, str],
     except OSError as exc:
         outcome.spawn_error = _spawn_error(exc, argv, cwd)
         return outcome
-    remember(token)  # until it is known to be gone: the agent's exit sweeps it
+    remember(token, proc.pid, before, spawned_at)  # until it is known to be gone: the agent's exit sweeps it
     readers = asyncio.gather(_pump(proc.stdout, outcome.stdout), _pump(proc.stderr, outcome.stderr))
     feeder = asyncio.ensure_future(_feed_stdin(proc, stdin)) if stdin is not None else None
     waiter = asyncio.ensure_future(_exited(proc))
@@ -157,5 +171,6 @@ async def run_process(argv: Sequence[str], *, cwd: Path, env: Mapping[str, str],
             await readers
         if not tree_members(token):
             forget(token)
+        reap_adopted()
     outcome.exit_code = proc.returncode if proc.returncode is not None else exit_code
     return outcome

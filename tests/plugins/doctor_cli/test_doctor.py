@@ -8,6 +8,8 @@ import json
 import sqlite3
 from pathlib import Path
 
+import pytest
+
 from tests.cli.run_cli import run_cli
 
 
@@ -88,3 +90,92 @@ def test_a_plugin_whose_doctor_check_raises_is_one_error_and_the_rest_still_repo
     broken = findings["plugin broken_doctor"]
     assert broken["level"] == "error" and "OSError: cannot look" in broken["detail"]
     assert findings["config"]["level"] == "ok" and "llama-server build" in findings
+
+
+def _newer_by_version(conn: sqlite3.Connection) -> None:
+    conn.execute("PRAGMA user_version = 99")
+
+
+def _newer_by_unknown_step(conn: sqlite3.Connection) -> None:  # same version number, a step this build lacks
+    conn.execute("INSERT INTO _migrations (name, applied_at) VALUES ('m099_from_the_future', '2030-01-01')")
+
+
+def _newer_with_its_writer(conn: sqlite3.Connection) -> None:
+    conn.execute("PRAGMA user_version = 42")
+    conn.execute("UPDATE _schema_writer SET build = '9.9.9', version = 42")
+
+
+NEWER_SPELLINGS = {"version": _newer_by_version, "unknown-step": _newer_by_unknown_step,
+                   "writer-named": _newer_with_its_writer}
+
+
+def _sessions_file(state: Path) -> Path:
+    from atomic_agent.sessions.session_store import SessionStore
+
+    SessionStore(state).close()
+    return state / "sessions.sqlite"
+
+
+def _telegram_file(state: Path) -> Path:
+    from atomic_agent.plugins.telegram.delivery_store import DeliveryStore, db_path
+
+    DeliveryStore(state).close()
+    return db_path(state)
+
+
+NEWER_FILES = {"sessions.sqlite": _sessions_file, "telegram.sqlite": _telegram_file}
+
+
+@pytest.mark.parametrize("spelling", sorted(NEWER_SPELLINGS))
+@pytest.mark.parametrize("name", sorted(NEWER_FILES))
+def test_a_state_file_from_a_newer_build_is_an_error_with_what_to_do(tmp_path: Path, name: str, spelling: str):
+    path = NEWER_FILES[name](tmp_path)
+    with sqlite3.connect(path) as conn:
+        NEWER_SPELLINGS[spelling](conn)
+    conn.close()
+    before = path.read_bytes()
+    result = _doctor(tmp_path, "--json")
+    assert result.returncode == 1, result.stdout
+    lines = [f for f in json.loads(result.stdout) if f["check"] == name]
+    assert len(lines) == 1, lines  # one verdict per file: not "quick_check ok" beside the refusal
+    (finding,) = lines
+    assert finding["level"] == "error" and "newer atomic-agent" in finding["detail"]
+    assert "upgrade atomic-agent" in finding["advice"] and "Do not move it aside" in finding["advice"]
+    if spelling == "writer-named":
+        assert "9.9.9 or later" in finding["advice"]
+    assert path.read_bytes() == before  # checking wrote nothing
+
+
+@pytest.mark.parametrize("name", sorted(NEWER_FILES))
+def test_a_state_file_this_build_knows_is_not_flagged_newer(tmp_path: Path, name: str):
+    NEWER_FILES[name](tmp_path)
+    result = _doctor(tmp_path, "--json")
+    (finding,) = [f for f in json.loads(result.stdout) if f["check"] == name]
+    assert finding["level"] == "ok", finding
+
+
+RETIRED = {"memory_evolver": ("memory_links", "memoryEvolution.enabled"),
+           "memory_typed_notes": ("memory_reflection", "memoryTypedNotes.enabled"),
+           "memory_segmentation": ("memory_reflection", "memorySegmentation.enabled"),
+           "http": ("serve", "'serve'")}
+
+
+def test_retired_plugin_names_in_plugins_disabled_are_warned_with_what_to_write(tmp_path: Path):
+    (tmp_path / "config.json").write_text(json.dumps({"version": 3, "plugins": {
+        "disabled": [*RETIRED, "telegram", "no_such_plugin"]}}))
+    result = _doctor(tmp_path, "--json")
+    assert result.returncode == 0, result.stdout + result.stderr  # a warning, not an error
+    found = [f for f in json.loads(result.stdout) if f["check"] == "plugins.disabled"]
+    assert len(found) == len(RETIRED) and all(f["level"] == "warn" for f in found)
+    for name, (became, write) in RETIRED.items():
+        (finding,) = [f for f in found if f["detail"].startswith(f"{name!r}")]
+        assert became in finding["detail"] and write in finding["advice"], finding
+    folded = [f for f in found if "folded" in f["detail"]]
+    assert len(folded) == 3 and all("disables nothing" in f["detail"] for f in folded)
+
+
+def test_current_plugin_names_in_plugins_disabled_raise_no_warning(tmp_path: Path):
+    (tmp_path / "config.json").write_text(json.dumps({"version": 3, "plugins": {"disabled": ["serve", "telegram",
+                                                                                            "memory_links"]}}))
+    result = _doctor(tmp_path, "--json")
+    assert not [f for f in json.loads(result.stdout) if f["check"] == "plugins.disabled"]

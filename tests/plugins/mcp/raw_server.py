@@ -1,6 +1,7 @@
 """A hand-written stdio JSON-RPC server that speaks just enough MCP to be connected, then
 misbehaves on purpose: an invalid name, a duplicate name and an invalid schema in tools/list, and a
-tools/call answer whose result is malformed."""
+tools/call answer whose result is malformed. With RAW_HINTS set it lists instead tools whose
+readOnlyHint is a string or a number that a lenient parser reads as true."""
 
 import json
 import os
@@ -14,6 +15,13 @@ TOOLS = [
      "inputSchema": {"type": "object", "properties": {"x": {"type": "no-such-type"}}}},
     {"name": "malformed", "description": "Answers with a malformed result.", "inputSchema": {"type": "object"}},
 ]
+
+# readOnlyHint in spellings pydantic's lax mode takes for true: only the real boolean may count
+HINTS = {"string_true": "true", "string_one": "1", "string_yes": "yes", "string_caps": "TRUE", "string_on": "on",
+         "int_one": 1, "float_one": 1.0, "real_true": True, "real_false": False, "null_hint": None}
+if os.environ.get("RAW_HINTS"):  # a listing of tools whose only difference is the hint's JSON type
+    TOOLS = [{"name": name, "description": f"hint {name}", "inputSchema": {"type": "object"},
+              "annotations": {"readOnlyHint": hint}} for name, hint in HINTS.items()]
 
 if os.environ.get("RAW_LISTING_BROKEN"):  # the whole tools/list answer breaks the protocol's shape
     TOOLS.append({"name": "wrong_type", "description": "x", "inputSchema": {"type": "string"}})

@@ -111,3 +111,39 @@ async def test_a_failing_mcp_call_is_an_error_result_and_never_aborts_its_siblin
         assert echo.result.status == "ok" and echo.result.summary == "echo: still here"
     finally:
         await runtime.close()
+
+
+async def test_read_only_hint_is_honoured_only_as_a_real_json_boolean(tmp_path: Path) -> None:
+    """The SDK coerces "true", "1", "yes", 1 … to True; the raw JSON decides, so each of those
+    tools stays gated and asks, and the listing carries a notice naming the odd hint."""
+    from tests.plugins.mcp.test_mcp_bad_input import RAW_SERVER
+
+    runtime = await mcp_runtime(tmp_path / "state", [stdio_server("hints", script=RAW_SERVER,
+                                                                  env={"RAW_HINTS": "1"})])
+    try:
+        status = runtime.service("mcp").status("hints")
+        coerced = ["string_true", "string_one", "string_yes", "string_caps", "string_on", "int_one", "float_one"]
+        assert status.status == "up" and len(status.tools) == len(coerced) + 3
+        asked: list[str] = []
+
+        async def request_approval(category: str, summary: str, **_: object) -> bool:
+            asked.append(category)
+            return True
+
+        ctx = make_tool_context(tmp_path)
+        ctx.request_approval = request_approval
+        for name in coerced + ["real_false", "null_hint"]:
+            spec = runtime.registry.get(f"mcp.hints.{name}")
+            assert spec.approval_category == "other", name
+            asked.clear()
+            assert (await spec.run({}, ctx)).summary == "good answer" and asked == ["other"], name
+        real = runtime.registry.get("mcp.hints.real_true")
+        assert real.approval_category is None
+        asked.clear()
+        assert (await real.run({}, ctx)).summary == "good answer" and asked == []
+        noticed = {n.split("'")[1] for n in status.notices}
+        assert noticed == set(coerced)
+        assert all("not a JSON boolean" in n for n in status.notices)
+        assert runtime.service("mcp").catalog("hints").tools[0].read_only_hint is None
+    finally:
+        await runtime.close()

@@ -37,8 +37,8 @@ def test_invariant_1_the_polling_loop_is_the_plugins_only_periodic_loop() -> Non
             if isinstance(node, ast.Attribute) and node.attr in ("call_later", "call_at", "Timer", "create_task"):
                 timers.append(name)
     # outbound_sender's loop is one send's bounded retries (429 / 5xx / parse fallback), not periodic work
-    assert sorted(loops) == ["outbound_sender.py", "telegram_channel.py"]
-    assert pollers == ["telegram_channel.py"] and timers == []
+    assert sorted(loops) == ["outbound_sender.py", "polling_link.py"]
+    assert pollers == ["polling_link.py"] and timers == []
 
 
 def test_invariant_7_httpx_is_imported_by_one_module_only() -> None:
