@@ -247,6 +247,12 @@ def shipped_configuration() -> tuple[list[str], bool]:
     return phases, bool(EmbeddingsConfig().enabled)
 
 
+def shipped_vector_context() -> bool:
+    from atomic_agent.plugins.memory_embeddings.embeddings_config import EmbeddingsConfig
+
+    return bool(EmbeddingsConfig().embed_context)
+
+
 def run(data: Path, phases: list[str], weights: tuple[float, float, float], ablation: bool,
         hybrid: Any = None) -> None:
     samples = json.loads(data.read_text(encoding="utf-8"))
@@ -292,6 +298,7 @@ def main() -> None:
     phases = parse_phases(args.phases)
     if args.defaults:
         phases, args.hybrid = shipped_configuration()
+        args.vector_context = shipped_vector_context()
         print(f"shipped defaults: phases {','.join(phases)}; hybrid {'on' if args.hybrid else 'off'}")
     bm25 = (DEFAULT_WEIGHTS[0], DEFAULT_WEIGHTS[1], args.context_weight)
     if not args.hybrid:
