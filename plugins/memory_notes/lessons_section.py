@@ -35,18 +35,69 @@ def lesson_body(lesson: Any, missing: tuple[int, ...]) -> str:
             f"evidence: {evidence}")
 
 
-def lessons_phase(runtime: RuntimeView, cfg: Any) -> MemoryPhase:
-    from atomic_agent.api import MemoryPhase, PromptSection, capped_lines, estimate_tokens
+SUCCESS_REASONS = ("reply", "finish")
+NO_VERDICT_REASONS = ("max_steps", "cancelled", "interrupted")  # no clean signal either way
 
-    def sections(session_id: str, user_text: str) -> list[Any]:
-        lessons = runtime.service(MEMORY_SERVICE).lesson_store(cfg.max_entries).recall(user_text, cfg.recall_k)
+
+def turn_verdict(reason: str) -> bool | None:
+    """Whether the lessons a turn was shown helped (True), hurt (False) or say nothing (None)."""
+    if reason in SUCCESS_REASONS:
+        return True
+    if reason in NO_VERDICT_REASONS:
+        return None
+    return False  # a failure category
+
+
+class LessonLifecycle:
+    """The lessons each running turn was shown (union over its steps), voted on once when the
+    turn ends: a reply or finish is a vote for them, a failure a vote against; a cancelled,
+    interrupted or out-of-steps turn votes nothing. A replayed turn cannot vote twice (the
+    store keys votes by session and turn) and one failing vote never stops the others."""
+
+    def __init__(self, runtime: RuntimeView, cfg: Any) -> None:
+        self.runtime = runtime
+        self.cfg = cfg
+        self.surfaced: dict[str, set[int]] = {}
+        self.votes: list[tuple[int, str]] = []  # (lesson id, store outcome) of recent votes, for tests and doctor
+
+    def store(self) -> Any:
+        return self.runtime.service(MEMORY_SERVICE).lesson_store(self.cfg.max_entries)
+
+    def before_turn(self, start: Any) -> None:
+        self.surfaced[start.session_id] = set()
+
+    def sections(self, session_id: str, user_text: str) -> list[Any]:
+        from atomic_agent.api import PromptSection, capped_lines, estimate_tokens
+
+        lessons = self.store().recall(user_text, self.cfg.recall_k)
         if not lessons:
             return []
-        body = capped_lines([lesson_pointer(lesson) for lesson in lessons], cfg.max_tokens, estimate_tokens)
-        return [PromptSection(HEADING, body, slot="recall", max_tokens=cfg.max_tokens, dedupe_key=HEADING,
+        body = capped_lines([lesson_pointer(lesson) for lesson in lessons], self.cfg.max_tokens, estimate_tokens)
+        shown = {int(line[1:].split(" ", 1)[0]) for line in body.splitlines() if line.startswith("*")}
+        self.surfaced.setdefault(session_id, set()).update(shown)
+        return [PromptSection(HEADING, body, slot="recall", max_tokens=self.cfg.max_tokens, dedupe_key=HEADING,
                               source="learned lessons")]
 
-    return MemoryPhase(name="memory-lessons", order=PHASE_ORDER, sections=sections)
+    async def after_turn(self, digest: Any) -> None:
+        shown = self.surfaced.pop(digest.session_id, set())
+        verdict = turn_verdict(digest.reason)
+        if not shown or verdict is None:
+            return
+        store = self.store()
+        for lesson_id in sorted(shown):
+            try:
+                outcome = store.vote(lesson_id, digest.session_id, digest.turn_index, verdict)
+            except Exception as exc:  # a locked database or a vanished row: the next lesson still votes
+                outcome = f"failed: {type(exc).__name__}"
+            self.votes = [*self.votes[-63:], (lesson_id, outcome)]
+
+
+def lessons_phase(runtime: RuntimeView, cfg: Any) -> MemoryPhase:
+    from atomic_agent.api import MemoryPhase
+
+    lifecycle = LessonLifecycle(runtime, cfg)
+    return MemoryPhase(name="memory-lessons", order=PHASE_ORDER, sections=lifecycle.sections,
+                       before_turn=lifecycle.before_turn, after_turn=lifecycle.after_turn)
 
 
 def lessons_tool_specs(runtime: RuntimeView, cfg: Any) -> list[ToolSpec]:
