@@ -188,6 +188,40 @@ def m005_lessons(db: sqlite_utils.Database) -> None:
                                    tokenize=FTS_TOKENIZER, replace=True)
 
 
+_PROCEDURES_DDL = """
+CREATE TABLE IF NOT EXISTS procedures (
+  id INTEGER PRIMARY KEY AUTOINCREMENT,
+  trigger TEXT NOT NULL,
+  signature TEXT NOT NULL,
+  steps TEXT NOT NULL,
+  preconditions TEXT NOT NULL DEFAULT '',
+  tags TEXT NOT NULL DEFAULT '[]',
+  evidence TEXT NOT NULL DEFAULT '[]',
+  status TEXT NOT NULL DEFAULT 'active' CHECK (status IN ('active', 'deprecated')),
+  status_reason TEXT,
+  use_count INTEGER NOT NULL DEFAULT 0,
+  source TEXT NOT NULL DEFAULT 'miner',
+  valid_from INTEGER NOT NULL,
+  valid_to INTEGER,
+  created_at INTEGER NOT NULL,
+  updated_at INTEGER NOT NULL
+)"""
+
+
+def m006_procedures(db: sqlite_utils.Database) -> None:
+    """Advisory procedure templates (a trigger, ordered steps with tool hints, the evidence
+    turns), their FTS5 index, and the successful multi-step turns they are mined from."""
+    with SqliteStore.transaction(db.conn):
+        db.execute(_PROCEDURES_DDL)
+        db.execute("CREATE INDEX IF NOT EXISTS idx_procedures_signature ON procedures(signature, status)")
+        db.execute("CREATE TABLE IF NOT EXISTS procedure_runs (session_id TEXT NOT NULL, turn_index INTEGER NOT NULL, "
+                   "signature TEXT NOT NULL, request TEXT NOT NULL, steps TEXT NOT NULL, created_at INTEGER NOT NULL, "
+                   "PRIMARY KEY (session_id, turn_index))")
+        db.execute("CREATE INDEX IF NOT EXISTS idx_procedure_runs_signature ON procedure_runs(signature, created_at)")
+    db.table("procedures").enable_fts(["trigger", "steps", "tags"], fts_version="FTS5", create_triggers=True,
+                                      tokenize=FTS_TOKENIZER, replace=True)
+
+
 MIGRATIONS: list[sqlite_migrations.Migration] = [m001_profile_facts, m002_memories, m003_memory_embeddings,
-                                 m004_memory_links, m005_lessons]
+                                 m004_memory_links, m005_lessons, m006_procedures]
 MEMORY_SCHEMA_VERSION = len(MIGRATIONS)

@@ -1,4 +1,5 @@
-"""The `memoryLessons` config block: the `### lessons` section and the memory.lessons.recall tool."""
+"""The `memoryLessons` and `memoryProcedures` config blocks: `### lessons`, `### procedures` and
+their recall tools."""
 
 from __future__ import annotations
 
@@ -15,3 +16,13 @@ class LessonsConfig:
     recall_k: int = int_field(3, 1, 20)
     max_tokens: int = int_field(200, 16, 32000)
     max_entries: int = int_field(200, 1, 100_000)  # live lessons kept; past it the weakest is deprecated
+
+
+@attrs.frozen
+class ProceduresConfig:
+    """`### procedures`: pointers to advisory templates mined from successful multi-step turns."""
+
+    enabled: bool = value_field(True, env="ATOMIC_AGENT_MEMORY_PROCEDURES")
+    recall_k: int = int_field(2, 1, 10)
+    max_tokens: int = int_field(150, 16, 32000)
+    min_runs: int = int_field(2, 2, 100)  # alike successful turns before a sequence becomes a template
