@@ -64,7 +64,12 @@ def _procedure(row: dict[str, Any]) -> Procedure:
                      row["use_count"], row["source"], row["created_at"], row["updated_at"])
 
 
-def validate_steps(steps: Sequence[ProcedureStep]) -> tuple[ProcedureStep, ...]:
+StepLike = ProcedureStep | tuple[str, str | None]
+
+
+def validate_steps(steps: Sequence[StepLike]) -> tuple[ProcedureStep, ...]:
+    """Steps as ProcedureStep or (text, tool) pairs, checked: 2..12 of them, each one line."""
+    steps = [s if isinstance(s, ProcedureStep) else ProcedureStep(s[0], s[1]) for s in steps]
     if not MIN_STEPS <= len(steps) <= MAX_STEPS:
         raise MemoryValidationError(f"a procedure has {MIN_STEPS}..{MAX_STEPS} steps, got {len(steps)}")
     out = []
@@ -81,11 +86,11 @@ class ProcedureStore:
         self.database = database
         self.min_runs = min_runs
 
-    def record_run(self, session_id: str, turn_index: int, request: str, steps: Sequence[ProcedureStep],
+    def record_run(self, session_id: str, turn_index: int, request: str, steps: Sequence[StepLike],
                    now: int | None = None) -> Procedure | None:
-        """Keep one successful multi-step turn; returns the procedure it completes, if any.
-        A turn is recorded once (a replay changes nothing)."""
-        valid = validate_steps(steps)
+        """Keep one successful multi-step turn (its first MAX_STEPS steps); returns the procedure
+        it completes, if any. A turn is recorded once (a replay changes nothing)."""
+        valid = validate_steps(steps[:MAX_STEPS])
         signature = " > ".join(s.tool or "?" for s in valid)
         stamp = store_clock.now_ms() if now is None else now
         request = " ".join(request.split())[:REQUEST_MAX_CHARS]
@@ -110,7 +115,7 @@ class ProcedureStore:
         trigger = "requests like: " + " ".join(shared[:12])
         return self.create(trigger, signature, valid, [(s, t) for s, t, _r in alike], now=stamp)
 
-    def create(self, trigger: str, signature: str, steps: Sequence[ProcedureStep],
+    def create(self, trigger: str, signature: str, steps: Sequence[StepLike],
                evidence: Sequence[tuple[str, int]], *, source: str = "miner", now: int | None = None) -> Procedure:
         valid = validate_steps(steps)
         stamp = store_clock.now_ms() if now is None else now

@@ -44,17 +44,15 @@ def procedure_text(procedure: Any, registered: set[str]) -> str:
     return "\n".join(lines)
 
 
-def turn_steps(entries: Any, turn_index: int) -> list[Any]:
-    """The work steps of one turn: its tool calls in order, bookkeeping left out, a call
-    repeated back to back counted once."""
-    from atomic_agent.plugins.memory.procedure_store import ProcedureStep
-
-    steps: list[Any] = []
+def turn_steps(entries: Any, turn_index: int) -> list[tuple[str, str]]:
+    """The work steps of one turn as (what was done, tool): its tool calls in order,
+    bookkeeping left out, a call repeated back to back counted once."""
+    steps: list[tuple[str, str]] = []
     for entry in entries:
         if entry.turn_index != turn_index or entry.kind != "assistant_tool_call" or entry.tool in NOT_STEPS:
             continue
         keys = ", ".join(sorted((entry.args or {}).keys()))
-        step = ProcedureStep(f"call {entry.tool}" + (f" with {keys}" if keys else ""), entry.tool)
+        step = (f"call {entry.tool}" + (f" with {keys}" if keys else ""), str(entry.tool))
         if not steps or steps[-1] != step:
             steps.append(step)
     return steps
@@ -85,9 +83,7 @@ class ProcedureMiner:
         steps = turn_steps(self.runtime.sessions.entries(digest.session_id), digest.turn_index)
         if len(steps) < 2:
             return
-        from atomic_agent.plugins.memory.procedure_store import MAX_STEPS
-
-        made = self.store().record_run(digest.session_id, digest.turn_index, digest.user_text, steps[:MAX_STEPS])
+        made = self.store().record_run(digest.session_id, digest.turn_index, digest.user_text, steps)
         if made is not None:
             self.created = [*self.created[-31:], made.id]
 
