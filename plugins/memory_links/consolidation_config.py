@@ -3,6 +3,8 @@ notes into lessons (one background-slot call per cluster, on the memory consolid
 
 from __future__ import annotations
 
+from typing import ClassVar
+
 import attrs
 
 from atomic_agent.api import int_field, value_field
@@ -10,6 +12,10 @@ from atomic_agent.api import int_field, value_field
 
 @attrs.frozen
 class ConsolidationConfig:
+    phase_label: ClassVar[str] = "consolidator (v2 phase 5)"
+    phase_rank: ClassVar[int] = 65
+    phase_settings: ClassVar[tuple[str, ...]] = ("min_cluster_size", "cooldown_ms")
+
     enabled: bool = value_field(True, env="ATOMIC_AGENT_MEMORY_CONSOLIDATION")
     cooldown_ms: int = int_field(0, 0, 365 * 24 * 3600 * 1000)  # a note this young is not a candidate yet
     min_cluster_size: int = int_field(3, 2, 50)

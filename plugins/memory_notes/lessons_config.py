@@ -3,6 +3,8 @@ their recall tools."""
 
 from __future__ import annotations
 
+from typing import ClassVar
+
 import attrs
 
 from atomic_agent.api import int_field, value_field
@@ -11,6 +13,11 @@ from atomic_agent.api import int_field, value_field
 @attrs.frozen
 class LessonsConfig:
     """`### lessons`: pointers to the live lessons whose words the user message shares."""
+
+    # how `memory phases` lists this switch (the memory plugin collects these; not config fields)
+    phase_label: ClassVar[str] = "lessons (v2 phases 5-7a)"
+    phase_rank: ClassVar[int] = 22
+    phase_settings: ClassVar[tuple[str, ...]] = ("recall_k", "max_entries")
 
     enabled: bool = value_field(True, env="ATOMIC_AGENT_MEMORY_LESSONS")
     recall_k: int = int_field(3, 1, 20)
@@ -21,6 +28,10 @@ class LessonsConfig:
 @attrs.frozen
 class ProceduresConfig:
     """`### procedures`: pointers to advisory templates mined from successful multi-step turns."""
+
+    phase_label: ClassVar[str] = "procedures (v2 phase 7b)"
+    phase_rank: ClassVar[int] = 24
+    phase_settings: ClassVar[tuple[str, ...]] = ("min_runs",)
 
     enabled: bool = value_field(True, env="ATOMIC_AGENT_MEMORY_PROCEDURES")
     recall_k: int = int_field(2, 1, 10)
