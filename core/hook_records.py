@@ -40,6 +40,9 @@ class ToolContext:
     cancelled: asyncio.Event
     request_approval: Callable[..., Awaitable[bool]]
     services: dict[str, Any] = attrs.field(factory=dict)
+    # ask the person a structured question (`ask_user`): a durable record every surface
+    # answers once; None where no gate keeps records (the answer is the settled record)
+    ask_question: Callable[[Mapping[str, Any]], Awaitable[Any]] | None = None
 
     async def ask_approval(self, category: str, summary: str, *, binding: Any = None,
                            command_shape: str | None = None) -> bool:
@@ -156,17 +159,19 @@ class DoctorFinding:
 class PromptSection:
     """A `### <heading>` section of the prompt's variable tail.
 
-    `slot` places it in mutability order: "memory" sections come before session-facts
-    (profile, memory-index), "recall" sections after it (recalled notes).
+    `slot` places it in mutability order: "loaded" sections open the tail (skill bodies a
+    session loaded; they share `agent.tokenBudget` with the session facts), "memory"
+    sections come before session-facts (profile, memory-index), "recall" sections after it
+    (recalled notes).
 
-    The body is data, never instructions: the prompt shows each of its lines quoted (`> `)
-    under a line naming `source` (where it came from: "stored notes", "user profile"), and
-    each line should carry its own provenance (id, time, origin).
+    A "memory" or "recall" body is data, never instructions: the prompt shows each of its
+    lines quoted (`> `) under a line naming `source` (where it came from: "stored notes",
+    "the user's profile"), and each line should carry its own provenance (id, origin, time).
     """
 
     heading: str
     body: str
-    slot: str = "memory"  # "memory" | "recall"
+    slot: str = "memory"  # "loaded" | "memory" | "recall"
     source: str = "memory"
     # optional: a token cap the runtime enforces on the body (a safety net; phases cap their
     # own sections), and a key under which only the first section (in phase order) is kept

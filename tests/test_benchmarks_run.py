@@ -22,6 +22,7 @@ SMALL_RUNS = {
     "session_turn_cost.py": ["--checkpoints", "1,3", "--window", "1"],
     "serve_throughput.py": ["--requests", "6", "--clients", "1,2", "--events", "20"],
     "operator_tasks.py": ["--scripted", "--only", "summarise_log", "--only", "schedule_reminder"],
+    "skills_prompt_tokens.py": [],
 }
 
 

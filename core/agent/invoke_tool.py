@@ -18,7 +18,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from atomic_agent.approval.approval_gate import ApprovalGate, bind_request_approval
+from atomic_agent.approval.approval_gate import ApprovalGate, CallIdentity, bind_ask_question, bind_request_approval
 from atomic_agent.config.app_config import AgentConfig
 from atomic_agent.hook_records import Tier, ToolContext, ToolResult, ToolSpec
 from atomic_agent.prompt.describe_tool import describe_full
@@ -70,10 +70,14 @@ INVALID_ARGS = "invalidArgs"
 
 
 def tool_context(*, gate: ApprovalGate, registry: ToolRegistry, session: SessionState, state_dir: Path,
-                 services: Mapping[str, Any], cancelled: asyncio.Event, tool: str) -> ToolContext:
-    """The context a tool runs with: approvals go through the gate under the session and tool."""
+                 services: Mapping[str, Any], cancelled: asyncio.Event, tool: str,
+                 call: CallIdentity | None = None) -> ToolContext:
+    """The context a tool runs with: approvals go through the gate under the session and tool
+    (and, with `call`, are recorded against that transcript call, so a restart resumes them)."""
     return ToolContext(session_id=session.id, working_dir=session.working_dir, state_dir=state_dir,
-                       cancelled=cancelled, request_approval=bind_request_approval(gate, session.id, tool),
+                       cancelled=cancelled, request_approval=bind_request_approval(gate, session.id, tool, call),
+                       ask_question=bind_ask_question(gate, session.id, tool, call) if gate.records is not None
+                       else None,
                        services={**services, "tool_registry": registry, "session": session})
 
 
@@ -105,15 +109,31 @@ async def invoke_tool(spec: ToolSpec, args: Mapping[str, Any], ctx: ToolContext,
 
 async def rerun_durable_call(call: TranscriptEntry, *, registry: ToolRegistry, gate: ApprovalGate, agent: AgentConfig,
                              session: SessionState, state_dir: Path, services: Mapping[str, Any],
-                             cancelled: asyncio.Event | None = None) -> ToolResult:
-    """Run one interrupted call again after a restart — only if its tool is marked durable —
-    exactly as a step would (schema, approval gate, timeout, compression), minus the loop
-    tracker and the events: there is no step to report to."""
+                             cancelled: asyncio.Event | None = None, parked: bool = False) -> ToolResult:
+    """Run one interrupted call again after a restart — only if its tool is marked durable,
+    or (`parked`) it was waiting on a durable approval record — exactly as a step would
+    (schema, approval gate, timeout, compression), minus the loop tracker and the events:
+    there is no step to report to. A parked call resumes from the record's answer: the gate
+    lets its frozen call through once (an approval is consumed once), never a changed one."""
     tool = call.tool or ""
     spec = registry.get(tool)
-    if spec is None or not spec.durable:  # the guard that makes "a non-durable tool never runs twice" local
+    if spec is None or not (spec.durable or (parked and gate.records is not None
+                                             and gate.records.parks(_key(session, call)))):
+        # the guard that makes "a non-durable tool never runs twice" local
         return ToolResult.error(f"{tool} is not a durable tool and is never run again after a restart")
     context = tool_context(gate=gate, registry=registry, session=session, state_dir=state_dir, services=services,
-                           cancelled=cancelled or asyncio.Event(), tool=tool)
+                           cancelled=cancelled or asyncio.Event(), tool=tool,
+                           call=_identity(call))
     return await invoke_tool(spec, dict(call.args or {}), context, timeout_s=float(agent.tool_timeout_s),
                              summary_chars=agent.tool_result_summary_chars)
+
+
+def _identity(call: TranscriptEntry) -> CallIdentity | None:
+    if call.turn_index is None or call.step is None:
+        return None
+    return CallIdentity(call.turn_index, call.step, call.batch_index or 0, dict(call.args or {}))
+
+
+def _key(session: SessionState, call: TranscriptEntry) -> str:
+    identity = _identity(call)
+    return identity.key(session.id) if identity is not None else ""

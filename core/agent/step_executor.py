@@ -32,7 +32,7 @@ from atomic_agent.agent.tool_calls import (
     parse_tool_calls,
     validate_batch,
 )
-from atomic_agent.approval.approval_gate import ApprovalGate
+from atomic_agent.approval.approval_gate import ApprovalGate, CallIdentity
 from atomic_agent.config.app_config import AgentConfig
 from atomic_agent.hook_records import PromptSection, ResourceClass, Tier, ToolResult
 from atomic_agent.llm.model_profile import ModelProfile
@@ -320,7 +320,8 @@ async def run_tool_call(ctx: StepContext, index: int, call: ToolCall, batch_size
     else:
         state_dir = ctx.services.get("state_dir", ctx.session.working_dir)
         context = tool_context(gate=ctx.gate, registry=ctx.registry, session=ctx.session, state_dir=state_dir,
-                               services=ctx.services, cancelled=ctx.cancelled, tool=call.tool)
+                               services=ctx.services, cancelled=ctx.cancelled, tool=call.tool,
+                               call=CallIdentity(ctx.turn_index, ctx.step, index, dict(call.args)))
         result = await invoke_tool(spec, call.args, context, timeout_s=float(ctx.agent.tool_timeout_s),
                                    summary_chars=ctx.agent.tool_result_summary_chars)
     ctx.emit(ev.event(ev.TOOL_CALL_RESULT, turnIndex=ctx.turn_index, step=ctx.step, tool=call.tool,

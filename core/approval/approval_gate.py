@@ -19,6 +19,7 @@ level, `bind_request_approval` (a tool's `ctx.request_approval`), and the audit 
 
 from __future__ import annotations
 
+import asyncio
 import enum
 import hashlib
 import json
@@ -33,6 +34,21 @@ from typing import Any
 
 import attrs
 
+from atomic_agent.approval.approval_records import (
+    ANSWERED,
+    APPROVAL,
+    CANCELLED,
+    EXPIRED,
+    OPERATOR,
+    PENDING,
+    QUESTION,
+    ApprovalHostClosedError,
+    ApprovalRecord,
+    ApprovalRecordError,
+    ApprovalRecords,
+    FrozenCall,
+    canonical_json,
+)
 from atomic_agent.config.config_file import save_raw_config, set_key
 from atomic_agent.config.raw_config import config_path, read_raw_config
 from atomic_agent.hook_records import ApprovalCategory
@@ -154,6 +170,21 @@ def normalise_answer(value: object) -> ApprovalAnswer:
     if isinstance(value, str):
         return ApprovalAnswer(_KEYS.get(value.strip().lower(), AnswerKind.DENY))
     return ApprovalAnswer.deny()
+
+
+def answer_of(record: ApprovalRecord) -> ApprovalAnswer:
+    """The answer a settled record holds (a grant's bounds ride in its answer text)."""
+    try:
+        kind = AnswerKind(record.decision)  # records keep the decision's value: once, session, shape, deny
+    except ValueError:
+        kind = AnswerKind.ONCE if record.approved else AnswerKind.DENY
+    if kind not in (AnswerKind.SESSION, AnswerKind.SHAPE) or not record.answer_text:
+        return ApprovalAnswer(kind)
+    try:
+        bounds = json.loads(record.answer_text)
+        return ApprovalAnswer(kind, bounds.get("ttlS"), bounds.get("uses"))
+    except (ValueError, TypeError, AttributeError):
+        return ApprovalAnswer.once()  # unreadable bounds: this call only, never a wider grant
 
 
 # Bind an approval to the exact call it was asked for.
@@ -375,19 +406,43 @@ def set_approval_level(state_dir: Path, config_blocks: Mapping[str, Any], gate: 
 RequestApproval = Callable[..., Awaitable[bool]]
 
 
-def bind_request_approval(gate: ApprovalGate, session_id: str, tool: str) -> RequestApproval:
+def bind_request_approval(gate: ApprovalGate, session_id: str, tool: str,
+                          call: CallIdentity | None = None) -> RequestApproval:
     async def request_approval(category: str, summary: str, *, binding: ApprovalBinding | None = None,
-                               command_shape: str | None = None) -> bool:
+                               command_shape: str | None = None, egress: str | None = None) -> bool:
         decision = await gate.request(session_id, tool, category, summary, command_shape=command_shape,
-                                      binding=binding)
+                                      binding=binding, call=call, egress=egress)
         return decision.approved
 
     return request_approval
 
 
+@attrs.frozen
+class CallIdentity:
+    """Which transcript call asks (turn, step, batch slot) and its args: what a durable
+    record freezes, and how a call resumed after a restart finds the answer given to it."""
+
+    turn_index: int
+    step: int
+    batch_index: int
+    args: Mapping[str, Any] = attrs.field(factory=dict)
+
+    def key(self, session_id: str) -> str:
+        return f"{session_id}/{self.turn_index}/{self.step}/{self.batch_index}"
+
+
+def bind_ask_question(gate: ApprovalGate, session_id: str, tool: str,
+                      call: CallIdentity | None = None) -> Callable[[Mapping[str, Any]], Awaitable[ApprovalRecord]]:
+    async def ask_question(question: Mapping[str, Any]) -> ApprovalRecord:
+        return await gate.ask_question(session_id, tool, question, call=call)
+
+    return ask_question
+
+
 FALLBACK_CATEGORY = "other"
 TRUST_CONFIG = "trust_config"  # never grantable, whatever a registration says
 MAX_REBIND_ASKS = 2
+DEFAULT_RECORD_TTL_S = 480.0  # how long a durable approval waits for an answer before it expires
 
 
 @attrs.frozen
@@ -405,12 +460,16 @@ class ApprovalRequest:
     can_grant_shape: bool = False
     binding: str | None = None  # fingerprint of the exact call
     note: str = ""  # e.g. why the person is asked again
+    question: dict[str, Any] | None = None  # an ask_user question (prompt, options, allowFreeText, reason)
+    approval_id: str | None = None  # the durable record every surface answers (when the gate keeps records)
+    expires_at: float | None = None  # epoch seconds the record expires at
 
 
 @attrs.frozen
 class ApprovalDecision:
     approved: bool
-    reason: str  # "level" | "grant" | "user" | "denied" | "no-host" | "host-error" | "binding-changed"
+    reason: str  # "level" | "grant" | "user" | "denied" | "no-host" | "host-error" | "binding-changed" | "expired"
+    #             | "already-ran" (a resumed call whose approval was used once already)
     category: str = ""
     grant: str | None = None  # the grant used ("category:shell", "shape:git") or created
 
@@ -431,24 +490,41 @@ def check_level(level: object) -> int:
 
 class ApprovalGate:
     def __init__(self, categories: Iterable[ApprovalCategory], level: int, ask: AskHost | None = None, *,
-                 audit: ApprovalAuditLog | None = None, clock: Callable[[], float] = time.monotonic) -> None:
+                 audit: ApprovalAuditLog | None = None, clock: Callable[[], float] = time.monotonic,
+                 records: ApprovalRecords | None = None, record_ttl_s: float = DEFAULT_RECORD_TTL_S) -> None:
         self.categories = {c.name: c for c in categories}
         self._level = check_level(level)
         self.ask = ask
         self.audit = audit
         self.grants = SessionGrants(clock)
         self._session_hosts: dict[str, AskHost] = {}
+        self._session_surfaces: dict[str, str] = {}
+        self.surface = "terminal"  # how the host's answers are labelled in records and the audit log
+        self.records = records
+        self.record_ttl_s = record_ttl_s
+        self._answerers: dict[str, tuple[str, ...]] = {}
 
     # -- per-session routing -------------------------------------------------------------------
-    def route_session(self, session_id: str, ask: AskHost) -> None:
+    def route_session(self, session_id: str, ask: AskHost, surface: str = "channel") -> None:
         """Ask `ask` instead of the host for the requests of one session (a channel's own
         session: its approvals go to the phone, everyone else's to the host)."""
         self._session_hosts[session_id] = ask
+        self._session_surfaces[session_id] = surface
+
+    def allow_answerers(self, session_id: str, principals: Iterable[str]) -> None:
+        """Besides the operator, who may answer this session's records (a serve client, a
+        paired Telegram chat); recorded on each record when it is made."""
+        self._answerers[session_id] = tuple(dict.fromkeys([*self._answerers.get(session_id, ()), *principals]))
+
+    def surface_for(self, session_id: str) -> str:
+        return self._session_surfaces.get(session_id, self.surface) if session_id in self._session_hosts \
+            else self.surface
 
     def unroute_session(self, session_id: str, ask: AskHost | None = None) -> None:
         """Give the session back to the host (only when it is still routed to `ask`, if given)."""
         if ask is None or self._session_hosts.get(session_id) == ask:  # == : bound methods are made per access
             self._session_hosts.pop(session_id, None)
+            self._session_surfaces.pop(session_id, None)
 
     def host_for(self, session_id: str) -> AskHost | None:
         return self._session_hosts.get(session_id, self.ask)
@@ -502,7 +578,8 @@ class ApprovalGate:
 
     # -- requests ------------------------------------------------------------------------------
     async def request(self, session_id: str, tool: str, category: str, summary: str, *,
-                      command_shape: str | None = None, binding: ApprovalBinding | None = None) -> ApprovalDecision:
+                      command_shape: str | None = None, binding: ApprovalBinding | None = None,
+                      call: CallIdentity | None = None, egress: str | None = None) -> ApprovalDecision:
         cat = self.category(category)
         level = self._level
         if self.auto_approves(cat.name):
@@ -514,10 +591,17 @@ class ApprovalGate:
             if used is not None:
                 return self._record(session_id, tool, cat, summary, command_shape, binding,
                                     ApprovalDecision(True, "grant", cat.name, used.describe()), who="grant")
+        if self.records is not None and call is not None:
+            resumed = self._resume(session_id, tool, cat, summary, command_shape, binding, call, egress, grantable)
+            if resumed is not None:
+                return resumed
         ask = self.host_for(session_id)
         if ask is None:
             return self._record(session_id, tool, cat, summary, command_shape, binding,
                                 ApprovalDecision(False, "no-host", cat.name), who="nobody")
+        if self.records is not None:
+            return await self._ask_durably(ask, session_id, tool, cat, summary, command_shape, binding, call, egress,
+                                           grantable)
         note = ""
         for _attempt in range(1 + MAX_REBIND_ASKS):
             request = ApprovalRequest(session_id, tool, cat.name, cat.label, summary, command_shape, level,
@@ -545,6 +629,168 @@ class ApprovalGate:
                                 answer=answer.kind.value)
         return ApprovalDecision(False, "binding-changed", cat.name)
 
+    # -- durable records -------------------------------------------------------------------------
+    async def ask_question(self, session_id: str, tool: str, question: Mapping[str, Any], *,
+                           call: CallIdentity | None = None) -> ApprovalRecord:
+        """Commit a question record, show it where questions are shown, and return it settled
+        (answered by any surface, or expired). A call asking again after a restart gets the
+        record it already has. Raises RuntimeError when no records are kept."""
+        records = self.records
+        if records is None:
+            raise RuntimeError("questions need the durable approval records, which this gate does not keep")
+        frozen = FrozenCall(tool, canonical_json(dict(question)))
+        key = call.key(session_id) if call is not None else None
+        same = [r for r in records.for_call(key) if r.kind == QUESTION and r.fingerprint == frozen.fingerprint
+                and r.state != CANCELLED] if key is not None else []
+        record = same[-1] if same else records.create(
+            kind=QUESTION, session_id=session_id, category=QUESTION, level=self._level,
+            summary=_clean(str(question.get("prompt", ""))), frozen=frozen, ttl_s=self.record_ttl_s, call_key=key,
+            turn_id=str(call.turn_index) if call is not None else None, answerers=self._answerers.get(session_id, ()),
+            question=question)
+        cat = self.category(FALLBACK_CATEGORY)
+        if not same:
+            self._record(session_id, tool, cat, record.summary, None, None, None, who="pending", kind=QUESTION,
+                         approvalId=record.id, reasonCategory=question.get("reason"))
+        if record.state == PENDING:
+            ask = self.host_for(session_id)
+            shows = ask is not None and getattr(getattr(ask, "__self__", None), "shows_questions", False)
+            if shows and ask is not None:
+                request = ApprovalRequest(session_id, tool, QUESTION, "question", record.summary, level=self._level,
+                                          approval_id=record.id, expires_at=record.expires_at,
+                                          question=dict(question))
+                try:
+                    record = await self._first_answer(ask, request, record, self.surface_for(session_id))
+                except ApprovalHostClosedError:
+                    return records.get(record.id)
+            else:  # the terminal and channels without question support: any records surface answers
+                record = await records.wait(record.id)
+            self._record(session_id, tool, cat, record.summary, None, None,
+                         ApprovalDecision(record.state == ANSWERED, record.state, QUESTION), who="user",
+                         kind=QUESTION, approvalId=record.id, answer=record.decision, surface=record.surface,
+                         answeredBy=record.answered_by)
+        records.consume(record.id)
+        return record
+
+    def _frozen(self, tool: str, binding: ApprovalBinding | None, call: CallIdentity | None,
+                egress: str | None) -> FrozenCall:
+        return FrozenCall(tool, canonical_json(dict(call.args) if call is not None else {}),
+                          binding.cwd if binding is not None else "", binding.argv if binding is not None else (),
+                          binding.files if binding is not None else (), egress)
+
+    def _resume(self, session_id: str, tool: str, cat: ApprovalCategory, summary: str, command_shape: str | None,
+                binding: ApprovalBinding | None, call: CallIdentity, egress: str | None,
+                grantable: bool) -> ApprovalDecision | None:
+        """A call asking again after a restart: the answer its frozen call already got, or None (ask)."""
+        assert self.records is not None
+        fingerprint = self._frozen(tool, binding, call, egress).fingerprint
+        for record in reversed(self.records.for_call(call.key(session_id))):
+            if record.category != cat.name or record.fingerprint != fingerprint or record.state in (PENDING,
+                                                                                                    CANCELLED):
+                continue  # another request of the call, a changed call, or one still to be answered
+            extra = {"approvalId": record.id, "resumed": True, "surface": record.surface,
+                     "answeredBy": record.answered_by}
+            if record.approved:
+                if not self.records.consume(record.id):
+                    return self._record(session_id, tool, cat, summary, command_shape, binding,
+                                        ApprovalDecision(False, "already-ran", cat.name), who="record", **extra)
+                answer = answer_of(record)
+                created = self._grant_from(session_id, cat, command_shape, answer, grantable)
+                return self._record(session_id, tool, cat, summary, command_shape, binding,
+                                    ApprovalDecision(True, "user", cat.name, created), who="user",
+                                    answer=answer.kind.value, **extra)
+            reason = "expired" if record.state == EXPIRED else "denied"
+            return self._record(session_id, tool, cat, summary, command_shape, binding,
+                                ApprovalDecision(False, reason, cat.name), who="user", **extra)
+        return None
+
+    async def _ask_durably(self, ask: AskHost, session_id: str, tool: str, cat: ApprovalCategory, summary: str,
+                           command_shape: str | None, binding: ApprovalBinding | None, call: CallIdentity | None,
+                           egress: str | None, grantable: bool) -> ApprovalDecision:
+        """Commit the record, show it, and take the first answer any surface gives it."""
+        records = self.records
+        assert records is not None
+        note = ""
+        for _attempt in range(1 + MAX_REBIND_ASKS):
+            frozen = self._frozen(tool, binding, call, egress)
+            key = call.key(session_id) if call is not None else None
+            waiting = [r for r in records.for_call(key) if r.state == PENDING and r.category == cat.name
+                       and r.fingerprint == frozen.fingerprint] if key is not None else []
+            record = waiting[-1] if waiting else records.create(
+                kind=APPROVAL, session_id=session_id, category=cat.name, level=self._level, summary=_clean(summary),
+                frozen=frozen, ttl_s=self.record_ttl_s, call_key=key,
+                turn_id=str(call.turn_index) if call is not None else None,
+                answerers=self._answerers.get(session_id, ()))
+            if not waiting:
+                self._record(session_id, tool, cat, summary, command_shape, binding, None, who="pending",
+                             approvalId=record.id, fingerprint=record.fingerprint)
+            request = ApprovalRequest(session_id, tool, cat.name, cat.label, summary, command_shape, self._level,
+                                      can_grant_category=grantable, can_grant_shape=grantable and bool(command_shape),
+                                      binding=record.fingerprint, note=note, approval_id=record.id,
+                                      expires_at=record.expires_at)
+            try:
+                final = await self._first_answer(ask, request, record, self.surface_for(session_id))
+            except ApprovalHostClosedError:  # shutting down: the record waits for the next start
+                return self._record(session_id, tool, cat, summary, command_shape, binding,
+                                    ApprovalDecision(False, "host-closed", cat.name), who="nobody",
+                                    approvalId=record.id)
+            except Exception as exc:  # a broken host never approves; its record is withdrawn
+                records.cancel(record.id, f"the host failed: {type(exc).__name__}")
+                return self._record(session_id, tool, cat, summary, command_shape, binding,
+                                    ApprovalDecision(False, "host-error", cat.name), who="nobody",
+                                    approvalId=record.id, error=f"{type(exc).__name__}: {exc}")
+            extra = {"approvalId": record.id, "surface": final.surface, "answeredBy": final.answered_by}
+            if not final.approved:
+                reason = {EXPIRED: "expired", CANCELLED: "cancelled"}.get(final.state, "denied")
+                return self._record(session_id, tool, cat, summary, command_shape, binding,
+                                    ApprovalDecision(False, reason, cat.name), who="user", state=final.state,
+                                    **extra)
+            if binding is not None and not binding.holds():
+                changed = binding.changed_files()
+                self._record(session_id, tool, cat, summary, command_shape, binding,
+                             ApprovalDecision(False, "binding-changed", cat.name), who="user", changedFiles=changed,
+                             **extra)
+                binding = binding.recapture()
+                note = "changed after you approved it" + (f": {', '.join(changed)}" if changed else "")
+                continue
+            if not records.consume(final.id):
+                return self._record(session_id, tool, cat, summary, command_shape, binding,
+                                    ApprovalDecision(False, "already-ran", cat.name), who="record", **extra)
+            answer = answer_of(final)
+            created = self._grant_from(session_id, cat, command_shape, answer, grantable)
+            return self._record(session_id, tool, cat, summary, command_shape, binding,
+                                ApprovalDecision(True, "user", cat.name, created), who="user",
+                                answer=answer.kind.value, **extra)
+        return ApprovalDecision(False, "binding-changed", cat.name)
+
+    async def _first_answer(self, ask: AskHost, request: ApprovalRequest, record: ApprovalRecord,
+                            surface: str) -> ApprovalRecord:
+        """Race the host's prompt against the record (answered by any process, or expired)."""
+        records = self.records
+        assert records is not None
+        host = asyncio.ensure_future(ask(request))
+        waiter = asyncio.ensure_future(records.wait(record.id))
+        try:
+            await asyncio.wait({host, waiter}, return_when=asyncio.FIRST_COMPLETED)
+        except asyncio.CancelledError:
+            host.cancel()
+            waiter.cancel()
+            raise
+        if waiter.done():
+            host.cancel()  # answered elsewhere: the host's prompt is withdrawn
+            await asyncio.gather(host, return_exceptions=True)
+            return waiter.result()
+        waiter.cancel()
+        await asyncio.gather(waiter, return_exceptions=True)
+        result = host.result()  # raises what the host raised
+        if record.kind == QUESTION:  # a question's host commits its answer itself; the record says what won
+            return await records.wait(record.id) if records.get(record.id).state == PENDING else records.get(record.id)
+        answer = normalise_answer(result)
+        bounds = {k: v for k, v in (("ttlS", answer.ttl_s), ("uses", answer.uses)) if v is not None}
+        try:
+            return records.answer(record.id, answer.kind.value, principal=OPERATOR, surface=surface,
+                                  text=json.dumps(bounds) if bounds else None)
+        except ApprovalRecordError:  # another surface won (or it expired): its answer stands
+            return records.get(record.id)
     def _grant_from(self, session_id: str, cat: ApprovalCategory, command_shape: str | None,
                     answer: ApprovalAnswer, grantable: bool) -> str | None:
         # the grant comes from the gate's own pending request, never from what the host claims
@@ -557,11 +803,13 @@ class ApprovalGate:
         return None
 
     def _record(self, session_id: str, tool: str, cat: ApprovalCategory, summary: str, command_shape: str | None,
-                binding: ApprovalBinding | None, decision: ApprovalDecision, who: str,
+                binding: ApprovalBinding | None, decision: ApprovalDecision | None, who: str,
                 **extra: Any) -> ApprovalDecision:
+        """Audit one decision (None: a record was committed and is now shown, still undecided)."""
         if self.audit is not None:
             self.audit.append(sessionId=session_id, tool=tool, category=cat.name, level=self._level,
-                              approved=decision.approved, reason=decision.reason, who=who, grant=decision.grant,
-                              commandShape=command_shape,
+                              approved=decision.approved if decision is not None else None,
+                              reason=decision.reason if decision is not None else "asked", who=who,
+                              grant=decision.grant if decision is not None else None, commandShape=command_shape,
                               binding=binding.fingerprint if binding is not None else None, summary=summary, **extra)
-        return decision
+        return decision if decision is not None else ApprovalDecision(False, "asked", cat.name)

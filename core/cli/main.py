@@ -33,6 +33,7 @@ def _pre_parse_state_dir(argv: Sequence[str]) -> str | None:
 def build_app(state: object) -> typer.Typer:
     import typer
 
+    from atomic_agent.cli.approvals_commands import approvals_app
     from atomic_agent.cli.core_commands import config_app, plugins_command
 
     app = typer.Typer(name="atomic-agent", no_args_is_help=True, add_completion=False,
@@ -52,6 +53,7 @@ def build_app(state: object) -> typer.Typer:
 
     app.command("plugins", help="List every plugin: name, distribution, hooks, status.")(plugins_command)
     app.add_typer(config_app, name="config", help="Show and change config.json.")
+    app.add_typer(approvals_app, name="approvals", help="List, show and answer durable approvals and questions.")
     add_plugin_commands(state.host, app)  # type: ignore[attr-defined]
     return app
 

@@ -1,6 +1,6 @@
 """Assemble one step's prompt: the stable prefix, then the tail in mutability order.
 
-Tail order: loaded-tools, memory sections, session-facts, recall sections, world,
+Tail order: loaded sections (skills), loaded-tools, memory sections, session-facts, recall sections, world,
 earlier-conversation (the summary a compaction left, if any), conversation, notice, respond
 (tail_context.j2 holds all but the last, which is each prompt style's own).
 Tool results older than the latest batch are folded to one line each (older_tool_result.j2).
@@ -95,6 +95,28 @@ def latest_batch_failed(entries: Sequence[TranscriptEntry]) -> bool:
     return failed
 
 
+LOADED_SLOT = "loaded"  # PromptSection.slot of what opens the tail: skill bodies loaded by skill.view
+
+
+def fit_shared_budget(sections: Sequence[PromptSection], budget: int,
+                      count: Callable[[str], int]) -> list[PromptSection]:
+    """Sections in order while their bodies fit `budget` tokens together; the first that does
+    not fit is cut line by line (ending in a `[truncated]` line) and the rest are left out."""
+    out: list[PromptSection] = []
+    left = budget
+    for section in sections:
+        cost = count(section.body) + count(section.heading) + 2
+        if cost <= left:
+            out.append(section)
+            left -= cost
+            continue
+        room = left - count(section.heading) - 2
+        if room > count(TRUNCATED) + 8:
+            out.append(attrs.evolve(section, body="\n".join(_cap_lines(section.body.split("\n"), room, count))))
+        break
+    return out
+
+
 def split_sections(tail: str) -> list[tuple[str, str]]:
     """`### name` sections of a rendered tail, in order (for token accounting)."""
     sections: list[tuple[str, str]] = []
@@ -116,11 +138,16 @@ def build_prompt(*, env: Any, stable_prefix: str, profile: ModelProfile, registr
     loaded = [describe_full(s) for name in session.loaded_tools if (s := registry.get(name)) is not None]
     loaded = _cap_lines(loaded, agent.loaded_tools_max_tokens, count) if loaded else []
     facts = _cap_lines(list(session.known_facts), agent.token_budget, count) if session.known_facts else []
+    # loaded skill bodies share agent.tokenBudget with the session facts: the facts (short,
+    # about this session) are kept first, the skills get what is left
+    loaded_skills = fit_shared_budget([s for s in memory_sections if s.slot == LOADED_SLOT],
+                                      agent.token_budget - sum(count(f) + 1 for f in facts), count)
     index = (conversations or ConversationIndex(size=1)).for_entries(session.id, session.entries)
     world_lines = _cap_lines(world.splitlines() or [NO_WORLD], agent.world_snapshot_max_tokens, count)
     context: dict[str, Any] = {
+        "loaded_sections": loaded_skills,
         "loaded_tools": loaded,
-        "memory_sections": [s for s in memory_sections if s.slot != "recall"],
+        "memory_sections": [s for s in memory_sections if s.slot not in ("recall", LOADED_SLOT)],
         "recall_sections": [s for s in memory_sections if s.slot == "recall"],
         "session_facts": facts,
         "world": "\n".join(world_lines),

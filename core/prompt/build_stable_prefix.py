@@ -19,6 +19,10 @@ from atomic_agent.prompt.describe_tool import descriptor_parts
 from atomic_agent.prompt.prompt_style import COACHED, templates_of
 from atomic_agent.tools.tool_registry import ToolRegistry
 
+# The service whose `catalog_lines()` fills `### skills` (the skills plugin provides it;
+# its plugins/skills/skills_contract.py names it the same, a test keeps the two equal)
+SKILLS_SERVICE = "skills"
+
 
 def call_examples(registry: ToolRegistry, limit: int = 3) -> list[str]:
     """Deterministic examples from the tools' own `example` calls; reads shown batched."""

@@ -4,7 +4,7 @@ the grammar, the context window, the template environment and the stable prefixe
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -63,7 +63,7 @@ def rebuild_stable_prefix(state_dir: Path, session_id: str) -> str:
     try:
         session = runtime.sessions.load(session_id)
         prefix = build_stable_prefix(runtime.prompt_assets.env(), runtime.registry,
-                                     default_capabilities(session.working_dir),
+                                     default_capabilities(session.working_dir), skills=runtime.skill_lines(),
                                      max_calls=runtime.config.agent.max_parallel_tool_calls, style=style)
     finally:
         if runtime._sessions is not None:
@@ -92,7 +92,8 @@ async def _plan(runtime: Any) -> tuple[PromptPlan, str]:
         style = resolve_prompt_style(runtime.config.prompt.style, {"reachable": False})
         plan = PromptPlan(profile=profile, grammar=grammar,
                           n_ctx=None, n_predict=512, env=runtime.prompt_assets.env(),
-                          registry=runtime.registry, max_calls=max_calls, style=style)
+                          registry=runtime.registry, max_calls=max_calls, style=style,
+                          skills=runtime.skill_lines)
         return plan, f"server unreachable ({type(exc).__name__}: {exc}); profile and token counts are guesses"
 
 
@@ -150,14 +151,21 @@ class PromptPlan:
     seed: int | None = None
     tools_generation: int = 0  # the registry generation the grammar and prefixes were built from
     style: PromptStyle = COACHED_STYLE  # resolved from prompt.style and the model's facts
-    _prefixes: dict[Path, str] = attrs.field(factory=dict)
+    # the `### skills` lines, asked for on every step (a skill installed, removed, enabled or
+    # disabled shows at the next step: the one KV-cache invalidation the guide accepts)
+    skills: Callable[[], Sequence[str]] = attrs.field(default=lambda: ())
+    _prefixes: dict[tuple[Path, tuple[str, ...]], str] = attrs.field(factory=dict)
 
     def stable_prefix_for(self, working_dir: Path) -> str:
-        """Byte-identical for every call with the same working dir (cached)."""
-        if working_dir not in self._prefixes:
-            self._prefixes[working_dir] = build_stable_prefix(self.env, self.registry, default_capabilities(working_dir),
-                                                              max_calls=self.max_calls, style=self.style.name)
-        return self._prefixes[working_dir]
+        """Byte-identical for every call with the same working dir and skills catalog (cached)."""
+        skills = tuple(self.skills())
+        key = (working_dir, skills)
+        if key not in self._prefixes:
+            if len(self._prefixes) > 64:  # catalogs changing many times in one process: keep it bounded
+                self._prefixes.clear()
+            self._prefixes[key] = build_stable_prefix(self.env, self.registry, default_capabilities(working_dir),
+                                                      skills=skills, max_calls=self.max_calls, style=self.style.name)
+        return self._prefixes[key]
 
 
 def grammar_for(registry: ToolRegistry, profile: ModelProfile, max_calls: int) -> str:
@@ -181,7 +189,7 @@ def profile_from_facts(facts: Mapping[str, Any], environ: Mapping[str, str]) -> 
 
 
 async def plan_prompt(provider: Any, registry: ToolRegistry, config: AppConfig, env: Any,
-                      environ: Mapping[str, str]) -> PromptPlan:
+                      environ: Mapping[str, str], skills: Callable[[], Sequence[str]] = lambda: ()) -> PromptPlan:
     facts = await provider.describe()
     profile = profile_from_facts(facts, environ)
     n_ctx = await provider.context_window()
@@ -194,4 +202,4 @@ async def plan_prompt(provider: Any, registry: ToolRegistry, config: AppConfig, 
                       env=env, registry=registry, max_calls=max_calls,
                       temperature=float(getattr(provider, "temperature", 0.2)), tools_generation=registry.generation,
                       seed=int(seed) if seed and seed.lstrip("-").isdigit() else None,
-                      style=resolve_prompt_style(config.prompt.style, facts))
+                      style=resolve_prompt_style(config.prompt.style, facts), skills=skills)

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import sys
 from collections.abc import Mapping
 from datetime import date
 from pathlib import Path
@@ -25,6 +26,7 @@ from atomic_agent.approval.approval_gate import (
     resolve_boot_level,
     set_approval_level,
 )
+from atomic_agent.approval.approval_records import ApprovalRecords
 from atomic_agent.config.app_config import AppConfig
 from atomic_agent.config.state_dir import resolve_cache_dir
 from atomic_agent.hook_records import (
@@ -41,6 +43,7 @@ from atomic_agent.llm.model_profile import PLAIN_TEXT_PROFILE, ModelProfile
 from atomic_agent.plugin_host.collect_registrations import await_lifecycle, call_lifecycle, collect_records
 from atomic_agent.plugin_host.plugin_host import PluginHost
 from atomic_agent.plugin_host.service_registry import NO_DEFAULT, ServiceRegistry, ServiceUnavailableError
+from atomic_agent.prompt.build_stable_prefix import SKILLS_SERVICE
 from atomic_agent.prompt.prompt_assets import PromptAssets
 from atomic_agent.prompt.prompt_style import resolve_prompt_style
 from atomic_agent.providers.fallback_provider import FallbackTextProvider, RequestShaper
@@ -96,8 +99,10 @@ class Runtime:
         self._services: dict[str, Any] = {"state_dir": boot.state_dir, "prompt_assets": self.prompt_assets}
         self.plugin_services = ServiceRegistry(self.host)
         categories = collect_records(self.host, "register_approval_categories", ApprovalCategory)
+        # approvals are durable records every surface answers, and a restart resumes
         self.gate = ApprovalGate(categories, self.config.agent.approval_level, ask,
-                                 audit=ApprovalAuditLog(audit_path(boot.state_dir)))
+                                 audit=ApprovalAuditLog(audit_path(boot.state_dir)),
+                                 records=ApprovalRecords.for_state_dir(boot.state_dir))
         self.turns = TurnController()
         self._services.update({"approval_gate": self.gate, "turn_controller": self.turns})
         self.registry = ToolRegistry(collect_records(self.host, "register_tools", ToolSpec, runtime=self))
@@ -294,7 +299,20 @@ class Runtime:
         return self._plan
 
     async def _make_plan(self) -> PromptPlan:
-        return await plan_prompt(self.provider, self.registry, self.config, self.prompt_assets.env(), self.environ)
+        return await plan_prompt(self.provider, self.registry, self.config, self.prompt_assets.env(), self.environ,
+                                 skills=self.skill_lines)
+
+    def skill_lines(self) -> tuple[str, ...]:
+        """The stable prefix's `### skills` lines: the `catalog_lines()` of the plugin that provides
+        the `skills` service, or none (no such plugin, or it failed: reported, and the prompt goes on)."""
+        catalog = self.service(SKILLS_SERVICE, None)
+        if catalog is None:
+            return ()
+        try:
+            return tuple(str(line) for line in catalog.catalog_lines())
+        except Exception as exc:
+            print(f"atomic-agent: the skills catalog failed: {type(exc).__name__}: {exc}", file=sys.stderr)
+            return ()
 
     def warm_plan(self) -> None:
         """Start planning now (the server-facts round trip) so it runs while the turn is
@@ -476,6 +494,8 @@ class Runtime:
             await await_lifecycle(self.host, "runtime_stopping",
                                   call_lifecycle(self.host, "runtime_stopping", runtime=self))
         await self.plugin_services.close()
+        if self.gate.records is not None:
+            self.gate.records.close()
         if self._provider is not None:
             await self._provider.close()
         if self._lifecycle is not None:

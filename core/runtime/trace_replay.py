@@ -223,7 +223,8 @@ def _recorded_plan(runtime: Any, registry: ToolRegistry, prompt: Mapping[str, An
     n_ctx = prompt.get("nCtx")
     return PromptPlan(profile=profile, grammar=grammar, n_ctx=n_ctx if isinstance(n_ctx, int) else None,
                       n_predict=_int(prompt.get("nPredict")) or 512, env=runtime.prompt_assets.env(),
-                      registry=registry, max_calls=max_calls, tools_generation=registry.generation, style=style)
+                      registry=registry, max_calls=max_calls, tools_generation=registry.generation, style=style,
+                      skills=runtime.skill_lines)
 
 
 def _turn_date(steps: Any) -> date | None:

@@ -64,7 +64,8 @@ async def _rerun(call: TranscriptEntry, run_durable: RunDurable) -> ToolResult:
 
 
 async def settle_interrupted_calls(store: SessionRepository, session: SessionState, registry: ToolRegistry,
-                                   run_durable: RunDurable) -> SettleReport:
+                                   run_durable: RunDurable, parked: Callable[[TranscriptEntry], bool] | None = None,
+                                   run_parked: RunDurable | None = None) -> SettleReport:
     """Settle every unanswered call of `session` after a restart; see the module docstring.
 
     Calls of a turn the ledger still holds as running are left to it. Only calls at the
@@ -80,7 +81,12 @@ async def settle_interrupted_calls(store: SessionRepository, session: SessionSta
         return SettleReport()
     rerun = [c for c in calls if c.tool is not None and (spec := registry.get(c.tool)) is not None and spec.durable
              and not is_stranded(session.entries, c)]
-    outcomes = await asyncio.gather(*(_rerun(c, run_durable) for c in rerun))
+    # a call parked on a durable approval resumes from its answer: the gate lets its frozen call run once
+    resumed = [c for c in calls if c not in rerun and run_parked is not None and parked is not None
+               and c.tool is not None and registry.get(c.tool) is not None and parked(c)]
+    outcomes = await asyncio.gather(*(_rerun(c, run_durable) for c in rerun),
+                                    *(_rerun(c, run_parked) for c in resumed if run_parked is not None))
+    rerun = rerun + resumed
     answers = dict(zip((c.seq for c in rerun), outcomes, strict=True))
     rows = [result_row(c, answers[c.seq]) if c.seq in answers
             else result_row(c, ToolResult.error(interrupted_summary(c.tool or "the tool"), **{INTERRUPTED: True}))

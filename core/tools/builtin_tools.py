@@ -1,5 +1,6 @@
 """The core's own tools: `reply` ends the turn, `finish` ends the session, `tool.view`
-loads a rare tool's full descriptor into the session (shown under ### loaded-tools)."""
+loads a rare tool's full descriptor into the session (shown under ### loaded-tools),
+`ask_user` asks the person a structured question (ask_user_tool)."""
 
 from __future__ import annotations
 
@@ -30,6 +31,8 @@ async def _view_tool(args: Mapping[str, Any], ctx: ToolContext) -> ToolResult:
 
 
 def builtin_tool_specs() -> list[ToolSpec]:
+    from atomic_agent.tools.ask_user_tool import ask_user_spec
+
     return [
         ToolSpec("reply", "Answer the user and end the turn.", REPLY_SCHEMA, ResourceClass.TERMINAL, _terminal,
                  example='{"tool": "reply", "args": {"text": "Done."}}'),
@@ -38,4 +41,5 @@ def builtin_tool_specs() -> list[ToolSpec]:
         ToolSpec("tool.view", "Load a rare tool's full schema before calling it.", VIEW_SCHEMA,
                  ResourceClass.PURE_READ, _view_tool, tier=Tier.FREQUENT,
                  durable=True),  # only looks a spec up (the step applies the load): safe to run again
+        ask_user_spec(),
     ]

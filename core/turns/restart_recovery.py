@@ -34,6 +34,7 @@ from atomic_agent.sessions.settle_interrupted_calls import (
 )
 from atomic_agent.sessions.store_errors import SessionNotFoundError
 from atomic_agent.sessions.transcript_entry import FAILURE_NOTE, TOOL_RESULT, TURN_FINISHED, USER, TranscriptEntry
+from atomic_agent.sessions.unanswered_calls import unanswered_calls
 from atomic_agent.turns.graceful_stop import TurnParkedError
 from atomic_agent.turns.turn_repository import SteerRepository, TurnRepository
 from atomic_agent.turns.turn_states import (
@@ -226,12 +227,44 @@ def durable_runner(services: TurnServices, session: SessionState) -> RunDurable:
                    session=session, state_dir=services.state_dir, services=services.tool_services)
 
 
+def parked_runner(services: TurnServices, session: SessionState) -> RunDurable:
+    """Runs a call that was parked on a durable approval: the gate resumes it from the record."""
+    from atomic_agent.agent.invoke_tool import rerun_durable_call
+
+    return partial(rerun_durable_call, registry=services.registry, gate=services.gate, agent=services.config().agent,
+                   session=session, state_dir=services.state_dir, services=services.tool_services, parked=True)
+
+
+def parked_call(services: TurnServices, session_id: str) -> Callable[[TranscriptEntry], bool]:
+    """Whether an open call was waiting on a durable approval (answered or not) when its process died."""
+    records = services.gate.records
+
+    def parks(call: TranscriptEntry) -> bool:
+        if records is None or call.turn_index is None or call.step is None:
+            return False
+        return records.parks(f"{session_id}/{call.turn_index}/{call.step}/{call.batch_index or 0}")
+
+    return parks
+
+
+def has_parked_calls(services: TurnServices, session_id: str) -> bool:
+    if services.gate.records is None:
+        return False
+    parks = parked_call(services, session_id)
+    try:
+        entries = services.sessions.entries(session_id)
+    except SessionNotFoundError:
+        return False
+    return any(parks(c) for c in unanswered_calls(entries))
+
+
 async def settle_interrupted(services: TurnServices, session_id: str) -> SettleReport:
     """Settle the calls a crash left open on the session, between turns (TurnController)."""
     async def settle() -> SettleReport:
         session = services.sessions.load(session_id)
         return await settle_interrupted_calls(services.sessions, session, services.registry,
-                                              durable_runner(services, session))
+                                              durable_runner(services, session), parked_call(services, session_id),
+                                              parked_runner(services, session))
 
     return await services.controller.submit(session_id, settle, origin="cli")
 
@@ -258,7 +291,13 @@ async def recover_after_restart(runtime: Runtime, resume: bool, sink: ev.EventSi
     settled = 0
     # every interrupted turn not yet marked settled, not only those found now: a crash between
     # interrupting a turn and settling its calls must not leave them owed for ever
+    parked: list[asyncio.Future[TurnResult]] = []
     for turn in lifecycle.ledger.unsettled_interruptions():
+        if has_parked_calls(runtime.turn_services, turn.session_id):
+            # waiting on a person: resumed in the background from the answer, so this start
+            # (and every surface that may give the answer) is not held up by it
+            parked.append(asyncio.ensure_future(_resume_parked(runtime, turn, resume, sink)))
+            continue
         count = await _settle_calls(runtime, turn.session_id)
         if count >= 0:
             lifecycle.ledger.mark_settled(turn)
@@ -268,12 +307,26 @@ async def recover_after_restart(runtime: Runtime, resume: bool, sink: ev.EventSi
     tickets = [ticket_of(turn) for turn in found.resumable] + owed
     # nobody waits on these: what they hand back is requeued and run, never left to a caller
     results = tuple(asyncio.ensure_future(lifecycle.run_for_nobody(ticket, sink, lifecycle.executor_for))
-                    for ticket in tickets)
+                    for ticket in tickets) + tuple(parked)
     for future in results:  # a resumed turn reports its own failure; recovery must not crash on it
         future.add_done_callback(_report_failure)
     return RecoveryReport(tuple(t.turn_id for t in found.interrupted), found.steers_requeued,
                           tuple(t.turn_id for t in found.resumable), found.left_queued, settled,
                           tuple(t.turn_id for t in owed), results)
+
+
+async def _resume_parked(runtime: Runtime, turn: TurnRecord, resume: bool, sink: ev.EventSink) -> TurnResult:
+    """Wait for the parked call's answer (from any surface), let the gate act on it, then
+    answer the session from the result (approve: the frozen call ran once; deny or expiry:
+    the model reads that)."""
+    lifecycle = runtime.lifecycle
+    if await _settle_calls(runtime, turn.session_id) >= 0:
+        lifecycle.ledger.mark_settled(turn)
+    ticket = admit_continuation(lifecycle.ledger, turn.session_id) if resume else None
+    if ticket is None:
+        return TurnResult(turn.session_id, turn.turn_index if turn.turn_index is not None else -1, "done",
+                          "parked-settled", turn_id=turn.turn_id)
+    return await lifecycle.run_for_nobody(ticket, sink, lifecycle.executor_for)
 
 
 async def _settle_calls(runtime: Runtime, session_id: str) -> int:

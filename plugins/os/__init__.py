@@ -24,6 +24,8 @@ from atomic_agent.api import hookimpl
 if TYPE_CHECKING:
     from atomic_agent.api import ApprovalCategory, ConfigBlock, RuntimeView, ServiceSpec, ToolSpec
 
+    from .archives_contract import CheckedArchives
+
 SUBPACKAGES = ("fs", "shell", "git", "http", "web", "proc", "desktop")
 
 
@@ -73,6 +75,7 @@ def register_approval_categories() -> Iterable[ApprovalCategory]:
 def register_services() -> Iterable[ServiceSpec]:
     from atomic_agent.api import ServiceSpec
 
+    from .archives_contract import ARCHIVES_SERVICE
     from .file_reads_contract import FILE_READS_SERVICE
     from .fs_approval.sensitive_taint import TAINT
 
@@ -87,4 +90,12 @@ def register_services() -> Iterable[ServiceSpec]:
                         summary="the credential stores each session read (reads_of(session_id))"),
             # the fs tools' read guard plus workspace containment, for other plugins' tools (vision)
             ServiceSpec(FILE_READS_SERVICE, file_reads,
-                        summary="admit_workspace_read(ctx, path, tool): the canonical path a tool may read")]
+                        summary="admit_workspace_read(ctx, path, tool): the canonical path a tool may read"),
+            ServiceSpec(ARCHIVES_SERVICE, _archives,
+                        summary="unpack an archive with the zip-slip, link and bomb guards (extract)")]
+
+
+def _archives(runtime: RuntimeView) -> CheckedArchives:
+    from .fs.checked_archives import GuardedArchives
+
+    return GuardedArchives()

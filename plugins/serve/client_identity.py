@@ -138,3 +138,15 @@ def visible(caller: Caller, ctx: Any, event: dict[str, Any]) -> bool:
         return True
     owners = ctx.session_clients.get(session)
     return not owners or _is_client(caller, owners)
+
+
+def principal_of_client(client: str) -> str:
+    """How a serve client is named on a durable approval record (who may answer it)."""
+    return f"serve-client:{client}"
+
+
+def principal_of(caller: Caller) -> str:
+    """The principal an answer from `caller` is recorded under: the operator, a client, or nobody known."""
+    if caller.operator:
+        return "operator"
+    return principal_of_client(caller.client) if caller.client else "serve-anonymous"

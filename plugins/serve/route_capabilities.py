@@ -7,12 +7,16 @@ for binary-era clients and is deprecated: it is coarse at every mid-ladder level
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from atomic_agent.plugins.serve.client_identity import CLIENT_HEADER, OPERATOR_HEADER
 from atomic_agent.plugins.serve.route_chat_completions import EXTENSIONS_HEADER
 from atomic_agent.plugins.serve.session_resolver import SESSION_HEADER
 from atomic_agent.plugins.serve.undelivered_steers import MAX_PARKED_SESSIONS, MAX_PARKED_STEERS
+from atomic_agent.plugins.skills.skills_contract import SKILLS_SERVICE
+
+if TYPE_CHECKING:
+    from atomic_agent.api import RuntimeView
 
 
 async def capabilities(request: Any) -> Any:
@@ -24,6 +28,7 @@ async def capabilities(request: Any) -> Any:
     ctx = request.app.state.ctx
     gate = ctx.runtime.gate
     level = gate.level
+    skills = ctx.runtime.service(SKILLS_SERVICE, None)  # the enabled skills, when the skills plugin is on
     categories = sorted(gate.categories.values(), key=lambda c: (c.auto_approve_level, c.name))
     return JSONResponse({
         "object": "capabilities",
@@ -37,6 +42,7 @@ async def capabilities(request: Any) -> Any:
                     "operator": OPERATOR_HEADER},
         "auth": ctx.settings.api_key is not None,
         "grantsAllowed": ctx.settings.grants_allowed,
+        "skills": list(skills.catalog()) if skills is not None else [],
         "limits": {"maxPendingSteers": MAX_PENDING_STEERS, "maxParkedSteers": MAX_PARKED_STEERS,
                    "maxParkedSessions": MAX_PARKED_SESSIONS, "approvalTimeoutS": ctx.settings.approval_timeout_s,
                    "maxBodyBytes": ctx.settings.max_body_bytes},
@@ -44,7 +50,7 @@ async def capabilities(request: Any) -> Any:
     })
 
 
-def vision_status(runtime: Any) -> dict[str, Any] | None:
+def vision_status(runtime: RuntimeView) -> dict[str, Any] | None:
     """The vision plugin's report (tool, caps, the provider's image capability); None without it."""
     from atomic_agent.plugins.vision.vision_contract import VISION_SERVICE
 

@@ -11,8 +11,9 @@ from typing import Any
 
 import attrs
 
-from atomic_agent.api import PendingApprovals, RuntimeHost
+from atomic_agent.api import PendingApprovals, RuntimeHost, RuntimeView
 from atomic_agent.plugins.serve.chat_turn import CURRENT_TURN, ChatTurn
+from atomic_agent.plugins.serve.client_identity import principal_of_client
 from atomic_agent.plugins.serve.event_hub import EventHub
 from atomic_agent.plugins.serve.undelivered_steers import UndeliveredSteerStore
 
@@ -53,6 +54,15 @@ class ServeContext(RuntimeHost):
         self._drain: asyncio.Task[Any] | None = None
         self._webhook_deliveries: Any = None
 
+    def bind(self, runtime: RuntimeView) -> None:
+        super().bind(runtime)
+        # answers commit to the gate's durable records: the first from any surface wins
+        gate = runtime.gate
+        self.approvals.records = gate.records
+        self.approvals.surface = "serve"
+        gate.surface = "serve"
+        gate.record_ttl_s = self.settings.approval_timeout_s
+
     def webhook_deliveries(self) -> Any:
         """The durable record of accepted webhook deliveries (opened on the first webhook call)."""
         if self._webhook_deliveries is None:
@@ -74,6 +84,8 @@ class ServeContext(RuntimeHost):
                         client=client, tool_choice=tool_choice)
         self.turns[turn.turn_id] = turn
         if client is not None:
+            if self._runtime is not None:  # the client whose turn asks may answer its records
+                self.runtime.gate.allow_answerers(session_id, [principal_of_client(client)])
             self.session_clients.setdefault(session_id, set()).add(client)
             self.session_clients.move_to_end(session_id)
             while len(self.session_clients) > OWNED_SESSIONS:

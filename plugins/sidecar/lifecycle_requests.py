@@ -6,16 +6,27 @@ shows honestly), never the boot-time config snapshot.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from atomic_agent.plugins.sidecar.protocol_messages import ProtocolError
 from atomic_agent.plugins.sidecar.protocol_schema import PROTOCOL_VERSION, REQUEST_TYPES, event_types
+
+if TYPE_CHECKING:
+    from atomic_agent.api import RuntimeView
 
 
 def server_info() -> dict[str, str]:
     from atomic_agent import __version__
 
     return {"name": "atomic-agent", "version": __version__}
+
+
+def skill_catalog(runtime: RuntimeView) -> list[dict[str, Any]]:
+    """The enabled skills ({name, description, env, scripts}); empty without the skills plugin."""
+    from atomic_agent.plugins.skills.skills_contract import SKILLS_SERVICE
+
+    service = runtime.service(SKILLS_SERVICE, None)
+    return list(service.catalog()) if service is not None else []
 
 
 def capabilities(server: Any) -> dict[str, Any]:
@@ -34,13 +45,14 @@ def capabilities(server: Any) -> dict[str, Any]:
         "approvalCategories": [{"name": c.name, "autoApproveLevel": c.auto_approve_level, "label": c.label,
                                 "grantable": gate.is_grantable(c.name)} for c in categories],
         "tracing": server.tracing,
+        "skills": skill_catalog(server.runtime),
         "limits": {"maxLineBytes": server.limits.max_line_bytes, "maxPendingSteers": MAX_PENDING_STEERS,
                    "approvalTimeoutS": server.limits.approval_timeout_s},
         "vision": _vision(server.runtime),
     }
 
 
-def _vision(runtime: Any) -> dict[str, Any] | None:
+def _vision(runtime: RuntimeView) -> dict[str, Any] | None:
     """The vision plugin's report (tool, caps, the provider's image capability); None without it."""
     from atomic_agent.plugins.vision.vision_contract import VISION_SERVICE
 

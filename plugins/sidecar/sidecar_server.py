@@ -69,6 +69,9 @@ class SidecarServer(RuntimeHost):
         # the host is the person at this machine: grants allowed; the schema wants no null ids
         self.approvals = PendingApprovals(self.emit_event, limits.approval_timeout_s, CURRENT_TURN.get,
                                           grants_allowed=True, omit_null_ids=True)
+        # the sidecar protocol has no question events yet: ask_user questions are answered on the
+        # other surfaces (serve, Telegram, `atomic-agent approvals answer`) while the turn waits
+        self.approvals.shows_questions = False
         self.closing = False
         self._forwarders: dict[str, TurnForwarder] = {}
         self._after_response: list[Callable[[], None]] = []

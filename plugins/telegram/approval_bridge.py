@@ -82,10 +82,31 @@ def request_text(request: Any) -> str:
     return "\n".join(lines)
 
 
+QUESTION_PREFIX = "q"  # q:<question record id>:<option id>
+
+
+def question_keyboard(approval_id: str, question: dict[str, Any]) -> dict[str, Any]:
+    return {"inline_keyboard": [[{"text": str(o.get("label") or o["id"]),
+                                  "callback_data": f"{QUESTION_PREFIX}:{approval_id}:{o['id']}"}]
+                                for o in question.get("options", [])]}
+
+
+def question_text(question: dict[str, Any]) -> str:
+    lines = [f"Question · {question.get('reason', '')}", str(question.get("prompt", ""))]
+    if question.get("allowFreeText"):
+        lines.append("(or answer in words: atomic-agent approvals answer ID text --text ...)")
+    return "\n".join(lines)
+
+
 class ApprovalBridge:
+    shows_questions = True  # the gate shows ask_user questions here: option buttons
+
     def __init__(self, api_of: Callable[[], BotApi | None], owner_of: Callable[[], int | None],
                  sender_of: Callable[[], OutboundSender], metrics: ChannelMetrics,
-                 timeout_s: Callable[[], float], journal_of: Callable[[], Any] | None = None) -> None:
+                 timeout_s: Callable[[], float], journal_of: Callable[[], Any] | None = None,
+                 records_of: Callable[[], Any] | None = None) -> None:
+        self._records_of = records_of  # the gate's durable approval records (questions are answered there)
+        self._questions: dict[str, PendingApproval] = {}
         self._api_of = api_of
         self._journal_of = journal_of  # the DeliveryStore, whose approval_* methods keep each prompt's fate
         self._settled: dict[str, tuple[str, str]] = {}
@@ -101,6 +122,8 @@ class ApprovalBridge:
         if owner is None or api is None:
             self._resolved("nobody", False)
             return False  # nobody to ask: the answer is no
+        if getattr(request, "question", None) is not None and request.approval_id:
+            return await self._ask_question(request, owner, api)
         token = secrets.token_urlsafe(9)
         text = request_text(request)
         entry = PendingApproval(asyncio.get_running_loop().create_future(), text, owner)
@@ -121,6 +144,55 @@ class ApprovalBridge:
             raise
         finally:
             self.pending.pop(token, None)
+
+    async def _ask_question(self, request: Any, owner: int, api: BotApi) -> bool:
+        """Show an ask_user question as option buttons; the record holds the answer (committed
+        by `on_callback`, or by any other surface, which the gate notices and withdraws this)."""
+        entry = PendingApproval(asyncio.get_running_loop().create_future(), question_text(request.question), owner)
+        self._questions[request.approval_id] = entry
+        try:
+            ids = await self._sender_of().send_plain(api, owner, entry.text,
+                                                     reply_markup=question_keyboard(request.approval_id,
+                                                                                    request.question))
+            entry.message_id = ids[-1] if ids else 0
+            return await asyncio.wait_for(asyncio.shield(entry.future), self._timeout_s())
+        except BotApiError as exc:
+            print(f"atomic-agent: telegram question not sent: {exc}", file=sys.stderr)
+            await asyncio.Event().wait()  # unsent here: another surface (or expiry) settles the record
+            return False
+        except asyncio.TimeoutError:
+            records = self._records_of() if self._records_of is not None else None
+            if records is not None:
+                records.expire(request.approval_id)
+            await self._edit(entry, f"{entry.text}\n\n{TIMED_OUT_TEXT}")
+            return False
+        finally:
+            self._questions.pop(request.approval_id, None)
+
+    async def _on_question(self, api: BotApi | None, query_id: str, parts: list[str]) -> str:
+        """An option button: the first answer from any surface wins; a late or forged one is told."""
+        records = self._records_of() if self._records_of is not None else None
+        approval_id, option = parts[1], parts[2]
+        if records is None:
+            await self._answer(api, query_id, "Unknown button.")
+            return "malformed"
+        try:
+            record = records.answer(approval_id, option, principal="operator", surface="telegram")
+        except Exception as exc:  # the records' refusals carry a `code` and a `message` for the person
+            code, message = getattr(exc, "code", None), getattr(exc, "message", None)
+            if code is None or message is None:
+                raise
+            await self._answer(api, query_id, message[:190])
+            return "stale" if code in ("approval_already_answered", "approval_expired") else "refused"
+        entry = self._questions.get(approval_id)
+        label = next((o.get("label") for o in (record.question or {}).get("options", []) if o["id"] == option),
+                     option)
+        await self._answer(api, query_id, f"Answered: {label}")
+        if entry is not None:
+            if not entry.future.done():
+                entry.future.set_result(True)
+            await self._edit(entry, f"{entry.text}\n\n✅ {label}")
+        return "answered"
 
     async def _send_prompt(self, token: str, entry: PendingApproval, api: BotApi) -> bool:
         """Send the keyboard; False (denied) when it could not be sent. A cancel that lands
@@ -191,6 +263,8 @@ class ApprovalBridge:
         if sender.get("id") != self._owner_of() or self._owner_of() is None:
             await self._answer(api, query_id, "Only the owner can answer approvals.")
             return "refused_not_owner"
+        if len(parts) == 3 and parts[0] == QUESTION_PREFIX:
+            return await self._on_question(api, query_id, parts)
         if len(parts) != 3 or parts[0] != CALLBACK_PREFIX or parts[2] not in (APPROVE, DENY):
             await self._answer(api, query_id, "Unknown button.")
             return "malformed"

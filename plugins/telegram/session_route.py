@@ -55,5 +55,5 @@ class SessionRoute:
         gate = self._runtime.service("approval_gate")
         if self.routed is not None:
             gate.unroute_session(self.routed, self._host)
-        gate.route_session(session_id, self._host)
+        gate.route_session(session_id, self._host, surface="telegram")
         self.routed = session_id

@@ -59,7 +59,8 @@ class TelegramChannel:
         self.tasks = ChannelTasks(self.scrub)
         self.bridge = ApprovalBridge(lambda: self.link.api, lambda: self._settings.owner_user_id,
                                      lambda: self.outbound, self.metrics,
-                                     lambda: self._settings.current.approval_timeout_ms / 1000.0, lambda: self._store)
+                                     lambda: self._settings.current.approval_timeout_ms / 1000.0, lambda: self._store,
+                                     lambda: runtime.service("approval_gate").records)
         self.route = SessionRoute(runtime, self.state_dir, self.bridge.ask)
         self.inbound = InboundHandler(self)
         # the link calls back into two collaborators built after it (they need the link)

@@ -92,7 +92,7 @@ def test_the_cache_folder_is_private_to_the_user(tmp_path: Path):
 
 
 def _tail_context() -> dict[str, object]:
-    return {"loaded_tools": [], "memory_sections": [], "recall_sections": [], "session_facts": [], "world": "w",
+    return {"loaded_sections": [], "loaded_tools": [], "memory_sections": [], "recall_sections": [], "session_facts": [], "world": "w",
             "notices": [], "today": "2026-12-04", "conversation": [], "request": "", "earlier_summary": "", "tools": [],
             "file_kinds": ()}
 

@@ -4,6 +4,8 @@ Inside a state dir:
 - `.env`: API keys and bot tokens loaded at boot;
 - `serve/`: the operator token (`X-Atomic-Operator` answers any approval over HTTP);
 - `audit/`: the approval log (which commands the person approved, and how);
+- `approvals.sqlite` (and its WAL files): the durable approvals and questions; writing it
+  would answer the agent's own approvals;
 - `turn-owners/`, `task-runners/`: the owner leases recovery trusts to tell live processes
   from dead ones;
 - `telegram-pairing.json`: the window in which a DM claims the bot;
@@ -24,10 +26,13 @@ from pathlib import Path
 
 from atomic_agent.plugins.os.fs_approval.credential_stores import file_stats
 
-SECRET_NAMES: tuple[str, ...] = (".env", "serve", "audit", "turn-owners", "task-runners", "telegram-pairing.json")
+SECRET_NAMES: tuple[str, ...] = (".env", "serve", "audit", "turn-owners", "task-runners", "telegram-pairing.json",
+                                 # the core's approval records (approval_records.RECORDS_FILE) and its WAL files
+                                 "approvals.sqlite", "approvals.sqlite-wal", "approvals.sqlite-shm")
 TEMPLATE_KEY_FILE = "template-key"  # atomic_agent.api.TEMPLATE_KEY_FILE, kept here so a guard check imports nothing
 # names specific enough to flag in code or an unresolved word (`serve` alone is too common a word)
-SECRET_MARKERS: tuple[str, ...] = (".env", "operator-token", "approvals.ndjson", "telegram-pairing", TEMPLATE_KEY_FILE)
+SECRET_MARKERS: tuple[str, ...] = (".env", "operator-token", "approvals.ndjson", "approvals.sqlite", "telegram-pairing",
+                                   TEMPLATE_KEY_FILE)
 STATE_MARKERS = ("config.json", ".env")  # the trust files whose parent is a state dir
 
 

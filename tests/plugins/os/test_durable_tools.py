@@ -11,6 +11,7 @@ DURABLE = {
     "os.fs.read_document", "os.fs.archive.list", "os.fs.archive.read_entry", "os.proc.list", "os.clipboard.read",
     "os.web.search", "os.web.fetch",
     "tool.view",  # the core's (collected with the plugin's): the step applies the load it names
+    "ask_user",  # the core's: changes nothing; asked again after a restart it finds the same question record
 }
 
 

@@ -103,3 +103,20 @@ async def test_a_hard_link_to_the_dotenv_is_still_the_dotenv(world: FsWorld, lin
 async def test_a_project_file_of_the_same_name_is_an_ordinary_command(world: FsWorld, line: str):
     outcome = await shell(world, _fill(line, world))
     assert not outcome.blocked and ALWAYS_ASKS not in outcome.asked and outcome.ran, outcome
+
+
+# issue 32: the durable approval records; writing them would answer the agent's own approvals
+APPROVAL_RECORD_LINES = [
+    "sqlite3 {S}/approvals.sqlite \"update approval_records set state='approved'\"",
+    "python3 -c \"import sqlite3; sqlite3.connect('{S}/approvals.sqlite').execute('delete from approval_records')\"",
+    "cp /tmp/forged.sqlite {S}/approvals.sqlite", "cd {S} && sqlite3 approvals.sqlite .dump",
+    "rm {S}/approvals.sqlite-wal",
+]
+
+
+@pytest.mark.parametrize("line", APPROVAL_RECORD_LINES)
+async def test_a_shell_command_reaching_the_approval_records_never_runs_silently(world: FsWorld, line: str):
+    (world.state / "approvals.sqlite").write_bytes(b"")
+    (world.state / "approvals.sqlite-wal").write_bytes(b"")
+    outcome = await shell(world, _fill(line, world))
+    assert _held(outcome), outcome

@@ -1,0 +1,251 @@
+"""Durable approval records: committed before shown, answered exactly once from any surface
+(two connections racing), late answers told who won, changed calls and unauthorised
+principals refused, newer records left alone, expiry settles them; and the gate on top:
+a record per ask, an answer from another process, the approved call consumed once."""
+
+from __future__ import annotations
+
+import asyncio
+import sqlite3
+import threading
+from pathlib import Path
+
+import pytest
+
+from atomic_agent.approval.approval_gate import (
+    STANDARD_CATEGORIES,
+    ApprovalAuditLog,
+    ApprovalGate,
+    ApprovalRequest,
+    CallIdentity,
+)
+from atomic_agent.approval.approval_records import (
+    APPROVAL,
+    APPROVED,
+    DENIED,
+    EXPIRED,
+    OPERATOR,
+    PENDING,
+    AlreadyAnsweredError,
+    ApprovalExpiredError,
+    ApprovalRecords,
+    CallChangedError,
+    FrozenCall,
+    InvalidAnswerError,
+    NewerRecordError,
+    NotAllowedToAnswerError,
+)
+from atomic_agent.approval.pending_approvals import ApprovalNotPendingError, PendingApprovals
+from atomic_agent.storage.sqlite_migrations import NewerSchemaError
+
+
+class Clock:
+    def __init__(self) -> None:
+        self.now = 1_800_000_000.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+def frozen(args: str = '{"command":"rm -rf build"}') -> FrozenCall:
+    return FrozenCall("os.shell", args, "/work", ("rm", "-rf", "build"), (("/bin/rm", "abc"),))
+
+
+def make(store: ApprovalRecords, **kw: object) -> object:
+    return store.create(kind=APPROVAL, session_id="s1", category="shell", level=1, summary="rm -rf build",
+                        frozen=frozen(), ttl_s=60.0, call_key="s1/0/1/0", **kw)  # type: ignore[arg-type]
+
+
+def test_record_is_committed_before_it_is_returned(tmp_path: Path) -> None:
+    store = ApprovalRecords(tmp_path / "a.sqlite")
+    record = make(store)
+    other = sqlite3.connect(tmp_path / "a.sqlite")  # another process's view
+    row = other.execute("select state, fingerprint from approval_records where id = ?", [record.id]).fetchone()
+    assert row == (PENDING, frozen().fingerprint)
+
+
+def test_first_answer_wins_and_the_late_one_hears_who_and_when(tmp_path: Path) -> None:
+    store = ApprovalRecords(tmp_path / "a.sqlite")
+    record = make(store)
+    won = store.answer(record.id, "once", principal=OPERATOR, surface="cli")
+    assert won.state == APPROVED and won.answered_by == OPERATOR and won.surface == "cli"
+    other = ApprovalRecords(tmp_path / "a.sqlite")
+    with pytest.raises(AlreadyAnsweredError) as late:
+        other.answer(record.id, "deny", principal=OPERATOR, surface="serve")
+    assert "already answered 'once' by operator via cli at" in late.value.message
+    assert store.get(record.id).state == APPROVED
+
+
+def test_two_surfaces_in_the_same_millisecond_exactly_one_wins(tmp_path: Path) -> None:
+    path = tmp_path / "a.sqlite"
+    clock = Clock()  # both answers carry the very same timestamp
+    record = make(ApprovalRecords(path, clock=clock))
+    stores = [ApprovalRecords(path, clock=clock) for _ in range(8)]
+    start = threading.Barrier(len(stores))
+    outcomes: list[str] = []
+
+    def answer(store: ApprovalRecords, n: int) -> None:
+        start.wait()
+        try:
+            store.answer(record.id, "once" if n % 2 else "deny", principal=OPERATOR, surface=f"surface{n}")
+            outcomes.append("won")
+        except AlreadyAnsweredError:
+            outcomes.append("late")
+
+    threads = [threading.Thread(target=answer, args=(s, n)) for n, s in enumerate(stores)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert sorted(outcomes) == ["late"] * 7 + ["won"]
+
+
+def test_consume_lets_an_approved_call_run_once(tmp_path: Path) -> None:
+    store = ApprovalRecords(tmp_path / "a.sqlite")
+    record = make(store)
+    assert not store.consume(record.id)  # pending: nothing to run
+    store.answer(record.id, "once", principal=OPERATOR, surface="cli")
+    assert store.consume(record.id)
+    assert not ApprovalRecords(tmp_path / "a.sqlite").consume(record.id)
+
+
+def test_changed_call_unauthorised_principal_and_bad_decisions_are_refused(tmp_path: Path) -> None:
+    store = ApprovalRecords(tmp_path / "a.sqlite")
+    record = make(store, answerers=("client:alice",))
+    with pytest.raises(CallChangedError, match="changed since it was shown"):
+        store.answer(record.id, "once", principal=OPERATOR, surface="cli",
+                     fingerprint=frozen('{"command":"rm -rf /"}').fingerprint)
+    with pytest.raises(NotAllowedToAnswerError, match="client:mallory may not answer"):
+        store.answer(record.id, "once", principal="client:mallory", surface="serve")
+    with pytest.raises(InvalidAnswerError, match="decision must be one of"):
+        store.answer(record.id, "yes please", principal=OPERATOR, surface="cli")
+    assert store.get(record.id).state == PENDING
+    assert store.answer(record.id, "deny", principal="client:alice", surface="serve").state == DENIED
+
+
+def test_expiry_settles_the_record_and_late_answers_say_expired(tmp_path: Path) -> None:
+    clock = Clock()
+    store = ApprovalRecords(tmp_path / "a.sqlite", clock=clock)
+    record = make(store)
+    clock.now += 61
+    with pytest.raises(ApprovalExpiredError, match="expired at"):
+        store.answer(record.id, "once", principal=OPERATOR, surface="cli")
+    assert store.get(record.id).state == EXPIRED
+
+
+def test_a_newer_record_is_shown_but_never_answered(tmp_path: Path) -> None:
+    store = ApprovalRecords(tmp_path / "a.sqlite")
+    record = make(store)
+    store.conn.execute("update approval_records set schema = 99 where id = ?", [record.id])
+    with pytest.raises(NewerRecordError, match="record schema 99"):
+        store.answer(record.id, "once", principal=OPERATOR, surface="cli")
+    assert store.get(record.id).state == PENDING
+
+
+def test_a_newer_file_is_refused_untouched(tmp_path: Path) -> None:
+    ApprovalRecords(tmp_path / "a.sqlite").close()
+    conn = sqlite3.connect(tmp_path / "a.sqlite")
+    conn.execute("pragma user_version = 7")
+    conn.close()
+    with pytest.raises(NewerSchemaError, match="newer atomic-agent"):
+        ApprovalRecords(tmp_path / "a.sqlite")
+
+
+def gate_with(tmp_path: Path, ask: object, **kw: object) -> ApprovalGate:
+    return ApprovalGate(STANDARD_CATEGORIES, 1, ask, audit=ApprovalAuditLog(tmp_path / "audit.ndjson"),  # type: ignore[arg-type]
+                        records=ApprovalRecords(tmp_path / "a.sqlite"), **kw)  # type: ignore[arg-type]
+
+
+async def test_gate_answer_from_another_process_wins_over_the_host(tmp_path: Path) -> None:
+    shown: list[ApprovalRequest] = []
+    never = asyncio.Event()
+
+    async def slow_host(request: ApprovalRequest) -> str:
+        shown.append(request)
+        await never.wait()  # the terminal prompt nobody answers
+        return "n"
+
+    gate = gate_with(tmp_path, slow_host)
+    call = CallIdentity(0, 1, 0, {"command": "make"})
+    asking = asyncio.ensure_future(gate.request("s1", "os.shell", "shell", "make", call=call))
+    while not shown:
+        await asyncio.sleep(0.01)
+    assert shown[0].approval_id is not None
+    ApprovalRecords(tmp_path / "a.sqlite").answer(shown[0].approval_id, "once", principal=OPERATOR, surface="cli")
+    decision = await asyncio.wait_for(asking, 5)
+    assert decision.approved
+    record = ApprovalRecords(tmp_path / "a.sqlite").get(shown[0].approval_id)
+    assert record.used_at is not None and record.surface == "cli"
+    audit = ApprovalAuditLog(tmp_path / "audit.ndjson").read()
+    assert [e["reason"] for e in audit] == ["asked", "user"]
+    assert audit[1]["surface"] == "cli" and audit[1]["approvalId"] == record.id
+
+
+async def test_gate_resumes_a_call_from_its_record_once(tmp_path: Path) -> None:
+    asked: list[ApprovalRequest] = []
+
+    async def host(request: ApprovalRequest) -> str:
+        asked.append(request)
+        return "y"
+
+    call = CallIdentity(2, 1, 0, {"command": "make"})
+    first = gate_with(tmp_path, None)  # the dead process: it committed the record and nothing else
+    record = first.records.create(kind=APPROVAL, session_id="s1", category="shell", level=1, summary="make",  # type: ignore[union-attr]
+                                  frozen=first._frozen("os.shell", None, call, None), ttl_s=60, call_key=call.key("s1"))
+    first.records.answer(record.id, "once", principal=OPERATOR, surface="cli")  # type: ignore[union-attr]
+    restarted = gate_with(tmp_path, host)
+    assert (await restarted.request("s1", "os.shell", "shell", "make", call=call)).approved
+    again = await restarted.request("s1", "os.shell", "shell", "make", call=call)
+    assert not again.approved and again.reason == "already-ran"
+    changed = CallIdentity(2, 1, 0, {"command": "make install"})
+    assert (await restarted.request("s1", "os.shell", "shell", "make install", call=changed)).approved
+    assert len(asked) == 1  # only the changed call was asked again
+
+
+async def test_pending_approvals_commit_the_answer_and_tell_late_clients(tmp_path: Path) -> None:
+    events: list[dict[str, object]] = []
+    approvals = PendingApprovals(lambda e, _t: events.append(e), 5.0, lambda: None)
+    gate = gate_with(tmp_path, approvals.ask)
+    approvals.records = gate.records
+    gate.allow_answerers("s1", ["client:a"])
+    asking = asyncio.ensure_future(gate.request("s1", "os.shell", "shell", "make", call=CallIdentity(0, 1, 0)))
+    while not approvals.pending():
+        await asyncio.sleep(0.01)
+    approval_id = approvals.pending()[0]["approvalId"]
+    assert approvals.answer(approval_id, "once", principal="client:a") is True
+    assert (await asyncio.wait_for(asking, 5)).approved
+    with pytest.raises(ApprovalNotPendingError) as late:
+        approvals.answer(approval_id, "deny")
+    assert late.value.reason == "answered" and "by client:a via serve" in late.value.message
+
+
+async def test_a_session_grant_given_through_a_record_is_kept_with_its_bounds(tmp_path: Path) -> None:
+    from atomic_agent.approval.approval_gate import ApprovalAnswer
+
+    gate = gate_with(tmp_path, lambda _r: _answer(ApprovalAnswer.session(ttl_s=60, uses=2)))
+    assert (await gate.request("s1", "os.shell", "shell", "make", call=CallIdentity(0, 1, 0))).approved
+    assert gate.grants_snapshot("s1")[0]["usesLeft"] == 2
+
+
+async def _answer(value: object) -> object:
+    return value
+
+
+async def test_a_question_asked_again_after_a_restart_gets_its_one_answer(tmp_path: Path) -> None:
+    question = {"prompt": "Which region?", "reason": "external_authority", "evidence": "the contract names two",
+                "allowFreeText": True, "options": [{"id": "eu", "label": "EU"}]}
+    call = CallIdentity(3, 1, 0, {"prompt": "Which region?"})
+    first = gate_with(tmp_path, None)
+    asking = asyncio.ensure_future(first.ask_question("s1", "ask_user", question, call=call))
+    store = ApprovalRecords(tmp_path / "a.sqlite")
+    while not store.find((PENDING,)):
+        await asyncio.sleep(0.01)
+    asking.cancel()  # the process dies while the question waits
+    await asyncio.gather(asking, return_exceptions=True)
+    (record,) = store.find((PENDING,))
+    with pytest.raises(InvalidAnswerError, match="not an option"):
+        store.answer(record.id, "us", principal=OPERATOR, surface="cli")
+    store.answer(record.id, "text", principal=OPERATOR, surface="cli", text="Frankfurt, per the DPA")
+    again = await gate_with(tmp_path, None).ask_question("s1", "ask_user", question, call=call)
+    assert (again.id, again.state, again.answer_text) == (record.id, "answered", "Frankfurt, per the DPA")
+    assert len(store.find()) == 1  # asked once, answered once
