@@ -6,7 +6,7 @@ They are essential: `ATOMIC_AGENT_PLUGINS` and `plugins.disabled` cannot switch 
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from atomic_agent.hookspecs import hookimpl
 
@@ -47,3 +47,11 @@ def report_doctor_findings(state_dir: Path) -> Iterable[DoctorFinding]:
     from atomic_agent.sessions.session_file_findings import sessions_file_findings
 
     return [*sessions_file_findings(state_dir), *retired_name_findings(state_dir)]
+
+
+@hookimpl
+def report_status(state_dir: Path) -> Iterable[dict[str, Any]]:
+    from atomic_agent.approval.approval_records import approvals_status
+    from atomic_agent.turns.turn_overview import turn_status
+
+    return [*turn_status(state_dir), *approvals_status(state_dir)]

@@ -24,8 +24,8 @@ services exist when:
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Iterable
-from typing import TYPE_CHECKING
+from collections.abc import Awaitable, Iterable, Mapping
+from typing import TYPE_CHECKING, Any
 
 import pluggy
 
@@ -42,6 +42,7 @@ if TYPE_CHECKING:
 
     import typer
 
+    from atomic_agent.config.app_config import AppConfig
     from atomic_agent.hook_records import (
         ApprovalCategory,
         ChannelSpec,
@@ -209,6 +210,21 @@ def report_doctor_findings(state_dir: Path) -> Iterable[DoctorFinding]:
     records, every plugin's collected (check, level ok|warn|error, detail, advice). Never
     write anything. A raising implementation becomes an error finding naming the plugin;
     the others still run.
+    """
+
+
+@hookspec
+def report_status(state_dir: Path, config: AppConfig) -> Iterable[Mapping[str, Any]]:
+    """Contribute lines to ``atomic-agent status``, the one-screen overview.
+
+    Called once per ``status`` run; receives the state directory and the loaded config
+    (build no runtime here: read the plugin's files, probe a loopback address at most, and
+    answer within a second or two). Returns mappings, every plugin's collected, each with
+    ``section`` (``model``, ``sessions``, ``approvals``, ``channels``, ``tasks`` or a name of
+    the plugin's own), ``name``, ``state`` (``ok``, ``warn``, ``error`` or ``off``) and a
+    one-line ``summary``; optional ``problems`` (sentences shown under "needs attention")
+    and ``detail`` (a JSON-able mapping for ``--json``). Never write anything. A raising
+    implementation becomes an error line naming the plugin; the others still show.
     """
 
 

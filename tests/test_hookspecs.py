@@ -33,7 +33,7 @@ def test_hooks_are_few_and_named_verb_first():
     assert HOOKS == sorted(["register_approval_categories", "register_channels", "register_commands",
                             "register_config_blocks", "register_memory_phases", "register_providers",
                             "register_services", "register_ticks", "register_tools", "report_doctor_findings",
-                            "runtime_started",
+                            "report_status", "runtime_started",
                             "runtime_stopping"])
 
 
@@ -205,3 +205,27 @@ def test_hook_report_doctor_findings(tmp_path: Path):
     assert answers["raises"].error == "RuntimeError: broken check" and answers["raises"].value is None
     with pytest.raises(ValueError):
         DoctorFinding("thing", "fine", "not a level")
+
+
+def test_hook_report_status(tmp_path: Path):
+    from atomic_agent.api import call_each_plugin
+
+    class Lines:
+        @hookimpl
+        def report_status(self, state_dir: Path, config):
+            return [{"section": "channels", "name": "pager", "state": "ok", "summary": f"paging from {state_dir.name}",
+                     "problems": [], "detail": {"config": type(config).__name__}}]
+
+    class Raises:
+        @hookimpl
+        def report_status(self, state_dir: Path):
+            raise RuntimeError("broken status")
+
+    host = fresh_plugin_host()
+    host.register(Lines(), "lines")
+    host.register(Raises(), "raises")
+    answers = {a.plugin: a for a in call_each_plugin(host, "report_status", state_dir=tmp_path, config=object())}
+    assert answers["lines"].value == [{"section": "channels", "name": "pager", "state": "ok",
+                                       "summary": f"paging from {tmp_path.name}", "problems": [],
+                                       "detail": {"config": "object"}}]
+    assert answers["raises"].error == "RuntimeError: broken status" and answers["raises"].value is None

@@ -8,6 +8,7 @@ tripped loop breaker ends it with a graceful synthetic reply (never a failure).
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import time
 from collections.abc import Awaitable, Callable, Sequence
 from typing import Protocol
@@ -214,10 +215,18 @@ async def run_turn(base: TurnDeps, text: str) -> TurnResult:
         record_turn_failure(store, session, turn_index, error or category or reason, cancelled=status == "cancelled",
                             interrupted=status == "interrupted")
         if isinstance(exc, asyncio.CancelledError):  # cancelled: its caller hears no answer to wait for
-            await _finish(base, turn_index, status, reason, steps, started, emit, reply, category, wait=False)
+            try:
+                await _finish(base, turn_index, status, reason, steps, started, emit, reply, category, wait=False)
+            except BaseException:
+                _hand_back_on_error(base, turn_index, emit)
+                raise
             _hand_back(base, turn_index, emit)
             raise
-    await _finish(base, turn_index, status, reason, steps, started, emit, reply, category)
+    try:
+        await _finish(base, turn_index, status, reason, steps, started, emit, reply, category)
+    except BaseException:
+        _hand_back_on_error(base, turn_index, emit)
+        raise
     undelivered, undelivered_ids = _hand_back(base, turn_index, emit)
     return TurnResult(session.id, turn_index, status, reason, reply, steps, category, error,
                       round((time.perf_counter() - started) * 1000, 1), undelivered,
@@ -250,6 +259,15 @@ def _hand_back(base: TurnDeps, turn_index: int, emit: ev.EventSink) -> tuple[tup
         extra = {} if steer_id is None else {"steerId": str(steer_id)}
         emit(ev.event(ev.STEER_UNDELIVERED, sessionId=base.session.id, turnIndex=turn_index, text=text, **extra))
     return tuple(t for _, t in pending), tuple("" if i is None else str(i) for i, _ in pending)
+
+
+def _hand_back_on_error(base: TurnDeps, turn_index: int, emit: ev.EventSink) -> None:
+    """The turn ends with an error (its finalize failed): its window still closes, or the next
+    turn of the session would inherit it and take steers under this turn's id. Its caller gets
+    the error, not the steers; the lifecycle requeues them (`undelivered_to`) in send order —
+    also when this hand-back write fails too, which must not hide the first error."""
+    with contextlib.suppress(Exception):
+        _hand_back(base, turn_index, emit)
 
 
 async def _finish(base: TurnDeps, turn_index: int, status: str, reason: str, steps: int, started: float,

@@ -24,6 +24,7 @@ from atomic_agent.agent.agent_events import EventSink
 from atomic_agent.agent.batch_executor import BatchResult, CallOutcome, execute_batch
 from atomic_agent.agent.invoke_tool import INVALID_ARGS, compress_result, invoke_tool, tool_context
 from atomic_agent.agent.loop_detector import LoopVerdict, ToolLoopTracker
+from atomic_agent.agent.reply_continuation import continue_cut_reply
 from atomic_agent.agent.tool_calls import (
     BatchValidationError,
     ToolCall,
@@ -169,10 +170,12 @@ async def _complete(ctx: StepContext, request: CompletionRequest,
     return repair_completion(call.result())
 
 
-def _record_completion(ctx: StepContext, completion: Completion, attempt: int, reasoning: str) -> None:
+def _record_completion(ctx: StepContext, completion: Completion, attempt: int, reasoning: str,
+                       continuation: int = 0) -> None:
     # stop/truncated decide a model failure and toolCalls carry a native answer: a replay needs them
     native = {} if completion.tool_calls is None else {"toolCalls": [[n, a] for n, a in completion.tool_calls]}
-    ctx.trace.record("llm_completion", turnIndex=ctx.turn_index, step=ctx.step, attempt=attempt,
+    extra = {"continuation": continuation} if continuation else {}  # a piece of a reply the token limit cut
+    ctx.trace.record("llm_completion", turnIndex=ctx.turn_index, step=ctx.step, attempt=attempt, **extra,
                      content=completion.content, reasoningContent=completion.reasoning_content or reasoning,
                      durationMs=round(completion.duration_ms, 1), stopType=completion.stop_type,
                      stop=completion.stop, truncated=completion.truncated,
@@ -222,10 +225,19 @@ async def infer_step(ctx: StepContext, prompt: BuiltPrompt) -> InferredStep:
                                   turnIndex=ctx.turn_index, step=ctx.step, delta=piece))
 
     started = time.perf_counter()
-    completion = await _complete(ctx, _request(ctx, prompt, stream=True), on_delta)
+    request = _request(ctx, prompt, stream=True)
+    opening = await _complete(ctx, request, on_delta)
+    opening = attrs.evolve(opening, duration_ms=opening.duration_ms or (time.perf_counter() - started) * 1000)
+    # a long reply cut by the token limit is continued in place (reply_continuation); the trace keeps
+    # each completion as the model gave it, so a rerun answers the same requests in the same order
+    pieces: list[tuple[Completion, int]] = []
+    completion = await continue_cut_reply(lambda req, sink: _complete(ctx, req, sink), request, prompt, opening,
+                                          on_delta, ctx.n_ctx, estimate_tokens,
+                                          lambda piece, n: pieces.append((piece, n)))
     parser.finish()
-    completion = attrs.evolve(completion, duration_ms=completion.duration_ms or (time.perf_counter() - started) * 1000)
-    _record_completion(ctx, completion, 1, parser.reasoning)
+    _record_completion(ctx, opening, 1, parser.reasoning)
+    for piece, n in pieces:
+        _record_completion(ctx, piece, 1, "", continuation=n)
     failure = model_error_for(completion) if completion.tool_calls is None else None
     if failure is not None:
         raise failure

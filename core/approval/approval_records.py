@@ -369,3 +369,27 @@ class ApprovalRecords(SqliteStore):
                 self.expire_due()
                 continue
             await asyncio.sleep(min(poll_s, max(record.expires_at - self.clock(), 0.0) + 0.001))
+
+
+def approvals_status(state_dir: Path, limit: int = 20) -> list[dict[str, Any]]:
+    """`atomic-agent status`'s approvals line: the pending records every surface shares.
+
+    Reads the file only when it exists (status creates nothing); a file this build cannot
+    open is reported as an error line, not raised."""
+    path = state_dir / RECORDS_FILE
+    if not path.exists():
+        return [{"section": "approvals", "name": "records", "state": "ok", "summary": "0 pending"}]
+    try:
+        records = ApprovalRecords(path)
+    except Exception as exc:  # a newer or damaged file: doctor says what to do
+        return [{"section": "approvals", "name": "records", "state": "error",
+                 "summary": f"{RECORDS_FILE} could not be read: {exc}"}]
+    try:
+        pending = [r for r in records.find((PENDING,), limit=limit) if r.expires_at > records.clock()]
+    finally:
+        records.close()
+    return [{"section": "approvals", "name": "records", "state": "warn" if pending else "ok",
+             "summary": f"{len(pending)} pending",
+             "problems": [f"{r.kind} {r.id}: {r.category} {r.summary[:100]} "
+                          f"(answer: atomic-agent approvals answer {r.id} ...)" for r in pending],
+             "detail": {"pending": [r.as_dict() for r in pending]}}]

@@ -7,6 +7,8 @@ default, so a default changed by a later release reaches everyone who did not ch
 from __future__ import annotations
 
 import json
+import sys
+from typing import Any
 
 import typer
 
@@ -112,6 +114,29 @@ def config_set_command(ctx: typer.Context, key: str, value: str) -> None:
     except ConfigError as exc:
         fail(str(exc))
     print(f"{key} = {value}")
+    _owner_warnings(ctx, key)
+
+
+def _owner_warnings(ctx: typer.Context, key: str) -> None:
+    """What the doctor check of the plugin owning KEY's block says now, warnings only: a value
+    that validates can still make the feature unusable (a webhook endpoint without a
+    credential refuses every call)."""
+    state = current_cli_state(ctx)
+    block = state.require().config_blocks.get(key.split(".", 1)[0])
+    if block is None or not block.plugin or state.host is None or state.state_dir is None:
+        return
+    impls = [i for i in state.host.pm.hook.report_doctor_findings.get_hookimpls() if i.plugin_name == block.plugin]
+    for impl in impls:
+        try:
+            answer: Any = impl.function(state_dir=state.state_dir)
+            findings = list(answer or ())
+        except Exception as exc:
+            print(f"warning: the {block.plugin} plugin's check raised {type(exc).__name__}: {exc}", file=sys.stderr)
+            continue
+        for finding in findings:
+            if getattr(finding, "level", "ok") != "ok":
+                advice = f" ({finding.advice})" if finding.advice else ""
+                print(f"warning: {finding.check}: {finding.detail}{advice}", file=sys.stderr)
 
 
 @config_app.command("unset")

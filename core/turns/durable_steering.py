@@ -68,6 +68,14 @@ class SteerQueue:
                     kept.append(steer_id)
         return kept
 
+    def undelivered_to(self, turn_id: str) -> list[QueuedSteer]:
+        """Steers accepted for `turn_id` and still queued once it ended: those it handed back,
+        and those whose hand-back write the store refused (never marked), oldest first."""
+        rows = self.store.conn.execute(
+            "select steer_id, session_id, turn_id, text, owner from steer_queue where turn_id = ? "
+            "and (handed_back is null or handed_back = ?) order by steer_id", [turn_id, turn_id]).fetchall()
+        return [QueuedSteer(*r) for r in rows]
+
     def take_handed_back(self, conn: sqlite3.Connection, steer_id: int | str) -> str | None:
         """Delete one handed-back steer inside the caller's transaction; its text, or None when
         it is gone (re-sent, dismissed or requeued already)."""

@@ -206,9 +206,11 @@ class TurnLifecycle:
         return self.steers.dismiss(steer_id)
 
     def requeue_handed_back(self, turn_id: str) -> list[TurnTicket]:
-        """No live caller can take what `turn_id` handed back: its steers become queued turns
-        of their lane (this owner's), in one transaction."""
-        return steers_to_turns(self.ledger, self.steers, self.steers.handed_back_by(turn_id), self.lease.owner)
+        """No live caller can take what the ended turn `turn_id` handed back: its steers become
+        queued turns of their lane (this owner's), in send order, in one transaction. A steer
+        the store refused to mark handed back is one of them: left alone it would wait, taken
+        by nobody, for the next restart, and be answered after the steers sent after it."""
+        return steers_to_turns(self.ledger, self.steers, self.steers.undelivered_to(turn_id), self.lease.owner)
 
     def requeue_and_run(self, turn_id: str) -> None:
         """`requeue_handed_back`, then run those turns in the background for nobody (they queue

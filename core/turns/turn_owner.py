@@ -35,20 +35,7 @@ class OwnerLease:
         """True for this runtime and for any other owner whose lock is still held."""
         if owner == self.owner:
             return self._file is not None
-        if owner is None or fcntl is None:
-            return False
-        path = self._dir / f"{owner}.lock"
-        try:
-            probe = open(path, "r+")
-        except OSError:
-            return False
-        with probe:
-            try:
-                fcntl.flock(probe, fcntl.LOCK_EX | fcntl.LOCK_NB)
-            except BlockingIOError:
-                return True
-            fcntl.flock(probe, fcntl.LOCK_UN)
-        return False
+        return owner_alive(self._dir, owner)
 
     def release(self) -> None:
         """Give up ownership (shutdown; tests use it to play a process that died)."""
@@ -59,3 +46,21 @@ class OwnerLease:
                 (self._dir / f"{self.owner}.lock").unlink()
             except OSError:
                 pass
+
+
+def owner_alive(owners_dir: Path, owner: str | None) -> bool:
+    """Whether some process holds `owner`'s lock in `owners_dir` now (read-only: nothing is
+    created, so `status` can ask without being an owner itself)."""
+    if owner is None or fcntl is None:
+        return False
+    try:
+        probe = open(owners_dir / f"{owner}.lock", "r+")
+    except OSError:
+        return False
+    with probe:
+        try:
+            fcntl.flock(probe, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            return True
+        fcntl.flock(probe, fcntl.LOCK_UN)
+    return False

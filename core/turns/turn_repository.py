@@ -179,6 +179,11 @@ class SteerRepository(Protocol):
         """Steers handed back at the end of `turn_id`, oldest first."""
         ...
 
+    def undelivered_to(self, turn_id: str) -> list[QueuedSteer]:
+        """Once `turn_id` has ended: the steers accepted for it still queued — handed back by
+        it, or never marked because the hand-back write failed — oldest first."""
+        ...
+
     def take_handed_back(self, handle: WriteHandle, steer_id: int | str) -> str | None:
         """Inside the caller's transaction: claim a handed-back steer (a re-send); its text, or
         None when it is gone or was never handed back."""

@@ -1,5 +1,6 @@
 """`atomic-agent doctor`: check the state directory (config, databases, disk) and say what
-to do about each problem. Runs even when config.json is broken, so it can report that."""
+to do about each problem. Runs even when config.json is broken, so it can report that.
+`atomic-agent status`: the one-screen overview plugins contribute to (`report_status`)."""
 
 from __future__ import annotations
 
@@ -16,3 +17,7 @@ def register_commands(app: typer.Typer) -> None:
     from .doctor_command import doctor_command
 
     app.command("doctor", help="Check config, databases and disk space; say how to fix what is wrong.")(doctor_command)
+    from .status_command import status_command
+
+    app.command("status", help="One screen: model server, hosts, turns, approvals, channels, tasks, last errors.")(
+        status_command)

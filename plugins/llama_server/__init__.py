@@ -46,6 +46,13 @@ def report_doctor_findings(state_dir: Path) -> Iterable[DoctorFinding]:
 
 
 @hookimpl
+def report_status(state_dir: Any, config: Any) -> Iterable[Any]:
+    from .server_status import status_lines
+
+    return status_lines(config.block("llama"), state_dir)
+
+
+@hookimpl
 def register_services() -> Iterable[ServiceSpec]:
     from atomic_agent.api import TUI_PANEL_SERVICE, ServiceSpec
 

@@ -254,5 +254,5 @@ def _print_status(status: object, json_out: bool) -> None:
             print(f"  {label + ':':<12}{value}")
     if status.prompt_cache is not None:
         print(f"  {'prompts:':<12}{status.prompt_cache.sentence()}")
-    if status.detail and status.health != "ok" and status.running:
+    if status.detail and (status.health != "ok" or status.pid is None) and status.running:
         print(f"  {'detail:':<12}{status.detail}")

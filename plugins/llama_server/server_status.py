@@ -69,8 +69,18 @@ def managed_status(cfg: LlamaConfig, state_dir: Path) -> ServerStatus:
     paths = ServerPaths.for_state_dir(state_dir)
     record = live_pid_record(paths)
     if record is None:
-        snapshot = HealthSnapshot(health=HEALTH_UNREACHABLE, detail="not started")
-        status = _status(MODE_MANAGED, loopback_url(cfg.host, cfg.port), False, None, snapshot, paths)
+        # no pid file here, but the configured address may still answer: a server started from
+        # another state dir (one server serves the machine) or by hand
+        url = loopback_url(cfg.host, cfg.port)
+        snapshot = probe_server(url)
+        if snapshot.health == HEALTH_UNREACHABLE:
+            snapshot = HealthSnapshot(health=HEALTH_UNREACHABLE, detail="not started")
+            status = _status(MODE_MANAGED, url, False, None, snapshot, paths)
+        else:
+            status = attrs.evolve(_status(MODE_MANAGED, url, True, None, snapshot, paths),
+                                  detail=f"answers at {url}, but was not started from this state dir (no pid file "
+                                         "here): `llama stop` here cannot stop it",
+                                  prompt_cache=prompt_cache_state(url, snapshot.build_info))
     else:
         url = url_of(record)
         snapshot = probe_server(url)
@@ -179,3 +189,27 @@ def prompt_cache_findings(state_dir: Path) -> list[DoctorFinding]:
                                        "start that llama-server with --cache-ram 0")
     return [DoctorFinding("llama-server prompt cache", level, f"{status.url}: {status.prompt_cache.sentence()}",
                           advice)]
+
+
+def status_lines(cfg: LlamaConfig, state_dir: Path) -> list[dict[str, Any]]:
+    """The `model` line of `atomic-agent status`: the server's health and model, and how many
+    of its slots processes on this machine hold now."""
+    from atomic_agent.api import resolve_cache_dir
+
+    from .slot_leases import slots_in_use
+
+    status = server_status(cfg, state_dir)
+    held = slots_in_use(status.url, (resolve_cache_dir(), state_dir), status.total_slots or 0) \
+        if status.running else {}
+    if not status.running:
+        state, summary = "error", f"not running at {status.url} ({status.mode}); `atomic-agent llama start` starts it"
+    else:
+        state = "ok" if status.health == "ok" else "warn"
+        slots = f"{len(held)} of {status.total_slots} slot(s) in use" if status.total_slots else "slots unknown"
+        summary = f"{status.health} at {status.url}, model {status.model or '?'}, {slots}"
+    problems = [status.detail] if status.running and (status.health != "ok" or status.pid is None) and status.detail \
+        else []
+    if status.prompt_cache is not None and status.prompt_cache.shares_across_conversations:
+        problems.append(status.prompt_cache.sentence())
+    return [{"section": "model", "name": "llama-server", "state": state, "summary": summary, "problems": problems,
+             "detail": {**status.to_json(), "slotsInUse": {str(k): v for k, v in held.items()}}}]

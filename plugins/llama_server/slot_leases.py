@@ -216,3 +216,27 @@ class SlotLeases:
                              f"other completions{who}; waiting up to {self.wait_s:g} s for one "
                              "(more slots: llama.parallel)")
             await asyncio.sleep(POLL_S)
+
+
+def slots_in_use(server_url: str, bases: Sequence[Path], total_slots: int) -> dict[int, int | None]:
+    """Every slot of the server whose lease some process holds now, with its holder's pid when
+    recorded — read-only (no folder or file is created), for `status`."""
+    held: dict[int, int | None] = {}
+    for base in bases:
+        folder = lease_folder(base, server_url)
+        for slot in range(total_slots):
+            path = folder / f"slot-{slot}.lock"
+            try:
+                fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC)
+            except OSError:
+                continue
+            try:
+                fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
+                fcntl.flock(fd, fcntl.LOCK_UN)
+            except OSError as exc:
+                if exc.errno in (errno.EWOULDBLOCK, errno.EAGAIN, errno.EACCES):
+                    text = os.pread(fd, 32, 0).decode(errors="replace").strip()
+                    held[slot] = int(text) if text.isdigit() else None
+            finally:
+                os.close(fd)
+    return held

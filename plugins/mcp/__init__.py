@@ -91,7 +91,7 @@ def _persistence(runtime: RuntimeView) -> Any:
 def register_commands(app: typer.Typer) -> None:
     from .mcp_commands import mcp_app
 
-    app.add_typer(mcp_app, name="mcp", help="MCP servers: list, add, remove, approve drifted tools, call a tool.")
+    app.add_typer(mcp_app, name="mcp", help="MCP servers: list, tools, resources, prompts, add, remove, enable, disable, diff and approve drifted tools, call a tool.")
 
 
 @hookimpl
@@ -99,3 +99,10 @@ def report_doctor_findings(state_dir: Path) -> Iterable[DoctorFinding]:
     from .doctor_findings import mcp_findings
 
     return mcp_findings(state_dir)
+
+
+@hookimpl
+def report_status(state_dir: Path, config: Any) -> Iterable[Any]:
+    from .mcp_status import status_lines
+
+    return status_lines(state_dir, config)

@@ -64,3 +64,21 @@ class ConfigPersistence:
         raw[MCP_BLOCK]["servers"] = kept
         config_file.save_raw_config(self.path, raw, self.config_blocks)
         return True
+
+    def set_enabled(self, name: str, enabled: bool) -> bool | None:
+        """Switch a configured server on or off; its previous state, or None when no server has
+        that name. Only the one key changes: the rest of its entry is kept as written."""
+        from atomic_agent.api import config_file, read_raw_config
+
+        raw = read_raw_config(self.path)
+        entries = [s for s in self._servers(raw) if isinstance(s, dict) and s.get("name") == name]
+        if not entries:
+            return None
+        before = entries[0].get("enabled", True) is not False
+        for entry in entries:
+            if enabled:
+                entry.pop("enabled", None)  # the default: config.json keeps only what was chosen
+            else:
+                entry["enabled"] = False
+        config_file.save_raw_config(self.path, raw, self.config_blocks)
+        return before

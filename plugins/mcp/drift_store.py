@@ -41,6 +41,12 @@ def fingerprint(tool: ToolMeta) -> str:
                     "annotations": {"readOnlyHint": tool.read_only_hint, "title": tool.title}})
 
 
+def definition(tool: ToolMeta) -> dict[str, Any]:
+    """What the operator reviews of a tool (and `mcp diff` compares): every fingerprinted field."""
+    return {"name": tool.name, "title": tool.title, "description": tool.description,
+            "readOnlyHint": tool.read_only_hint, "inputSchema": tool.input_schema}
+
+
 def legacy_fingerprint(tool: ToolMeta) -> str:
     """The version-1 fingerprint (no annotations), to recognise records written before them."""
     return _digest({"name": tool.name, "description": tool.description, "inputSchema": tool.input_schema})
@@ -84,12 +90,16 @@ class DriftStore:
             changed = True
         approved: dict[str, str] = record.setdefault("approved", {})
         drifted: dict[str, Any] = record.setdefault("drifted", {})
+        # the accepted definitions themselves, so a drifted tool can be shown old against new
+        # (records written before they were kept have fingerprints only)
+        definitions: dict[str, Any] = record.setdefault("definitions", {})
         accepted, held = [], []
         for tool in tools:
             current = fingerprint(tool)
             known = approved.get(tool.name)
             if known is None and first_sight:
                 approved[tool.name] = current
+                definitions[tool.name] = definition(tool)
                 changed = True
                 accepted.append(tool)
                 continue
@@ -100,6 +110,9 @@ class DriftStore:
             if known == current:
                 if tool.name in drifted:  # the server changed it back
                     del drifted[tool.name]
+                    changed = True
+                if tool.name not in definitions:  # accepted before definitions were kept: it is this one
+                    definitions[tool.name] = definition(tool)
                     changed = True
                 accepted.append(tool)
             else:
@@ -120,11 +133,13 @@ class DriftStore:
         record = data["servers"].setdefault(server, {"approved": {}, "drifted": {}})
         approved = record.setdefault("approved", {})
         drifted = record.setdefault("drifted", {})
+        definitions = record.setdefault("definitions", {})
         names = []
         for tool in tools:
             if only is not None and tool.name != only:
                 continue
             approved[tool.name] = fingerprint(tool)
+            definitions[tool.name] = definition(tool)
             drifted.pop(tool.name, None)
             names.append(tool.name)
         self._save(data)
@@ -135,6 +150,13 @@ class DriftStore:
         data = self._load()
         if data["servers"].pop(server, None) is not None:
             self._save(data)
+
+    def approved_definition(self, server: str, tool: str) -> dict[str, Any] | None:
+        """The definition the operator last accepted for `tool` (None: never accepted, or
+        accepted before definitions were kept)."""
+        record = self._load()["servers"].get(server)
+        found = (record.get("definitions") or {}).get(tool) if isinstance(record, dict) else None
+        return dict(found) if isinstance(found, dict) else None
 
     def drifted(self) -> dict[str, dict[str, Any]]:
         """server -> tool -> drift record, for reports (read-only)."""

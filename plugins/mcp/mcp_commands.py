@@ -1,4 +1,4 @@
-"""`atomic-agent mcp list|tools|add|remove|approve|call`.
+"""`atomic-agent mcp list|tools|resources|prompts|diff|add|remove|enable|disable|approve|call`.
 
 `add` and `remove` write config.json first; `add` then connects once, which is the
 operator accepting the server's catalog (its tool fingerprints are recorded). `list`,
@@ -246,3 +246,139 @@ def call_command(
     else:
         print(result.summary)
     raise typer.Exit(0 if result.status == "ok" else 1)
+
+
+def _require_server(manager: Any, name: str) -> None:
+    if name not in manager.names():
+        fail(f"no MCP server named {name!r} is configured; `atomic-agent mcp list` shows them")
+    if manager.status(name).status == "disabled":
+        fail(f"{name} is disabled, so it is not connected; `atomic-agent mcp enable {name}` switches it on")
+
+
+@mcp_app.command("resources")
+def resources_command(ctx: typer.Context, server: str = typer.Argument(..., help="Server name."),
+                      json_out: bool = typer.Option(False, "--json", help="Print JSON.")) -> None:
+    """The resources a server offers (URI, name, MIME type, description)."""
+    from atomic_agent.api import print_json, print_table
+
+    async def work(runtime: RuntimeView, manager: Any) -> tuple[Any, list[Any]]:
+        _require_server(manager, server)
+        return manager.status(server), [r for _, r in manager.resources_of(server)]
+
+    status, resources = _with_manager(ctx, work)
+    rows = [{"uri": r.uri, "name": r.name, "mimeType": r.mime_type, "description": r.description} for r in resources]
+    if json_out:
+        print_json(rows)
+    elif rows:
+        print_table(["uri", "name", "type", "description"],
+                    [[r["uri"], r["name"], r["mimeType"] or "-", r["description"][:60]] for r in rows])
+    else:
+        print(f"{server} offers no resources")
+    if status.status != "up":
+        print(f"{server} is {status.status}: {status.last_error}", file=sys.stderr)
+        raise typer.Exit(1)
+
+
+@mcp_app.command("prompts")
+def prompts_command(ctx: typer.Context, server: str = typer.Argument(..., help="Server name."),
+                    json_out: bool = typer.Option(False, "--json", help="Print JSON.")) -> None:
+    """The prompts a server offers, with their arguments (* marks a required one)."""
+    from atomic_agent.api import print_json, print_table
+
+    async def work(runtime: RuntimeView, manager: Any) -> tuple[Any, list[Any]]:
+        _require_server(manager, server)
+        return manager.status(server), [p for _, p in manager.prompts_of(server)]
+
+    status, prompts = _with_manager(ctx, work)
+    rows = [{"name": p.name, "description": p.description,
+             "arguments": [{"name": a.name, "required": a.required, "description": a.description}
+                           for a in p.arguments]} for p in prompts]
+    if json_out:
+        print_json(rows)
+    elif rows:
+        print_table(["prompt", "arguments", "description"],
+                    [[r["name"], ", ".join(a["name"] + ("*" if a["required"] else "") for a in r["arguments"]) or "-",
+                      r["description"][:60]] for r in rows])
+    else:
+        print(f"{server} offers no prompts")
+    if status.status != "up":
+        print(f"{server} is {status.status}: {status.last_error}", file=sys.stderr)
+        raise typer.Exit(1)
+
+
+def _switch(ctx: typer.Context, server: str, enabled: bool) -> None:
+    from atomic_agent.api import ConfigError
+
+    from .config_persistence import ConfigPersistence
+
+    boot = current_cli_state(ctx).require()
+    try:
+        before = ConfigPersistence(boot.config.path, boot.config_blocks).set_enabled(server, enabled)
+    except (ConfigError, ValueError) as exc:
+        fail(f"mcp {'enable' if enabled else 'disable'}: {exc}")
+    if before is None:
+        fail(f"no MCP server named {server!r} is configured; `atomic-agent mcp list` shows them")
+    word = "enabled" if enabled else "disabled"
+    if before == enabled:
+        print(f"{server} was already {word}")
+        return
+    print(f"{server} {word} in {boot.config.path}; hosts started from now on "
+          + ("connect it" if enabled else "leave it unconnected (its tools are gone from the prompt)")
+          + " — restart a running serve, sidecar or telegram run to apply it there")
+
+
+@mcp_app.command("enable")
+def enable_command(ctx: typer.Context, server: str = typer.Argument(..., help="Server name.")) -> None:
+    """Switch a configured server back on (config.json keeps its entry either way)."""
+    _switch(ctx, server, True)
+
+
+@mcp_app.command("disable")
+def disable_command(ctx: typer.Context, server: str = typer.Argument(..., help="Server name.")) -> None:
+    """Keep a server configured but never connect it (its tools leave the prompt)."""
+    _switch(ctx, server, False)
+
+
+@mcp_app.command("diff")
+def diff_command(ctx: typer.Context, server: str = typer.Argument(..., help="Server name."),
+                 tool: str = typer.Argument(None, help="One tool (raw name); default: every drifted tool."),
+                 json_out: bool = typer.Option(False, "--json", help="Print JSON.")) -> None:
+    """Show each new or changed tool's approved and current definition, before `mcp approve`."""
+    import difflib
+
+    from atomic_agent.api import print_json
+
+    from .drift_store import DriftStore, definition
+
+    async def work(runtime: RuntimeView, manager: Any) -> list[dict[str, Any]]:
+        _require_server(manager, server)
+        status = manager.status(server)
+        catalog = {t.name: t for t in manager.catalog(server).tools}
+        names = [tool] if tool else list(status.drifted)
+        if tool and tool not in catalog:
+            fail(f"{server} offers no tool {tool!r} now; its tools: {', '.join(sorted(catalog)) or 'none'}")
+        store = DriftStore(runtime.state_dir)
+        return [{"tool": name, "drifted": name in status.drifted,
+                 "approved": store.approved_definition(server, name), "current": definition(catalog[name])}
+                for name in names if name in catalog]
+
+    changes = _with_manager(ctx, work)
+    if json_out:
+        print_json(changes)
+        return
+    if not changes:
+        print(f"no tool of {server} changed since it was approved")
+        return
+    for change in changes:
+        name, old, new = change["tool"], change["approved"], change["current"]
+        state = "changed" if change["drifted"] and old is not None else "new" if change["drifted"] else "approved"
+        print(f"== {server} {name}: {state}")
+        if old is None and change["drifted"]:
+            print("(no approved definition is recorded: the tool is new, or was approved before definitions were "
+                  "kept; the current one follows)")
+        before = json.dumps(old, indent=2, sort_keys=True, ensure_ascii=False).splitlines() if old else []
+        after = json.dumps(new, indent=2, sort_keys=True, ensure_ascii=False).splitlines()
+        for line in difflib.unified_diff(before, after, "approved", "current", lineterm="", n=3):
+            print(line)
+        if change["drifted"]:
+            print(f"accept it with `atomic-agent mcp approve {server} {name}`")

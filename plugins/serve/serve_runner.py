@@ -65,6 +65,7 @@ async def serve_forever(boot_context: Any, settings: ServeSettings, host: str, p
                         sock: socket.socket | None = None, provider: Any = None) -> None:
     from atomic_agent.api import create_runtime
     from atomic_agent.plugins.serve.http_app import build_app
+    from atomic_agent.plugins.serve.local_serve import clear_address, record_address
 
     ctx = ServeContext(settings)
     runtime = await create_runtime(boot_context=boot_context, ask=ctx.approvals.ask, provider=provider,
@@ -72,11 +73,17 @@ async def serve_forever(boot_context: Any, settings: ServeSettings, host: str, p
     ctx.bind(runtime)
     await runtime.recover(resume=True)  # a restarted server answers what it owes, in lane order
     server = make_server(build_app(ctx), host, port, ctx)
+    # where local commands (`status`, `webhook test`) find this serve; gone again when it stops
+    bound_host, bound_port = sock.getsockname()[:2] if sock is not None else (host, port)
+    bound_host = {"0.0.0.0": "127.0.0.1", "::": "::1", "": "127.0.0.1"}.get(str(bound_host), bound_host)
+    shown_host = f"[{bound_host}]" if ":" in str(bound_host) else bound_host
+    record_address(boot_context.state_dir, f"http://{shown_host}:{bound_port}")
     print(f"atomic-agent serve: http://{host}:{port} (model {settings.model_name!r}, approval level "
           f"{runtime.gate.level}{', bearer auth' if settings.api_key else ''})", file=sys.stderr)
     try:
         await server.serve(sockets=[sock] if sock is not None else None)
     finally:
+        clear_address(boot_context.state_dir)
         await ctx.shutdown()
 
 

@@ -1,7 +1,8 @@
 """The `tasks` plugin: durable tasks that run later, once per occurrence, across restarts.
 
 It owns tasks.sqlite (the `tasks` service: store, runner), the scheduler tick the runtime
-runs (`register_ticks`), the stale recovery when the service is first built, the agent's `tasks.*` tools (with the
+runs (`register_ticks`; `atomic-agent scheduler` is a host that runs only that and the
+channels), the stale recovery when the service is first built, the agent's `tasks.*` tools (with the
 `tasks_recurring` approval category) and `atomic-agent task ...`. Hookimpls only; the
 modules are imported when used.
 """
@@ -112,8 +113,11 @@ def register_ticks(runtime: RuntimeView) -> Iterable[TickSpec]:
 def register_commands(app: typer.Typer) -> None:
     from .task_commands import task_app
 
-    app.add_typer(task_app, name="task", help="Durable tasks: create, list, show, cancel, run, tick, history.")
+    app.add_typer(task_app, name="task", help="Durable tasks: create, list, show, logs, edit, pause, resume, cancel, delete, run, tick.")
     app.add_typer(task_app, name="tasks", hidden=True)  # the plural people type too
+    from .scheduler_command import scheduler_command
+
+    app.command("scheduler")(scheduler_command)
 
 
 @hookimpl
@@ -121,3 +125,10 @@ def report_doctor_findings(state_dir: Path) -> Iterable[DoctorFinding]:
     from .doctor_findings import task_findings
 
     return task_findings(state_dir)
+
+
+@hookimpl
+def report_status(state_dir: Any, config: Any) -> Iterable[Any]:
+    from .task_overview import status_lines
+
+    return status_lines(state_dir, config)

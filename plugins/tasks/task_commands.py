@@ -1,4 +1,4 @@
-"""`atomic-agent task list|show|create|cancel|run|tick|history`.
+"""`atomic-agent task list|show|logs|history|create|edit|pause|resume|cancel|delete|run|tick`.
 
 Everything but `run` and `tick` opens tasks.sqlite (and, for a recurring task, the
 sessions store) directly and exits fast; `run` and `tick` boot the full runtime, run
@@ -34,14 +34,35 @@ def _when(ms: int | None) -> str:
 
 
 def _guard(fn: Any) -> Any:
-    from .task_errors import TaskNotFoundError, TaskStoreError, TaskValidationError
+    from .task_errors import TaskNotFoundError, TaskStateError, TaskStoreError, TaskValidationError
 
     try:
         return fn()
     except TaskValidationError as exc:
         fail(f"invalid {exc.field}: {exc.problem}")
-    except (TaskNotFoundError, TaskStoreError) as exc:
+    except (TaskNotFoundError, TaskStoreError, TaskStateError) as exc:
         fail(str(exc))
+
+
+def _duration(start: int | None, end: int | None) -> str:
+    if start is None or end is None:
+        return "-"
+    return f"{(end - start) / 1000:.1f}s"
+
+
+def _tools_line(calls: list[dict[str, Any]] | None) -> str:
+    """fs.read x2, shell (1 error): each tool once, in first-call order, with its count."""
+    if calls is None:
+        return "(not recorded)"
+    if not calls:
+        return "none"
+    counts: dict[str, list[int]] = {}
+    for call in calls:
+        seen = counts.setdefault(str(call.get("tool")), [0, 0])
+        seen[0] += 1
+        seen[1] += call.get("status") not in ("ok", None)
+    return ", ".join(f"{tool}{f' x{n}' if n > 1 else ''}{f' ({bad} failed)' if bad else ''}"
+                     for tool, (n, bad) in counts.items())
 
 
 @task_app.command("list")
@@ -72,7 +93,37 @@ def task_show(ctx: typer.Context, task_id: str, json_out: bool = typer.Option(Fa
         return
     for key, value in task.as_json().items():
         print(f"{key}: {value}")
+    replied = [r for r in runs if r.reply]
+    if replied:
+        last = replied[-1]
+        print(f"last reply ({_when(last.ended_at)}):")
+        print(last.reply)
     _print_runs(runs)
+
+
+@task_app.command("logs")
+def task_logs(ctx: typer.Context, task_id: str, limit: int = typer.Option(20, "--limit", help="the last N runs"),
+              json_out: bool = typer.Option(False, "--json")) -> None:
+    """Each run of the task: status, timing, its tool calls summarised and its reply."""
+    service = _service(ctx)
+    _guard(lambda: service.store.get(task_id))
+    runs = [r for r in service.store.runs(task_id, limit=limit)]
+    if json_out:
+        print_json([r.as_json() for r in runs])
+        return
+    if not runs:
+        print(f"task {task_id} has not run yet")
+        return
+    for run in runs:
+        if run.status == "skipped":
+            print(f"== occurrence {_when(run.occurrence_at)}: skipped x{run.skipped_count} — {run.reason or ''}")
+            continue
+        print(f"== occurrence {_when(run.occurrence_at)} attempt {run.attempt}: {run.status}, started "
+              f"{_when(run.started_at)}, took {_duration(run.started_at, run.ended_at)}, turn {run.turn_id or '-'}")
+        print(f"tools: {_tools_line(run.tool_calls)}")
+        if run.error:
+            print(f"error ({run.category or 'unknown'}): {run.error}")
+        print(run.reply if run.reply else "(no reply)")
 
 
 @task_app.command("history")
@@ -143,7 +194,7 @@ def task_create(ctx: typer.Context, message: str,
         elif cron is not None:
             schedule = {"kind": "cron", "expression": cron, "tz": tz}
         elif every is not None:
-            schedule = {"kind": "interval", "everyMs": every * 1000}
+            schedule = _interval(every, service.config)
         try:
             sessions = open_session_store(service.state_dir)
         except SessionStoreError as exc:
@@ -159,6 +210,87 @@ def task_create(ctx: typer.Context, message: str,
         print_json(task.as_json())
     else:
         print(f"task {task.id} {task.status}, next run {_when(task.due_at)}")
+
+
+def _interval(every_s: int, config: Any) -> dict[str, Any]:
+    """--every in seconds, checked in seconds (the stored schedule counts milliseconds)."""
+    from .task_errors import TaskValidationError
+
+    if every_s < 1:
+        raise TaskValidationError("every", f"{every_s} is not a positive number of seconds")
+    minimum_s = config.min_interval_ms / 1000
+    if every_s < minimum_s:
+        raise TaskValidationError("every", f"{every_s} s is under the minimum interval of {minimum_s:g} s "
+                                           "(tasks.minIntervalMs)")
+    return {"kind": "interval", "everyMs": every_s * 1000}
+
+
+@task_app.command("edit")
+def task_edit(ctx: typer.Context, task_id: str,
+              message: str = typer.Option(None, "--message", help="the new message"),
+              at: str = typer.Option(None, "--at", help="ISO 8601 time or epoch ms"),
+              cron: str = typer.Option(None, "--cron", help="5-field cron expression"),
+              tz: str = typer.Option(None, "--tz", help="IANA time zone for --cron"),
+              every: int = typer.Option(None, "--every", help="interval in seconds"),
+              json_out: bool = typer.Option(False, "--json")) -> None:
+    """Change a pending or paused task's message and/or schedule (--at, --cron [--tz], --every)."""
+    from atomic_agent.api import SessionStoreError, open_session_store
+
+    chosen = [name for name, value in (("--at", at), ("--cron", cron), ("--every", every)) if value is not None]
+    if len(chosen) > 1:
+        fail(f"give one schedule, not {' and '.join(chosen)}")
+    if tz is not None and cron is None:
+        fail("--tz only goes with --cron")
+    if message is None and not chosen:
+        fail("nothing to change: give --message and/or one of --at, --cron, --every")
+    service = _service(ctx)
+
+    def change() -> Any:
+        schedule: dict[str, Any] | None = None
+        if at is not None:
+            schedule = {"kind": "at", "at": _parse_at(at)}
+        elif cron is not None:
+            schedule = {"kind": "cron", "expression": cron, "tz": tz}
+        elif every is not None:
+            schedule = _interval(every, service.config)
+        try:
+            sessions = open_session_store(service.state_dir) if schedule is not None else None
+        except SessionStoreError as exc:
+            fail(str(exc))
+        try:
+            return service.edit(task_id, message=message, schedule=schedule, sessions=sessions)
+        finally:
+            if sessions is not None:
+                sessions.close()
+
+    task = _guard(change)
+    if json_out:
+        print_json(task.as_json())
+    else:
+        from .task_schedule import describe
+
+        print(f"task {task.id} {task.status}, {describe(task.schedule)}, next run {_when(task.due_at)}")
+
+
+@task_app.command("pause")
+def task_pause(ctx: typer.Context, task_id: str) -> None:
+    """Keep a pending task but stop it from running until `task resume` (safe to repeat)."""
+    task = _guard(lambda: _service(ctx).pause(task_id))
+    print(f"task {task.id} {task.status}")
+
+
+@task_app.command("resume")
+def task_resume(ctx: typer.Context, task_id: str) -> None:
+    """Let a paused task run again; an occurrence missed meanwhile is caught up as after downtime."""
+    task = _guard(lambda: _service(ctx).resume(task_id))
+    print(f"task {task.id} {task.status}, next run {_when(task.due_at)}")
+
+
+@task_app.command("delete")
+def task_delete(ctx: typer.Context, task_id: str) -> None:
+    """Remove a task with its run history (a running task must be cancelled first)."""
+    task = _guard(lambda: _service(ctx).delete(task_id))
+    print(f"task {task.id} deleted")
 
 
 @task_app.command("cancel")

@@ -19,3 +19,8 @@ class TaskNotFoundError(KeyError):
 
 class TaskStoreError(RuntimeError):
     """tasks.sqlite cannot be used (corrupt, newer, locked); it was left untouched."""
+
+
+class TaskStateError(ValueError):
+    """The change asked for does not apply to the task in its current status (edit a running
+    task, pause a completed one); the message says what to do instead."""

@@ -6,9 +6,10 @@ from typing import Any
 
 import attrs
 
-PENDING, RUNNING, COMPLETED, FAILED, BLOCKED, CANCELLED = (
-    "pending", "running", "completed", "failed", "blocked", "cancelled")
-STATUSES = (PENDING, RUNNING, COMPLETED, FAILED, BLOCKED, CANCELLED)
+PENDING, RUNNING, COMPLETED, FAILED, BLOCKED, CANCELLED, PAUSED = (
+    "pending", "running", "completed", "failed", "blocked", "cancelled", "paused")
+# paused: kept with its schedule but never picked (the due index holds pending rows only)
+STATUSES = (PENDING, RUNNING, COMPLETED, FAILED, BLOCKED, CANCELLED, PAUSED)
 TERMINAL = (COMPLETED, FAILED, BLOCKED, CANCELLED)
 ACTIVE = (PENDING, RUNNING)
 
@@ -78,9 +79,12 @@ class TaskRun:
     category: str | None
     skipped_count: int
     reason: str | None
+    reply: str | None = None  # the turn's reply (runs recorded before m006 have none)
+    tool_calls: list[dict[str, Any]] | None = None  # [{"tool", "status"}] in call order
 
     def as_json(self) -> dict[str, Any]:
         return {"taskId": self.task_id, "occurrenceAt": self.occurrence_at, "attempt": self.attempt,
                 "status": self.status, "startedAt": self.started_at, "endedAt": self.ended_at,
                 "turnId": self.turn_id, "error": self.error, "category": self.category,
-                "skippedCount": self.skipped_count, "reason": self.reason}
+                "skippedCount": self.skipped_count, "reason": self.reason, "reply": self.reply,
+                "toolCalls": self.tool_calls}

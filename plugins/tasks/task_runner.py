@@ -39,6 +39,8 @@ class AttemptFields(TypedDict):
     turn_id: str | None
     error: str | None
     category: str | None
+    reply: str | None
+    tool_calls: list[dict[str, Any]] | None
 
 
 @attrs.frozen
@@ -128,10 +130,12 @@ class TaskRunner:
         key = RequestKey.of(task.attempt_key or "", task.id, task.message, task.occurrence_at, task.attempts,
                             caller_ref=task.id)
         watcher = asyncio.ensure_future(self._watch_cancel(task.id, cancelled))
+        tool_calls: list[dict[str, Any]] | None = None
         try:
             result = await self.runtime.run_turn(task.message, session_id=session_id, origin="scheduler",
                                                  cancelled=cancelled, request_key=key)
             outcome = ao.outcome_of_result(result)
+            tool_calls = _tool_summary(sessions, result)
         except DuplicateRequestError as dup:  # this attempt's turn exists already: follow it, never admit twice
             outcome = ao.outcome_of_answer(self.runtime.answer_of(dup.existing.turn_id))
         except RuntimeStoppingError:  # nothing was admitted: the attempt is given back untouched
@@ -150,7 +154,7 @@ class TaskRunner:
         finally:
             watcher.cancel()
             self._cancels.pop(task.id, None)
-        return self._settle(task, outcome, started)
+        return self._settle(task, outcome, started, tool_calls)
 
     async def _watch_cancel(self, task_id: str, cancelled: asyncio.Event) -> None:
         """A cancel written by another process (the CLI beside `serve`) reaches the running turn."""
@@ -170,11 +174,12 @@ class TaskRunner:
         event.set()
         return True
 
-    def _settle(self, task: TaskRecord, outcome: ao.AttemptOutcome, started: float | None) -> str:
+    def _settle(self, task: TaskRecord, outcome: ao.AttemptOutcome, started: float | None,
+                tool_calls: list[dict[str, Any]] | None = None) -> str:
         """Record how the attempt ended and move the task on (requeue, retry or a terminal state)."""
         now = self.clock()
         common: AttemptFields = {"now": now, "turn_id": outcome.turn_id, "error": outcome.error,
-                                 "category": outcome.category}
+                                 "category": outcome.category, "reply": outcome.reply, "tool_calls": tool_calls}
         kind = outcome.kind
         if kind == ao.RETRY and task.attempts < task.max_attempts:
             delay = next_delay_ms(task.attempts, self.config.backoff_initial_ms, self.config.backoff_max_ms)
@@ -252,3 +257,21 @@ class TaskRunner:
             outcome = ao.outcome_of_answer(self.runtime.answer_of(keyed.turn_id))
             done.append((task.id, self._settle(task, outcome, None)))
         return done
+
+
+MAX_LOGGED_CALLS = 50
+
+
+def _tool_summary(sessions: Any, result: Any) -> list[dict[str, Any]] | None:
+    """The turn's tool calls as `task logs` shows them: each result's tool and status, in
+    order (at most MAX_LOGGED_CALLS). None when the transcript cannot be read: a log line is
+    not worth failing a finished run over."""
+    try:
+        rows = [e for e in sessions.entries(result.session_id) if e.turn_index == result.turn_index]
+    except Exception as exc:
+        print(f"atomic-agent: task run: could not read the turn's tool calls: {type(exc).__name__}: {exc}",
+              file=sys.stderr)
+        return None
+    # "tool_result" is the transcript kind of a tool's answer (one per call, its status ok/error/cancelled)
+    calls = [{"tool": e.tool, "status": e.status} for e in rows if e.kind == "tool_result"]
+    return calls[:MAX_LOGGED_CALLS]

@@ -123,6 +123,16 @@ def m005_deliveries(db: sqlite_utils.Database) -> None:
                    "WHERE status IN ('pending', 'attempting')")
 
 
+def m006_run_replies(db: sqlite_utils.Database) -> None:
+    """What each run said: the turn's reply and its tool calls summarised (`task logs`)."""
+    with SqliteStore.transaction(db.conn):
+        have = {row[1] for row in db.execute("PRAGMA table_info(task_runs)").fetchall()}
+        if "reply" not in have:
+            db.execute("ALTER TABLE task_runs ADD COLUMN reply TEXT")
+        if "tool_calls" not in have:
+            db.execute("ALTER TABLE task_runs ADD COLUMN tool_calls TEXT")
+
+
 MIGRATIONS: list[sqlite_migrations.Migration] = [m001_tasks, m002_task_runs, m003_task_sessions, m004_named_sessions,
-                               m005_deliveries]
+                                                 m005_deliveries, m006_run_replies]
 TASK_SCHEMA_VERSION = len(MIGRATIONS)

@@ -92,15 +92,7 @@ class TaskService:
                notify: str | None = None, sessions: Any = None) -> TaskRecord:
         """Validate and store a task (TaskValidationError names the field to fix). A recurring
         task without a session gets its persistent session now; a one-shot one lazily."""
-        from atomic_agent.api import text_problem
-
-        if not isinstance(message, str) or not message.strip():
-            raise TaskValidationError("message", "must be non-empty text")
-        if len(message) > MAX_MESSAGE_CHARS:
-            raise TaskValidationError("message", f"is {len(message)} characters; the limit is {MAX_MESSAGE_CHARS}")
-        problem = text_problem(message)
-        if problem:
-            raise TaskValidationError("message", str(problem))
+        _check_message(message)
         if origin not in ORIGINS:
             raise TaskValidationError("origin", f"unknown origin {origin!r}")
         if wake_source not in WAKE_SOURCES:
@@ -135,6 +127,45 @@ class TaskService:
         if parsed is not None:
             self.metrics.inc("agent.tasks.scheduled", kind=parsed["kind"])
         return task
+
+    def edit(self, task_id: str, *, message: str | None = None, schedule: Mapping[str, Any] | None = None,
+             sessions: Any = None) -> TaskRecord:
+        """A pending or paused task's new message and/or schedule (TaskValidationError names
+        the field; TaskStateError when the task is running or over). A task that becomes
+        recurring without a session gets its persistent session now, as at create."""
+        if message is None and schedule is None:
+            raise TaskValidationError("edit", "nothing to change: give a new message and/or a new schedule")
+        if message is not None:
+            _check_message(message)
+        before = self.store.get(task_id)
+        parsed = due = session_id = mode = None
+        if schedule is not None:
+            now = self.clock()
+            parsed = parse_schedule(schedule, now_ms=now, min_interval_ms=self.config.min_interval_ms)
+            due = next_occurrence(parsed, now - 1 if parsed["kind"] == "at" else now).due_at
+            if due is None:
+                raise TaskValidationError("schedule", "never comes due")
+            if parsed["kind"] != "at" and before.session_id is None:
+                sessions = sessions if sessions is not None else self._sessions()
+                if sessions is None:
+                    raise TaskValidationError("schedule", "a recurring task needs the sessions store to make its "
+                                                          "session")
+                working_dir = Path(before.working_dir) if before.working_dir else Path.home()
+                session_id, mode = sessions.create(working_dir).id, RECURRING
+        return self.store.edit(task_id, self.clock(), message=message, schedule=parsed, due_at=due,
+                               session_id=session_id, session_mode=mode)
+
+    def pause(self, task_id: str) -> TaskRecord:
+        """pending -> paused (idempotent); the scheduler skips it until resumed."""
+        return self.store.set_paused(task_id, True, self.clock())
+
+    def resume(self, task_id: str) -> TaskRecord:
+        """paused -> pending (idempotent), keeping its due time."""
+        return self.store.set_paused(task_id, False, self.clock())
+
+    def delete(self, task_id: str) -> TaskRecord:
+        """Remove the task, its runs and its reports (refused while it runs); returns it as it was."""
+        return self.store.delete(task_id)
 
     def cancel(self, task_id: str) -> TaskRecord:
         """Idempotent: a terminal task comes back unchanged."""
@@ -199,6 +230,18 @@ class TaskService:
             self._lease.release()
             self._lease = None
         self._runner = None
+
+
+def _check_message(message: Any) -> None:
+    from atomic_agent.api import text_problem
+
+    if not isinstance(message, str) or not message.strip():
+        raise TaskValidationError("message", "must be non-empty text")
+    if len(message) > MAX_MESSAGE_CHARS:
+        raise TaskValidationError("message", f"is {len(message)} characters; the limit is {MAX_MESSAGE_CHARS}")
+    problem = text_problem(message)
+    if problem:
+        raise TaskValidationError("message", str(problem))
 
 
 def build_task_service(runtime: RuntimeView) -> TaskService:

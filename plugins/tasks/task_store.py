@@ -15,8 +15,18 @@ from typing import Any
 
 from .occurrence_plan import ClaimPlan, SkippedBlock
 from .task_database import TaskDatabase
-from .task_errors import TaskNotFoundError
-from .task_records import PENDING, RUN_RUNNING, RUN_SKIPPED, RUNNING, STATUSES, TERMINAL, TaskRecord, TaskRun
+from .task_errors import TaskNotFoundError, TaskStateError
+from .task_records import (
+    PAUSED,
+    PENDING,
+    RUN_RUNNING,
+    RUN_SKIPPED,
+    RUNNING,
+    STATUSES,
+    TERMINAL,
+    TaskRecord,
+    TaskRun,
+)
 
 LIST_CAP = 1000
 
@@ -38,7 +48,8 @@ def _run(row: dict[str, Any]) -> TaskRun:
     return TaskRun(id=row["id"], task_id=row["task_id"], occurrence_at=row["occurrence_at"], attempt=row["attempt"],
                    status=row["status"], started_at=row["started_at"], ended_at=row["ended_at"],
                    turn_id=row["turn_id"], error=row["error"], category=row["category"],
-                   skipped_count=row["skipped_count"], reason=row["reason"])
+                   skipped_count=row["skipped_count"], reason=row["reason"], reply=row.get("reply"),
+                   tool_calls=json.loads(row["tool_calls"]) if row.get("tool_calls") else None)
 
 
 class TaskStore:
@@ -168,7 +179,8 @@ class TaskStore:
     def finish(self, task: TaskRecord, *, run_status: str, now: int, turn_id: str | None = None,
                error: str | None = None, category: str | None = None, next_status: str,
                next_due: int | None = None, next_occurrence: int | None = None, reset_attempts: bool = False,
-               reason: str | None = None, skipped: Sequence[SkippedBlock] = ()) -> TaskRecord | None:
+               reason: str | None = None, skipped: Sequence[SkippedBlock] = (), reply: str | None = None,
+               tool_calls: Sequence[dict[str, Any]] | None = None) -> TaskRecord | None:
         """End the attempt `task` (as claimed) stands for: close its run row and move the task
         on. Conditional on the claim (same attempt key, still running), so a stale writer
         changes nothing and gets None."""
@@ -185,10 +197,11 @@ class TaskStore:
             if not moved:
                 return None
             conn.execute("UPDATE task_runs SET status = ?, ended_at = ?, turn_id = COALESCE(?, turn_id), error = ?, "
-                         "category = ?, reason = ? WHERE task_id = ? AND occurrence_at = ? AND attempt = ? "
-                         "AND status = 'running'",
-                         [run_status, now, turn_id, error, category, reason, task.id, task.occurrence_at,
-                          task.attempts])
+                         "category = ?, reason = ?, reply = ?, tool_calls = ? WHERE task_id = ? AND occurrence_at = ? "
+                         "AND attempt = ? AND status = 'running'",
+                         [run_status, now, turn_id, error, category, reason, reply,
+                          json.dumps(list(tool_calls)) if tool_calls is not None else None, task.id,
+                          task.occurrence_at, task.attempts])
             self._record_skipped(conn, task.id, skipped, now)
         return self.get(task.id)
 
@@ -222,12 +235,70 @@ class TaskStore:
             task = self.get(task_id)
             if task.status in TERMINAL:
                 return task
-            if task.status == PENDING:
+            if task.status in (PENDING, PAUSED):
                 conn.execute("UPDATE tasks SET status = 'cancelled', completed_at = ?, updated_at = ?, due_at = NULL "
-                             "WHERE id = ? AND status = 'pending'", [now, now, task_id])
+                             "WHERE id = ? AND status IN ('pending', 'paused')", [now, now, task_id])
             elif task.status == RUNNING:
                 conn.execute("UPDATE tasks SET cancel_requested = 1, updated_at = ? WHERE id = ?", [now, task_id])
         return self.get(task_id)
+
+    def set_paused(self, task_id: str, paused: bool, now: int) -> TaskRecord:
+        """pending -> paused, or paused -> pending; already there comes back unchanged. A
+        resumed task keeps its due time: an occurrence missed while paused is handled as after
+        downtime (a recurring task catches up within the grace window, a one-shot runs)."""
+        want, other = (PAUSED, PENDING) if paused else (PENDING, PAUSED)
+        with self.database.write() as conn:
+            task = self.get(task_id)
+            if task.status == want:
+                return task
+            if task.status != other:
+                verb = "pause" if paused else "resume"
+                hint = ("it is running; pause it once this run ends, or cancel it" if task.status == RUNNING
+                        else "only a pending task can be paused" if paused else "only a paused task can be resumed")
+                raise TaskStateError(f"cannot {verb} task {task_id}: it is {task.status}; {hint}")
+            conn.execute("UPDATE tasks SET status = ?, updated_at = ? WHERE id = ? AND status = ?",
+                         [want, now, task_id, other])
+        return self.get(task_id)
+
+    def edit(self, task_id: str, now: int, *, message: str | None = None, schedule: dict[str, Any] | None = None,
+             due_at: int | None = None, session_id: str | None = None, session_mode: str | None = None) -> TaskRecord:
+        """Change a pending or paused task's message and/or schedule. A new schedule starts
+        afresh: due at its next occurrence, attempts and the last error cleared."""
+        with self.database.write() as conn:
+            task = self.get(task_id)
+            if task.status not in (PENDING, PAUSED):
+                hint = ("wait for this run to end, or cancel it" if task.status == RUNNING
+                        else "create a new task instead")
+                raise TaskStateError(f"cannot edit task {task_id}: it is {task.status}; {hint}")
+            sets: list[str] = ["updated_at = ?"]
+            params: list[Any] = [now]
+            if message is not None:
+                sets.append("message = ?")
+                params.append(message)
+            if schedule is not None:
+                sets += ["schedule = ?", "due_at = ?", "occurrence_at = ?", "attempts = 0", "last_error = NULL",
+                         "last_error_category = NULL"]
+                params += [json.dumps(schedule, sort_keys=True), due_at, due_at]
+            if session_id is not None:
+                sets += ["session_id = ?", "session_mode = ?"]
+                params += [session_id, session_mode]
+                if session_mode == "recurring":
+                    self._note_session(conn, session_id, task_id, "recurring")
+            conn.execute(f"UPDATE tasks SET {', '.join(sets)} WHERE id = ? AND status IN ('pending', 'paused')",
+                         [*params, task_id])
+        return self.get(task_id)
+
+    def delete(self, task_id: str) -> TaskRecord:
+        """Remove a task with its run history and reports; a running task is refused."""
+        with self.database.write() as conn:
+            task = self.get(task_id)
+            if task.status == RUNNING:
+                raise TaskStateError(f"cannot delete task {task_id}: it is running; cancel it "
+                                     f"(`atomic-agent task cancel {task_id}`) and delete it once the run ended")
+            for table in ("task_runs", "task_deliveries", "task_sessions"):
+                conn.execute(f"DELETE FROM {table} WHERE task_id = ?", [task_id])
+            conn.execute("DELETE FROM tasks WHERE id = ? AND status != 'running'", [task_id])
+        return task
 
     def _record_skipped(self, conn: Any, task_id: str, skipped: Sequence[SkippedBlock], now: int) -> None:
         for block in skipped:

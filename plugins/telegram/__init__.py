@@ -86,3 +86,10 @@ def report_doctor_findings(state_dir: Path) -> Iterable[DoctorFinding]:
     from .doctor_findings import telegram_findings
 
     return telegram_findings(state_dir)
+
+
+@hookimpl
+def report_status(state_dir: Path, config: Any) -> Iterable[Any]:
+    from .telegram_commands import status_lines
+
+    return status_lines(state_dir, config)

@@ -136,6 +136,10 @@ class ApprovalBridge:
                 return await asyncio.wait_for(asyncio.shield(entry.future), self._timeout_s())
             except asyncio.TimeoutError:
                 if self._resolve(token, False, "timeout"):
+                    # the durable record says expired (nobody answered), not that the owner denied it
+                    records = self._records_of() if self._records_of is not None else None
+                    if records is not None and getattr(request, "approval_id", None):
+                        records.expire(request.approval_id)
                     await asyncio.shield(self._edit(entry, TIMED_OUT_TEXT))
                 return entry.future.result() if entry.future.done() else False
         except asyncio.CancelledError:  # the turn was stopped while it waited

@@ -57,6 +57,34 @@ def offline_status(state_dir: Path, config: Any) -> dict[str, Any]:
             "pairingOpen": window_open(state_dir), "deliveries": counts, "needsAttention": attention}
 
 
+def status_lines(state_dir: Path, config: Any) -> list[dict[str, Any]]:
+    """The Telegram line of `atomic-agent status` (what the files say; nothing is polled)."""
+    from .delivery_store import DB_FILE
+    from .telegram_config import TELEGRAM_BLOCK, TelegramConfig
+
+    block = config.blocks.get(TELEGRAM_BLOCK) or TelegramConfig()
+    if not block.enabled and not (state_dir / DB_FILE).exists():  # never used: nothing to open (or create)
+        return [{"section": "channels", "name": "telegram", "state": "off",
+                 "summary": "disabled (`atomic-agent telegram enable`)", "detail": {"enabled": False}}]
+    status = offline_status(state_dir, config)
+    pid = status["polledByPid"]
+    attention = [f"telegram delivery #{d['id']} {d['kind']} {d['state']}: {d['error'] or 'check the chat'}"
+                 for d in status["needsAttention"]]
+    if not status["enabled"]:
+        state, summary = "off", "disabled (`atomic-agent telegram enable`)"
+    elif not status["hasToken"]:
+        state, summary = "error", "enabled but no bot token (`atomic-agent telegram token --stdin`)"
+    elif pid:
+        state, summary = "ok", f"polling (pid {pid}), owner {status['ownerUserId'] or 'not paired'}"
+    else:
+        state, summary = "warn", ("enabled, but no host polls it: start `atomic-agent telegram run` (or serve, "
+                                  "sidecar, scheduler)")
+    if status["enabled"] and not status["ownerUserId"]:
+        attention.append("telegram has no owner: `atomic-agent telegram pair`")
+    return [{"section": "channels", "name": "telegram", "state": state, "summary": summary, "problems": attention,
+             "detail": status}]
+
+
 @telegram_app.command("status")
 def status_command(ctx: typer.Context, json_out: bool = typer.Option(False, "--json", help="Print JSON.")) -> None:
     """Settings, whether a runtime polls, and deliveries by state (uncertain ones listed)."""

@@ -75,6 +75,9 @@ class Driver:
         self.errors: list[str] = []  # unexpected exceptions seen by the caller
         self.inflight: dict[int, dict[str, asyncio.Event]] = {}  # session -> text -> its cancel event
         self.unsure: set[str] = set()  # owed texts whose last send died without an answer
+        # session -> set once this life's latest re-send of an owed steer there is admitted or
+        # has failed: the next one waits for it, so a failed re-send is retried before later ones
+        self.resending: dict[int, asyncio.Event] = {}
 
     def ack(self, life: Life, kind: str, **fields: Any) -> None:
         self.world.acks.append({"kind": kind, "life": life.name, **fields})
@@ -106,6 +109,7 @@ class Driver:
 
     async def _body(self, life: Life, recover: bool, ops_budget: int | None) -> None:
         mine: list[asyncio.Task[Any]] = []
+        self.resending = {}  # a dead life's re-sends settle nothing here
         if recover:
             report = await life.runtime.recover(resume=True)
             for fut in report.results:
@@ -119,8 +123,16 @@ class Driver:
                 await asyncio.wait(pending, return_when=asyncio.FIRST_COMPLETED)
                 continue
             if self.owed:
+                # one re-send at a time per session, each after the last one's admission: sent
+                # side by side, a first re-send refused by the store would be retried after a
+                # second one had been admitted, and the caller itself would reorder the steers
+                earlier = self.resending.get(self.owed[0][1])
+                if earlier is not None and not earlier.is_set():
+                    await earlier.wait()
+                    continue
                 number, s, text, steer_id = self.owed.popleft()
                 if not self._reconciled(life, s, text):
+                    self.resending[s] = asyncio.Event()
                     mine.append(asyncio.ensure_future(self._send(life, s, text, owed=(number, steer_id))))
             elif self.ops and (ops_budget is None or issued < ops_budget):
                 op = self.ops.popleft()
@@ -180,6 +192,7 @@ class Driver:
         still holds it and sends it again, in acceptance order with the others it holds."""
         sid = self.sessions[s]
         self.ack(life, "sending", session=sid, text=text)  # when the send began (see invariants' fifo)
+        settled = self.resending.get(s) if owed is not None else None
         cancel = asyncio.Event()
         self.inflight.setdefault(s, {})[text] = cancel
         admitted = False
@@ -191,6 +204,8 @@ class Driver:
             if event.get("type") == "turn_queued":
                 admitted = True
                 self.ack(life, "admitted", session=sid, text=text, turn_id=event.get("turnId"))
+                if settled is not None:
+                    settled.set()
             if abort is None or abort.on not in (None, event.get("type")):
                 return
             seen += 1
@@ -230,6 +245,8 @@ class Driver:
             return
         finally:
             self.inflight.get(s, {}).pop(text, None)
+            if settled is not None:  # refused or failed: back in `owed` (in order) by now, or answered elsewhere
+                settled.set()
         self._finished(life, result)
 
     def _abort(self, life: Life, abort: StreamAbort, sid: str, text: str, cancel: asyncio.Event, at: str) -> None:

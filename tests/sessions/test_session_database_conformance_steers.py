@@ -100,6 +100,17 @@ def test_handed_back_steers_stay_until_resent_or_dismissed(session_backend: Open
     assert steers.handed_back_by("t1") == [] and _everything(steers) == []
 
 
+def test_undelivered_to_an_ended_turn_includes_steers_whose_hand_back_failed(session_backend: OpenedBackend):
+    store, steers, sid = _queue(session_backend)
+    ids = [steers.enqueue(sid, "t1", text) for text in ("handed back", "never marked", "consumed")]
+    other = steers.enqueue(sid, "t2", "another turn's")
+    steers.hand_back(ids[:1], "t1")
+    steers.consume(ids[2:], lambda texts: None)
+    assert [(s.steer_id, s.text) for s in steers.undelivered_to("t1")] == [(ids[0], "handed back"),
+                                                                         (ids[1], "never marked")]
+    assert [s.steer_id for s in steers.undelivered_to("t2")] == [other]
+
+
 def test_a_resend_that_rolls_back_leaves_the_steer_handed_back(session_backend: OpenedBackend):
     store, steers, sid = _queue(session_backend)
     steer_id = steers.enqueue(sid, "t1", "still here")

@@ -36,7 +36,7 @@ async def test_an_approval_is_answered_by_the_owner_button(tmp_path, bot_api) ->
         await runtime.close()
 
 
-async def test_an_unanswered_approval_times_out_as_a_denial_and_the_message_says_so(tmp_path, bot_api) -> None:
+async def test_an_unanswered_approval_expires_as_a_denial_and_the_message_says_so(tmp_path, bot_api) -> None:
     tools = GateTools()
     state = write_state(tmp_path / "state", bot_api, approval_timeout_ms=1000)
     runtime = await start_runtime(state, ask_then_reply(), tools)
@@ -49,6 +49,9 @@ async def test_an_unanswered_approval_times_out_as_a_denial_and_the_message_says
         bot_api.press(OWNER, button(bot_api))  # a click after the timeout resolves nothing
         await phone_sees(bot_api, lambda: any(a["text"] == STALE_TEXTS["timeout"] for a in bot_api.callback_answers))
         assert tools.approvals == [False]
+        # nobody answered: the durable record says expired, not that the owner denied it
+        records = runtime.gate.records
+        assert [(r.state, r.answered_by) for r in records.find()] == [("expired", None)]
     finally:
         await runtime.close()
 
