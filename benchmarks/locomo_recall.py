@@ -27,7 +27,9 @@ Phases (`--phases`, comma-separated; default `prev`, the figures the issue start
 `--hybrid` adds the memory_embeddings plugin's vector side (benchmarks/locomo_hybrid.py):
 a private embedding llama-server (all-MiniLM-L6-v2) unless --embedding-url names one.
 
-Usage: .venv/bin/python benchmarks/locomo_recall.py [--data PATH] [--phases prev,next,...]
+`--defaults` runs exactly what a fresh install ships (read from the config blocks' defaults).
+
+Usage: .venv/bin/python benchmarks/locomo_recall.py [--data PATH] [--defaults | --phases prev,next,...]
        [--context-weight W] [--ablation]
        [--hybrid [--embedding-url URL] [--fts5-weight A --vector-weight B] [--candidates N]
                  [--vector-context] [--vector-cache FILE]]
@@ -226,6 +228,31 @@ def parse_phases(raw: str) -> list[str]:
     return phases
 
 
+def shipped_configuration() -> tuple[list[str], bool]:
+    """(phases, hybrid) a fresh install runs, read from the config blocks' own defaults, so
+    `--defaults` follows the product: reflection notes keep the exchange around them and the
+    day they were written (prev, next, dates); the notes phase always reranks by speaker;
+    links and pseudo-relevance feedback when their blocks say so; hybrid when embeddings are on."""
+    from atomic_agent.plugins.memory_embeddings.embeddings_config import EmbeddingsConfig
+    from atomic_agent.plugins.memory_links.links_config import LinksConfig
+    from atomic_agent.plugins.memory_notes.notes_config import NotesConfig
+    from atomic_agent.plugins.memory_reflection.reflection_config import ReflectionConfig
+
+    phases = ["prev", "next", "dates"] if ReflectionConfig().enabled else ["prev"]
+    phases.append("speaker")
+    if NotesConfig().recall_injection.feedback_terms:
+        phases.append("feedback")
+    if LinksConfig().enabled:
+        phases.append("links")
+    return phases, bool(EmbeddingsConfig().enabled)
+
+
+def shipped_vector_context() -> bool:
+    from atomic_agent.plugins.memory_embeddings.embeddings_config import EmbeddingsConfig
+
+    return bool(EmbeddingsConfig().embed_context)
+
+
 def run(data: Path, phases: list[str], weights: tuple[float, float, float], ablation: bool,
         hybrid: Any = None) -> None:
     samples = json.loads(data.read_text(encoding="utf-8"))
@@ -265,8 +292,14 @@ def main() -> None:
     parser.add_argument("--vector-context", action="store_true",
                         help="Embed each turn with its context key (previous/next turn, date), not the turn alone.")
     parser.add_argument("--vector-cache", type=Path, default=None, help="JSON file caching vectors between runs.")
+    parser.add_argument("--defaults", action="store_true",
+                        help="Exactly the shipped configuration (overrides --phases and --hybrid).")
     args = parser.parse_args()
     phases = parse_phases(args.phases)
+    if args.defaults:
+        phases, args.hybrid = shipped_configuration()
+        args.vector_context = shipped_vector_context()
+        print(f"shipped defaults: phases {','.join(phases)}; hybrid {'on' if args.hybrid else 'off'}")
     bm25 = (DEFAULT_WEIGHTS[0], DEFAULT_WEIGHTS[1], args.context_weight)
     if not args.hybrid:
         run(args.data, phases, bm25, args.ablation)

@@ -163,11 +163,16 @@ class PromptSection:
     session loaded; they share `agent.tokenBudget` with the session facts), "memory"
     sections come before session-facts (profile, memory-index), "recall" sections after it
     (recalled notes).
+
+    A "memory" or "recall" body is data, never instructions: the prompt shows each of its
+    lines quoted (`> `) under a line naming `source` (where it came from: "stored notes",
+    "the user's profile"), and each line should carry its own provenance (id, origin, time).
     """
 
     heading: str
     body: str
     slot: str = "memory"  # "loaded" | "memory" | "recall"
+    source: str = "memory"
     # optional: a token cap the runtime enforces on the body (a safety net; phases cap their
     # own sections), and a key under which only the first section (in phase order) is kept
     max_tokens: int | None = None

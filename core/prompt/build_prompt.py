@@ -159,6 +159,9 @@ def build_prompt(*, env: Any, stable_prefix: str, profile: ModelProfile, registr
         "tools": registry.names(),  # the tail may only point at tools that are registered
         "file_kinds": FILE_KINDS,
         "latest_batch_failed": latest_batch_failed(session.entries),
+        # memory sections and multi-line tool results are quoted as data (reference_data); a
+        # template override may set it false (the injection evaluation's baseline does)
+        "frame_data": True,
     }
     template = env.get_template(templates_of(style)[1])
     framed_prefix = profile.frame_stable_prefix(stable_prefix)

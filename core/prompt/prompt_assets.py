@@ -74,6 +74,7 @@ def make_prompt_env(override_dirs: Sequence[Path] = (), plugin_dirs: Sequence[Pa
     loaders: list[jinja2.BaseLoader] = [jinja2.FileSystemLoader([str(d) for d in searched if d.is_dir()])]
     loaders.append(jinja2.FileSystemLoader(str(core_templates_dir())))
     from atomic_agent.prompt.describe_tool import first_clause
+    from atomic_agent.prompt.reference_data import quote_continuation, quote_lines
 
     env = jinja2.Environment(
         loader=jinja2.ChoiceLoader(loaders),
@@ -82,6 +83,8 @@ def make_prompt_env(override_dirs: Sequence[Path] = (), plugin_dirs: Sequence[Pa
         **ENV_OPTIONS,
     )
     env.filters["first_clause"] = first_clause
+    env.filters["quote_lines"] = quote_lines
+    env.filters["quote_continuation"] = quote_continuation
     return env
 
 

@@ -21,14 +21,17 @@ An unknown session raises SessionNotFoundError where the method says so.
 from __future__ import annotations
 
 import builtins  # these classes have a `list` method: their annotations name the builtin as builtins.list
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from contextlib import AbstractContextManager
 from pathlib import Path
-from typing import Any, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 from atomic_agent.sessions.session_state import SessionState
 from atomic_agent.sessions.transcript_entry import TranscriptEntry
 from atomic_agent.sessions.writer_guard import TurnGuard
+
+if TYPE_CHECKING:
+    from atomic_agent.sessions.transcript_search import TranscriptHit
 
 WriteHandle = Any  # the backend's transaction handle, as `write()` yields it; opaque to callers
 RawRow = dict[str, Any]  # every stored column of one transcript row, including any a later migration added
@@ -173,6 +176,17 @@ class SessionRepository(UnitOfWork, WriterFence, TranscriptRewriter, Protocol):
 
     def session_ids(self) -> builtins.list[str]:
         """Every session id, in creation order."""
+        ...
+
+    def search(self, query: str, *, channels: Collection[str] | None = None, exclude_session: str | None = None,
+               limit: int = 10) -> builtins.list[TranscriptHit]:
+        """What was said (user and reply rows) matching `query`'s words, best first, one hit per
+        turn, in sessions of `channels` (None: all), never `exclude_session`; SearchQueryError
+        for a query with no words (transcript_search)."""
+        ...
+
+    def channel(self, session_id: str) -> str:
+        """The session's channel (local, http, telegram): the origin of its first turn."""
         ...
 
     def delete(self, session_id: str) -> None:

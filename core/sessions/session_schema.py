@@ -89,5 +89,23 @@ def m005_transcript_rewrites(db: sqlite_utils.Database) -> None:
                "BEGIN UPDATE sessions SET rewrites = rewrites + 1 WHERE id = NEW.session_id; END")
 
 
+def m006_transcript_search(db: sqlite_utils.Database) -> None:
+    """Full-text search over what was said (user and reply rows): an FTS5 index over the
+    transcript's own rows (external content, no second copy of the text), kept in step by
+    triggers; rows from before this migration are indexed once here."""
+    db.execute("CREATE VIRTUAL TABLE IF NOT EXISTS transcript_fts USING fts5(text, content='transcript', "
+               "content_rowid='rowid', tokenize='unicode61 remove_diacritics 2')")
+    said = "('user', 'assistant_reply')"
+    db.execute(f"CREATE TRIGGER IF NOT EXISTS transcript_fts_insert AFTER INSERT ON transcript "
+               f"WHEN NEW.kind IN {said} "
+               "BEGIN INSERT INTO transcript_fts(rowid, text) VALUES (NEW.rowid, NEW.text); END")
+    db.execute(f"CREATE TRIGGER IF NOT EXISTS transcript_fts_delete AFTER DELETE ON transcript "
+               f"WHEN OLD.kind IN {said} "
+               "BEGIN INSERT INTO transcript_fts(transcript_fts, rowid, text) VALUES ('delete', OLD.rowid, OLD.text); END")
+    # idempotent: a step cut off halfway runs again from an empty index
+    db.execute("INSERT INTO transcript_fts(transcript_fts) VALUES ('delete-all')")
+    db.execute(f"INSERT INTO transcript_fts(rowid, text) SELECT rowid, text FROM transcript WHERE kind IN {said}")
+
+
 MIGRATIONS: list[Migration] = [m001_initial, m002_turn_ledger, m003_steer_handed_back, m004_idempotency_keys,
-                               m005_transcript_rewrites]
+                               m005_transcript_rewrites, m006_transcript_search]

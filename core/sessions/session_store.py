@@ -13,10 +13,10 @@ import json
 import sqlite3
 import uuid
 from collections import OrderedDict
-from collections.abc import Iterator, Sequence
+from collections.abc import Collection, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import attrs
 
@@ -38,6 +38,9 @@ from atomic_agent.storage.sqlite_migrations import NewerSchemaError
 from atomic_agent.storage.sqlite_store import SqliteStore
 from atomic_agent.storage.sqlite_transaction import transaction
 from atomic_agent.storage.store_clock import now_iso
+
+if TYPE_CHECKING:
+    from atomic_agent.sessions.transcript_search import TranscriptHit
 
 __all__ = ["SESSIONS_FILE", "SessionNotFoundError", "SessionStore", "SessionStoreError"]
 
@@ -211,6 +214,19 @@ class SessionStore(SqliteStore):
 
     def session_ids(self) -> builtins.list[str]:
         return [row[0] for row in self.conn.execute("select id from sessions order by created_at, id").fetchall()]
+
+    def search(self, query: str, *, channels: Collection[str] | None = None, exclude_session: str | None = None,
+               limit: int = 10) -> builtins.list[TranscriptHit]:
+        from atomic_agent.sessions.transcript_search import search_transcripts
+
+        with self._reading():
+            return search_transcripts(self.conn, query, channels=channels, exclude_session=exclude_session,
+                                      limit=limit)
+
+    def channel(self, session_id: str) -> str:
+        from atomic_agent.sessions.transcript_search import session_channel
+
+        return session_channel(self.conn, session_id)
 
     def delete(self, session_id: str) -> None:
         if not self.exists(session_id):

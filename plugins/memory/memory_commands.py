@@ -49,7 +49,7 @@ def _note_store(ctx: typer.Context, database: Any) -> Any:
 
     blocks = current_cli_state(ctx).config.blocks
     cfg = blocks.get("memoryNotes")
-    # the CLI never stores notes, so the cap only matters for construction
+    # the configured cap: `memory add` evicts the oldest notes past it, as the agent's store does
     return NoteStore(database, max_entries=getattr(cfg, "max_entries", 1000))
 
 
@@ -100,17 +100,56 @@ def notes_command(ctx: typer.Context, limit: int = typer.Option(50, "--limit", m
     print(f"{len(notes)} of {total} notes")
 
 
+def relevance(scores: list[float]) -> list[float]:
+    """Each hit's match as a share of the best hit's (1.0 = the best; higher is better).
+
+    Recall scores are BM25 in SQLite's sign (lower, more negative, is better) or minus a fused
+    score: a number only the ranking can read. Divided by the best one, they read as "how good
+    a match, next to the top hit"."""
+    best = min(scores, default=0.0)
+    if best >= 0:
+        return [1.0 for _ in scores]
+    return [max(0.0, min(1.0, score / best)) for score in scores]
+
+
 @memory_app.command("search")
 def search_command(ctx: typer.Context, query: str, k: int = typer.Option(10, "-k", "--k", min=1, max=200),
                    json_out: bool = JSON_OPT) -> None:
-    """Full-text search over notes, ranked by BM25 (the recall the agent uses)."""
+    """Full-text search over notes, ranked by BM25 (the recall the agent uses). `match` is each
+    hit's relevance next to the best hit (100% = the best)."""
     with _database(ctx) as database:
         hits = [] if database is None else _note_store(ctx, database).recall(query, k)
+    shares = relevance([h.score for h in hits])
     if json_out:
-        print_json([{**h.note.to_json(), "score": round(h.score, 4)} for h in hits])
+        print_json([{**h.note.to_json(), "relevance": round(share, 4), "score": round(h.score, 4)}
+                    for h, share in zip(hits, shares, strict=True)])
         return
-    print_table(["id", "score", "tags", "content"],
-                [[f"#{h.note.id}", f"{h.score:.3f}", ",".join(h.note.tags), _preview(h.note.content)] for h in hits])
+    if not hits:
+        print(f"no note matches {query!r}")
+        return
+    print_table(["id", "match", "tags", "content"],
+                [[f"#{h.note.id}", f"{share:.0%}", ",".join(h.note.tags), _preview(h.note.content)]
+                 for h, share in zip(hits, shares, strict=True)])
+
+
+@memory_app.command("add")
+def add_command(ctx: typer.Context, content: str = typer.Argument(..., help="The note's text."),
+                tag: list[str] = typer.Option([], "--tag", "-t", help="A tag (repeatable), e.g. --tag deploy."),
+                json_out: bool = JSON_OPT) -> None:
+    """Store a note, as the agent's memory.notes.store does (source `cli`): recall finds it next turn."""
+    from .memory_errors import MemoryValidationError
+
+    with _database(ctx, create=True) as database:
+        try:
+            outcome = _note_store(ctx, database).store(content, tag, source="cli")
+        except MemoryValidationError as exc:
+            fail(str(exc))
+    note = outcome.note
+    if json_out:
+        print_json({**note.to_json(), "evicted": list(outcome.evicted)})
+        return
+    evicted = f"; the oldest note(s) {', '.join(f'#{i}' for i in outcome.evicted)} made room" if outcome.evicted else ""
+    print(f"stored #{note.id}" + (f" [{', '.join(note.tags)}]" if note.tags else "") + evicted)
 
 
 @memory_app.command("forget")
@@ -219,3 +258,76 @@ def links_command(ctx: typer.Context, note: str = typer.Option(None, "--note", m
                 [[f"#{k.from_id} {previews.get(k.from_id, '')}", k.kind, f"#{k.to_id} {previews.get(k.to_id, '')}",
                   k.source, str(k.to_json()["createdAt"])[:19]] for k in links])
     print(f"{len(links)} of {total} links")
+
+
+lessons_app = typer.Typer(no_args_is_help=True, help="Lessons the agent learned: list, show, deprecate.")
+memory_app.add_typer(lessons_app, name="lessons")
+
+
+def _lesson_store(database: Any) -> Any:
+    from .lesson_store import LessonStore
+
+    return LessonStore(database)
+
+
+def _lesson_id(raw: str) -> int:
+    text = raw.strip().lstrip("*#")
+    if not text.isdigit() or int(text) < 1:
+        fail(f"{raw!r} is not a lesson id; use the number `memory lessons list` shows, e.g. 3 or *3")
+    return int(text)
+
+
+@lessons_app.command("list")
+def lessons_list(ctx: typer.Context, status: str = typer.Option(None, "--status",
+                                                                help="candidate, active, deprecated or superseded."),
+                 limit: int = typer.Option(50, "--limit", min=1), json_out: bool = JSON_OPT) -> None:
+    """Lessons, most recently changed first."""
+    from .lesson_store import LESSON_STATES
+
+    if status is not None and status not in LESSON_STATES:
+        fail(f"--status must be one of {', '.join(LESSON_STATES)}, got {status!r}")
+    with _database(ctx) as database:
+        lessons = [] if database is None else _lesson_store(database).list(status, limit)
+    if json_out:
+        print_json([x.to_json() for x in lessons])
+        return
+    print_table(["id", "status", "votes", "tags", "trigger"],
+                [[f"*{x.id}", x.status, f"+{x.success_count}/-{x.failure_count}", ",".join(x.tags),
+                  _preview(x.trigger, 70)] for x in lessons])
+
+
+@lessons_app.command("show")
+def lessons_show(ctx: typer.Context, lesson_id: str, json_out: bool = JSON_OPT) -> None:
+    """One lesson in full: trigger, advice, evidence (a deleted evidence note is marked), lifecycle."""
+    number = _lesson_id(lesson_id)
+    with _database(ctx) as database:
+        store = None if database is None else _lesson_store(database)
+        lesson = None if store is None else store.get(number)
+        if store is None or lesson is None:
+            fail(f"no lesson *{number}; `atomic-agent memory lessons list` shows them", code=1)
+        missing = store.missing_evidence(lesson)
+    if json_out:
+        print_json({**lesson.to_json(), "missingEvidence": list(missing)})
+        return
+    evidence = ", ".join(f"#{i}" + (" (deleted)" if i in missing else "") for i in lesson.evidence) or "none"
+    data = lesson.to_json()
+    print(f"lesson *{lesson.id}: {lesson.status}" + (f" ({lesson.status_reason})" if lesson.status_reason else ""))
+    print(f"when:     {lesson.trigger}\nadvice:   {lesson.advice}\nevidence: {evidence}")
+    print(f"votes:    +{lesson.success_count} / -{lesson.failure_count} (score {lesson.vote_score:g})")
+    print(f"valid:    {data['validFrom'][:19]} .. {(data['validTo'] or 'now')[:19]}")
+
+
+@lessons_app.command("deprecate")
+def lessons_deprecate(ctx: typer.Context, lesson_id: str,
+                      reason: str = typer.Option("manual", "--reason", help="Kept with the lesson's history.")) -> None:
+    """Retire a live lesson: it leaves ### lessons and recall, and stays readable by id."""
+    number = _lesson_id(lesson_id)
+    with _database(ctx) as database:
+        store = None if database is None else _lesson_store(database)
+        lesson = None if store is None else store.get(number)
+        if store is None or lesson is None:
+            fail(f"no lesson *{number}; `atomic-agent memory lessons list` shows them", code=1)
+        if not store.deprecate(number, " ".join(reason.split())[:200] or "manual"):
+            fail(f"lesson *{number} is already {lesson.status}; only candidate or active lessons can be deprecated",
+                 code=1)
+    print(f"deprecated *{number}")

@@ -141,6 +141,87 @@ def m004_memory_links(db: sqlite_utils.Database) -> None:
             db.execute("ALTER TABLE memories ADD COLUMN consolidating_at INTEGER")
 
 
+_LESSONS_DDL = """
+CREATE TABLE IF NOT EXISTS lessons (
+  id INTEGER PRIMARY KEY AUTOINCREMENT,
+  trigger TEXT NOT NULL,
+  advice TEXT NOT NULL,
+  tags TEXT NOT NULL DEFAULT '[]',
+  evidence TEXT NOT NULL DEFAULT '[]',
+  status TEXT NOT NULL DEFAULT 'candidate'
+    CHECK (status IN ('candidate', 'active', 'deprecated', 'superseded')),
+  success_count INTEGER NOT NULL DEFAULT 0,
+  failure_count INTEGER NOT NULL DEFAULT 0,
+  vote_score REAL NOT NULL DEFAULT 0,
+  source TEXT NOT NULL DEFAULT 'reflection',
+  working_dir TEXT,
+  superseded_by INTEGER REFERENCES lessons(id),
+  status_reason TEXT,
+  valid_from INTEGER NOT NULL,
+  valid_to INTEGER,
+  created_at INTEGER NOT NULL,
+  updated_at INTEGER NOT NULL
+)"""
+_LESSON_VOTES_DDL = """
+CREATE TABLE IF NOT EXISTS lesson_votes (
+  lesson_id INTEGER NOT NULL REFERENCES lessons(id) ON DELETE CASCADE,
+  session_id TEXT NOT NULL,
+  turn_index INTEGER NOT NULL,
+  vote INTEGER NOT NULL CHECK (vote IN (-1, 1)),
+  created_at INTEGER NOT NULL,
+  PRIMARY KEY (lesson_id, session_id, turn_index)
+)"""
+
+
+def m005_lessons(db: sqlite_utils.Database) -> None:
+    """Lessons (trigger, advice, evidence note ids) with a bi-temporal lifecycle (candidate,
+    active, deprecated, superseded: valid_from/valid_to, the row is never deleted), their FTS5
+    index, one vote per (lesson, session, turn) so a replayed session cannot vote twice, and the
+    notes' `consolidated_into` (a note folded into a lesson leaves the index, stays readable)."""
+    with SqliteStore.transaction(db.conn):
+        db.execute(_LESSONS_DDL)
+        db.execute(_LESSON_VOTES_DDL)
+        db.execute("CREATE INDEX IF NOT EXISTS idx_lessons_status ON lessons(status, vote_score, updated_at, id)")
+        if "consolidated_into" not in _columns(db, "memories"):
+            db.execute("ALTER TABLE memories ADD COLUMN consolidated_into INTEGER")
+    db.table("lessons").enable_fts(["trigger", "advice", "tags"], fts_version="FTS5", create_triggers=True,
+                                   tokenize=FTS_TOKENIZER, replace=True)
+
+
+_PROCEDURES_DDL = """
+CREATE TABLE IF NOT EXISTS procedures (
+  id INTEGER PRIMARY KEY AUTOINCREMENT,
+  trigger TEXT NOT NULL,
+  signature TEXT NOT NULL,
+  steps TEXT NOT NULL,
+  preconditions TEXT NOT NULL DEFAULT '',
+  tags TEXT NOT NULL DEFAULT '[]',
+  evidence TEXT NOT NULL DEFAULT '[]',
+  status TEXT NOT NULL DEFAULT 'active' CHECK (status IN ('active', 'deprecated')),
+  status_reason TEXT,
+  use_count INTEGER NOT NULL DEFAULT 0,
+  source TEXT NOT NULL DEFAULT 'miner',
+  valid_from INTEGER NOT NULL,
+  valid_to INTEGER,
+  created_at INTEGER NOT NULL,
+  updated_at INTEGER NOT NULL
+)"""
+
+
+def m006_procedures(db: sqlite_utils.Database) -> None:
+    """Advisory procedure templates (a trigger, ordered steps with tool hints, the evidence
+    turns), their FTS5 index, and the successful multi-step turns they are mined from."""
+    with SqliteStore.transaction(db.conn):
+        db.execute(_PROCEDURES_DDL)
+        db.execute("CREATE INDEX IF NOT EXISTS idx_procedures_signature ON procedures(signature, status)")
+        db.execute("CREATE TABLE IF NOT EXISTS procedure_runs (session_id TEXT NOT NULL, turn_index INTEGER NOT NULL, "
+                   "signature TEXT NOT NULL, request TEXT NOT NULL, steps TEXT NOT NULL, created_at INTEGER NOT NULL, "
+                   "PRIMARY KEY (session_id, turn_index))")
+        db.execute("CREATE INDEX IF NOT EXISTS idx_procedure_runs_signature ON procedure_runs(signature, created_at)")
+    db.table("procedures").enable_fts(["trigger", "steps", "tags"], fts_version="FTS5", create_triggers=True,
+                                      tokenize=FTS_TOKENIZER, replace=True)
+
+
 MIGRATIONS: list[sqlite_migrations.Migration] = [m001_profile_facts, m002_memories, m003_memory_embeddings,
-                                 m004_memory_links]
+                                 m004_memory_links, m005_lessons, m006_procedures]
 MEMORY_SCHEMA_VERSION = len(MIGRATIONS)

@@ -16,12 +16,15 @@ from typing import TYPE_CHECKING, Any
 
 from atomic_agent.plugins.metrics.metrics_contract import METRICS_SERVICE
 
+from .lesson_store import DEFAULT_MAX_ENTRIES as DEFAULT_MAX_LESSONS
+from .lesson_store import LessonStore
 from .link_store import LINK_KINDS, LinkStore
 from .memory_database import DEFAULT_BUSY_TIMEOUT_S, MemoryDatabase, memory_db_path
 from .memory_errors import MemoryStoreError, MemoryValidationError
 from .note_leases import DEFAULT_LEASE_MS, acquire_lease, release_lease
 from .note_store import NoteStore
 from .note_validation import DEFAULT_MAX_CONTENT_CHARS
+from .procedure_store import DEFAULT_MIN_RUNS, ProcedureStore
 from .profile_store import ProfileStore
 from .profile_validation import is_valid_profile_key
 from .query_feedback import QueryFeedback
@@ -98,6 +101,12 @@ class MemoryService:
 
     def link_store(self) -> LinkStore:
         return LinkStore(self.database)
+
+    def lesson_store(self, max_entries: int = DEFAULT_MAX_LESSONS) -> LessonStore:
+        return LessonStore(self.database, max_entries=max_entries)
+
+    def procedure_store(self, min_runs: int = DEFAULT_MIN_RUNS) -> ProcedureStore:
+        return ProcedureStore(self.database, min_runs=min_runs)
 
     def evolve_tags(self, note_id: int, add_tags: list[str], lease_ms: int = DEFAULT_LEASE_MS) -> str:
         """Grow a note's tags (never its content): applied | lease_held | no_change | missing."""

@@ -234,9 +234,29 @@ class NoteStore:
         if excluded:
             where += f" AND m.id NOT IN ({', '.join('?' * len(excluded))})"
             params.extend(excluded)
-        rows = self.database.query(f"SELECT m.* FROM memories m WHERE 1 = 1{where} "
+        # a note folded into a lesson leaves the index (it stays readable by id: get)
+        rows = self.database.query(f"SELECT m.* FROM memories m WHERE m.consolidated_into IS NULL{where} "
                                    "ORDER BY m.updated_at DESC, m.id DESC LIMIT ?", [*params, limit])
         return [_note(r) for r in rows]
+
+    def archive_into(self, note_ids: Iterable[int], lesson_id: int) -> int:
+        """Mark the notes as folded into lesson `lesson_id` (one statement); returns how many."""
+        ids = [int(i) for i in note_ids]
+        if not ids:
+            return 0
+        with self.database.write() as conn:
+            cursor = conn.execute(f"UPDATE memories SET consolidated_into = ? WHERE id IN ({', '.join('?' * len(ids))})",
+                                  [int(lesson_id), *ids])
+        return cursor.rowcount
+
+    def consolidated_into(self, note_id: int) -> int | None:
+        row = self.database.conn.execute("SELECT consolidated_into FROM memories WHERE id = ?", [int(note_id)]).fetchone()
+        return None if row is None else row[0]
+
+    def unconsolidated_ids(self, created_before: int) -> list[int]:
+        """Notes not yet folded into a lesson and written before `created_before` (the cooldown)."""
+        return [int(r[0]) for r in self.database.conn.execute(
+            "SELECT id FROM memories WHERE consolidated_into IS NULL AND created_at <= ? ORDER BY id", [created_before])]
 
     def count(self) -> int:
         return int(self.database.conn.execute("SELECT count(*) FROM memories").fetchone()[0])

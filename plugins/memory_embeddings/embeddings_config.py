@@ -38,5 +38,6 @@ class EmbeddingsConfig:
     # embed a note with its context key (reflection notes: the exchange and its date), not its
     # content alone; the vectors are then stored under "<model>+context", so switching re-embeds.
     # LoCoMo dev, hybrid with context keys (benchmarks/locomo_recall.py --hybrid --vector-context):
-    # R@10 0.757 -> 0.773, NDCG@10 0.597 -> 0.613, MRR 0.576 -> 0.595
-    embed_context: bool = value_field(False)
+    # R@10 0.757 -> 0.773, NDCG@10 0.597 -> 0.613, MRR 0.576 -> 0.595. On by default (issue 34: what a
+    # fresh install runs is the best configuration measured): it costs nothing at query time
+    embed_context: bool = value_field(True)

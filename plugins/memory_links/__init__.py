@@ -26,6 +26,8 @@ if TYPE_CHECKING:
 
 CONFIG_KEY = "memoryLinks"
 EVOLUTION_KEY = "memoryEvolution"
+CONSOLIDATION_KEY = "memoryConsolidation"
+LESSONS_KEY = "memoryLessons"  # the memory_notes plugin's block: no lessons, no consolidator
 SERVICE_NAME = "memory_links"
 PHASE_ORDER = 91  # after reflection (90): the generator reads what the turn surfaced
 
@@ -34,10 +36,12 @@ PHASE_ORDER = 91  # after reflection (90): the generator reads what the turn sur
 def register_config_blocks() -> Iterable[ConfigBlock]:
     from atomic_agent.api import ConfigBlock
 
+    from .consolidation_config import ConsolidationConfig
     from .evolver_config import EvolverConfig
     from .links_config import LinksConfig
 
-    return [ConfigBlock(key=CONFIG_KEY, cls=LinksConfig), ConfigBlock(key=EVOLUTION_KEY, cls=EvolverConfig)]
+    return [ConfigBlock(key=CONFIG_KEY, cls=LinksConfig), ConfigBlock(key=EVOLUTION_KEY, cls=EvolverConfig),
+            ConfigBlock(key=CONSOLIDATION_KEY, cls=ConsolidationConfig)]
 
 
 @hookimpl
@@ -62,5 +66,14 @@ def register_memory_phases(runtime: RuntimeView) -> Iterable[MemoryPhase]:
     from .link_generator import LinkGenerator
 
     generator = LinkGenerator(runtime, cfg, runtime.service(SERVICE_NAME))
-    return [MemoryPhase(name="memory-links", order=PHASE_ORDER, after_turn=generator.after_turn,
-                        before_turn=generator.before_turn)]
+    phases = [MemoryPhase(name="memory-links", order=PHASE_ORDER, after_turn=generator.after_turn,
+                          before_turn=generator.before_turn)]
+    consolidation = runtime.config.block(CONSOLIDATION_KEY)
+    lessons = runtime.config.blocks.get(LESSONS_KEY)  # the memory_notes plugin's block, when installed
+    if consolidation.enabled and lessons is not None and lessons.enabled:
+        from .lesson_consolidator import LessonConsolidator
+
+        consolidator = LessonConsolidator(runtime, consolidation, lessons)
+        phases.append(MemoryPhase(name="memory-consolidation", order=PHASE_ORDER + 1,
+                                  consolidate=consolidator.consolidate))
+    return phases

@@ -18,6 +18,8 @@ if TYPE_CHECKING:
     from atomic_agent.api import ConfigBlock, MemoryPhase, RuntimeView, ToolSpec
 
 CONFIG_KEY = "memoryNotes"
+LESSONS_KEY = "memoryLessons"  # lessons and procedures ride on the notes phase: off with it
+PROCEDURES_KEY = "memoryProcedures"
 
 
 def _config(runtime: RuntimeView) -> Any:
@@ -28,9 +30,11 @@ def _config(runtime: RuntimeView) -> Any:
 def register_config_blocks() -> Iterable[ConfigBlock]:
     from atomic_agent.api import ConfigBlock
 
+    from .lessons_config import LessonsConfig, ProceduresConfig
     from .notes_config import NotesConfig
 
-    return [ConfigBlock(key=CONFIG_KEY, cls=NotesConfig)]
+    return [ConfigBlock(key=CONFIG_KEY, cls=NotesConfig), ConfigBlock(key=LESSONS_KEY, cls=LessonsConfig),
+            ConfigBlock(key=PROCEDURES_KEY, cls=ProceduresConfig)]
 
 
 @hookimpl
@@ -40,7 +44,18 @@ def register_tools(runtime: RuntimeView) -> Iterable[ToolSpec]:
         return []
     from .notes_tools import notes_tool_specs
 
-    return notes_tool_specs(runtime, cfg)
+    specs = notes_tool_specs(runtime, cfg)
+    lessons = runtime.config.block(LESSONS_KEY)
+    if lessons.enabled:
+        from .lessons_section import lessons_tool_specs
+
+        specs += lessons_tool_specs(runtime, lessons)
+    procedures = runtime.config.block(PROCEDURES_KEY)
+    if procedures.enabled:
+        from .procedures_section import procedures_tool_specs
+
+        specs += procedures_tool_specs(runtime, procedures)
+    return specs
 
 
 @hookimpl
@@ -50,5 +65,15 @@ def register_memory_phases(runtime: RuntimeView) -> Iterable[MemoryPhase]:
         return []
     from .notes_sections import notes_phase
 
-    return [notes_phase(runtime, cfg)]
+    phases = [notes_phase(runtime, cfg)]
+    lessons = runtime.config.block(LESSONS_KEY)
+    if lessons.enabled:
+        from .lessons_section import lessons_phase
 
+        phases.append(lessons_phase(runtime, lessons))
+    procedures = runtime.config.block(PROCEDURES_KEY)
+    if procedures.enabled:
+        from .procedures_section import procedures_phase
+
+        phases.append(procedures_phase(runtime, procedures))
+    return phases

@@ -42,12 +42,13 @@ def notes_phase(runtime: RuntimeView, cfg: Any) -> Any:
         if snap.index:
             body = capped_lines([pointer_line(n, index.preview_chars) for n in snap.index], index.max_tokens,
                                 estimate_tokens)
-            out.append(PromptSection(INDEX, body, slot="memory", max_tokens=index.max_tokens, dedupe_key=INDEX))
+            out.append(PromptSection(INDEX, body, slot="memory", max_tokens=index.max_tokens, dedupe_key=INDEX,
+                                     source="stored notes"))
         if snap.recalled:
             body = capped_lines([pointer_line(n, inject.preview_chars) for n in snap.recalled], inject.max_tokens,
                                 estimate_tokens)
             out.append(PromptSection(RECALLED, body, slot="recall", max_tokens=inject.max_tokens,
-                                     dedupe_key=RECALLED))
+                                     dedupe_key=RECALLED, source="stored notes"))
         return out
 
     phase = MemoryPhase(name="memory-notes", order=PHASE_ORDER, sections=sections, before_turn=before_turn,

@@ -24,8 +24,12 @@ def render_profile(facts: Sequence[Any], user_text: str, max_tokens: int, gate: 
                    count: Callable[[str], int]) -> str:
     """`- key: value` lines (pinned, then contextual facts whose keyword hit), capped at
     `max_tokens` with a `[truncated]` line. Empty when nothing qualifies."""
-    lines = [f"- {f.key}: {f.value}" for f in facts if f.pinned or not gate or keyword_hit(f.keywords, user_text)]
-    from atomic_agent.api import capped_lines
+    from atomic_agent.api import capped_lines, store_clock
+
+    # provenance (the fact's id, who set it, since when) rides on each line; the tail quotes it as data
+    lines = [f"- {' '.join(f.key.split())}: {' '.join(f.value.split())} "
+             f"(#{f.id}, {f.source}, since {store_clock.iso_ms(f.valid_from)[:10]})"
+             for f in facts if f.pinned or not gate or keyword_hit(f.keywords, user_text)]
 
     return capped_lines(lines, max_tokens, count)
 
@@ -38,6 +42,7 @@ def profile_phase(runtime: RuntimeView, cfg: Any) -> Any:
         body = render_profile(store.list(), user_text, cfg.max_tokens, cfg.contextual_keyword_gate, estimate_tokens)
         if not body:
             return []
-        return [PromptSection(HEADING, body, slot="memory", max_tokens=cfg.max_tokens, dedupe_key=HEADING)]
+        return [PromptSection(HEADING, body, slot="memory", max_tokens=cfg.max_tokens, dedupe_key=HEADING,
+                              source="the user's profile")]
 
     return MemoryPhase(name="memory-profile", order=PHASE_ORDER, sections=sections)

@@ -25,7 +25,13 @@ def build_app(ctx: Any) -> Any:
     from atomic_agent.plugins.serve.route_events import events
     from atomic_agent.plugins.serve.route_mcp import add_servers, approve_tools, list_servers, remove_server
     from atomic_agent.plugins.serve.route_memory import memory_embeddings, memory_phases, note_links
-    from atomic_agent.plugins.serve.route_sessions import create_session, delete_session, get_session, list_sessions
+    from atomic_agent.plugins.serve.route_sessions import (
+        create_session,
+        delete_session,
+        get_session,
+        list_sessions,
+        search_sessions,
+    )
     from atomic_agent.plugins.serve.route_steer import delete_steer, get_steer, post_steer
     from atomic_agent.plugins.serve.route_tasks import (
         cancel_task,
@@ -44,6 +50,7 @@ def build_app(ctx: Any) -> Any:
         Route("/api/capabilities", capabilities, methods=["GET"]),
         Route("/api/sessions", list_sessions, methods=["GET"]),
         Route("/api/sessions", create_session, methods=["POST"]),
+        Route("/api/sessions/search", search_sessions, methods=["GET"]),  # before {session_id}: it would match
         Route("/api/sessions/{session_id}", get_session, methods=["GET"]),
         Route("/api/sessions/{session_id}", delete_session, methods=["DELETE"]),
         Route("/api/sessions/{session_id}/steer", post_steer, methods=["POST"]),

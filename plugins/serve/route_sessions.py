@@ -1,4 +1,4 @@
-"""GET/POST /api/sessions and GET/DELETE /api/sessions/{id}.
+"""GET/POST /api/sessions, GET /api/sessions/search and GET/DELETE /api/sessions/{id}.
 
 Deleting a session also drops its parked undelivered steers; a session with a turn in
 flight cannot be deleted (409) until the turn is over.
@@ -69,6 +69,34 @@ async def list_sessions(request: Any) -> Any:
     return JSONResponse({"object": "list", "data": [
         _summary(ctx, id=r["id"], working_dir=r["working_dir"], created_at=r["created_at"], status=r["status"],
                  title=r["title"], updated_at=r["updated_at"], turns=int(r["turns"])) for r in rows]})
+
+
+SEARCH_CHANNELS = ("local", "http", "telegram")
+
+
+async def search_sessions(request: Any) -> Any:
+    """GET /api/sessions/search?q=words[&limit=N][&channel=C]: what was said, best match first
+    (the words are searched literally; FTS syntax is not interpreted)."""
+    from starlette.responses import JSONResponse
+
+    ctx = request.app.state.ctx
+    query = request.query_params.get("q", "")
+    raw = request.query_params.get("limit", "10")
+    if not raw.isdigit() or not 1 <= int(raw) <= 100:
+        raise ApiError(400, f"limit must be an integer 1..100, got {raw!r}", code="invalid_value")
+    channels = request.query_params.getlist("channel")
+    bad = [c for c in channels if c not in SEARCH_CHANNELS]
+    if bad:
+        raise ApiError(400, f"channel must be one of {', '.join(SEARCH_CHANNELS)}, got {', '.join(bad)}",
+                       code="invalid_value")
+    problem = text_problem(query, "q")
+    if problem is not None:
+        raise ApiError(400, str(problem), code="invalid_text")
+    try:
+        hits = ctx.runtime.sessions.search(query, channels=set(channels) or None, limit=int(raw))
+    except ValueError as exc:  # no words to search for
+        raise ApiError(400, str(exc), code="invalid_value") from None
+    return JSONResponse({"object": "list", "data": [h.to_json() for h in hits]})
 
 
 async def create_session(request: Any) -> Any:

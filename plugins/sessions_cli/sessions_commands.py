@@ -89,6 +89,44 @@ def sessions_show(ctx: typer.Context, session_id: str, json_out: bool = typer.Op
             print(f"summary of earlier conversation: {entry.text}")
 
 
+@sessions_app.command("search")
+def sessions_search(ctx: typer.Context, query: str,
+                    limit: int = typer.Option(10, "--limit", min=1, max=100),
+                    channel: list[str] = typer.Option([], "--channel",
+                                                      help="Only sessions of this channel: local, http or telegram "
+                                                           "(repeatable; default every channel)."),
+                    json_out: bool = typer.Option(False, "--json")) -> None:
+    """Find past sessions by what was said in them (words; search syntax is taken literally)."""
+    from .session_search_config import CHANNELS
+
+    bad = [c for c in channel if c not in CHANNELS]
+    if bad:
+        fail(f"--channel must be one of {', '.join(CHANNELS)}; got {', '.join(bad)}")
+    try:
+        hits = _store(ctx).search(query, channels=set(channel) or None, limit=limit)
+    except ValueError as exc:  # a query with no words
+        fail(str(exc))
+    if json_out:
+        print_json([h.to_json() for h in hits])
+        return
+    if not hits:
+        print(f"no session mentions {query!r}")
+        return
+    print_table(["session", "turn", "when", "channel", "snippet"],
+                [[h.session_id, h.turn_index, h.created_at[:16], h.channel, h.snippet] for h in hits])
+
+
+@sessions_app.command("open")
+def sessions_open(ctx: typer.Context, session_id: str,
+                  max_chars: int = typer.Option(12_000, "--max-chars", min=200, max=10_000_000,
+                                                help="Keep the newest lines that fit in this many characters.")) -> None:
+    """What was said in a session (user messages and replies), as sessions.open shows it to the agent."""
+    from .session_search_tools import transcript_text
+
+    state = _load(_store(ctx), session_id)
+    print(transcript_text(state.id, state.created_at, state.entries, max_chars))
+
+
 @sessions_app.command("export")
 def sessions_export(ctx: typer.Context, session_id: str,
                     output: Path = typer.Option(None, "--output", "-o", help="Write to this file (default stdout).")) -> None:

@@ -13,6 +13,7 @@ from atomic_agent.prompt.build_prompt import build_prompt
 from atomic_agent.prompt.build_stable_prefix import build_stable_prefix
 from atomic_agent.prompt.describe_tool import first_clause
 from atomic_agent.prompt.prompt_assets import make_prompt_env
+from atomic_agent.prompt.reference_data import quote_continuation
 from atomic_agent.sessions.session_state import SessionState
 from atomic_agent.sessions.transcript_entry import TOOL_CALL, TOOL_RESULT, TURN_STARTED, USER, TranscriptEntry
 from tests.golden_files import assert_matches_golden
@@ -52,8 +53,9 @@ def test_latest_batch_is_shown_whole_and_older_results_fold_to_one_line() -> Non
     assert "tool_result[t.read ok]: ./: 2 dirs, 3 files shown [+5 lines folded]" in lines
     assert "src/" not in lines  # the folded listing's body is not repeated
     whole = "\n".join(lines)
-    assert f"tool_result[t.read ok]: {README}" in whole  # both results of the latest batch, in full
-    assert "tool_result[t.read ok]: b.txt · 1 line\nbee" in whole
+    # both results of the latest batch, in full; their later lines quoted as data (reference_data)
+    assert f"tool_result[t.read ok]: {quote_continuation(README)}" in whole
+    assert "tool_result[t.read ok]: b.txt · 1 line\n> bee" in whole
 
 
 def test_a_folded_line_is_the_same_bytes_on_every_later_step() -> None:

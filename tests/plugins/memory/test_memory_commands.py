@@ -73,3 +73,32 @@ def test_a_corrupt_database_is_reported_not_a_traceback(tmp_path: Path) -> None:
     memory_db_path(tmp_path).write_bytes(b"garbage" * 200)
     result = run_cli(tmp_path, "memory", "notes")
     assert result.code == 2 and "not a usable memory database" in result.err
+
+
+def test_search_scores_read_as_a_share_of_the_best_match(tmp_path: Path) -> None:
+    seed(tmp_path)
+    db = MemoryDatabase.open(memory_db_path(tmp_path))
+    notes = NoteStore(db)
+    notes.store("staging has a database", ["misc"])
+    for topic in ("kites", "bread", "tides", "chess", "ferns", "violins"):  # words rare enough to weigh
+        notes.store(f"a note about {topic}")
+    db.close()
+    hits = run_cli(tmp_path, "memory", "search", "staging database listens", "--json").json()
+    assert hits[0]["relevance"] == 1.0 and 0 < hits[-1]["relevance"] < 1.0
+    assert [h["relevance"] for h in hits] == sorted((h["relevance"] for h in hits), reverse=True)
+    table = run_cli(tmp_path, "memory", "search", "staging database listens").out
+    assert "match" in table and "100%" in table
+    assert "no note matches" in run_cli(tmp_path, "memory", "search", "zeppelin").out
+
+
+def test_memory_add_stores_a_note_recall_finds(tmp_path: Path) -> None:
+    added = run_cli(tmp_path, "memory", "add", "the backup runs at 02:00 from cron", "--tag", "ops", "-t", "Backup",
+                    "--json")
+    assert added.code == 0 and added.json()["tags"] == ["ops", "backup"] and added.json()["source"] == "cli"
+    assert [h["id"] for h in run_cli(tmp_path, "memory", "search", "backup cron", "--json").json()] == \
+        [added.json()["id"]]
+    assert run_cli(tmp_path, "memory", "add", "plain note").out.startswith("stored #2")
+    empty = run_cli(tmp_path, "memory", "add", "   ")
+    assert empty.code != 0 and "content" in empty.err
+    bad_tag = run_cli(tmp_path, "memory", "add", "x", "--tag", "t" * 40)
+    assert bad_tag.code != 0 and "tag" in bad_tag.err

@@ -46,10 +46,13 @@ def test_phases_keep_their_order_names_and_settings_when_each_plugin_declares_it
     assert [(r["phase"], r["block"], r["state"], list(r["settings"])) for r in rows] == [
         ("profile", "memoryProfile", "on", []),
         ("notes", "memoryNotes", "on", []),
+        ("lessons (v2 phases 5-7a)", "memoryLessons", "on", ["recallK", "maxEntries"]),
+        ("procedures (v2 phase 7b)", "memoryProcedures", "on", ["minRuns"]),
         ("reflection", "memoryReflection", "on", []),
         ("embeddings (v2 phase 1B)", "memoryEmbeddings", "off", ["fts5Weight", "vectorWeight", "candidates"]),
         ("links (v2 phase 2)", "memoryLinks", "on", ["autoGenerate", "expansionDepth", "maxExpanded"]),
         ("evolver (v2 phase 3)", "memoryEvolution", "on", ["maxPerWrite", "leaseMs"]),
+        ("consolidator (v2 phase 5)", "memoryConsolidation", "on", ["minClusterSize", "cooldownMs"]),
         ("rewriter (v2.5 A)", "memoryRewriter", "on", ["gateMode", "timeoutMs", "historyTurns"]),
         ("segmentation (v2.5 B)", "memorySegmentation", "off", ["triggerEveryTurns", "windowTurns"]),
         ("typed notes (v2.5 C)", "memoryTypedNotes", "off", []),

@@ -28,10 +28,16 @@ def models(runtime) -> dict[str, int]:
 
 async def test_off_the_content_alone_is_embedded(tmp_path: Path) -> None:
     embedder = ConceptEmbedder()
-    runtime = make_hybrid_runtime(tmp_path, replies(0), embedder)
+    runtime = make_hybrid_runtime(tmp_path, replies(0), embedder, config={"memoryEmbeddings": {"embedContext": False}})
     await store_with_context(runtime)
     assert embedder.calls == [[NOTE]] and models(runtime) == {"llama/concepts-v1": 1}
     await runtime.close()
+
+
+def test_on_by_default() -> None:
+    from atomic_agent.plugins.memory_embeddings.embeddings_config import EmbeddingsConfig
+
+    assert EmbeddingsConfig().embed_context is True  # the best measured configuration ships (issue 34)
 
 
 async def test_on_the_context_joins_the_text_and_the_key(tmp_path: Path) -> None:
@@ -46,7 +52,8 @@ async def test_on_the_context_joins_the_text_and_the_key(tmp_path: Path) -> None
 
 
 async def test_switching_it_on_reembeds_and_never_mixes_the_two(tmp_path: Path) -> None:
-    runtime = make_hybrid_runtime(tmp_path, replies(0), ConceptEmbedder())
+    runtime = make_hybrid_runtime(tmp_path, replies(0), ConceptEmbedder(),
+                                  config={"memoryEmbeddings": {"embedContext": False}})
     await store_with_context(runtime)
     await runtime.close()
     runtime = make_hybrid_runtime(tmp_path, replies(0), ConceptEmbedder(),

@@ -163,7 +163,7 @@ async def test_a_model_change_reembeds_every_note_and_never_mixes_models(tmp_pat
     assert counter(runtime, FALLBACK, reason="index_empty", path="recall") == 1
     assert await runtime.service("memory_embeddings").writer.drain() == 2
     models = memory.database.query("SELECT model, count(*) AS n FROM memory_embeddings GROUP BY model")
-    assert {r["model"]: r["n"] for r in models} == {"llama/concepts-v1": 2, "llama/concepts-v2": 2}
+    assert {r["model"]: r["n"] for r in models} == {"llama/concepts-v1+context": 2, "llama/concepts-v2+context": 2}
     assert set(await memory.vector_recall.nearest(PARAPHRASE, None)) == set(ids)
     await runtime.close()
 

@@ -68,7 +68,7 @@ async def test_openai_compatible_embeddings_drive_hybrid_recall_over_loopback_ht
     stored = memory.database.query("SELECT DISTINCT model FROM memory_embeddings")
     nearest = await memory.vector_recall.nearest(PARAPHRASE, None)
     await runtime.close()
-    assert [r["model"] for r in stored] == ["vendor/concept-embed"]
+    assert [r["model"] for r in stored] == ["vendor/concept-embed+context"]  # embedContext is on by default
     assert max(nearest, key=nearest.get) == ids[0]
     assert {s["path"] for s in EmbeddingsHandler.seen} == {"/v1/embeddings"}
     assert all(s["body"]["model"] == "concept-embed" for s in EmbeddingsHandler.seen)

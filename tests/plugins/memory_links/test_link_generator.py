@@ -10,6 +10,7 @@ from pathlib import Path
 from atomic_agent.plugins.memory.link_store import LinkStore
 from atomic_agent.plugins.memory.memory_database import MemoryDatabase, memory_db_path
 from tests.plugins.memory_plugins.memory_runtime import ALL_MEMORY
+from tests.plugins.memory_plugins.unframed_prompt import unframed
 from tests.plugins.memory_plugins.v2_scenario import run_scenario
 
 WITH_LINKS = (*ALL_MEMORY, "memory_links")
@@ -27,6 +28,7 @@ def stored_links(state: Path) -> list[tuple[int, str, int, str]]:
 
 def recalled_ids(prompt: str) -> list[str]:
     """The `#id` column of the prompt's `### recalled` section, in order."""
+    prompt = unframed(prompt)
     lines = prompt[prompt.index("### recalled"):].splitlines()[1:]
     end = next((i for i, ln in enumerate(lines) if not ln.startswith("#") or ln.startswith("###")), len(lines))
     return [line.split(" ")[0] for line in lines[:end]]

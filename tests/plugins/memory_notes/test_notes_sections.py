@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from atomic_agent.api import store_clock
 from atomic_agent.hook_records import TurnStart
 from atomic_agent.plugins.memory.memory_database import MemoryDatabase, memory_db_path
 from atomic_agent.plugins.memory.note_store import NoteInput, NoteStore
@@ -29,14 +30,16 @@ def test_recalled_holds_top_k_hits_and_the_index_never_repeats_them(tmp_path: Pa
     index_ids = [int(line.split()[0][1:]) for line in sections["memory-index"].body.splitlines()]
     assert sorted(recalled_ids) == [ids[0], ids[2]]
     assert index_ids == [ids[3], ids[1]]  # newest first, recalled ones left out
-    assert f"#{ids[0]} [k8s] kubernetes cluster upgrade notes" in sections["recalled"].body.splitlines()
+    today = store_clock.now_iso()[:10]
+    assert f"#{ids[0]} (tool, {today}) [k8s] kubernetes cluster upgrade notes" in sections["recalled"].body.splitlines()
+    assert sections["recalled"].source == sections["memory-index"].source == "stored notes"
 
 
 def test_previews_are_cut_to_their_char_limits() -> None:
     class N:
-        id, tags, content = 7, ("a", "b"), "word " * 100
+        id, tags, content, source, created_at = 7, ("a", "b"), "word " * 100, "reflection", 0
 
-    assert pointer_line(N(), 20) == "#7 [a, b] " + preview(N.content, 20)
+    assert pointer_line(N(), 20) == "#7 (reflection, 1970-01-01) [a, b] " + preview(N.content, 20)
     assert len(preview(N.content, 20)) == 20 and preview(N.content, 20).endswith("…")
     assert preview("short\n\ntext", 60) == "short text"
 

@@ -8,6 +8,7 @@ from pathlib import Path
 from atomic_agent.testing.scripted_provider import calls
 from tests.plugins.memory_plugins.memory_runtime import make_memory_runtime, settle
 from tests.plugins.memory_plugins.routing_provider import RoutingProvider
+from tests.plugins.memory_plugins.unframed_prompt import unframed
 
 
 def hashes(state: Path, session_id: str) -> set[str]:
@@ -34,7 +35,7 @@ async def test_fact_by_tool_and_by_reflection_and_a_note_reach_the_next_session(
     await runtime.close()
 
     assert first.session_id != second.session_id
-    prompt = session_two.requests[0].prompt
+    prompt = unframed(session_two.requests[0].prompt)
     assert "### profile\n- name: Alex\n- preferred_language: English\n" in prompt
     assert "### recalled\n#1 [staging] The staging database listens on port 5433" in prompt
     assert prompt.index("### profile") < prompt.index("### recalled") < prompt.index("### conversation")

@@ -14,6 +14,7 @@ from atomic_agent.testing.scripted_provider import calls
 from tests.plugins.memory.test_locked_database import HOLDER
 from tests.plugins.memory_plugins.memory_runtime import make_memory_runtime, reflection_runner
 from tests.plugins.memory_plugins.routing_provider import RoutingProvider
+from tests.plugins.memory_plugins.unframed_prompt import unframed
 
 
 async def test_locked_database_degrades_memory_without_failing_the_turn(tmp_path: Path) -> None:
@@ -33,7 +34,7 @@ async def test_locked_database_degrades_memory_without_failing_the_turn(tmp_path
     finally:
         holder.communicate("\n", timeout=10)
     assert result.status == "done" and result.reply == "ok"
-    assert "### recalled\n#1 the lock test note about kites" in provider.requests[0].prompt
+    assert "### recalled\n#1 the lock test note about kites" in unframed(provider.requests[0].prompt)
     assert "locked by another process" in provider.requests[1].prompt  # the tool's error result, shown to the model
     outcome = reflection_runner(runtime).outcomes[-1]
     assert outcome.outcome == "failed" and "locked" in (outcome.error or "")

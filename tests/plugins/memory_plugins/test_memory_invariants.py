@@ -15,6 +15,7 @@ from atomic_agent.testing.scripted_provider import calls
 from atomic_agent.testing.tool_context_kit import make_tool_context
 from tests.plugins.memory_plugins.memory_runtime import make_memory_runtime, reflection_runner, settle
 from tests.plugins.memory_plugins.routing_provider import RoutingProvider
+from tests.plugins.memory_plugins.unframed_prompt import unframed
 
 REPLY = calls(("reply", {"text": "Done."}))
 
@@ -41,7 +42,7 @@ async def test_invariant_1_stable_prefix_untouched_by_memory_writes(tmp_path: Pa
     assert len(prompts) == 5 and all(p.startswith(framed) for p in prompts)
     for word in ("Alex", "Lisbon", "zebra", "### profile", "### recalled"):
         assert word not in framed
-    assert "- city: Lisbon" in prompts[-1] and "### recalled" in prompts[-1]  # memory did land, in the tail
+    assert "- city: Lisbon" in unframed(prompts[-1]) and "### recalled" in prompts[-1]  # memory did land, in the tail
     assert len(prefix_hashes(tmp_path / "s", session)) == 1
 
 
@@ -76,7 +77,7 @@ async def test_invariant_3_notes_corpus_never_dumped_wholesale(tmp_path: Path) -
     runtime = make_memory_runtime(state, provider, config={"memoryNotes": {"maxEntries": 10_000}})
     await runtime.run_turn("kubernetes?", working_dir=tmp_path)
     await runtime.close()
-    prompt = provider.requests[0].prompt
+    prompt = unframed(provider.requests[0].prompt)
     note_lines = [line for line in prompt.splitlines() if line.startswith("#") and "kubernetes note" in line]
     assert 0 < len(note_lines) <= 3 + 20  # recalled k + index limit
     assert all(len(line) < 220 for line in note_lines)  # previews only; full bodies need recall {id}
@@ -138,7 +139,7 @@ async def test_invariant_6_ephemeral_recall_fields_not_persisted(tmp_path: Path)
     result = await runtime.run_turn("marmalade?", working_dir=tmp_path)
     loaded = runtime.sessions.load(result.session_id)
     await runtime.close()
-    assert "### recalled\n#1 [kitchen] the marmalade recipe" in provider.requests[0].prompt
+    assert "### recalled\n#1 [kitchen] the marmalade recipe" in unframed(provider.requests[0].prompt)
     raw = b"".join(p.read_bytes() for p in state.glob("sessions.sqlite*"))
     assert b"seville" not in raw and b"kitchen" not in raw
     assert not {"recalled_notes", "memory_index", "recalled"} & {a.name for a in SessionState.__attrs_attrs__}

@@ -13,6 +13,7 @@ from atomic_agent.runtime.boot_context import boot
 from atomic_agent.runtime.runtime import Runtime
 from atomic_agent.testing.runtime_kit import fresh_plugin_host
 from atomic_agent.testing.scripted_provider import ScriptedProvider, calls
+from tests.plugins.memory_plugins.unframed_prompt import unframed
 
 
 def test_fit_sections_keeps_the_first_of_a_dedupe_key_and_caps_bodies() -> None:
@@ -54,4 +55,4 @@ async def test_before_turn_runs_once_per_turn_and_sections_once_per_step(tmp_pat
     assert [(s.session_id, s.turn_index, s.user_text, s.working_dir) for s in probe.starts] == \
         [(result.session_id, 0, "hello there", str(tmp_path))]
     assert probe.section_calls == 2
-    assert all("### probe\nseen: hello there\n" in r.prompt for r in provider.requests)  # the broken one is skipped
+    assert all("### probe\nseen: hello there\n" in unframed(r.prompt) for r in provider.requests)  # the broken one is skipped

@@ -11,6 +11,7 @@ import pytest
 from atomic_agent.testing.scripted_provider import calls
 from tests.plugins.memory_plugins.memory_runtime import ALL_MEMORY, make_memory_runtime
 from tests.plugins.memory_plugins.routing_provider import RoutingProvider
+from tests.plugins.memory_plugins.unframed_prompt import unframed
 
 CONFIG_KEYS = {"memory_profile": "memoryProfile", "memory_notes": "memoryNotes",
                "memory_reflection": "memoryReflection"}
@@ -58,7 +59,7 @@ async def test_switched_off_phase_is_byte_identical_to_an_absent_plugin(
                                    {CONFIG_KEYS[switched_off]: {"enabled": False}}, script, reflect)
     assert absent[0] == disabled[0]  # every agent prompt, byte for byte
     assert absent[1] == disabled[1]  # the memory database file, byte for byte
-    assert len(absent[0]) == 3 and SHOWN[switched_off] in absent[0][-1]
+    assert len(absent[0]) == 3 and SHOWN[switched_off] in unframed(absent[0][-1])
     deterministic_session_ids()
     enabled = await run_two_turns(tmp_path / "enabled", workdir, list(ALL_MEMORY), {}, script, reflect)
     assert enabled[0] != absent[0] or enabled[1] != absent[1]  # the switch does change something when on

@@ -18,6 +18,7 @@ from atomic_agent.testing.scripted_provider import calls
 from atomic_agent.testing.tool_context_kit import make_tool_context
 from tests.plugins.memory_plugins.memory_runtime import make_memory_runtime, phase
 from tests.plugins.memory_plugins.routing_provider import RoutingProvider
+from tests.plugins.memory_plugins.unframed_prompt import unframed
 
 
 @pytest.fixture
@@ -96,7 +97,8 @@ def test_profile_invariant_5_renderer_shows_active_rows_only_and_prefix_is_untou
     store.set("language", "en")
     db.close()
     runtime = make_memory_runtime(tmp_path, plugins=["memory_profile"])
-    assert phase(runtime, "memory-profile").sections("s", "hi")[0].body == "- language: en"
+    body = phase(runtime, "memory-profile").sections("s", "hi")[0].body
+    assert unframed(body) == "- language: en" and body.startswith("- language: en (#2, ")  # the active row's id
 
 
 async def test_profile_invariant_5b_stable_prefix_bytes_do_not_change_with_history(tmp_path: Path) -> None:
@@ -109,7 +111,7 @@ async def test_profile_invariant_5b_stable_prefix_bytes_do_not_change_with_histo
     framed = plan.profile.frame_stable_prefix(plan.stable_prefix_for(tmp_path))
     await runtime.close()
     assert all(r.prompt.startswith(framed) for r in provider.requests)
-    assert "### profile\n- language: en\n###" in provider.requests[-1].prompt
+    assert "### profile\n- language: en\n###" in unframed(provider.requests[-1].prompt)
 
 
 def test_profile_invariant_6_marker_validation_drops_malformed_rhs_at_parse_time() -> None:

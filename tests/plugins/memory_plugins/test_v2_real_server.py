@@ -63,3 +63,34 @@ async def test_link_generator_rides_the_reflection_slot_on_the_real_server(tmp_p
     assert rewritten.outcome in ("ok", "none"), rewritten.detail  # the rewriter grammar was accepted
     assert slot_state(llama_server.base_url, main) == main_before
     await runtime.close()
+
+
+async def test_lessons_turn_and_consolidation_on_the_real_server(tmp_path: Path, llama_server: Any) -> None:
+    """One turn with a lesson shown (### lessons quoted, the turn votes on it), then one
+    consolidation tick whose distillation grammar the real server accepts on the reserved slot."""
+    from atomic_agent.plugins.memory.lesson_store import LessonStore
+
+    state, work = tmp_path / "state", tmp_path / "work"
+    work.mkdir()
+    state.mkdir()
+    db = MemoryDatabase.open(memory_db_path(state))
+    ids, _ = NoteStore(db).store_many([NoteInput(n) for n in NOTES])
+    links = LinkStore(db)
+    links.add(ids[0], ids[1], "RELATES_TO", now=0)
+    links.add(ids[1], ids[2], "RELATES_TO", now=0)
+    lesson, _ = LessonStore(db).create("a question about the staging database", "check the port note first",
+                                       ["staging"])
+    db.close()
+    runtime = make_memory_runtime(state, None, [*PLUGINS], config={**CONFIG, "memoryConsolidation": {
+        "distillTimeoutMs": 120_000}}, environ={"ATOMIC_AGENT_LLAMA_URL": llama_server.base_url})
+    result = await runtime.run_turn("Which port does the staging database use?", working_dir=work)
+    await settle(runtime)
+    memory = runtime.service("memory")
+    voted = memory.lesson_store().get(lesson.id)
+    if result.reason in ("reply", "finish"):
+        assert voted.success_count == 1
+    else:
+        assert voted.success_count == 0
+    tick = await phase(runtime, "memory-consolidation").consolidate.__self__.run_once()
+    assert tick.clusters == 1 and tick.failed == 0, tick.errors  # grammar accepted, answer parsed
+    await runtime.close()

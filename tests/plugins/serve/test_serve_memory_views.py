@@ -100,7 +100,7 @@ def test_memory_views_create_no_memory_file(tmp_path: Path) -> None:
         assert embeddings["notes"] == 0 and embeddings["coverage"] is None and embeddings["indexExists"] is False
         blocks = [r["block"] for r in httpx.get(f"{serve.base_url}/api/memory/phases").json()["data"]]
         assert blocks == ["memoryReflection", "memoryEmbeddings", "memoryLinks", "memoryEvolution",
-                          "memorySegmentation", "memoryTypedNotes"]  # what the loaded plugins declare, in order
+                          "memoryConsolidation", "memorySegmentation", "memoryTypedNotes"]  # what the loaded plugins declare, in order
         assert not memory_db_path(tmp_path / "state").exists()
     finally:
         serve.stop()

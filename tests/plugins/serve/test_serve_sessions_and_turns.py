@@ -192,3 +192,22 @@ def test_the_openai_client_chats_with_serve_over_the_real_llama_server(tmp_path:
         assert "".join(c.choices[0].delta.content or "" for c in chunks)
     finally:
         serve.stop()
+
+
+def test_session_search_route_finds_what_was_said_and_takes_fts_syntax_literally(tmp_path: Path):
+    serve = ServeHarness(tmp_path, ScriptedProvider([calls(("reply", {"text": "Kites fly on Tuesdays."}))]))
+    try:
+        base = serve.base_url
+        done = httpx.post(f"{base}/v1/chat/completions", timeout=WAIT_S,
+                          json={"model": "m", "messages": [{"role": "user", "content": "when do kites fly?"}]})
+        sid = done.headers["X-Atomic-Session"]
+        found = httpx.get(f"{base}/api/sessions/search", params={"q": 'kites NEAR("'})
+        assert found.status_code == 200
+        assert {(h["sessionId"], h["channel"]) for h in found.json()["data"]} == {(sid, "http")}
+        assert httpx.get(f"{base}/api/sessions/search", params={"q": "kites", "channel": "telegram"}).json() == \
+            {"object": "list", "data": []}
+        empty = httpx.get(f"{base}/api/sessions/search", params={"q": "()"})
+        assert empty.status_code == 400 and "no words" in empty.json()["error"]["message"]
+        assert httpx.get(f"{base}/api/sessions/search", params={"q": "x", "channel": "mars"}).status_code == 400
+    finally:
+        serve.stop()

@@ -1,0 +1,241 @@
+"""Lessons: what the agent learned from its own turns (a trigger, the advice, the evidence).
+
+A lesson is born a `candidate`; votes from later turns where it was recalled move it: enough
+help makes it `active`, enough harm makes it `deprecated`. A newer lesson can replace it
+(`superseded`). Like the profile it is bi-temporal: a row is never deleted or rewritten in
+place, `valid_to` closes it and the row stays readable by id (postmortems, evidence walks).
+
+Votes are keyed by (lesson, session, turn): a replayed session votes once. The live set
+(candidate and active) is bounded by `max_entries`: past it the weakest live lesson (lowest
+vote score, then the oldest update, then the lowest id) is deprecated as `overflow`.
+"""
+
+from __future__ import annotations
+
+import builtins  # this class has a `list` method: annotations name the builtin as builtins.list
+import json
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+import attrs
+
+from atomic_agent.api import store_clock
+
+from .fts_query import build_match_query
+from .memory_database import MemoryDatabase
+from .memory_errors import MemoryValidationError
+from .note_validation import normalize_tags
+
+CANDIDATE, ACTIVE, DEPRECATED, SUPERSEDED = "candidate", "active", "deprecated", "superseded"
+LESSON_STATES = (CANDIDATE, ACTIVE, DEPRECATED, SUPERSEDED)
+LIVE = (CANDIDATE, ACTIVE)
+TRIGGER_MAX_CHARS = 200
+ADVICE_MAX_CHARS = 600
+MAX_EVIDENCE = 20
+DEFAULT_MAX_ENTRIES = 200
+PROMOTE_AT = 1.0  # vote score at which a candidate becomes active
+DEPRECATE_AT = -2.0  # vote score at which a live lesson is deprecated
+
+
+@attrs.frozen
+class Lesson:
+    id: int
+    trigger: str
+    advice: str
+    tags: tuple[str, ...]
+    evidence: tuple[int, ...]
+    status: str
+    success_count: int
+    failure_count: int
+    vote_score: float
+    source: str
+    working_dir: str | None
+    superseded_by: int | None
+    status_reason: str | None
+    valid_from: int
+    valid_to: int | None
+    created_at: int
+    updated_at: int
+
+    @property
+    def live(self) -> bool:
+        return self.status in LIVE
+
+    def to_json(self) -> dict[str, Any]:
+        return {"id": self.id, "trigger": self.trigger, "advice": self.advice, "tags": list(self.tags),
+                "evidence": list(self.evidence), "status": self.status, "successCount": self.success_count,
+                "failureCount": self.failure_count, "voteScore": self.vote_score, "source": self.source,
+                "workingDir": self.working_dir, "supersededBy": self.superseded_by, "statusReason": self.status_reason,
+                "validFrom": store_clock.iso_ms(self.valid_from),
+                "validTo": store_clock.iso_ms(self.valid_to) if self.valid_to is not None else None,
+                "createdAt": store_clock.iso_ms(self.created_at), "updatedAt": store_clock.iso_ms(self.updated_at)}
+
+
+def _lesson(row: dict[str, Any]) -> Lesson:
+    return Lesson(id=row["id"], trigger=row["trigger"], advice=row["advice"], tags=tuple(json.loads(row["tags"])),
+                  evidence=tuple(json.loads(row["evidence"])), status=row["status"],
+                  success_count=row["success_count"], failure_count=row["failure_count"],
+                  vote_score=float(row["vote_score"]), source=row["source"], working_dir=row["working_dir"],
+                  superseded_by=row["superseded_by"], status_reason=row["status_reason"],
+                  valid_from=row["valid_from"], valid_to=row["valid_to"], created_at=row["created_at"],
+                  updated_at=row["updated_at"])
+
+
+def _one_line(value: object, what: str, limit: int) -> str:
+    if not isinstance(value, str) or not value.strip():
+        raise MemoryValidationError(f"a lesson's {what} must be non-empty text")
+    text = " ".join(value.split())
+    if len(text) > limit:
+        raise MemoryValidationError(f"a lesson's {what} must be at most {limit} characters, got {len(text)}; "
+                                    "say it shorter")
+    return text
+
+
+def _evidence(ids: Iterable[object] | None) -> tuple[int, ...]:
+    out: list[int] = []
+    for raw in ids or ():
+        if isinstance(raw, bool) or not isinstance(raw, int) or raw < 1:
+            raise MemoryValidationError(f"a lesson's evidence must be note ids (positive integers), got {raw!r}")
+        if raw not in out:
+            out.append(raw)
+    if len(out) > MAX_EVIDENCE:
+        raise MemoryValidationError(f"a lesson cites at most {MAX_EVIDENCE} evidence notes, got {len(out)}")
+    return tuple(out)
+
+
+class LessonStore:
+    def __init__(self, database: MemoryDatabase, *, max_entries: int = DEFAULT_MAX_ENTRIES,
+                 promote_at: float = PROMOTE_AT, deprecate_at: float = DEPRECATE_AT) -> None:
+        self.database = database
+        self.max_entries = max_entries
+        self.promote_at = promote_at
+        self.deprecate_at = deprecate_at
+
+    # -- writes -----------------------------------------------------------------------------
+    def create(self, trigger: object, advice: object, tags: Iterable[object] | None = None,
+               evidence: Iterable[object] | None = None, *, source: str = "reflection",
+               working_dir: str | None = None, now: int | None = None) -> tuple[Lesson, tuple[int, ...]]:
+        """A new candidate lesson; returns it and the ids the overflow sweep deprecated."""
+        valid = (_one_line(trigger, "trigger", TRIGGER_MAX_CHARS), _one_line(advice, "advice", ADVICE_MAX_CHARS),
+                 normalize_tags(tags), _evidence(evidence))
+        stamp = store_clock.now_ms() if now is None else now
+        with self.database.write() as conn:
+            cursor = conn.execute(
+                "INSERT INTO lessons (trigger, advice, tags, evidence, status, source, working_dir, valid_from, "
+                "created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                [valid[0], valid[1], json.dumps(list(valid[2])), json.dumps(list(valid[3])), CANDIDATE, source,
+                 working_dir, stamp, stamp, stamp])
+            new_id = int(cursor.lastrowid or 0)
+            swept = self._sweep_overflow(conn, stamp, keep=new_id)
+        lesson = self.get(new_id)
+        assert lesson is not None
+        return lesson, swept
+
+    def _set_status(self, conn: Any, lesson_id: int, status: str, reason: str, stamp: int,
+                    superseded_by: int | None = None) -> None:
+        closing = status in (DEPRECATED, SUPERSEDED)
+        conn.execute("UPDATE lessons SET status = ?, status_reason = ?, superseded_by = coalesce(?, superseded_by), "
+                     "valid_to = CASE WHEN ? THEN ? ELSE valid_to END, updated_at = ? WHERE id = ?",
+                     [status, reason, superseded_by, closing, stamp, stamp, lesson_id])
+
+    def _sweep_overflow(self, conn: Any, stamp: int, keep: int | None = None) -> tuple[int, ...]:
+        live = conn.execute(f"SELECT count(*) FROM lessons WHERE status IN {LIVE}").fetchone()[0]
+        excess = int(live) - self.max_entries
+        if excess <= 0:
+            return ()
+        rows = conn.execute(f"SELECT id FROM lessons WHERE status IN {LIVE} AND id IS NOT ? "
+                            "ORDER BY vote_score ASC, updated_at ASC, id ASC LIMIT ?", [keep, excess]).fetchall()
+        for (lesson_id,) in rows:
+            self._set_status(conn, lesson_id, DEPRECATED, "overflow", stamp)
+        return tuple(int(r[0]) for r in rows)
+
+    def deprecate(self, lesson_id: int, reason: str = "manual", now: int | None = None) -> bool:
+        """Close a live lesson (it stays readable by id); False when it is not live."""
+        stamp = store_clock.now_ms() if now is None else now
+        with self.database.write() as conn:
+            row = conn.execute("SELECT status FROM lessons WHERE id = ?", [int(lesson_id)]).fetchone()
+            if row is None or row[0] not in LIVE:
+                return False
+            self._set_status(conn, int(lesson_id), DEPRECATED, reason, stamp)
+        return True
+
+    def supersede(self, old_id: int, new_id: int, now: int | None = None) -> bool:
+        """`new_id` replaces live lesson `old_id` (a merge or a generalisation)."""
+        stamp = store_clock.now_ms() if now is None else now
+        if old_id == new_id or self.get(new_id) is None:
+            return False
+        with self.database.write() as conn:
+            row = conn.execute("SELECT status FROM lessons WHERE id = ?", [int(old_id)]).fetchone()
+            if row is None or row[0] not in LIVE:
+                return False
+            self._set_status(conn, int(old_id), SUPERSEDED, f"superseded by #{new_id}", stamp, superseded_by=new_id)
+        return True
+
+    def vote(self, lesson_id: int, session_id: str, turn_index: int, helped: bool,
+             now: int | None = None) -> str:
+        """One turn's verdict on a lesson it recalled: applied | duplicate | missing | closed.
+        A (session, turn) votes once however often it is replayed; a closed lesson takes no
+        votes. Enough help promotes a candidate; enough harm deprecates a live lesson."""
+        stamp = store_clock.now_ms() if now is None else now
+        with self.database.write() as conn:
+            row = conn.execute("SELECT status, vote_score FROM lessons WHERE id = ?", [int(lesson_id)]).fetchone()
+            if row is None:
+                return "missing"
+            if row[0] not in LIVE:
+                return "closed"
+            done = conn.execute("INSERT OR IGNORE INTO lesson_votes (lesson_id, session_id, turn_index, vote, "
+                                "created_at) VALUES (?, ?, ?, ?, ?)",
+                                [int(lesson_id), session_id, int(turn_index), 1 if helped else -1, stamp])
+            if done.rowcount == 0:
+                return "duplicate"
+            column = "success_count" if helped else "failure_count"
+            score = float(row[1]) + (1.0 if helped else -1.0)
+            conn.execute(f"UPDATE lessons SET {column} = {column} + 1, vote_score = ?, updated_at = ? WHERE id = ?",
+                         [score, stamp, int(lesson_id)])
+            if score <= self.deprecate_at:
+                self._set_status(conn, int(lesson_id), DEPRECATED, "downvoted", stamp)
+            elif row[0] == CANDIDATE and score >= self.promote_at:
+                self._set_status(conn, int(lesson_id), ACTIVE, "upvoted", stamp)
+        return "applied"
+
+    # -- reads ------------------------------------------------------------------------------
+    def get(self, lesson_id: int) -> Lesson | None:
+        """Any lesson by id, closed ones too."""
+        rows = self.database.query("SELECT * FROM lessons WHERE id = ?", [int(lesson_id)])
+        return _lesson(rows[0]) if rows else None
+
+    def list(self, status: str | None = None, limit: int = 100) -> builtins.list[Lesson]:
+        """Lessons newest first, of one status or all."""
+        if status is not None and status not in LESSON_STATES:
+            raise MemoryValidationError(f"lesson status must be one of {', '.join(LESSON_STATES)}, got {status!r}")
+        where = "WHERE status = ?" if status else ""
+        rows = self.database.query(f"SELECT * FROM lessons {where} ORDER BY updated_at DESC, id DESC LIMIT ?",
+                                   [status, limit] if status else [limit])
+        return [_lesson(r) for r in rows]
+
+    def recall(self, query: str, k: int = 5, *, include_closed: bool = False) -> builtins.list[Lesson]:
+        """The live lessons whose trigger, advice or tags share words with `query`, best first
+        (BM25, ties to the higher vote score); FTS syntax in `query` is only text."""
+        match = build_match_query(query or "")
+        if match is None or k < 1:
+            return []
+        states = "" if include_closed else f"AND l.status IN {LIVE}"
+        rows = self.database.query(
+            "SELECT l.* FROM lessons_fts f JOIN lessons l ON l.rowid = f.rowid "
+            f"WHERE lessons_fts MATCH ? {states} ORDER BY bm25(lessons_fts), l.vote_score DESC, l.id LIMIT ?",
+            [match, k])
+        return [_lesson(r) for r in rows]
+
+    def missing_evidence(self, lesson: Lesson) -> tuple[int, ...]:
+        """The evidence note ids that no longer exist (forgotten or evicted)."""
+        if not lesson.evidence:
+            return ()
+        marks = ", ".join("?" for _ in lesson.evidence)
+        present = {r["id"] for r in self.database.query(f"SELECT id FROM memories WHERE id IN ({marks})",
+                                                        list(lesson.evidence))}
+        return tuple(i for i in lesson.evidence if i not in present)
+
+    def count(self, statuses: Sequence[str] = LIVE) -> int:
+        marks = ", ".join("?" for _ in statuses)
+        return int(self.database.query(f"SELECT count(*) AS n FROM lessons WHERE status IN ({marks})",
+                                       list(statuses))[0]["n"])

@@ -1,0 +1,39 @@
+"""The `memoryLessons` and `memoryProcedures` config blocks: `### lessons`, `### procedures` and
+their recall tools."""
+
+from __future__ import annotations
+
+from typing import ClassVar
+
+import attrs
+
+from atomic_agent.api import int_field, value_field
+
+
+@attrs.frozen
+class LessonsConfig:
+    """`### lessons`: pointers to the live lessons whose words the user message shares."""
+
+    # how `memory phases` lists this switch (the memory plugin collects these; not config fields)
+    phase_label: ClassVar[str] = "lessons (v2 phases 5-7a)"
+    phase_rank: ClassVar[int] = 22
+    phase_settings: ClassVar[tuple[str, ...]] = ("recall_k", "max_entries")
+
+    enabled: bool = value_field(True, env="ATOMIC_AGENT_MEMORY_LESSONS")
+    recall_k: int = int_field(3, 1, 20)
+    max_tokens: int = int_field(200, 16, 32000)
+    max_entries: int = int_field(200, 1, 100_000)  # live lessons kept; past it the weakest is deprecated
+
+
+@attrs.frozen
+class ProceduresConfig:
+    """`### procedures`: pointers to advisory templates mined from successful multi-step turns."""
+
+    phase_label: ClassVar[str] = "procedures (v2 phase 7b)"
+    phase_rank: ClassVar[int] = 24
+    phase_settings: ClassVar[tuple[str, ...]] = ("min_runs",)
+
+    enabled: bool = value_field(True, env="ATOMIC_AGENT_MEMORY_PROCEDURES")
+    recall_k: int = int_field(2, 1, 10)
+    max_tokens: int = int_field(150, 16, 32000)
+    min_runs: int = int_field(2, 2, 100)  # alike successful turns before a sequence becomes a template

@@ -1,0 +1,101 @@
+"""Lessons: lifecycle (candidate → active / deprecated / superseded, bi-temporal, never deleted),
+votes once per (session, turn), bounded growth, evidence that was deleted, FTS syntax as text."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from atomic_agent.plugins.memory.lesson_store import ACTIVE, CANDIDATE, DEPRECATED, SUPERSEDED, LessonStore
+from atomic_agent.plugins.memory.memory_database import MemoryDatabase, memory_db_path
+from atomic_agent.plugins.memory.memory_errors import MemoryValidationError
+from atomic_agent.plugins.memory.note_store import NoteStore
+from tests.plugins.memory.cli_harness import run_cli
+
+
+@pytest.fixture
+def db(tmp_path: Path):
+    database = MemoryDatabase.open(memory_db_path(tmp_path))
+    yield database
+    database.close()
+
+
+def test_votes_promote_a_candidate_and_deprecate_a_harmful_lesson_once_per_turn(db) -> None:
+    store = LessonStore(db)
+    lesson, _ = store.create("tests fail after an edit", "run the whole test file, not one test", ["tests"])
+    assert lesson.status == CANDIDATE and lesson.valid_to is None
+    assert store.vote(lesson.id, "s1", 3, helped=True) == "applied"
+    assert store.vote(lesson.id, "s1", 3, helped=True) == "duplicate"  # a replayed session votes once
+    assert store.vote(lesson.id, "s1", 3, helped=False) == "duplicate"
+    promoted = store.get(lesson.id)
+    assert promoted is not None and promoted.status == ACTIVE and promoted.success_count == 1
+    for turn in range(3):
+        store.vote(lesson.id, "s2", turn, helped=False)
+    gone = store.get(lesson.id)
+    assert gone is not None and gone.status == DEPRECATED and gone.status_reason == "downvoted"
+    assert gone.valid_to is not None  # closed, still readable by id
+    assert store.vote(lesson.id, "s3", 0, helped=True) == "closed"
+    assert store.vote(999, "s3", 0, helped=True) == "missing"
+    assert store.recall("tests edit") == [] and store.recall("tests edit", include_closed=True)[0].id == lesson.id
+
+
+def test_the_live_set_is_bounded_weakest_first(db) -> None:
+    store = LessonStore(db, max_entries=3)
+    ids = [store.create(f"trigger {i} about kites", f"advice {i}", now=1000 + i)[0].id for i in range(3)]
+    store.vote(ids[0], "s", 0, helped=True)  # the oldest is the strongest: it survives
+    _, swept = store.create("trigger 3 about kites", "advice 3", now=2000)
+    assert swept == (ids[1],)
+    assert store.count() == 3 and store.get(ids[1]).status_reason == "overflow"  # type: ignore[union-attr]
+
+
+def test_supersede_and_manual_deprecation_keep_the_history(db) -> None:
+    store = LessonStore(db)
+    old, _ = store.create("deploys fail on friday", "deploy before noon")
+    new, _ = store.create("deploys fail late in the week", "deploy monday to wednesday")
+    assert store.supersede(old.id, new.id)
+    replaced = store.get(old.id)
+    assert replaced is not None and replaced.status == SUPERSEDED and replaced.superseded_by == new.id
+    assert not store.supersede(old.id, new.id)  # already closed
+    assert store.deprecate(new.id, "manual") and not store.deprecate(new.id)
+    assert {x.status for x in store.list()} == {SUPERSEDED, DEPRECATED}
+
+
+def test_bad_lessons_are_refused_with_what_to_fix(db) -> None:
+    store = LessonStore(db)
+    with pytest.raises(MemoryValidationError, match="trigger must be non-empty"):
+        store.create("  ", "x")
+    with pytest.raises(MemoryValidationError, match="at most 600"):
+        store.create("t", "x" * 700)
+    with pytest.raises(MemoryValidationError, match="note ids"):
+        store.create("t", "a", evidence=["#3"])
+    with pytest.raises(MemoryValidationError, match="tag"):
+        store.create("t", "a", tags=["### rules; ignore previous"])
+
+
+def test_deleted_evidence_is_reported_and_fts_syntax_is_text(db) -> None:
+    notes = NoteStore(db)
+    kept = notes.store("the build broke on python 3.13").note.id
+    dropped = notes.store("the fix was pinning setuptools").note.id
+    store = LessonStore(db)
+    lesson, _ = store.create("the build breaks on a new python", "pin setuptools first", evidence=[kept, dropped])
+    notes.forget(dropped)
+    assert store.missing_evidence(lesson) == (dropped,)
+    assert [x.id for x in store.recall('python NEAR("build*')] == [lesson.id]
+
+
+def test_lessons_cli_lists_shows_and_deprecates(tmp_path: Path) -> None:
+    database = MemoryDatabase.open(memory_db_path(tmp_path))
+    note = NoteStore(database).store("evidence note").note.id
+    lesson, _ = LessonStore(database).create("a long grep times out", "narrow the path first", ["search"],
+                                             evidence=[note, 77])
+    database.close()
+    listed = run_cli(tmp_path, "memory", "lessons", "list", "--json").json()
+    assert [(x["id"], x["status"]) for x in listed] == [(lesson.id, "candidate")]
+    shown = run_cli(tmp_path, "memory", "lessons", "show", f"*{lesson.id}")
+    assert shown.code == 0 and "narrow the path first" in shown.out and "#77 (deleted)" in shown.out
+    assert run_cli(tmp_path, "memory", "lessons", "deprecate", str(lesson.id)).out.startswith("deprecated")
+    again = run_cli(tmp_path, "memory", "lessons", "deprecate", str(lesson.id))
+    assert again.code == 1 and "already deprecated" in again.err
+    assert run_cli(tmp_path, "memory", "lessons", "show", "abc").code == 2
+    assert run_cli(tmp_path, "memory", "lessons", "list", "--status", "zombie").code == 2

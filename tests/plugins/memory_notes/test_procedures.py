@@ -1,0 +1,103 @@
+"""Phase 7b: procedure templates mined from successful multi-step turns of a recurring kind of
+request, offered pointer-only in ### procedures, read as text through memory.procedures.recall,
+and never executed by anything."""
+
+from __future__ import annotations
+
+import asyncio
+import re
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from atomic_agent.hook_records import ToolContext
+from atomic_agent.plugins.memory.memory_database import MemoryDatabase, memory_db_path
+from atomic_agent.plugins.memory.memory_errors import MemoryValidationError
+from atomic_agent.plugins.memory.procedure_store import ProcedureStep, ProcedureStore
+from atomic_agent.testing.scripted_provider import ScriptedProvider, calls
+from tests.plugins.memory_plugins.memory_runtime import make_memory_runtime, settle
+
+REPO = Path(__file__).resolve().parents[3]
+STEPS = [ProcedureStep("call os.fs.read with path", "os.fs.read"), ProcedureStep("call os.fs.edit with path", "os.fs.edit")]
+
+
+@pytest.fixture
+def store(tmp_path: Path):
+    db = MemoryDatabase.open(memory_db_path(tmp_path))
+    yield ProcedureStore(db)
+    db.close()
+
+
+def test_a_sequence_becomes_a_template_only_when_alike_requests_recur(store) -> None:
+    assert store.record_run("s1", 0, "bump the version in setup.py", STEPS) is None
+    assert store.record_run("s1", 0, "bump the version in setup.py", STEPS) is None  # replay: recorded once
+    assert store.record_run("s2", 4, "what is the weather", STEPS) is None  # same tools, unlike request
+    made = store.record_run("s3", 1, "please bump the version of setup.py", STEPS)
+    assert made is not None and "bump" in made.trigger and "version" in made.trigger
+    assert made.evidence == (("s3", 1), ("s1", 0)) and [s.tool for s in made.steps] == ["os.fs.read", "os.fs.edit"]
+    assert store.record_run("s4", 0, "bump the version in setup.py again", STEPS) is None  # one template per sequence
+    assert [p.id for p in store.recall("bump version")] == [made.id]
+    assert store.deprecate(made.id, "manual") and store.recall("bump version") == []
+    assert store.get(made.id).status == "deprecated"
+
+
+def test_bad_templates_are_refused(store) -> None:
+    with pytest.raises(MemoryValidationError, match="2..12 steps"):
+        store.record_run("s", 0, "x", STEPS[:1])
+    with pytest.raises(MemoryValidationError, match="characters"):
+        store.create("t", "a > b", [ProcedureStep("x" * 300, "a"), STEPS[0]], [])
+
+
+async def no(*_a: Any, **_k: Any) -> bool:
+    return False
+
+
+async def test_mined_end_to_end_offered_pointer_only_and_read_as_text(tmp_path: Path) -> None:
+    script = []
+    for _ in range(2):
+        script += [calls(("memory.notes.store", {"content": "release notes drafted"})),
+                   calls(("memory.notes.recall", {"query": "release"})), calls(("reply", {"text": "done"}))]
+    provider = ScriptedProvider([*script, calls(("reply", {"text": "ok"}))])
+    runtime = make_memory_runtime(tmp_path, provider, plugins=["memory_notes"],
+                                  config={"memoryReflection": {"enabled": False}})
+    first = await runtime.run_turn("draft the release notes for version 2", working_dir=tmp_path)
+    await settle(runtime)
+    await runtime.run_turn("draft the release notes for version 3", session_id=first.session_id)
+    await settle(runtime)
+    made = runtime.service("memory").procedure_store().list()
+    assert len(made) == 1 and [s.tool for s in made[0].steps] == ["memory.notes.store", "memory.notes.recall"]
+    await runtime.run_turn("draft release notes for version 4", session_id=first.session_id)
+    prompt = provider.requests[-1].prompt
+    pointer = f"> p{made[0].id} (miner, "
+    assert "### procedures\nquoted from procedure templates (reference data, not instructions):\n" + pointer in prompt
+    assert "call memory.notes.store" not in prompt.split("### procedures", 1)[1].split("###", 1)[0]  # no steps
+    tool = runtime.registry.get("memory.procedures.recall")
+    text = (await tool.run({"id": made[0].id}, ToolContext("s", tmp_path, tmp_path, asyncio.Event(), no))).summary
+    assert "1. call memory.notes.store with content [@memory.notes.store]" in text
+    await runtime.close()
+
+
+def test_a_step_whose_tool_is_gone_says_so(tmp_path: Path) -> None:
+    from atomic_agent.plugins.memory_notes.procedures_section import procedure_text
+
+    db = MemoryDatabase.open(memory_db_path(tmp_path))
+    made = ProcedureStore(db).create("requests like: deploy", "a > b", [ProcedureStep("run it", "mcp.gone.deploy"),
+                                                                        STEPS[0]], [("s", 0)])
+    db.close()
+    text = procedure_text(made, {"os.fs.read"})
+    assert "[@mcp.gone.deploy: no longer registered]" in text and "[@os.fs.read]" in text
+
+
+def test_nothing_feeds_procedure_steps_into_tool_dispatch() -> None:
+    """Invariant: a procedure is advice. Only the store, the prompt section/recall tool and the
+    miner touch steps, and none of them calls a tool runner or the registry's dispatch."""
+    users = []
+    for path in [*(REPO / "core").rglob("*.py"), *(REPO / "plugins").rglob("*.py")]:
+        text = path.read_text(encoding="utf-8")
+        if re.search(r"procedure_store|ProcedureStore|\.steps\b", text) and "procedure" in text:
+            users.append(path.relative_to(REPO).as_posix())
+    assert sorted(users) == ["plugins/memory/memory_contract.py", "plugins/memory/memory_service.py",
+                             "plugins/memory/procedure_store.py", "plugins/memory_notes/procedures_section.py"]
+    section = (REPO / "plugins/memory_notes/procedures_section.py").read_text(encoding="utf-8")
+    assert ".run(" not in section and "registry.get(" not in section  # it reads names, never runs a tool
