@@ -37,5 +37,6 @@ def register_services() -> Iterable[ServiceSpec]:
     from atomic_agent.api import TUI_PANEL_SERVICE, ServiceSpec
     from atomic_agent.plugins.tui.core_panels import CORE_PANELS
 
-    return [ServiceSpec(TUI_PANEL_SERVICE, factory=lambda _rt, panel=panel: panel, multiple=True,
-                        summary=f"the TUI's {panel.title} tab") for panel in CORE_PANELS]
+    # one service per plugin and name: the four core tabs travel as one sequence
+    return [ServiceSpec(TUI_PANEL_SERVICE, factory=lambda _rt: CORE_PANELS, multiple=True,
+                        summary="the TUI's core tabs: Sessions, Tools, Privacy, Logs")]

@@ -39,7 +39,7 @@ class LogsPanel(Vertical):
         super().__init__()
         self.context = context
         self.log_path = Path(context.runtime.state_dir) / LLAMA_LOG
-        self._size = -1
+        self._log_size = -1
 
     def compose(self) -> ComposeResult:
         yield Static(f"llama-server log ({self.log_path})", classes="hint", markup=False)
@@ -58,12 +58,12 @@ class LogsPanel(Vertical):
         self.set_interval(POLL_S, self.poll_llama_log)
 
     def poll_llama_log(self) -> None:
-        if not self.is_on_screen and self._size >= 0:
+        if not self.is_on_screen and self._log_size >= 0:
             return  # a hidden tab does not read the disk
         lines, size = log_tail(self.log_path)
-        if size == self._size:
+        if size == self._log_size:
             return
-        self._size = size
+        self._log_size = size
         view = self.query_one("#llama-log", RichLog)
         view.clear()
         if not lines:

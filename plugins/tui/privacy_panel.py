@@ -100,6 +100,9 @@ class PrivacyPanel(Vertical):
         grants.add_columns("session", "grant", "category", "uses left")
         self.action_reload()
 
+    def on_show(self) -> None:
+        self.action_reload()  # the tab shows what is true now (turns and grants change meanwhile)
+
     def action_reload(self) -> None:
         ladder = self.query_one("#ladder", RowList)
         ladder.clear()

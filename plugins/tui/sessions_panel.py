@@ -72,6 +72,9 @@ class SessionsPanel(Vertical):
         table.add_columns("id", "title", "turns", "status", "updated")
         self.action_reload()
 
+    def on_show(self) -> None:
+        self.action_reload()  # the tab shows what is true now (turns and grants change meanwhile)
+
     def action_reload(self) -> None:
         table = self.query_one(RowList)
         table.clear()

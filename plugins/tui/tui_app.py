@@ -16,7 +16,7 @@ from textual import events
 from textual.app import App, ComposeResult, SystemCommand
 from textual.binding import Binding
 from textual.screen import Screen
-from textual.widgets import Footer, Static, TabbedContent, TabPane
+from textual.widgets import Footer, Static, TabbedContent, TabPane, Tabs
 
 from atomic_agent.api import TUI_PANEL_SERVICE, TuiPanel
 from atomic_agent.plugins.tui.chat_orchestrator import ChatOrchestrator
@@ -70,10 +70,13 @@ class AtomicTui(App[None]):
     # -- panels ------------------------------------------------------------------------------
     def _collect_panels(self) -> list[TuiPanel]:
         panels = []
-        for item in self.runtime.services(TUI_PANEL_SERVICE):
-            if isinstance(item, TuiPanel):
-                panels.append(item)
-            else:
+        for service in self.runtime.services(TUI_PANEL_SERVICE):
+            # the registry keeps one service per plugin and name, so a plugin with several
+            # tabs (this one) offers them as a sequence
+            for item in service if isinstance(service, (list, tuple)) else [service]:
+                if isinstance(item, TuiPanel):
+                    panels.append(item)
+                    continue
                 self.event_log.add("notice", f"ignored a {TUI_PANEL_SERVICE} service that is not a TuiPanel: "
                                              f"{type(item).__name__}")
         seen: set[str] = set()
@@ -331,6 +334,8 @@ class AtomicTui(App[None]):
             focusable = [w for w in pane.query("*") if w.focusable]
             if focusable:
                 focusable[0].focus()
+            else:  # focus must leave the hidden chat editor, or the tabs switch back to it
+                tabs.query_one(Tabs).focus()
         return True
 
     def on_key(self, event: events.Key) -> None:
