@@ -21,6 +21,7 @@ from textual.widgets import Button, Static
 from atomic_agent.api import LEVEL_NAMES
 
 HEAD, TAIL = 1200, 400
+BUTTON_WORDS = {"y": "once", "s": "session", "a": "always", "n": "deny"}
 
 
 def shown(text: str) -> str:
@@ -70,7 +71,8 @@ class ApprovalModal(ModalScreen[str]):
         border: thick $warning; background: $surface; padding: 1 2; }
     ApprovalModal #approval-call { height: auto; max-height: 20; overflow-y: auto; }
     ApprovalModal Horizontal { height: auto; margin-top: 1; }
-    ApprovalModal Button { margin-right: 1; min-width: 8; }
+    ApprovalModal Button { margin-right: 1; min-width: 10; }
+    ApprovalModal #approval-keys { height: auto; margin-top: 1; color: $text-muted; }
     """
     BINDINGS = [Binding("y", "answer('y')", "once"), Binding("s", "answer('s')", "session"),
                 Binding("a", "answer('a')", "always"), Binding("n", "answer('n')", "deny"),
@@ -85,9 +87,11 @@ class ApprovalModal(ModalScreen[str]):
         with Vertical():
             yield Static("approval needed", classes="title")
             yield Static(describe(self.request), id="approval-call")
+            yield Static("\n".join(f"{key}  {meaning}" for key, meaning in self.keys), id="approval-keys",
+                         markup=False)
             with Horizontal():
-                for key, meaning in self.keys:
-                    yield Button(f"[{key}] {meaning}", id=f"answer-{key}",
+                for key, _meaning in self.keys:
+                    yield Button(f"{key} {BUTTON_WORDS[key]}", id=f"answer-{key}",
                                  variant="error" if key == "n" else "primary" if key == "y" else "default")
 
     def action_answer(self, key: str) -> None:

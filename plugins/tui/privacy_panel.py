@@ -73,7 +73,7 @@ class PrivacyPanel(Vertical):
     PrivacyPanel #ladder { height: 9; }
     PrivacyPanel #grants { height: 1fr; }
     PrivacyPanel .hint { height: auto; color: $text-muted; padding: 0 1; }
-    PrivacyPanel #level-cost { color: $error; padding: 0 1; height: auto; }
+    PrivacyPanel #level-cost { color: $error; padding: 0 1; height: auto; margin-bottom: 1; }
     """
     BINDINGS = [Binding("1", "pick(1)", show=False), Binding("2", "pick(2)", show=False),
                 Binding("3", "pick(3)", show=False), Binding("4", "pick(4)", show=False),
@@ -114,7 +114,7 @@ class PrivacyPanel(Vertical):
             previous = labels
             ladder.add_row("●" if level == current else "", f"{level} {name}", ", ".join(added), key=str(level))
         ladder.move_cursor(row=current - 1)
-        self.query_one("#level-cost", Static).update(FULL_TRUST_COST if current == 5 else "")
+        self.query_one("#level-cost", Static).update(FULL_TRUST_COST)  # the cost is stated whatever the level
         grants = self.query_one("#grants", RowList)
         grants.clear()
         self._grants = self.orchestrator.grants()

@@ -49,7 +49,7 @@ def status_text(facts: StatusFacts) -> Text:
 
 class StatusBar(Static):
     DEFAULT_CSS = """
-    StatusBar { dock: bottom; height: 1; background: $panel; color: $text; }
+    StatusBar { height: 1; background: $panel; color: $text; }
     """
 
     def show(self, facts: StatusFacts) -> None:
