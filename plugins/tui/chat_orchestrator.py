@@ -47,6 +47,7 @@ class Pending:
     text: str
     steer_id: str = ""  # a handed-back steer's durable id: re-sent as such, never twice
     front: bool = False  # a steer (refused or handed back): ahead of the messages queued normally
+    tool_choice: str | None = None  # /tool: the tool the turn's first step must call
 
 
 @attrs.define
@@ -64,7 +65,7 @@ class ChatOrchestrator:
     last_result: Any = None
 
     # -- submission --------------------------------------------------------------------------
-    def submit(self, text: str, how: str | None = None) -> bool:
+    def submit(self, text: str, how: str | None = None, tool_choice: str | None = None) -> bool:
         """Take a message from the editor; `how` is "steer" or "queue" for one message
         (/steer, /queue), else the mode. False when the text is refused (it stays in the editor)."""
         problem = text_problem(text)
@@ -73,16 +74,19 @@ class ChatOrchestrator:
             return False
         if not text.strip():
             return False
+        if tool_choice is not None and self.runtime.registry.get(tool_choice) is None:
+            self.sink.chat_notice(f"no tool named {tool_choice!r}; the Tools tab lists them", "error")
+            return False
         if not self.busy:
-            self.pending.append(Pending(text))
+            self.pending.append(Pending(text, tool_choice=tool_choice))
             self.paused = False
             self.sink.state_changed()
             self._start()
             return True
-        if (how or self.mode) == "steer":
+        if (how or self.mode) == "steer" and tool_choice is None:
             self._steer(text)
         else:
-            self.pending.append(Pending(text))
+            self.pending.append(Pending(text, tool_choice=tool_choice))
             self.sink.user_message(text, f"queued, #{len(self.pending)}")
             self.sink.state_changed()
         return True
@@ -182,7 +186,8 @@ class ChatOrchestrator:
         try:
             result = await self.runtime.run_turn(item.text, session_id=self.session_id, on_event=self._on_event,
                                                  working_dir=self.working_dir, cancelled=self._cancelled,
-                                                 origin="tui", resend_steer_id=item.steer_id or None)
+                                                 origin="tui", resend_steer_id=item.steer_id or None,
+                                                 tool_choice=item.tool_choice)
         except Exception as exc:  # the store, the state dir, a stopping runtime: say so, keep the text
             self.pending.appendleft(item)
             self.paused = True

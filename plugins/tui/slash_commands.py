@@ -21,6 +21,7 @@ COMMANDS: tuple[SlashCommand, ...] = (
     SlashCommand("queue", "/queue [MESSAGE|mode|run|clear]",
                  "queue MESSAGE for its own turn; mode: Enter queues; run: send the held queue; clear: drop it; "
                  "bare: list the queue"),
+    SlashCommand("tool", "/tool NAME MESSAGE", "send MESSAGE with its first step made to call tool NAME"),
     SlashCommand("stop", "/stop", "stop the running turn (Esc)"),
     SlashCommand("mouse", "/mouse on|off|select", "mouse reporting on or off (saved), or 10 s to select text"),
     SlashCommand("level", "/level 1-5", "set the approval level (saved); 5 asks for nothing"),

@@ -237,6 +237,12 @@ class AtomicTui(App[None]):
             if not arg or (name == "queue" and arg in ("mode", "run", "clear")):
                 return self._mode_command(name, arg)
             return orch.submit(arg, how=name)
+        elif name == "tool":
+            tool, _, text = arg.partition(" ")
+            if not tool or not text.strip():
+                self.notify("/tool takes a tool name and a message, e.g. /tool os.fs.write save a note", severity="warning")
+                return False
+            return self.orchestrator.submit(text.strip(), tool_choice=tool)
         elif name == "stop":
             self.action_stop()
         elif name == "mouse":

@@ -117,3 +117,16 @@ async def test_escape_stops_the_turn_and_holds_the_queue(tmp_path: Path) -> None
         turns = [e.text for e in runtime.sessions.entries(app.orchestrator.session_id) if e.kind == "user"]
         assert turns == ["long job", "follow up"]
         assert app.orchestrator.last_result.status == "done"
+
+
+async def test_slash_tool_forces_the_first_step_and_an_unknown_tool_is_refused(tmp_path: Path) -> None:
+    script = [calls(("t.read", {"path": "forced"})), calls(("reply", {"text": "read it"}))]
+    async with tui_app(tmp_path, script) as (app, pilot, runtime):
+        await type_and_send(pilot, app, "/tool t.nope do it")
+        assert app.query_one("#editor").text == "/tool t.nope do it" and "no tool named 't.nope'" in chat_text(app)
+        app.query_one("#editor").clear()
+        await type_and_send(pilot, app, "/tool t.read read the forced thing")
+        await wait_for(pilot, lambda: not app.orchestrator.busy and "read it" in chat_text(app))
+        assert "→ t.read" in chat_text(app)
+        request = runtime.provider.requests[0]
+        assert "t.read" in (request.grammar or "") and '"reply"' not in (request.grammar or "")
