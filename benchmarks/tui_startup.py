@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import os
 import shutil
 import statistics
 import subprocess
@@ -120,6 +121,8 @@ def main() -> None:
     parser.add_argument("--runs", type=int, default=5)
     parser.add_argument("--no-binary", action="store_true", help="skip the real binary under tmux")
     args = parser.parse_args()
+    load = os.getloadavg()[0]
+    print(f"machine: {os.cpu_count()} CPUs, load average {load:.1f} (every number below scales with it)")
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp)
         paints = [asyncio.run(first_paint(root / f"paint{i}")) for i in range(args.runs)]

@@ -41,12 +41,24 @@ class ChatView(VerticalScroll):
     def __init__(self, **kwargs: object) -> None:
         super().__init__(**kwargs)  # type: ignore[arg-type]
         self.feed: StepFeed | None = None
+        self._follow_pending = False
+
+    def _follow(self) -> None:
+        """Scroll to the end after the next refresh, once however many lines arrived meanwhile;
+        only when the view was at (or next to) the bottom, so reading back is not interrupted."""
+        if self._follow_pending or self.max_scroll_y - self.scroll_y > 2:
+            return
+        self._follow_pending = True
+
+        def scroll() -> None:
+            self._follow_pending = False
+            self.scroll_end(animate=False, immediate=True)
+
+        self.call_after_refresh(scroll)
 
     def _mount_following(self, widget: object) -> None:
-        follow = self.max_scroll_y - self.scroll_y <= 2  # at (or next to) the bottom: keep following
+        self._follow()
         self.mount(widget)  # type: ignore[arg-type]
-        if follow:
-            self.call_after_refresh(self.scroll_end, animate=False)
 
     def add_user(self, text: str, how: str = "") -> None:
         shown = text if len(text) <= 4000 else text[:4000] + f" … [{len(text) - 4000} more characters]"
@@ -60,10 +72,8 @@ class ChatView(VerticalScroll):
 
     def add_line(self, line: FeedLine) -> None:
         feed = self.feed or self.begin_turn()
-        follow = self.max_scroll_y - self.scroll_y <= 2
+        self._follow()
         feed.add(line)
-        if follow:
-            self.call_after_refresh(self.scroll_end, animate=False)
 
     def add_reasoning(self, delta: str) -> None:
         (self.feed or self.begin_turn()).add_reasoning(delta)
