@@ -18,15 +18,8 @@ if TYPE_CHECKING:  # the same names for the type checker (a test keeps this bloc
     from atomic_agent.agent.agent_loop import TurnResult as TurnResult
     from atomic_agent.agent.invoke_tool import compress_result as compress_result
     from atomic_agent.agent.invoke_tool import invoke_tool as invoke_tool
-    from atomic_agent.approval.approval_gate import LEVEL_NAMES as LEVEL_NAMES
+    from atomic_agent.approval import approval_gate as approval_gate
     from atomic_agent.approval.approval_gate import ApprovalAnswer as ApprovalAnswer
-    from atomic_agent.approval.approval_gate import ApprovalAuditLog as ApprovalAuditLog
-    from atomic_agent.approval.approval_gate import ApprovalBinding as ApprovalBinding
-    from atomic_agent.approval.approval_gate import ApprovalLevelError as ApprovalLevelError
-    from atomic_agent.approval.approval_gate import audit_path as audit_path
-    from atomic_agent.approval.approval_gate import bind_request_approval as bind_request_approval
-    from atomic_agent.approval.approval_gate import resolve_boot_level as resolve_boot_level
-    from atomic_agent.approval.approval_gate import set_approval_level as set_approval_level
     from atomic_agent.approval.pending_approvals import ApprovalNotPendingError as ApprovalNotPendingError
     from atomic_agent.approval.pending_approvals import InvalidDecisionError as InvalidDecisionError
     from atomic_agent.approval.pending_approvals import PendingApprovals as PendingApprovals
@@ -37,15 +30,12 @@ if TYPE_CHECKING:  # the same names for the type checker (a test keeps this bloc
     from atomic_agent.cli.cli_state import print_json as print_json
     from atomic_agent.cli.cli_state import print_table as print_table
     from atomic_agent.cli.cli_state import runs_without_config as runs_without_config
+    from atomic_agent.config import config_file as config_file
+    from atomic_agent.config import dotenv_file as dotenv_file
     from atomic_agent.config.atomic_write import write_atomic as write_atomic
     from atomic_agent.config.config_errors import ConfigError as ConfigError
     from atomic_agent.config.config_fields import int_field as int_field
     from atomic_agent.config.config_fields import value_field as value_field
-    from atomic_agent.config.config_file import save_raw_config as save_raw_config
-    from atomic_agent.config.config_file import set_key as set_key
-    from atomic_agent.config.config_file import structure_config_blocks as structure_config_blocks
-    from atomic_agent.config.dotenv_file import parse_dotenv as parse_dotenv
-    from atomic_agent.config.dotenv_file import set_dotenv_key as set_dotenv_key
     from atomic_agent.config.raw_config import read_raw_config as read_raw_config
     from atomic_agent.config.state_dir import resolve_cache_dir as resolve_cache_dir
     from atomic_agent.hook_records import TUI_PANEL_SERVICE as TUI_PANEL_SERVICE
@@ -76,7 +66,6 @@ if TYPE_CHECKING:  # the same names for the type checker (a test keeps this bloc
     from atomic_agent.llm.provider_protocol import EmbeddingUnavailable as EmbeddingUnavailable
     from atomic_agent.llm.provider_protocol import ProviderError as ProviderError
     from atomic_agent.llm.provider_protocol import ProviderUnavailableError as ProviderUnavailableError
-    from atomic_agent.llm.provider_protocol import SlotAffinity as SlotAffinity
     from atomic_agent.llm.provider_protocol import TextProvider as TextProvider
     from atomic_agent.llm.provider_protocol import slot_affinity as slot_affinity
     from atomic_agent.plugin_host.collect_registrations import call_each_plugin as call_each_plugin
@@ -85,28 +74,20 @@ if TYPE_CHECKING:  # the same names for the type checker (a test keeps this bloc
     from atomic_agent.prompt.build_prompt import estimate_tokens as estimate_tokens
     from atomic_agent.prompt.capped_lines import capped_lines as capped_lines
     from atomic_agent.prompt.describe_tool import describe_full as describe_full
+    from atomic_agent.providers import llm_config as llm_config
     from atomic_agent.providers.fallback_chain import resolve_fallback_chain as resolve_fallback_chain
-    from atomic_agent.providers.llm_config import read_llm_config as read_llm_config
-    from atomic_agent.providers.llm_config import structure_llm_block as structure_llm_block
-    from atomic_agent.reliability.failure_taxonomy import classify_failure as classify_failure
-    from atomic_agent.reliability.failure_taxonomy import environment_kind as environment_kind
-    from atomic_agent.reliability.failure_taxonomy import error_code as error_code
-    from atomic_agent.reliability.failure_taxonomy import is_transport_retryable as is_transport_retryable
-    from atomic_agent.runtime.prompt_plan import preview_prompt as preview_prompt
-    from atomic_agent.runtime.prompt_plan import rebuild_stable_prefix as rebuild_stable_prefix
+    from atomic_agent.reliability import failure_taxonomy as failure_taxonomy
+    from atomic_agent.runtime import trace_replay as trace_replay
     from atomic_agent.runtime.runtime import create_runtime as create_runtime
     from atomic_agent.runtime.runtime_host import RuntimeHost as RuntimeHost
     from atomic_agent.runtime.runtime_view import RuntimeView as RuntimeView
     from atomic_agent.sessions.session_database import SessionRepository as SessionRepository
     from atomic_agent.sessions.session_store import SessionNotFoundError as SessionNotFoundError
     from atomic_agent.sessions.session_store import SessionStoreError as SessionStoreError
+    from atomic_agent.storage import sqlite_migrations as sqlite_migrations
     from atomic_agent.storage import store_clock as store_clock
-    from atomic_agent.storage.sqlite_extensions import ExtensionsUnavailableError as ExtensionsUnavailableError
-    from atomic_agent.storage.sqlite_extensions import open_sqlite_with_extensions as open_sqlite_with_extensions
     from atomic_agent.storage.sqlite_file import Durability as Durability
     from atomic_agent.storage.sqlite_file import open_sqlite_read_only as open_sqlite_read_only
-    from atomic_agent.storage.sqlite_migrations import Migration as Migration
-    from atomic_agent.storage.sqlite_migrations import read_schema_state as read_schema_state
     from atomic_agent.storage.sqlite_store import SqliteStore as SqliteStore
     from atomic_agent.subprocess_env import child_environment as child_environment
     from atomic_agent.testing.runtime_kit import boot_for_test as boot_for_test
@@ -120,8 +101,7 @@ if TYPE_CHECKING:  # the same names for the type checker (a test keeps this bloc
     from atomic_agent.testing.tool_context_kit import make_tool_context as make_tool_context
     from atomic_agent.tools.tool_registry import args_errors as args_errors
     from atomic_agent.tracing import trace_events as trace_events
-    from atomic_agent.tracing.trace_files import TraceFiles as TraceFiles
-    from atomic_agent.tracing.trace_paths import TraceError as TraceError
+    from atomic_agent.tracing import trace_files as trace_files
     from atomic_agent.turns.admissible_text import InvalidTextError as InvalidTextError
     from atomic_agent.turns.admissible_text import text_problem as text_problem
     from atomic_agent.turns.durable_steering import SteerAlreadyTakenError as SteerAlreadyTakenError
@@ -129,7 +109,6 @@ if TYPE_CHECKING:  # the same names for the type checker (a test keeps this bloc
     from atomic_agent.turns.graceful_stop import TurnParkedError as TurnParkedError
     from atomic_agent.turns.request_keys import DuplicateRequestError as DuplicateRequestError
     from atomic_agent.turns.request_keys import RequestKey as RequestKey
-    from atomic_agent.turns.request_keys import request_fingerprint as request_fingerprint
     from atomic_agent.turns.session_backends import open_session_store as open_session_store
     from atomic_agent.turns.steering_inbox import MAX_PENDING_STEERS as MAX_PENDING_STEERS
     from atomic_agent.turns.steering_inbox import SteerOutcome as SteerOutcome
@@ -179,17 +158,14 @@ PLUGIN_AUTHORS: dict[str, str] = {
     "child_environment": "atomic_agent.subprocess_env",
     # providers
     "TextProvider": "atomic_agent.llm.provider_protocol",
-    "SlotAffinity": "atomic_agent.llm.provider_protocol",
     "slot_affinity": "atomic_agent.llm.provider_protocol",
     "Completion": "atomic_agent.llm.provider_protocol",
     "CompletionRequest": "atomic_agent.llm.provider_protocol",
     "ProviderError": "atomic_agent.llm.provider_protocol",
     "ProviderUnavailableError": "atomic_agent.llm.provider_protocol",
     "EmbeddingUnavailable": "atomic_agent.llm.provider_protocol",
-    "read_llm_config": "atomic_agent.providers.llm_config",
-    "structure_llm_block": "atomic_agent.providers.llm_config",
+    "llm_config": "atomic_agent.providers.llm_config",
     "resolve_fallback_chain": "atomic_agent.providers.fallback_chain",
-    "is_transport_retryable": "atomic_agent.reliability.failure_taxonomy",
     # commands and config
     "current_cli_state": "atomic_agent.cli.cli_state",
     "fail": "atomic_agent.cli.cli_state",
@@ -200,11 +176,8 @@ PLUGIN_AUTHORS: dict[str, str] = {
     "int_field": "atomic_agent.config.config_fields",
     "value_field": "atomic_agent.config.config_fields",
     "read_raw_config": "atomic_agent.config.raw_config",
-    "save_raw_config": "atomic_agent.config.config_file",
-    "structure_config_blocks": "atomic_agent.config.config_file",
-    "set_key": "atomic_agent.config.config_file",
-    "set_dotenv_key": "atomic_agent.config.dotenv_file",
-    "parse_dotenv": "atomic_agent.config.dotenv_file",
+    "config_file": "atomic_agent.config.config_file",
+    "dotenv_file": "atomic_agent.config.dotenv_file",
     "write_atomic": "atomic_agent.config.atomic_write",
     "resolve_cache_dir": "atomic_agent.config.state_dir",
     # SQLite state files (core/storage): a store (opened, migrated, written, refused in its own
@@ -212,20 +185,17 @@ PLUGIN_AUTHORS: dict[str, str] = {
     "SqliteStore": "atomic_agent.storage.sqlite_store",
     "Durability": "atomic_agent.storage.sqlite_file",
     "open_sqlite_read_only": "atomic_agent.storage.sqlite_file",
-    "open_sqlite_with_extensions": "atomic_agent.storage.sqlite_extensions",
-    "ExtensionsUnavailableError": "atomic_agent.storage.sqlite_extensions",
-    "Migration": "atomic_agent.storage.sqlite_migrations",
-    "read_schema_state": "atomic_agent.storage.sqlite_migrations",
+    "sqlite_migrations": "atomic_agent.storage.sqlite_migrations",
     "store_clock": "atomic_agent.storage.store_clock",
     "OwnerLease": "atomic_agent.turns.turn_owner",
     # prompt pieces a sub-call plugin renders with (reflection, links, rewrite)
     "estimate_tokens": "atomic_agent.prompt.build_prompt",
     "capped_lines": "atomic_agent.prompt.capped_lines",
-    # traces, for a plugin that reads them: the files, event names, the prefix to compare hashes with
-    "TraceError": "atomic_agent.tracing.trace_paths",
-    "TraceFiles": "atomic_agent.tracing.trace_files",
+    # traces, for a plugin that reads them: the files, event names, replay (the stable prefix to
+    # compare hashes with, and a rerun of a whole session against today's prompt builder)
+    "trace_files": "atomic_agent.tracing.trace_files",
     "trace_events": "atomic_agent.tracing.trace_events",
-    "rebuild_stable_prefix": "atomic_agent.runtime.prompt_plan",
+    "trace_replay": "atomic_agent.runtime.trace_replay",
 }
 
 # Hosting the runtime (serve, the sidecar, a channel, an app that embeds atomic-agent):
@@ -235,7 +205,6 @@ EMBEDDERS: dict[str, str] = {
     "create_runtime": "atomic_agent.runtime.runtime",
     "RuntimeHost": "atomic_agent.runtime.runtime_host",
     "TurnResult": "atomic_agent.agent.agent_loop",
-    "preview_prompt": "atomic_agent.runtime.prompt_plan",
     "UnknownToolChoiceError": "atomic_agent.turns.turn_execution",
     # sessions
     "SessionRepository": "atomic_agent.sessions.session_database",
@@ -244,14 +213,7 @@ EMBEDDERS: dict[str, str] = {
     "SessionStoreError": "atomic_agent.sessions.session_store",
     # approvals: answers, grants, bindings, audit, level changes, remote prompts, the terminal prompt
     "ApprovalAnswer": "atomic_agent.approval.approval_gate",
-    "ApprovalBinding": "atomic_agent.approval.approval_gate",
-    "ApprovalLevelError": "atomic_agent.approval.approval_gate",
-    "ApprovalAuditLog": "atomic_agent.approval.approval_gate",
-    "audit_path": "atomic_agent.approval.approval_gate",
-    "bind_request_approval": "atomic_agent.approval.approval_gate",
-    "resolve_boot_level": "atomic_agent.approval.approval_gate",
-    "set_approval_level": "atomic_agent.approval.approval_gate",
-    "LEVEL_NAMES": "atomic_agent.approval.approval_gate",
+    "approval_gate": "atomic_agent.approval.approval_gate",
     "stdin_approver": "atomic_agent.approval.stdin_approver",
     "PendingApprovals": "atomic_agent.approval.pending_approvals",
     "ApprovalNotPendingError": "atomic_agent.approval.pending_approvals",
@@ -268,11 +230,8 @@ EMBEDDERS: dict[str, str] = {
     "TurnParkedError": "atomic_agent.turns.graceful_stop",
     "DuplicateRequestError": "atomic_agent.turns.request_keys",
     "RequestKey": "atomic_agent.turns.request_keys",
-    "request_fingerprint": "atomic_agent.turns.request_keys",
     # failure codes a host reports
-    "classify_failure": "atomic_agent.reliability.failure_taxonomy",
-    "environment_kind": "atomic_agent.reliability.failure_taxonomy",
-    "error_code": "atomic_agent.reliability.failure_taxonomy",
+    "failure_taxonomy": "atomic_agent.reliability.failure_taxonomy",
 }
 
 # Testing a plugin: plugin hosts, a tool context, a real runtime with chosen plugins, a
@@ -292,7 +251,7 @@ TEST_KIT: dict[str, str] = {
 _EXPORTS: dict[str, str] = {**PLUGIN_AUTHORS, **EMBEDDERS, **TEST_KIT}
 
 # names that are modules themselves (read through at call time, so one monkeypatch reaches every caller)
-_MODULES = frozenset({"store_clock", "trace_events"})
+_MODULES = frozenset({"approval_gate", "config_file", "dotenv_file", "failure_taxonomy", "llm_config", "sqlite_migrations", "store_clock", "trace_events", "trace_files", "trace_replay"})
 
 __all__ = sorted(_EXPORTS)
 

@@ -14,6 +14,7 @@ from __future__ import annotations
 import asyncio
 import time
 from collections.abc import Callable, Mapping, Sequence
+from datetime import date
 from typing import Any
 
 import attrs
@@ -54,6 +55,7 @@ from atomic_agent.sessions.transcript_entry import REPLY, TranscriptEntry
 from atomic_agent.storage.group_commit import deferred_sync
 from atomic_agent.tools.builtin_tools import LOAD_TOOL_EFFECT
 from atomic_agent.tools.tool_registry import ToolRegistry
+from atomic_agent.tracing.trace_events import grammar_hash
 from atomic_agent.tracing.trace_recorder import TraceRecorder
 
 # Everything one step needs, passed explicitly (no globals).
@@ -87,6 +89,9 @@ class StepContext:
     seed: int | None = None
     conversations: ConversationIndex | None = None  # the runtime's; None indexes the session afresh
     prompt_style: str = COACHED  # the plan's resolved style; the stable prefix is of the same style
+    # [[### header, salted hash], ...] of the framed stable prefix: a replay names the section that drifted
+    prefix_sections: Sequence[Sequence[str]] = ()
+    today: date | None = None  # the date the tail shows (None: today); a replay pins the recorded one
 
 
 # One inference: prompt -> completion -> parsed, validated tool calls.
@@ -151,11 +156,14 @@ async def _complete(ctx: StepContext, request: CompletionRequest,
 
 
 def _record_completion(ctx: StepContext, completion: Completion, attempt: int, reasoning: str) -> None:
+    # stop/truncated decide a model failure and toolCalls carry a native answer: a replay needs them
+    native = {} if completion.tool_calls is None else {"toolCalls": [[n, a] for n, a in completion.tool_calls]}
     ctx.trace.record("llm_completion", turnIndex=ctx.turn_index, step=ctx.step, attempt=attempt,
                      content=completion.content, reasoningContent=completion.reasoning_content or reasoning,
                      durationMs=round(completion.duration_ms, 1), stopType=completion.stop_type,
+                     stop=completion.stop, truncated=completion.truncated,
                      tokensPredicted=completion.tokens_predicted, tokensEvaluated=completion.tokens_evaluated,
-                     cacheN=completion.cache_n, promptN=completion.prompt_n, slotId=completion.slot_id)
+                     cacheN=completion.cache_n, promptN=completion.prompt_n, slotId=completion.slot_id, **native)
 
 
 def _repaired(batch: ToolCallBatch) -> ToolCallBatch:
@@ -186,6 +194,8 @@ async def infer_step(ctx: StepContext, prompt: BuiltPrompt) -> InferredStep:
     ctx.trace.record("prompt_captured", turnIndex=ctx.turn_index, step=ctx.step, stablePrefixHash=ctx.prefix_hash,
                      tail=prompt.tail, slotId=ctx.slot_id, profile=ctx.profile.name,
                      framing=ctx.profile.framing.name, promptStyle=ctx.prompt_style,
+                     prefixSections=[list(pair) for pair in ctx.prefix_sections], grammarHash=grammar_hash(ctx.grammar),
+                     promptDate=(ctx.today or date.today()).isoformat(), nCtx=ctx.n_ctx, nPredict=ctx.n_predict,
                      tokens={"stablePrefix": estimate_tokens(prompt.framed_prefix), "tail": estimate_tokens(prompt.tail),
                              "total": estimate_tokens(prompt.text), "estimated": True})
     ctx.profile.check_prompt_aligned(prompt.text)  # a misframed prompt would waste the whole step
@@ -314,10 +324,13 @@ def all_rerunnable(calls: Sequence[ToolCall], registry: ToolRegistry) -> bool:
 
 
 async def execute_step(ctx: StepContext) -> StepOutcome:
+    if ctx.today is None:  # one date for the prompt and its trace line, even across midnight
+        ctx = attrs.evolve(ctx, today=date.today())
     prompt = build_prompt(env=ctx.prompt_env, stable_prefix=ctx.stable_prefix, profile=ctx.profile,
                           registry=ctx.registry, session=ctx.session, agent=ctx.agent,
                           memory_sections=ctx.memory_sections, notices=ctx.notices, n_ctx=ctx.n_ctx,
-                          n_predict=ctx.n_predict, conversations=ctx.conversations, style=ctx.prompt_style)
+                          n_predict=ctx.n_predict, conversations=ctx.conversations, style=ctx.prompt_style,
+                          today=ctx.today)
     inferred = await infer_step(ctx, prompt)
     batch = inferred.batch
     _check_registry(ctx, batch)

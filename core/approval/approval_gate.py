@@ -467,14 +467,16 @@ class ApprovalGate:
     def level(self) -> int:
         return self._level
 
+    @property
+    def level_name(self) -> str:
+        """The standing level's name ("home", "full trust", ...)."""
+        return LEVEL_NAMES.get(self._level, str(self._level))
+
     def set_level(self, level: int) -> int:
         """Hot-apply a level (an integer 1..5, anything else is refused). Persisting it is
         `approval_level.set_approval_level`."""
         self._level = check_level(level)
         return self._level
-
-    def attach_audit(self, audit: ApprovalAuditLog | None) -> None:
-        self.audit = audit
 
     # -- categories ----------------------------------------------------------------------------
     def category(self, name: str) -> ApprovalCategory:

@@ -9,6 +9,7 @@ from __future__ import annotations
 import asyncio
 import os
 from collections.abc import Mapping
+from datetime import date
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -16,7 +17,14 @@ import attrs
 
 from atomic_agent.agent import agent_events as ev
 from atomic_agent.agent.agent_loop import TurnResult
-from atomic_agent.approval.approval_gate import ApprovalAuditLog, ApprovalGate, AskHost, audit_path
+from atomic_agent.approval.approval_gate import (
+    ApprovalAuditLog,
+    ApprovalGate,
+    AskHost,
+    audit_path,
+    resolve_boot_level,
+    set_approval_level,
+)
 from atomic_agent.config.app_config import AppConfig
 from atomic_agent.config.state_dir import resolve_cache_dir
 from atomic_agent.hook_records import (
@@ -42,8 +50,10 @@ from atomic_agent.runtime.boot_context import BootContext
 from atomic_agent.runtime.memory_phases import CONSOLIDATION_TICK, MemoryPhases
 from atomic_agent.runtime.prompt_plan import (
     PromptPlan,
+    PromptPreview,
     grammar_for,
     plan_prompt,
+    preview_prompt,
     profile_from_facts,
     with_current_tools,
 )
@@ -54,6 +64,7 @@ from atomic_agent.sessions.session_state import SessionState
 from atomic_agent.sessions.settle_interrupted_calls import RunDurable, SettleReport
 from atomic_agent.tools.tool_registry import ToolRegistry
 from atomic_agent.tracing.prefix_hash import hash_prefix, load_or_create_salt
+from atomic_agent.tracing.trace_events import TRACE_FORMAT
 from atomic_agent.tracing.trace_recorder import TraceRecorder, TraceRecorders
 from atomic_agent.turns.admissible_text import check_text
 from atomic_agent.turns.graceful_stop import DEFAULT_GRACE_S, DrainReport, drain
@@ -112,6 +123,7 @@ class Runtime:
         self.inbox = SteeringInbox()
         self.compactor = SessionCompactor(self)  # one shared compaction per session
         self._turn_services: TurnServices | None = None
+        self.prompt_date: date | None = None  # the date prompts show; None is today (a replay pins the recorded one)
 
     async def start(self, serving: bool = True) -> None:
         """Await the work `runtime_started` implementations handed back (e.g. connecting MCP
@@ -251,7 +263,8 @@ class Runtime:
                 controller=self.turns, sessions=self.sessions, registry=self.registry, gate=self.gate,
                 inbox=self.inbox, memory=self.memory, tool_services=self._services, state_dir=self.state_dir,
                 config=lambda: self.config, provider=lambda: self.provider, prompt_plan=self.prompt_plan,
-                forget_plan=self.forget_plan, trace_for=self.trace_for, prefix_hash=self.prefix_hash)
+                forget_plan=self.forget_plan, trace_for=self.trace_for, prefix_hash=self.prefix_hash,
+                today=lambda: self.prompt_date)
         return self._turn_services
 
     async def prompt_plan(self, refresh: bool = False) -> PromptPlan:
@@ -284,6 +297,13 @@ class Runtime:
         self._planning = asyncio.ensure_future(self._make_plan())
         self._planning.add_done_callback(lambda t: t.cancelled() or t.exception())  # seen by the step
 
+    async def preview_prompt(self, session_id: str | None = None, message: str | None = None,
+                             working_dir: Path | None = None) -> PromptPreview:
+        return await preview_prompt(self, session_id, message, working_dir)
+
+    def set_approval_level(self, level: object) -> int:
+        return set_approval_level(self.state_dir, self.config_blocks, self.gate, level)
+
     def trace_for(self, session_id: str) -> TraceRecorder:
         return self._traces.for_session(session_id)
 
@@ -310,7 +330,8 @@ class Runtime:
 
             with deferred_sync():
                 session = self.sessions.create(working_dir or Path.cwd())
-        self.trace_for(session.id).record("session_started", workingDir=str(session.working_dir))
+        self.trace_for(session.id).record("session_started", workingDir=str(session.working_dir),
+                                          traceFormat=TRACE_FORMAT)
         return session
 
     async def run_turn(self, text: str, session_id: str | None = None, on_event: ev.EventSink | None = None,
@@ -458,14 +479,16 @@ class Runtime:
 
 async def create_runtime(state_dir: str | Path | None = None, *, provider: Any = None, ask: AskHost | None = None,
                          boot_context: BootContext | None = None, environ: dict[str, str] | None = None,
-                         serving: bool = False) -> Runtime:
+                         serving: bool = False, no_approval: bool = False) -> Runtime:
     """A started runtime. `serving=True` for long-running hosts (serve, the sidecar, a
-    channel's foreground host): they also run the channels and the ticks."""
+    channel's foreground host): they also run the channels and the ticks. `no_approval=True`
+    is `--no-approval`: full trust (level 5) for this process only; config.json keeps its level."""
     from atomic_agent.runtime.boot_context import boot
     from atomic_agent.subprocess_env import protect_process
 
     protect_process()  # before any tool runs: children cannot read this process's environ or memory
     ctx = boot_context or boot(state_dir)
     runtime = Runtime(ctx, provider=provider, ask=ask, environ=environ)
+    runtime.gate.set_level(resolve_boot_level(no_approval, runtime.gate.level))
     await runtime.start(serving=serving)
     return runtime

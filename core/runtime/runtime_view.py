@@ -26,7 +26,7 @@ if TYPE_CHECKING:  # types only: importing this module stays as cheap as `--help
     from atomic_agent.hook_records import ConfigBlock
     from atomic_agent.llm.provider_protocol import TextProvider
     from atomic_agent.providers.provider_registry import ProviderRegistry
-    from atomic_agent.runtime.prompt_plan import PromptPlan
+    from atomic_agent.runtime.prompt_plan import PromptPlan, PromptPreview
     from atomic_agent.sessions.compact_session import CompactionResult
     from atomic_agent.sessions.session_database import SessionRepository
     from atomic_agent.sessions.session_state import SessionState
@@ -105,6 +105,18 @@ class RuntimeView(Protocol):
 
     async def prompt_plan(self, refresh: bool = False) -> PromptPlan:
         """The current plan of a step: the model profile, grammar, context size, template env."""
+        ...
+
+    async def preview_prompt(self, session_id: str | None = None, message: str | None = None,
+                             working_dir: Path | None = None) -> PromptPreview:
+        """The prompt the next turn of `session_id` (or of a new session) would send after
+        `message`, by section with token counts (estimated when the backend cannot count)."""
+        ...
+
+    def set_approval_level(self, level: object) -> int:
+        """Save `level` (1..5, else ValueError) to config.json, then apply it to the running gate.
+        ApprovalLevelError when it was saved but not applied; ConfigError or OSError when the
+        file could not be written (the level is unchanged)."""
         ...
 
     def trace_for(self, session_id: str) -> TraceRecorder:

@@ -2,7 +2,8 @@
 behind the recorded prefix hashes.
 
 What a plugin that reads traces (`atomic-agent trace`, an exporter) needs, as one object so
-the file layout and the hashing stay the core's (the recorder writes with the same rules).
+the file layout and the hashing stay the core's (the recorder writes with the same rules),
+and `TraceError`, the base of every trace problem it raises.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ import attrs
 
 from atomic_agent.tracing.prefix_hash import hash_prefix, read_salt, salt_path
 from atomic_agent.tracing.trace_paths import TRACE_SUFFIX, trace_path, traces_dir, validate_session_id
+from atomic_agent.tracing.trace_paths import TraceError as TraceError  # a reader catches it: one module to import
 
 
 @attrs.frozen

@@ -24,6 +24,11 @@ class RequestKey:
     fingerprint: str  # what the request asked, hashed (request_fingerprint)
     caller_ref: str = ""  # the host's own id for the request (serve: its completion id)
 
+    @classmethod
+    def of(cls, key: str, *asked: object, caller_ref: str = "") -> RequestKey:
+        """The key for a request that asked `asked` (its text, session, options: anything JSON can hold)."""
+        return cls(key, request_fingerprint(*asked), caller_ref)
+
 
 def steer_key_ref(steer_id: int | str) -> str:
     """The caller_ref a key is stored with when it steered a running turn instead of

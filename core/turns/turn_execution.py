@@ -13,6 +13,7 @@ runtime builds; the agent loop in turn gets its own dependencies as one `TurnDep
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Mapping, Sequence
+from datetime import date
 from functools import partial
 from typing import TYPE_CHECKING, Any
 
@@ -32,6 +33,7 @@ from atomic_agent.sessions.session_database import SessionRepository
 from atomic_agent.sessions.session_state import SessionState
 from atomic_agent.sessions.transcript_entry import USER
 from atomic_agent.tools.tool_registry import ToolRegistry
+from atomic_agent.tracing.trace_events import prompt_sections
 from atomic_agent.tracing.trace_recorder import TraceRecorder
 from atomic_agent.turns.steering_inbox import SteeringInbox
 from atomic_agent.turns.turn_controller import TurnController
@@ -63,6 +65,7 @@ class TurnServices:
     trace_for: Callable[[str], TraceRecorder]
     prefix_hash: Callable[[str], str]
     conversations: ConversationIndex = attrs.field(factory=ConversationIndex)  # steps' conversation windows
+    today: Callable[[], date | None] = lambda: None  # the date prompts show (None: today); a replay pins it
 
     def executor(self, text: str, tool_choice: str | None = None) -> ExecuteTurn:
         """What the lifecycle runs for an admitted turn with this text."""
@@ -135,12 +138,15 @@ async def execute_turn(services: TurnServices, text: str, session: SessionState,
         if not slot:
             slots = slot_affinity(seam)
             slot.append(slots.slot_for(session.id) if slots is not None else -1)
+        framed = plan.profile.frame_stable_prefix(prefix)
         return StepContext(
             provider=session_provider(seam, session.id, emit, trace, turn_index), profile=plan.profile,
             registry=services.registry, gate=services.gate,
             session=session, store=store, tracker=ToolLoopTracker(), trace=trace, emit=emit,
             agent=agent, prompt_env=plan.env, stable_prefix=prefix,
-            prefix_hash=services.prefix_hash(plan.profile.frame_stable_prefix(prefix)),
+            prefix_hash=services.prefix_hash(framed),
+            prefix_sections=[(name, services.prefix_hash(text)) for name, text in prompt_sections(framed)],
+            today=services.today(),
             grammar=step_grammar(plan.grammar, plan.profile, step, tool_choice, agent.max_parallel_tool_calls,
                                  plan.registry),
             slot_id=slot[0], n_ctx=plan.n_ctx, n_predict=plan.n_predict, turn_index=turn_index, step=step,

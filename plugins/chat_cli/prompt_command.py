@@ -23,14 +23,14 @@ def prompt_show_command(
     """Render the prompt and grammar the next step would send; works with no server."""
     import asyncio
 
-    from atomic_agent.api import SessionNotFoundError, create_runtime, preview_prompt
+    from atomic_agent.api import SessionNotFoundError, create_runtime
 
     state = current_cli_state(ctx)
 
     async def go():  # the preview record is not public API: its type stays inferred
         runtime = await create_runtime(boot_context=state.require())
         try:
-            return await preview_prompt(runtime, session, message)
+            return await runtime.preview_prompt(session, message)
         finally:
             await runtime.close()
 

@@ -32,9 +32,7 @@ def event_sink(json_out: bool) -> Callable[[dict[str, Any]], None]:
 async def open_runtime(state: Any, emit: Callable[[dict[str, Any]], None], no_approval: bool) -> Any:
     from atomic_agent.api import create_runtime
 
-    runtime = await create_runtime(boot_context=state.require(), ask=terminal_approver(emit))
-    if no_approval:  # --no-approval can only raise this one process to full trust
-        runtime.gate.set_level(5)
+    runtime = await create_runtime(boot_context=state.require(), ask=terminal_approver(emit), no_approval=no_approval)
     # settle what a dead process left (interrupted turns, undelivered steers); a one-shot
     # command does not run other people's queued turns — a long-running host resumes those
     await runtime.recover(resume=False)

@@ -24,7 +24,7 @@ from pathlib import Path
 
 import attrs
 
-from atomic_agent.api import environment_kind, open_sqlite_read_only
+from atomic_agent.api import failure_taxonomy, open_sqlite_read_only
 
 OK, MISSING, CORRUPT, LOCKED, UNWRITABLE, FULL = "ok", "missing", "corrupt", "locked", "unwritable", "full"
 COMPANIONS = ("-wal", "-shm")
@@ -91,7 +91,7 @@ def check_sqlite_file(path: Path, directory: DirectoryProbe | None = None) -> Fi
     try:
         problems, rows = _read(path, immutable=False)
     except sqlite3.Error as exc:
-        kind = environment_kind(exc)
+        kind = failure_taxonomy.environment_kind(exc)
         if kind == "locked":
             return FileHealth(path, LOCKED, f"locked by another process ({exc}); try again when it is idle")
         if kind not in ("read_only", "unwritable", "full") and (directory is None or directory.writable):

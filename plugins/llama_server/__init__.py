@@ -12,9 +12,11 @@ from typing import TYPE_CHECKING, Any
 from atomic_agent.api import hookimpl
 
 if TYPE_CHECKING:
+    from pathlib import Path
+
     import typer
 
-    from atomic_agent.api import ConfigBlock, ProviderKind, RuntimeView, ServiceSpec
+    from atomic_agent.api import ConfigBlock, DoctorFinding, ProviderKind, RuntimeView, ServiceSpec
 
 
 @hookimpl
@@ -37,7 +39,7 @@ def register_commands(app: typer.Typer) -> None:
 
 
 @hookimpl
-def report_doctor_findings(state_dir: Any) -> Iterable[Any]:
+def report_doctor_findings(state_dir: Path) -> Iterable[DoctorFinding]:
     from .server_status import build_findings, prompt_cache_findings
 
     return [*build_findings(), *prompt_cache_findings(state_dir)]
@@ -45,10 +47,23 @@ def report_doctor_findings(state_dir: Any) -> Iterable[Any]:
 
 @hookimpl
 def register_services() -> Iterable[ServiceSpec]:
-    from atomic_agent.api import ServiceSpec
+    from atomic_agent.api import TUI_PANEL_SERVICE, ServiceSpec
 
     return [ServiceSpec(EMBEDDINGS_SERVICE, _managed_embeddings, close=_close_embeddings,
-                        summary="the managed embedding daemon's client (None when llama.embeddings is off)")]
+                        summary="the managed embedding daemon's client (None when llama.embeddings is off)"),
+            ServiceSpec(TUI_PANEL_SERVICE, _tui_panel, multiple=True,
+                        summary="the TUI's Models panel: llama-server start/stop, local models list/use/pull")]
+
+
+def _tui_panel(runtime: RuntimeView) -> Any:
+    from atomic_agent.api import TuiPanel
+
+    def build(context: Any) -> Any:
+        from .models_panel import build_models_panel  # Textual loads here, only when the TUI runs
+
+        return build_models_panel(context)
+
+    return TuiPanel(name="models", title="Models", build=build, order=30)
 
 
 EMBEDDINGS_SERVICE = "llama_embeddings"

@@ -127,14 +127,14 @@ def network_error(exc: httpx.TransportError, url: str, timeout_s: float | None =
     return ProviderError(f"request to llama-server at {url} failed ({reason})", status=None, url=url)
 
 
-def is_retryable(exc: ProviderError) -> bool:
-    """Network failures and 5xx may succeed on a second try; a 4xx (bad grammar, context
-    overflow) would fail the same way again, and our own timeout is not repeated: the
-    server was reached and was too slow, so another try burns a second full timeout of
-    GPU time (the shared rule in `atomic_agent.api.is_transport_retryable`)."""
-    from atomic_agent.api import is_transport_retryable
-
-    return is_transport_retryable(exc)
+def is_retryable(exc: BaseException) -> bool:
+    """Network failures (status None) and 5xx may succeed on a second try; a 4xx (bad
+    grammar, context overflow) would fail the same way again, and our own timeout is not
+    repeated: the server was reached and was too slow, so another try burns a second full
+    timeout of GPU time. Anything that is not a `ProviderError` is never retried."""
+    if not isinstance(exc, ProviderError) or exc.timed_out:
+        return False
+    return exc.status is None or exc.status >= 500
 
 
 async def sse_events(lines: AsyncIterator[str]) -> AsyncIterator[dict[str, Any]]:

@@ -60,7 +60,7 @@ def add_command(ctx: typer.Context, path: Path = typer.Argument(..., help="An ex
 @models_app.command("use")
 def use_command(ctx: typer.Context, model_id: str = typer.Argument(..., help="A model id from `models list`.")) -> None:
     """Make MODEL_ID the model `llama start` serves (sets llama.model in config.json)."""
-    from atomic_agent.api import ConfigError, read_raw_config, resolve_cache_dir, save_raw_config, set_key
+    from atomic_agent.api import ConfigError, config_file, read_raw_config, resolve_cache_dir
 
     from .llama_errors import LlamaServerError
     from .model_registry import find_model
@@ -76,7 +76,8 @@ def use_command(ctx: typer.Context, model_id: str = typer.Argument(..., help="A 
              "`atomic-agent models add PATH --id ID` or download one with `atomic-agent models pull URL`.")
     try:
         raw = read_raw_config(boot.config.path)
-        save_raw_config(boot.config.path, set_key(raw, "llama.model", model_id), boot.config_blocks)
+        raw = config_file.set_key(raw, "llama.model", model_id)
+        config_file.save_raw_config(boot.config.path, raw, boot.config_blocks)
     except ConfigError as exc:
         fail(str(exc))
     print(f"llama.model = {model_id}")

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any, TypedDict
+from typing import TYPE_CHECKING, Any, TypedDict
 
 import attrs
 
@@ -14,6 +14,9 @@ from .server_health import HEALTH_UNREACHABLE, HealthSnapshot, probe_server
 from .server_launch import url_of
 from .server_process import ServerPaths, live_pid_record
 from .shared_prompt_cache import PromptCacheState, prompt_cache_state
+
+if TYPE_CHECKING:
+    from atomic_agent.api import DoctorFinding
 
 
 @attrs.frozen
@@ -128,7 +131,7 @@ def _status(mode: str, url: str, running: bool, pid: int | None, snapshot: Healt
                         log_file=str(paths.log_file), detail=snapshot.detail)
 
 
-def build_findings() -> list[Any]:
+def build_findings() -> list[DoctorFinding]:
     """What `doctor` says about llama-server: the installed build (variant, instruction sets,
     why, its proof) and whether this CPU has the AMX that crashes native builds."""
     import os
@@ -154,7 +157,7 @@ def build_findings() -> list[Any]:
                           f"{build.variant.describe()}: {build.variant.reason}; proof: {build.proof} ({features})",
                           path=str(build.binary))]
 
-def prompt_cache_findings(state_dir: Path) -> list[Any]:
+def prompt_cache_findings(state_dir: Path) -> list[DoctorFinding]:
     """What `doctor` says about the server the runtime talks to: whether its RAM prompt cache
     may restore one conversation's tokens into another's reply (nothing when it is not running)."""
     from atomic_agent.api import DoctorFinding, read_raw_config

@@ -40,7 +40,7 @@ class ConfigPersistence:
         return [s["name"] for s in self._servers(raw) if isinstance(s, dict) and isinstance(s.get("name"), str)]
 
     def add(self, server: ServerConfig, replace: bool = False) -> None:
-        from atomic_agent.api import read_raw_config, save_raw_config
+        from atomic_agent.api import config_file, read_raw_config
 
         raw = read_raw_config(self.path)
         servers = self._servers(raw)
@@ -51,10 +51,10 @@ class ConfigPersistence:
         for index in reversed(existing):
             del servers[index]
         servers.append(server_to_raw(server))
-        save_raw_config(self.path, raw, self.config_blocks)
+        config_file.save_raw_config(self.path, raw, self.config_blocks)
 
     def remove(self, name: str) -> bool:
-        from atomic_agent.api import read_raw_config, save_raw_config
+        from atomic_agent.api import config_file, read_raw_config
 
         raw = read_raw_config(self.path)
         servers = self._servers(raw)
@@ -62,5 +62,5 @@ class ConfigPersistence:
         if len(kept) == len(servers):
             return False
         raw[MCP_BLOCK]["servers"] = kept
-        save_raw_config(self.path, raw, self.config_blocks)
+        config_file.save_raw_config(self.path, raw, self.config_blocks)
         return True

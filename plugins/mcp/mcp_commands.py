@@ -221,7 +221,7 @@ def call_command(
     json_out: bool = typer.Option(False, "--json", help="Print status, summary and details as JSON."),
 ) -> None:
     """Call one MCP tool through the same validation and approval gate as the agent loop."""
-    from atomic_agent.api import ApprovalAuditLog, audit_path, parse_json_object, stdin_approver
+    from atomic_agent.api import parse_json_object, stdin_approver
 
     from .mcp_tool_call import call_mcp_tool
 
@@ -230,8 +230,6 @@ def call_command(
     parsed = parse_json_object(args, "--args", '{"a": 1}')
 
     async def work(runtime: RuntimeView, manager: Any) -> Any:
-        if runtime.gate.audit is None:
-            runtime.gate.attach_audit(ApprovalAuditLog(audit_path(runtime.state_dir)))
         if no_approval:
             runtime.gate.set_level(5)  # this process only
         try:

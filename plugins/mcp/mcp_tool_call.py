@@ -11,7 +11,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from atomic_agent.api import ToolContext, ToolResult, args_errors, bind_request_approval, invoke_tool
+from atomic_agent.api import ToolContext, ToolResult, approval_gate, args_errors, invoke_tool
 from atomic_agent.plugins.mcp.tool_names import qualify
 
 if TYPE_CHECKING:
@@ -40,7 +40,8 @@ async def call_mcp_tool(runtime: RuntimeView, manager: Any, server: str, tool: s
         raise ValueError(f"invalid args for {name}: {'; '.join(problems)}")
     session_id = f"mcp-call-{secrets.token_hex(4)}"
     ctx = ToolContext(session_id=session_id, working_dir=working_dir, state_dir=runtime.state_dir,
-                      cancelled=asyncio.Event(), request_approval=bind_request_approval(runtime.gate, session_id, name),
+                      cancelled=asyncio.Event(),
+                      request_approval=approval_gate.bind_request_approval(runtime.gate, session_id, name),
                       services={"state_dir": runtime.state_dir, "approval_gate": runtime.gate,
                                 "tool_registry": runtime.registry})
     return await invoke_tool(spec, args, ctx, timeout_s=None,

@@ -14,15 +14,24 @@ from typing import TYPE_CHECKING, Any
 
 from atomic_agent.api import hookimpl
 
+from .memory_contract import MEMORY_SERVICE, MEMORY_VIEWS_SERVICE
+
 if TYPE_CHECKING:
-    from atomic_agent.api import RuntimeView, ServiceSpec
+    from .memory_contract import Memory
+
+if TYPE_CHECKING:
+    from pathlib import Path
+
+    import typer
+
+    from atomic_agent.api import DoctorFinding, RuntimeView, ServiceSpec
 
 
 @hookimpl
 def register_services() -> Iterable[ServiceSpec]:
-    from atomic_agent.api import ServiceSpec
+    from atomic_agent.api import TUI_PANEL_SERVICE, ServiceSpec
 
-    def build(runtime: RuntimeView) -> Any:
+    def build(runtime: RuntimeView) -> Memory:  # mypy checks the service against its contract
         from .memory_service import build_memory_service
 
         return build_memory_service(runtime)
@@ -32,14 +41,27 @@ def register_services() -> Iterable[ServiceSpec]:
 
         return MemoryViews(runtime)
 
-    return [ServiceSpec("memory", build, close=lambda service: service.close(),
+    return [ServiceSpec(MEMORY_SERVICE, build, close=lambda service: service.close(),
                         summary="memory.sqlite and its profile and note stores"),
-            ServiceSpec("memory_views", build_views,
-                        summary="read-only memory views for hosts: phase switches, embedding coverage, a note's links")]
+            ServiceSpec(MEMORY_VIEWS_SERVICE, build_views,
+                        summary="read-only memory views for hosts: phase switches, embedding coverage, a note's links"),
+            ServiceSpec(TUI_PANEL_SERVICE, _tui_panel, multiple=True,
+                        summary="the TUI's Memory panel (read-only): profile with history, notes, links, phases")]
+
+
+def _tui_panel(runtime: RuntimeView) -> Any:
+    from atomic_agent.api import TuiPanel
+
+    def build(context: Any) -> Any:
+        from .memory_panel import build_memory_panel  # Textual loads here, only when the TUI runs
+
+        return build_memory_panel(context)
+
+    return TuiPanel(name="memory", title="Memory", build=build, order=50)
 
 
 @hookimpl
-def register_commands(app: Any) -> None:
+def register_commands(app: typer.Typer) -> None:
     from .memory_commands import memory_app
 
     app.add_typer(memory_app, name="memory",
@@ -47,7 +69,7 @@ def register_commands(app: Any) -> None:
 
 
 @hookimpl
-def report_doctor_findings(state_dir: Any) -> Iterable[Any]:
+def report_doctor_findings(state_dir: Path) -> Iterable[DoctorFinding]:
     from .doctor_findings import memory_findings
 
     return memory_findings(state_dir)

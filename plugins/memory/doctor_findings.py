@@ -39,7 +39,7 @@ def config_findings(state_dir: Path) -> list[Any]:
 
 
 def database_findings(state_dir: Path) -> list[Any]:
-    from atomic_agent.api import DoctorFinding, open_sqlite_read_only, read_schema_state
+    from atomic_agent.api import DoctorFinding, open_sqlite_read_only, sqlite_migrations
 
     from .memory_database import memory_db_path
     from .memory_schema import MIGRATIONS
@@ -51,7 +51,7 @@ def database_findings(state_dir: Path) -> list[Any]:
         conn = open_sqlite_read_only(path)
         try:
             integrity = conn.execute("PRAGMA quick_check").fetchone()[0]
-            schema = read_schema_state(conn)
+            schema = sqlite_migrations.read_schema_state(conn)
             newer = schema.newer_than(MIGRATIONS)
             notes = conn.execute("SELECT count(*) FROM memories").fetchone()[0] \
                 if "m002_memories" in schema.applied else 0

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from atomic_agent.api import Migration, SqliteStore
+from atomic_agent.api import SqliteStore, sqlite_migrations
 
 if TYPE_CHECKING:  # the steps receive a Database; the module loads without sqlite-utils
     import sqlite_utils
@@ -141,6 +141,6 @@ def m004_memory_links(db: sqlite_utils.Database) -> None:
             db.execute("ALTER TABLE memories ADD COLUMN consolidating_at INTEGER")
 
 
-MIGRATIONS: list[Migration] = [m001_profile_facts, m002_memories, m003_memory_embeddings,
+MIGRATIONS: list[sqlite_migrations.Migration] = [m001_profile_facts, m002_memories, m003_memory_embeddings,
                                  m004_memory_links]
 MEMORY_SCHEMA_VERSION = len(MIGRATIONS)

@@ -14,6 +14,8 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from atomic_agent.plugins.metrics.metrics_contract import METRICS_SERVICE
+
 from .link_store import LINK_KINDS, LinkStore
 from .memory_database import DEFAULT_BUSY_TIMEOUT_S, MemoryDatabase, memory_db_path
 from .memory_errors import MemoryStoreError, MemoryValidationError
@@ -28,8 +30,6 @@ from .recall_fusion import FusionWeights
 if TYPE_CHECKING:
     from atomic_agent.api import RuntimeView
 
-SERVICE_NAME = "memory"
-METRICS_SERVICE = "metrics"
 BUSY_TIMEOUT_ENV = "ATOMIC_AGENT_MEMORY_BUSY_TIMEOUT_MS"
 LISTENER_FAILED_METRIC = "agent.memory.notes.stored_listener_failed"
 UNAVAILABLE_METRIC = "agent.memory.database.unavailable"
@@ -38,7 +38,7 @@ UNAVAILABLE_METRIC = "agent.memory.database.unavailable"
 class DroppedMetrics:
     """What memory code records into when no plugin provides `metrics`."""
 
-    def inc(self, name: str, amount: float = 1, **tags: Any) -> None:
+    def inc(self, name: str, value: float = 1, **tags: Any) -> None:
         return None
 
     def observe(self, name: str, value: float, **tags: Any) -> None:

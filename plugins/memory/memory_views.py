@@ -10,10 +10,11 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from .memory_contract import MEMORY_SERVICE, Memory
+
 if TYPE_CHECKING:
     from atomic_agent.api import RuntimeView
 
-MEMORY_SERVICE = "memory"
 EMBEDDING_STATUS_SERVICE = "memory_embedding_status"  # provided by the memory_embeddings plugin
 PREVIEW_CHARS = 200
 
@@ -28,7 +29,7 @@ class MemoryViews:
         self.runtime = runtime
 
     @property
-    def memory(self) -> Any:
+    def memory(self) -> Memory:
         return self.runtime.service(MEMORY_SERVICE)
 
     def phases(self) -> list[dict[str, Any]]:

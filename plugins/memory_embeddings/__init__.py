@@ -14,9 +14,12 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from atomic_agent.api import hookimpl
+from atomic_agent.plugins.memory.memory_contract import MEMORY_SERVICE
 
 if TYPE_CHECKING:
-    from atomic_agent.api import ConfigBlock, MemoryPhase, RuntimeView, ServiceSpec
+    import typer
+
+    from atomic_agent.api import ConfigBlock, DoctorFinding, MemoryPhase, RuntimeView, ServiceSpec
 
 CONFIG_KEY = "memoryEmbeddings"
 SERVICE_NAME = "memory_embeddings"
@@ -77,7 +80,7 @@ def register_memory_phases(runtime: RuntimeView) -> Iterable[MemoryPhase]:
     from .vector_recall import VectorRecall
 
     hybrid = runtime.service(SERVICE_NAME)
-    memory = runtime.service("memory")
+    memory = runtime.service(MEMORY_SERVICE)
     memory.attach_vector_recall(VectorRecall(hybrid))
     memory.on_notes_stored(hybrid.writer.nudge)
 
@@ -89,14 +92,14 @@ def register_memory_phases(runtime: RuntimeView) -> Iterable[MemoryPhase]:
 
 
 @hookimpl
-def report_doctor_findings(state_dir: Path) -> Iterable[Any]:
+def report_doctor_findings(state_dir: Path) -> Iterable[DoctorFinding]:
     from .doctor_findings import embedding_findings
 
     return embedding_findings(Path(state_dir))
 
 
 @hookimpl
-def register_commands(app: Any) -> None:
+def register_commands(app: typer.Typer) -> None:
     from .embedding_commands import add_memory_commands
 
     add_memory_commands(app)

@@ -23,8 +23,9 @@ def _enabled(state_dir: Path) -> bool:
 
 def sqlite_vec_problem() -> str | None:
     """Why sqlite-vec cannot be loaded here, or None (tried on an in-memory database)."""
-    from atomic_agent.api import Durability, ExtensionsUnavailableError, open_sqlite_with_extensions
+    from atomic_agent.api import Durability
 
+    from .sqlite_extensions import ExtensionsUnavailableError, open_sqlite_with_extensions
     from .vector_index import _load_vec
 
     try:

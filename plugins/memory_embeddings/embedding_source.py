@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 import attrs
 
-from atomic_agent.api import EmbeddingUnavailable, read_llm_config
+from atomic_agent.api import EmbeddingUnavailable, llm_config
 
 if TYPE_CHECKING:
     from atomic_agent.api import RuntimeView
@@ -38,7 +38,7 @@ class EmbeddingSource:
 
 def resolve_embedding_source(runtime: RuntimeView) -> EmbeddingSource | None:
     """The configured source, or None when there is none (no hybrid recall then)."""
-    llm = read_llm_config(runtime.config)
+    llm = llm_config.read_llm_config(runtime.config)
     if llm.active_embedding_provider:
         entry = llm.entry(llm.active_embedding_provider) or {}
         model = str(entry.get("embeddingModel") or entry.get("model") or "")

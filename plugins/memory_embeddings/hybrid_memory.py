@@ -13,9 +13,11 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from atomic_agent.api import EmbeddingUnavailable, ExtensionsUnavailableError, store_clock, write_atomic
+from atomic_agent.api import EmbeddingUnavailable, store_clock, write_atomic
+from atomic_agent.plugins.memory.memory_contract import MEMORY_SERVICE, Memory
 
 from .embedding_source import EmbeddingSource, resolve_embedding_source
+from .sqlite_extensions import ExtensionsUnavailableError
 from .vector_index import VectorIndex, vectors_path
 
 if TYPE_CHECKING:
@@ -62,8 +64,8 @@ class HybridMemory:
         return text[: self.cfg.max_chars]
 
     @property
-    def memory(self) -> Any:
-        return self.runtime.service("memory")
+    def memory(self) -> Memory:
+        return self.runtime.service(MEMORY_SERVICE)
 
     @property
     def metrics(self) -> Any:

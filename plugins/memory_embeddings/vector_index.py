@@ -18,8 +18,9 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
-from atomic_agent.api import Durability, open_sqlite_with_extensions
+from atomic_agent.api import Durability
 
+from .sqlite_extensions import open_sqlite_with_extensions
 from .vector_codec import pack
 
 VECTORS_FILE = "memory-vectors.sqlite"

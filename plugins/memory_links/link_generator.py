@@ -15,6 +15,8 @@ from typing import TYPE_CHECKING, Any
 
 import attrs
 
+from atomic_agent.plugins.memory.memory_contract import MEMORY_SERVICE
+
 from .neighbour_evolver import NeighbourEvolver
 
 if TYPE_CHECKING:
@@ -123,7 +125,7 @@ class LinkGenerator:
         allow = self.service.surfaced(digest.session_id, digest.user_text)
         if len(allow) < self.cfg.min_candidates:
             return LinkOutcome("skipped", error=f"{len(allow)} surfaced notes (minCandidates {self.cfg.min_candidates})")
-        memory = self.runtime.service("memory")
+        memory = self.runtime.service(MEMORY_SERVICE)
         store = memory.note_store()
         notes = [n for n in (store.get(i) for i in allow) if n is not None]
         if len(notes) < self.cfg.min_candidates:
@@ -166,7 +168,7 @@ class LinkGenerator:
 
     def _finish(self, result: LinkOutcome, started: float) -> LinkOutcome:
         try:
-            metrics = self.runtime.service("memory").metrics
+            metrics = self.runtime.service(MEMORY_SERVICE).metrics
             metrics.inc(OUTCOME_METRIC, outcome=result.outcome)
             metrics.observe(DURATION_METRIC, (time.perf_counter() - started) * 1000, outcome=result.outcome)
         except Exception:

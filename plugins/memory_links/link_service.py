@@ -14,12 +14,13 @@ from typing import TYPE_CHECKING, Any
 
 import attrs
 
+from atomic_agent.plugins.memory.memory_contract import MEMORY_SERVICE, Memory
+
 if TYPE_CHECKING:
     from atomic_agent.api import RuntimeView
 
 MAX_SESSIONS = 256
 EXPANSION_METRIC = "agent.memory.link_expansion.hits"
-MEMORY_SERVICE = "memory"
 
 
 @attrs.frozen
@@ -38,7 +39,7 @@ class LinkService:
     def enabled(self) -> bool:
         return bool(self.cfg.enabled)
 
-    def _memory(self) -> Any:
+    def _memory(self) -> Memory:
         return self.runtime.service(MEMORY_SERVICE)
 
     def expand(self, session_id: str, user_text: str, base_ids: Sequence[int]) -> list[int]:

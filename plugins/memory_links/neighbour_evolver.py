@@ -12,6 +12,8 @@ from __future__ import annotations
 from collections.abc import Collection, Sequence
 from typing import TYPE_CHECKING, Any
 
+from atomic_agent.plugins.memory.memory_contract import MEMORY_SERVICE
+
 if TYPE_CHECKING:
     from atomic_agent.api import RuntimeView
 
@@ -40,7 +42,7 @@ class NeighbourEvolver:
     def apply(self, session_id: str, directives: Sequence[Any], allowlist: Collection[int]) -> dict[str, int]:
         """Counts per outcome: applied | not_in_allowlist | cap_hit | lease_held | no_change |
         missing | invalid."""
-        memory = self.runtime.service("memory")
+        memory = self.runtime.service(MEMORY_SERVICE)
         counts: dict[str, int] = {}
         allowed = set(allowlist)
         tried = 0

@@ -5,13 +5,14 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from atomic_agent.plugins.memory.memory_contract import MEMORY_SERVICE, Memory
+
 if TYPE_CHECKING:
     from atomic_agent.api import RuntimeView
 
-MEMORY_SERVICE = "memory"
 
 
-def memory_of(runtime: RuntimeView) -> Any:
+def memory_of(runtime: RuntimeView) -> Memory:
     """The runtime's `memory` service: stores, their error types and the metrics sink."""
     return runtime.service(MEMORY_SERVICE)
 

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 from .recall_prefetch import RECALL_HITS_METRIC, RECALL_LATENCY_METRIC, RECALL_METRIC
 
 if TYPE_CHECKING:
-    from atomic_agent.api import RuntimeView
+    from atomic_agent.api import RuntimeView, ToolSpec
 
 ID_ARG = {"type": ["integer", "string"], "description": "a note id such as 42 or \"#42\""}
 STORE_SCHEMA = {
@@ -55,7 +55,7 @@ def _full(note: Any) -> str:
     return f"#{note.id}{tags} {note.content[:FULL_BODY_CHARS]}"
 
 
-def notes_tool_specs(runtime: RuntimeView, cfg: Any) -> list[Any]:
+def notes_tool_specs(runtime: RuntimeView, cfg: Any) -> list[ToolSpec]:
     from atomic_agent.api import ResourceClass, Tier, ToolResult, ToolSpec
 
     from .note_store_factory import memory_of, note_store_for

@@ -5,11 +5,12 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
+from atomic_agent.plugins.memory.memory_contract import MEMORY_SERVICE  # memory.sqlite belongs to the memory plugin
+
 if TYPE_CHECKING:
     from atomic_agent.api import RuntimeView
 
 HEADING = "profile"
-MEMORY_SERVICE = "memory"  # memory.sqlite belongs to the memory plugin
 PHASE_ORDER = 10  # first of the memory sections: the most stable of them
 
 

@@ -6,7 +6,7 @@ from collections.abc import Awaitable, Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from atomic_agent.api import RuntimeView
+    from atomic_agent.api import RuntimeView, ToolSpec
 
 SET_SCHEMA = {
     "type": "object",
@@ -38,10 +38,9 @@ def history_line(fact: Any) -> str:
     return f"[#{fact.id}] {when}: {fact.value} → #{fact.superseded_by}"
 
 
-def profile_tool_specs(runtime: RuntimeView) -> list[Any]:
+def profile_tool_specs(runtime: RuntimeView) -> list[ToolSpec]:
     from atomic_agent.api import ResourceClass, Tier, ToolResult, ToolSpec
-
-    from .profile_section import MEMORY_SERVICE
+    from atomic_agent.plugins.memory.memory_contract import MEMORY_SERVICE
 
     def store() -> Any:
         return runtime.service(MEMORY_SERVICE).profile_store()

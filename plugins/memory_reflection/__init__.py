@@ -77,7 +77,7 @@ def register_memory_phases(runtime: RuntimeView) -> Iterable[MemoryPhase]:
 
 
 @hookimpl
-def runtime_stopping(runtime: RuntimeView) -> Awaitable[Any] | None:
+def runtime_stopping(runtime: RuntimeView) -> Awaitable[None] | None:
     """A graceful stop reflects the windows sliding-window reflection still holds (v2.5 B)."""
     if not runtime.config.block(CONFIG_KEY).enabled:
         return None

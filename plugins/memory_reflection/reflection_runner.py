@@ -15,6 +15,10 @@ from typing import TYPE_CHECKING, Any
 import attrs
 
 from atomic_agent.api import store_clock
+from atomic_agent.plugins.memory.memory_contract import (  # memory.sqlite belongs to the memory plugin
+    MEMORY_SERVICE,
+    Memory,
+)
 
 from .reflection_writer import WriteReport, write_reflection
 
@@ -30,7 +34,6 @@ SKIPPED_METRIC = "agent.memory.reflection.skipped"
 FLUSHED_METRIC = "agent.memory.reflection.stop_flush"
 PROFILE_BLOCK = "memoryProfile"
 NOTES_BLOCK = "memoryNotes"
-MEMORY_SERVICE = "memory"  # memory.sqlite belongs to the memory plugin
 PROMPT_ASSETS_SERVICE = "prompt_assets"  # templates and grammars: the user's, this plugin's, the core's
 SEGMENTATION_BLOCK = "memorySegmentation"  # v2.5 B switch: sliding-window cadence (this plugin's block)
 TYPED_NOTES_BLOCK = "memoryTypedNotes"  # v2.5 C switch: typed NOTE lines (this plugin's block)
@@ -79,7 +82,7 @@ class ReflectionRunner:
         return block if block.enabled else None
 
     @property
-    def memory(self) -> Any:
+    def memory(self) -> Memory:
         """The `memory` service (the memory plugin owns memory.sqlite)."""
         return self.runtime.service(MEMORY_SERVICE)
 

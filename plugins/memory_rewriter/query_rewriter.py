@@ -19,6 +19,8 @@ from typing import TYPE_CHECKING, Any
 
 import attrs
 
+from atomic_agent.plugins.memory.memory_contract import MEMORY_SERVICE
+
 from .referential_gate import is_referential
 
 if TYPE_CHECKING:
@@ -73,7 +75,7 @@ class QueryRewriter:
         return found[1] if found is not None and found[0] == user_text else None
 
     def _metrics(self) -> Any:
-        return self.runtime.service("memory").metrics
+        return self.runtime.service(MEMORY_SERVICE).metrics
 
     def gate(self, message: str, history_len: int) -> str | None:
         """None when the rewriter should fire, else the skip reason."""
@@ -141,7 +143,7 @@ class QueryRewriter:
                  for p in list(history)[-self.cfg.history_turns:]]
         tail = env.get_template(TAIL_TEMPLATE).render(pairs=pairs, message=_clip(message))
         provider = self.runtime.provider
-        slot = self.runtime.service("memory").background_slot(provider, session_id, SLOT_CALLER)
+        slot = self.runtime.service(MEMORY_SERVICE).background_slot(provider, session_id, SLOT_CALLER)
         grammar = None
         if provider.capabilities.transport == "grammar":
             if self._grammar is None:

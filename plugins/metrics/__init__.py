@@ -12,10 +12,12 @@ from typing import TYPE_CHECKING, Any
 
 from atomic_agent.api import hookimpl
 
-if TYPE_CHECKING:
-    from atomic_agent.api import RuntimeView, ServiceSpec
+from .metrics_contract import METRICS_SERVICE as SERVICE_NAME
 
-SERVICE_NAME = "metrics"
+if TYPE_CHECKING:
+    import typer
+
+    from atomic_agent.api import RuntimeView, ServiceSpec
 
 
 def _flush(registry: Any, state_dir: Any) -> None:
@@ -50,7 +52,7 @@ def runtime_stopping(runtime: RuntimeView) -> None:
 
 
 @hookimpl
-def register_commands(app: Any) -> None:
+def register_commands(app: typer.Typer) -> None:
     from .metrics_command import metrics_command
 
     app.command("metrics", help="Print the saved metrics as JSON or Prometheus text.")(metrics_command)

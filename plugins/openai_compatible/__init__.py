@@ -14,7 +14,7 @@ from atomic_agent.api import hookimpl
 if TYPE_CHECKING:
     import typer
 
-    from atomic_agent.api import ProviderKind, RuntimeView
+    from atomic_agent.api import ProviderKind, RuntimeView, ServiceSpec
 
 KIND = "openai-compatible"
 
@@ -48,3 +48,22 @@ def register_commands(app: typer.Typer) -> None:
     llm_app = typer.Typer(no_args_is_help=True)
     llm_app.add_typer(fallback_app, name="fallback", help="Show and edit the provider fallback chain.")
     app.add_typer(llm_app, name="llm", help="LLM settings shared by every provider (the fallback chain).")
+
+
+@hookimpl
+def register_services() -> Iterable[ServiceSpec]:
+    from atomic_agent.api import TUI_PANEL_SERVICE, ServiceSpec
+
+    return [ServiceSpec(TUI_PANEL_SERVICE, _tui_panel, multiple=True,
+                        summary="the TUI's Providers panel: cloud providers (key checked before saving), fallback chain")]
+
+
+def _tui_panel(runtime: RuntimeView) -> Any:
+    from atomic_agent.api import TuiPanel
+
+    def build(context: Any) -> Any:
+        from .providers_panel import build_providers_panel  # Textual loads here, only when the TUI runs
+
+        return build_providers_panel(context)
+
+    return TuiPanel(name="providers", title="Providers", build=build, order=35)

@@ -8,55 +8,25 @@ Timing knobs set by hand are kept.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from typing import Any
 
 import typer
 
 from atomic_agent.api import current_cli_state, fail, print_json, print_table
 
+from .fallback_chain import declared_links, effective_chain, fixed_positions
+
 fallback_app = typer.Typer(no_args_is_help=True)
-LOCAL_KIND = "llama-server"
-
-
-def _effective(llm: Any) -> tuple[list[str], str | None, list[str]]:
-    """(effective chain, local id, configured ids) for a structured LlmConfig."""
-    from atomic_agent.api import resolve_fallback_chain
-
-    ids = [e["id"] for e in llm.providers] or ["local"]
-    active = llm.active_text_provider or ids[0]
-    kinds = {e["id"]: e["kind"] for e in llm.providers} or {"local": LOCAL_KIND}
-    local = next((pid for pid in ids if kinds.get(pid) == LOCAL_KIND), None)
-    return list(resolve_fallback_chain(llm.fallback, ids, active, local)), local, ids
-
-
-def _fixed(chain: list[str], llm: Any, local: str | None) -> set[int]:
-    """Positions that cannot move: the head, and the auto-appended local tail."""
-    fixed = {0}
-    if llm.fallback.append_local and local is not None and chain[-1] == local and local not in llm.fallback.chain:
-        fixed.add(len(chain) - 1)
-    return fixed
-
-
-def declared_links(effective: Sequence[str], fallback: Any, local_id: str | None) -> tuple[str, ...]:
-    """What `llm.fallback.chain` should store for an effective chain: the synthesised local
-    tail is left out, so writing the chain back never doubles it."""
-    links = list(effective)
-    if fallback.append_local and local_id is not None and links and links[-1] == local_id \
-            and local_id not in fallback.chain:
-        links.pop()
-    return tuple(links)
-
 
 
 def _store(ctx: typer.Context, new_chain: list[str]) -> None:
-    from atomic_agent.api import structure_llm_block
+    from atomic_agent.api import llm_config
 
     from .llm_block_edit import load_llm_block, save_llm_block
 
     boot, raw, block = load_llm_block(ctx)
-    llm = structure_llm_block(block, boot.config.path)
-    _, local, _ = _effective(llm)
+    llm = llm_config.structure_llm_block(block, boot.config.path)
+    _, local, _ = effective_chain(llm)
     fallback = dict(block.get("fallback") or {})
     fallback["chain"] = list(declared_links(new_chain, llm.fallback, local))
     block["fallback"] = fallback
@@ -64,10 +34,10 @@ def _store(ctx: typer.Context, new_chain: list[str]) -> None:
 
 
 def _current(ctx: typer.Context) -> tuple[Any, list[str], str | None, list[str]]:
-    from atomic_agent.api import read_llm_config
+    from atomic_agent.api import llm_config
 
-    llm = read_llm_config(current_cli_state(ctx).config)
-    chain, local, ids = _effective(llm)
+    llm = llm_config.read_llm_config(current_cli_state(ctx).config)
+    chain, local, ids = effective_chain(llm)
     return llm, chain, local, ids
 
 
@@ -75,7 +45,7 @@ def _current(ctx: typer.Context) -> tuple[Any, list[str], str | None, list[str]]
 def show_command(ctx: typer.Context, as_json: bool = typer.Option(False, "--json", help="Print JSON.")) -> None:
     """The effective chain, primary first."""
     llm, chain, local, ids = _current(ctx)
-    fixed = _fixed(chain, llm, local)
+    fixed = fixed_positions(chain, llm, local)
     rows = []
     for n, pid in enumerate(chain):
         tag = "active (primary)" if n == 0 else ("local last resort (appendLocal)" if n in fixed else "")
@@ -98,7 +68,7 @@ def add_command(ctx: typer.Context, provider_id: str = typer.Argument(..., metav
         fail(f"no provider {provider_id!r} is configured; configured: {', '.join(ids)}")
     if provider_id in chain:
         fail(f"{provider_id!r} is already in the chain")
-    fixed = _fixed(chain, llm, local)
+    fixed = fixed_positions(chain, llm, local)
     at = len(chain) - 1 if (len(chain) - 1) in fixed and len(chain) > 1 else len(chain)
     chain.insert(at, provider_id)
     _store(ctx, chain)
@@ -111,7 +81,7 @@ def remove_command(ctx: typer.Context, provider_id: str = typer.Argument(..., me
     llm, chain, local, _ = _current(ctx)
     if provider_id not in chain:
         fail(f"{provider_id!r} is not in the chain ({' -> '.join(chain)})")
-    if chain.index(provider_id) in _fixed(chain, llm, local):
+    if chain.index(provider_id) in fixed_positions(chain, llm, local):
         fail(f"{provider_id!r} cannot be removed: the head is the active provider and the appended local link "
              "follows llm.fallback.appendLocal")
     chain.remove(provider_id)
@@ -128,7 +98,7 @@ def move_command(ctx: typer.Context, provider_id: str = typer.Argument(..., meta
     llm, chain, local, _ = _current(ctx)
     if provider_id not in chain:
         fail(f"{provider_id!r} is not in the chain ({' -> '.join(chain)})")
-    fixed = _fixed(chain, llm, local)
+    fixed = fixed_positions(chain, llm, local)
     here = chain.index(provider_id)
     there = here - 1 if direction == "up" else here + 1
     if here in fixed:

@@ -8,7 +8,7 @@ from typing import Any
 
 import typer
 
-from atomic_agent.api import ConfigError, current_cli_state, fail, read_raw_config, save_raw_config
+from atomic_agent.api import ConfigError, config_file, current_cli_state, fail, read_raw_config
 
 
 def load_llm_block(ctx: typer.Context) -> tuple[Any, dict[str, Any], dict[str, Any]]:
@@ -28,12 +28,12 @@ def load_llm_block(ctx: typer.Context) -> tuple[Any, dict[str, Any], dict[str, A
 
 def save_llm_block(boot: Any, raw: dict[str, Any], llm: dict[str, Any]) -> Any:
     """Validate the edited block, then write the file; returns the structured LlmConfig."""
-    from atomic_agent.api import structure_llm_block
+    from atomic_agent.api import llm_config
 
     try:
-        checked = structure_llm_block(llm, boot.config.path)
+        checked = llm_config.structure_llm_block(llm, boot.config.path)
         raw["llm"] = llm
-        save_raw_config(boot.config.path, raw, boot.config_blocks)
+        config_file.save_raw_config(boot.config.path, raw, boot.config_blocks)
     except ConfigError as exc:
         fail(str(exc))
     return checked

@@ -13,10 +13,10 @@ if TYPE_CHECKING:
 
 
 def _cost_tracking(runtime: RuntimeView) -> bool:
-    from atomic_agent.api import read_llm_config
+    from atomic_agent.api import llm_config
 
     try:
-        return bool(read_llm_config(runtime.config).cost_tracking)
+        return bool(llm_config.read_llm_config(runtime.config).cost_tracking)
     except Exception:
         return True
 

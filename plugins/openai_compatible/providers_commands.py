@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import os
-import re
 import sys
 from typing import Any
 
@@ -12,21 +11,12 @@ import typer
 from atomic_agent.api import current_cli_state, fail, print_json, print_table
 
 from .fallback_commands import fallback_app
+from .key_variables import default_key_env as _default_key_env
+from .key_variables import key_env as _key_env
 
 providers_app = typer.Typer(no_args_is_help=True)
 providers_app.add_typer(fallback_app, name="fallback", help="Show and edit the provider fallback chain.")
 KIND = "openai-compatible"
-
-
-def _key_env(entry: dict[str, Any]) -> str:
-    from .vendor_presets import PRESETS_BY_ID
-
-    preset = PRESETS_BY_ID.get(str(entry.get("preset") or "custom"))
-    return str(entry.get("apiKeyEnv") or (preset.api_key_env if preset else ""))
-
-
-def _default_key_env(provider_id: str) -> str:
-    return re.sub(r"[^A-Za-z0-9]+", "_", provider_id).strip("_").upper() + "_API_KEY"
 
 
 def _cli_name(entry: dict[str, Any]) -> str:
@@ -46,9 +36,9 @@ def _key_state(entry: dict[str, Any]) -> str:
 @providers_app.command("list")
 def list_command(ctx: typer.Context, as_json: bool = typer.Option(False, "--json", help="Print JSON.")) -> None:
     """The configured providers; `*` marks the active text provider. Keys are never shown."""
-    from atomic_agent.api import read_llm_config
+    from atomic_agent.api import llm_config
 
-    llm = read_llm_config(current_cli_state(ctx).config)
+    llm = llm_config.read_llm_config(current_cli_state(ctx).config)
     entries = [dict(e) for e in llm.providers] or [{"id": "local", "kind": "llama-server", "synthesised": True}]
     active = llm.active_text_provider or entries[0]["id"]
     rows = [{"id": e["id"], "kind": e["kind"], "active": e["id"] == active,
@@ -119,7 +109,7 @@ def add_command(
     use: bool = typer.Option(False, "--use", help="Make it the active text provider."),
 ) -> None:
     """Add an openai-compatible provider; the key is checked before anything is saved."""
-    from atomic_agent.api import set_dotenv_key
+    from atomic_agent.api import dotenv_file
 
     from .llm_block_edit import load_llm_block, save_llm_block
     from .vendor_presets import PRESETS_BY_ID
@@ -146,7 +136,7 @@ def add_command(
         llm["activeTextProvider"] = provider_id
     save_llm_block(boot, raw, llm)
     if key is not None:
-        set_dotenv_key(boot.state_dir / ".env", _key_env(entry), key)
+        dotenv_file.set_dotenv_key(boot.state_dir / ".env", _key_env(entry), key)
     print(f"added provider {provider_id!r}" + (" (active)" if use else ""))
 
 
@@ -154,10 +144,10 @@ def add_command(
 def key_command(ctx: typer.Context, provider_id: str = typer.Argument(..., metavar="ID"),
                 no_verify: bool = typer.Option(False, "--no-verify", help="Store without checking it first.")) -> None:
     """Store a provider's API key, read from stdin, in the state dir's .env (0600), after checking it."""
-    from atomic_agent.api import read_llm_config, set_dotenv_key
+    from atomic_agent.api import dotenv_file, llm_config
 
     state = current_cli_state(ctx)
-    entry = read_llm_config(state.config).entry(provider_id)
+    entry = llm_config.read_llm_config(state.config).entry(provider_id)
     if entry is None or entry.get("kind") != KIND:
         fail(f"no openai-compatible provider {provider_id!r} is configured (see `atomic-agent providers list`)")
     env_name = _key_env(entry)
@@ -169,7 +159,7 @@ def key_command(ctx: typer.Context, provider_id: str = typer.Argument(..., metav
         _report(verdict)
         if verdict.blocking:
             fail(f"not stored: the key check said {verdict.status}")
-    set_dotenv_key(state.require().state_dir / ".env", env_name, key)
+    dotenv_file.set_dotenv_key(state.require().state_dir / ".env", env_name, key)
     print(f"stored the key for {provider_id!r} as {env_name} in .env")
 
 
@@ -177,9 +167,9 @@ def key_command(ctx: typer.Context, provider_id: str = typer.Argument(..., metav
 def verify_command(ctx: typer.Context, provider_id: str = typer.Argument(..., metavar="ID"),
                    as_json: bool = typer.Option(False, "--json", help="Print JSON.")) -> None:
     """Check a configured provider's key with one 1-token completion (exit 1 unless ok)."""
-    from atomic_agent.api import read_llm_config
+    from atomic_agent.api import llm_config
 
-    entry = read_llm_config(current_cli_state(ctx).config).entry(provider_id)
+    entry = llm_config.read_llm_config(current_cli_state(ctx).config).entry(provider_id)
     if entry is None or entry.get("kind") != KIND:
         fail(f"no openai-compatible provider {provider_id!r} is configured (see `atomic-agent providers list`)")
     verdict = _verdict_for(entry, None)

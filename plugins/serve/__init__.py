@@ -4,13 +4,19 @@ routes (sessions, steering, events, approvals, MCP servers), every chat request 
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Iterable
+from typing import TYPE_CHECKING
 
 from atomic_agent.api import hookimpl
 
+if TYPE_CHECKING:
+    import typer
+
+    from atomic_agent.api import ConfigBlock
+
 
 @hookimpl
-def register_commands(app: Any) -> None:
+def register_commands(app: typer.Typer) -> None:
     from atomic_agent.plugins.serve.serve_command import serve_command
 
     app.command("serve", help="Serve the agent over an OpenAI-compatible HTTP API (loopback by default).")(
@@ -18,7 +24,7 @@ def register_commands(app: Any) -> None:
 
 
 @hookimpl
-def register_config_blocks() -> list[Any]:
+def register_config_blocks() -> Iterable[ConfigBlock]:
     from atomic_agent.api import ConfigBlock
     from atomic_agent.plugins.serve.serve_config import SERVE_BLOCK, ServeConfig
     from atomic_agent.plugins.serve.webhook_config import WEBHOOKS_BLOCK, WebhooksConfig

@@ -41,9 +41,9 @@ def envelope_response(error: ApiError) -> Any:
 def turn_failure(category: str, message: str, extra: dict[str, Any] | None = None) -> ApiError:
     """A failed turn as an API error. The message was already recorded in the session, so
     clients are told not to retry (a retry would send the message a second time)."""
-    from atomic_agent.api import error_code
+    from atomic_agent.api import failure_taxonomy
 
-    code = error_code(category)  # ValueError for a category the taxonomy does not have
+    code = failure_taxonomy.error_code(category)  # ValueError for a category the taxonomy does not have
     # the OpenAI-compatible `error.type`: `agent.<category>`
     return ApiError(TURN_FAILURE_STATUS.get(category, 500), message, f"agent.{category}", code,
                     extra, headers={"x-should-retry": "false"})

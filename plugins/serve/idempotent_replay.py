@@ -44,12 +44,12 @@ def idempotency_key(request: Any) -> str | None:
 
 def request_key_for(key: str, chat: Any, session_header: str | None) -> Any:
     """The RequestKey of this request: the key and a fingerprint of what it asked."""
-    from atomic_agent.api import RequestKey, request_fingerprint
+    from atomic_agent.api import RequestKey
 
     parts: tuple[str, ...] = ((session_header or "").strip(), chat.user or "", chat.text)
     if chat.tool_choice:  # only when sent: keys stored before tool_choice existed keep matching
         parts += (f"tool_choice={chat.tool_choice}",)
-    return RequestKey(key, request_fingerprint(*parts))
+    return RequestKey.of(key, *parts)
 
 
 def key_reused(key: str, turn_id: str, **extra: Any) -> ApiError:

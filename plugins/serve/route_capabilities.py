@@ -19,7 +19,7 @@ async def capabilities(request: Any) -> Any:
     from starlette.responses import JSONResponse
 
     from atomic_agent import __version__
-    from atomic_agent.api import LEVEL_NAMES, MAX_PENDING_STEERS
+    from atomic_agent.api import MAX_PENDING_STEERS
 
     ctx = request.app.state.ctx
     gate = ctx.runtime.gate
@@ -29,7 +29,7 @@ async def capabilities(request: Any) -> Any:
         "object": "capabilities",
         "server": {"name": "atomic-agent", "version": __version__},
         "model": ctx.settings.model_name,
-        "agent": {"approvalLevel": level, "approvalLevelName": LEVEL_NAMES.get(level, str(level)),
+        "agent": {"approvalLevel": level, "approvalLevelName": gate.level_name,
                   "approvalRequired": level < 5},
         "approvalCategories": [{"name": c.name, "autoApproveLevel": c.auto_approve_level, "label": c.label,
                                 "grantable": gate.is_grantable(c.name)} for c in categories],

@@ -13,11 +13,12 @@ from __future__ import annotations
 
 from typing import Any
 
+from atomic_agent.plugins.memory.memory_contract import MEMORY_VIEWS_SERVICE
 from atomic_agent.plugins.serve.error_envelope import ApiError
 
 
 def _views(request: Any) -> Any:
-    views = request.app.state.ctx.runtime.service("memory_views", None)
+    views = request.app.state.ctx.runtime.service(MEMORY_VIEWS_SERVICE, None)
     if views is None:
         raise ApiError(404, "memory views are not available on this server (the memory plugin is not loaded)",
                        code="not_found")

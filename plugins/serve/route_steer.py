@@ -48,7 +48,7 @@ _REFUSALS = {
 async def post_steer(request: Any) -> Any:
     from starlette.responses import JSONResponse
 
-    from atomic_agent.api import MAX_PENDING_STEERS, RequestKey, SteerOutcome, request_fingerprint
+    from atomic_agent.api import MAX_PENDING_STEERS, RequestKey, SteerOutcome
 
     ctx = request.app.state.ctx
     session_id = request.path_params["session_id"]
@@ -62,7 +62,7 @@ async def post_steer(request: Any) -> Any:
                        "client (the same X-Atomic-Client) or the operator (X-Atomic-Operator) may steer it",
                        code="not_your_turn", extra={"steered": False})
     key = idempotency_key(request)
-    asked = RequestKey(key, request_fingerprint("steer", session_id, text)) if key is not None else None
+    asked = RequestKey.of(key, "steer", session_id, text) if key is not None else None
     outcome = ctx.runtime.steer(session_id, text, request_key=asked)
     if outcome.steered:
         return JSONResponse({"steered": True, "outcome": outcome.value})

@@ -14,13 +14,14 @@ from typing import Any
 
 from atomic_agent.plugins.serve.error_envelope import ApiError
 from atomic_agent.plugins.serve.request_body import json_body
+from atomic_agent.plugins.tasks.tasks_contract import TASKS_SERVICE
 
 _background: set[asyncio.Task[Any]] = set()
 
 
 def _tasks(request: Any) -> Any:
     runtime = request.app.state.ctx.runtime
-    service = runtime.service("tasks", None)
+    service = runtime.service(TASKS_SERVICE, None)
     if service is None or not getattr(service.config, "enabled", False):
         raise ApiError(404, "tasks are not available on this server (the tasks plugin is off)", code="not_found")
     return service

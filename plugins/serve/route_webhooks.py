@@ -27,6 +27,7 @@ from atomic_agent.plugins.serve.webhook_auth import check_credentials
 from atomic_agent.plugins.serve.webhook_config import WEBHOOKS_BLOCK
 from atomic_agent.plugins.serve.webhook_deliveries import body_fingerprint
 from atomic_agent.plugins.serve.webhook_template import TemplatePathError, render_template
+from atomic_agent.plugins.tasks.tasks_contract import TASKS_SERVICE
 
 
 async def _raw_body(request: Any, cap: int) -> bytes:
@@ -65,7 +66,7 @@ async def receive_webhook(request: Any) -> Any:
     name = request.path_params["name"]
     block = runtime.config.block(WEBHOOKS_BLOCK) if WEBHOOKS_BLOCK in getattr(runtime.config, "blocks", {}) else None
     endpoint = block.endpoints.get(name) if block is not None else None
-    tasks = runtime.service("tasks", None)
+    tasks = runtime.service(TASKS_SERVICE, None)
     if endpoint is None or tasks is None or not tasks.config.enabled:
         raise ApiError(404, f"no webhook {name!r} on this server", code="not_found")
     raw = await _raw_body(request, endpoint.max_body_bytes)

@@ -63,13 +63,12 @@ def make_server(app: Any, host: str, port: int, ctx: ServeContext | None = None)
 
 async def serve_forever(boot_context: Any, settings: ServeSettings, host: str, port: int, *, no_approval: bool,
                         sock: socket.socket | None = None, provider: Any = None) -> None:
-    from atomic_agent.api import create_runtime, resolve_boot_level
+    from atomic_agent.api import create_runtime
     from atomic_agent.plugins.serve.http_app import build_app
 
     ctx = ServeContext(settings)
     runtime = await create_runtime(boot_context=boot_context, ask=ctx.approvals.ask, provider=provider,
-                                     serving=True)
-    runtime.gate.set_level(resolve_boot_level(no_approval, runtime.gate.level))
+                                     serving=True, no_approval=no_approval)
     ctx.bind(runtime)
     await runtime.recover(resume=True)  # a restarted server answers what it owes, in lane order
     server = make_server(build_app(ctx), host, port, ctx)

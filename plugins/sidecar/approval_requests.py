@@ -27,21 +27,20 @@ async def approval_response(server: Any, request: dict[str, Any]) -> dict[str, A
 
 
 async def set_approval_level(server: Any, request: dict[str, Any]) -> dict[str, Any]:
-    from atomic_agent.api import LEVEL_NAMES, ApprovalLevelError, ConfigError
-    from atomic_agent.api import set_approval_level as persist_and_apply
+    from atomic_agent.api import ConfigError, approval_gate
 
     runtime = server.runtime
     previous = runtime.gate.level
     try:
-        level = persist_and_apply(runtime.state_dir, runtime.config_blocks, runtime.gate, request["level"])
+        level = runtime.set_approval_level(request["level"])
     except ValueError as exc:  # 4.0, a bool: the schema's "integer" lets a float with no fraction through
         raise ProtocolError("invalid_request", f"{exc}; the level stays at {previous}") from None
-    except ApprovalLevelError as exc:
+    except approval_gate.ApprovalLevelError as exc:
         raise ProtocolError("approval_level_not_applied", str(exc)) from None
     except (ConfigError, OSError) as exc:
         raise ProtocolError("approval_level_not_applied", f"config.json could not be updated, the level stays at "
                             f"{previous}: {exc}") from None
-    return {"level": level, "name": LEVEL_NAMES.get(level, str(level)), "previous": previous}
+    return {"level": level, "name": runtime.gate.level_name, "previous": previous}
 
 
 APPROVAL_HANDLERS = {"approval_response": approval_response, "set_approval_level": set_approval_level}

@@ -19,7 +19,7 @@ def server_info() -> dict[str, str]:
 
 
 def capabilities(server: Any) -> dict[str, Any]:
-    from atomic_agent.api import LEVEL_NAMES, MAX_PENDING_STEERS
+    from atomic_agent.api import MAX_PENDING_STEERS
 
     gate = server.runtime.gate
     level = gate.level
@@ -29,7 +29,7 @@ def capabilities(server: Any) -> dict[str, Any]:
         "server": server_info(),
         "requests": list(REQUEST_TYPES),
         "events": event_types(),
-        "agent": {"approvalLevel": level, "approvalLevelName": LEVEL_NAMES.get(level, str(level)),
+        "agent": {"approvalLevel": level, "approvalLevelName": gate.level_name,
                   "approvalRequired": level < 5},
         "approvalCategories": [{"name": c.name, "autoApproveLevel": c.auto_approve_level, "label": c.label,
                                 "grantable": gate.is_grantable(c.name)} for c in categories],

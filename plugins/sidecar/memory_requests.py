@@ -8,11 +8,12 @@ from __future__ import annotations
 
 from typing import Any
 
+from atomic_agent.plugins.memory.memory_contract import MEMORY_VIEWS_SERVICE
 from atomic_agent.plugins.sidecar.protocol_messages import ProtocolError
 
 
 def _views(server: Any) -> Any:
-    views = server.runtime.service("memory_views", None)
+    views = server.runtime.service(MEMORY_VIEWS_SERVICE, None)
     if views is None:
         raise ProtocolError("memory_unavailable", "memory views are not available in this sidecar "
                             "(the memory plugin is not loaded)")

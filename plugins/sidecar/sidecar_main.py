@@ -56,12 +56,12 @@ def run_sidecar(boot_context: Any, *, tracing: bool, no_approval: bool, working_
 
 
 async def _serve(boot_context: Any, writer: ProtocolWriter, fd: int, no_approval: bool, working_dir: Path) -> None:
-    from atomic_agent.api import create_runtime, resolve_boot_level
+    from atomic_agent.api import create_runtime
 
     limits = limits_from(boot_context.config)
     server = SidecarServer(writer, limits, working_dir)
-    runtime = await create_runtime(boot_context=boot_context, ask=server.approvals.ask, serving=True)
-    runtime.gate.set_level(resolve_boot_level(no_approval, runtime.gate.level))
+    runtime = await create_runtime(boot_context=boot_context, ask=server.approvals.ask, serving=True,
+                                   no_approval=no_approval)
     server.bind(runtime)
     await runtime.recover(resume=True)  # a restarted sidecar answers what it owes, in lane order
     loop = asyncio.get_running_loop()

@@ -9,10 +9,11 @@ from __future__ import annotations
 from typing import Any
 
 from atomic_agent.plugins.sidecar.protocol_messages import ProtocolError
+from atomic_agent.plugins.tasks.tasks_contract import TASKS_SERVICE
 
 
 def _tasks(server: Any) -> Any:
-    service = server.runtime.service("tasks", None)
+    service = server.runtime.service(TASKS_SERVICE, None)
     if service is None or not getattr(service.config, "enabled", False):
         raise ProtocolError("tasks_unavailable", "tasks are not available in this sidecar "
                             "(the tasks plugin is not loaded or tasks.enabled is false)")

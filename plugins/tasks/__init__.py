@@ -13,8 +13,22 @@ from typing import TYPE_CHECKING, Any
 
 from atomic_agent.api import hookimpl
 
+from .tasks_contract import TASKS_SERVICE
+
 if TYPE_CHECKING:
-    from atomic_agent.api import ApprovalCategory, ConfigBlock, RuntimeView, ServiceSpec, TickSpec, ToolSpec
+    from pathlib import Path
+
+    import typer
+
+    from atomic_agent.api import (
+        ApprovalCategory,
+        ConfigBlock,
+        DoctorFinding,
+        RuntimeView,
+        ServiceSpec,
+        TickSpec,
+        ToolSpec,
+    )
 
 CONFIG_KEY = "tasks"
 TICK_NAME = "tasks.scheduler"
@@ -35,7 +49,7 @@ def register_config_blocks() -> Iterable[ConfigBlock]:
 
 @hookimpl
 def register_services() -> Iterable[ServiceSpec]:
-    from atomic_agent.api import ServiceSpec
+    from atomic_agent.api import TUI_PANEL_SERVICE, ServiceSpec
 
     def build(runtime: RuntimeView) -> Any:
         from .task_service import build_task_service
@@ -47,8 +61,21 @@ def register_services() -> Iterable[ServiceSpec]:
             service.recover_stale()
         return service
 
-    return [ServiceSpec("tasks", build, close=lambda service: service.close(),
-                        summary="tasks.sqlite: durable tasks, their runs and the runner")]
+    return [ServiceSpec(TASKS_SERVICE, build, close=lambda service: service.close(),
+                        summary="tasks.sqlite: durable tasks, their runs and the runner"),
+            ServiceSpec(TUI_PANEL_SERVICE, _tui_panel, multiple=True,
+                        summary="the TUI's Tasks panel: list, details, create, cancel, run now")]
+
+
+def _tui_panel(runtime: RuntimeView) -> Any:
+    from atomic_agent.api import TuiPanel
+
+    def build(context: Any) -> Any:
+        from .tasks_panel import build_tasks_panel  # Textual loads here, only when the TUI runs
+
+        return build_tasks_panel(context)
+
+    return TuiPanel(name="tasks", title="Tasks", build=build, order=40)
 
 
 @hookimpl
@@ -76,13 +103,13 @@ def register_ticks(runtime: RuntimeView) -> Iterable[TickSpec]:
     from atomic_agent.api import TickSpec
 
     async def tick() -> Any:
-        return await runtime.service("tasks").tick()
+        return await runtime.service(TASKS_SERVICE).tick()
 
     return [TickSpec(TICK_NAME, cfg.scheduler_tick_ms / 1000, tick, summary="run due tasks")]
 
 
 @hookimpl
-def register_commands(app: Any) -> None:
+def register_commands(app: typer.Typer) -> None:
     from .task_commands import task_app
 
     app.add_typer(task_app, name="task", help="Durable tasks: create, list, show, cancel, run, tick, history.")
@@ -90,7 +117,7 @@ def register_commands(app: Any) -> None:
 
 
 @hookimpl
-def report_doctor_findings(state_dir: Any) -> Iterable[Any]:
+def report_doctor_findings(state_dir: Path) -> Iterable[DoctorFinding]:
     from .doctor_findings import task_findings
 
     return task_findings(state_dir)

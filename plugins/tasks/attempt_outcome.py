@@ -52,9 +52,9 @@ def outcome_of_result(result: object) -> AttemptOutcome:
 
 def outcome_of_error(exc: BaseException) -> AttemptOutcome:
     """From an exception `run_turn` raised (nothing admitted, or the admission failed)."""
-    from atomic_agent.api import classify_failure
+    from atomic_agent.api import failure_taxonomy
 
-    failure = classify_failure(exc)
+    failure = failure_taxonomy.classify_failure(exc)
     return outcome_of_category(failure.category, str(failure))
 
 

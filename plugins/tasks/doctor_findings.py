@@ -4,11 +4,14 @@ from __future__ import annotations
 
 import sqlite3
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from atomic_agent.api import DoctorFinding
 
 
-def task_findings(state_dir: Path) -> list[Any]:
-    from atomic_agent.api import DoctorFinding, open_sqlite_read_only, read_schema_state
+def task_findings(state_dir: Path) -> list[DoctorFinding]:
+    from atomic_agent.api import DoctorFinding, open_sqlite_read_only, sqlite_migrations
 
     from .task_database import tasks_db_path
     from .task_schema import MIGRATIONS
@@ -20,7 +23,7 @@ def task_findings(state_dir: Path) -> list[Any]:
         conn = open_sqlite_read_only(path)
         try:
             integrity = conn.execute("PRAGMA quick_check").fetchone()[0]
-            schema = read_schema_state(conn)
+            schema = sqlite_migrations.read_schema_state(conn)
             newer = schema.newer_than(MIGRATIONS)
             counts = dict(conn.execute("SELECT status, count(*) FROM tasks GROUP BY status").fetchall()) \
                 if "m001_tasks" in schema.applied else {}

@@ -15,6 +15,8 @@ import typer
 
 from atomic_agent.api import current_cli_state, fail, print_json, print_table
 
+from .tasks_contract import TASKS_SERVICE
+
 task_app = typer.Typer(no_args_is_help=True)
 
 
@@ -172,7 +174,7 @@ async def _with_runtime(ctx: typer.Context, work: Any) -> Any:
     runtime = await create_runtime(boot_context=current_cli_state(ctx).require())
     try:
         await runtime.recover(resume=False)
-        return await work(runtime.service("tasks"))
+        return await work(runtime.service(TASKS_SERVICE))
     finally:
         await runtime.close()
 

@@ -13,9 +13,11 @@ outcomes are reported (completed, failed, blocked; never a retry, never a cancel
 from __future__ import annotations
 
 import sys
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any
 
 import attrs
+
+from .tasks_contract import REPORT_SINK, ReportSink
 
 if TYPE_CHECKING:
     from atomic_agent.api import RuntimeView
@@ -24,13 +26,6 @@ RESULT_MAX_CHARS = 3000
 ERROR_MAX_CHARS = 500
 PROMPT_PREVIEW_CHARS = 200
 TRUNCATED = " … [truncated]"
-REPORT_SINK = "report_sink"  # a sink-style service: every provider (ServiceSpec(multiple=True)) gets each report
-
-
-class ReportSink(Protocol):
-    """What a `report_sink` provider implements; raising says the report was not sent, and why."""
-
-    async def send_report(self, target: str, text: str) -> object: ...
 REPORTED_STATUSES = ("completed", "failed", "blocked", "interrupted")
 
 

@@ -110,7 +110,6 @@ class TaskRunner:
             SessionNotFoundError,
             SubmissionCancelledError,
             TurnParkedError,
-            request_fingerprint,
         )
 
         started = time.perf_counter()
@@ -126,8 +125,8 @@ class TaskRunner:
         cancelled = self._cancels.setdefault(task.id, asyncio.Event())
         if task.cancel_requested:
             cancelled.set()
-        key = RequestKey(task.attempt_key or "", request_fingerprint(task.id, task.message, task.occurrence_at,
-                                                                      task.attempts), caller_ref=task.id)
+        key = RequestKey.of(task.attempt_key or "", task.id, task.message, task.occurrence_at, task.attempts,
+                            caller_ref=task.id)
         watcher = asyncio.ensure_future(self._watch_cancel(task.id, cancelled))
         try:
             result = await self.runtime.run_turn(task.message, session_id=session_id, origin="scheduler",

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from atomic_agent.api import Migration, SqliteStore
+from atomic_agent.api import SqliteStore, sqlite_migrations
 
 if TYPE_CHECKING:  # the steps receive a Database; the module loads without sqlite-utils
     import sqlite_utils
@@ -123,6 +123,6 @@ def m005_deliveries(db: sqlite_utils.Database) -> None:
                    "WHERE status IN ('pending', 'attempting')")
 
 
-MIGRATIONS: list[Migration] = [m001_tasks, m002_task_runs, m003_task_sessions, m004_named_sessions,
+MIGRATIONS: list[sqlite_migrations.Migration] = [m001_tasks, m002_task_runs, m003_task_sessions, m004_named_sessions,
                                m005_deliveries]
 TASK_SCHEMA_VERSION = len(MIGRATIONS)

@@ -13,6 +13,8 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from atomic_agent.plugins.metrics.metrics_contract import METRICS_SERVICE
+
 from .task_database import TaskDatabase, tasks_db_path
 from .task_errors import TaskValidationError
 from .task_records import ORIGINS, WAKE_SOURCES, TaskRecord
@@ -23,7 +25,6 @@ from .task_store import TaskStore
 if TYPE_CHECKING:
     from atomic_agent.api import RuntimeView
 
-SERVICE_NAME = "tasks"
 MAX_MESSAGE_CHARS = 20_000
 RUNNERS_DIR = "task-runners"
 NOTIFY_TARGETS = ("telegram",)
@@ -201,5 +202,5 @@ class TaskService:
 
 
 def build_task_service(runtime: RuntimeView) -> TaskService:
-    metrics = runtime.service("metrics", None)
+    metrics = runtime.service(METRICS_SERVICE, None)
     return TaskService(runtime.state_dir, runtime.config.block("tasks"), runtime=runtime, metrics=metrics)

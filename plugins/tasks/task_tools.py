@@ -13,8 +13,10 @@ from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from .tasks_contract import TASKS_SERVICE
+
 if TYPE_CHECKING:
-    from atomic_agent.api import RuntimeView
+    from atomic_agent.api import RuntimeView, ToolSpec
 
 RECURRING_CATEGORY = "tasks_recurring"
 LIST_LIMIT_CAP = 200
@@ -64,13 +66,13 @@ def _line(task: Any) -> str:
     return f"{task.id} {task.status} {describe(task.schedule)} next {due}: {task.message[:80]}"
 
 
-def task_tool_specs(runtime: RuntimeView, cfg: Any) -> list[Any]:
+def task_tool_specs(runtime: RuntimeView, cfg: Any) -> list[ToolSpec]:
     from atomic_agent.api import ResourceClass, Tier, ToolResult, ToolSpec
 
     from .task_errors import TaskNotFoundError, TaskStoreError, TaskValidationError
 
     def service() -> Any:
-        return runtime.service("tasks")
+        return runtime.service(TASKS_SERVICE)
 
     def invalid(exc: TaskValidationError) -> Any:
         return ToolResult.error(f"invalid {exc.field}: {exc.problem}", field=exc.field, problem=exc.problem)

@@ -15,9 +15,12 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from atomic_agent.api import hookimpl
+from atomic_agent.plugins.tasks.tasks_contract import REPORT_SINK
 
 if TYPE_CHECKING:
-    from atomic_agent.api import ChannelSpec, ConfigBlock, RuntimeView, ServiceSpec
+    import typer
+
+    from atomic_agent.api import ChannelSpec, ConfigBlock, DoctorFinding, RuntimeView, ServiceSpec
 
 SERVICE = "telegram"
 
@@ -33,13 +36,26 @@ def register_config_blocks() -> Iterable[ConfigBlock]:
 
 @hookimpl
 def register_services() -> Iterable[ServiceSpec]:
-    from atomic_agent.api import ServiceSpec
+    from atomic_agent.api import TUI_PANEL_SERVICE, ServiceSpec
 
     return [ServiceSpec(SERVICE, _build_channel, close=lambda channel: channel.close(),
                         summary="the Telegram channel: status and live control (enable, token, owner, pairing)"),
             # the tasks plugin's `notify: telegram` reports go to the owner through the channel
-            ServiceSpec("report_sink", lambda runtime: runtime.service(SERVICE), multiple=True,
-                        summary="task reports (notify) to the paired Telegram owner")]
+            ServiceSpec(REPORT_SINK, lambda runtime: runtime.service(SERVICE), multiple=True,
+                        summary="task reports (notify) to the paired Telegram owner"),
+            ServiceSpec(TUI_PANEL_SERVICE, _tui_panel, multiple=True,
+                        summary="the TUI's Telegram panel: status, enable, token, pairing, owner")]
+
+
+def _tui_panel(runtime: RuntimeView) -> Any:
+    from atomic_agent.api import TuiPanel
+
+    def build(context: Any) -> Any:
+        from .telegram_panel import build_telegram_panel  # Textual loads here, only when the TUI runs
+
+        return build_telegram_panel(context)
+
+    return TuiPanel(name="telegram", title="Telegram", build=build, order=70)
 
 
 def _build_channel(runtime: RuntimeView) -> Any:
@@ -58,7 +74,7 @@ def register_channels(runtime: RuntimeView) -> Iterable[ChannelSpec]:
 
 
 @hookimpl
-def register_commands(app: Any) -> None:
+def register_commands(app: typer.Typer) -> None:
     from .telegram_commands import telegram_app
 
     app.add_typer(telegram_app, name="telegram",
@@ -66,7 +82,7 @@ def register_commands(app: Any) -> None:
 
 
 @hookimpl
-def report_doctor_findings(state_dir: Path) -> Iterable[Any]:
+def report_doctor_findings(state_dir: Path) -> Iterable[DoctorFinding]:
     from .doctor_findings import telegram_findings
 
     return telegram_findings(state_dir)

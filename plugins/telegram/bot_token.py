@@ -24,13 +24,13 @@ def dotenv_path(state_dir: Path) -> Path:
 
 def read_token(state_dir: Path) -> str | None:
     """The token stored in `<state>/.env`, or None (missing file, missing or empty key)."""
-    from atomic_agent.api import parse_dotenv
+    from atomic_agent.api import dotenv_file
 
     try:
         text = dotenv_path(state_dir).read_text(encoding="utf-8")
     except OSError:
         return None
-    values, _problems = parse_dotenv(text)
+    values, _problems = dotenv_file.parse_dotenv(text)
     token = values.get(TOKEN_KEY, "").strip()
     return token or None
 
@@ -45,9 +45,9 @@ def check_token_shape(token: str) -> str:
 
 def store_token(state_dir: Path, token: str) -> None:
     """Write the token into `<state>/.env` (atomic, 0600), keeping every other line."""
-    from atomic_agent.api import set_dotenv_key
+    from atomic_agent.api import dotenv_file
 
-    set_dotenv_key(dotenv_path(state_dir), TOKEN_KEY, check_token_shape(token))
+    dotenv_file.set_dotenv_key(dotenv_path(state_dir), TOKEN_KEY, check_token_shape(token))
 
 
 def clear_token(state_dir: Path) -> bool:

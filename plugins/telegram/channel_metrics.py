@@ -11,6 +11,8 @@ from __future__ import annotations
 from collections import Counter
 from typing import TYPE_CHECKING, Any
 
+from atomic_agent.plugins.metrics.metrics_contract import METRICS_SERVICE, Metrics
+
 if TYPE_CHECKING:
     from atomic_agent.api import RuntimeView
 
@@ -33,8 +35,8 @@ class ChannelMetrics:
         return dict(sorted(self.counts.items()))
 
 
-def metrics_registry(runtime: RuntimeView) -> Any | None:
+def metrics_registry(runtime: RuntimeView) -> Metrics | None:
     try:
-        return runtime.service("metrics")
+        return runtime.service(METRICS_SERVICE)
     except Exception:  # the metrics plugin is optional
         return None

@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .bot_token import dotenv_mode_problem, dotenv_path, read_token
 from .delivery_store import UNCERTAIN, db_path
 from .instance_lock import holder_pid
 from .telegram_config import TELEGRAM_BLOCK
+
+if TYPE_CHECKING:
+    from atomic_agent.api import DoctorFinding
 
 
 def _block(state_dir: Path) -> dict[str, Any] | None:
@@ -37,7 +40,7 @@ def uncertain_count(state_dir: Path) -> int:
         conn.close()
 
 
-def telegram_findings(state_dir: Path) -> list[Any]:
+def telegram_findings(state_dir: Path) -> list[DoctorFinding]:
     from atomic_agent.api import DoctorFinding
 
     block = _block(state_dir)

@@ -103,10 +103,10 @@ class InboundHandler:
 
     def _request_key(self, update_id: int, text: str) -> Any:
         """The idempotency key an update's turn (or steer) is committed under: a redelivery finds it."""
-        from atomic_agent.api import RequestKey, request_fingerprint
+        from atomic_agent.api import RequestKey
 
         key = f"telegram:{self.channel.bot_id}:{update_id}"
-        return RequestKey(key, request_fingerprint("telegram", update_id, text))
+        return RequestKey.of(key, "telegram", update_id, text)
 
     def _owe_reply(self, turn_id: str, session_id: str, chat_id: int, update_id: int | None) -> None:
         """A turn admitted before a crash: record its reply as owed (once) and let the owed

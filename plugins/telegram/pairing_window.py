@@ -28,12 +28,19 @@ def open_window(state_dir: Path, seconds: float = DEFAULT_WINDOW_S, now: float |
     return until
 
 
-def window_open(state_dir: Path, now: float | None = None) -> bool:
+def window_closes_at(state_dir: Path, now: float | None = None) -> float | None:
+    """When the open window closes (epoch seconds), or None when no window is open."""
     try:
         until = json.loads(pairing_path(state_dir).read_text(encoding="utf-8")).get("until")
     except (OSError, ValueError, AttributeError):
-        return False
-    return isinstance(until, (int, float)) and (time.time() if now is None else now) < until
+        return None
+    if not isinstance(until, (int, float)) or isinstance(until, bool):
+        return None
+    return float(until) if (time.time() if now is None else now) < until else None
+
+
+def window_open(state_dir: Path, now: float | None = None) -> bool:
+    return window_closes_at(state_dir, now) is not None
 
 
 def close_window(state_dir: Path) -> None:

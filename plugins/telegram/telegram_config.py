@@ -63,19 +63,19 @@ def telegram_config(runtime: RuntimeView) -> TelegramConfig:
 def persist_settings(config_path: Path, config_blocks: Any, **changes: Any) -> None:
     """Write `changes` (camelCase keys of the block) into config.json, validated by the
     config loader, before anything is applied live."""
-    from atomic_agent.api import read_raw_config, save_raw_config
+    from atomic_agent.api import config_file, read_raw_config
 
     raw = read_raw_config(config_path)
     block = raw.get(TELEGRAM_BLOCK)
     block = dict(block) if isinstance(block, dict) else {}
     block.update(changes)
     raw[TELEGRAM_BLOCK] = block
-    save_raw_config(config_path, raw, config_blocks)
+    config_file.save_raw_config(config_path, raw, config_blocks)
 
 
 def read_settings(config_path: Path, config_blocks: Any) -> TelegramConfig:
     """The block as config.json holds it now (another process may have changed it)."""
-    from atomic_agent.api import read_raw_config, structure_config_blocks
+    from atomic_agent.api import config_file, read_raw_config
 
-    structured, _unknown = structure_config_blocks(read_raw_config(config_path), config_blocks, config_path)
+    structured, _unknown = config_file.structure_config_blocks(read_raw_config(config_path), config_blocks, config_path)
     return structured.get(TELEGRAM_BLOCK) or TelegramConfig()

@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING
 
 from atomic_agent.api import hookimpl
 
+if TYPE_CHECKING:
+    import typer
+
 
 @hookimpl
-def register_commands(app: Any) -> None:
+def register_commands(app: typer.Typer) -> None:
     from atomic_agent.plugins.tools_cli.tools_commands import tools_app
 
     app.add_typer(tools_app, name="tools",

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 import attrs
 
-from atomic_agent.api import ResourceClass, ToolContext, ToolResult, args_errors, bind_request_approval, invoke_tool
+from atomic_agent.api import ResourceClass, ToolContext, ToolResult, approval_gate, args_errors, invoke_tool
 
 if TYPE_CHECKING:
     from atomic_agent.api import RuntimeView
@@ -54,7 +54,7 @@ async def call_one_tool(runtime: RuntimeView, name: str, args: Mapping[str, Any]
     spec = check_call(runtime, name, args)
     ctx = ToolContext(session_id=session_id, working_dir=working_dir, state_dir=runtime.state_dir,
                       cancelled=cancelled or asyncio.Event(),
-                      request_approval=bind_request_approval(runtime.gate, session_id, name),
+                      request_approval=approval_gate.bind_request_approval(runtime.gate, session_id, name),
                       services={"state_dir": runtime.state_dir, "approval_gate": runtime.gate,
                                 "tool_registry": runtime.registry})
     # no time limit and the whole summary: the user asked for this one call and reads its answer

@@ -100,9 +100,7 @@ def call_command(
     import asyncio
 
     from atomic_agent.api import (
-        ApprovalAuditLog,
         SessionNotFoundError,
-        audit_path,
         compress_result,
         create_runtime,
         parse_json_object,
@@ -117,11 +115,7 @@ def call_command(
     boot = state.require()
 
     async def go() -> Any:
-        runtime = await create_runtime(boot_context=boot, ask=stdin_approver(fixed=approve))
-        if runtime.gate.audit is None:
-            runtime.gate.attach_audit(ApprovalAuditLog(audit_path(runtime.state_dir)))
-        if no_approval:
-            runtime.gate.set_level(5)  # this process only; config.json keeps its level
+        runtime = await create_runtime(boot_context=boot, ask=stdin_approver(fixed=approve), no_approval=no_approval)
         try:
             working_dir = cwd
             session_id = session or transient_session_id()

@@ -1,7 +1,7 @@
 """`trace replay`: rebuild the stable prefix from the current runtime and check a trace for drift.
 
 A postmortem for dropped cache hits, not a simulator: it compares prompt prefixes only. The
-prefix comes from the core's prompt builder (`rebuild_stable_prefix`: today's tools,
+prefix comes from the core's prompt builder (`trace_replay.rebuild_stable_prefix`: today's tools,
 templates and config with the profile the trace recorded).
 """
 
@@ -13,7 +13,7 @@ from typing import Any
 
 import attrs
 
-from atomic_agent.api import TraceError, TraceFiles
+from atomic_agent.api import trace_files
 
 from .prefix_drift import StepDrift, compare_prefix_hashes
 from .trace_reader import find_trace, read_trace
@@ -21,7 +21,7 @@ from .trace_reader import find_trace, read_trace
 PrefixRebuilder = Callable[[Path, str], str]
 
 
-class ReplayUnavailableError(TraceError):
+class ReplayUnavailableError(trace_files.TraceError):
     """`trace replay` cannot rebuild or compare the stable prefix here."""
 
 
@@ -45,16 +45,16 @@ def replay_prefix_drift(state_dir: Path, session_id: str, *, step: int | None = 
     """Hash the current stable prefix with the state dir's salt and compare it with every recorded step."""
     path = find_trace(state_dir, session_id)
     resolved_id = path.stem
-    traces = TraceFiles(state_dir)
+    traces = trace_files.TraceFiles(state_dir)
     salt = traces.salt()
     if salt is None:
         raise ReplayUnavailableError(
             f"there is no salt at {traces.salt_path}, so the recorded hashes cannot be compared; "
             "replay a trace under the state dir that recorded it")
     if rebuild is None:
-        from atomic_agent.api import rebuild_stable_prefix  # looked up now: tests stand one in
+        from atomic_agent.api import trace_replay
 
-        rebuild = rebuild_stable_prefix
+        rebuild = trace_replay.rebuild_stable_prefix  # looked up now: tests stand one in
     prefix = rebuild(Path(state_dir), resolved_id)
     current = traces.hash_prefix(prefix, salt)
     drifts = compare_prefix_hashes(read_trace(path).events, current, step=step, turn=turn)

@@ -22,13 +22,13 @@ def _state_dir(ctx: typer.Context) -> Path:
 
 
 def _find(state_dir: Path, session_id: str) -> Path:
-    from atomic_agent.api import TraceError
+    from atomic_agent.api import trace_files
 
     from .trace_reader import find_trace
 
     try:
         return find_trace(state_dir, session_id)
-    except TraceError as exc:
+    except trace_files.TraceError as exc:
         fail(str(exc))
         raise AssertionError("unreachable: fail() exits") from exc
 
@@ -52,7 +52,7 @@ def trace_list_command(
     json_out: bool = typer.Option(False, "--json", help="Print JSON."),
 ) -> None:
     """The most recent trace files: session id, events, size, last write."""
-    from atomic_agent.api import TraceFiles
+    from atomic_agent.api import trace_files
 
     from .trace_reader import list_traces
 
@@ -62,7 +62,8 @@ def trace_list_command(
         print_json([t.to_json() for t in traces])
         return
     if not traces:
-        print(f"no traces in {TraceFiles(state_dir).folder} yet (tracing.enabled decides whether runs record one)")
+        folder = trace_files.TraceFiles(state_dir).folder
+        print(f"no traces in {folder} yet (tracing.enabled decides whether runs record one)")
         return
     rows = [[t.session_id, t.event_count, _human_size(t.size_bytes),
              t.modified_at.astimezone().strftime("%Y-%m-%d %H:%M:%S")] for t in traces]
@@ -124,20 +125,28 @@ def trace_replay_command(
     step: int | None = typer.Option(None, "--step", help="Only check step N (of every turn, unless --turn)."),
     turn: int | None = typer.Option(None, "--turn", help="Only check turn N."),
     json_out: bool = typer.Option(False, "--json", help="Print JSON."),
+    rerun: bool = typer.Option(False, "--rerun", help="Re-execute the whole session against its recorded completions "
+                               "and tool results, checking every step's prompt, grammar and decisions."),
 ) -> None:
-    """Rebuild the stable prefix from the current runtime and compare its hash with every recorded step.
+    """Rebuild the stable prefix from the current runtime and compare its hash with every recorded step;
+    with --rerun, re-execute the session and name the first prompt section or decision that differs.
 
-    Exits 1 when any step drifted (the upper prompt changed since it was recorded).
+    Exits 1 when any step drifted (the prompt changed since it was recorded).
     """
-    from atomic_agent.api import TraceError
+    from atomic_agent.api import trace_files
 
     from .prefix_replay import replay_prefix_drift
 
     state_dir = _state_dir(ctx)
     path = _find(state_dir, session_id)
+    if rerun:
+        if step is not None or turn is not None:
+            fail("--rerun re-executes the whole session; leave out --step and --turn")
+        _rerun(state_dir, path.stem, json_out)
+        return
     try:
         report = replay_prefix_drift(state_dir, path.stem, step=step, turn=turn)
-    except TraceError as exc:
+    except trace_files.TraceError as exc:
         fail(str(exc))
     if not report.steps:
         what = _filter_label(step, turn) if step is not None or turn is not None else "the session"
@@ -155,6 +164,31 @@ def trace_replay_command(
               + ("; the stable prefix changed since recording" if drifted else ""))
     if report.drifted:
         raise typer.Exit(EXIT_DRIFT)
+
+
+def _rerun(state_dir: Path, session_id: str, json_out: bool) -> None:
+    from atomic_agent.api import trace_files, trace_replay
+
+    try:
+        report = trace_replay.rerun_trace(state_dir, session_id)
+    except trace_files.TraceError as exc:
+        fail(str(exc))
+    if json_out:
+        print_json(report.to_json())
+    elif report.first is None:
+        print(f"session {report.session_id}: {report.turns} turn(s), {report.steps} step(s) re-run; every prompt, "
+              "grammar and decision is byte-identical")
+    else:
+        print(f"session {report.session_id}: {report.turns} turn(s), {report.steps} step(s) re-run; "
+              f"{len(report.drifts)} drifted")
+        print(f"first drift: {report.first.describe()}")
+        for drift in report.drifts[1:RERUN_DRIFTS_SHOWN]:
+            print(f"  then {drift.describe()}")
+    if report.drifted:
+        raise typer.Exit(EXIT_DRIFT)
+
+
+RERUN_DRIFTS_SHOWN = 10
 
 
 def _filter_label(step: int | None, turn: int | None) -> str:

@@ -10,10 +10,10 @@ from typing import Any
 
 import attrs
 
-from atomic_agent.api import TraceError, TraceFiles
+from atomic_agent.api import trace_files
 
 
-class TraceNotFoundError(TraceError):
+class TraceNotFoundError(trace_files.TraceError):
     """No trace file for the session id asked for."""
 
 
@@ -48,7 +48,7 @@ def list_traces(state_dir: Path, limit: int | None = None) -> list[TraceFileInfo
     """Trace files newest first (by mtime, then name); at most `limit` of them."""
     if limit is not None and limit < 1:
         raise ValueError(f"limit must be at least 1, got {limit}")
-    traces = TraceFiles(state_dir)
+    traces = trace_files.TraceFiles(state_dir)
     stats: list[tuple[Path, os.stat_result]] = []
     for path in traces.files():
         try:
@@ -72,7 +72,7 @@ def count_events(path: Path) -> int:
 
 def find_trace(state_dir: Path, session_id: str) -> Path:
     """The trace file of `session_id`, or of the one session whose id starts with it."""
-    traces = TraceFiles(state_dir)
+    traces = trace_files.TraceFiles(state_dir)
     exact = traces.path(session_id)  # refuses an id that cannot name a trace file
     if exact.is_file():
         return exact

@@ -6,7 +6,8 @@ import json
 
 import pytest
 
-from atomic_agent.api import ApprovalLevelError, create_runtime, resolve_boot_level, set_approval_level
+from atomic_agent.api import approval_gate, create_runtime
+from atomic_agent.approval.approval_gate import resolve_boot_level, set_approval_level
 from atomic_agent.runtime.boot_context import boot
 from atomic_agent.testing.runtime_kit import fresh_plugin_host
 from tests.approval.gate_kit import make_gate
@@ -41,7 +42,7 @@ def test_hot_apply_failure_names_the_rewritten_config_json(tmp_path) -> None:
         def set_level(self, level):
             raise RuntimeError("gate is gone")
 
-    with pytest.raises(ApprovalLevelError) as err:
+    with pytest.raises(approval_gate.ApprovalLevelError) as err:
         set_approval_level(tmp_path, {}, BrokenGate(), 4)
     assert str(tmp_path / "config.json") in str(err.value) and "next start" in str(err.value)
     assert _level_on_disk(tmp_path) == 4  # persisted before the apply was tried
@@ -59,5 +60,18 @@ async def test_persisted_level_is_honoured_at_boot(tmp_path) -> None:
     runtime = await create_runtime(boot_context=boot(tmp_path, environ={}, host=fresh_plugin_host()))
     try:
         assert runtime.gate.level == 3
+    finally:
+        await runtime.close()
+
+
+async def test_no_approval_raises_this_process_only_and_the_runtime_saves_a_new_level(tmp_path) -> None:
+    (tmp_path / "config.json").write_text(json.dumps({"agent": {"approvalLevel": 2}}))
+    runtime = await create_runtime(boot_context=boot(tmp_path, environ={}, host=fresh_plugin_host()),
+                                   no_approval=True)
+    try:
+        assert (runtime.gate.level, runtime.gate.level_name) == (5, "full trust")
+        assert _level_on_disk(tmp_path) == 2  # --no-approval is never written down
+        assert runtime.set_approval_level("3") == 3
+        assert (_level_on_disk(tmp_path), runtime.gate.level_name) == (3, "home")
     finally:
         await runtime.close()

@@ -12,8 +12,8 @@ from typing import Any
 
 import pytest
 
-from atomic_agent.api import ApprovalAuditLog, audit_path
-from atomic_agent.approval.approval_gate import STANDARD_CATEGORIES, ApprovalGate
+from atomic_agent.api import approval_gate
+from atomic_agent.approval.approval_gate import STANDARD_CATEGORIES, ApprovalAuditLog, ApprovalGate
 from atomic_agent.plugins.os.fs_approval.fs_categories import PERSISTENCE, SENSITIVE_READ
 from atomic_agent.plugins.os.fs_approval.persistence_spots import persistence_reason
 from tests.plugins.os.fs_kit import FsWorld, make_world
@@ -37,7 +37,7 @@ NOT_SPOTS = ["ws/model.pth", "ws/.github/workflows/ci.yml", "ws/src/hooks/useThi
 def world(tmp_path: Path, monkeypatch: Any) -> FsWorld:
     built = make_world(tmp_path, monkeypatch, level=4)
     built.gate = ApprovalGate([*STANDARD_CATEGORIES, PERSISTENCE, SENSITIVE_READ], 4, built.asker,
-                              audit=ApprovalAuditLog(audit_path(built.state)))
+                              audit=ApprovalAuditLog(approval_gate.audit_path(built.state)))
     return built
 
 

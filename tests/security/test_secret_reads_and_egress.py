@@ -14,8 +14,8 @@ from typing import Any
 
 import pytest
 
-from atomic_agent.api import ApprovalAuditLog, ToolContext, audit_path
-from atomic_agent.approval.approval_gate import STANDARD_CATEGORIES, ApprovalGate
+from atomic_agent.api import ToolContext, approval_gate
+from atomic_agent.approval.approval_gate import STANDARD_CATEGORIES, ApprovalAuditLog, ApprovalGate
 from atomic_agent.plugins.os.fs_approval.credential_stores import credential_store_of, reset_index
 from atomic_agent.plugins.os.fs_approval.fs_categories import PERSISTENCE, SENSITIVE_READ
 from atomic_agent.plugins.os.fs_approval.sensitive_taint import TAINT
@@ -30,7 +30,7 @@ SECRET = "sk-live-SECRET-0123456789"
 def world(tmp_path: Path, monkeypatch: Any) -> FsWorld:
     built = make_world(tmp_path, monkeypatch, level=4)
     built.gate = ApprovalGate([*STANDARD_CATEGORIES, PERSISTENCE, SENSITIVE_READ], 4, built.asker,
-                              audit=ApprovalAuditLog(audit_path(built.state)))
+                              audit=ApprovalAuditLog(approval_gate.audit_path(built.state)))
     (built.state / ".env").write_text(f"OPENAI_API_KEY={SECRET}\n")
     reset_index()
     TAINT.clear()

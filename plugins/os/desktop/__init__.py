@@ -3,13 +3,13 @@ clear "unavailable here" where there is no desktop session or helper binary."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from atomic_agent.api import RuntimeView
+    from atomic_agent.api import RuntimeView, ToolSpec
 
 
-def tool_specs(runtime: RuntimeView) -> list[Any]:
+def tool_specs(runtime: RuntimeView) -> list[ToolSpec]:
     from .desktop_tools import desktop_tool_specs
 
     return desktop_tool_specs(runtime)

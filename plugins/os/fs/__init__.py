@@ -8,13 +8,13 @@ plugin for `atomic-agent --help` costs nothing.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from atomic_agent.api import RuntimeView
+    from atomic_agent.api import ApprovalCategory, ConfigBlock, RuntimeView, ToolSpec
 
 
-def tool_specs(runtime: RuntimeView) -> list[Any]:
+def tool_specs(runtime: RuntimeView) -> list[ToolSpec]:
     from atomic_agent.plugins.os.fs.archive_extract_tool import make_archive_extract
     from atomic_agent.plugins.os.fs.archive_tools import make_archive_list, make_archive_read_entry
     from atomic_agent.plugins.os.fs.diff_tool import make_diff
@@ -38,13 +38,13 @@ def tool_specs(runtime: RuntimeView) -> list[Any]:
     return [make(env) for make in makers]
 
 
-def config_blocks() -> list[Any]:
+def config_blocks() -> list[ConfigBlock]:
     from atomic_agent.plugins.os.fs.projects_config import projects_config_block
 
     return [projects_config_block()]
 
 
-def approval_categories() -> list[Any]:
+def approval_categories() -> list[ApprovalCategory]:
     from atomic_agent.plugins.os.fs_approval.fs_categories import PERSISTENCE, SENSITIVE_READ
 
     return [PERSISTENCE, SENSITIVE_READ]

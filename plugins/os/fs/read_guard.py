@@ -104,10 +104,10 @@ async def admit_read(ctx: Any, path: Path, display: str, trust: Sequence[Path], 
 
 async def ask_sensitive(ctx: Any, tool: str, action: str, store: str, targets: list[str]) -> None:
     """Ask once for reading inside credential store `store`; ReadRefused when not approved."""
-    from atomic_agent.api import ApprovalBinding
+    from atomic_agent.api import approval_gate
 
     summary = f"{action} (credential store {store}: keys, tokens or cookies)"
-    binding = ApprovalBinding.capture(tool, ctx.working_dir, targets)
+    binding = approval_gate.ApprovalBinding.capture(tool, ctx.working_dir, targets)
     if not await ask_approval(ctx, SENSITIVE_READ, summary, binding=binding):
         raise ReadRefused(f"not approved: {action} is inside the credential store {store}; reading it needs the "
                           "person's approval (category sensitive_read) below approval level 5")

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import attrs
 
-from atomic_agent.api import ApprovalBinding, ToolContext
+from atomic_agent.api import ToolContext, approval_gate
 from atomic_agent.plugins.os.fs_approval.classify_fs_mutation import FsClassification, TargetScope, classify_fs_mutation
 from atomic_agent.plugins.os.fs_approval.trust_config_paths import CONFIG_FILE, trust_config_paths
 
@@ -76,7 +76,7 @@ async def require_fs_approval(ctx: ToolContext, kind: str, targets: Sequence[str
             summary += " — the destination changed after the first approval"
         placed = [t.canonical for t in classification.targets if t.canonical is not None]
         files = [p for p in placed if p.is_file()] if bind_contents else []
-        binding = ApprovalBinding.capture(tool, ctx.working_dir, [str(p) for p in placed], files)
+        binding = approval_gate.ApprovalBinding.capture(tool, ctx.working_dir, [str(p) for p in placed], files)
         approved = await ctx.ask_approval(classification.category, summary, binding=binding)
         if not approved:
             return FsApproval(False, classification.category, (), f"denied: {summary}")

@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from pathlib import Path
 
-from atomic_agent.api import audit_path
+from atomic_agent.api import approval_gate
 
 CONFIG_FILE = "config.json"
 DOTENV_FILE = ".env"
@@ -22,7 +22,7 @@ def trust_config_paths(*state_dirs: Path | None) -> tuple[Path, ...]:
     for state_dir in state_dirs:
         if state_dir is None:
             continue
-        for path in (state_dir / CONFIG_FILE, state_dir / DOTENV_FILE, audit_path(state_dir)):
+        for path in (state_dir / CONFIG_FILE, state_dir / DOTENV_FILE, approval_gate.audit_path(state_dir)):
             seen.setdefault(str(path), path)
     return tuple(seen.values())
 

@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from atomic_agent.api import RuntimeView
+    from atomic_agent.api import RuntimeView, ToolSpec
 
 
-def tool_specs(runtime: RuntimeView) -> list[Any]:
+def tool_specs(runtime: RuntimeView) -> list[ToolSpec]:
     from .proc_tools import proc_tool_specs
 
     return proc_tool_specs(runtime)

@@ -3,19 +3,19 @@ the other os tools share. The `exec` config block lives here too."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from atomic_agent.api import RuntimeView
+    from atomic_agent.api import ApprovalCategory, ConfigBlock, RuntimeView, ToolSpec
 
 
-def tool_specs(runtime: RuntimeView) -> list[Any]:
+def tool_specs(runtime: RuntimeView) -> list[ToolSpec]:
     from .shell_tool import shell_tool_spec
 
     return [shell_tool_spec(runtime)]
 
 
-def config_blocks() -> list[Any]:
+def config_blocks() -> list[ConfigBlock]:
     from atomic_agent.api import ConfigBlock
 
     from .exec_config import EXEC_BLOCK, ExecConfig
@@ -23,7 +23,7 @@ def config_blocks() -> list[Any]:
     return [ConfigBlock(key=EXEC_BLOCK, cls=ExecConfig)]
 
 
-def approval_categories() -> list[Any]:
+def approval_categories() -> list[ApprovalCategory]:
     from atomic_agent.api import ApprovalCategory
 
     from .shell_tool import DANGEROUS_CATEGORY, UNDECIDABLE_CATEGORY

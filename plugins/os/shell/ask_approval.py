@@ -36,7 +36,7 @@ async def ask_approval(ctx: Any, category: str, summary: str, command_shape: str
 def call_binding(tool: str, cwd: Any, argv: Any, files: Any = ()) -> Any:
     """An ApprovalBinding when this build has them, else None (the gate then binds nothing)."""
     try:
-        from atomic_agent.api import ApprovalBinding
+        from atomic_agent.api import approval_gate
     except (ImportError, AttributeError):
         return None
-    return ApprovalBinding.capture(tool, cwd, list(argv), list(files))
+    return approval_gate.ApprovalBinding.capture(tool, cwd, list(argv), list(files))

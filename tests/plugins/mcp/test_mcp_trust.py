@@ -59,10 +59,10 @@ async def test_gate_decides_through_the_runtime_gate_and_its_audit(tmp_path: Pat
 
     runtime = await mcp_runtime(tmp_path / "state", [stdio_server("demo")], ask=ask)
     try:
-        from atomic_agent.api import ToolContext, bind_request_approval
+        from atomic_agent.api import ToolContext, approval_gate
 
         ctx = ToolContext("s1", tmp_path, tmp_path, asyncio.Event(),
-                          bind_request_approval(runtime.gate, "s1", "mcp.demo.write_note"))
+                          approval_gate.bind_request_approval(runtime.gate, "s1", "mcp.demo.write_note"))
         result = await runtime.registry.get("mcp.demo.write_note").run({"text": "z"}, ctx)
         assert result.details["approvalDenied"] is True
         assert [(r.tool, r.category) for r in requests] == [("mcp.demo.write_note", "other")]

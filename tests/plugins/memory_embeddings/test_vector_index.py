@@ -36,8 +36,8 @@ def test_the_index_remembers_its_model_and_a_reset_empties_it(tmp_path: Path) ->
 
 
 def test_open_fails_clearly_when_the_extension_cannot_load(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    from atomic_agent.api import ExtensionsUnavailableError
     from atomic_agent.plugins.memory_embeddings import vector_index
+    from atomic_agent.plugins.memory_embeddings.sqlite_extensions import ExtensionsUnavailableError
 
     monkeypatch.setattr(vector_index, "_load_vec", lambda _conn: (_ for _ in ()).throw(OSError("no vec0")))
     with pytest.raises(ExtensionsUnavailableError, match="no vec0"):

@@ -14,16 +14,8 @@ from typing import Any
 
 import attrs
 
-from atomic_agent.api import (
-    ApprovalAnswer,
-    ApprovalAuditLog,
-    ToolContext,
-    ToolResult,
-    audit_path,
-    bind_request_approval,
-    make_runtime_view,
-)
-from atomic_agent.approval.approval_gate import STANDARD_CATEGORIES, ApprovalGate
+from atomic_agent.api import ApprovalAnswer, ToolContext, ToolResult, approval_gate, make_runtime_view
+from atomic_agent.approval.approval_gate import STANDARD_CATEGORIES, ApprovalAuditLog, ApprovalGate
 from atomic_agent.plugins.os.fs import tool_specs
 
 
@@ -58,7 +50,8 @@ class FsWorld:
     def ctx(self, session_id: str | None = None, working_dir: Path | None = None) -> ToolContext:
         sid = session_id or self.session_id
         return ToolContext(session_id=sid, working_dir=working_dir or self.ws, state_dir=self.state,
-                           cancelled=asyncio.Event(), request_approval=bind_request_approval(self.gate, sid, "test"),
+                           cancelled=asyncio.Event(),
+                           request_approval=approval_gate.bind_request_approval(self.gate, sid, "test"),
                            services={"state_dir": self.state})
 
     async def call(self, name: str, args: Mapping[str, Any], session_id: str | None = None,
@@ -71,7 +64,7 @@ class FsWorld:
         return await spec.run(dict(args), self.ctx(session_id, working_dir))
 
     def audit(self) -> list[dict[str, Any]]:
-        return ApprovalAuditLog(audit_path(self.state)).read()
+        return ApprovalAuditLog(approval_gate.audit_path(self.state)).read()
 
 
 def make_world(tmp_path: Path, monkeypatch: Any, level: int = 1, answers: list[Any] | None = None,
@@ -85,7 +78,7 @@ def make_world(tmp_path: Path, monkeypatch: Any, level: int = 1, answers: list[A
     if config is not None:
         (state / "config.json").write_text(json.dumps(config))
     asker = AskRecorder(list(answers or []))
-    gate = ApprovalGate(STANDARD_CATEGORIES, level, asker, audit=ApprovalAuditLog(audit_path(state)))
+    gate = ApprovalGate(STANDARD_CATEGORIES, level, asker, audit=ApprovalAuditLog(approval_gate.audit_path(state)))
     view = make_runtime_view(state, services)
     specs = {s.name: s for s in tool_specs(view)}
     return FsWorld(root, home, ws, state, outside, asker, gate, specs)

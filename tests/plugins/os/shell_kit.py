@@ -12,8 +12,8 @@ from typing import Any
 
 import attrs
 
-from atomic_agent.api import ApprovalAuditLog, audit_path, make_runtime_view
-from atomic_agent.approval.approval_gate import STANDARD_CATEGORIES, ApprovalGate
+from atomic_agent.api import approval_gate, make_runtime_view
+from atomic_agent.approval.approval_gate import STANDARD_CATEGORIES, ApprovalAuditLog, ApprovalGate
 from atomic_agent.plugins.os.fs_approval.fs_categories import PERSISTENCE, SENSITIVE_READ
 from atomic_agent.plugins.os.shell import approval_categories
 from atomic_agent.plugins.os.shell.shell_tool import shell_tool_spec
@@ -35,7 +35,7 @@ def shell_world(tmp_path: Path, monkeypatch: Any, level: int) -> FsWorld:
     """A world whose state dir holds a `.env`, an operator token and an audit log."""
     world = make_world(tmp_path, monkeypatch, level=level)
     world.gate = ApprovalGate([*STANDARD_CATEGORIES, PERSISTENCE, SENSITIVE_READ, *approval_categories()], level,
-                              world.asker, audit=ApprovalAuditLog(audit_path(world.state)))
+                              world.asker, audit=ApprovalAuditLog(approval_gate.audit_path(world.state)))
     (world.state / ".env").write_text(f"OPENAI_API_KEY={SECRET}\n")
     (world.state / "serve").mkdir(mode=0o700)
     (world.state / "serve" / "operator-token").write_text(TOKEN + "\n")

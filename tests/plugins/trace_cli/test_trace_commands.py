@@ -68,7 +68,7 @@ def current_prefix(monkeypatch: pytest.MonkeyPatch) -> Callable[[str], None]:
     def install(prefix: str) -> None:
         import atomic_agent.api
 
-        monkeypatch.setattr(atomic_agent.api, "rebuild_stable_prefix", lambda state_dir, session_id: prefix)
+        monkeypatch.setattr(atomic_agent.api.trace_replay, "rebuild_stable_prefix", lambda state_dir, session_id: prefix)
 
     return install
 

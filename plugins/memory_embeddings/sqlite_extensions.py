@@ -2,9 +2,9 @@
 
 The interpreter's own `sqlite3` module may be built without `enable_load_extension`
 (pyenv's CPython here is), so files that need an extension such as sqlite-vec open through
-sqlean.py's bundled SQLite instead: the same DB-API, WAL and durability modes as
-`open_sqlite`. Such a file is only ever opened this way, and holds nothing a plain
-connection must read.
+sqlean.py's bundled SQLite instead: the same DB-API, WAL and durability modes as the
+core's stores. Such a file (the vector index) is only ever opened this way, and holds
+nothing a plain connection must read.
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-from atomic_agent.storage.sqlite_file import Durability
+from atomic_agent.api import Durability
 
 Loader = Callable[[Any], None]
 

@@ -1,11 +1,11 @@
-"""is_transport_retryable: network failures and 5xx only."""
+"""llama-server client retries: network failures and 5xx only."""
 
 from __future__ import annotations
 
 import asyncio
 
 from atomic_agent.llm.provider_protocol import ProviderError, ProviderUnavailableError
-from atomic_agent.reliability.failure_taxonomy import is_transport_retryable
+from atomic_agent.plugins.llama_server.llama_client import is_retryable as is_transport_retryable
 
 
 def test_network_and_5xx_are_retried() -> None:

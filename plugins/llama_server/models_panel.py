@@ -1,0 +1,204 @@
+"""The TUI's Models panel: the managed llama-server (status, start/stop) and the local models
+(list, use, pull with a progress bar).
+
+Keys: s starts or stops the server, Enter (or u) makes the selected model the one the
+server loads (llama.model), g pulls a model by URL, r reloads. Mouse: the first click on a
+row selects it, a second click on the selected row does what Enter does (the same binding).
+Imported only by the plugin's `TuiPanel.build`, so Textual loads only when the TUI runs.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from rich.text import Text
+from textual import events
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Vertical
+from textual.screen import ModalScreen
+from textual.widget import Widget
+from textual.widgets import DataTable, Input, Label, ProgressBar, Static
+
+from .llama_errors import LlamaServerError
+from .models_panel_orchestrator import ModelsPanelOrchestrator
+
+STATUS_EVERY_S = 5.0
+
+
+class ModelRows(DataTable[Text]):
+    """Rows where the first click selects and a click on the selected row activates (as Enter)."""
+
+    async def _on_click(self, event: events.Click) -> None:
+        row = event.style.meta.get("row") if event.style.meta else None
+        if not isinstance(row, int) or row < 0:
+            return
+        event.prevent_default()
+        event.stop()
+        if row == self.cursor_row:
+            self.action_select_cursor()
+        else:
+            self.move_cursor(row=row)
+
+
+class PullScreen(ModalScreen[str | None]):
+    BINDINGS = [Binding("escape", "cancel", "Cancel")]
+
+    def compose(self) -> ComposeResult:
+        with Vertical(id="models-pull"):
+            yield Label("URL of a .gguf file (resumable; checked to be a GGUF). Enter pulls, Esc cancels.",
+                        markup=False)
+            yield Input(id="models-pull-url", placeholder="https://huggingface.co/.../model.Q4_K_M.gguf")
+
+    def on_input_submitted(self, event: Input.Submitted) -> None:
+        self.dismiss(event.value)
+
+    def action_cancel(self) -> None:
+        self.dismiss(None)
+
+
+class ModelsPanel(Widget):
+    BINDINGS = [Binding("s", "toggle_server", "Start/stop server"), Binding("u", "use", "Use model"),
+                Binding("g", "pull", "Pull model"), Binding("r", "reload", "Reload")]
+    DEFAULT_CSS = ("ModelsPanel { height: 1fr; } ModelsPanel ModelRows { height: 1fr; } "
+                   "ModelsPanel #models-server { height: auto; } ModelsPanel #models-progress { display: none; } "
+                   "ModelsPanel #models-progress.pulling { display: block; }")
+
+    def __init__(self, context: Any) -> None:
+        super().__init__(id="models-panel")
+        self.context = context
+        self.orchestrator = ModelsPanelOrchestrator(context.runtime)
+        self.busy = False  # one start/stop at a time
+        self.pulling = False  # one pull at a time
+
+    def compose(self) -> ComposeResult:
+        yield Static("checking llama-server…", id="models-server", markup=False)
+        table = ModelRows(id="models-list", cursor_type="row")
+        table.add_columns("", "model", "source", "on disk", "size")
+        yield table
+        yield ProgressBar(id="models-progress", show_eta=True)
+        yield Static("", id="models-detail", markup=False)
+
+    def on_mount(self) -> None:
+        self.action_reload()
+        self.set_interval(STATUS_EVERY_S, self.refresh_status)
+        self.query_one(ModelRows).focus()
+
+    # -- the server ------------------------------------------------------------------------
+    def refresh_status(self) -> None:
+        async def probe() -> None:
+            try:
+                lines = await self.orchestrator.status_lines()
+            except (LlamaServerError, OSError) as exc:
+                lines = [f"llama-server status unavailable: {exc}"]
+            self.query_one("#models-server", Static).update("\n".join(lines))
+
+        self.run_worker(probe(), group="models-status", exclusive=True)
+
+    def action_toggle_server(self) -> None:
+        if self.busy:
+            return
+        if self.orchestrator.external():
+            self.context.notify("llama.url points at an external server; it is not started or stopped here.",
+                                severity="warning")
+            return
+        stopping = self.orchestrator.running()
+
+        async def job() -> None:
+            try:
+                said = await (self.orchestrator.stop() if stopping else self.orchestrator.start())
+            except (LlamaServerError, OSError) as exc:
+                self.context.notify(f"Cannot {'stop' if stopping else 'start'} llama-server: {exc}",
+                                    severity="error")
+                return
+            finally:
+                self.busy = False
+                self.refresh_status()
+            self.context.notify(said)
+
+        self.busy = True
+        self.context.run_job("Stopping llama-server" if stopping else "Starting llama-server", job)
+
+    # -- local models ----------------------------------------------------------------------
+    def selected(self) -> str | None:
+        table = self.query_one(ModelRows)
+        if table.row_count == 0:
+            return None
+        return table.coordinate_to_cell_key(table.cursor_coordinate).row_key.value
+
+    def action_reload(self) -> None:
+        self.refresh_status()
+        table = self.query_one(ModelRows)
+        keep = self.selected()
+        try:
+            rows = self.orchestrator.models()
+        except LlamaServerError as exc:
+            self.context.notify(f"Cannot list the local models: {exc}", severity="error")
+            return
+        table.clear()
+        for row in rows:
+            cells = ("*" if row.current else "", row.id, row.source, "yes" if row.present else "missing", row.size)
+            table.add_row(*(Text(c) for c in cells), key=row.id)
+        ids = [r.id for r in rows]
+        if keep in ids:
+            table.move_cursor(row=ids.index(keep))
+
+    def on_data_table_row_selected(self, event: DataTable.RowSelected) -> None:
+        event.stop()
+        self.action_use()
+
+    def action_use(self) -> None:
+        model_id = self.selected()
+        if model_id is None:
+            self.context.notify("No model is selected; pull one with g.", severity="warning")
+            return
+        try:
+            row = self.orchestrator.use(model_id)
+        except LlamaServerError as exc:
+            self.context.notify(f"Cannot use {model_id}: {exc}", severity="error")
+            return
+        self.query_one("#models-detail", Static).update(f"{row.id}: {row.path}")
+        restart = " Restart the server (s twice) to load it." if self.orchestrator.running() else ""
+        self.context.notify(f"llama.model = {row.id}.{restart}")
+        self.action_reload()
+
+    def action_pull(self) -> None:
+        if self.pulling:
+            self.context.notify("A pull is already running.", severity="warning")
+            return
+        self.app.push_screen(PullScreen(), self._pull_url)
+
+    def _pull_url(self, url: str | None) -> None:
+        if url is None:
+            return
+        try:
+            url = self.orchestrator.check_pull_url(url)
+        except LlamaServerError as exc:
+            self.context.notify(f"Cannot pull: {exc}", severity="error")
+            return
+        bar = self.query_one(ProgressBar)
+        bar.update(total=None, progress=0)
+        bar.add_class("pulling")
+
+        def progress(done: int, total: int | None) -> None:  # called from the download thread
+            self.app.call_from_thread(bar.update, total=total, progress=done)
+
+        async def job() -> None:
+            try:
+                row, already = await self.orchestrator.pull(url, progress)
+            except (LlamaServerError, OSError) as exc:
+                self.context.notify(f"Pull failed: {exc}", severity="error")
+                return
+            finally:
+                self.pulling = False
+                bar.remove_class("pulling")
+                self.action_reload()
+            self.context.notify(f"{row.id}: {'already downloaded' if already else 'downloaded'} ({row.size}); "
+                                "Enter on it makes it the server's model.")
+
+        self.pulling = True
+        self.context.run_job(f"Pulling {url.rsplit('/', 1)[-1]}", job)
+
+
+def build_models_panel(context: Any) -> Widget:
+    return ModelsPanel(context)
