@@ -18,7 +18,7 @@ from textual.containers import Horizontal, Vertical
 from textual.screen import ModalScreen
 from textual.widgets import Button, Static
 
-from atomic_agent.api import LEVEL_NAMES
+from atomic_agent.api import approval_gate
 
 HEAD, TAIL = 1200, 400
 BUTTON_WORDS = {"y": "once", "s": "session", "a": "always", "n": "deny"}
@@ -45,7 +45,7 @@ def offered(request: Any) -> list[tuple[str, str]]:
 
 
 def describe(request: Any) -> Text:
-    level = f"{request.level} {LEVEL_NAMES.get(request.level, '')}".strip()
+    level = f"{request.level} {approval_gate.LEVEL_NAMES.get(request.level, '')}".strip()
     text = Text()
     text.append(f"{request.label}", style="bold")
     text.append(f"  ({request.category}; asked at level {level})\n", style="dim")

@@ -17,9 +17,9 @@ from textual.binding import Binding
 from textual.containers import Vertical
 from textual.widgets import DataTable, Static
 
-from atomic_agent.api import LEVEL_NAMES, set_approval_level
+from atomic_agent.api import approval_gate
 from atomic_agent.plugins.tui.confirm_modal import ConfirmModal
-from atomic_agent.plugins.tui.mouse_contract import RowList
+from atomic_agent.plugins.tui.mouse_interaction import RowList
 
 FULL_TRUST_COST = ("Level 5 (full trust) asks for nothing: shell commands, scripts, process kills, writes anywhere, "
                    "non-web browser URLs and changes to the agent's own trust config all run without a question. "
@@ -44,17 +44,17 @@ class PrivacyOrchestrator:
     def set_level(self, value: object) -> int:
         """Save and apply; ValueError for anything but 1..5. A failed save is a notice."""
         text = str(value).strip()
-        if not text.isdigit() or int(text) not in LEVEL_NAMES:
-            raise ValueError(f"the approval level is 1..5 ({', '.join(f'{k} {v}' for k, v in LEVEL_NAMES.items())}), "
-                             f"not {value!r}")
+        if not text.isdigit() or int(text) not in approval_gate.LEVEL_NAMES:
+            ladder = ", ".join(f"{k} {v}" for k, v in approval_gate.LEVEL_NAMES.items())
+            raise ValueError(f"the approval level is 1..5 ({ladder}), not {value!r}")
         level = int(text)
         try:
-            set_approval_level(self.runtime.state_dir, self.runtime.config_blocks, self.runtime.gate, level)
+            approval_gate.set_approval_level(self.runtime.state_dir, self.runtime.config_blocks, self.runtime.gate, level)
         except Exception as exc:  # a read-only state dir: nothing changed
             self.context.notify(f"the level stays {self.level}: could not save agent.approvalLevel ({exc})",
                                 severity="error", timeout=10)
             return self.level
-        self.context.notify(f"approval level {level} {LEVEL_NAMES[level]}",
+        self.context.notify(f"approval level {level} {approval_gate.LEVEL_NAMES[level]}",
                             severity="warning" if level == 5 else "information")
         refresh = getattr(self.context, "state_changed", None)
         if refresh is not None:
@@ -108,7 +108,7 @@ class PrivacyPanel(Vertical):
         ladder.clear()
         current = self.orchestrator.level
         previous: list[str] = []
-        for level, name in LEVEL_NAMES.items():
+        for level, name in approval_gate.LEVEL_NAMES.items():
             labels = self.orchestrator.stops_asking(level)
             added = [label for label in labels if label not in previous] or ["nothing: every gated action asks"]
             previous = labels

@@ -19,7 +19,7 @@ from textual.widgets import DataTable, Static
 
 from atomic_agent.api import write_atomic
 from atomic_agent.plugins.tui.confirm_modal import ConfirmModal
-from atomic_agent.plugins.tui.mouse_contract import RowList
+from atomic_agent.plugins.tui.mouse_interaction import RowList
 
 EXPORT_DIR = "exports"
 

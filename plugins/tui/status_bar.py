@@ -7,7 +7,7 @@ import attrs
 from rich.text import Text
 from textual.widgets import Static
 
-from atomic_agent.api import LEVEL_NAMES
+from atomic_agent.api import approval_gate
 
 
 @attrs.define
@@ -36,7 +36,7 @@ def status_text(facts: StatusFacts) -> Text:
         text.append(f" · prompt {facts.prompt_tokens or 0} new/{facts.cache_tokens or 0} cached")
     level_style = "bold red" if facts.level == 5 else ""
     text.append(" · ")
-    text.append(f"level {facts.level} {LEVEL_NAMES.get(facts.level, '')}", style=level_style)
+    text.append(f"level {facts.level} {approval_gate.LEVEL_NAMES.get(facts.level, '')}", style=level_style)
     text.append(f" · {facts.session[:12] if facts.session else 'new session'}")
     if facts.queued:
         text.append(f" · {facts.queued} queued{' (paused)' if facts.paused else ''}", style="bold yellow")

@@ -10,7 +10,7 @@ from textual.app import ComposeResult
 from textual.containers import Vertical, VerticalScroll
 from textual.widgets import DataTable, Static
 
-from atomic_agent.plugins.tui.mouse_contract import RowList
+from atomic_agent.plugins.tui.mouse_interaction import RowList
 
 
 class ToolsOrchestrator:

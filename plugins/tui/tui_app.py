@@ -23,7 +23,7 @@ from atomic_agent.plugins.tui.chat_orchestrator import ChatOrchestrator
 from atomic_agent.plugins.tui.chat_view import ChatView
 from atomic_agent.plugins.tui.event_log import EventLog
 from atomic_agent.plugins.tui.feed_lines import feed_line, preview
-from atomic_agent.plugins.tui.mouse_contract import MouseSwitch
+from atomic_agent.plugins.tui.mouse_interaction import MouseSwitch
 from atomic_agent.plugins.tui.slash_commands import COMMANDS, SlashCommandError, message_text, parse_slash
 from atomic_agent.plugins.tui.status_bar import StatusBar, StatusFacts
 from atomic_agent.plugins.tui.steering_editor import SteeringEditor

@@ -13,7 +13,7 @@ from typing import Any
 
 import attrs
 
-from atomic_agent.api import read_raw_config, save_raw_config, set_key, value_field
+from atomic_agent.api import config_file, read_raw_config, value_field
 
 TUI_BLOCK = "tui"
 SUBMIT_MODES = ("steer", "queue")
@@ -39,6 +39,6 @@ def persist_tui_setting(runtime: Any, field: str, value: Any) -> Path:
     """Write `tui.<field>` to config.json (validated like `config set`); returns the file.
     Raises OSError (a read-only state dir) or ConfigError (a bad value) for the caller's notice."""
     path = Path(runtime.state_dir) / CONFIG_FILE
-    raw = set_key(read_raw_config(path), f"{TUI_BLOCK}.{field}", value)
-    save_raw_config(path, raw, runtime.config_blocks)
+    raw = config_file.set_key(read_raw_config(path), f"{TUI_BLOCK}.{field}", value)
+    config_file.save_raw_config(path, raw, runtime.config_blocks)
     return path

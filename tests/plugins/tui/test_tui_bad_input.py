@@ -79,21 +79,21 @@ async def test_a_provider_failing_mid_turn_is_a_notice_and_the_next_message_work
 async def test_a_state_dir_that_cannot_be_written_keeps_settings_for_the_run_and_says_so(tmp_path: Path,
                                                                                       monkeypatch) -> None:
     # the same failure as a read-only dir (this also runs as root, whom file modes do not stop)
-    from atomic_agent.plugins.tui import tui_config
+    from atomic_agent.api import approval_gate, config_file
 
     def refuse(*_args, **_kwargs):
         raise PermissionError(13, "Permission denied", "config.json")
 
-    monkeypatch.setattr(tui_config, "save_raw_config", refuse)
+    monkeypatch.setattr(config_file, "save_raw_config", refuse)
     async with tui_app(tmp_path, []) as (app, pilot, runtime):
         await pilot.press("ctrl+t")
         assert app.orchestrator.mode == "queue" and app.is_running
         assert any("could not save tui.whileBusySubmit" in n and "until you quit" in n for n in notices(app))
         app.action_show_tab("privacy")
         await pilot.pause()
-        import atomic_agent.plugins.tui.privacy_panel as privacy
         from atomic_agent.plugins.tui.privacy_panel import PrivacyOrchestrator
-        monkeypatch.setattr(privacy, "set_approval_level", refuse)
+
+        monkeypatch.setattr(approval_gate, "set_approval_level", refuse)
         assert PrivacyOrchestrator(app).set_level(3) == 1  # nothing changed: the running level stays
         assert runtime.gate.level == 1
         assert any("the level stays 1" in n for n in notices(app))

@@ -13,7 +13,7 @@ from textual import events
 from textual.widget import Widget
 from textual.widgets import TabbedContent
 
-from atomic_agent.plugins.tui.mouse_contract import RowList
+from atomic_agent.plugins.tui.mouse_interaction import RowList
 from tests.plugins.tui.tui_harness import tui_app, type_and_send, wait_for
 
 

@@ -13,7 +13,7 @@ from textual.widgets import RichLog, Static, TabbedContent
 
 from atomic_agent.api import TUI_PANEL_SERVICE, ServiceSpec, TuiPanel, hookimpl
 from atomic_agent.plugins.tui.confirm_modal import ConfirmModal
-from atomic_agent.plugins.tui.mouse_contract import RowList
+from atomic_agent.plugins.tui.mouse_interaction import RowList
 from tests.plugins.tui.tui_harness import calls, chat_text, tui_app, type_and_send, wait_for
 
 CORE_TABS = {"sessions": "f2", "tools": "f3", "privacy": "f4", "logs": "f5"}
