@@ -106,9 +106,12 @@ class ChatOrchestrator:
             return
         # the window is shut, not open yet, full, or the text is too long for a steer: it
         # goes first in the queue (behind steers already put back) as a turn of its own
-        why = {SteerOutcome.FULL: "the running turn has 16 steers waiting",
-               SteerOutcome.NO_RUNNING_TURN: "the turn is not taking steers at this moment"}.get(
-            outcome, "it is too long for a steer" if len(text) > STEER_CHARS else "the turn has not started yet")
+        if outcome is SteerOutcome.FULL:
+            why = "the running turn has 16 steers waiting"
+        elif outcome is SteerOutcome.NO_RUNNING_TURN:
+            why = "the turn is not taking steers at this moment"
+        else:
+            why = "it is too long for a steer" if len(text) > STEER_CHARS else "the turn has not started yet"
         ahead = 0  # behind the steers already at the front, so their typing order survives
         while ahead < len(self.pending) and self.pending[ahead].front:
             ahead += 1

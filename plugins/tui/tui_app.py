@@ -130,7 +130,7 @@ class AtomicTui(App[None]):
         self.state_changed()
 
     # -- TuiContext --------------------------------------------------------------------------
-    def notify(self, message: str, *, title: str = "", severity: str = "information",  # type: ignore[override]
+    def notify(self, message: str, *, title: str = "", severity: str = "information",
                timeout: float | None = None, markup: bool = False) -> None:
         self.event_log.add("notice", f"{severity}: {message}")
         super().notify(message, title=title, severity=severity, timeout=timeout, markup=markup)  # type: ignore[arg-type]
@@ -374,7 +374,7 @@ class AtomicTui(App[None]):
         except Exception as exc:
             self.chat_notice(f"could not read session {session_id}: {exc}", "error")
             return
-        shown = [e for e in entries if getattr(e, "kind", "") in ("user", "reply") and getattr(e, "text", "")]
+        shown = [e for e in entries if e.kind in ("user", "assistant_reply") and e.text]
         if len(shown) > last:
             view.add_notice(f"… {len(shown) - last} earlier messages (atomic-agent sessions show {session_id})")
         for entry in shown[-last:]:
@@ -400,7 +400,7 @@ class AtomicTui(App[None]):
         for command in COMMANDS:
             if command.name in ("help", "stop", "new", "quit"):
                 yield SystemCommand(command.usage, command.help,
-                                    lambda name=command.name: self.run_slash(name, ""))  # type: ignore[misc]
+                                    lambda name=command.name: self.run_slash(name, ""))
         yield SystemCommand("Toggle steer / queue", "what Enter does while a turn runs (Ctrl+T)",
                             self.action_toggle_mode)
         yield SystemCommand("Mouse on", "clickable rows and wheel (saved)", lambda: self._mouse_command("on"))
@@ -410,4 +410,4 @@ class AtomicTui(App[None]):
         for panel in [None, *self.panels]:
             name, title = (CHAT_TAB, "Chat") if panel is None else (panel.name, panel.title)
             yield SystemCommand(f"Show {title}", f"switch to the {title} tab",
-                                lambda n=name: self.action_show_tab(n))  # type: ignore[misc]
+                                lambda n=name: self.action_show_tab(n))

@@ -8,11 +8,12 @@ denied, as the gate treats any host that cannot ask.
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Callable
 from typing import Any
 
 from atomic_agent.api import ApprovalAnswer
 
-ANSWERS = {"y": ApprovalAnswer.once, "s": ApprovalAnswer.session, "a": ApprovalAnswer.shape, "n": ApprovalAnswer.deny}
+ANSWERS: dict[str, Callable[[], ApprovalAnswer]] = {"y": ApprovalAnswer.once, "s": ApprovalAnswer.session, "a": ApprovalAnswer.shape, "n": ApprovalAnswer.deny}
 
 
 class TuiApprover:

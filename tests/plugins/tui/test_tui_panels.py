@@ -86,7 +86,8 @@ async def test_sessions_tab_opens_exports_and_deletes_by_keyboard_and_mouse(tmp_
         assert active(app) == "panel-sessions" and table.cursor_row == row_of_first
         await pilot.click("#sessions-table", offset=(3, 1 + row_of_first))
         await wait_for(pilot, lambda: active(app) == "chat")
-        assert app.orchestrator.session_id == first and "hello one" in chat_text(app)
+        assert app.orchestrator.session_id == first
+        assert "hello one" in chat_text(app) and "first reply" in chat_text(app)  # its history is shown
         # keyboard: export, then delete with the confirm
         await pilot.press("f2")
         table.focus()
