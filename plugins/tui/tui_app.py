@@ -112,7 +112,9 @@ class AtomicTui(App[None]):
 
     def on_mount(self) -> None:
         self.mouse_switch.set(self.mouse_switch.enabled)  # the app always starts able to report; apply the choice
-        self.query_one(SteeringEditor).focus()
+        # after the first refresh: a panel mounting in a hidden tab may move focus meanwhile,
+        # and what the person types first must land in the editor
+        self.call_after_refresh(self.query_one(SteeringEditor).focus)
         self.state_changed()
         self.run_worker(self._read_model(), group="status", exit_on_error=False)
         if self.orchestrator.session_id:

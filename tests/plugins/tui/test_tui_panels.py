@@ -173,3 +173,23 @@ async def test_logs_tab_tails_the_llama_log_and_lists_runtime_events(tmp_path: P
         events = "\n".join(line.text for line in app.query_one("#event-log", RichLog).lines)
         assert "server is listening" in llama
         assert "turn_started" in events and "turn_finished" in events
+
+
+async def test_with_every_installed_plugin_all_tabs_build_and_typing_lands_in_the_editor(tmp_path: Path) -> None:
+    from atomic_agent.api import ScriptedProvider, runtime_for_test
+    from atomic_agent.plugins.tui.tui_app import AtomicTui
+
+    runtime = await runtime_for_test(tmp_path / "state", installed=True, provider=ScriptedProvider([]))
+    try:
+        app = AtomicTui(runtime, working_dir=tmp_path)
+        async with app.run_test(size=(110, 34)) as pilot:
+            await pilot.pause(0.3)
+            await pilot.press("h", "i")
+            assert app.query_one("#editor").text == "hi"  # no panel in a hidden tab took the focus
+            for panel in app.panels:
+                app.action_show_tab(panel.name)
+                await pilot.pause()
+            failed = [e.text for e in app.event_log.entries if "failed to build" in e.text]
+            assert not failed and {"sessions", "tools", "privacy", "logs"} <= {p.name for p in app.panels}
+    finally:
+        await runtime.close()
