@@ -38,6 +38,9 @@ def tab_id(panel_name: str) -> str:
 
 class AtomicTui(App[None]):
     TITLE = "atomic-agent"
+    # the screen focuses this when it starts (Textual's default "*" picks the first focusable
+    # widget, the chat view): what the person types first must land in the editor
+    AUTO_FOCUS = "#editor"
     CSS = """
     #chat-pane { height: 1fr; }
     #editor-meta { height: 1; color: $text-muted; padding: 0 1; }
