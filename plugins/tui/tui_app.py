@@ -349,6 +349,22 @@ class AtomicTui(App[None]):
                 tabs.query_one(Tabs).focus()
         return True
 
+    def on_descendant_focus(self, event: events.DescendantFocus) -> None:
+        """Focus may not move into a tab that is not shown (a panel focusing its list as it
+        mounts would take the keys the person types into the chat)."""
+        widget = event.widget
+        try:
+            tabs = self.query_one(TabbedContent)
+        except Exception:
+            return
+        pane = next((node for node in widget.ancestors if isinstance(node, TabPane)), None)
+        if pane is None or pane.id == tabs.active or widget.screen is not self.screen:
+            return
+        if tabs.active == CHAT_TAB:
+            self.query_one(SteeringEditor).focus(scroll_visible=False)
+        else:
+            self.call_later(self.action_show_tab, tabs.active.removeprefix("panel-"))
+
     def on_key(self, event: events.Key) -> None:
         wanted = self.panel_keys.get(event.key)
         if wanted is not None:

@@ -65,7 +65,8 @@ def test_the_tui_binary_asks_approves_and_steers_on_the_real_server(llama_server
     subprocess.run(["tmux", "new-session", "-d", "-s", tmux.name, "-x", "110", "-y", "34", "-c", str(work),
                     command], check=True, env=env, timeout=30)
     try:
-        tmux.wait(lambda s: "⏎ send" in s, 60, "the app's first screen")
+        tmux.wait(lambda s: "⏎ send" in s and "smollm2" in s.lower(), 60, "the app's first screen")
+        time.sleep(1.0)  # the panels of every plugin finish mounting
         tmux.text("/tool os.fs.trash move note.txt to the trash")
         tmux.keys("Enter")
         screen = tmux.wait(lambda s: "approval needed" in s, 240, "the approval modal")
