@@ -115,9 +115,7 @@ class AtomicTui(App[None]):
 
     def on_mount(self) -> None:
         self.mouse_switch.set(self.mouse_switch.enabled)  # the app always starts able to report; apply the choice
-        # after the first refresh: a panel mounting in a hidden tab may move focus meanwhile,
-        # and what the person types first must land in the editor
-        self.call_after_refresh(self.query_one(SteeringEditor).focus)
+        self.query_one(SteeringEditor).focus()
         self.state_changed()
         self.run_worker(self._read_model(), group="status", exit_on_error=False)
         if self.orchestrator.session_id:
@@ -348,22 +346,6 @@ class AtomicTui(App[None]):
             else:  # focus must leave the hidden chat editor, or the tabs switch back to it
                 tabs.query_one(Tabs).focus()
         return True
-
-    def on_descendant_focus(self, event: events.DescendantFocus) -> None:
-        """Focus may not move into a tab that is not shown (a panel focusing its list as it
-        mounts would take the keys the person types into the chat)."""
-        widget = event.widget
-        try:
-            tabs = self.query_one(TabbedContent)
-        except Exception:
-            return
-        pane = next((node for node in widget.ancestors if isinstance(node, TabPane)), None)
-        if pane is None or pane.id == tabs.active or widget.screen is not self.screen:
-            return
-        if tabs.active == CHAT_TAB:
-            self.query_one(SteeringEditor).focus(scroll_visible=False)
-        else:
-            self.call_later(self.action_show_tab, tabs.active.removeprefix("panel-"))
 
     def on_key(self, event: events.Key) -> None:
         wanted = self.panel_keys.get(event.key)
