@@ -318,6 +318,15 @@ class SessionGrants:
                 return grant
         return None
 
+    def revoke(self, session_id: str, kind: str, value: str) -> bool:
+        """Drop one grant (as `snapshot` lists it: kind and value); False when there is none."""
+        grants = self._by_session.get(session_id, [])
+        kept = [g for g in grants if (g.kind, g.value) != (kind, value)]
+        if len(kept) == len(grants):
+            return False
+        self._by_session[session_id] = kept
+        return True
+
     def clear(self, session_id: str | None = None) -> None:
         """Drop one session's grants (on session change), or every session's."""
         if session_id is None:
@@ -572,6 +581,10 @@ class ApprovalGate:
 
     def clear_session_grants(self, session_id: str | None = None) -> None:
         self.grants.clear(session_id)
+
+    def revoke_grant(self, session_id: str, kind: str, value: str) -> bool:
+        """Withdraw one session grant (a host's revoke); the next such call asks again."""
+        return self.grants.revoke(session_id, kind, value)
 
     def grants_snapshot(self, session_id: str | None = None) -> list[dict[str, object]]:
         return self.grants.snapshot(session_id)

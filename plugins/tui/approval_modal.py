@@ -1,0 +1,104 @@
+"""The approval modal: why the gate asks (the ladder category), exactly what would run, and
+the four answers — y once, s every call of this category for the session, a this command
+shape for the session, n deny. Only the answers the gate offers for this request are shown
+and accepted (a category that is never grantable offers y and n only).
+
+Everything shown came from a tool call the model wrote, so it is made safe first (no
+escape sequences), and a long summary keeps its head and tail with a count of what is hidden.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from rich.text import Text
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Horizontal, Vertical
+from textual.screen import ModalScreen
+from textual.widgets import Button, Static
+
+from atomic_agent.api import approval_gate
+
+HEAD, TAIL = 1200, 400
+BUTTON_WORDS = {"y": "once", "s": "session", "a": "always", "n": "deny"}
+
+
+def shown(text: str) -> str:
+    from atomic_agent.plugins.tui.feed_lines import UNSAFE_CHARS
+
+    text = UNSAFE_CHARS.sub("�", text.replace("\t", "    "))
+    if len(text) > HEAD + TAIL:
+        text = f"{text[:HEAD]} …[{len(text) - HEAD - TAIL} characters not shown]… {text[-TAIL:]}"
+    return text
+
+
+def offered(request: Any) -> list[tuple[str, str]]:
+    """(key, what it does) for this request, in the order shown."""
+    keys = [("y", "allow this call once")]
+    if request.can_grant_category:
+        keys.append(("s", f"allow every {request.label} in this session"))
+    if request.can_grant_shape and request.command_shape:
+        keys.append(("a", f"always allow `{shown(request.command_shape)}` in this session"))
+    keys.append(("n", "deny"))
+    return keys
+
+
+def describe(request: Any) -> Text:
+    level = f"{request.level} {approval_gate.LEVEL_NAMES.get(request.level, '')}".strip()
+    text = Text()
+    text.append(f"{request.label}", style="bold")
+    text.append(f"  ({request.category}; asked at level {level})\n", style="dim")
+    text.append(f"{request.tool}\n", style="bold yellow")
+    text.append(shown(request.summary) + "\n")
+    if request.command_shape:
+        text.append("command: ", style="dim")
+        text.append(shown(request.command_shape) + "\n")
+    if request.binding:
+        text.append("bound to: ", style="dim")
+        text.append(f"{request.binding} (cwd, argv and file hashes; a change asks again)\n")
+    if request.note:
+        text.append(f"note: {shown(request.note)}\n", style="bold red")
+    return text
+
+
+class ApprovalModal(ModalScreen[str]):
+    """Dismisses with "y", "s", "a" or "n"; Esc denies."""
+
+    DEFAULT_CSS = """
+    ApprovalModal { align: center middle; }
+    ApprovalModal > Vertical { width: 90%; max-width: 110; height: auto; max-height: 90%;
+        border: thick $warning; background: $surface; padding: 1 2; }
+    ApprovalModal #approval-call { height: auto; max-height: 20; overflow-y: auto; }
+    ApprovalModal Horizontal { height: auto; margin-top: 1; }
+    ApprovalModal Button { margin-right: 1; min-width: 10; }
+    ApprovalModal #approval-keys { height: auto; margin-top: 1; color: $text-muted; }
+    """
+    BINDINGS = [Binding("y", "answer('y')", "once"), Binding("s", "answer('s')", "session"),
+                Binding("a", "answer('a')", "always"), Binding("n", "answer('n')", "deny"),
+                Binding("escape", "answer('n')", "deny")]
+
+    def __init__(self, request: Any) -> None:
+        super().__init__()
+        self.request = request
+        self.keys = offered(request)
+
+    def compose(self) -> ComposeResult:
+        with Vertical():
+            yield Static("approval needed", classes="title")
+            yield Static(describe(self.request), id="approval-call")
+            yield Static("\n".join(f"{key}  {meaning}" for key, meaning in self.keys), id="approval-keys",
+                         markup=False)
+            with Horizontal():
+                for key, _meaning in self.keys:
+                    yield Button(f"{key} {BUTTON_WORDS[key]}", id=f"answer-{key}",
+                                 variant="error" if key == "n" else "primary" if key == "y" else "default")
+
+    def action_answer(self, key: str) -> None:
+        if key in {k for k, _ in self.keys}:
+            self.dismiss(key)
+
+    def on_button_pressed(self, event: Button.Pressed) -> None:
+        event.stop()
+        if event.button.id and event.button.id.startswith("answer-"):
+            self.action_answer(event.button.id.removeprefix("answer-"))
