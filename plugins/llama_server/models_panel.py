@@ -82,7 +82,6 @@ class ModelsPanel(Widget):
     def on_mount(self) -> None:
         self.action_reload()
         self.set_interval(STATUS_EVERY_S, self.refresh_status)
-        self.query_one(ModelRows).focus()
 
     # -- the server ------------------------------------------------------------------------
     def refresh_status(self) -> None:

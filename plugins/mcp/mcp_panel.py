@@ -110,7 +110,6 @@ class McpPanel(Widget):
 
     def on_mount(self) -> None:
         self.action_reload()
-        self.query_one(ServerRows).focus()
         # a server that drops or reconnects by itself shows at once, without pressing R
         self._unsubscribe = self.orchestrator.on_change(self._changed)
 

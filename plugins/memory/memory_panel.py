@@ -59,7 +59,6 @@ class MemoryPanel(Widget):
 
     def on_mount(self) -> None:
         self.action_reload()
-        self.query_one(MemoryRows).focus()
 
     def _show(self, text: str) -> None:
         self.query_one("#memory-detail", Static).update(text)

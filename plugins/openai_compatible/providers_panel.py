@@ -118,7 +118,6 @@ class ProvidersPanel(Widget):
 
     def on_mount(self) -> None:
         self.action_reload()
-        self.query_one(ProviderRows).focus()
 
     def _error(self, what: str, exc: Exception) -> None:
         self.context.notify(f"{what}: {exc}", severity="error")

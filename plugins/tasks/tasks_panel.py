@@ -117,7 +117,6 @@ class TasksPanel(Widget):
 
     def on_mount(self) -> None:
         self.action_reload()
-        self.query_one(TaskRows).focus()
 
     @property
     def filter_name(self) -> str:

@@ -79,7 +79,6 @@ class TelegramPanel(Widget, can_focus=True):
     def on_mount(self) -> None:
         self.action_reload()
         self.set_interval(TICK_S, self.action_reload)
-        self.focus()
 
     def action_reload(self) -> None:
         self.query_one("#tg-status", Static).update("\n".join(self.orchestrator.status_lines()))
