@@ -69,11 +69,11 @@ StepLike = ProcedureStep | tuple[str, str | None]
 
 def validate_steps(steps: Sequence[StepLike]) -> tuple[ProcedureStep, ...]:
     """Steps as ProcedureStep or (text, tool) pairs, checked: 2..12 of them, each one line."""
-    steps = [s if isinstance(s, ProcedureStep) else ProcedureStep(s[0], s[1]) for s in steps]
-    if not MIN_STEPS <= len(steps) <= MAX_STEPS:
-        raise MemoryValidationError(f"a procedure has {MIN_STEPS}..{MAX_STEPS} steps, got {len(steps)}")
+    given = [s if isinstance(s, ProcedureStep) else ProcedureStep(s[0], s[1]) for s in steps]
+    if not MIN_STEPS <= len(given) <= MAX_STEPS:
+        raise MemoryValidationError(f"a procedure has {MIN_STEPS}..{MAX_STEPS} steps, got {len(given)}")
     out = []
-    for step in steps:
+    for step in given:
         text = " ".join(str(step.text).split())
         if not text or len(text) > STEP_MAX_CHARS:
             raise MemoryValidationError(f"a procedure step must be 1..{STEP_MAX_CHARS} characters, got {len(text)}")
