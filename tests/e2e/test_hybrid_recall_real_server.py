@@ -73,7 +73,7 @@ async def test_paraphrase_recalled_through_the_embedding_daemon_and_bm25_when_it
         await runtime.service("memory_embeddings").writer.idle()
         await runtime.close()
         shown = json.loads(cli(state, "memory", "embeddings", "--json").stdout)
-        assert shown["embedded"] == 3 and shown["model"] == "llama/all-minilm-l6-v2" and shown["dim"] == 384
+        assert shown["embedded"] == 3 and shown["model"] == "llama/all-minilm-l6-v2+context" and shown["dim"] == 384  # embedContext is on by default
 
         runtime = runtime_for(state)  # session two, a new process's view: hybrid recall
         assert runtime.service("memory").note_store().recall(PARAPHRASE, 3) == []  # BM25 alone cannot
