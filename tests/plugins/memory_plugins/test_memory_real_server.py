@@ -96,7 +96,8 @@ async def test_two_sessions_share_memory_through_the_real_server(tmp_path: Path,
     captured = trace_events(state, second.session_id, "prompt_captured")
     tail = captured[0]["tail"]
     profile = tail.split("### profile\n", 1)[1].split("###", 1)[0]
-    assert "- name: Alex\n" in profile  # (plus whatever the 135M model's reflection extracted)
+    # quoted as reference data with its provenance (plus whatever the 135M model's reflection extracted)
+    assert "> - name: Alex (#" in profile
     assert "The staging database listens on port 5433" in tail.split("### recalled", 1)[1]
     hashes = {e["stablePrefixHash"] for e in trace_events(state, first.session_id, "prompt_captured") + captured}
     assert len(hashes) == 1
