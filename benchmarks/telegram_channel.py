@@ -60,7 +60,7 @@ async def admission_latency(messages: int) -> list[float]:
                 samples.append((admitted[index] - start) * 1000)
                 while len(api.sent) <= sent_before:  # the reply, so the next message is a turn, not a steer
                     await asyncio.sleep(0.001)
-                while runtime.memory.busy or channel._tasks:  # the previous turn's after-turn work is done
+                while runtime.memory.busy or channel.tasks._tasks:  # the previous turn's after-turn work is done
                     await asyncio.sleep(0.001)
         finally:
             await runtime.close()

@@ -27,7 +27,8 @@ def pinned_sections(runtime: RuntimeView, session_id: str, user_text: str) -> li
         return []
     if len(text) > MAX_CHARS:
         text = text[:MAX_CHARS] + " …"
-    return [PromptSection("pinned", text, max_tokens=MAX_CHARS // 3)]
+    # memory is data: the prompt quotes it under its source, never as instructions
+    return [PromptSection("pinned", text, max_tokens=MAX_CHARS // 3, source="the user's pinned.md")]
 
 
 @hookimpl

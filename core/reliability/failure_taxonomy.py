@@ -80,7 +80,7 @@ def explain_environment_error(exc: BaseException, state_dir: Path | None) -> str
         "damaged": f"a database in {where} is damaged ({detail}). Nothing more was written. Run `atomic-agent "
                    "doctor` to see which file; `atomic-agent doctor --move-aside <file>` keeps it as evidence and "
                    "the next command starts a fresh one (or restore a backup)",
-        "full": f"the disk holding {where} is full ({detail}). Nothing of the failed write was kept and everything "
+        "full": f"the disk is full: the one holding {where} ({detail}). Nothing of the failed write was kept and everything "
                 "accepted earlier is intact; free some space and run the command again",
         "read_only": f"{where} is read-only ({detail}). Nothing was written; make it writable (or pass a "
                      "writable --state-dir) and run the command again",

@@ -29,7 +29,7 @@ LINE_MAX_CHARS = 600  # one row's text in a hydrated session
 KINDS_SHOWN = {"user": "user", "assistant_reply": "assistant"}
 
 
-def readable_channels(runtime: Any, session_id: str, extra: Sequence[str]) -> set[str]:
+def readable_channels(runtime: RuntimeView, session_id: str, extra: Sequence[str]) -> set[str]:
     """The channels a session may read: its own, plus those the operator configured."""
     return {runtime.sessions.channel(session_id), *extra}
 

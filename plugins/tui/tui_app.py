@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Coroutine, Iterable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from textual import events
 from textual.app import App, ComposeResult, SystemCommand
@@ -28,6 +28,9 @@ from atomic_agent.plugins.tui.slash_commands import COMMANDS, SlashCommandError,
 from atomic_agent.plugins.tui.status_bar import StatusBar, StatusFacts
 from atomic_agent.plugins.tui.steering_editor import SteeringEditor
 from atomic_agent.plugins.tui.tui_config import persist_tui_setting, tui_config
+
+if TYPE_CHECKING:
+    from atomic_agent.api import RuntimeView
 
 CHAT_TAB = "chat"
 
@@ -54,7 +57,7 @@ class AtomicTui(App[None]):
         Binding("ctrl+q", "quit", "quit", priority=True),
     ]
 
-    def __init__(self, runtime: Any, *, session_id: str | None = None, mouse: bool | None = None,
+    def __init__(self, runtime: RuntimeView, *, session_id: str | None = None, mouse: bool | None = None,
                  working_dir: Path | None = None, approver: Any = None) -> None:
         super().__init__()
         self.runtime = runtime

@@ -9,11 +9,14 @@ the terminal keeps its own drag-to-select.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import attrs
 
 from atomic_agent.api import config_file, read_raw_config, value_field
+
+if TYPE_CHECKING:
+    from atomic_agent.api import RuntimeView
 
 TUI_BLOCK = "tui"
 SUBMIT_MODES = ("steer", "queue")
@@ -26,7 +29,7 @@ class TuiConfig:
     mouse: bool = value_field(True)
 
 
-def tui_config(runtime: Any) -> TuiConfig:
+def tui_config(runtime: RuntimeView) -> TuiConfig:
     """The loaded block (defaults when the config predates it)."""
     try:
         block = runtime.config.block(TUI_BLOCK)
@@ -35,7 +38,7 @@ def tui_config(runtime: Any) -> TuiConfig:
     return block if isinstance(block, TuiConfig) else TuiConfig()
 
 
-def persist_tui_setting(runtime: Any, field: str, value: Any) -> Path:
+def persist_tui_setting(runtime: RuntimeView, field: str, value: Any) -> Path:
     """Write `tui.<field>` to config.json (validated like `config set`); returns the file.
     Raises OSError (a read-only state dir) or ConfigError (a bad value) for the caller's notice."""
     path = Path(runtime.state_dir) / CONFIG_FILE

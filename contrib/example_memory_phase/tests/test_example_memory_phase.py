@@ -16,7 +16,7 @@ async def test_pinned_text_reaches_the_prompt_tail(tmp_path: Path) -> None:
     finally:
         await runtime.close()
     prompt = provider.requests[0].prompt
-    assert "### pinned\nAlways answer in French." in prompt
+    assert "### pinned\nquoted from the user's pinned.md" in prompt and "> Always answer in French.\n" in prompt
 
 
 async def test_no_file_means_no_section(tmp_path: Path) -> None:
