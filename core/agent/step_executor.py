@@ -38,9 +38,9 @@ from atomic_agent.config.app_config import AgentConfig
 from atomic_agent.hook_records import PromptSection, ResourceClass, Tier, ToolResult
 from atomic_agent.llm.model_profile import ModelProfile
 from atomic_agent.llm.model_text import has_lone_surrogate, repair_completion, repair_text, repair_value
-from atomic_agent.llm.provider_protocol import Completion, CompletionRequest, TextProvider
+from atomic_agent.llm.provider_protocol import Completion, CompletionRequest, TextProvider, token_counter
 from atomic_agent.llm.reasoning_stream_parser import ReasoningStreamParser
-from atomic_agent.prompt.build_prompt import BuiltPrompt, build_prompt, estimate_tokens
+from atomic_agent.prompt.build_prompt import BuiltPrompt, build_prompt, estimate_tokens, fit_to_context
 from atomic_agent.prompt.build_stable_prefix import build_stable_prefix, default_capabilities
 from atomic_agent.prompt.conversation_window import ConversationIndex
 from atomic_agent.prompt.prompt_style import COACHED
@@ -353,11 +353,17 @@ def all_rerunnable(calls: Sequence[ToolCall], registry: ToolRegistry) -> bool:
 async def execute_step(ctx: StepContext) -> StepOutcome:
     if ctx.today is None:  # one date for the prompt and its trace line, even across midnight
         ctx = attrs.evolve(ctx, today=date.today())
-    prompt = build_prompt(env=ctx.prompt_env, stable_prefix=ctx.stable_prefix, profile=ctx.profile,
-                          registry=ctx.registry, session=ctx.session, agent=ctx.agent,
-                          memory_sections=ctx.memory_sections, notices=ctx.notices, n_ctx=ctx.n_ctx,
-                          n_predict=ctx.n_predict, conversations=ctx.conversations, style=ctx.prompt_style,
-                          today=ctx.today)
+
+    def build(count: Callable[[str], int]) -> BuiltPrompt:
+        return build_prompt(env=ctx.prompt_env, stable_prefix=ctx.stable_prefix, profile=ctx.profile,
+                            registry=ctx.registry, session=ctx.session, agent=ctx.agent,
+                            memory_sections=ctx.memory_sections, notices=ctx.notices, n_ctx=ctx.n_ctx,
+                            n_predict=ctx.n_predict, conversations=ctx.conversations, style=ctx.prompt_style,
+                            today=ctx.today, count=count)
+
+    counter = token_counter(ctx.provider)
+    prompt = await fit_to_context(build, counter.count_tokens if counter is not None else None,
+                                  ctx.n_ctx, ctx.n_predict)
     inferred = await infer_step(ctx, prompt)
     batch = inferred.batch
     _check_registry(ctx, batch)

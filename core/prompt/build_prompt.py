@@ -11,7 +11,7 @@ clamped to the room the server's context window leaves.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from datetime import date
 from typing import Any
 
@@ -192,3 +192,39 @@ def build_prompt(*, env: Any, stable_prefix: str, profile: ModelProfile, registr
     sections = (("stable-prefix", framed_prefix), *split_sections(tail))
     return BuiltPrompt(stable_prefix=stable_prefix, tail=tail, text=text, framed_prefix=framed_prefix,
                        sections=sections, dropped_turns=dropped)
+
+
+# The estimate reads chars/3.6, which a tokenizer beats on dense text (paths, JSON, code: nearer
+# 2.5 chars a token), so a prompt built to the estimate can still overflow the server's window.
+# Near the limit the prompt is measured exactly and, if it overflows, rebuilt with the estimate
+# scaled by the measured ratio; far from it no tokenize round trip is spent.
+_MEASURE_FROM = 0.5  # share of the room at which the estimate is no longer trusted
+_FIT_ATTEMPTS = 3
+
+
+async def fit_to_context(build: Callable[[Callable[[str], int]], BuiltPrompt],
+                         exact_count: Callable[[str], Awaitable[int | None]] | None,
+                         n_ctx: int | None, n_predict: int) -> BuiltPrompt:
+    """`build(count)` measured against the window: the prompt plus `n_predict` plus a margin
+    stays within `n_ctx` whenever trimming the conversation can make it so. Without a window or
+    a tokenizer the estimate is all there is, and the prompt is the estimate's build."""
+    prompt = build(estimate_tokens)
+    if not n_ctx or exact_count is None:
+        return prompt
+    room = n_ctx - n_predict - SAFETY_TOKENS
+    ratio = 1.0
+    for _ in range(_FIT_ATTEMPTS):
+        estimated = estimate_tokens(prompt.text)
+        if estimated * ratio < room * _MEASURE_FROM:
+            return prompt
+        exact = await exact_count(prompt.text)
+        if exact is None or exact <= room:
+            return prompt
+        ratio = max(ratio * 1.05, exact / max(estimated, 1) * 1.05)
+        scale = ratio
+
+        def scaled(text: str, scale: float = scale) -> int:
+            return math.ceil(estimate_tokens(text) * scale)
+
+        prompt = build(scaled)
+    return prompt

@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+import math
 from datetime import date
 from pathlib import Path
 
 from atomic_agent.config.app_config import AgentConfig
 from atomic_agent.llm.model_profile import PLAIN_CHATML_PROFILE
-from atomic_agent.prompt.build_prompt import build_prompt, estimate_tokens
+from atomic_agent.prompt.build_prompt import build_prompt, estimate_tokens, fit_to_context
 from atomic_agent.prompt.build_stable_prefix import build_stable_prefix
 from atomic_agent.prompt.pack_conversation import pack_conversation
 from atomic_agent.prompt.prompt_assets import make_prompt_env
@@ -75,6 +76,45 @@ def test_conversation_cap_is_clamped_to_the_servers_n_ctx():
                        session=session, agent=AgentConfig(), n_ctx=None, n_predict=256)
     assert estimate_tokens(small.text) + 256 <= 2048
     assert small.dropped_turns > 0 and big.dropped_turns == 0
+
+
+async def test_no_step_prompt_sends_more_than_the_window_when_the_tokenizer_counts_higher():
+    """Dense text (paths, JSON) tokenizes at fewer chars a token than the estimate assumes:
+    the prompt is measured near the limit and rebuilt until prompt + n_predict fits n_ctx."""
+    session = session_with_turns(40, text="src/pkg/module_name.py " * 30)
+    measured: list[int] = []
+
+    async def dense_tokenizer(text: str) -> int:  # counts 1.8x what the estimate says
+        measured.append(math.ceil(estimate_tokens(text) * 1.8))
+        return measured[-1]
+
+    def build(count):
+        return build_prompt(env=make_prompt_env(), stable_prefix="P", profile=PLAIN_CHATML_PROFILE,
+                            registry=registry(), session=session, agent=AgentConfig(), n_ctx=4096, n_predict=512,
+                            count=count)
+
+    naive = build(estimate_tokens)
+    assert math.ceil(estimate_tokens(naive.text) * 1.8) + 512 > 4096  # the estimate alone would overflow
+    fitted = await fit_to_context(build, dense_tokenizer, 4096, 512)
+    assert await dense_tokenizer(fitted.text) + 512 <= 4096
+    assert fitted.dropped_turns > naive.dropped_turns
+    assert "src/pkg/module_name.py" in fitted.tail  # the latest turn is still there
+
+
+async def test_a_prompt_far_below_the_window_is_not_measured():
+    calls: list[str] = []
+
+    async def tokenizer(text: str) -> int:
+        calls.append(text)
+        return estimate_tokens(text)
+
+    def build(count):
+        return build_prompt(env=make_prompt_env(), stable_prefix="P", profile=PLAIN_CHATML_PROFILE,
+                            registry=registry(), session=session_with_turns(1), agent=AgentConfig(),
+                            n_ctx=32768, n_predict=512, count=count)
+
+    await fit_to_context(build, tokenizer, 32768, 512)
+    assert calls == []
 
 
 def test_user_message_larger_than_the_context_is_clipped_with_a_marker():

@@ -30,13 +30,15 @@ async def test_ask_user_round_trips_through_telegram_buttons(tmp_path, bot_api) 
         assert "Which backup should I restore?" in prompt.text and prompt.chat_id == OWNER
         noon = row(bot_api, 1)
         question_id = noon.split(":")[1]
-        bot_api.press(STRANGER, noon)
-        bot_api.press(OWNER, f"q:{question_id}:everything")  # forged: no such option
-        bot_api.press(OWNER, "q:apr_0000000000000000:noon")  # forged: never issued
+        stranger = bot_api.press(STRANGER, noon)
+        no_option = bot_api.press(OWNER, f"q:{question_id}:everything")  # forged: no such option
+        never_issued = bot_api.press(OWNER, "q:apr_0000000000000000:noon")  # forged: never issued
         await phone_sees(bot_api, lambda: len(bot_api.callback_answers) == 3)
-        texts = [a["text"] for a in bot_api.callback_answers]
-        assert texts[0] == "Only the owner can answer approvals."
-        assert "not an option" in texts[1] and "no approval or question" in texts[2]
+        # updates are handled concurrently, so the answers are matched by their callback id
+        texts = {a["callback_query_id"]: a["text"] for a in bot_api.callback_answers}
+        assert texts[f"cb{stranger}"] == "Only the owner can answer approvals."
+        assert "not an option" in texts[f"cb{no_option}"]
+        assert "no approval or question" in texts[f"cb{never_issued}"]
         assert records.get(question_id).state == "pending"
         bot_api.press(OWNER, noon, prompt.message_id)
         await phone_sees(bot_api, lambda: "restored" in reply_texts(bot_api))
