@@ -1,0 +1,55 @@
+"""The bubblewrap command line that boxes one program.
+
+Mount order matters (a later mount covers an earlier one):
+1. the whole file system read-only, a fresh /dev and /proc, a private /tmp (empty, gone
+   when the program ends);
+2. each state dir covered by an empty read-only tmpfs (config.json, sessions, memory, `.env`,
+   `serve/`: nothing of the runtime's own is readable);
+3. the workspace bound read-write;
+4. each hidden secret path covered again (a directory by an empty read-only tmpfs, a file by
+   /dev/null), so a secret inside the workspace stays unreadable too.
+The program keeps no capabilities (root in the box cannot remount anything writable), gets
+its own PID and IPC namespaces and, without `network`, a network namespace holding only an
+unconfigured loopback: no host, not even the host's loopback, is reachable. A workspace
+reached through a symlink is bound at its real path; the link itself, in the read-only
+root, still leads there.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Sequence
+from pathlib import Path
+
+BASE_FLAGS = ("--die-with-parent", "--new-session", "--unshare-pid", "--unshare-ipc", "--cap-drop", "ALL",
+              "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp")
+
+
+def _cover(path: str) -> list[str]:
+    if os.path.isdir(path):  # empty and read-only: a write there fails as it does elsewhere
+        return ["--tmpfs", path, "--remount-ro", path]
+    return ["--ro-bind", "/dev/null", path]
+
+
+def _within(path: str, root: str) -> bool:
+    return path == root or path.startswith(root.rstrip("/") + "/")
+
+
+def bwrap_argv(bwrap: str, argv: Sequence[str], *, workspace: Path, cwd: Path, network: bool,
+               state_dirs: Sequence[str], hidden: Sequence[str]) -> list[str]:
+    """The full command line: `bwrap` flags, then `--`, then `argv` unchanged."""
+    line = [bwrap, *BASE_FLAGS]
+    if not network:
+        line.append("--unshare-net")
+    covered_dirs = [d for d in dict.fromkeys(os.path.realpath(d) for d in state_dirs) if os.path.isdir(d)]
+    for state_dir in covered_dirs:
+        line += _cover(state_dir)
+    real_workspace = os.path.realpath(workspace)
+    line += ["--bind", real_workspace, real_workspace]
+    covered = [d for d in covered_dirs if not _within(real_workspace, d)]
+    for path in dict.fromkeys(os.path.realpath(p) for p in hidden):
+        # under a covered state dir it is gone already (and no mount point could be made there)
+        if os.path.lexists(path) and (_within(path, real_workspace) or not any(_within(path, d) for d in covered)):
+            line += _cover(path)
+    line += ["--chdir", os.path.realpath(cwd), "--", *argv]
+    return line

@@ -1,0 +1,183 @@
+"""`os.shell.run` inside real bubblewrap through the real runtime: the workspace is writable,
+everything else is not, the network is gone unless the call was approved, the state dir is
+unreadable, the ladder's ask drops only where documented, and `always` never runs unboxed.
+Each box test has an unboxed control that shows the same call succeeding."""
+
+from __future__ import annotations
+
+import shutil
+import tempfile
+import threading
+from collections.abc import Iterator
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+
+import pytest
+
+from tests.plugins.sandbox.sandbox_kit import sandbox_runtime, shell, shell_results
+
+BOXED = "ran in the sandbox"
+REPLY = "loopback-says-hello"
+
+
+@pytest.fixture
+def workspace(tmp_path: Path) -> Path:
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    return ws
+
+
+@pytest.fixture
+def outside() -> Iterator[Path]:
+    """A directory outside /tmp (so the box's private /tmp does not hide it): visible in the
+    box read-only, holding one file."""
+    base = Path(tempfile.mkdtemp(prefix="atomic-sandbox-outside-", dir="/var/tmp"))
+    (base / "existing.txt").write_text("original\n")
+    try:
+        yield base
+    finally:
+        shutil.rmtree(base, ignore_errors=True)
+
+
+@pytest.fixture
+def loopback_server() -> Iterator[str]:
+    class Hello(BaseHTTPRequestHandler):
+        def do_GET(self) -> None:  # noqa: N802 (the http.server name)
+            body = REPLY.encode()
+            self.send_response(200)
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        def log_message(self, *_args: object) -> None:
+            pass
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Hello)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}/"
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+AUTO = {"mode": "auto"}
+
+
+async def test_auto_mode_runs_an_ordinary_command_in_the_box_without_asking_and_the_workspace_write_lands(
+        tmp_path: Path, workspace: Path) -> None:
+    rt, asked, _ = sandbox_runtime(tmp_path, [shell("echo inside > made.txt"), shell("mkdir", ["-p", "a/b"])],
+                                   level=1, sandbox=AUTO)
+    first, second = await shell_results(rt, workspace)
+    assert asked == []
+    assert first["status"] == "ok" and BOXED in first["summary"] and "no network" in first["summary"]
+    assert second["status"] == "ok" and (workspace / "a" / "b").is_dir()
+    assert (workspace / "made.txt").read_text() == "inside\n"
+
+
+async def test_a_write_outside_the_workspace_fails_inside_the_box(tmp_path: Path, workspace: Path,
+                                                                  outside: Path) -> None:
+    script = [shell("touch", [str(outside / "new.txt")]), shell("cp", ["/etc/hostname", str(outside / "existing.txt")]),
+              shell("cat", [str(outside / "existing.txt")])]
+    rt, asked, _ = sandbox_runtime(tmp_path, script, level=1, sandbox=AUTO)
+    touch, copy, read = await shell_results(rt, workspace)
+    assert asked == []
+    assert touch["status"] == "error" and "Read-only file system" in touch["summary"]
+    assert copy["status"] == "error" and "Read-only file system" in copy["summary"]
+    assert read["status"] == "ok" and "original" in read["summary"]  # visible, just not writable
+    assert not (outside / "new.txt").exists() and (outside / "existing.txt").read_text() == "original\n"
+
+
+async def test_the_same_outside_write_succeeds_unboxed(tmp_path: Path, workspace: Path, outside: Path) -> None:
+    # the control: without the box (and at a level that runs shell unasked) the write lands
+    rt, asked, _ = sandbox_runtime(tmp_path, [shell("touch", [str(outside / "new.txt")])], level=4,
+                                   sandbox={"mode": "off"})
+    [touch] = await shell_results(rt, workspace)
+    assert touch["status"] == "ok" and BOXED not in touch["summary"] and (outside / "new.txt").exists()
+
+
+async def test_a_network_call_to_a_loopback_server_fails_inside_the_box(tmp_path: Path, workspace: Path,
+                                                                        loopback_server: str) -> None:
+    rt, asked, _ = sandbox_runtime(tmp_path, [shell("curl", ["-sS", "--max-time", "5", loopback_server])],
+                                   level=1, sandbox=AUTO)
+    [result] = await shell_results(rt, workspace)
+    assert asked == [] and result["status"] == "error" and BOXED in result["summary"]
+    assert REPLY not in result["summary"] and "Failed to connect" in result["summary"]
+
+
+async def test_the_same_network_call_succeeds_unboxed(tmp_path: Path, workspace: Path, loopback_server: str) -> None:
+    rt, _, _ = sandbox_runtime(tmp_path, [shell("curl", ["-sS", "--max-time", "5", loopback_server])], level=4,
+                               sandbox={"mode": "off"})
+    [result] = await shell_results(rt, workspace)
+    assert result["status"] == "ok" and REPLY in result["summary"]
+
+
+async def test_always_mode_gives_an_approved_call_the_network_but_still_no_writes_outside(
+        tmp_path: Path, workspace: Path, outside: Path, loopback_server: str) -> None:
+    # level 4 approves ordinary shell commands, so the call's approval allowed egress
+    script = [shell("curl", ["-sS", "--max-time", "5", loopback_server]), shell("touch", [str(outside / "n.txt")])]
+    rt, asked, _ = sandbox_runtime(tmp_path, script, level=4, sandbox={"mode": "always"})
+    fetched, touched = await shell_results(rt, workspace)
+    assert asked == []
+    assert fetched["status"] == "ok" and REPLY in fetched["summary"] and BOXED in fetched["summary"]
+    assert touched["status"] == "error" and "Read-only file system" in touched["summary"]
+    assert not (outside / "n.txt").exists()
+
+
+async def test_the_state_dir_is_unreadable_inside_the_box(tmp_path: Path, workspace: Path) -> None:
+    state = tmp_path / "state"
+    script = [shell("cat", [str(state / "config.json")]), shell("ls", ["-A", str(state)])]
+    rt, asked, _ = sandbox_runtime(tmp_path, script, level=1, sandbox=AUTO)
+    read, listing = await shell_results(rt, workspace)
+    assert (state / "config.json").is_file()  # there on the host
+    assert read["status"] == "error" and "No such file" in read["summary"] and "approvalLevel" not in read["summary"]
+    assert listing["status"] == "ok" and "config.json" not in listing["summary"]
+    assert "sessions.sqlite" not in listing["summary"]
+
+
+async def test_always_mode_with_bwrap_missing_fails_the_call_with_the_fix(tmp_path: Path, workspace: Path) -> None:
+    missing = str(tmp_path / "no-such-dir" / "bwrap")
+    rt, asked, _ = sandbox_runtime(tmp_path, [shell("touch", ["should-not-exist"])], level=4,
+                                   sandbox={"mode": "always", "bwrapPath": missing})
+    [result] = await shell_results(rt, workspace)
+    assert result["status"] == "error" and asked == []
+    assert "bubblewrap was not found" in result["summary"] and missing in result["summary"]
+    assert "apt-get install bubblewrap" in result["summary"]
+    assert not (workspace / "should-not-exist").exists()  # never silently unboxed
+
+
+async def test_auto_mode_with_bwrap_missing_asks_as_if_the_sandbox_were_off(tmp_path: Path, workspace: Path) -> None:
+    rt, asked, _ = sandbox_runtime(tmp_path, [shell("touch", ["asked-first"])], level=1, answers=["y"],
+                                   sandbox={"mode": "auto", "bwrapPath": str(tmp_path / "missing-bwrap")})
+    [result] = await shell_results(rt, workspace)
+    assert [r.category for r in asked] == ["shell"]
+    assert result["status"] == "ok" and BOXED not in result["summary"] and (workspace / "asked-first").exists()
+
+
+async def test_auto_mode_still_asks_for_dangerous_commands_and_runs_them_unboxed_once_approved(
+        tmp_path: Path, workspace: Path) -> None:
+    rt, asked, _ = sandbox_runtime(tmp_path, [shell("sh", ["-c", "echo hi > d.txt"])], level=1, answers=["y"],
+                                   sandbox=AUTO)
+    [result] = await shell_results(rt, workspace)
+    assert [r.category for r in asked] == ["shell_dangerous"]
+    assert result["status"] == "ok" and BOXED not in result["summary"]
+
+
+async def test_auto_mode_leaves_level_4_unboxed(tmp_path: Path, workspace: Path) -> None:
+    # level 4 does not ask for ordinary commands, so auto has no ask to replace
+    rt, asked, _ = sandbox_runtime(tmp_path, [shell("touch", ["x.txt"])], level=4, sandbox=AUTO)
+    [result] = await shell_results(rt, workspace)
+    assert asked == [] and result["status"] == "ok" and BOXED not in result["summary"]
+
+
+async def test_a_session_grant_keeps_its_calls_unboxed_in_auto_mode(tmp_path: Path, workspace: Path) -> None:
+    # a grant already answers the question, so there is no ask for the box to replace
+    script = [shell("cp", ["/etc/hostname", "granted.txt"]), shell("touch", ["boxed.txt"])]
+    rt, asked, _ = sandbox_runtime(tmp_path, script, level=1, sandbox=AUTO)
+    session = rt.open_session(None, workspace)
+    rt.gate.grant(session.id, "shell", "cp")
+    granted, boxed = await shell_results(rt, workspace, session.id)
+    assert asked == []
+    assert granted["status"] == "ok" and BOXED not in granted["summary"]
+    assert boxed["status"] == "ok" and BOXED in boxed["summary"]
