@@ -3,11 +3,13 @@
 Mount order matters (a later mount covers an earlier one):
 1. the whole file system read-only, a fresh /dev and /proc, a private /tmp (empty, gone
    when the program ends);
-2. each state dir covered by an empty read-only tmpfs (config.json, sessions, memory, `.env`,
+2. each state dir covered by an empty tmpfs (config.json, sessions, memory, `.env`,
    `serve/`: nothing of the runtime's own is readable);
 3. the workspace bound read-write;
 4. each hidden secret path covered again (a directory by an empty read-only tmpfs, a file by
-   /dev/null), so a secret inside the workspace stays unreadable too.
+   /dev/null), so a secret inside the workspace stays unreadable too;
+5. the state dir covers made read-only (only now, so a workspace inside a state dir, such as
+   a session's worktree, got its mount point).
 The program keeps no capabilities (root in the box cannot remount anything writable), gets
 its own PID and IPC namespaces and, without `network`, a network namespace holding only an
 unconfigured loopback: no host, not even the host's loopback, is reachable. A workspace
@@ -41,15 +43,16 @@ def bwrap_argv(bwrap: str, argv: Sequence[str], *, workspace: Path, cwd: Path, n
     line = [bwrap, *BASE_FLAGS]
     if not network:
         line.append("--unshare-net")
-    covered_dirs = [d for d in dict.fromkeys(os.path.realpath(d) for d in state_dirs) if os.path.isdir(d)]
-    for state_dir in covered_dirs:
-        line += _cover(state_dir)
+    covered = [d for d in dict.fromkeys(os.path.realpath(d) for d in state_dirs) if os.path.isdir(d)]
+    for state_dir in covered:
+        line += ["--tmpfs", state_dir]
     real_workspace = os.path.realpath(workspace)
     line += ["--bind", real_workspace, real_workspace]
-    covered = [d for d in covered_dirs if not _within(real_workspace, d)]
     for path in dict.fromkeys(os.path.realpath(p) for p in hidden):
-        # under a covered state dir it is gone already (and no mount point could be made there)
+        # under a covered state dir it is gone already (unless the workspace inside brought it back)
         if os.path.lexists(path) and (_within(path, real_workspace) or not any(_within(path, d) for d in covered)):
             line += _cover(path)
+    for state_dir in covered:  # read-only only now: a workspace inside (a worktree) needed its mount point
+        line += ["--remount-ro", state_dir]
     line += ["--chdir", os.path.realpath(cwd), "--", *argv]
     return line
