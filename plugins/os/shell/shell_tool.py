@@ -163,10 +163,10 @@ def _secrets(ctx: Any, state_dir: Path | None) -> tuple[str, ...]:
 async def run_shell(args: Mapping[str, Any], ctx: Any, config: ExecConfig, state_dir: Path | None = None,
                     sandbox: ShellSandbox | None = None) -> ToolResult:
     from .ask_approval import ask_approval, call_binding
-    from .sandbox_placement import BOXED_APPROVED, BOXED_UNASKED, UNBOXED, place_in_box
     from .exec_config import tool_environment
     from .guard_records import DANGEROUS, UNDECIDABLE
     from .process_runner import run_process
+    from .sandbox_placement import BOXED_APPROVED, BOXED_UNASKED, UNBOXED, place_in_box
     from .script_files import script_files
     from .shell_args import ShellArgsError, parse_shell_call
     from .shell_interpretation import plan_exec
