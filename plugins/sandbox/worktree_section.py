@@ -8,6 +8,7 @@ from pathlib import Path
 from atomic_agent.api import PromptSection
 
 DIFF_CHARS = 4000
+MAX_TOKENS = 1500
 HEADING = "worktree"
 
 
@@ -24,7 +25,9 @@ def worktree_sections(state_dir: Path, session_id: str) -> list[PromptSection]:
     if not diff.strip():
         return []
     shown = diff if len(diff) <= DIFF_CHARS else diff[:DIFF_CHARS] + f"\n[truncated {len(diff) - DIFF_CHARS} chars]"
-    body = (f"Your edits went to a git worktree, not to {record.workspace}. Show this diff in your reply; the person "
-            f"runs `atomic-agent sandbox apply {session_id}` to bring it back or `atomic-agent sandbox discard "
-            f"{session_id}` to drop it.\n```diff\n{shown}\n```")
-    return [PromptSection(HEADING, body, slot="loaded", source="the session's worktree")]
+    body = (f"This turn's edits are in a git worktree, not yet in {record.workspace}; the person brings them back "
+            f"with `atomic-agent sandbox apply {session_id}` or drops them with `atomic-agent sandbox discard "
+            f"{session_id}`. The diff so far:\n```diff\n{shown}\n```")
+    # file contents are data the model wrote or read, never instructions: a quoted "recall" body
+    return [PromptSection(HEADING, body, slot="recall", source="the session's git worktree (its diff)",
+                          max_tokens=MAX_TOKENS)]

@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pytest
 
+from atomic_agent.testing.scripted_provider import calls
 from tests.plugins.sandbox.sandbox_kit import sandbox_runtime, shell, shell_results
 
 BOXED = "ran in the sandbox"
@@ -181,3 +182,38 @@ async def test_a_session_grant_keeps_its_calls_unboxed_in_auto_mode(tmp_path: Pa
     assert asked == []
     assert granted["status"] == "ok" and BOXED not in granted["summary"]
     assert boxed["status"] == "ok" and BOXED in boxed["summary"]
+
+
+async def test_run_and_its_sockets_are_empty_inside_the_box(tmp_path: Path, workspace: Path) -> None:
+    # a read-only mount does not stop connect() on a Unix socket; /run (docker, D-Bus) is covered
+    rt, _, _ = sandbox_runtime(tmp_path, [shell("ls", ["-A", "/run"])], level=1, sandbox=AUTO)
+    [listing] = await shell_results(rt, workspace)
+    assert listing["status"] == "ok" and BOXED in listing["summary"] and "(no output)" in listing["summary"]
+
+
+async def test_a_boxed_command_past_its_timeout_is_killed(tmp_path: Path, workspace: Path) -> None:
+    rt, _, _ = sandbox_runtime(tmp_path, [calls(("os.shell.run", {"cmd": "sleep", "args": ["60"], "timeout_s": 1}))],
+                               level=1, sandbox=AUTO)
+    [result] = await shell_results(rt, workspace)
+    assert result["status"] == "error" and "timed out after 1s" in result["summary"] and BOXED in result["summary"]
+
+
+FAKE_BWRAP_WITHOUT_USERNS = """#!/bin/sh
+echo "bwrap: No permissions to creating new namespace, likely because the kernel does not allow \
+non-privileged user namespaces. On e.g. debian this can be enabled with 'sysctl kernel.unprivileged_userns_clone=1'." >&2
+exit 1
+"""
+
+
+async def test_always_mode_without_user_namespaces_fails_the_call_with_the_sysctl_fix(tmp_path: Path,
+                                                                                      workspace: Path) -> None:
+    # a scripted bwrap that answers as Debian's does when user namespaces are off
+    fake = tmp_path / "bwrap"
+    fake.write_text(FAKE_BWRAP_WITHOUT_USERNS)
+    fake.chmod(0o755)
+    rt, asked, _ = sandbox_runtime(tmp_path, [shell("touch", ["never"])], level=4,
+                                   sandbox={"mode": "always", "bwrapPath": str(fake)})
+    [result] = await shell_results(rt, workspace)
+    assert result["status"] == "error" and asked == [] and not (workspace / "never").exists()
+    assert "could not create its namespaces" in result["summary"]
+    assert "kernel.unprivileged_userns_clone=1" in result["summary"]
