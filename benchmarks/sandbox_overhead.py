@@ -2,7 +2,8 @@
 inside bubblewrap (sandbox.mode auto, no network), and what opening a session's worktree costs.
 
 Usage: .venv/bin/python benchmarks/sandbox_overhead.py [--calls N]
-Prints milliseconds per call (median, p90) for each placement and the difference; the
+Prints milliseconds per call (median, p90) for each placement and the difference (the calls
+alternate, so load on the machine falls on both alike); the
 worktree line times `open_worktree` on a small fresh repository.
 """
 
@@ -64,8 +65,11 @@ async def main() -> None:
         print(f"os.shell.run per call, {n} calls each (ms; median / p90)")
         for cmd, args in PROGRAMS:
             await time_calls(ctx, state, None, cmd, args, 3)  # warm imports and caches
-            plain = await time_calls(ctx, state, None, cmd, args, n)
-            boxed = await time_calls(ctx, state, sandbox, cmd, args, n)
+            plain: list[float] = []
+            boxed: list[float] = []
+            for _ in range(n):  # interleaved, so a busy moment on the machine hits both alike
+                plain += await time_calls(ctx, state, None, cmd, args, 1)
+                boxed += await time_calls(ctx, state, sandbox, cmd, args, 1)
             shown = " ".join([cmd, *args])
             print(f"  {shown:<20} unboxed {statistics.median(plain):6.1f} / {p90(plain):6.1f}   "
                   f"bwrap {statistics.median(boxed):6.1f} / {p90(boxed):6.1f}   "

@@ -21,7 +21,7 @@ async def session_context(runtime: RuntimeView, ctx: Any, tool: str) -> Any:
     from atomic_agent.plugins.sandbox.sandbox_contract import SANDBOX_SERVICE
 
     sandbox = runtime.service(SANDBOX_SERVICE, None)
-    if sandbox is None or not hasattr(ctx, "working_dir"):
+    if sandbox is None or not sandbox.worktree or not hasattr(ctx, "working_dir"):
         return ctx
     try:
         placed = await asyncio.to_thread(sandbox.working_dir, ctx.session_id, ctx.working_dir)

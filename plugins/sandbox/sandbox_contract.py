@@ -19,6 +19,11 @@ class ShellSandbox(Protocol):
         """`off`, `auto` or `always` (the `sandbox.mode` config)."""
         ...
 
+    @property
+    def worktree(self) -> bool:
+        """Whether `sandbox.worktree` is on (the session's os tools work in its git worktree)."""
+        ...
+
     def boxes_instead_of_asking(self, session_id: str, category: str, command_shape: str | None) -> bool:
         """Whether this call runs in the box without asking: mode auto or always, an ordinary
         `shell` call, a standing level of 3 or lower (where the ladder would ask) and no

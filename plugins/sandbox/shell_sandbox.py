@@ -33,6 +33,10 @@ class BwrapSandbox:
     def mode(self) -> str:
         return self.config.mode
 
+    @property
+    def worktree(self) -> bool:
+        return self.config.worktree
+
     def _level(self) -> int:
         gate = getattr(self.runtime, "gate", None)
         return int(getattr(gate, "level", 1)) if gate is not None else 1

@@ -6,6 +6,7 @@ Each box test has an unboxed control that shows the same call succeeding."""
 from __future__ import annotations
 
 import shutil
+import sys
 import tempfile
 import threading
 from collections.abc import Iterator
@@ -64,6 +65,18 @@ def loopback_server() -> Iterator[str]:
 
 
 AUTO = {"mode": "auto"}
+FETCH = """import sys, urllib.request
+try:
+    print(urllib.request.urlopen(sys.argv[1], timeout=5).read().decode())
+except OSError as exc:
+    sys.exit(f"fetch failed: {exc}")
+"""
+
+
+def fetch(workspace: Path, url: str) -> str:
+    """A call of `python fetch.py URL` (a script in the workspace: an ordinary command to the guard)."""
+    (workspace / "fetch.py").write_text(FETCH)
+    return shell(sys.executable, ["fetch.py", url])
 
 
 async def test_auto_mode_runs_an_ordinary_command_in_the_box_without_asking_and_the_workspace_write_lands(
@@ -100,16 +113,14 @@ async def test_the_same_outside_write_succeeds_unboxed(tmp_path: Path, workspace
 
 async def test_a_network_call_to_a_loopback_server_fails_inside_the_box(tmp_path: Path, workspace: Path,
                                                                         loopback_server: str) -> None:
-    rt, asked, _ = sandbox_runtime(tmp_path, [shell("curl", ["-sS", "--max-time", "5", loopback_server])],
-                                   level=1, sandbox=AUTO)
+    rt, asked, _ = sandbox_runtime(tmp_path, [fetch(workspace, loopback_server)], level=1, sandbox=AUTO)
     [result] = await shell_results(rt, workspace)
     assert asked == [] and result["status"] == "error" and BOXED in result["summary"]
-    assert REPLY not in result["summary"] and "Failed to connect" in result["summary"]
+    assert REPLY not in result["summary"] and "fetch failed" in result["summary"]
 
 
 async def test_the_same_network_call_succeeds_unboxed(tmp_path: Path, workspace: Path, loopback_server: str) -> None:
-    rt, _, _ = sandbox_runtime(tmp_path, [shell("curl", ["-sS", "--max-time", "5", loopback_server])], level=4,
-                               sandbox={"mode": "off"})
+    rt, _, _ = sandbox_runtime(tmp_path, [fetch(workspace, loopback_server)], level=4, sandbox={"mode": "off"})
     [result] = await shell_results(rt, workspace)
     assert result["status"] == "ok" and REPLY in result["summary"]
 
@@ -117,7 +128,7 @@ async def test_the_same_network_call_succeeds_unboxed(tmp_path: Path, workspace:
 async def test_always_mode_gives_an_approved_call_the_network_but_still_no_writes_outside(
         tmp_path: Path, workspace: Path, outside: Path, loopback_server: str) -> None:
     # level 4 approves ordinary shell commands, so the call's approval allowed egress
-    script = [shell("curl", ["-sS", "--max-time", "5", loopback_server]), shell("touch", [str(outside / "n.txt")])]
+    script = [fetch(workspace, loopback_server), shell("touch", [str(outside / "n.txt")])]
     rt, asked, _ = sandbox_runtime(tmp_path, script, level=4, sandbox={"mode": "always"})
     fetched, touched = await shell_results(rt, workspace)
     assert asked == []
