@@ -14,9 +14,11 @@ from typing import TYPE_CHECKING
 from atomic_agent.api import hookimpl
 
 if TYPE_CHECKING:
+    from pathlib import Path
+
     import typer
 
-    from atomic_agent.api import ConfigBlock, MemoryPhase, PromptSection, RuntimeView, ServiceSpec
+    from atomic_agent.api import ConfigBlock, DoctorFinding, MemoryPhase, PromptSection, RuntimeView, ServiceSpec
 
     from .sandbox_contract import ShellSandbox
 
@@ -68,3 +70,10 @@ def register_commands(app: typer.Typer) -> None:
 
     app.add_typer(sandbox_app, name="sandbox",
                   help="Show, apply or discard a session's worktree edits (sandbox.worktree).")
+
+
+@hookimpl
+def report_doctor_findings(state_dir: Path) -> Iterable[DoctorFinding]:
+    from .sandbox_doctor import sandbox_findings
+
+    return sandbox_findings(state_dir)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import os
 import shutil
+import subprocess
 
 from .bwrap_command import BASE_FLAGS
 
@@ -24,23 +25,51 @@ def resolve_bwrap(configured: str) -> str | None:
     return shutil.which(configured)
 
 
+def _trial(binary: str) -> list[str]:
+    return [binary, *BASE_FLAGS, "--unshare-net", "--", "true"]
+
+
+def _verdict(binary: str, returncode: int | None, stderr: bytes) -> str | None:
+    if returncode == 0:
+        return None
+    detail = stderr.decode("utf-8", "replace").strip()[:300] or f"exit {returncode}"
+    lowered = detail.lower()
+    if "namespace" in lowered or "operation not permitted" in lowered or "permission denied" in lowered:
+        return f"the sandbox cannot run: {binary} could not create its namespaces ({detail}); {USERNS_HINT}"
+    return f"the sandbox cannot run: {binary} failed a trial run ({detail}); {INSTALL_HINT}"
+
+
+def _missing(configured: str) -> str:
+    return f"the sandbox cannot run: bubblewrap was not found at sandbox.bwrapPath {configured!r}; {INSTALL_HINT}"
+
+
+def _failed_start(binary: str, exc: BaseException) -> str:
+    return f"the sandbox cannot run: {binary} failed to start ({type(exc).__name__}: {exc}); {INSTALL_HINT}"
+
+
 async def bwrap_problem(configured: str) -> str | None:
     """None when `configured` boxes a trivial program (no network, read-only root); else the
     reason and the fix, in words a person can act on."""
     binary = resolve_bwrap(configured)
     if binary is None:
-        return f"the sandbox cannot run: bubblewrap was not found at sandbox.bwrapPath {configured!r}; {INSTALL_HINT}"
+        return _missing(configured)
     try:
-        proc = await asyncio.create_subprocess_exec(
-            binary, *BASE_FLAGS, "--unshare-net", "--", "true", stdin=asyncio.subprocess.DEVNULL,
-            stdout=asyncio.subprocess.DEVNULL, stderr=asyncio.subprocess.PIPE)
+        proc = await asyncio.create_subprocess_exec(*_trial(binary), stdin=asyncio.subprocess.DEVNULL,
+                                                    stdout=asyncio.subprocess.DEVNULL, stderr=asyncio.subprocess.PIPE)
         _, err = await asyncio.wait_for(proc.communicate(), PROBE_TIMEOUT_S)
     except (OSError, asyncio.TimeoutError) as exc:
-        return f"the sandbox cannot run: {binary} failed to start ({type(exc).__name__}: {exc}); {INSTALL_HINT}"
-    if proc.returncode == 0:
-        return None
-    detail = err.decode("utf-8", "replace").strip()[:300] or f"exit {proc.returncode}"
-    lowered = detail.lower()
-    if "namespace" in lowered or "operation not permitted" in lowered or "permission denied" in lowered:
-        return f"the sandbox cannot run: {binary} could not create its namespaces ({detail}); {USERNS_HINT}"
-    return f"the sandbox cannot run: {binary} failed a trial run ({detail}); {INSTALL_HINT}"
+        return _failed_start(binary, exc)
+    return _verdict(binary, proc.returncode, err)
+
+
+def bwrap_problem_now(configured: str) -> str | None:
+    """`bwrap_problem` for a caller outside an event loop (`doctor`)."""
+    binary = resolve_bwrap(configured)
+    if binary is None:
+        return _missing(configured)
+    try:
+        done = subprocess.run(_trial(binary), stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                              stderr=subprocess.PIPE, timeout=PROBE_TIMEOUT_S, check=False)
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        return _failed_start(binary, exc)
+    return _verdict(binary, done.returncode, done.stderr)
