@@ -3,7 +3,7 @@
 With the `sandbox` service (`sandbox.mode`):
 - `off` (or no service): unboxed, asked as the ladder says;
 - `auto`: an ordinary `shell` call the ladder would ask for (levels 1-3, no session grant)
-  runs boxed without asking and without network; everything else is unboxed and asked as
+  runs boxed without asking, without network and with the credential stores covered; everything else is unboxed and asked as
   before (dangerous, undecidable and persistence commands keep their question). When
   bubblewrap cannot run, the calls ask as with the sandbox off (said once on stderr);
 - `always`: the same calls run boxed without asking; every other call is asked as before

@@ -202,8 +202,13 @@ async def run_shell(args: Mapping[str, Any], ctx: Any, config: ExecConfig, state
     if placement is not UNBOXED:
         assert sandbox is not None
         # a call the gate approved may reach the network; one boxed instead of asking may not
+        hidden = _secrets(ctx, state_dir)
+        if placement is BOXED_UNASKED:  # nobody approved it: the credential stores are not its business either
+            from atomic_agent.plugins.os.fs_approval.credential_stores import store_roots
+
+            hidden += tuple(str(root) for _shown, root in store_roots())
         argv = sandbox.boxed_argv(argv, workspace=Path(ctx.working_dir), cwd=cwd,
-                                  network=placement is BOXED_APPROVED, hidden=_secrets(ctx, state_dir))
+                                  network=placement is BOXED_APPROVED, hidden=hidden)
     timeout_s = min(call.timeout_s or config.default_timeout_s, config.max_timeout_s)
     outcome = await run_process(argv, cwd=cwd, env=environment, timeout_s=timeout_s,
                                 cancelled=ctx.cancelled,

@@ -22,7 +22,7 @@ def shell(cmd: str, args: list[str] | None = None) -> str:
 def sandbox_runtime(tmp_path: Path, script: list[str], *, level: int = 1, sandbox: dict[str, Any] | None = None,
                     answers: list[str] | None = None) -> tuple[Runtime, list[Any], ScriptedProvider]:
     state = tmp_path / "state"
-    state.mkdir(exist_ok=True)
+    state.mkdir(parents=True, exist_ok=True)
     config = {"agent": {"approvalLevel": level}, "sandbox": sandbox or {}}
     (state / "config.json").write_text(json.dumps(config))
     asked: list[Any] = []

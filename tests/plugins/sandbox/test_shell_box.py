@@ -228,3 +228,31 @@ async def test_always_mode_without_user_namespaces_fails_the_call_with_the_sysct
     assert result["status"] == "error" and asked == [] and not (workspace / "never").exists()
     assert "could not create its namespaces" in result["summary"]
     assert "kernel.unprivileged_userns_clone=1" in result["summary"]
+
+
+READ_KEY = """import pathlib
+# the path comes from a file, so the guard sees an ordinary script run, not a credential path
+print(pathlib.Path(pathlib.Path("target.txt").read_text().strip()).read_text())
+"""
+
+
+async def test_a_script_boxed_instead_of_asking_cannot_read_the_credential_stores(
+        tmp_path: Path, workspace: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    home = Path(tempfile.mkdtemp(prefix="atomic-sandbox-home-", dir="/var/tmp"))
+    try:
+        (home / ".ssh").mkdir()
+        (home / ".ssh" / "id_test").write_text("PRIVATE-KEY-MATERIAL\n")
+        monkeypatch.setenv("HOME", str(home))
+        (workspace / "readkey.py").write_text(READ_KEY)
+        (workspace / "target.txt").write_text(str(home / ".ssh" / "id_test"))
+        call = shell(sys.executable, ["readkey.py"])
+        rt, asked, _ = sandbox_runtime(tmp_path / "boxed", [call], level=1, sandbox=AUTO)
+        [boxed] = await shell_results(rt, workspace)
+        assert asked == [] and boxed["status"] == "error" and BOXED in boxed["summary"]
+        assert "PRIVATE-KEY-MATERIAL" not in boxed["summary"]
+        # the control: the same script unboxed (level 4 runs it unasked) reads the key
+        rt, _, _ = sandbox_runtime(tmp_path / "plain", [call], level=4, sandbox={"mode": "off"})
+        [plain] = await shell_results(rt, workspace)
+        assert plain["status"] == "ok" and "PRIVATE-KEY-MATERIAL" in plain["summary"]
+    finally:
+        shutil.rmtree(home, ignore_errors=True)
