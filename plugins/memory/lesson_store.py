@@ -5,7 +5,10 @@ help makes it `active`, enough harm makes it `deprecated`. A newer lesson can re
 (`superseded`). Like the profile it is bi-temporal: a row is never deleted or rewritten in
 place, `valid_to` closes it and the row stays readable by id (postmortems, evidence walks).
 
-Votes are keyed by (lesson, session, turn): a replayed session votes once. The live set
+Votes are keyed by (lesson, session, turn): a replayed session votes once. A turn's vote can
+be overturned once, when the user's next message corrects that turn (helped becomes hurt).
+A lesson distilled from one troubled turn carries its `origin` ("session#turn"), so a
+replayed session distils that turn once. The live set
 (candidate and active) is bounded by `max_entries`: past it the weakest live lesson (lowest
 vote score, then the oldest update, then the lowest id) is deprecated as `overflow`.
 """
@@ -56,6 +59,7 @@ class Lesson:
     valid_to: int | None
     created_at: int
     updated_at: int
+    origin: str | None = None
 
     @property
     def live(self) -> bool:
@@ -68,7 +72,7 @@ class Lesson:
                 "workingDir": self.working_dir, "supersededBy": self.superseded_by, "statusReason": self.status_reason,
                 "validFrom": store_clock.iso_ms(self.valid_from),
                 "validTo": store_clock.iso_ms(self.valid_to) if self.valid_to is not None else None,
-                "createdAt": store_clock.iso_ms(self.created_at), "updatedAt": store_clock.iso_ms(self.updated_at)}
+                "createdAt": store_clock.iso_ms(self.created_at), "updatedAt": store_clock.iso_ms(self.updated_at), "origin": self.origin}
 
 
 def _lesson(row: dict[str, Any]) -> Lesson:
@@ -78,7 +82,7 @@ def _lesson(row: dict[str, Any]) -> Lesson:
                   vote_score=float(row["vote_score"]), source=row["source"], working_dir=row["working_dir"],
                   superseded_by=row["superseded_by"], status_reason=row["status_reason"],
                   valid_from=row["valid_from"], valid_to=row["valid_to"], created_at=row["created_at"],
-                  updated_at=row["updated_at"])
+                  updated_at=row["updated_at"], origin=row.get("origin"))
 
 
 def _one_line(value: object, what: str, limit: int) -> str:
@@ -114,22 +118,35 @@ class LessonStore:
     # -- writes -----------------------------------------------------------------------------
     def create(self, trigger: object, advice: object, tags: Iterable[object] | None = None,
                evidence: Iterable[object] | None = None, *, source: str = "reflection",
-               working_dir: str | None = None, now: int | None = None) -> tuple[Lesson, tuple[int, ...]]:
-        """A new candidate lesson; returns it and the ids the overflow sweep deprecated."""
+               working_dir: str | None = None, origin: str | None = None,
+               now: int | None = None) -> tuple[Lesson, tuple[int, ...]]:
+        """A new candidate lesson; returns it and the ids the overflow sweep deprecated. With
+        an `origin` (the turn it was distilled from) already stored, that lesson is returned
+        and nothing is written: a replayed turn distils once."""
         valid = (_one_line(trigger, "trigger", TRIGGER_MAX_CHARS), _one_line(advice, "advice", ADVICE_MAX_CHARS),
                  normalize_tags(tags), _evidence(evidence))
         stamp = store_clock.now_ms() if now is None else now
         with self.database.write() as conn:
-            cursor = conn.execute(
-                "INSERT INTO lessons (trigger, advice, tags, evidence, status, source, working_dir, valid_from, "
-                "created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                [valid[0], valid[1], json.dumps(list(valid[2])), json.dumps(list(valid[3])), CANDIDATE, source,
-                 working_dir, stamp, stamp, stamp])
-            new_id = int(cursor.lastrowid or 0)
-            swept = self._sweep_overflow(conn, stamp, keep=new_id)
+            known = (conn.execute("SELECT id FROM lessons WHERE origin = ?", [origin]).fetchone()
+                     if origin is not None else None)
+            if known is not None:
+                new_id, swept = int(known[0]), ()
+            else:
+                cursor = conn.execute(
+                    "INSERT INTO lessons (trigger, advice, tags, evidence, status, source, working_dir, origin, "
+                    "valid_from, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                    [valid[0], valid[1], json.dumps(list(valid[2])), json.dumps(list(valid[3])), CANDIDATE, source,
+                     working_dir, origin, stamp, stamp, stamp])
+                new_id = int(cursor.lastrowid or 0)
+                swept = self._sweep_overflow(conn, stamp, keep=new_id)
         lesson = self.get(new_id)
         assert lesson is not None
         return lesson, swept
+
+    def by_origin(self, origin: str) -> Lesson | None:
+        """The lesson distilled from the turn `origin` ("session#turn"), if any."""
+        rows = self.database.query("SELECT * FROM lessons WHERE origin = ?", [origin])
+        return _lesson(rows[0]) if rows else None
 
     def _set_status(self, conn: Any, lesson_id: int, status: str, reason: str, stamp: int,
                     superseded_by: int | None = None) -> None:
@@ -197,6 +214,35 @@ class LessonStore:
             elif row[0] == CANDIDATE and score >= self.promote_at:
                 self._set_status(conn, int(lesson_id), ACTIVE, "upvoted", stamp)
         return "applied"
+
+    def overturn(self, session_id: str, turn_index: int, now: int | None = None) -> tuple[int, ...]:
+        """The user's next message corrected turn (`session_id`, `turn_index`): every live lesson
+        that turn voted for now counts against it (its help vote becomes a harm vote, once: an
+        overturned vote is not overturned again). Returns the ids turned."""
+        stamp = store_clock.now_ms() if now is None else now
+        turned: list[int] = []
+        with self.database.write() as conn:
+            rows = conn.execute(
+                f"SELECT v.lesson_id, l.status, l.vote_score FROM lesson_votes v JOIN lessons l ON l.id = v.lesson_id "
+                f"WHERE v.session_id = ? AND v.turn_index = ? AND v.vote = 1 AND l.status IN {LIVE} "
+                "ORDER BY v.lesson_id", [session_id, int(turn_index)]).fetchall()
+            for lesson_id, _status, score in rows:
+                conn.execute("UPDATE lesson_votes SET vote = -1, created_at = ? WHERE lesson_id = ? AND session_id = ? "
+                             "AND turn_index = ?", [stamp, lesson_id, session_id, int(turn_index)])
+                new_score = float(score) - 2.0
+                conn.execute("UPDATE lessons SET success_count = max(success_count - 1, 0), "
+                             "failure_count = failure_count + 1, vote_score = ?, updated_at = ? WHERE id = ?",
+                             [new_score, stamp, lesson_id])
+                if new_score <= self.deprecate_at:
+                    self._set_status(conn, int(lesson_id), DEPRECATED, "downvoted", stamp)
+                turned.append(int(lesson_id))
+        return tuple(turned)
+
+    def turn_votes(self, session_id: str, turn_index: int) -> dict[int, int]:
+        """{lesson id: +1 | -1} of the votes one turn cast."""
+        rows = self.database.query("SELECT lesson_id, vote FROM lesson_votes WHERE session_id = ? AND turn_index = ?",
+                                   [session_id, int(turn_index)])
+        return {int(r["lesson_id"]): int(r["vote"]) for r in rows}
 
     # -- reads ------------------------------------------------------------------------------
     def get(self, lesson_id: int) -> Lesson | None:

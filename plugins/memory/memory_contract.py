@@ -82,3 +82,14 @@ class Memory(Protocol):
     def acquire_lease(self, note_id: int, lease_ms: int = ...) -> bool: ...
 
     def release_lease(self, note_id: int) -> None: ...
+
+    def assess_turn(self, entries: Any, session_id: str, turn_index: int, *, correction: str = "",
+                    detour_calls: int = ...) -> Any:
+        """A turn's trouble (failed, corrected, detour) from its transcript rows, or None
+        (see plugins/memory/turn_trouble.py)."""
+        ...
+
+    @staticmethod
+    def corrects(text: str) -> bool:
+        """Does this user message correct the reply before it?"""
+        ...

@@ -29,6 +29,7 @@ from .profile_store import ProfileStore
 from .profile_validation import is_valid_profile_key
 from .query_feedback import QueryFeedback
 from .recall_fusion import FusionWeights
+from .turn_trouble import DEFAULT_DETOUR_CALLS, TurnTrouble, assess_turn, corrects
 
 if TYPE_CHECKING:
     from atomic_agent.api import RuntimeView
@@ -130,6 +131,14 @@ class MemoryService:
     @staticmethod
     def is_valid_profile_key(key: str) -> bool:
         return is_valid_profile_key(key)
+
+    def assess_turn(self, entries: Any, session_id: str, turn_index: int, *, correction: str = "",
+                    detour_calls: int = DEFAULT_DETOUR_CALLS) -> TurnTrouble | None:
+        return assess_turn(entries, session_id, turn_index, correction=correction, detour_calls=detour_calls)
+
+    @staticmethod
+    def corrects(text: str) -> bool:
+        return corrects(text)
 
     def close(self) -> None:
         if self._database is not None:

@@ -51,14 +51,17 @@ def turn_verdict(reason: str) -> bool | None:
 class LessonLifecycle:
     """The lessons each running turn was shown (union over its steps), voted on once when the
     turn ends: a reply or finish is a vote for them, a failure a vote against; a cancelled,
-    interrupted or out-of-steps turn votes nothing. A replayed turn cannot vote twice (the
-    store keys votes by session and turn) and one failing vote never stops the others."""
+    interrupted or out-of-steps turn votes nothing. When the user's next message corrects
+    the reply, that turn's votes for its lessons turn into votes against them (once). A
+    replayed turn cannot vote twice (the store keys votes by session and turn) and one
+    failing vote never stops the others."""
 
     def __init__(self, runtime: RuntimeView, cfg: Any) -> None:
         self.runtime = runtime
         self.cfg = cfg
         self.surfaced: dict[str, set[int]] = {}
         self.votes: list[tuple[int, str]] = []  # (lesson id, store outcome) of recent votes, for tests and doctor
+        self.overturned: list[tuple[int, int]] = []  # (lesson id, corrected turn) of recent overturned votes
 
     def store(self) -> Any:
         return self.runtime.service(MEMORY_SERVICE).lesson_store(self.cfg.max_entries)
@@ -80,6 +83,8 @@ class LessonLifecycle:
 
     async def after_turn(self, digest: Any) -> None:
         shown = self.surfaced.pop(digest.session_id, set())
+        if digest.turn_index > 0 and self.runtime.service(MEMORY_SERVICE).corrects(digest.user_text):
+            self._overturn(digest.session_id, digest.turn_index - 1)
         verdict = turn_verdict(digest.reason)
         if not shown or verdict is None:
             return
@@ -90,6 +95,14 @@ class LessonLifecycle:
             except Exception as exc:  # a locked database or a vanished row: the next lesson still votes
                 outcome = f"failed: {type(exc).__name__}"
             self.votes = [*self.votes[-63:], (lesson_id, outcome)]
+
+    def _overturn(self, session_id: str, corrected_turn: int) -> None:
+        """The user corrected turn `corrected_turn`: the lessons it voted for count against."""
+        try:
+            turned = self.store().overturn(session_id, corrected_turn)
+        except Exception:  # a locked database: this turn's own votes still go ahead
+            return
+        self.overturned = [*self.overturned[-63:], *((i, corrected_turn) for i in turned)]
 
 
 def lessons_phase(runtime: RuntimeView, cfg: Any) -> MemoryPhase:

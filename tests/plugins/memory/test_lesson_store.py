@@ -99,3 +99,30 @@ def test_lessons_cli_lists_shows_and_deprecates(tmp_path: Path) -> None:
     assert again.code == 1 and "already deprecated" in again.err
     assert run_cli(tmp_path, "memory", "lessons", "show", "abc").code == 2
     assert run_cli(tmp_path, "memory", "lessons", "list", "--status", "zombie").code == 2
+
+
+def test_a_turn_distils_one_lesson_however_often_its_session_is_replayed(db) -> None:
+    store = LessonStore(db)
+    first, _ = store.create("a config file is not found", "list the directory first", origin="s1#4")
+    again, swept = store.create("something else", "other advice", origin="s1#4")
+    assert again == first and swept == () and store.count() == 1
+    assert store.by_origin("s1#4") == first and first.origin == "s1#4" and store.by_origin("s1#5") is None
+    other, _ = store.create("a config file is not found", "list the directory first")  # no origin: a new row
+    assert other.id != first.id and other.origin is None
+
+
+def test_a_corrected_turn_turns_its_help_votes_into_harm_once(db) -> None:
+    store = LessonStore(db)
+    lesson, _ = store.create("the port is asked for", "read the config file, not the docs")
+    store.vote(lesson.id, "s1", 0, helped=True)  # promoted to active by the first help
+    store.vote(lesson.id, "s1", 1, helped=True)
+    assert store.overturn("s1", 1) == (lesson.id,)
+    after = store.get(lesson.id)
+    assert after is not None and (after.success_count, after.failure_count, after.vote_score) == (1, 1, 0.0)
+    assert store.turn_votes("s1", 1) == {lesson.id: -1}
+    assert store.overturn("s1", 1) == ()  # replayed: not overturned again
+    assert store.overturn("s1", 7) == ()  # a turn that voted nothing
+    assert store.overturn("s1", 0) == (lesson.id,)
+    gone = store.get(lesson.id)
+    assert gone is not None and gone.status == DEPRECATED and gone.status_reason == "downvoted"
+    assert gone.vote_score == -2.0
