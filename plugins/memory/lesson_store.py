@@ -38,6 +38,19 @@ MAX_EVIDENCE = 20
 DEFAULT_MAX_ENTRIES = 200
 PROMOTE_AT = 1.0  # vote score at which a candidate becomes active
 DEPRECATE_AT = -2.0  # vote score at which a live lesson is deprecated
+MAX_VOTE = 5.0  # |vote_score| never exceeds this (a model vote past it saturates: clamp_hit)
+SIGNAL_DECAY = 0.95  # vote scores shrink by this factor once per consolidation tick, never per turn
+DEPRECATION_AGE_MS = 30 * 24 * 3600 * 1000  # a lesson that never helped retires after this long
+MAX_DEPRECATIONS_PER_TICK = 100  # the vote and age sweeps together, per tick
+
+
+@attrs.frozen
+class Curation:
+    """One cold-path pass over the lessons: scores decayed, then retirements (downvoted first)."""
+
+    decayed: int = 0
+    downvoted: tuple[int, ...] = ()
+    aged_out: tuple[int, ...] = ()
 
 
 @attrs.frozen
@@ -237,6 +250,59 @@ class LessonStore:
                     self._set_status(conn, int(lesson_id), DEPRECATED, "downvoted", stamp)
                 turned.append(int(lesson_id))
         return tuple(turned)
+
+    def model_vote(self, lesson_id: int, session_id: str, turn_index: int, up: bool, *,
+                   max_vote: float = MAX_VOTE, now: int | None = None) -> str:
+        """The reflection model's vote on a lesson the turn was shown: applied | clamp_hit |
+        duplicate | missing | closed. It moves the vote score by one within ±`max_vote` and
+        never the outcome counts; a replayed turn votes once; a saturated score records no
+        vote (clamp_hit). A candidate the score lifts to `promote_at` becomes active; the
+        downvoted retire on the cold path (`curate`), never here."""
+        stamp = store_clock.now_ms() if now is None else now
+        with self.database.write() as conn:
+            row = conn.execute("SELECT status, vote_score FROM lessons WHERE id = ?", [int(lesson_id)]).fetchone()
+            if row is None:
+                return "missing"
+            if row[0] not in LIVE:
+                return "closed"
+            known = conn.execute("SELECT 1 FROM lesson_model_votes WHERE lesson_id = ? AND session_id = ? AND "
+                                 "turn_index = ?", [int(lesson_id), session_id, int(turn_index)]).fetchone()
+            if known is not None:
+                return "duplicate"
+            score = max(-max_vote, min(max_vote, float(row[1]) + (1.0 if up else -1.0)))
+            if score == float(row[1]):
+                return "clamp_hit"
+            conn.execute("INSERT INTO lesson_model_votes (lesson_id, session_id, turn_index, vote, created_at) "
+                         "VALUES (?, ?, ?, ?, ?)", [int(lesson_id), session_id, int(turn_index), 1 if up else -1, stamp])
+            conn.execute("UPDATE lessons SET vote_score = ?, updated_at = ? WHERE id = ?", [score, stamp, int(lesson_id)])
+            if row[0] == CANDIDATE and score >= self.promote_at:
+                self._set_status(conn, int(lesson_id), ACTIVE, "upvoted", stamp)
+        return "applied"
+
+    def curate(self, *, decay: float = SIGNAL_DECAY, age_ms: int = DEPRECATION_AGE_MS,
+               limit: int = MAX_DEPRECATIONS_PER_TICK, now: int | None = None) -> Curation:
+        """The cold path, once per consolidation tick: every live score decays by `decay` (one
+        statement), then live lessons that never helped a turn (success_count = 0) retire:
+        first those with a negative score (most negative first, `downvoted`), then those older
+        than `age_ms` (`aged_out`), at most `limit` in all. A lesson that helped once survives
+        both; only the overflow cap or an operator retires it."""
+        if not 0 < decay <= 1:
+            raise MemoryValidationError(f"the vote decay must be in (0, 1], got {decay}")
+        stamp = store_clock.now_ms() if now is None else now
+        with self.database.write() as conn:
+            decayed = conn.execute(f"UPDATE lessons SET vote_score = vote_score * ? WHERE status IN {LIVE} "
+                                   "AND vote_score != 0", [decay]).rowcount
+            down = [int(r[0]) for r in conn.execute(
+                f"SELECT id FROM lessons WHERE status IN {LIVE} AND success_count = 0 AND vote_score < 0 "
+                "ORDER BY vote_score ASC, id ASC LIMIT ?", [limit]).fetchall()]
+            for lesson_id in down:
+                self._set_status(conn, lesson_id, DEPRECATED, "downvoted", stamp)
+            aged = [int(r[0]) for r in conn.execute(
+                f"SELECT id FROM lessons WHERE status IN {LIVE} AND success_count = 0 AND created_at <= ? "
+                "ORDER BY created_at ASC, id ASC LIMIT ?", [stamp - age_ms, limit - len(down)]).fetchall()]
+            for lesson_id in aged:
+                self._set_status(conn, lesson_id, DEPRECATED, "aged_out", stamp)
+        return Curation(int(decayed or 0), tuple(down), tuple(aged))
 
     def turn_votes(self, session_id: str, turn_index: int) -> dict[int, int]:
         """{lesson id: +1 | -1} of the votes one turn cast."""

@@ -60,6 +60,7 @@ class LessonLifecycle:
         self.runtime = runtime
         self.cfg = cfg
         self.surfaced: dict[str, set[int]] = {}
+        self.turns: dict[str, int] = {}  # the running turn of each session
         self.votes: list[tuple[int, str]] = []  # (lesson id, store outcome) of recent votes, for tests and doctor
         self.overturned: list[tuple[int, int]] = []  # (lesson id, corrected turn) of recent overturned votes
 
@@ -68,6 +69,7 @@ class LessonLifecycle:
 
     def before_turn(self, start: Any) -> None:
         self.surfaced[start.session_id] = set()
+        self.turns[start.session_id] = start.turn_index
 
     def sections(self, session_id: str, user_text: str) -> list[Any]:
         from atomic_agent.api import PromptSection, capped_lines, estimate_tokens
@@ -78,11 +80,15 @@ class LessonLifecycle:
         body = capped_lines([lesson_pointer(lesson) for lesson in lessons], self.cfg.max_tokens, estimate_tokens)
         shown = {int(line[1:].split(" ", 1)[0]) for line in body.splitlines() if line.startswith("*")}
         self.surfaced.setdefault(session_id, set()).update(shown)
+        if session_id in self.turns:  # the reflection model may vote on exactly these
+            self.runtime.service(MEMORY_SERVICE).show_lessons(session_id, self.turns[session_id], sorted(shown))
         return [PromptSection(HEADING, body, slot="recall", max_tokens=self.cfg.max_tokens, dedupe_key=HEADING,
                               source="learned lessons")]
 
     async def after_turn(self, digest: Any) -> None:
         shown = self.surfaced.pop(digest.session_id, set())
+        if self.turns.get(digest.session_id) == digest.turn_index:
+            del self.turns[digest.session_id]
         if digest.turn_index > 0 and self.runtime.service(MEMORY_SERVICE).corrects(digest.user_text):
             self._overturn(digest.session_id, digest.turn_index - 1)
         verdict = turn_verdict(digest.reason)

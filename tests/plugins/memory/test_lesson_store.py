@@ -126,3 +126,45 @@ def test_a_corrected_turn_turns_its_help_votes_into_harm_once(db) -> None:
     gone = store.get(lesson.id)
     assert gone is not None and gone.status == DEPRECATED and gone.status_reason == "downvoted"
     assert gone.vote_score == -2.0
+
+
+def test_model_votes_saturate_at_the_clamp_and_count_once_per_turn(db) -> None:
+    store = LessonStore(db)
+    lesson, _ = store.create("a build is slow", "build with -j2")
+    assert store.model_vote(lesson.id, "s", 0, up=True, max_vote=2.0) == "applied"
+    assert store.get(lesson.id).status == ACTIVE  # promoted by its score, its outcome counts untouched
+    assert store.model_vote(lesson.id, "s", 0, up=False) == "duplicate"  # a replayed turn votes once
+    assert store.model_vote(lesson.id, "s", 1, up=True, max_vote=2.0) == "applied"
+    assert store.model_vote(lesson.id, "s", 2, up=True, max_vote=2.0) == "clamp_hit"  # |score| <= maxVote
+    after = store.get(lesson.id)
+    assert (after.vote_score, after.success_count, after.failure_count) == (2.0, 0, 0)
+    assert store.model_vote(lesson.id, "s", 2, up=False, max_vote=2.0) == "applied"  # a saturated write left no row
+    assert store.model_vote(999, "s", 0, up=True) == "missing"
+    store.deprecate(lesson.id)
+    assert store.model_vote(lesson.id, "s", 9, up=True) == "closed"
+
+
+def test_curation_decays_once_then_retires_the_downvoted_before_the_aged_and_spares_lessons_that_helped(db) -> None:
+    store = LessonStore(db)
+    day = 24 * 3600 * 1000
+    bad, _ = store.create("bad", "bad advice", now=100 * day)
+    worse, _ = store.create("worse", "worse advice", now=100 * day)
+    helped, _ = store.create("helped", "good advice", now=0)
+    old, _ = store.create("old", "unused advice", now=0)
+    fresh, _ = store.create("fresh", "new advice", now=100 * day)
+    store.model_vote(bad.id, "s", 0, up=False)
+    store.model_vote(worse.id, "s", 0, up=False)
+    store.model_vote(worse.id, "s", 1, up=False)
+    store.vote(helped.id, "s", 2, helped=True)
+    store.model_vote(helped.id, "s", 3, up=False)
+    store.model_vote(helped.id, "s", 4, up=False)
+    store.model_vote(helped.id, "s", 5, up=False)  # net negative, but it helped a turn once
+    curation = store.curate(decay=0.5, age_ms=30 * day, limit=2, now=100 * day)
+    assert curation.decayed == 3 and curation.downvoted == (worse.id, bad.id) and curation.aged_out == ()  # cap 2
+    assert store.get(worse.id).vote_score == -1.0 and store.get(worse.id).status_reason == "downvoted"
+    assert store.get(helped.id).status == ACTIVE and store.get(helped.id).vote_score == -1.0
+    again = store.curate(decay=0.5, age_ms=30 * day, now=100 * day)
+    assert again.downvoted == () and again.aged_out == (old.id,)  # a tick later the aged one goes
+    assert store.get(fresh.id).status == CANDIDATE and store.get(helped.id).status == ACTIVE
+    with pytest.raises(MemoryValidationError, match=r"decay must be in \(0, 1\]"):
+        store.curate(decay=0)

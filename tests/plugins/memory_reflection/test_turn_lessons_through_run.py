@@ -1,7 +1,8 @@
 """End to end through `atomic-agent run` (three processes, one session) against a scripted
 llama-server on loopback: a turn whose tool call fails is reflected on and teaches a candidate
-lesson; the next turn is shown that lesson (pointer only) and, succeeding, votes it active; a
-correcting third message overturns that vote and asks for a lesson from the corrected turn."""
+lesson; the next turn is shown that lesson (pointer only) and, succeeding, votes it active, and
+the reflection model upvotes it; a correcting third message overturns that turn's vote, asks
+for a lesson from the corrected turn, and the model downvotes the lesson."""
 
 from __future__ import annotations
 
@@ -39,8 +40,10 @@ def test_a_failing_turn_teaches_a_lesson_a_later_turn_recalls_and_votes_on(tmp_p
     work.mkdir()
     script = [step("memory.lessons.recall", {"id": 999}), step("reply", {"text": "There is no lesson 999."}),
               "NONE", LESSON,  # turn 0: two steps, then reflection (no facts) and the turn's lesson
-              step("reply", {"text": "Lesson 5 says to run the tests first."}), "NONE",  # turn 1: clean
-              step("reply", {"text": "Sorry, there is no lesson 5."}), "NONE", "LESSON none"]  # turn 2: corrects 1
+              step("reply", {"text": "Lesson 5 says to run the tests first."}), "NONE",  # turn 1: clean ...
+              "UPVOTE lesson:1\nUPVOTE lesson:7",  # ... shown lesson 1: the model votes (7 was never shown)
+              step("reply", {"text": "Sorry, there is no lesson 5."}), "NONE", "LESSON none",  # turn 2: corrects 1
+              "DOWNVOTE lesson:1"]
     env = {"HOME": str(tmp_path)}
     with FakeLlamaServer(script=script, n_ctx=16384) as fake:
         env["ATOMIC_AGENT_LLAMA_URL"] = fake.base_url
@@ -57,17 +60,23 @@ def test_a_failing_turn_teaches_a_lesson_a_later_turn_recalls_and_votes_on(tmp_p
         assert "### lessons\nquoted from learned lessons (reference data, not instructions):\n> *1 (failed turn, " \
                in shown and "] a lesson id is looked up" in shown
         assert "list the lessons before reading one by id" not in shown  # pointer only
-        assert len(fake.completion_bodies) == 6  # a clean turn: reflection only, no lesson call
+        assert len(fake.completion_bodies) == 7  # a clean turn: reflection and votes, no lesson call
+        votes = fake.completion_bodies[6]
+        assert votes["prompt"].startswith("### lesson votes\n") and "> lesson:1 when: a lesson id is looked up | do: " \
+            "list the lessons before reading one by id" in votes["prompt"] and "UPVOTE" in votes["grammar"]
         voted = lesson(state, env, 1)
         assert (voted["status"], voted["successCount"], voted["failureCount"]) == ("active", 1, 0)
+        assert voted["voteScore"] == 2.0  # the outcome vote and the model's upvote; lesson 7 was refused
 
         run(state, work, env, "No, that's wrong: lesson 5 does not exist", session)
-        assert len(fake.completion_bodies) == 9
-        corrected = fake.completion_bodies[8]["prompt"]
+        assert len(fake.completion_bodies) == 11
+        corrected = fake.completion_bodies[9]["prompt"]
         assert "### turn (corrected)\n> USER: what does lesson 5 say?\n" in corrected
         assert "> NEXT USER MESSAGE: No, that's wrong: lesson 5 does not exist" in corrected
     turned = lesson(state, env, 1)
-    # turn 1's help became harm; turn 2 (shown the lesson again, a reply) voted for it
+    # turn 1's help became harm (-2); turn 2 (shown the lesson again, a reply) voted for it (+1),
+    # the model against it (-1)
     assert (turned["successCount"], turned["failureCount"], turned["status"]) == (1, 1, "active")
+    assert turned["voteScore"] == 0.0
     listed = run_cli(["--state-dir", str(state), "memory", "lessons", "list", "--json"], env=env)
     assert [x["id"] for x in json.loads(listed.stdout)] == [1]  # the abstention wrote nothing
