@@ -139,11 +139,12 @@ class LessonStore:
         valid = (_one_line(trigger, "trigger", TRIGGER_MAX_CHARS), _one_line(advice, "advice", ADVICE_MAX_CHARS),
                  normalize_tags(tags), _evidence(evidence))
         stamp = store_clock.now_ms() if now is None else now
+        swept: tuple[int, ...] = ()
         with self.database.write() as conn:
             known = (conn.execute("SELECT id FROM lessons WHERE origin = ?", [origin]).fetchone()
                      if origin is not None else None)
             if known is not None:
-                new_id, swept = int(known[0]), ()
+                new_id = int(known[0])
             else:
                 cursor = conn.execute(
                     "INSERT INTO lessons (trigger, advice, tags, evidence, status, source, working_dir, origin, "

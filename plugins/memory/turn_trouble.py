@@ -31,9 +31,9 @@ MAX_TEXT = 200
 
 # A correction opens with a refusal or names the reply as wrong; words, not a model, decide
 # (reflection may still abstain from a lesson when the correction carries none).
-_OPENERS = re.compile(r"^\W*(no|nope|nah|wrong|incorrect|not quite|not really|actually|that'?s not|that is not|"
-                      r"this is not|this isn'?t|that isn'?t|you misunderstood|i said|i meant|i asked|stop)\b",
-                      re.IGNORECASE)
+_OPENERS = re.compile(r"^\W*(no(?!\s+(problem|worries|thanks|thank|need|rush|hurry|matter|doubt)\b)|nope|nah|"
+                      r"wrong|incorrect|not quite|not really|that'?s not|that is not|this is not|this isn'?t|"
+                      r"that isn'?t|you misunderstood|i said|i meant|i asked)\b", re.IGNORECASE)
 _PHRASES = re.compile(r"\b(that'?s wrong|that is wrong|is wrong|was wrong|are wrong|not what i (asked|meant|wanted|said)|"
                       r"(did ?n'?o?t|does ?n'?o?t|do ?n'?o?t|did not|does not) work|still (broken|fails|failing|wrong)|"
                       r"not (correct|right)|isn'?t (correct|right)|you forgot|you missed|try again|wrong (file|path|"

@@ -79,8 +79,9 @@ def test_a_correction_names_the_turn_corrected_first_and_cancelled_turns_say_not
 
 def test_corrections_are_told_from_follow_ups() -> None:
     for text in ("No, I meant the staging server", "that's wrong", "It didn't work, still broken",
-                 "Actually the file is in /etc", "not what I asked", "You forgot the tests", "wrong file"):
+                 "No. The file is in /etc", "not what I asked", "You forgot the tests", "wrong file"):
         assert corrects(text), text
     for text in ("thanks, now deploy it", "what about the other port?", "Now do the same for prod", "",
-                 "know any good books?", "nothing else"):
+                 "know any good books?", "nothing else", "No problem, thanks!",
+                 "no worries, next: the logs", "Actually, also add a test"):
         assert not corrects(text), text
