@@ -88,12 +88,13 @@ def test_lessons_cli_lists_shows_and_deprecates(tmp_path: Path) -> None:
     database = MemoryDatabase.open(memory_db_path(tmp_path))
     note = NoteStore(database).store("evidence note").note.id
     lesson, _ = LessonStore(database).create("a long grep times out", "narrow the path first", ["search"],
-                                             evidence=[note, 77])
+                                             evidence=[note, 77], source="failed turn", origin="abc123#4")
     database.close()
     listed = run_cli(tmp_path, "memory", "lessons", "list", "--json").json()
     assert [(x["id"], x["status"]) for x in listed] == [(lesson.id, "candidate")]
     shown = run_cli(tmp_path, "memory", "lessons", "show", f"*{lesson.id}")
     assert shown.code == 0 and "narrow the path first" in shown.out and "#77 (deleted)" in shown.out
+    assert "source:   failed turn, from turn abc123#4" in shown.out
     assert run_cli(tmp_path, "memory", "lessons", "deprecate", str(lesson.id)).out.startswith("deprecated")
     again = run_cli(tmp_path, "memory", "lessons", "deprecate", str(lesson.id))
     assert again.code == 1 and "already deprecated" in again.err
