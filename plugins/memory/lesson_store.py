@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import builtins  # this class has a `list` method: annotations name the builtin as builtins.list
 import json
+import re
 from collections.abc import Iterable, Sequence
 from typing import Any
 
@@ -28,6 +29,7 @@ from .fts_query import build_match_query
 from .memory_database import MemoryDatabase
 from .memory_errors import MemoryValidationError
 from .note_validation import normalize_tags
+from .stop_words import STOP_WORDS
 
 CANDIDATE, ACTIVE, DEPRECATED, SUPERSEDED = "candidate", "active", "deprecated", "superseded"
 LESSON_STATES = (CANDIDATE, ACTIVE, DEPRECATED, SUPERSEDED)
@@ -42,15 +44,34 @@ MAX_VOTE = 5.0  # |vote_score| never exceeds this (a model vote past it saturate
 SIGNAL_DECAY = 0.95  # vote scores shrink by this factor once per consolidation tick, never per turn
 DEPRECATION_AGE_MS = 30 * 24 * 3600 * 1000  # a lesson that never helped retires after this long
 MAX_DEPRECATIONS_PER_TICK = 100  # the vote and age sweeps together, per tick
+DUPLICATE_SIMILARITY = 0.6  # word overlap (Jaccard) of trigger and of advice at which two live lessons are one
+_WORDS = re.compile(r"\w+")
 
 
 @attrs.frozen
 class Curation:
-    """One cold-path pass over the lessons: scores decayed, then retirements (downvoted first)."""
+    """One cold-path pass over the lessons: scores decayed, duplicates merged, then retirements
+    (downvoted first)."""
 
     decayed: int = 0
     downvoted: tuple[int, ...] = ()
     aged_out: tuple[int, ...] = ()
+    merged: tuple[tuple[int, int], ...] = ()  # (superseded duplicate, the lesson that replaced it)
+
+
+def _words(text: str) -> frozenset[str]:
+    return frozenset(w for w in _WORDS.findall(text.lower()) if w not in STOP_WORDS)
+
+
+def _similar(a: frozenset[str], b: frozenset[str], threshold: float) -> bool:
+    return bool(a and b) and len(a & b) / len(a | b) >= threshold
+
+
+def _stronger(a: Lesson, b: Lesson) -> bool:
+    """Of two duplicates, the one kept: active before candidate, then the higher score and
+    the more successes, then the older."""
+    return ((a.status == ACTIVE, a.vote_score, a.success_count, -a.id)
+            > (b.status == ACTIVE, b.vote_score, b.success_count, -b.id))
 
 
 @attrs.frozen
@@ -290,6 +311,7 @@ class LessonStore:
         if not 0 < decay <= 1:
             raise MemoryValidationError(f"the vote decay must be in (0, 1], got {decay}")
         stamp = store_clock.now_ms() if now is None else now
+        merged = self.merge_duplicates(now=stamp)
         with self.database.write() as conn:
             decayed = conn.execute(f"UPDATE lessons SET vote_score = vote_score * ? WHERE status IN {LIVE} "
                                    "AND vote_score != 0", [decay]).rowcount
@@ -303,7 +325,35 @@ class LessonStore:
                 "ORDER BY created_at ASC, id ASC LIMIT ?", [stamp - age_ms, limit - len(down)]).fetchall()]
             for lesson_id in aged:
                 self._set_status(conn, lesson_id, DEPRECATED, "aged_out", stamp)
-        return Curation(int(decayed or 0), tuple(down), tuple(aged))
+        return Curation(int(decayed or 0), tuple(down), tuple(aged), merged)
+
+    def merge_duplicates(self, threshold: float = DUPLICATE_SIMILARITY, limit: int = 1000,
+                         now: int | None = None) -> tuple[tuple[int, int], ...]:
+        """Live lessons that say the same thing (their triggers' and their advice's content
+        words overlap by `threshold` or more) become one: the stronger stays, the other is
+        superseded by it (closed, readable by id, `superseded_by` naming the survivor)."""
+        stamp = store_clock.now_ms() if now is None else now
+        live = [_lesson(r) for r in self.database.query(
+            f"SELECT * FROM lessons WHERE status IN {LIVE} ORDER BY id LIMIT ?", [limit])]
+        words = {x.id: (_words(x.trigger), _words(x.advice)) for x in live}
+        gone: set[int] = set()
+        merged: list[tuple[int, int]] = []
+        for i, a in enumerate(live):
+            if a.id in gone:
+                continue
+            for b in live[i + 1:]:
+                if b.id in gone or not (_similar(words[a.id][0], words[b.id][0], threshold)
+                                        and _similar(words[a.id][1], words[b.id][1], threshold)):
+                    continue
+                keep, drop = (a, b) if _stronger(a, b) else (b, a)
+                with self.database.write() as conn:
+                    self._set_status(conn, drop.id, SUPERSEDED, f"duplicate of #{keep.id}", stamp,
+                                     superseded_by=keep.id)
+                gone.add(drop.id)
+                merged.append((drop.id, keep.id))
+                if drop.id == a.id:
+                    break
+        return tuple(merged)
 
     def turn_votes(self, session_id: str, turn_index: int) -> dict[int, int]:
         """{lesson id: +1 | -1} of the votes one turn cast."""

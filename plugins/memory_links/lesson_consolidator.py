@@ -9,8 +9,9 @@ One tick (the runtime's memory consolidation tick, or `run_once`):
 5. a lesson is stored (candidate, evidence = the cluster) and its notes are archived into it
    (they leave ### memory-index and stay readable by id); an abstain archives nothing;
 6. leases are released whatever happened; a failing cluster never stops its siblings;
-7. on every tick, clusters or not: lesson vote scores decay once, then lessons that never
-   helped a turn retire, the downvoted first, then the aged-out (the store's `curate`).
+7. on every tick, clusters or not: duplicate live lessons merge into the stronger, vote
+   scores decay once, then lessons that never helped a turn retire, the downvoted first,
+   then the aged-out (the store's `curate`).
 Two ticks at once collapse to one (the second returns an empty tick).
 """
 

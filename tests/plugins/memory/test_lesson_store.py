@@ -169,3 +169,17 @@ def test_curation_decays_once_then_retires_the_downvoted_before_the_aged_and_spa
     assert store.get(fresh.id).status == CANDIDATE and store.get(helped.id).status == ACTIVE
     with pytest.raises(MemoryValidationError, match=r"decay must be in \(0, 1\]"):
         store.curate(decay=0)
+
+
+def test_duplicate_live_lessons_merge_into_the_stronger_on_the_cold_path(db) -> None:
+    store = LessonStore(db)
+    first, _ = store.create("the config file is not found", "list the directory before reading the config")
+    strong, _ = store.create("a config file is not found", "list the directory before reading a config file")
+    other, _ = store.create("the config file is not found", "ask the user for the path")  # same when, other do
+    store.vote(strong.id, "s", 0, helped=True)
+    curation = store.curate()
+    assert curation.merged == ((first.id, strong.id),)
+    gone = store.get(first.id)
+    assert (gone.status, gone.superseded_by, gone.status_reason) == (SUPERSEDED, strong.id, f"duplicate of #{strong.id}")
+    assert gone.valid_to is not None and store.get(other.id).live and store.get(strong.id).live
+    assert store.merge_duplicates() == ()  # merged once
