@@ -44,6 +44,8 @@ MAX_VOTE = 5.0  # |vote_score| never exceeds this (a model vote past it saturate
 SIGNAL_DECAY = 0.95  # vote scores shrink by this factor once per consolidation tick, never per turn
 DEPRECATION_AGE_MS = 30 * 24 * 3600 * 1000  # a lesson that never helped retires after this long
 MAX_DEPRECATIONS_PER_TICK = 100  # the vote and age sweeps together, per tick
+SCORE_BLEND = 0.4  # recall rerank: the weight of votes against outcome counts
+RERANK_POOL_MULTIPLIER = 3  # a reranked recall reads k × this many BM25 hits
 DUPLICATE_SIMILARITY = 0.6  # word overlap (Jaccard) of trigger and of advice at which two live lessons are one
 _WORDS = re.compile(r"\w+")
 
@@ -57,6 +59,12 @@ class Curation:
     downvoted: tuple[int, ...] = ()
     aged_out: tuple[int, ...] = ()
     merged: tuple[tuple[int, int], ...] = ()  # (superseded duplicate, the lesson that replaced it)
+
+
+def combined_score(relevance: float, vote_score: float, successes: int, failures: int, blend: float) -> float:
+    """A recalled lesson's rank: its BM25 relevance (higher is better), plus `blend` of its vote
+    score and the rest of its outcome balance (blend 1: votes only, 0: outcomes only)."""
+    return relevance + blend * vote_score + (1 - blend) * (successes - failures)
 
 
 def _words(text: str) -> frozenset[str]:
@@ -376,18 +384,28 @@ class LessonStore:
                                    [status, limit] if status else [limit])
         return [_lesson(r) for r in rows]
 
-    def recall(self, query: str, k: int = 5, *, include_closed: bool = False) -> builtins.list[Lesson]:
+    def recall(self, query: str, k: int = 5, *, include_closed: bool = False, score_blend: float | None = None,
+               pool_multiplier: int = RERANK_POOL_MULTIPLIER) -> builtins.list[Lesson]:
         """The live lessons whose trigger, advice or tags share words with `query`, best first
-        (BM25, ties to the higher vote score); FTS syntax in `query` is only text."""
+        (BM25, ties to the higher vote score); FTS syntax in `query` is only text. With
+        `score_blend` (0..1) a wider pool (k × `pool_multiplier`) is reranked by
+        `relevance + blend × vote_score + (1 - blend) × (successes - failures)`, so a less
+        relevant lesson that earned its votes can come first."""
         match = build_match_query(query or "")
         if match is None or k < 1:
             return []
         states = "" if include_closed else f"AND l.status IN {LIVE}"
+        pool = k if score_blend is None else k * max(1, pool_multiplier)
         rows = self.database.query(
-            "SELECT l.* FROM lessons_fts f JOIN lessons l ON l.rowid = f.rowid "
+            "SELECT l.*, bm25(lessons_fts) AS rank FROM lessons_fts f JOIN lessons l ON l.rowid = f.rowid "
             f"WHERE lessons_fts MATCH ? {states} ORDER BY bm25(lessons_fts), l.vote_score DESC, l.id LIMIT ?",
-            [match, k])
-        return [_lesson(r) for r in rows]
+            [match, pool])
+        if score_blend is None:
+            return [_lesson(r) for r in rows]
+        blend = min(1.0, max(0.0, float(score_blend)))
+        ranked = sorted(rows, key=lambda r: -combined_score(-float(r["rank"]), float(r["vote_score"]),
+                                                            int(r["success_count"]), int(r["failure_count"]), blend))
+        return [_lesson(r) for r in ranked[:k]]
 
     def missing_evidence(self, lesson: Lesson) -> tuple[int, ...]:
         """The evidence note ids that no longer exist (forgotten or evicted)."""

@@ -31,6 +31,8 @@ class LessonsConfig:
     max_vote: float = int_field(5.0, 0.5, 100.0)
     signal_decay: float = int_field(0.95, 0.01, 1.0)
     deprecation_age_days: int = int_field(30, 1, 3650)
+    # recall reranks by relevance + scoreBlend × vote score + (1 - scoreBlend) × (helped - hurt)
+    score_blend: float = int_field(0.4, 0.0, 1.0)
 
 
 @attrs.frozen

@@ -74,7 +74,7 @@ class LessonLifecycle:
     def sections(self, session_id: str, user_text: str) -> list[Any]:
         from atomic_agent.api import PromptSection, capped_lines, estimate_tokens
 
-        lessons = self.store().recall(user_text, self.cfg.recall_k)
+        lessons = self.store().recall(user_text, self.cfg.recall_k, score_blend=self.cfg.score_blend)
         if not lessons:
             return []
         body = capped_lines([lesson_pointer(lesson) for lesson in lessons], self.cfg.max_tokens, estimate_tokens)
@@ -134,7 +134,7 @@ def lessons_tool_specs(runtime: RuntimeView, cfg: Any) -> list[ToolSpec]:
             query = args.get("query")
             if not isinstance(query, str) or not query.strip():
                 return ToolResult.error("give an id from ### lessons or a query")
-            found = store.recall(query, int(args.get("k") or cfg.recall_k))
+            found = store.recall(query, int(args.get("k") or cfg.recall_k), score_blend=cfg.score_blend)
         except memory.StoreError as exc:
             return ToolResult.error(str(exc), errorType=type(exc).__name__)
         if not found:

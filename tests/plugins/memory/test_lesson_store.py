@@ -183,3 +183,17 @@ def test_duplicate_live_lessons_merge_into_the_stronger_on_the_cold_path(db) -> 
     assert (gone.status, gone.superseded_by, gone.status_reason) == (SUPERSEDED, strong.id, f"duplicate of #{strong.id}")
     assert gone.valid_to is not None and store.get(other.id).live and store.get(strong.id).live
     assert store.merge_duplicates() == ()  # merged once
+
+
+def test_reranked_recall_lets_an_upvoted_lesson_outrank_a_more_relevant_one(db) -> None:
+    store = LessonStore(db)
+    exact, _ = store.create("nginx reload fails on a syntax error", "run nginx -t first")
+    earned, _ = store.create("a web server reload fails", "check the nginx error log")
+    for turn in range(3):
+        store.model_vote(earned.id, "s", turn, up=True)
+    plain = store.recall("nginx reload fails syntax error", 1)
+    assert [x.id for x in plain] == [exact.id]  # BM25 alone
+    blended = store.recall("nginx reload fails syntax error", 1, score_blend=0.4)
+    assert [x.id for x in blended] == [earned.id]  # 0.4 × 3 votes outweigh the relevance gap
+    outcomes_only = store.recall("nginx reload fails syntax error", 1, score_blend=0.0)
+    assert [x.id for x in outcomes_only] == [exact.id]  # blend 0: votes do not count, outcomes (none) decide
