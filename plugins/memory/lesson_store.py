@@ -310,16 +310,17 @@ class LessonStore:
         return "applied"
 
     def curate(self, *, decay: float = SIGNAL_DECAY, age_ms: int = DEPRECATION_AGE_MS,
-               limit: int = MAX_DEPRECATIONS_PER_TICK, now: int | None = None) -> Curation:
+               limit: int = MAX_DEPRECATIONS_PER_TICK, since: int | None = None, now: int | None = None) -> Curation:
         """The cold path, once per consolidation tick: every live score decays by `decay` (one
         statement), then live lessons that never helped a turn (success_count = 0) retire:
         first those with a negative score (most negative first, `downvoted`), then those older
         than `age_ms` (`aged_out`), at most `limit` in all. A lesson that helped once survives
-        both; only the overflow cap or an operator retires it."""
+        both; only the overflow cap or an operator retires it. Before all that, duplicates
+        merge (`merge_duplicates`, new ones since `since` only)."""
         if not 0 < decay <= 1:
             raise MemoryValidationError(f"the vote decay must be in (0, 1], got {decay}")
         stamp = store_clock.now_ms() if now is None else now
-        merged = self.merge_duplicates(now=stamp)
+        merged = self.merge_duplicates(since=since, now=stamp)
         with self.database.write() as conn:
             decayed = conn.execute(f"UPDATE lessons SET vote_score = vote_score * ? WHERE status IN {LIVE} "
                                    "AND vote_score != 0", [decay]).rowcount
@@ -336,22 +337,31 @@ class LessonStore:
         return Curation(int(decayed or 0), tuple(down), tuple(aged), merged)
 
     def merge_duplicates(self, threshold: float = DUPLICATE_SIMILARITY, limit: int = 1000,
-                         now: int | None = None) -> tuple[tuple[int, int], ...]:
+                         since: int | None = None, now: int | None = None) -> tuple[tuple[int, int], ...]:
         """Live lessons that say the same thing (their triggers' and their advice's content
         words overlap by `threshold` or more) become one: the stronger stays, the other is
-        superseded by it (closed, readable by id, `superseded_by` naming the survivor)."""
+        superseded by it (closed, readable by id, `superseded_by` naming the survivor). With
+        `since` only pairs with a lesson created after it are compared (the previous tick
+        compared the rest); candidates share a trigger word (an inverted index, not all pairs)."""
         stamp = store_clock.now_ms() if now is None else now
         live = [_lesson(r) for r in self.database.query(
             f"SELECT * FROM lessons WHERE status IN {LIVE} ORDER BY id LIMIT ?", [limit])]
         words = {x.id: (_words(x.trigger), _words(x.advice)) for x in live}
+        by_id = {x.id: x for x in live}
+        index: dict[str, list[int]] = {}
+        for x in live:
+            for word in words[x.id][0]:
+                index.setdefault(word, []).append(x.id)
         gone: set[int] = set()
         merged: list[tuple[int, int]] = []
-        for i, a in enumerate(live):
-            if a.id in gone:
+        for a in live:
+            if a.id in gone or (since is not None and a.created_at <= since):
                 continue
-            for b in live[i + 1:]:
-                if b.id in gone or not (_similar(words[a.id][0], words[b.id][0], threshold)
-                                        and _similar(words[a.id][1], words[b.id][1], threshold)):
+            others = sorted({i for word in words[a.id][0] for i in index[word]} - {a.id} - gone)
+            for other in others:
+                b = by_id[other]
+                if not (_similar(words[a.id][0], words[b.id][0], threshold)
+                        and _similar(words[a.id][1], words[b.id][1], threshold)):
                     continue
                 keep, drop = (a, b) if _stronger(a, b) else (b, a)
                 with self.database.write() as conn:

@@ -85,6 +85,7 @@ class LessonConsolidator:
         self.runtime = runtime
         self.cfg = cfg
         self.lessons_cfg = lessons_cfg
+        self._curated_at: int | None = None  # the previous curation: duplicates older than it were compared
         self.max_lessons = getattr(lessons_cfg, "max_entries", 200)
         self._running = False
         self.ticks: list[ConsolidationTick] = []
@@ -146,9 +147,11 @@ class LessonConsolidator:
         cfg = self.lessons_cfg
         try:
             store = memory.lesson_store(self.max_lessons)
+            since, self._curated_at = self._curated_at, stamp
             if cfg is None:
-                return store.curate(now=stamp)
-            return store.curate(decay=cfg.signal_decay, age_ms=cfg.deprecation_age_days * 24 * 3600 * 1000, now=stamp)
+                return store.curate(since=since, now=stamp)
+            return store.curate(decay=cfg.signal_decay, age_ms=cfg.deprecation_age_days * 24 * 3600 * 1000,
+                                since=since, now=stamp)
         except Exception as exc:  # a locked database: the next tick tries again
             errors.append(f"curation: {type(exc).__name__}: {exc}"[:200])
             return None
