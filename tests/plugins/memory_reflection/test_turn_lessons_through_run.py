@@ -80,3 +80,11 @@ def test_a_failing_turn_teaches_a_lesson_a_later_turn_recalls_and_votes_on(tmp_p
     assert turned["voteScore"] == 0.0
     listed = run_cli(["--state-dir", str(state), "memory", "lessons", "list", "--json"], env=env)
     assert [x["id"] for x in json.loads(listed.stdout)] == [1]  # the abstention wrote nothing
+    trace = [json.loads(line) for line in (state / "traces" / f"{session}.ndjson").read_text().splitlines()]
+    reflected = {r["turnIndex"]: r for r in trace if r["type"] == "memory_reflection"}
+    assert reflected[0]["lesson"] == {"outcome": "ok", "kind": "failed", "origin": f"{session}#0", "lessonId": 1,
+                                      "evidence": [1], "error": None}
+    assert reflected[1]["lessonVotes"]["applied"] == [[1, "up", "applied"]]
+    assert reflected[1]["lessonVotes"]["rejected"] == [["UPVOTE lesson:7", "out_of_allowlist"]]
+    assert reflected[2]["lesson"]["outcome"] == "none" and reflected[2]["lesson"]["kind"] == "corrected"
+    assert reflected[2]["lessonVotes"]["applied"] == [[1, "down", "applied"]]
