@@ -12,7 +12,6 @@ from __future__ import annotations
 from typing import Any
 
 from rich.text import Text
-from textual import events
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Vertical
@@ -24,21 +23,6 @@ from .llama_errors import LlamaServerError
 from .models_panel_orchestrator import ModelsPanelOrchestrator
 
 STATUS_EVERY_S = 5.0
-
-
-class ModelRows(DataTable[Text]):
-    """Rows where the first click selects and a click on the selected row activates (as Enter)."""
-
-    async def _on_click(self, event: events.Click) -> None:
-        row = event.style.meta.get("row") if event.style.meta else None
-        if not isinstance(row, int) or row < 0:
-            return
-        event.prevent_default()
-        event.stop()
-        if row == self.cursor_row:
-            self.action_select_cursor()
-        else:
-            self.move_cursor(row=row)
 
 
 class PullScreen(ModalScreen[str | None]):
@@ -60,7 +44,7 @@ class PullScreen(ModalScreen[str | None]):
 class ModelsPanel(Widget):
     BINDINGS = [Binding("s", "toggle_server", "Start/stop server"), Binding("u", "use", "Use model"),
                 Binding("g", "pull", "Pull model"), Binding("r", "reload", "Reload")]
-    DEFAULT_CSS = ("ModelsPanel { height: 1fr; } ModelsPanel ModelRows { height: 1fr; } "
+    DEFAULT_CSS = ("ModelsPanel { height: 1fr; } ModelsPanel #models-list { height: 1fr; } "
                    "ModelsPanel #models-server { height: auto; } ModelsPanel #models-progress { display: none; } "
                    "ModelsPanel #models-progress.pulling { display: block; }")
 
@@ -73,7 +57,7 @@ class ModelsPanel(Widget):
 
     def compose(self) -> ComposeResult:
         yield Static("checking llama-server…", id="models-server", markup=False)
-        table = ModelRows(id="models-list", cursor_type="row")
+        table = self.context.rows(id="models-list")
         table.add_columns("", "model", "source", "on disk", "size")
         yield table
         yield ProgressBar(id="models-progress", show_eta=True)
@@ -120,14 +104,14 @@ class ModelsPanel(Widget):
 
     # -- local models ----------------------------------------------------------------------
     def selected(self) -> str | None:
-        table = self.query_one(ModelRows)
+        table = self.query_one("#models-list", DataTable)
         if table.row_count == 0:
             return None
         return table.coordinate_to_cell_key(table.cursor_coordinate).row_key.value
 
     def action_reload(self) -> None:
         self.refresh_status()
-        table = self.query_one(ModelRows)
+        table = self.query_one("#models-list", DataTable)
         keep = self.selected()
         try:
             rows = self.orchestrator.models()

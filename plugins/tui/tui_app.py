@@ -1,7 +1,8 @@
 """`atomic-agent tui`: the app — a Chat tab and one tab per contributed panel.
 
-The app is the panels' `TuiContext`: `runtime`, `notify` (a Textual notice) and `run_job`
-(a worker with a progress notice whose failure becomes an error notice, never a traceback).
+The app is the panels' `TuiContext`: `runtime`, `notify` (a Textual notice), `run_job`
+(a worker with a progress notice whose failure becomes an error notice, never a traceback)
+and `rows` (the one rows widget, under the mouse contract).
 Every tab, the core ones included, arrives as a `TuiPanel` service, so a third-party plugin
 adds a tab the same way. The chat tab talks to the runtime only through its orchestrator.
 """
@@ -23,7 +24,7 @@ from atomic_agent.plugins.tui.chat_orchestrator import ChatOrchestrator
 from atomic_agent.plugins.tui.chat_view import ChatView
 from atomic_agent.plugins.tui.event_log import EventLog
 from atomic_agent.plugins.tui.feed_lines import feed_line, preview
-from atomic_agent.plugins.tui.mouse_interaction import MouseSwitch
+from atomic_agent.plugins.tui.mouse_interaction import MouseSwitch, RowList
 from atomic_agent.plugins.tui.slash_commands import COMMANDS, SlashCommandError, message_text, parse_slash
 from atomic_agent.plugins.tui.status_bar import StatusBar, StatusFacts
 from atomic_agent.plugins.tui.steering_editor import SteeringEditor
@@ -153,6 +154,9 @@ class AtomicTui(App[None]):
             self.notify(f"{title}: done")
 
         self.run_worker(work(), group="jobs", exit_on_error=False)
+
+    def rows(self, *, id: str | None = None) -> RowList:
+        return RowList(id=id)
 
     # -- the chat sink -----------------------------------------------------------------------
     def _spawn_turns(self, coro: Coroutine[Any, Any, None]) -> None:
