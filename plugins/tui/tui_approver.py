@@ -8,12 +8,9 @@ denied, as the gate treats any host that cannot ask.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable
 from typing import Any
 
 from atomic_agent.api import ApprovalAnswer
-
-ANSWERS: dict[str, Callable[[], ApprovalAnswer]] = {"y": ApprovalAnswer.once, "s": ApprovalAnswer.session, "a": ApprovalAnswer.shape, "n": ApprovalAnswer.deny}
 
 
 class TuiApprover:
@@ -25,7 +22,7 @@ class TuiApprover:
         self.app = app
 
     async def ask(self, request: Any) -> ApprovalAnswer:
-        from atomic_agent.plugins.tui.approval_modal import ApprovalModal
+        from atomic_agent.plugins.tui.approval_modal import ApprovalModal, decision_for
 
         async with self._lock:
             app = self.app
@@ -43,4 +40,4 @@ class TuiApprover:
                 key = await answered
             finally:
                 app.approval_closed(request)
-            return ANSWERS.get(key, ApprovalAnswer.deny)()
+            return ApprovalAnswer(decision_for(request, key))
