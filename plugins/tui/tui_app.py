@@ -176,12 +176,24 @@ class AtomicTui(App[None]):
             view.add_reasoning(str(event.get("delta", "")))
         elif kind == "assistant_reply":
             view.add_reply(str(event.get("text", "")))
+        elif kind == "step_finished":
+            self._step_costs(event)
         else:
             line = feed_line(event)
             if line is not None:
                 view.add_line(line)
         if kind == "turn_finished":
             self.state_changed()
+
+    def _step_costs(self, event: dict[str, Any]) -> None:
+        """The status bar's slot, cache reuse and prompt size come from the last step."""
+        def count(name: str) -> int | None:
+            value = event.get(name)
+            return value if isinstance(value, int) and not isinstance(value, bool) and value >= 0 else None
+
+        f = self.facts
+        f.slot, f.cache_tokens, f.prompt_tokens = count("slotId"), count("cacheN"), count("promptN")
+        self.state_changed()
 
     def chat_notice(self, text: str, severity: str = "information") -> None:
         self.query_one(ChatView).add_notice(text, severity)
