@@ -63,8 +63,9 @@ def describe(request: Any) -> Text:
     return text
 
 
-class ApprovalModal(ModalScreen[str]):
-    """Dismisses with the offered answer's key ("y", "s", "a" or "n"); Esc denies."""
+class ApprovalModal(ModalScreen[str | None]):
+    """Dismisses with the offered answer's key ("y", "s", "a" or "n"); Esc denies; None when
+    withdrawn (another surface answered first)."""
 
     DEFAULT_CSS = """
     ApprovalModal { align: center middle; }
@@ -83,6 +84,7 @@ class ApprovalModal(ModalScreen[str]):
         super().__init__()
         self.request = request
         self.keys = offered(request)
+        self.withdrawn = False
 
     def compose(self) -> ComposeResult:
         with Vertical():
@@ -97,6 +99,17 @@ class ApprovalModal(ModalScreen[str]):
     def action_answer(self, key: str) -> None:
         if key in {a.key for a in self.keys}:
             self.dismiss(key)
+
+    def withdraw(self) -> None:
+        """The request was settled elsewhere: close without an answer (now, or as soon as the
+        screen is back on top if something was opened over it)."""
+        self.withdrawn = True
+        if self.is_current:
+            self.dismiss(None)
+
+    def on_screen_resume(self) -> None:
+        if self.withdrawn:
+            self.dismiss(None)
 
     def on_button_pressed(self, event: Button.Pressed) -> None:
         event.stop()

@@ -25,6 +25,8 @@ from atomic_agent.plugins.tui.chat_view import ChatView
 from atomic_agent.plugins.tui.event_log import EventLog
 from atomic_agent.plugins.tui.feed_lines import feed_line, preview
 from atomic_agent.plugins.tui.mouse_interaction import MouseSwitch, RowList
+from atomic_agent.plugins.tui.shared_approvals import POLL_S as SHARED_POLL_S
+from atomic_agent.plugins.tui.shared_approvals import SURFACE, SharedApprovals
 from atomic_agent.plugins.tui.slash_commands import COMMANDS, SlashCommandError, message_text, parse_slash
 from atomic_agent.plugins.tui.status_bar import StatusBar, StatusFacts
 from atomic_agent.plugins.tui.steering_editor import SteeringEditor
@@ -71,8 +73,11 @@ class AtomicTui(App[None]):
         self.panels = self._collect_panels()
         self.approving: list[Any] = []  # requests whose modal is open
         self.panel_keys = {p.key: tab_id(p.name) for p in self.panels if p.key}
+        self.approver = approver
         if approver is not None:
             approver.attach(self)
+            runtime.gate.surface = SURFACE  # the records say an answer given here came from the TUI
+        self.shared_approvals = SharedApprovals(self, approver)
 
     # -- panels ------------------------------------------------------------------------------
     def _collect_panels(self) -> list[TuiPanel]:
@@ -122,6 +127,8 @@ class AtomicTui(App[None]):
         self.query_one(SteeringEditor).focus()
         self.state_changed()
         self.run_worker(self._read_model(), group="status", exit_on_error=False)
+        if self.shared_approvals.enabled:  # approvals other surfaces raised appear here too
+            self.set_interval(SHARED_POLL_S, self.shared_approvals.poll)
         if self.orchestrator.session_id:
             self._show_history(self.orchestrator.session_id)
 
