@@ -5,8 +5,8 @@ Every approval is a durable record in `<state>/approvals.sqlite`, answered once 
 surface. The watcher reads the pending records every second; a record the TUI's own
 approver was not handed (and that has waited at least one poll, so a request the approver
 is about to take is never shown twice) opens the same approval modal, one at a time with
-the TUI's own prompts. The answer is committed to the record under the call's fingerprint
-(an answer never carries over to a changed call) as the operator, surface "tui"; when
+the TUI's own prompts. The answer is committed to the record (a changed call is a new record, so an
+answer never carries over to it) as the operator, surface "tui"; when
 another surface answered first, or the record expired, the modal closes and a notice says
 who answered, where and when — the record's own words.
 
@@ -19,10 +19,12 @@ from __future__ import annotations
 
 from typing import Any
 
-from atomic_agent.api import approval_gate
+from atomic_agent.api import ApprovalNotPendingError, InvalidDecisionError, PendingApprovals, approval_gate
 
 POLL_S = 1.0
 SURFACE = "tui"
+# states and kinds as approvals.sqlite stores them (record schema 1)
+PENDING, EXPIRED, CANCELLED, APPROVAL = "pending", "expired", "cancelled", "approval"
 
 
 def request_for(record: Any, gate: Any) -> Any:
@@ -40,9 +42,9 @@ def request_for(record: Any, gate: Any) -> Any:
 
 
 def settled_words(record: Any) -> str:
-    if record.state == approval_gate.EXPIRED:
+    if record.state == EXPIRED:
         return f"approval {record.id} expired unanswered"
-    if record.state == approval_gate.CANCELLED:
+    if record.state == CANCELLED:
         return f"approval {record.id} was withdrawn ({record.answer_text or 'its turn ended'})"
     where = f" via {record.surface}" if record.surface else ""
     return f"approval {record.id} was answered {record.decision!r} by {record.answered_by or 'someone'}{where}"
@@ -55,6 +57,10 @@ class SharedApprovals:
         self.app = app
         self.approver = approver
         self.records = app.runtime.gate.records
+        # the embedders' view of the records: answers commit there, the first from any surface wins
+        self.answers = PendingApprovals(lambda _event, _turn: None, 0.0, lambda: None)
+        self.answers.records = self.records
+        self.answers.surface = SURFACE
         self.seen: set[str] = set()  # pending on an earlier poll
         self.taken: set[str] = set()  # queued or shown here (each record is offered once)
         self.showing: dict[str, Any] = {}  # approval id -> its open modal
@@ -67,8 +73,7 @@ class SharedApprovals:
         if not self.enabled:
             return
         try:
-            self.records.expire_due()
-            pending = [r for r in self.records.find((approval_gate.PENDING,)) if r.kind == approval_gate.APPROVAL]
+            pending = [r for r in self.answers.waiting_elsewhere() if r.kind == APPROVAL]
         except Exception as exc:  # a locked or unreadable file: try again next second
             self.app.event_log.add("notice", f"could not read the shared approvals: {type(exc).__name__}: {exc}")
             return
@@ -95,19 +100,18 @@ class SharedApprovals:
         self.showing.pop(record.id, None)
         if key is None:
             return  # settled elsewhere (said by _settled_elsewhere) or the app is closing
-        decision = approval_gate.offered_answers(request)
-        kind = next((a.kind for a in decision if a.key == key), approval_gate.AnswerKind.DENY)
+        offered = approval_gate.offered_answers(request)
+        kind = next((a.kind for a in offered if a.key == key), approval_gate.AnswerKind.DENY)
         try:
-            self.records.answer(record.id, kind.value, principal=approval_gate.OPERATOR, surface=SURFACE,
-                                fingerprint=record.fingerprint)
-        except approval_gate.ApprovalRecordError as exc:
+            self.answers.answer(record.id, kind.value)  # as the operator: this terminal is the state dir's owner
+        except (ApprovalNotPendingError, InvalidDecisionError) as exc:
             self.app.notify(exc.message, severity="warning", timeout=10)  # who answered first, or why not
             return
         self.app.event_log.add("notice", f"answered {record.id} {kind.value!r} here (session {record.session_id})")
 
     def _pending(self, approval_id: str) -> bool:
         try:
-            return bool(self.records.get(approval_id).state == approval_gate.PENDING)
+            return bool(self.records.get(approval_id).state == PENDING)
         except Exception:
             return False
 

@@ -17,7 +17,7 @@ import asyncio
 from collections.abc import Callable
 from typing import Any
 
-from atomic_agent.api import ApprovalAnswer, approval_gate
+from atomic_agent.api import ApprovalAnswer
 
 
 class TuiApprover:
@@ -82,7 +82,7 @@ class TuiApprover:
                 self.app.event_log.add("notice", f"could not close a settled approval: {type(exc).__name__}: {exc}")
 
     def _say_settled(self, request: Any) -> None:
-        from atomic_agent.plugins.tui.shared_approvals import settled_words
+        from atomic_agent.plugins.tui.shared_approvals import PENDING, settled_words
 
         records = getattr(getattr(self.app.runtime, "gate", None), "records", None)
         if records is None or not request.approval_id:
@@ -91,5 +91,5 @@ class TuiApprover:
             record = records.get(request.approval_id)
         except Exception:
             return
-        if record.state != approval_gate.PENDING:
+        if record.state != PENDING:
             self.app.notify(settled_words(record), timeout=8)
