@@ -63,7 +63,25 @@ def describe(request: Any) -> Text:
     return text
 
 
-class ApprovalModal(ModalScreen[str | None]):
+class SettledElsewhereModal(ModalScreen[Any]):
+    """A modal over a durable record: another surface may settle it first, and then it closes
+    without an answer (None)."""
+
+    withdrawn = False
+
+    def withdraw(self) -> None:
+        """The record was settled elsewhere: close without an answer (now, or as soon as the
+        screen is back on top if something was opened over it)."""
+        self.withdrawn = True
+        if self.is_current:
+            self.dismiss(None)
+
+    def on_screen_resume(self) -> None:
+        if self.withdrawn:
+            self.dismiss(None)
+
+
+class ApprovalModal(SettledElsewhereModal):
     """Dismisses with the offered answer's key ("y", "s", "a" or "n"); Esc denies; None when
     withdrawn (another surface answered first)."""
 
@@ -84,7 +102,6 @@ class ApprovalModal(ModalScreen[str | None]):
         super().__init__()
         self.request = request
         self.keys = offered(request)
-        self.withdrawn = False
 
     def compose(self) -> ComposeResult:
         with Vertical():
@@ -99,17 +116,6 @@ class ApprovalModal(ModalScreen[str | None]):
     def action_answer(self, key: str) -> None:
         if key in {a.key for a in self.keys}:
             self.dismiss(key)
-
-    def withdraw(self) -> None:
-        """The request was settled elsewhere: close without an answer (now, or as soon as the
-        screen is back on top if something was opened over it)."""
-        self.withdrawn = True
-        if self.is_current:
-            self.dismiss(None)
-
-    def on_screen_resume(self) -> None:
-        if self.withdrawn:
-            self.dismiss(None)
 
     def on_button_pressed(self, event: Button.Pressed) -> None:
         event.stop()

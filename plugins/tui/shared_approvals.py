@@ -1,22 +1,26 @@
-"""Approvals raised by other surfaces (a Telegram session, a `serve` client, another process
-sharing the state dir) shown and answered in the TUI.
+"""Approvals and `ask_user` questions raised by other surfaces (a Telegram session, a `serve`
+client, another process sharing the state dir) shown and answered in the TUI.
 
-Every approval is a durable record in `<state>/approvals.sqlite`, answered once from any
-surface. The watcher reads the pending records every second; a record the TUI's own
-approver was not handed (and that has waited at least one poll, so a request the approver
-is about to take is never shown twice) opens the same approval modal, one at a time with
-the TUI's own prompts. The answer is committed to the record (a changed call is a new record, so an
-answer never carries over to it) as the operator, surface "tui"; when
-another surface answered first, or the record expired, the modal closes and a notice says
-who answered, where and when — the record's own words.
+Every approval and question is a durable record in `<state>/approvals.sqlite`, answered once
+from any surface. The watcher reads the pending records every second; a record the TUI's
+own approver was not handed (and that has waited at least one poll, so a request the
+approver is about to take is never shown twice) opens a modal, one at a time with the TUI's
+own prompts. The answer is committed to the record (a changed call is a new record, so an
+answer never carries over to it) as the operator, surface "tui"; when another surface
+answered first, or the record expired, the modal closes and a notice says who answered,
+where and when — the record's own words.
 
-A record from another process carries no command shape, so the modal offers once, deny and
-(where the category is grantable here) the session grant; the asking gate decides the grant
-from its own request, never from the answer.
+A record from another process carries no command shape, so the approval modal offers
+once, deny and (where the category is grantable here) the session grant; the asking gate
+decides the grant from its own request, never from the answer. Questions come here too, the
+TUI's own included (its approver does not take questions, so the gate leaves them to the
+records): the question modal answers with an option or typed text; Esc puts one off for a
+minute.
 """
 
 from __future__ import annotations
 
+import time
 from typing import Any
 
 from atomic_agent.api import ApprovalNotPendingError, InvalidDecisionError, PendingApprovals, approval_gate
@@ -24,7 +28,8 @@ from atomic_agent.api import ApprovalNotPendingError, InvalidDecisionError, Pend
 POLL_S = 1.0
 SURFACE = "tui"
 # states and kinds as approvals.sqlite stores them (record schema 1)
-PENDING, EXPIRED, CANCELLED, APPROVAL = "pending", "expired", "cancelled", "approval"
+PENDING, EXPIRED, CANCELLED, APPROVAL, QUESTION = "pending", "expired", "cancelled", "approval", "question"
+NOT_NOW_S = 60.0  # a question put off with Esc comes back after this long (if still open)
 
 
 def request_for(record: Any, gate: Any) -> Any:
@@ -64,6 +69,7 @@ class SharedApprovals:
         self.seen: set[str] = set()  # pending on an earlier poll
         self.taken: set[str] = set()  # queued or shown here (each record is offered once)
         self.showing: dict[str, Any] = {}  # approval id -> its open modal
+        self.not_now: dict[str, float] = {}  # question id -> when it may be shown again
 
     @property
     def enabled(self) -> bool:
@@ -73,7 +79,7 @@ class SharedApprovals:
         if not self.enabled:
             return
         try:
-            pending = [r for r in self.answers.waiting_elsewhere() if r.kind == APPROVAL]
+            pending = [r for r in self.answers.waiting_elsewhere() if r.kind in (APPROVAL, QUESTION)]
         except Exception as exc:  # a locked or unreadable file: try again next second
             self.app.event_log.add("notice", f"could not read the shared approvals: {type(exc).__name__}: {exc}")
             return
@@ -85,18 +91,34 @@ class SharedApprovals:
                 continue
             if record.id not in self.seen:
                 continue  # one poll's grace: the TUI's own approver may be about to take it
+            if self.not_now.get(record.id, 0.0) > self._now():
+                continue
             self.taken.add(record.id)
-            self.app.run_worker(self._ask(record), group="shared-approvals", exit_on_error=False)
+            ask = self._question(record) if record.kind == QUESTION else self._ask(record)
+            self.app.run_worker(self._guarded(record, ask), group="shared-approvals", exit_on_error=False)
         self.seen = ids
 
+    async def _guarded(self, record: Any, work: Any) -> None:
+        """A failure to show or answer a record is a notice; the record stays for any surface."""
+        try:
+            await work
+        except Exception as exc:
+            self.showing.pop(record.id, None)
+            self.app.notify(f"could not show {record.kind} {record.id} here: {type(exc).__name__}: {exc}; "
+                            "`atomic-agent approvals` or another surface can still answer it", severity="error",
+                            timeout=10)
+
     async def _ask(self, record: Any) -> None:
+        from atomic_agent.plugins.tui.approval_modal import ApprovalModal
+
         request = request_for(record, self.app.runtime.gate)
         self.app.notify(f"approval waiting from session {record.session_id}: {request.label}", timeout=8)
 
         def opened(modal: Any) -> None:
             self.showing[record.id] = modal
 
-        key = await self.approver.show(request, opened=opened, still_open=lambda: self._pending(record.id))
+        key = await self.approver.show(ApprovalModal(request), opened=opened,
+                                       still_open=lambda: self._pending(record.id))
         self.showing.pop(record.id, None)
         if key is None:
             return  # settled elsewhere (said by _settled_elsewhere) or the app is closing
@@ -108,6 +130,34 @@ class SharedApprovals:
             self.app.notify(exc.message, severity="warning", timeout=10)  # who answered first, or why not
             return
         self.app.event_log.add("notice", f"answered {record.id} {kind.value!r} here (session {record.session_id})")
+
+    async def _question(self, record: Any) -> None:
+        from atomic_agent.plugins.tui.question_modal import NOT_NOW, QuestionModal
+
+        def opened(modal: Any) -> None:
+            self.showing[record.id] = modal
+
+        modal = QuestionModal(record.question or {"prompt": record.summary}, record.session_id)
+        answer = await self.approver.show(modal, opened=opened, still_open=lambda: self._pending(record.id))
+        self.showing.pop(record.id, None)
+        if answer == NOT_NOW:
+            self.taken.discard(record.id)
+            self.not_now[record.id] = self._now() + NOT_NOW_S
+            return
+        if answer is None:
+            return
+        how, value = answer
+        try:
+            self.answers.answer_question(record.id, value if how == "option" else None,
+                                         value if how == "text" else None)
+        except (ApprovalNotPendingError, InvalidDecisionError) as exc:
+            self.app.notify(exc.message, severity="warning", timeout=10)
+            return
+        self.app.event_log.add("notice", f"answered question {record.id} here (session {record.session_id})")
+
+    @staticmethod
+    def _now() -> float:
+        return time.monotonic()
 
     def _pending(self, approval_id: str) -> bool:
         try:

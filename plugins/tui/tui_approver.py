@@ -30,7 +30,7 @@ class TuiApprover:
         self.app = app
 
     async def ask(self, request: Any) -> ApprovalAnswer:
-        from atomic_agent.plugins.tui.approval_modal import decision_for
+        from atomic_agent.plugins.tui.approval_modal import ApprovalModal, decision_for
 
         if request.approval_id:
             self.asked.add(request.approval_id)
@@ -39,7 +39,7 @@ class TuiApprover:
             return ApprovalAnswer.deny()
         app.approval_shown(request)
         try:
-            key = await self.show(request)
+            key = await self.show(ApprovalModal(request))
         except asyncio.CancelledError:
             self._say_settled(request)  # withdrawn by the gate: answered elsewhere, or the turn stopped
             raise
@@ -47,23 +47,21 @@ class TuiApprover:
             app.approval_closed(request)
         return ApprovalAnswer(decision_for(request, key))
 
-    async def show(self, request: Any, *, opened: Callable[[Any], None] | None = None,
-                   still_open: Callable[[], bool] | None = None) -> str | None:
-        """Show the modal for `request` when no other is open; the key answered, or None when
-        the app is gone, the request was settled meanwhile (`still_open`), or it was withdrawn."""
-        from atomic_agent.plugins.tui.approval_modal import ApprovalModal
-
+    async def show(self, modal: Any, *, opened: Callable[[Any], None] | None = None,
+                   still_open: Callable[[], bool] | None = None) -> Any:
+        """Show `modal` (an approval or a question) when no other is open; what it was answered
+        with, or None when the app is gone, the record was settled meanwhile (`still_open`), or
+        the modal was withdrawn."""
         async with self._lock:
             app = self.app
             if app is None or not app.is_running or (still_open is not None and not still_open()):
                 return None
-            answered: asyncio.Future[str | None] = asyncio.get_running_loop().create_future()
+            answered: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
 
-            def done(key: str | None) -> None:
+            def done(result: Any) -> None:
                 if not answered.done():
-                    answered.set_result(key)
+                    answered.set_result(result)
 
-            modal = ApprovalModal(request)
             app.push_screen(modal, done)
             if opened is not None:
                 opened(modal)

@@ -108,3 +108,49 @@ async def test_the_tuis_own_prompt_closes_when_another_surface_answers_it_first(
         assert f"approval {approval_id} was answered 'once' by operator via serve" in _notices(app)
         await pilot.pause(1.5)  # a poll or more later: the TUI's own record is never offered a second time
         assert not isinstance(app.screen, ApprovalModal)
+
+
+QUESTION = {"prompt": "Delete the 3 old backups?", "options": [{"id": "keep", "label": "Keep them"},
+                                                                {"id": "delete", "label": "Delete them"}],
+            "reason": "irreversible_commitment", "evidence": "the backups are the only copies"}
+
+
+async def test_a_question_of_the_tuis_own_turn_is_answered_by_option_and_esc_puts_it_off(tmp_path: Path) -> None:
+    from atomic_agent.plugins.tui.question_modal import QuestionModal
+
+    script = [calls(("ask_user", QUESTION)), calls(("reply", {"text": "deleted"}))]
+    async with tui_app(tmp_path, script, size=(120, 36)) as (app, pilot, runtime):
+        await type_and_send(pilot, app, "tidy the backups")
+        await wait_for(pilot, lambda: isinstance(app.screen, QuestionModal), timeout=10)
+        question_id = next(iter(app.shared_approvals.showing))
+        await pilot.press("escape")  # not now: it stays open for any surface, and is not shown again at once
+        await pilot.pause(2.2)
+        assert not isinstance(app.screen, QuestionModal) and app.orchestrator.busy
+        assert runtime.gate.records.get(question_id).state == "pending"
+        app.shared_approvals.not_now[question_id] = 0.0  # the minute has passed
+        await wait_for(pilot, lambda: isinstance(app.screen, QuestionModal), timeout=5)
+        await pilot.press("2")
+        await wait_for(pilot, lambda: not app.orchestrator.busy, timeout=10)
+        record = runtime.gate.records.get(question_id)
+        assert (record.state, record.decision, record.surface) == ("answered", "delete", "tui")
+        assert "the person chose 'delete'" in chat_text(app) and app.orchestrator.last_result.reply == "deleted"
+
+
+async def test_a_question_raised_elsewhere_takes_a_typed_answer_here(tmp_path: Path) -> None:
+    from textual.widgets import Input
+
+    from atomic_agent.plugins.tui.question_modal import QuestionModal
+
+    typed = {**QUESTION, "options": [], "allow_free_text": True, "prompt": "Which backup folder?"}
+    script = [calls(("ask_user", typed)), calls(("reply", {"text": "noted"}))]
+    async with tui_app(tmp_path, script, size=(120, 36)) as (app, pilot, runtime):
+        phone = Phone()
+        _session_id, turn = _routed_turn(runtime, tmp_path, phone)
+        await wait_for(pilot, lambda: isinstance(app.screen, QuestionModal), timeout=10)
+        assert "Which backup folder?" in str(app.screen.query_one("#question-text").render())
+        app.screen.query_one(Input).value = "/srv/backups 2"
+        await pilot.press("enter")
+        result = await asyncio.wait_for(turn, 10)
+        assert result.status == "done" and result.reply == "noted"
+        record = [r for r in runtime.gate.records.find() if r.kind == "question"][0]
+        assert (record.decision, record.answer_text, record.surface) == ("text", "/srv/backups 2", "tui")
