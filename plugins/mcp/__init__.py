@@ -16,12 +16,14 @@ from typing import TYPE_CHECKING, Any
 
 from atomic_agent.api import hookimpl
 
+from .mcp_contract import MCP_SERVICE
+
 if TYPE_CHECKING:
     import typer
 
     from atomic_agent.api import ConfigBlock, DoctorFinding, RuntimeView, ServiceSpec
 
-SERVICE = "mcp"
+SERVICE = MCP_SERVICE
 
 
 @hookimpl

@@ -19,6 +19,8 @@ import typer
 
 from atomic_agent.api import current_cli_state, fail
 
+from .mcp_contract import MCP_SERVICE
+
 if TYPE_CHECKING:
     from atomic_agent.api import RuntimeView
 
@@ -37,7 +39,7 @@ def _with_manager(ctx: typer.Context, work: Callable[[Any, Any], Awaitable[T]], 
     async def go() -> T:
         runtime = await create_runtime(boot_context=boot, ask=ask)
         try:
-            return await work(runtime, runtime.service("mcp"))
+            return await work(runtime, runtime.service(MCP_SERVICE))
         finally:
             await runtime.close()
 

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 import attrs
 
+from .mcp_contract import MCP_SERVICE as SERVICE
 from .pasted_config import parse_pasted_servers
 
 if TYPE_CHECKING:
@@ -22,7 +23,6 @@ if TYPE_CHECKING:
     from .mcp_records import ServerStatus
     from .server_config import ServerConfig
 
-SERVICE = "mcp"
 
 
 @attrs.frozen

@@ -21,17 +21,18 @@ from __future__ import annotations
 
 from typing import Any
 
+from atomic_agent.plugins.mcp.mcp_contract import MCP_SERVICE, McpServers
 from atomic_agent.plugins.serve.client_identity import OPERATOR_HEADER, caller_of
 from atomic_agent.plugins.serve.error_envelope import ApiError
 from atomic_agent.plugins.serve.request_body import json_body
 
-SERVICE = "mcp"
 _TRUE, _FALSE = ("1", "true", "yes"), ("0", "false", "no")
 
 
-def _manager(ctx: Any) -> Any:
+def _manager(ctx: Any) -> McpServers:
     try:
-        return ctx.runtime.service(SERVICE)
+        manager: McpServers = ctx.runtime.service(MCP_SERVICE)
+        return manager
     except KeyError:
         raise ApiError(501, "the mcp plugin is not loaded in this server (check `atomic-agent plugins` and "
                        "plugins.disabled)", code="mcp_unavailable") from None

@@ -14,15 +14,17 @@ from typing import Any
 from atomic_agent.plugins.serve.client_identity import OPERATOR_HEADER, caller_of
 from atomic_agent.plugins.serve.error_envelope import ApiError
 from atomic_agent.plugins.serve.request_body import json_body
+from atomic_agent.plugins.telegram.telegram_contract import TELEGRAM_SERVICE, TelegramControl
 
 
-def _channel(request: Any) -> Any:
+def _channel(request: Any) -> TelegramControl:
     ctx = request.app.state.ctx
     if not caller_of(request, ctx.settings).operator:
         raise ApiError(403, f"the Telegram channel is controlled from the operator's surface only (send "
                        f"{OPERATOR_HEADER}, or the API key)", code="operator_only")
     try:
-        return ctx.runtime.service("telegram")
+        channel: TelegramControl = ctx.runtime.service(TELEGRAM_SERVICE)
+        return channel
     except KeyError:
         raise ApiError(404, "the telegram plugin is not loaded in this server", code="telegram_unavailable") from None
 

@@ -9,12 +9,14 @@ from __future__ import annotations
 
 from typing import Any
 
+from atomic_agent.plugins.mcp.mcp_contract import MCP_SERVICE, McpServers
 from atomic_agent.plugins.sidecar.protocol_messages import ProtocolError
 
 
-def _mcp(server: Any) -> Any:
+def _mcp(server: Any) -> McpServers:
     try:
-        return server.runtime.service("mcp")
+        manager: McpServers = server.runtime.service(MCP_SERVICE)
+        return manager
     except KeyError:
         raise ProtocolError("mcp_unavailable", "the mcp plugin is not loaded in this sidecar "
                             "(check `atomic-agent plugins` and plugins.disabled)") from None

@@ -11,11 +11,13 @@ from __future__ import annotations
 from typing import Any
 
 from atomic_agent.plugins.sidecar.protocol_messages import ProtocolError
+from atomic_agent.plugins.telegram.telegram_contract import TELEGRAM_SERVICE, TelegramControl
 
 
-def _telegram(server: Any) -> Any:
+def _telegram(server: Any) -> TelegramControl:
     try:
-        return server.runtime.service("telegram")
+        channel: TelegramControl = server.runtime.service(TELEGRAM_SERVICE)
+        return channel
     except KeyError:
         raise ProtocolError("telegram_unavailable", "the telegram plugin is not loaded in this sidecar "
                             "(check `atomic-agent plugins` and plugins.disabled)") from None

@@ -17,12 +17,14 @@ from typing import TYPE_CHECKING, Any
 from atomic_agent.api import hookimpl
 from atomic_agent.plugins.tasks.tasks_contract import REPORT_SINK
 
+from .telegram_contract import TELEGRAM_SERVICE
+
 if TYPE_CHECKING:
     import typer
 
     from atomic_agent.api import ChannelSpec, ConfigBlock, DoctorFinding, RuntimeView, ServiceSpec
 
-SERVICE = "telegram"
+SERVICE = TELEGRAM_SERVICE
 
 
 @hookimpl

@@ -13,11 +13,11 @@ from typing import TYPE_CHECKING, Any
 
 from .bot_token import check_token_shape
 from .pairing_window import DEFAULT_WINDOW_S, window_closes_at
+from .telegram_contract import TELEGRAM_SERVICE as SERVICE
 
 if TYPE_CHECKING:
     from atomic_agent.api import RuntimeView
 
-SERVICE = "telegram"
 
 
 class TelegramPanelOrchestrator:
