@@ -1,0 +1,315 @@
+"""The one browser of this process: the system Chromium driven by Playwright.
+
+Shared at process scope (one profile per state dir, one page): calls from every session take
+one lock, so one action runs at a time, and each session keeps the snapshot its own latest
+call saw (its `### world`). It starts on the first call and again after a crash: a call that
+finds the browser gone gets an error result and the next call gets a fresh browser.
+
+Every request the page makes passes `_route`: a top-level navigation goes through the egress
+policy (asking, during a tool call, for hosts the policy asks about; refused between calls),
+every other request through the SSRF guard only, which never asks. Pop-up windows are closed
+as they open, dialogs dismissed, downloads saved into the quarantine folder, never opened.
+Cookies stay in the profile: no snapshot, result or trace line reads them.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import re
+import time
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import attrs
+
+from atomic_agent.plugins.os.egress_contract import EGRESS_SERVICE
+
+from .browser_config import BrowserConfig, browser_config
+from .chromium_binary import find_chromium
+from .page_snapshot import PageSnapshot, take_snapshot
+
+if TYPE_CHECKING:
+    from atomic_agent.api import RuntimeView, ToolContext
+
+CLOSE_TIMEOUT_S = 5.0
+REACHABLE_CACHE_S = 30.0
+_UNSAFE_NAME = re.compile(r"[^A-Za-z0-9._-]+")
+
+
+class BrowserGone(Exception):
+    """The browser process went away during a call (crashed or was killed)."""
+
+
+@attrs.define
+class CallReport:
+    """What happened around one call besides its own result: pop-ups, refused requests, downloads."""
+
+    popups: int = 0
+    blocked: list[str] = attrs.field(factory=list)
+    downloads: list[str] = attrs.field(factory=list)
+    dialogs: list[str] = attrs.field(factory=list)
+
+    def lines(self) -> list[str]:
+        out = []
+        if self.popups:
+            out.append(f"{self.popups} pop-up window(s) the page opened were closed")
+        if self.blocked:
+            shown = "; ".join(self.blocked[:3]) + (f"; and {len(self.blocked) - 3} more" if len(self.blocked) > 3 else "")
+            out.append(f"{len(self.blocked)} request(s) refused by the egress policy: {shown}")
+        for path in self.downloads:
+            out.append(f"a download was saved (not opened) to the quarantine folder: {path}")
+        for message in self.dialogs[:3]:
+            out.append(f"a dialog was dismissed: {message}")
+        return out
+
+
+def _private_dir(path: Path) -> Path:
+    path.mkdir(parents=True, exist_ok=True)
+    path.chmod(0o700)
+    return path
+
+
+class BrowserHost:
+    def __init__(self, runtime: RuntimeView) -> None:
+        self._runtime = runtime
+        self._lock = asyncio.Lock()
+        self._playwright: Any = None
+        self._context: Any = None
+        self._page: Any = None
+        self._gone = False
+        self._worlds: dict[str, str] = {}
+        self._approved_hosts: dict[str, set[str]] = {}
+        self._file_session: str | None = None  # the session whose approved file: page is open
+        self._reachable: dict[str, tuple[float, str | None]] = {}
+        self._ctx: ToolContext | None = None
+        self._tool = ""
+        self._report = CallReport()
+        self._last_session = ""
+
+    # -- what other code reads -------------------------------------------------------------
+
+    @property
+    def root(self) -> Path:
+        return Path(self._runtime.state_dir) / "browser"
+
+    @property
+    def quarantine(self) -> Path:
+        return self.root / "quarantine"
+
+    def world_text(self, session_id: str) -> str | None:
+        return self._worlds.get(session_id)
+
+    def set_world(self, session_id: str, text: str) -> None:
+        self._worlds[session_id] = text
+
+    def approve_host(self, session_id: str, host: str) -> None:
+        self._approved_hosts.setdefault(session_id, set()).add(host)
+
+    def allow_file_pages(self, session_id: str | None) -> None:
+        self._file_session = session_id
+
+    @property
+    def config(self) -> BrowserConfig:
+        return browser_config(self._runtime)
+
+    @property
+    def egress(self) -> Any:
+        """The os plugin's egress service (egress_contract.Egress), None without the os plugin."""
+        return self._runtime.service(EGRESS_SERVICE, None)
+
+    @property
+    def max_tokens(self) -> int:
+        return int(self._runtime.config.agent.world_snapshot_max_tokens)
+
+    # -- one call ---------------------------------------------------------------------------
+
+    async def call(self, ctx: ToolContext, tool: str,
+                   action: Callable[[Any, CallReport], Awaitable[str]]) -> tuple[str, CallReport]:
+        """Run `action(page, report)` for `ctx`'s call under the lock; BrowserGone when the
+        browser died meanwhile (it is torn down; the next call starts a new one)."""
+        from playwright.async_api import Error as PlaywrightError
+
+        async with self._lock:
+            self._ctx, self._tool, self._report = ctx, tool, CallReport()
+            self._last_session = ctx.session_id
+            try:
+                page = await self._ensure_page()
+                try:
+                    text = await action(page, self._report)
+                except PlaywrightError as exc:
+                    if self._gone or self._page_is_dead():
+                        await self._teardown()
+                        raise BrowserGone(str(exc).splitlines()[0] if str(exc) else type(exc).__name__) from None
+                    raise
+                return text, self._report
+            finally:
+                self._ctx = None
+
+    async def snapshot(self, page: Any) -> PageSnapshot:
+        return await take_snapshot(page, self.max_tokens)
+
+    def _page_is_dead(self) -> bool:
+        page = self._page
+        return page is None or page.is_closed()
+
+    async def _ensure_page(self) -> Any:
+        if self._gone:
+            await self._teardown()
+        if self._page is not None and not self._page.is_closed():
+            return self._page
+        if self._context is None:
+            await self._start()
+        else:
+            self._page = await self._context.new_page()
+            self._watch_page(self._page)
+        return self._page
+
+    async def _start(self) -> None:
+        from playwright.async_api import async_playwright
+
+        from atomic_agent.api import child_environment
+
+        config = browser_config(self._runtime)
+        executable = find_chromium(config.chromium_path)  # MissingChromium before anything starts
+        profile = _private_dir(self.root / "profile")
+        _private_dir(self.quarantine)
+        self._playwright = await async_playwright().start()
+        try:
+            self._context = await self._playwright.chromium.launch_persistent_context(
+                str(profile), executable_path=str(executable), headless=True, accept_downloads=True,
+                downloads_path=str(self.quarantine), service_workers="block",
+                env=child_environment(environ=dict(self._runtime.environ)),
+                timeout=config.navigation_timeout_s * 1000,
+                args=["--disable-dev-shm-usage", "--no-first-run", "--no-default-browser-check"])
+        except Exception:
+            await self._stop_playwright()
+            raise
+        self._gone = False
+        self._context.set_default_timeout(config.action_timeout_s * 1000)
+        self._context.set_default_navigation_timeout(config.navigation_timeout_s * 1000)
+        self._context.on("close", lambda _context: self._mark_gone())
+        if self._context.browser is not None:
+            self._context.browser.on("disconnected", lambda _browser: self._mark_gone())
+        await self._context.route("**/*", self._route)
+        pages = self._context.pages
+        self._page = pages[0] if pages else await self._context.new_page()
+        for extra in pages[1:]:
+            await extra.close()
+        self._context.on("page", self._on_new_page)
+        self._watch_page(self._page)
+
+    def _mark_gone(self) -> None:
+        self._gone = True
+
+    def _watch_page(self, page: Any) -> None:
+        page.on("download", self._on_download)
+        page.on("dialog", self._on_dialog)
+        page.on("crash", lambda _page: self._mark_gone())
+
+    async def _on_new_page(self, page: Any) -> None:
+        if page is self._page:
+            return
+        self._report.popups += 1
+        try:
+            await page.close()
+        except Exception:  # already gone
+            pass
+
+    async def _on_dialog(self, dialog: Any) -> None:
+        self._report.dialogs.append(f"{dialog.type}: {dialog.message[:200]!r}")
+        try:
+            await dialog.dismiss()
+        except Exception:
+            pass
+
+    async def _on_download(self, download: Any) -> None:
+        name = _UNSAFE_NAME.sub("_", download.suggested_filename or "download").strip("._") or "download"
+        target = self.quarantine / f"{time.strftime('%Y%m%d-%H%M%S')}-{name[:100]}"
+        try:
+            await download.save_as(str(target))
+            target.chmod(0o600)
+            self._report.downloads.append(str(target))
+        except Exception as exc:
+            self._report.downloads.append(f"(failed: {type(exc).__name__})")
+
+    # -- the request guard ------------------------------------------------------------------
+
+    async def _route(self, route: Any) -> None:
+        request = route.request
+        url = request.url
+        scheme = url.split(":", 1)[0].lower()
+        try:
+            reason = await self._refusal(request, url, scheme)
+        except Exception as exc:  # the guard failing closes the request, never opens it
+            reason = f"the request check failed ({type(exc).__name__})"
+        if reason is None:
+            await route.continue_()
+            return
+        self._report.blocked.append(f"{url[:120]} ({reason[:200]})")
+        await route.abort("blockedbyclient")
+
+    async def _refusal(self, request: Any, url: str, scheme: str) -> str | None:
+        if scheme in ("data", "blob", "about"):
+            return None  # made by the page itself, reaches nothing
+        if scheme == "file":
+            approved = self._file_session is not None and self._file_session == self._last_session
+            return None if approved else "file: addresses open only through browser.open at full trust"
+        if scheme not in ("http", "https"):
+            return f"{scheme}: requests are not made"
+        egress = self.egress
+        if egress is None:
+            return "the os plugin's egress policy is not loaded; enable the os plugin"
+        from urllib.parse import urlsplit
+
+        host = (urlsplit(url).hostname or "").lower().rstrip(".")
+        main_frame = request.frame.parent_frame is None if request.frame is not None else True
+        if request.is_navigation_request() and main_frame:
+            approved = self._approved_hosts.get(self._last_session, set())
+            if host in approved or egress.listed(host):
+                return await self._reachable_now(egress, url)
+            if self._ctx is None:
+                return f"{host} was not approved for this session; open it with browser.open"
+            reason = await egress.admit_url(self._ctx, self._tool, url)
+            if reason is None:
+                self.approve_host(self._ctx.session_id, host)
+            return reason  # type: ignore[no-any-return]
+        return await self._reachable_now(egress, url)
+
+    async def _reachable_now(self, egress: Any, url: str) -> str | None:
+        from urllib.parse import urlsplit
+
+        parts = urlsplit(url)
+        key = f"{parts.scheme}://{parts.netloc}"
+        now = time.monotonic()
+        cached = self._reachable.get(key)
+        if cached is not None and now - cached[0] < REACHABLE_CACHE_S:
+            return cached[1]
+        reason = await egress.reachable(url)
+        self._reachable[key] = (now, reason)
+        return reason  # type: ignore[no-any-return]
+
+    # -- shutting down ----------------------------------------------------------------------
+
+    async def close(self) -> None:
+        async with self._lock:
+            await self._teardown()
+
+    async def _teardown(self) -> None:
+        context, self._context, self._page = self._context, None, None
+        self._reachable.clear()
+        if context is not None:
+            try:
+                await asyncio.wait_for(context.close(), CLOSE_TIMEOUT_S)
+            except Exception:  # a crashed browser may not answer; the driver stop below ends it
+                pass
+        await self._stop_playwright()
+        self._gone = False
+
+    async def _stop_playwright(self) -> None:
+        playwright, self._playwright = self._playwright, None
+        if playwright is not None:
+            try:
+                await asyncio.wait_for(playwright.stop(), CLOSE_TIMEOUT_S)
+            except Exception:
+                pass
