@@ -150,8 +150,10 @@ class BrowserHost:
         return await take_snapshot(page, self.max_tokens)
 
     def _page_is_dead(self) -> bool:
-        page = self._page
-        return page is None or page.is_closed()
+        page, context = self._page, self._context
+        if page is None or page.is_closed() or context is None:
+            return True
+        return context.browser is not None and not context.browser.is_connected()
 
     async def _ensure_page(self) -> Any:
         if self._gone:

@@ -54,9 +54,21 @@ def header(title: str, url: str) -> str:
 
 
 async def take_snapshot(page: Any, max_tokens: int) -> PageSnapshot:
-    """Walk `page` (a Playwright page) into a capped snapshot."""
-    walked = await page.evaluate(walk_script(), {"maxChars": int(max_tokens * CHARS_PER_TOKEN),
-                                                 "maxNameChars": MAX_NAME_CHARS})
+    """Walk `page` (a Playwright page) into a capped snapshot. A navigation that replaces the
+    document during the walk (a page's own redirect) is waited out and walked again, once."""
+    from playwright.async_api import Error as PlaywrightError
+
+    walk_args = {"maxChars": int(max_tokens * CHARS_PER_TOKEN), "maxNameChars": MAX_NAME_CHARS}
+    try:
+        walked = await page.evaluate(walk_script(), walk_args)
+    except PlaywrightError as exc:
+        if "context was destroyed" not in str(exc) and "navigat" not in str(exc):
+            raise
+        try:
+            await page.wait_for_load_state("load")
+        except PlaywrightError:
+            pass
+        walked = await page.evaluate(walk_script(), walk_args)
     lines = [header(await page.title(), page.url), *walked["lines"]]
     if len(lines) == 1:
         lines.append("(the page shows no text or controls)")

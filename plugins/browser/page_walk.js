@@ -133,9 +133,9 @@
       .join(" | ");
   }
 
-  function walk(parent, depth) {
+  // `seen`: the texts already shown under the nearest landmark (transparent containers share it)
+  function walk(parent, depth, seen) {
     let pending = [];
-    const seen = new Set();
     const flush = () => {
       const text = clean(pending.join(" "));
       pending = [];
@@ -185,9 +185,9 @@
       if (landmark) {
         const name = labelOf(el);
         emit(depth, landmark + (name ? " " + quote(name) : "") + ":");
-        walk(el, depth + 1);
+        walk(el, depth + 1, new Set());
       } else {
-        walk(el, depth);
+        walk(el, depth, seen);
       }
     }
     flush();
@@ -203,7 +203,7 @@
     }
   }
 
-  if (document.body) walk(document.body, 0);
+  if (document.body) walk(document.body, 0, new Set());
   document.documentElement.setAttribute("data-atomic-refs", String(counter));
   return {lines, truncated, nodes, rawChars};
 }

@@ -24,7 +24,8 @@ Page = tuple[str, bytes] | Callable[[BaseHTTPRequestHandler], None]
 class PageServer:
     """`pages[path]` = (content type, body), or a callable that answers the request itself."""
 
-    def __init__(self) -> None:
+    def __init__(self, host: str = "127.0.0.1") -> None:
+        self.host = host
         self.pages: dict[str, Page] = {}
         self.hits: list[str] = []
         self.release = threading.Event()  # set at exit: handlers that stall return
@@ -50,7 +51,7 @@ class PageServer:
                 self.end_headers()
                 self.wfile.write(body)
 
-        self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self._httpd = ThreadingHTTPServer((host, 0), Handler)
         self._httpd.daemon_threads = True
         self._thread = threading.Thread(target=self._httpd.serve_forever, daemon=True)
 
@@ -59,7 +60,7 @@ class PageServer:
         return self.url(path)
 
     def url(self, path: str) -> str:
-        return f"http://127.0.0.1:{self._httpd.server_address[1]}{path}"
+        return f"http://{self.host}:{self._httpd.server_address[1]}{path}"
 
     def __enter__(self) -> PageServer:
         self._thread.start()
@@ -88,7 +89,7 @@ def browser_plugins() -> dict[str, object]:
 
 
 async def browser_runtime(state: Path, config: dict[str, Any] | None = None, **kwargs: Any) -> Runtime:
-    return await runtime_for_test(state, plugins=browser_plugins(), config=config or LOOPBACK_CONFIG, **kwargs)
+    return await runtime_for_test(state, plugins=browser_plugins(), config=LOOPBACK_CONFIG if config is None else config, **kwargs)
 
 
 def context(rt: Runtime, working_dir: Path, session_id: str = "s1", approve: bool = True,
