@@ -249,7 +249,9 @@ class BrowserHost:
             await route.continue_()
             return
         self._report.blocked.append(f"{url[:120]} ({reason[:200]})")
-        await route.abort("blockedbyclient")
+        # a refused navigation is aborted (the page stays as it was, no error page); a refused
+        # request of the page's own fails as blocked
+        await route.abort("aborted" if request.is_navigation_request() else "blockedbyclient")
 
     async def _refusal(self, request: Any, url: str, scheme: str) -> str | None:
         if scheme in ("data", "blob", "about"):
