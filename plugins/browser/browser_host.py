@@ -35,6 +35,9 @@ if TYPE_CHECKING:
 CLOSE_TIMEOUT_S = 5.0
 REACHABLE_CACHE_S = 30.0
 _UNSAFE_NAME = re.compile(r"[^A-Za-z0-9._-]+")
+POPUP_BINDING = "atomicAgentPopup"
+NO_POPUPS_SCRIPT = ("(() => { const report = window." + POPUP_BINDING + "; window.open = function () { "
+                    "try { report(); } catch (e) {} return null; }; })();")
 
 
 class BrowserGone(Exception):
@@ -96,6 +99,11 @@ class BrowserHost:
     @property
     def quarantine(self) -> Path:
         return self.root / "quarantine"
+
+    @property
+    def open_pages(self) -> int:
+        """Windows the browser has open now (pop-ups are closed: 1 while it runs, 0 when not)."""
+        return len(self._context.pages) if self._context is not None else 0
 
     def world_text(self, session_id: str) -> str | None:
         return self._worlds.get(session_id)
@@ -194,6 +202,10 @@ class BrowserHost:
         if self._context.browser is not None:
             self._context.browser.on("disconnected", lambda _browser: self._mark_gone())
         await self._context.route("**/*", self._route)
+        # window.open answers null before a window exists (a page opening 100 pop-ups costs nothing);
+        # windows opened another way (a target=_blank link) are closed as they appear
+        await self._context.expose_binding(POPUP_BINDING, self._on_popup_call)
+        await self._context.add_init_script(NO_POPUPS_SCRIPT)
         pages = self._context.pages
         self._page = pages[0] if pages else await self._context.new_page()
         for extra in pages[1:]:
@@ -208,6 +220,9 @@ class BrowserHost:
         page.on("download", self._on_download)
         page.on("dialog", self._on_dialog)
         page.on("crash", lambda _page: self._mark_gone())
+
+    def _on_popup_call(self, _source: Any, _url: Any = None) -> None:
+        self._report.popups += 1
 
     async def _on_new_page(self, page: Any) -> None:
         if page is self._page:
