@@ -1,8 +1,8 @@
 // The page as compact text: one line per visible semantic node (role, name, ref), in document
 // order. Interactive elements get a ref (`e12`) kept on the element as data-atomic-ref, so an
 // unchanged page walks to the same bytes and a ref stays valid until the element goes away.
-// Invisible nodes (hidden, aria-hidden, display:none, visibility:hidden) are skipped, text
-// repeated under the same parent is dropped, and the walk stops at maxChars with a marker.
+// Invisible nodes (hidden, aria-hidden, display:none, visibility:hidden) are skipped, a text
+// or table row that repeats the line just before it is dropped, and the walk stops at maxChars with a marker.
 // Returns {lines, truncated, rawChars, nodes}.
 (args) => {
   const maxChars = args.maxChars;
@@ -133,16 +133,18 @@
       .join(" | ");
   }
 
-  // `seen`: the texts already shown under the nearest landmark (transparent containers share it)
-  function walk(parent, depth, seen) {
+  // a repeat of the line just before (a duplicated paragraph, a separator row) is not shown again
+  function emitNew(depth, text) {
+    if (lines.length && lines[lines.length - 1] === "  ".repeat(depth) + "- " + text) return;
+    emit(depth, text);
+  }
+
+  function walk(parent, depth) {
     let pending = [];
     const flush = () => {
       const text = clean(pending.join(" "));
       pending = [];
-      if (text && !seen.has(text)) {
-        seen.add(text);
-        emit(depth, "text: " + quote(text));
-      }
+      if (text) emitNew(depth, "text: " + quote(text));
     };
     for (const node of parent.childNodes) {
       if (truncated) return;
@@ -176,7 +178,7 @@
       if (role === "img" || role === "iframe") { emit(depth, role + " " + quote(labelOf(el))); continue; }
       if (el.tagName === "TR") {
         const text = rowText(el);
-        if (text && !seen.has(text)) { seen.add(text); emit(depth, "row: " + text); }
+        if (text) emitNew(depth, "row: " + text);
         const inner = el.querySelectorAll("a[href],button,input,select,textarea");
         if (inner.length) walkControls(inner, depth + 1);
         continue;
@@ -185,9 +187,9 @@
       if (landmark) {
         const name = labelOf(el);
         emit(depth, landmark + (name ? " " + quote(name) : "") + ":");
-        walk(el, depth + 1, new Set());
+        walk(el, depth + 1);
       } else {
-        walk(el, depth, seen);
+        walk(el, depth);
       }
     }
     flush();
@@ -203,7 +205,7 @@
     }
   }
 
-  if (document.body) walk(document.body, 0, new Set());
+  if (document.body) walk(document.body, 0);
   document.documentElement.setAttribute("data-atomic-refs", String(counter));
   return {lines, truncated, nodes, rawChars};
 }
