@@ -202,6 +202,7 @@ class BrowserHost:
         if self._context.browser is not None:
             self._context.browser.on("disconnected", lambda _browser: self._mark_gone())
         await self._context.route("**/*", self._route)
+        await self._context.route_web_socket(lambda _url: True, self._route_socket)
         # window.open answers null before a window exists (a page opening 100 pop-ups costs nothing);
         # windows opened another way (a target=_blank link) are closed as they appear
         await self._context.expose_binding(POPUP_BINDING, self._on_popup_call)
@@ -267,6 +268,22 @@ class BrowserHost:
         # a refused navigation is aborted (the page stays as it was, no error page); a refused
         # request of the page's own fails as blocked
         await route.abort("aborted" if request.is_navigation_request() else "blockedbyclient")
+
+    async def _route_socket(self, socket: Any) -> None:
+        """A WebSocket the page opens is held to the SSRF guard like its other requests."""
+        url = socket.url
+        checked = "http" + url[2:] if url.startswith("ws") else url
+        egress = self.egress
+        try:
+            reason = "the os plugin's egress policy is not loaded" if egress is None else \
+                await self._reachable_now(egress, checked)
+        except Exception as exc:
+            reason = f"the request check failed ({type(exc).__name__})"
+        if reason is None:
+            socket.connect_to_server()
+            return
+        self._report.blocked.append(f"{url[:120]} ({reason[:200]})")
+        await socket.close(code=1008, reason="refused by the agent's egress policy")
 
     async def _refusal(self, request: Any, url: str, scheme: str) -> str | None:
         if scheme in ("data", "blob", "about"):

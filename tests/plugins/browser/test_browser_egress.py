@@ -89,3 +89,20 @@ async def test_a_navigation_the_page_starts_between_calls_goes_only_to_approved_
             assert other.hits == [] and "elsewhere" not in world(rt) and "redirecting soon" in world(rt)
         finally:
             await rt.close()
+
+
+async def test_a_websocket_to_a_refused_address_is_closed_before_it_connects(pages: PageServer,
+                                                                             tmp_path: Path) -> None:
+    with PageServer("127.0.0.2") as other:
+        script = (f"<p id='state'>waiting</p><script>const s = new WebSocket('{other.url('/ws').replace('http', 'ws')}');"
+                  "s.onclose = () => document.getElementById('state').textContent = 'socket closed';</script>")
+        url = pages.html("/", script)
+        rt = await browser_runtime(tmp_path / "state")
+        try:
+            ctx = context(rt, tmp_path)
+            await call(rt, ctx, "browser.open", url=url)
+            await asyncio.sleep(0.5)
+            await call(rt, ctx, "browser.snapshot")
+            assert "socket closed" in world(rt) and other.hits == []
+        finally:
+            await rt.close()
