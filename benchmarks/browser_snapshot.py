@@ -100,6 +100,18 @@ async def measure(args: argparse.Namespace) -> int:
         ctx = ToolContext(session_id="bench", working_dir=Path(tmp), state_dir=Path(tmp) / "state",
                           cancelled=asyncio.Event(), request_approval=approve)
         host = rt.service("browser")
+        found: dict[str, Any] = {}
+
+        async def look(page: Any, _report: Any) -> str:
+            found["aria"] = await page.locator("body").aria_snapshot()
+            times = []
+            for _ in range(args.rounds):
+                start = time.perf_counter()
+                found["snap"] = await host.snapshot(page)
+                times.append((time.perf_counter() - start) * 1000)
+            found["ms"] = statistics.median(times)
+            return ""
+
         print(f"{'page':<8} {'DOM chars':>10} {'aria chars':>10} {'snapshot':>9} {'DOM/snap':>9} "
               f"{'aria/snap':>9} {'capped':>6} {'ms/snapshot':>11}")
         try:
@@ -108,18 +120,6 @@ async def measure(args: argparse.Namespace) -> int:
                 if opened.status != "ok":
                     print(f"{path}: {opened.summary}", file=sys.stderr)
                     return 1
-                found: dict[str, Any] = {}
-
-                async def look(page: Any, _report: Any) -> str:
-                    found["aria"] = await page.locator("body").aria_snapshot()
-                    times = []
-                    for _ in range(args.rounds):
-                        start = time.perf_counter()
-                        found["snap"] = await host.snapshot(page)
-                        times.append((time.perf_counter() - start) * 1000)
-                    found["ms"] = statistics.median(times)
-                    return ""
-
                 await host.call(ctx, "benchmark", look)
                 snap = found["snap"]
                 chars = len(snap.text)

@@ -48,7 +48,8 @@ def register_services() -> Iterable[ServiceSpec]:
 def _host(runtime: RuntimeView) -> BrowserHost:
     from .browser_contract import BROWSER_SERVICE
 
-    return runtime.service(BROWSER_SERVICE)  # type: ignore[no-any-return]
+    host: BrowserHost = runtime.service(BROWSER_SERVICE)
+    return host
 
 
 @hookimpl

@@ -289,8 +289,8 @@ class BrowserHost:
         if scheme in ("data", "blob", "about"):
             return None  # made by the page itself, reaches nothing
         if scheme == "file":
-            approved = self._file_session is not None and self._file_session == self._last_session
-            return None if approved else "file: addresses open only through browser.open at full trust"
+            file_ok = self._file_session is not None and self._file_session == self._last_session
+            return None if file_ok else "file: addresses open only through browser.open at full trust"
         if scheme not in ("http", "https"):
             return f"{scheme}: requests are not made"
         egress = self.egress
@@ -309,7 +309,7 @@ class BrowserHost:
             reason = await egress.admit_url(self._ctx, self._tool, url)
             if reason is None:
                 self.approve_host(self._ctx.session_id, host)
-            return reason  # type: ignore[no-any-return]
+            return reason
         return await self._reachable_now(egress, url)
 
     async def _reachable_now(self, egress: Any, url: str) -> str | None:
@@ -323,7 +323,7 @@ class BrowserHost:
             return cached[1]
         reason = await egress.reachable(url)
         self._reachable[key] = (now, reason)
-        return reason  # type: ignore[no-any-return]
+        return reason
 
     # -- shutting down ----------------------------------------------------------------------
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from .egress_policy import admit_egress
-from .http_config import MODE_ALLOWLIST_ONLY, http_config, host_listed
+from .http_config import MODE_ALLOWLIST_ONLY, host_listed, http_config
 from .ssrf_guard import SsrfBlocked, check_url
 
 if TYPE_CHECKING:
