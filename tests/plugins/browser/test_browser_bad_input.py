@@ -28,6 +28,7 @@ async def test_a_page_that_never_finishes_loading_is_a_timeout_error_and_the_bro
         slow = await call(rt, ctx, "browser.open", url=pages.url("/slow"))
         assert slow.status == "error" and "did not finish loading within 2 s" in slow.summary
         assert "browser.navigationTimeoutS" in slow.summary
+        assert "what loaded so far is in ### world" in slow.summary and "Still loading" in world(rt)
         after = await call(rt, ctx, "browser.open", url=fine)
         assert after.status == "ok" and "loads fine" in world(rt)
     finally:
