@@ -7,7 +7,8 @@ finds the browser gone gets an error result and the next call gets a fresh brows
 
 Every request the page makes passes `_route`: a top-level navigation goes through the egress
 policy (asking, during a tool call, for hosts the policy asks about; refused between calls),
-every other request through the SSRF guard only, which never asks. Pop-up windows are closed
+every other request through the SSRF guard only, which never asks (and, once the session has
+read a credential store, only to listed or approved hosts). Pop-up windows are closed
 as they open, dialogs dismissed, downloads saved into the quarantine folder, never opened.
 Cookies stay in the profile: no snapshot, result or trace line reads them.
 """
@@ -33,6 +34,7 @@ if TYPE_CHECKING:
     from atomic_agent.api import RuntimeView, ToolContext
 
 CLOSE_TIMEOUT_S = 5.0
+SENSITIVE_READS = "sensitive_reads"  # the os plugin's service: which sessions read a credential store
 REACHABLE_CACHE_S = 30.0
 _UNSAFE_NAME = re.compile(r"[^A-Za-z0-9._-]+")
 POPUP_BINDING = "atomicAgentPopup"
@@ -310,7 +312,16 @@ class BrowserHost:
             if reason is None:
                 self.approve_host(self._ctx.session_id, host)
             return reason
+        reads = self._credential_reads()
+        if reads and host not in self._approved_hosts.get(self._last_session, set()) and not egress.listed(host):
+            # the page's own requests could carry what the model typed into it after reading a key
+            return (f"this session read {', '.join(reads)} (credentials); the page may reach only hosts in "
+                    "http.allowedHosts or approved for this session")
         return await self._reachable_now(egress, url)
+
+    def _credential_reads(self) -> list[str]:
+        taint = self._runtime.service(SENSITIVE_READS, None)
+        return list(taint.reads_of(self._last_session)) if taint is not None and self._last_session else []
 
     async def _reachable_now(self, egress: Any, url: str) -> str | None:
         from urllib.parse import urlsplit

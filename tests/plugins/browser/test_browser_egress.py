@@ -106,3 +106,22 @@ async def test_a_websocket_to_a_refused_address_is_closed_before_it_connects(pag
             assert "socket closed" in world(rt) and other.hits == []
         finally:
             await rt.close()
+
+
+async def test_after_a_credential_read_the_page_reaches_only_listed_or_approved_hosts(pages: PageServer,
+                                                                                      tmp_path: Path) -> None:
+    with PageServer("127.0.0.2") as other:
+        other.pages["/pixel.png"] = ("image/png", b"\x89PNG")
+        url = pages.html("/", f"<p>tracking</p><img alt='pixel' src='{other.url('/pixel.png')}'>")
+        config = {"http": {"privateHosts": ["127.0.0.1", "127.0.0.2"], "allowedHosts": ["127.0.0.1"]},
+                  "browser": {"navigationTimeoutS": 4}}
+        rt = await browser_runtime(tmp_path / "state", config=config)
+        try:
+            clean = await call(rt, context(rt, tmp_path, "clean"), "browser.open", url=url)
+            assert clean.status == "ok" and other.hits == ["/pixel.png"]
+            rt.service("sensitive_reads").mark("tainted", "~/.aws/credentials")
+            tainted = await call(rt, context(rt, tmp_path, "tainted"), "browser.open", url=url + "?again")
+            assert tainted.status == "ok" and "read ~/.aws/credentials (credentials)" in tainted.summary
+            assert other.hits == ["/pixel.png"]
+        finally:
+            await rt.close()
