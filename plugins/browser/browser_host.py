@@ -156,8 +156,8 @@ class BrowserHost:
             finally:
                 self._ctx = None
 
-    async def snapshot(self, page: Any) -> PageSnapshot:
-        return await take_snapshot(page, self.max_tokens)
+    async def snapshot(self, page: Any, measure: bool = False) -> PageSnapshot:
+        return await take_snapshot(page, self.max_tokens, measure)
 
     def _page_is_dead(self) -> bool:
         page, context = self._page, self._context

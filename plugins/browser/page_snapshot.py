@@ -19,14 +19,15 @@ import attrs
 from atomic_agent.api import estimate_tokens
 
 TRUNCATED = "[truncated]"
-MAX_NAME_CHARS = 100
+MAX_NAME_CHARS = 100  # a control's or heading's name
+MAX_TEXT_CHARS = 400  # one run of text (a paragraph)
 CHARS_PER_TOKEN = 3.6  # what estimate_tokens reads; the walk stops near the cap, the lines then fit it exactly
 
 
 @attrs.frozen
 class PageSnapshot:
     text: str
-    raw_chars: int  # the page's serialized DOM, for the compression ratio
+    raw_chars: int  # the page's serialized DOM, for the compression ratio (0 unless measured)
     nodes: int  # DOM nodes the walk visited
     truncated: bool
     refs: int  # elements the model can act on
@@ -53,12 +54,14 @@ def header(title: str, url: str) -> str:
     return f"page {json.dumps(title[:MAX_NAME_CHARS], ensure_ascii=False)} at {url[:300]}"
 
 
-async def take_snapshot(page: Any, max_tokens: int) -> PageSnapshot:
+async def take_snapshot(page: Any, max_tokens: int, measure: bool = False) -> PageSnapshot:
     """Walk `page` (a Playwright page) into a capped snapshot. A navigation that replaces the
-    document during the walk (a page's own redirect) is waited out and walked again, once."""
+    document during the walk (a page's own redirect) is waited out and walked again, once.
+    `measure` also serializes the DOM for `raw_chars` (0 otherwise: it costs on a big page)."""
     from playwright.async_api import Error as PlaywrightError
 
-    walk_args = {"maxChars": int(max_tokens * CHARS_PER_TOKEN), "maxNameChars": MAX_NAME_CHARS}
+    walk_args = {"maxChars": int(max_tokens * CHARS_PER_TOKEN), "maxNameChars": MAX_NAME_CHARS,
+                 "maxTextChars": MAX_TEXT_CHARS, "measure": measure}
     try:
         walked = await page.evaluate(walk_script(), walk_args)
     except PlaywrightError as exc:

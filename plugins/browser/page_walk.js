@@ -3,10 +3,11 @@
 // unchanged page walks to the same bytes and a ref stays valid until the element goes away.
 // Invisible nodes (hidden, aria-hidden, display:none, visibility:hidden) are skipped, a text
 // or table row that repeats the line just before it is dropped, and the walk stops at maxChars with a marker.
-// Returns {lines, truncated, rawChars, nodes}.
+// Returns {lines, truncated, rawChars (with args.measure, else 0), nodes}.
 (args) => {
   const maxChars = args.maxChars;
   const maxNameChars = args.maxNameChars;
+  const maxTextChars = args.maxTextChars;  // a run of text keeps more than a name: it is the page's content
   const REF = "data-atomic-ref";
   const SKIP = new Set(["SCRIPT", "STYLE", "NOSCRIPT", "TEMPLATE", "HEAD", "META", "LINK", "TITLE"]);
   const INLINE = new Set(["SPAN", "B", "I", "EM", "STRONG", "CODE", "SMALL", "ABBR", "TIME", "SUP", "SUB", "MARK",
@@ -15,12 +16,18 @@
     FORM: "form", DIALOG: "dialog", UL: "list", OL: "list", TABLE: "table", FIELDSET: "group", DL: "list"};
   const lines = [];
   let used = 0, truncated = false, nodes = 0;
-  const rawChars = document.documentElement.outerHTML.length;  // the page as served, before refs are added
+  // the page's serialized size, before refs are added (for the benchmark's ratio; costly on a big page)
+  const rawChars = args.measure
+    ? document.documentElement.outerHTML.replace(/ data-atomic-refs?="[^"]*"/g, "").length : 0;
   let counter = Number(document.documentElement.getAttribute("data-atomic-refs") || "0");
 
   const clean = (text) => (text || "").replace(/\s+/g, " ").trim();
   const cut = (text) => text.length > maxNameChars ? text.slice(0, maxNameChars - 1) + "…" : text;
   const quote = (text) => JSON.stringify(cut(clean(text)));
+  const quoteText = (text) => {
+    const t = clean(text);
+    return JSON.stringify(t.length > maxTextChars ? t.slice(0, maxTextChars - 1) + "…" : t);
+  };
 
   function hidden(el) {
     if (el.hidden || el.getAttribute("aria-hidden") === "true") return true;
@@ -128,9 +135,30 @@
     return el.querySelector("a[href],button,input,select,textarea,summary,[role],[tabindex],iframe,img[alt],h1,h2,h3,h4,h5,h6") !== null;
   }
 
+  const CONTROLS = "a[href],button,input,select,textarea,summary";
+
+  function controlLine(el) {
+    const role = roleOf(el);
+    if (!INTERACTIVE.has(role) || hidden(el)) return "";
+    const name = role === "link" || role === "button" ? (labelOf(el) || clean(el.innerText || el.textContent))
+      : labelOf(el);
+    return role + " " + quote(name) + " [" + refOf(el) + "]" + stateOf(el, role);
+  }
+
+  // one table row on one line: each cell's text, and the controls in it inline with their refs
   function rowText(row) {
-    return Array.from(row.cells || []).map((c) => cut(clean(c.innerText !== undefined ? c.innerText : c.textContent)))
-      .join(" | ");
+    return Array.from(row.cells || []).map((cell) => {
+      const controls = Array.from(cell.querySelectorAll(CONTROLS));
+      if (!controls.length) return cut(clean(cell.innerText !== undefined ? cell.innerText : cell.textContent));
+      const words = [];
+      const walker = document.createTreeWalker(cell, NodeFilter.SHOW_TEXT);
+      for (let node = walker.nextNode(); node; node = walker.nextNode()) {
+        if (!controls.some((c) => c.contains(node))) words.push(node.data);
+      }
+      const text = cut(clean(words.join(" ")));
+      const shown = controls.map(controlLine).filter(Boolean);
+      return [text, ...shown].filter(Boolean).join(" ");
+    }).join(" | ");
   }
 
   // a repeat of the line just before (a duplicated paragraph, a separator row) is not shown again
@@ -144,7 +172,7 @@
     const flush = () => {
       const text = clean(pending.join(" "));
       pending = [];
-      if (text) emitNew(depth, "text: " + quote(text));
+      if (text) emitNew(depth, "text: " + quoteText(text));
     };
     for (const node of parent.childNodes) {
       if (truncated) return;
@@ -179,8 +207,6 @@
       if (el.tagName === "TR") {
         const text = rowText(el);
         if (text) emitNew(depth, "row: " + text);
-        const inner = el.querySelectorAll("a[href],button,input,select,textarea");
-        if (inner.length) walkControls(inner, depth + 1);
         continue;
       }
       const landmark = role || LANDMARK[el.tagName];

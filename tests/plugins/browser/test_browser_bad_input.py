@@ -151,3 +151,45 @@ async def test_a_dialog_is_dismissed_and_reported(pages: PageServer, tmp_path: P
         assert clicked.status == "ok" and "a dialog was dismissed: alert: 'hello there'" in clicked.summary
     finally:
         await rt.close()
+
+
+async def test_an_infinite_scroll_grows_the_page_but_the_snapshot_stays_capped(pages: PageServer,
+                                                                                tmp_path: Path) -> None:
+    feed = """<h1>Feed</h1><div id="feed"></div><script>
+    let n = 0;
+    function more() { for (let i = 0; i < 200; i++) { const p = document.createElement('p');
+      p.textContent = 'post ' + (n++) + ' ' + 'lorem ipsum '.repeat(5); feed.appendChild(p); } }
+    more(); window.addEventListener('scroll', () => { if (innerHeight + scrollY >= document.body.scrollHeight - 50) more(); });
+    </script>"""
+    url = pages.html("/feed", feed)
+    config = {"http": {"privateHosts": ["127.0.0.1"], "allowedHosts": ["127.0.0.1"]},
+              "agent": {"worldSnapshotMaxTokens": 1000}}
+    rt = await browser_runtime(tmp_path / "state", config=config)
+    try:
+        ctx = context(rt, tmp_path)
+        await call(rt, ctx, "browser.open", url=url)
+        for _ in range(5):
+            result = await call(rt, ctx, "browser.scroll", direction="down")
+            assert result.status == "ok"
+        text = world(rt)
+        assert text.endswith("[truncated]") and "post 0 " in text and len(text) < 1000 * 4
+    finally:
+        await rt.close()
+
+
+async def test_a_50_mb_page_is_snapshotted_within_the_cap(pages: PageServer, tmp_path: Path) -> None:
+    paragraphs = "".join(f"<p>paragraph {i} " + "x" * 1000 + "</p>" for i in range(50_000))
+    body = ("<html><body><h1>Huge</h1>" + paragraphs + "</body></html>").encode()
+    assert len(body) > 50_000_000
+    pages.pages["/huge"] = ("text/html", body)
+    config = {"http": {"privateHosts": ["127.0.0.1"], "allowedHosts": ["127.0.0.1"]},
+              "browser": {"navigationTimeoutS": 60}}
+    rt = await browser_runtime(tmp_path / "state", config=config)
+    try:
+        result = await call(rt, context(rt, tmp_path), "browser.open", url=pages.url("/huge"))
+        assert result.status == "ok" and "snapshot truncated" in result.summary
+        text = world(rt)
+        assert 'heading "Huge" [level=1]' in text and text.endswith("[truncated]")
+        assert len(text) <= 8000 * 4
+    finally:
+        await rt.close()

@@ -76,6 +76,6 @@ async def test_a_page_of_100000_nodes_is_capped_with_a_truncated_marker(pages: P
         text = world(rt)
         assert text.splitlines()[-1] == "[truncated]"
         assert sum(estimate_tokens(line) + 1 for line in text.splitlines()) <= cap
-        assert "row 0 | open 0" in text and "row 19999" not in text
+        assert '- row: row 0 | link "open 0" [e1]' in text and "row 19999" not in text
     finally:
         await rt.close()
