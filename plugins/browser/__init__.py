@@ -16,6 +16,7 @@ from atomic_agent.api import hookimpl
 if TYPE_CHECKING:
     from atomic_agent.api import ConfigBlock, MemoryPhase, RuntimeView, ServiceSpec, ToolSpec
 
+    from .browser_contract import BrowserWorld
     from .browser_host import BrowserHost
 
 WORLD_SOURCE = "the browser's open page"
@@ -36,7 +37,7 @@ def register_services() -> Iterable[ServiceSpec]:
 
     from .browser_contract import BROWSER_SERVICE
 
-    def build(runtime: RuntimeView) -> object:
+    def build(runtime: RuntimeView) -> BrowserWorld:
         from .browser_host import BrowserHost
 
         return BrowserHost(runtime)

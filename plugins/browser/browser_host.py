@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Any
 
 import attrs
 
-from atomic_agent.plugins.os.egress_contract import EGRESS_SERVICE
+from atomic_agent.plugins.os.egress_contract import EGRESS_SERVICE, Egress
 
 from .browser_config import BrowserConfig, browser_config
 from .chromium_binary import find_chromium
@@ -124,9 +124,10 @@ class BrowserHost:
         return browser_config(self._runtime)
 
     @property
-    def egress(self) -> Any:
+    def egress(self) -> Egress | None:
         """The os plugin's egress service (egress_contract.Egress), None without the os plugin."""
-        return self._runtime.service(EGRESS_SERVICE, None)
+        egress: Egress | None = self._runtime.service(EGRESS_SERVICE, None)
+        return egress
 
     @property
     def max_tokens(self) -> int:
@@ -323,7 +324,7 @@ class BrowserHost:
         taint = self._runtime.service(SENSITIVE_READS, None)
         return list(taint.reads_of(self._last_session)) if taint is not None and self._last_session else []
 
-    async def _reachable_now(self, egress: Any, url: str) -> str | None:
+    async def _reachable_now(self, egress: Egress, url: str) -> str | None:
         from urllib.parse import urlsplit
 
         parts = urlsplit(url)

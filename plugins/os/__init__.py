@@ -25,6 +25,7 @@ if TYPE_CHECKING:
     from atomic_agent.api import ApprovalCategory, ConfigBlock, RuntimeView, ServiceSpec, ToolSpec
 
     from .archives_contract import CheckedArchives
+    from .egress_contract import Egress
 
 SUBPACKAGES = ("fs", "shell", "git", "http", "web", "proc", "desktop")
 
@@ -99,7 +100,7 @@ def register_services() -> Iterable[ServiceSpec]:
                         summary="admit_url(ctx, tool, url) / reachable(url): where a tool's request may go")]
 
 
-def _egress(runtime: RuntimeView) -> object:
+def _egress(runtime: RuntimeView) -> Egress:
     from .http.egress_service import EgressService
 
     return EgressService(runtime)
