@@ -34,3 +34,17 @@ async def test_a_batch_of_browser_calls_runs_in_order_and_leaves_the_last_snapsh
         assert "Second page" in world and "First page" not in world
     finally:
         await rt.close()
+
+
+async def test_probing_many_distinct_pages_trips_the_wandering_detector(pages: PageServer, tmp_path: Path) -> None:
+    urls = [pages.html(f"/p{i}", f"<p>page {i}</p>") for i in range(8)]
+    provider = ScriptedProvider([*(calls(("browser.open", {"url": url})) for url in urls),
+                                 calls(("reply", {"text": "gave up"}))])
+    rt = await browser_runtime(tmp_path / "state", config=LOOPBACK_CONFIG, provider=provider)
+    try:
+        events: list[dict] = []
+        await rt.run_turn("find the page", on_event=events.append, working_dir=tmp_path)
+        loops = [e for e in events if e.get("type") == "loop_detected"]
+        assert loops and loops[0]["detector"] == "wandering" and loops[0]["tool"] == "browser.open"
+    finally:
+        await rt.close()
