@@ -213,7 +213,13 @@ async def _snapshot(host: BrowserHost, args: Mapping[str, Any], ctx: ToolContext
     async def action(page: Any, report: CallReport) -> str:
         return await _with_snapshot(host, ctx, page, report, f"snapshot of {page.url[:300]}")
 
-    return await _run(host, ctx, "browser.snapshot", action)
+    result = await _run(host, ctx, "browser.snapshot", action)
+    if result.status != "ok":
+        return result
+    from atomic_agent.api import ToolResult
+
+    # the text itself in the details too: `atomic-agent tools call browser.snapshot --json` shows it
+    return ToolResult.ok(result.summary, snapshot=host.world_text(ctx.session_id))
 
 
 async def _click(host: BrowserHost, args: Mapping[str, Any], ctx: ToolContext) -> ToolResult:
