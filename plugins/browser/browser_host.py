@@ -16,6 +16,7 @@ Cookies stay in the profile: no snapshot, result or trace line reads them.
 from __future__ import annotations
 
 import asyncio
+import os
 import re
 import time
 from collections.abc import Awaitable, Callable
@@ -40,6 +41,10 @@ _UNSAFE_NAME = re.compile(r"[^A-Za-z0-9._-]+")
 POPUP_BINDING = "atomicAgentPopup"
 NO_POPUPS_SCRIPT = ("(() => { const report = window." + POPUP_BINDING + "; window.open = function () { "
                     "try { report(); } catch (e) {} return null; }; })();")
+
+
+class SandboxFailed(Exception):
+    """Chromium did not start with its sandbox; the message names the setting."""
 
 
 class BrowserGone(Exception):
@@ -188,15 +193,21 @@ class BrowserHost:
         profile = _private_dir(self.root / "profile")
         _private_dir(self.quarantine)
         self._playwright = await async_playwright().start()
+        sandboxed = config.sandbox and os.geteuid() != 0  # Chromium will not run its sandbox as root
         try:
             self._context = await self._playwright.chromium.launch_persistent_context(
                 str(profile), executable_path=str(executable), headless=True, accept_downloads=True,
+                chromium_sandbox=sandboxed,
                 downloads_path=str(self.quarantine), service_workers="block",
                 env=child_environment(environ=dict(self._runtime.environ)),
                 timeout=config.navigation_timeout_s * 1000,
                 args=["--disable-dev-shm-usage", "--no-first-run", "--no-default-browser-check"])
-        except Exception:
+        except Exception as exc:
             await self._stop_playwright()
+            if sandboxed:
+                raise SandboxFailed(f"Chromium did not start with its sandbox ({str(exc).splitlines()[0][:200]}); "
+                                    "where user namespaces are off, set browser.sandbox to false in "
+                                    "config.json") from None
             raise
         self._gone = False
         self._context.set_default_timeout(config.action_timeout_s * 1000)

@@ -78,12 +78,12 @@ def _runner(name: str, run: Callable[[BrowserHost, Mapping[str, Any], ToolContex
 
         from atomic_agent.api import ToolResult
 
-        from .browser_host import BrowserGone
+        from .browser_host import BrowserGone, SandboxFailed
         from .chromium_binary import MissingChromium
 
         try:
             return await run(host(), args, ctx)
-        except MissingChromium as exc:
+        except (MissingChromium, SandboxFailed) as exc:
             return ToolResult.error(f"{name}: {exc}")
         except BrowserGone as exc:
             host().set_world(ctx.session_id, "(the browser stopped; browser.open starts it again)")
