@@ -89,7 +89,9 @@ class BrowserHost:
         self._page: Any = None
         self._gone = False
         self._worlds: dict[str, str] = {}
-        self._approved_hosts: dict[str, set[str]] = {}
+        # session -> host -> how many credential stores the session had read when it was approved:
+        # a read after the approval takes it back (the egress policy asks again, under sensitive_egress)
+        self._approved_hosts: dict[str, dict[str, int]] = {}
         self._file_session: str | None = None  # the session whose approved file: page is open
         self._reachable: dict[str, tuple[float, str | None]] = {}
         self._ctx: ToolContext | None = None
@@ -119,7 +121,11 @@ class BrowserHost:
         self._worlds[session_id] = text
 
     def approve_host(self, session_id: str, host: str) -> None:
-        self._approved_hosts.setdefault(session_id, set()).add(host)
+        self._approved_hosts.setdefault(session_id, {})[host] = len(self._credential_reads(session_id))
+
+    def _approved(self, session_id: str, host: str) -> bool:
+        reads_then = self._approved_hosts.get(session_id, {}).get(host)
+        return reads_then is not None and reads_then >= len(self._credential_reads(session_id))
 
     def allow_file_pages(self, session_id: str | None) -> None:
         self._file_session = session_id
@@ -315,8 +321,7 @@ class BrowserHost:
         host = (urlsplit(url).hostname or "").lower().rstrip(".")
         main_frame = request.frame.parent_frame is None if request.frame is not None else True
         if request.is_navigation_request() and main_frame:
-            approved = self._approved_hosts.get(self._last_session, set())
-            if host in approved or egress.listed(host):
+            if egress.listed(host) or self._approved(self._last_session, host):
                 return await self._reachable_now(egress, url)
             if self._ctx is None:
                 return f"{host} was not approved for this session; open it with browser.open"
@@ -324,16 +329,16 @@ class BrowserHost:
             if reason is None:
                 self.approve_host(self._ctx.session_id, host)
             return reason
-        reads = self._credential_reads()
-        if reads and host not in self._approved_hosts.get(self._last_session, set()) and not egress.listed(host):
+        reads = self._credential_reads(self._last_session)
+        if reads and not egress.listed(host) and not self._approved(self._last_session, host):
             # the page's own requests could carry what the model typed into it after reading a key
             return (f"this session read {', '.join(reads)} (credentials); the page may reach only hosts in "
                     "http.allowedHosts or approved for this session")
         return await self._reachable_now(egress, url)
 
-    def _credential_reads(self) -> list[str]:
+    def _credential_reads(self, session_id: str) -> list[str]:
         taint = self._runtime.service(SENSITIVE_READS, None)
-        return list(taint.reads_of(self._last_session)) if taint is not None and self._last_session else []
+        return list(taint.reads_of(session_id)) if taint is not None and session_id else []
 
     async def _reachable_now(self, egress: Egress, url: str) -> str | None:
         from urllib.parse import urlsplit

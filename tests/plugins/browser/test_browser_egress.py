@@ -119,9 +119,18 @@ async def test_after_a_credential_read_the_page_reaches_only_listed_or_approved_
         try:
             clean = await call(rt, context(rt, tmp_path, "clean"), "browser.open", url=url)
             assert clean.status == "ok" and other.hits == ["/pixel.png"]
+            # the session approved 127.0.0.2 (asked under http) before it read a credential store
+            asked: list[tuple[str, str]] = []
+            other.html("/", "<p>the other host</p>")
+            before = await call(rt, context(rt, tmp_path, "tainted", asked=asked), "browser.open", url=other.url("/"))
+            assert before.status == "ok" and [c for c, _ in asked] == ["http"]
             rt.service("sensitive_reads").mark("tainted", "~/.aws/credentials")
             tainted = await call(rt, context(rt, tmp_path, "tainted"), "browser.open", url=url + "?again")
             assert tainted.status == "ok" and "read ~/.aws/credentials (credentials)" in tainted.summary
-            assert other.hits == ["/pixel.png"]
+            assert other.hits.count("/pixel.png") == 1
+            # going there again asks under sensitive_egress: the earlier approval no longer holds
+            again = await call(rt, context(rt, tmp_path, "tainted", approve=False, asked=asked), "browser.open",
+                               url=other.url("/"))
+            assert again.status == "error" and asked[-1][0] == "sensitive_egress"
         finally:
             await rt.close()
