@@ -98,6 +98,8 @@ class BrowserHost:
         self._tool = ""
         self._report = CallReport()
         self._last_session = ""
+        self._navigations: set[Any] = set()  # main-frame navigation requests in flight
+        self._saving: set[asyncio.Task[None]] = set()  # downloads being moved into the quarantine
 
     # -- what other code reads -------------------------------------------------------------
 
@@ -238,6 +240,9 @@ class BrowserHost:
         self._gone = True
 
     def _watch_page(self, page: Any) -> None:
+        page.on("request", self._on_request)
+        page.on("requestfinished", self._on_request_done)
+        page.on("requestfailed", self._on_request_done)
         page.on("download", self._on_download)
         page.on("dialog", self._on_dialog)
         page.on("crash", lambda _page: self._mark_gone())
@@ -261,7 +266,28 @@ class BrowserHost:
         except Exception:
             pass
 
-    async def _on_download(self, download: Any) -> None:
+    def _on_request(self, request: Any) -> None:
+        if request.is_navigation_request() and (request.frame is None or request.frame.parent_frame is None):
+            self._navigations.add(request)
+
+    def _on_request_done(self, request: Any) -> None:
+        self._navigations.discard(request)
+
+    async def settle_requests(self) -> None:
+        """Wait (up to browser.actionTimeoutS) for the navigation an action started to get its
+        answer and for downloads to be saved, so a call reports a download a click began."""
+        deadline = time.monotonic() + self.config.action_timeout_s
+        while self._navigations and time.monotonic() < deadline:
+            await asyncio.sleep(0.05)
+        if self._saving:
+            await asyncio.wait(set(self._saving), timeout=max(0.1, deadline - time.monotonic()))
+
+    def _on_download(self, download: Any) -> None:
+        task = asyncio.ensure_future(self._save_download(download))
+        self._saving.add(task)
+        task.add_done_callback(self._saving.discard)
+
+    async def _save_download(self, download: Any) -> None:
         name = _UNSAFE_NAME.sub("_", download.suggested_filename or "download").strip("._") or "download"
         target = self.quarantine / f"{time.strftime('%Y%m%d-%H%M%S')}-{name[:100]}"
         try:
@@ -362,6 +388,7 @@ class BrowserHost:
     async def _teardown(self) -> None:
         context, self._context, self._page = self._context, None, None
         self._reachable.clear()
+        self._navigations.clear()
         if context is not None:
             try:
                 await asyncio.wait_for(context.close(), CLOSE_TIMEOUT_S)

@@ -102,6 +102,7 @@ def _runner(name: str, run: Callable[[BrowserHost, Mapping[str, Any], ToolContex
 
 async def _with_snapshot(host: BrowserHost, ctx: ToolContext, page: Any, report: CallReport, said: str) -> str:
     """`said`, then the snapshot as the session's world (the last call of a batch leaves its own)."""
+    await host.settle_requests()
     snap = await host.snapshot(page)
     host.set_world(ctx.session_id, snap.text)
     lines = [f"{said}; {snap.refs} element(s) with refs{', snapshot truncated' if snap.truncated else ''}; "
