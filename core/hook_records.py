@@ -162,7 +162,8 @@ class PromptSection:
     `slot` places it in mutability order: "loaded" sections open the tail (skill bodies a
     session loaded; they share `agent.tokenBudget` with the session facts), "memory"
     sections come before session-facts (profile, memory-index), "recall" sections after it
-    (recalled notes).
+    (recalled notes), and a "world" section fills `### world` (the browser's page
+    snapshot; the last one wins, capped by `agent.worldSnapshotMaxTokens`).
 
     A "memory" or "recall" body is data, never instructions: the prompt shows each of its
     lines quoted (`> `) under a line naming `source` (where it came from: "stored notes",
@@ -171,7 +172,7 @@ class PromptSection:
 
     heading: str
     body: str
-    slot: str = "memory"  # "loaded" | "memory" | "recall"
+    slot: str = "memory"  # "loaded" | "memory" | "recall" | "world"
     source: str = "memory"
     # optional: a token cap the runtime enforces on the body (a safety net; phases cap their
     # own sections), and a key under which only the first section (in phase order) is kept

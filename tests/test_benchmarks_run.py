@@ -25,6 +25,7 @@ SMALL_RUNS = {
     "operator_tasks.py": ["--scripted", "--only", "summarise_log", "--only", "schedule_reminder"],
     "skills_prompt_tokens.py": [],
     "sandbox_overhead.py": ["--calls", "3"],
+    "browser_snapshot.py": ["--rows", "50", "--sections", "5", "--rounds", "1"],
 }
 
 

@@ -96,6 +96,7 @@ def latest_batch_failed(entries: Sequence[TranscriptEntry]) -> bool:
 
 
 LOADED_SLOT = "loaded"  # PromptSection.slot of what opens the tail: skill bodies loaded by skill.view
+WORLD_SLOT = "world"  # PromptSection.slot of the `### world` body (the browser's page snapshot)
 
 
 def fit_shared_budget(sections: Sequence[PromptSection], budget: int,
@@ -143,14 +144,20 @@ def build_prompt(*, env: Any, stable_prefix: str, profile: ModelProfile, registr
     loaded_skills = fit_shared_budget([s for s in memory_sections if s.slot == LOADED_SLOT],
                                       agent.token_budget - sum(count(f) + 1 for f in facts), count)
     index = (conversations or ConversationIndex(size=1)).for_entries(session.id, session.entries)
+    # a plugin's world section (slot "world", the last one wins) replaces the `world` argument
+    # and is quoted as data under its source: a page's text is never instructions
+    world_section = next((s for s in reversed(memory_sections) if s.slot == WORLD_SLOT), None)
+    if world_section is not None:
+        world = world_section.body
     world_lines = _cap_lines(world.splitlines() or [NO_WORLD], agent.world_snapshot_max_tokens, count)
     context: dict[str, Any] = {
         "loaded_sections": loaded_skills,
         "loaded_tools": loaded,
-        "memory_sections": [s for s in memory_sections if s.slot not in ("recall", LOADED_SLOT)],
+        "memory_sections": [s for s in memory_sections if s.slot not in ("recall", LOADED_SLOT, WORLD_SLOT)],
         "recall_sections": [s for s in memory_sections if s.slot == "recall"],
         "session_facts": facts,
         "world": "\n".join(world_lines),
+        "world_source": world_section.source if world_section is not None else "",
         "notices": list(dict.fromkeys(notices)),  # deduplicated, first occurrence order
         "today": (today or date.today()).isoformat(),
         "conversation": [],

@@ -25,6 +25,7 @@ if TYPE_CHECKING:
     from atomic_agent.api import ApprovalCategory, ConfigBlock, RuntimeView, ServiceSpec, ToolSpec
 
     from .archives_contract import CheckedArchives
+    from .egress_contract import Egress
 
 SUBPACKAGES = ("fs", "shell", "git", "http", "web", "proc", "desktop")
 
@@ -94,6 +95,7 @@ def register_services() -> Iterable[ServiceSpec]:
     from atomic_agent.api import ServiceSpec
 
     from .archives_contract import ARCHIVES_SERVICE
+    from .egress_contract import EGRESS_SERVICE
     from .file_reads_contract import FILE_READS_SERVICE
     from .fs_approval.sensitive_taint import TAINT
 
@@ -110,7 +112,16 @@ def register_services() -> Iterable[ServiceSpec]:
             ServiceSpec(FILE_READS_SERVICE, file_reads,
                         summary="admit_workspace_read(ctx, path, tool): the canonical path a tool may read"),
             ServiceSpec(ARCHIVES_SERVICE, _archives,
-                        summary="unpack an archive with the zip-slip, link and bomb guards (extract)")]
+                        summary="unpack an archive with the zip-slip, link and bomb guards (extract)"),
+            # the SSRF guard and the egress policy, for other plugins' network tools (browser)
+            ServiceSpec(EGRESS_SERVICE, _egress,
+                        summary="admit_url(ctx, tool, url) / reachable(url): where a tool's request may go")]
+
+
+def _egress(runtime: RuntimeView) -> Egress:
+    from .http.egress_service import EgressService
+
+    return EgressService(runtime)
 
 
 def _archives(runtime: RuntimeView) -> CheckedArchives:
