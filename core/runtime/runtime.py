@@ -74,7 +74,9 @@ from atomic_agent.turns.admissible_text import check_text
 from atomic_agent.turns.graceful_stop import DEFAULT_GRACE_S, DrainReport, drain
 from atomic_agent.turns.request_keys import KeyedTurn, RequestKey
 from atomic_agent.turns.restart_recovery import durable_runner, settle_interrupted
-from atomic_agent.turns.session_backends import DEFAULT_BACKEND, SessionBackend
+from atomic_agent.turns import session_backend_kit
+from atomic_agent.turns.session_backend_kit import SESSION_BACKEND_KIT_SERVICE
+from atomic_agent.turns.session_backends import SESSION_BACKEND_SERVICE, SessionBackend, choose_backend
 from atomic_agent.turns.steering_inbox import SteeringInbox, SteerOutcome
 from atomic_agent.turns.turn_answers import TurnAnswer, answer_of
 from atomic_agent.turns.turn_controller import TurnController
@@ -96,7 +98,8 @@ class Runtime:
         # the services every registration hook may ask for exist before the first one runs;
         # only tool_registry waits for register_tools (see hookspecs)
         self.prompt_assets = PromptAssets.for_host(boot.state_dir, self.host, resolve_cache_dir(self.environ))
-        self._services: dict[str, Any] = {"state_dir": boot.state_dir, "prompt_assets": self.prompt_assets}
+        self._services: dict[str, Any] = {"state_dir": boot.state_dir, "prompt_assets": self.prompt_assets,
+                                          SESSION_BACKEND_KIT_SERVICE: session_backend_kit}
         self.plugin_services = ServiceRegistry(self.host)
         categories = collect_records(self.host, "register_approval_categories", ApprovalCategory)
         # approvals are durable records every surface answers, and a restart resumes
@@ -118,7 +121,7 @@ class Runtime:
                                   summary="memory phases' consolidate()", plugin="core"))
         self.ticks = PluginTicks(ticks)
         self._provider = provider
-        self.session_backend: SessionBackend = DEFAULT_BACKEND  # where sessions, turns and steers live
+        self._session_backend: SessionBackend | None = None  # where sessions, turns and steers live
         self._sessions: SessionRepository | None = None
         self._lifecycle: TurnLifecycle | None = None
         self._plan: PromptPlan | None = None
@@ -250,6 +253,14 @@ class Runtime:
             raise RuntimeError("this runtime was given a fixed provider; it has no provider registry to swap in")
         await seam.registry.set_active(provider_id)
         self._plan, self._planning = None, None
+
+    @property
+    def session_backend(self) -> SessionBackend:
+        """SQLite, or the backend a plugin's `session_backend` service chose (storage.url);
+        a backend that cannot be reached raises here, before any turn is admitted."""
+        if self._session_backend is None:
+            self._session_backend = choose_backend(lambda: self.plugin_services.get(SESSION_BACKEND_SERVICE, self))
+        return self._session_backend
 
     @property
     def sessions(self) -> SessionRepository:

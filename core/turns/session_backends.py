@@ -33,6 +33,25 @@ class SessionBackend:
 
 SQLITE_BACKEND = SessionBackend("sqlite", SessionStore, TurnLedger, SteerQueue)
 DEFAULT_BACKEND = SQLITE_BACKEND  # what a runtime, and a command without one, uses
+# the single-owner service a plugin provides to replace SQLite (e.g. `postgresql` when storage.url
+# names a PostgreSQL database): its factory returns a SessionBackend, or None to keep the default
+SESSION_BACKEND_SERVICE = "session_backend"
+
+
+def choose_backend(provided: Callable[[], SessionBackend | None]) -> SessionBackend:
+    """The backend a runtime uses: the `session_backend` service's when a plugin provides one and
+    its factory chose a backend, else SQLite. `provided` asks for the service and raises
+    ServiceNotFoundError when no plugin offers it; any other failure (the database a plugin
+    was told to use cannot be reached) propagates, so nothing is acknowledged on the wrong store."""
+    from atomic_agent.plugin_host.service_registry import ServiceConflictError, ServiceNotFoundError
+
+    try:
+        chosen = provided()
+    except ServiceConflictError:
+        raise
+    except ServiceNotFoundError:
+        return DEFAULT_BACKEND
+    return DEFAULT_BACKEND if chosen is None else chosen
 
 
 def open_session_store(state_dir: Path, backend: SessionBackend = DEFAULT_BACKEND) -> SessionRepository:

@@ -1,0 +1,189 @@
+"""One store object's connection to PostgreSQL and its transactions (session_database's unit
+of work): `write()` opens a transaction or joins the one open on this object; leaving the
+outermost block commits, any exception (BaseException included) rolls all of it back.
+
+The connection is checked out of the backend's pool for the store object's life, so every
+read made through the object while a transaction is open belongs to that transaction. A
+connection the server dropped is replaced: a read outside a transaction is retried once on
+the new one; inside a transaction nothing is retried (the server already rolled it back) and
+the caller gets SessionStoreError saying nothing of it was written. A COMMIT whose answer
+was lost is the one case that cannot be known; its message says so (the caller retries
+with its idempotency key, which finds the turn if it did commit).
+
+Every message names the database without its password (`DatabaseUrl.scrub`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from typing import Any
+
+LOCK_TIMEOUT = "30s"  # a row or advisory lock held longer than this is reported as locked
+
+
+class PgUnitOfWork:
+    def __init__(self, pool: Any, url: Any, kit: Any) -> None:
+        self.pool = pool
+        self.url = url
+        self.kit = kit
+        self._conn: Any = None
+        self._depth = 0  # nesting of write()/reading() blocks on this object
+        self._closed = False
+
+    # -- the connection ---------------------------------------------------------------------
+    @property
+    def conn(self) -> Any:
+        if self._closed:
+            raise self.kit.SessionStoreError(f"the session store on {self.url.shown} was closed")
+        if self._conn is not None and self._conn.broken and self._depth == 0:
+            self._release()
+        if self._conn is None:
+            self._conn = self._checkout()
+        return self._conn
+
+    def _checkout(self) -> Any:
+        from psycopg_pool import PoolTimeout
+
+        try:
+            conn = self.pool.getconn()
+        except PoolTimeout as exc:
+            raise self.kit.SessionStoreError(
+                f"no connection to the PostgreSQL database {self.url.shown} could be had ({self.url.scrub(str(exc))}); "
+                "nothing was written. Check that the server is up and reachable from this host "
+                "(`atomic-agent doctor` checks it), then retry") from None
+        return conn
+
+    def _release(self) -> None:
+        conn, self._conn = self._conn, None
+        if conn is not None:
+            try:
+                self.pool.putconn(conn)  # a broken connection is discarded by the pool
+            except Exception:  # the pool is closing: the connection goes with it
+                conn.close()
+
+    def close(self) -> None:
+        if not self._closed:
+            if self._conn is not None and not self._conn.broken and self._depth:
+                self._conn.execute("ROLLBACK")
+            self._release()
+            self._closed = True
+
+    @property
+    def in_transaction(self) -> bool:
+        return self._depth > 0
+
+    # -- statements -------------------------------------------------------------------------
+    def execute(self, sql: str, params: Sequence[Any] = ()) -> Any:
+        """Run one statement (joining the open transaction, if any); a dropped connection is
+        replaced and the statement retried once when no transaction was open."""
+        import psycopg
+
+        try:
+            return self.conn.execute(sql, list(params))
+        except psycopg.OperationalError as exc:
+            if self._depth == 0 and self._conn is not None and self._conn.broken:
+                self._release()
+                try:
+                    return self.conn.execute(sql, list(params))
+                except psycopg.OperationalError as again:
+                    raise self.explain(again) from None
+            raise self.explain(exc) from None
+
+    def explain(self, exc: BaseException) -> Exception:
+        """The typed, password-free error for a driver failure."""
+        import psycopg
+        from psycopg import errors
+
+        text = self.url.scrub(str(exc).strip())
+        if isinstance(exc, (errors.LockNotAvailable, errors.QueryCanceled)):
+            return self.kit.SessionStoreLockedError(
+                f"the PostgreSQL database {self.url.shown} kept a lock past {LOCK_TIMEOUT} ({text}); nothing was "
+                "written and everything accepted earlier is intact. Retry")
+        if isinstance(exc, errors.SerializationFailure | errors.DeadlockDetected):
+            return self.kit.SessionStoreLockedError(
+                f"the PostgreSQL database {self.url.shown} aborted this transaction to resolve a conflict with another "
+                f"process ({text}); nothing was written. Retry")
+        if isinstance(exc, psycopg.OperationalError):
+            return self.kit.SessionStoreError(
+                f"the connection to the PostgreSQL database {self.url.shown} failed ({text}); nothing of the "
+                "transaction in progress was written and everything committed earlier is intact. Check that the "
+                "server is up (`atomic-agent doctor`), then retry")
+        return self.kit.SessionStoreError(f"the PostgreSQL database {self.url.shown} refused a statement ({text})")
+
+    # -- transactions -----------------------------------------------------------------------
+    @contextmanager
+    def write(self, *, durable: bool = True) -> Iterator[Any]:
+        """A transaction (or the open one, joined); yields the connection as the handle.
+        `durable` is accepted for the protocol: every PostgreSQL commit is durable when
+        COMMIT returns (synchronous_commit is the server's setting)."""
+        del durable
+        import psycopg
+
+        if self._depth:
+            self._depth += 1
+            try:
+                yield self._conn
+            finally:
+                self._depth -= 1
+            return
+        conn = self.conn
+        try:
+            conn.execute("BEGIN")
+            conn.execute(f"SET LOCAL lock_timeout = '{LOCK_TIMEOUT}'")
+        except psycopg.OperationalError as exc:
+            self._release()  # nothing was begun: the next use reconnects
+            raise self.explain(exc) from None
+        self._depth = 1
+        try:
+            yield conn
+        except BaseException as exc:
+            self._depth = 0
+            self._rollback(conn)
+            if isinstance(exc, psycopg.Error):
+                raise self.explain(exc) from exc
+            raise
+        self._depth = 0
+        try:
+            conn.execute("COMMIT")
+        except psycopg.OperationalError as exc:
+            self._release()
+            raise self.kit.SessionStoreError(
+                f"the connection to the PostgreSQL database {self.url.shown} failed while committing "
+                f"({self.url.scrub(str(exc).strip())}): the transaction may or may not have been committed. "
+                "Nothing was acknowledged; retry with the same idempotency key to find out") from None
+        except psycopg.Error as exc:
+            self._rollback(conn)
+            raise self.explain(exc) from None
+
+    def _rollback(self, conn: Any) -> None:
+        if conn.broken or conn.closed:
+            self._release()
+            return
+        try:
+            conn.execute("ROLLBACK")
+        except Exception:
+            self._release()
+
+    @contextmanager
+    def reading(self) -> Iterator[bool]:
+        """One snapshot for the statements inside (REPEATABLE READ, read only); yields True when
+        it is its own (False: it joined an open transaction, whose reads may yet roll back)."""
+        if self._depth:
+            yield False
+            return
+        import psycopg
+
+        conn = self.conn
+        try:
+            conn.execute("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY")
+        except psycopg.OperationalError:
+            self._release()
+            conn = self.conn
+            conn.execute("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY")
+        self._depth = 1
+        try:
+            yield True
+        finally:
+            self._depth = 0
+            self._rollback(conn)  # read-only: nothing to keep
