@@ -174,4 +174,5 @@ def migrate(conn: Any, shown: str, steps: Sequence[Step] = STEPS) -> list[str]:
             ran.append(step.name)
         return ran
     finally:
-        conn.execute("SELECT pg_advisory_unlock(%s)", [MIGRATION_LOCK])
+        if not conn.broken:  # a lost connection released the lock with its session
+            conn.execute("SELECT pg_advisory_unlock(%s)", [MIGRATION_LOCK])

@@ -127,13 +127,7 @@ class PgUnitOfWork:
             finally:
                 self._depth -= 1
             return
-        conn = self.conn
-        try:
-            conn.execute("BEGIN")
-            conn.execute(f"SET LOCAL lock_timeout = '{LOCK_TIMEOUT}'")
-        except psycopg.OperationalError as exc:
-            self._release()  # nothing was begun: the next use reconnects
-            raise self.explain(exc) from None
+        conn = self._begin("BEGIN")
         self._depth = 1
         try:
             yield conn
@@ -156,6 +150,23 @@ class PgUnitOfWork:
             self._rollback(conn)
             raise self.explain(exc) from None
 
+    def _begin(self, begin: str) -> Any:
+        """Open a transaction; a connection found dropped here (nothing begun yet) is replaced
+        and the BEGIN tried once more on a fresh one."""
+        import psycopg
+
+        for attempt in (1, 2):
+            conn = self.conn
+            try:
+                conn.execute(begin)
+                conn.execute(f"SET LOCAL lock_timeout = '{LOCK_TIMEOUT}'")
+                return conn
+            except psycopg.OperationalError as exc:
+                self._release()
+                if attempt == 2 or not conn.broken:
+                    raise self.explain(exc) from None
+        raise AssertionError("unreachable")
+
     def _rollback(self, conn: Any) -> None:
         if conn.broken or conn.closed:
             self._release()
@@ -172,15 +183,7 @@ class PgUnitOfWork:
         if self._depth:
             yield False
             return
-        import psycopg
-
-        conn = self.conn
-        try:
-            conn.execute("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY")
-        except psycopg.OperationalError:
-            self._release()
-            conn = self.conn
-            conn.execute("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY")
+        conn = self._begin("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY")
         self._depth = 1
         try:
             yield True
