@@ -47,8 +47,9 @@ class DatabaseUrl:
         return kwargs
 
     def scrub(self, text: str) -> str:
-        """`text` with this URL's password (and any password written inside a postgresql URL) removed."""
-        text = _URL_PASSWORD.sub(r"\1***@", text)
+        """`text` on one line, with this URL's password (and any password written inside a
+        postgresql URL) removed."""
+        text = _URL_PASSWORD.sub(r"\1***@", " ".join(text.split()))
         if self.password:
             text = text.replace(self.password, "***")
             text = text.replace(quote(self.password, safe=""), "***")
