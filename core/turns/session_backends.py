@@ -38,22 +38,6 @@ DEFAULT_BACKEND = SQLITE_BACKEND  # what a runtime, and a command without one, u
 SESSION_BACKEND_SERVICE = "session_backend"
 
 
-def choose_backend(provided: Callable[[], SessionBackend | None]) -> SessionBackend:
-    """The backend a runtime uses: the `session_backend` service's when a plugin provides one and
-    its factory chose a backend, else SQLite. `provided` asks for the service and raises
-    ServiceNotFoundError when no plugin offers it; any other failure (the database a plugin
-    was told to use cannot be reached) propagates, so nothing is acknowledged on the wrong store."""
-    from atomic_agent.plugin_host.service_registry import ServiceConflictError, ServiceNotFoundError
-
-    try:
-        chosen = provided()
-    except ServiceConflictError:
-        raise
-    except ServiceNotFoundError:
-        return DEFAULT_BACKEND
-    return DEFAULT_BACKEND if chosen is None else chosen
-
-
 def open_session_store(state_dir: Path, backend: SessionBackend = DEFAULT_BACKEND) -> SessionRepository:
     """A new store object on the session state of `state_dir` (commands that need no runtime)."""
     return backend.open_store(state_dir)

@@ -188,7 +188,7 @@ class PgSessionStore:
     # -- transcript -------------------------------------------------------------------------
     def entries(self, session_id: str) -> builtins.list[Any]:
         with self.db.reading() as owned:
-            return self._transcript(session_id, keep=owned)[0]  # type: ignore[no-any-return]
+            return self._transcript(session_id, keep=owned)[0]
 
     def catch_up(self, state: Any) -> None:
         with self.db.reading() as owned:
@@ -215,7 +215,7 @@ class PgSessionStore:
             cached = self.kit.CachedTranscript(rewrites)
         fresh = self._rows_after(session_id, cached.last_seq)
         if not keep:
-            return cached.peek(fresh)  # type: ignore[no-any-return]
+            return cached.peek(fresh)
         cached.extend(fresh)
         self._transcripts[session_id] = cached
         self._transcripts.move_to_end(session_id)

@@ -74,7 +74,7 @@ class PgUnitOfWork:
         return self._depth > 0
 
     # -- statements -------------------------------------------------------------------------
-    def execute(self, sql: str, params: Sequence[Any] = ()) -> Any:
+    def execute(self, sql: Any, params: Sequence[Any] = ()) -> Any:
         """Run one statement (joining the open transaction, if any); a dropped connection is
         replaced and the statement retried once when no transaction was open."""
         import psycopg
