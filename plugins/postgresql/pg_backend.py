@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from .database_url import DatabaseUrl
+from .pg_owner_lease import PgOwnerLease
 from .pg_schema import migrate
 from .pg_session_store import PgSessionStore
 from .pg_steer_queue import PgSteerQueue
@@ -85,6 +86,10 @@ class PgBackend:
 
     def steers(self, store: PgSessionStore, owner: str) -> PgSteerQueue:
         return PgSteerQueue(store, owner)
+
+    def lease(self, state_dir: Path | None = None) -> PgOwnerLease:
+        """This process's owner lease, visible to every host (an advisory lock; see pg_owner_lease)."""
+        return PgOwnerLease(self.url, self.kit, self.connect_timeout_s)
 
     def close(self) -> None:
         with self._opening:
