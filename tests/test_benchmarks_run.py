@@ -23,6 +23,7 @@ SMALL_RUNS = {
     "serve_throughput.py": ["--requests", "6", "--clients", "1,2", "--events", "20"],
     "operator_tasks.py": ["--scripted", "--only", "summarise_log", "--only", "schedule_reminder"],
     "skills_prompt_tokens.py": [],
+    "storage_backends.py": ["--turns", "6", "--clients", "1,2"],  # starts a real PostgreSQL (a few seconds)
 }
 
 

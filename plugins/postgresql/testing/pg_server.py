@@ -38,6 +38,7 @@ class PostgresServer:
     data_dir: Path
     bin_dir: Path
     run_as: str | None  # the user pg_ctl runs as (None: this process's user)
+    fsync: bool = False  # True for benchmarks: commits wait for the disk, as SQLite's FULL does
 
     def url(self, database: str = "postgres", *, with_password: bool = False) -> str:
         secret = f":{self.password}" if with_password else ""
@@ -56,7 +57,8 @@ class PostgresServer:
     def start(self) -> None:
         log = self.data_dir.parent / "server.log"
         options = (f"-p {self.port} -c listen_addresses=127.0.0.1 -c unix_socket_directories={self.data_dir} "
-                   "-c fsync=off -c synchronous_commit=on -c full_page_writes=off -c max_connections=200")
+                   "-c synchronous_commit=on -c max_connections=200 "
+                   + ("-c fsync=on" if self.fsync else "-c fsync=off -c full_page_writes=off"))
         done = self.pg_ctl("start", "-w", "-t", str(START_TIMEOUT_S), "-l", str(log), "-o", options, check=False)
         if done.returncode != 0:
             tail = log.read_text(errors="replace")[-2000:] if log.exists() else ""
@@ -91,8 +93,9 @@ def _run_as(user: str | None, argv: list[str], *, check: bool = True) -> subproc
     return done
 
 
-def start_postgres() -> PostgresServer:
-    """initdb into a new temporary directory and start the server; the caller calls `remove()`."""
+def start_postgres(*, fsync: bool = False) -> PostgresServer:
+    """initdb into a new temporary directory and start the server; the caller calls `remove()`.
+    `fsync=False` (tests) skips waiting for the disk; benchmarks pass True."""
     bin_dir = find_bin_dir()
     run_as = SERVER_USER if os.geteuid() == 0 else None
     top = Path(tempfile.mkdtemp(prefix="atomic-agent-pg-", dir="/tmp"))
@@ -107,6 +110,6 @@ def start_postgres() -> PostgresServer:
     _run_as(run_as, [str(bin_dir / "initdb"), "-D", str(data_dir), "-U", ROLE, f"--pwfile={pwfile}",
                      "--auth=scram-sha-256", "-E", "UTF8", "--locale=C.UTF-8", "--no-sync"])
     pwfile.unlink()
-    server = PostgresServer(free_port(), password, data_dir, bin_dir, run_as)
+    server = PostgresServer(free_port(), password, data_dir, bin_dir, run_as, fsync)
     server.start()
     return server
