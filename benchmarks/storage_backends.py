@@ -21,24 +21,31 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from atomic_agent.sessions.store_errors import SessionStoreLockedError
 from atomic_agent.sessions.transcript_entry import REPLY, TURN_FINISHED, TranscriptEntry
 from atomic_agent.turns import session_backend_kit
 from atomic_agent.turns.session_backends import SQLITE_BACKEND
 
 
-def run_clients(backend: Any, where: Path, clients: int, per_client: int) -> tuple[float, float, list[float]]:
-    """(admissions/s, turns/s, turn latencies in ms) with `clients` threads."""
+def run_clients(backend: Any, where: Path, clients: int,
+                per_client: int) -> tuple[float, float, list[float], list[int]]:
+    """(admissions/s, turns/s, turn latencies in ms, [admissions, turns] refused as locked) with
+    `clients` threads; the rates count only what was committed."""
     stores = [backend.open_store(where) for _ in range(clients)]
     sessions = [store.create(where) for store in stores]
     barrier = threading.Barrier(clients + 1)
     latencies: list[float] = []
     errors: list[BaseException] = []
+    refused = [0, 0]  # admissions, turns refused with "locked"
 
     def admit(i: int) -> None:
         ledger = backend.ledger(stores[i], f"bench-{i}")
         barrier.wait()
         for n in range(per_client):
-            ledger.admit(sessions[i].id, f"message {n}", "http", lane=f"admit-{i}")
+            try:
+                ledger.admit(sessions[i].id, f"message {n}", "http", lane=f"admit-{i}")
+            except SessionStoreLockedError:
+                refused[0] += 1
 
     def turns(i: int) -> None:
         store, session = stores[i], sessions[i]
@@ -46,12 +53,17 @@ def run_clients(backend: Any, where: Path, clients: int, per_client: int) -> tup
         barrier.wait()
         for n in range(per_client):
             began = time.perf_counter()
-            ticket = ledger.admit(session.id, f"turn {n}", "http")
-            started = ledger.start(ticket.turn_id, session)
-            store.fenced(started.guard).append(session, [TranscriptEntry(REPLY, started.turn_index, text="ok")])
-            ledger.finalize(started.guard, session, [TranscriptEntry(TURN_FINISHED, started.turn_index,
-                                                                     status="done", reason="reply")],
-                            "completed", "reply", None, "ok")
+            try:
+                ticket = ledger.admit(session.id, f"turn {n}", "http")
+                started = ledger.start(ticket.turn_id, session)
+                store.fenced(started.guard).append(session, [TranscriptEntry(REPLY, started.turn_index, text="ok")])
+                ledger.finalize(started.guard, session, [TranscriptEntry(TURN_FINISHED, started.turn_index,
+                                                                         status="done", reason="reply")],
+                                "completed", "reply", None, "ok")
+            except SessionStoreLockedError:  # a lock wait past the timeout: refused, counted, next session
+                refused[1] += 1
+                session = store.create(where)
+                continue
             latencies.append((time.perf_counter() - began) * 1000)
 
     def timed(work: Callable[[int], None]) -> float:
@@ -74,20 +86,21 @@ def run_clients(backend: Any, where: Path, clients: int, per_client: int) -> tup
             raise errors[0]
         return time.perf_counter() - began
 
-    admitted = clients * per_client / timed(admit)
-    turned = clients * per_client / timed(turns)
+    admitted = (clients * per_client - refused[0]) / timed(admit)
+    turned = (clients * per_client - refused[1]) / timed(turns)
     for store in stores:
         store.close()
-    return admitted, turned, latencies
+    return admitted, turned, latencies, refused
 
 
 def report(name: str, backend: Any, where: Path, client_counts: list[int], turns: int) -> None:
     for clients in client_counts:
         per_client = max(1, turns // clients)
-        admitted, turned, latencies = run_clients(backend, where, clients, per_client)
-        q = statistics.quantiles(latencies, n=100) if len(latencies) > 1 else latencies * 99
+        admitted, turned, latencies, refused = run_clients(backend, where, clients, per_client)
+        q = statistics.quantiles(latencies, n=100) if len(latencies) > 1 else (latencies or [0.0]) * 99
         print(f"{name:<10} clients={clients:<3} admissions {admitted:8.0f}/s   turns {turned:7.0f}/s   "
-              f"turn latency p50 {q[49]:7.2f} ms  p99 {q[98]:7.2f} ms   ({clients}x{per_client})", flush=True)
+              f"turn latency p50 {q[49]:7.2f} ms  p99 {q[98]:7.2f} ms   ({clients}x{per_client}; refused as "
+              f"locked: {refused[0]} admissions, {refused[1]} turns)", flush=True)
 
 
 def main() -> None:
