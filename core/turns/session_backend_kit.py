@@ -23,6 +23,7 @@ from atomic_agent.sessions.transcript_cache import CachedTranscript
 from atomic_agent.sessions.transcript_entry import TOOL_RESULT, TURN_FINISHED, TURN_STARTED, USER, TranscriptEntry
 from atomic_agent.sessions.transcript_search import SearchQueryError, TranscriptHit, channel_of
 from atomic_agent.sessions.writer_guard import TurnGuard, require_running
+from atomic_agent.storage.group_commit import sync_is_deferred
 from atomic_agent.storage.store_clock import now_iso
 from atomic_agent.turns.request_keys import DuplicateRequestError, KeyedTurn, RequestKey, steer_key_ref
 from atomic_agent.turns.session_backends import SessionBackend
@@ -52,5 +53,5 @@ __all__ = [
     "SearchQueryError", "SessionBackend", "SessionNotFoundError", "SessionRepository", "SessionState",
     "SessionStoreError", "SessionStoreLockedError", "StaleWriterError", "StartedTurn", "SteerRepository",
     "TranscriptEntry", "TranscriptHit", "TurnGuard", "TurnRecord", "TurnRepository", "TurnTicket", "channel_of",
-    "now_iso", "repair_on_load", "require_running", "response_hash", "steer_key_ref",
+    "now_iso", "repair_on_load", "require_running", "response_hash", "steer_key_ref", "sync_is_deferred",
 ]

@@ -55,10 +55,16 @@ class PgSessionStore:
         return self.db.write(durable=durable)
 
     async def wait_durable(self) -> None:
-        """Nothing to wait for: a PostgreSQL COMMIT has returned only once it is durable."""
+        """Once every commit made through this store is durable: relaxed commits (deferred_sync,
+        durable=False) owe one WAL flush, paid off the event loop (pg_unit_of_work)."""
+        if self.db.owes_flush:
+            import asyncio
+
+            await asyncio.to_thread(self.db.flush)
 
     def sync_now(self) -> None:
-        """Nothing to sync (see wait_durable)."""
+        """`wait_durable` without an event loop."""
+        self.db.flush()
 
     def close(self) -> None:
         self.db.close()

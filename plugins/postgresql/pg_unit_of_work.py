@@ -10,6 +10,14 @@ the caller gets SessionStoreError saying nothing of it was written. A COMMIT who
 was lost is the one case that cannot be known; its message says so (the caller retries
 with its idempotency key, which finds the turn if it did commit).
 
+Group commit: a write that acknowledges nothing (`durable=False`, or any write inside the
+core's `deferred_sync()`) commits with `synchronous_commit = off` — atomic and visible at
+once, its WAL not yet flushed. Its caller awaits `wait_durable()` before acknowledging, which
+commits one tiny synchronous transaction on another connection: its WAL flush covers every
+commit made before it, so turns committing meanwhile share one flush. PostgreSQL replays WAL
+as a prefix, so a crash loses relaxed commits only together with every later one, and the
+next synchronous commit that writes makes all earlier ones durable.
+
 Every message names the database without its password (`DatabaseUrl.scrub`).
 """
 
@@ -30,6 +38,8 @@ class PgUnitOfWork:
         self._conn: Any = None
         self._depth = 0  # nesting of write()/reading() blocks on this object
         self._closed = False
+        self._relaxed = 0  # relaxed commits made through this object
+        self._flushed = 0  # of those, how many a flush is known to cover
 
     # -- the connection ---------------------------------------------------------------------
     @property
@@ -114,10 +124,9 @@ class PgUnitOfWork:
     # -- transactions -----------------------------------------------------------------------
     @contextmanager
     def write(self, *, durable: bool = True) -> Iterator[Any]:
-        """A transaction (or the open one, joined); yields the connection as the handle.
-        `durable` is accepted for the protocol: every PostgreSQL commit is durable when
-        COMMIT returns (synchronous_commit is the server's setting)."""
-        del durable
+        """A transaction (or the open one, joined); yields the connection as the handle. The
+        outermost block decides durability: with `durable=False` or inside `deferred_sync()`
+        it commits relaxed and owes a flush (see the module docstring)."""
         import psycopg
 
         if self._depth:
@@ -127,9 +136,12 @@ class PgUnitOfWork:
             finally:
                 self._depth -= 1
             return
+        relax = not durable or bool(self.kit.sync_is_deferred())
         conn = self._begin("BEGIN")
         self._depth = 1
         try:
+            if relax:
+                conn.execute("SET LOCAL synchronous_commit = off")
             yield conn
         except BaseException as exc:
             self._depth = 0
@@ -140,6 +152,8 @@ class PgUnitOfWork:
         self._depth = 0
         try:
             conn.execute("COMMIT")
+            if relax:  # (a later synchronous commit would cover it too, but only one that wrote
+                self._relaxed += 1  # something: `flush` makes sure rather than guess)
         except psycopg.OperationalError as exc:
             self._release()
             raise self.kit.SessionStoreError(
@@ -166,6 +180,27 @@ class PgUnitOfWork:
                 if attempt == 2 or not conn.broken:
                     raise self.explain(exc) from None
         raise AssertionError("unreachable")
+
+    @property
+    def owes_flush(self) -> bool:
+        return self._flushed < self._relaxed
+
+    def flush(self) -> None:
+        """Make every commit made through this object so far durable: one synchronous commit
+        of a transaction with an id (so it writes a commit record) on a pool connection."""
+        import psycopg
+
+        target = self._relaxed
+        if self._flushed >= target:
+            return
+        try:
+            with self.pool.connection() as conn:
+                conn.execute("BEGIN")
+                conn.execute("SELECT pg_current_xact_id()")
+                conn.execute("COMMIT")
+        except psycopg.Error as exc:
+            raise self.explain(exc) from None
+        self._flushed = max(self._flushed, target)
 
     def _rollback(self, conn: Any) -> None:
         if conn.broken or conn.closed:
