@@ -3,8 +3,9 @@ PostgreSQL database shared by several runtime processes, selected by `storage.ur
 (or ATOMIC_AGENT_STORAGE_URL); the password lives in `<state>/.env` as
 ATOMIC_AGENT_STORAGE_PASSWORD. With an empty url nothing here runs and SQLite stays.
 
-It provides the core's `session_backend` service and `doctor` checks (connection, schema
-version). Hookimpls only; psycopg is imported when a backend is built.
+It provides the core's `session_backend` service, `doctor` checks (connection, schema
+version) and `atomic-agent storage migrate` (an embedded state dir into PostgreSQL). Hookimpls
+only; psycopg is imported when a backend is built or a command runs.
 """
 
 from __future__ import annotations
@@ -16,6 +17,8 @@ from atomic_agent.api import hookimpl
 
 if TYPE_CHECKING:
     from pathlib import Path
+
+    import typer
 
     from atomic_agent.api import ConfigBlock, DoctorFinding, RuntimeView, ServiceSpec
 
@@ -62,3 +65,10 @@ def report_doctor_findings(state_dir: Path) -> Iterable[DoctorFinding]:
     from .doctor_findings import storage_findings
 
     return storage_findings(state_dir)
+
+
+@hookimpl
+def register_commands(app: typer.Typer) -> None:
+    from .storage_commands import storage_app
+
+    app.add_typer(storage_app, name="storage", help="Where the session state lives: migrate it into PostgreSQL.")
