@@ -38,14 +38,11 @@ def register_config_blocks() -> Iterable[ConfigBlock]:
 
 def build_backend(runtime: RuntimeView) -> Any:
     """The PostgreSQL backend when storage.url names one, else None (SQLite stays)."""
-    from .database_url import StorageUrlError, is_postgres_url, parse_database_url
-
     config = runtime.config.block(CONFIG_KEY)
     url = config.url.strip()
     if not url:
         return None
-    if not is_postgres_url(url):
-        raise StorageUrlError(parse_database_url(url, runtime.environ).shown)  # raises with the reason
+    from .database_url import parse_database_url  # StorageUrlError, saying how to write it, for a bad url
     from .pg_backend import PgBackend
 
     return PgBackend(parse_database_url(url, runtime.environ), runtime.service(SESSION_BACKEND_KIT_SERVICE),

@@ -14,7 +14,7 @@ import attrs
 from .storage_config import PASSWORD_ENV
 
 SCHEMES = ("postgresql", "postgres")
-_URL_PASSWORD = re.compile(r"(postgres(?:ql)?://[^:/@\s]*:)[^@\s]*@")
+_URL_PASSWORD = re.compile(r"([A-Za-z][\w+.-]*://[^:/@\s]*:)[^@\s]*@")  # user:password@ in any URL
 
 
 class StorageUrlError(ValueError):
@@ -48,7 +48,7 @@ class DatabaseUrl:
 
     def scrub(self, text: str) -> str:
         """`text` on one line, with this URL's password (and any password written inside a
-        postgresql URL) removed."""
+        URL) removed."""
         text = _URL_PASSWORD.sub(r"\1***@", " ".join(text.split()))
         if self.password:
             text = text.replace(self.password, "***")

@@ -52,7 +52,23 @@ def storage_findings(state_dir: Path) -> list[Any]:
         url = parse_database_url(raw_url, environ)
     except StorageUrlError as exc:
         return [DoctorFinding(CHECK, "error", str(exc), "fix storage.url in config.json (or unset it for SQLite)")]
-    return [_database_finding(url)]
+    findings = [_database_finding(url)]
+    if password_in_config(state_dir):
+        findings.append(DoctorFinding(
+            "storage.url secret", "warn", "storage.url in config.json carries the database password",
+            f"remove it from the URL (`atomic-agent config set storage.url {url.shown}`) and put it in <state>/.env "
+            "as ATOMIC_AGENT_STORAGE_PASSWORD: config.json is not the place for secrets"))
+    return findings
+
+
+def password_in_config(state_dir: Path) -> bool:
+    from urllib.parse import urlsplit
+
+    url = configured_url(state_dir, {})
+    try:
+        return bool(url) and urlsplit(url).password is not None
+    except ValueError:
+        return False
 
 
 def _database_finding(url: Any) -> Any:

@@ -15,14 +15,14 @@ from tests.cli.run_cli import run_cli
 from tests.plugins.postgresql.pg_kit import backend_on, raw, tables
 
 
-def _doctor(state: Path, url: str, password: str) -> dict[str, Any]:
+def _doctor(state: Path, url: str, password: str, check: str = "storage.postgresql") -> dict[str, Any]:
     state.mkdir(parents=True, exist_ok=True)
     (state / "config.json").write_text(json.dumps({"version": CONFIG_VERSION, "storage": {"url": url}}))
     (state / ".env").write_text(f"ATOMIC_AGENT_STORAGE_PASSWORD={password}\n")
     result = run_cli(["--state-dir", str(state), "doctor", "--json"], env={"ATOMIC_AGENT_STATE_DIR": ""})
     assert password not in result.stdout + result.stderr
     findings = {f["check"]: f for f in json.loads(result.stdout)}
-    return findings["storage.postgresql"]  # type: ignore[no-any-return]
+    return findings[check]  # type: ignore[no-any-return]
 
 
 def test_doctor_reports_a_fresh_database_as_pending_without_migrating_it(tmp_path: Path, postgresql_database: Any):
@@ -59,3 +59,10 @@ def test_doctor_refuses_a_database_from_a_newer_build(tmp_path: Path, postgresql
         conn.execute(f"insert into {MIGRATIONS_TABLE} (name, build) values ('m999_later', '9.9.9')")
     finding = _doctor(tmp_path / "state", server.url(name), server.password)
     assert finding["level"] == "error" and "newer atomic-agent (9.9.9" in finding["detail"]
+
+
+def test_doctor_warns_when_config_json_holds_the_password(tmp_path: Path, postgresql_database: Any):
+    server, name = postgresql_database
+    url = server.url(name).replace("agent@", f"agent:{server.password}@")
+    finding = _doctor(tmp_path / "state", url, "unused", check="storage.url secret")
+    assert finding["level"] == "warn" and "ATOMIC_AGENT_STORAGE_PASSWORD" in finding["advice"]

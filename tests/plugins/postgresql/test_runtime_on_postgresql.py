@@ -100,3 +100,14 @@ async def test_a_runtime_started_while_the_database_is_down_admits_once_it_is_ba
         if server.pg_ctl("status", check=False).returncode != 0:
             server.start()
         await runtime.close()
+
+
+async def test_a_storage_url_that_is_not_postgresql_refuses_every_turn_with_how_to_write_it(tmp_path: Path):
+    runtime = await _runtime(tmp_path / "state", "mysql://agent:hunter2@db/atomic", "", ["x"])
+    try:
+        with pytest.raises(Exception, match="not a PostgreSQL URL") as refused:
+            await runtime.run_turn("hello")
+        assert "hunter2" not in str(refused.value)
+    finally:
+        await runtime.close()
+    assert not (tmp_path / "state" / "sessions.sqlite").exists()  # never a silent fall back to SQLite
