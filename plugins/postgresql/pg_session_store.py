@@ -30,6 +30,12 @@ ENTRY_COLUMNS = ("session_id", "seq", "turn_index", "kind", "text", "tool", "arg
 MAX_SEARCH_TERMS = 16
 
 
+def lock_lane(db: PgUnitOfWork, lane: str) -> None:
+    """The lane's advisory lock until the transaction ends (admissions, starts and deletes of
+    one lane take turns)."""
+    db.execute("select pg_advisory_xact_lock(hashtextextended(%s, 0))", ["lane:" + lane])
+
+
 def _dumps(value: Any) -> str | None:
     return None if value is None else json.dumps(value, ensure_ascii=False, default=str)
 
@@ -182,6 +188,13 @@ class PgSessionStore:
 
     def delete(self, session_id: str) -> None:
         with self.write():
+            # the locks in the order every writer takes them (lanes, turn rows, the session row), so a
+            # turn finalizing meanwhile is waited for, never deadlocked with
+            lanes = {row[0] for row in self._all("select distinct lane from turns where session_id = %s",
+                                                 [session_id])}
+            for lane in sorted(lanes | {session_id}):
+                lock_lane(self.db, lane)
+            self._all("select 1 from turns where session_id = %s order by turn_id for update", [session_id])
             if self._one("select 1 from sessions where id = %s for update", [session_id]) is None:
                 raise self.kit.SessionNotFoundError(session_id)
             self._transcripts.pop(session_id, None)

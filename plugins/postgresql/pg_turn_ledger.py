@@ -7,6 +7,8 @@ lock is asked for explicitly here:
 - admissions to one lane take the lane's transaction-scoped advisory lock before drawing
   their order from the sequence, so within a lane the admission order is the commit order
   (a later admission can never commit with an older number); lanes admit in parallel;
+- locks are taken in one order everywhere — the lane's, then the turn's row, then the
+  session's row (an append) — so two processes never wait on each other in a cycle;
 - `start` takes the same lane lock and locks the turn's row (`FOR UPDATE`), so the lane rule
   (no other live turn older or running) is decided by one process at a time;
 - `adopt` skips a row another process holds (`FOR UPDATE SKIP LOCKED`): that process is
@@ -18,7 +20,7 @@ from __future__ import annotations
 import uuid
 from typing import Any
 
-from .pg_session_store import PgSessionStore
+from .pg_session_store import PgSessionStore, lock_lane
 
 CALLS_SETTLED = "open tool calls settled"
 COLUMNS = ("turn_id", "session_id", "lane", "admitted_order", "state", "origin", "text", "generation",
@@ -32,11 +34,6 @@ def audit(store: PgSessionStore, turn: Any, from_state: str | None, to_state: st
     store.db.execute("insert into turn_audit (turn_id, session_id, lane, from_state, to_state, generation, reason, "
                      "owner, at) values (%s, %s, %s, %s, %s, %s, %s, %s, %s)",
                      [turn_id, session_id, lane, from_state, to_state, generation, reason, owner, store.kit.now_iso()])
-
-
-def lock_lane(store: PgSessionStore, lane: str) -> None:
-    """The lane's advisory lock until the transaction ends (admission and start of one lane take turns)."""
-    store.db.execute("select pg_advisory_xact_lock(hashtextextended(%s, 0))", ["lane:" + lane])
 
 
 class PgTurnLedger:
@@ -118,9 +115,11 @@ class PgTurnLedger:
 
     def admit_in(self, handle: Any, session_id: str, text: str, origin: str, lane: str, turn_id: str) -> Any:
         db = self._store.db
+        # the lane lock before the session row: the order `start` takes them in (lane, turn, session
+        # row), so an admission and a start of one lane never wait on each other in a cycle
+        lock_lane(self._store.db, lane)
         if db.execute("select 1 from sessions where id = %s for share", [session_id]).fetchone() is None:
             raise self.kit.SessionNotFoundError(session_id)
-        lock_lane(self._store, lane)
         order = int(db.execute("select nextval('turn_admission_order')").fetchone()[0])
         ahead = int(db.execute("select count(*) from turns where lane = %s and state = any(%s)",
                                [lane, list(self.kit.LIVE_STATES)]).fetchone()[0])
@@ -144,7 +143,7 @@ class PgTurnLedger:
             turn = self.get(turn_id)
             if turn is None or turn.state != kit.QUEUED:
                 return None
-            lock_lane(self._store, turn.lane)
+            lock_lane(self._store.db, turn.lane)
             row = db.execute(f"select {_SELECT} from turns where turn_id = %s for update", [turn_id]).fetchone()
             turn = None if row is None else self._record(row)
             if turn is None or turn.state != kit.QUEUED:
