@@ -24,6 +24,7 @@ SMALL_RUNS = {
     "serve_throughput.py": ["--requests", "6", "--clients", "1,2", "--events", "20"],
     "operator_tasks.py": ["--scripted", "--only", "summarise_log", "--only", "schedule_reminder"],
     "skills_prompt_tokens.py": [],
+    "storage_backends.py": ["--turns", "6", "--clients", "1,2"],  # starts a real PostgreSQL (a few seconds)
     "sandbox_overhead.py": ["--calls", "3"],
     "browser_snapshot.py": ["--rows", "50", "--sections", "5", "--rounds", "1"],
 }

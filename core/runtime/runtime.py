@@ -42,7 +42,13 @@ from atomic_agent.hook_records import (
 from atomic_agent.llm.model_profile import PLAIN_TEXT_PROFILE, ModelProfile
 from atomic_agent.plugin_host.collect_registrations import await_lifecycle, call_lifecycle, collect_records
 from atomic_agent.plugin_host.plugin_host import PluginHost
-from atomic_agent.plugin_host.service_registry import NO_DEFAULT, ServiceRegistry, ServiceUnavailableError
+from atomic_agent.plugin_host.service_registry import (
+    NO_DEFAULT,
+    ServiceConflictError,
+    ServiceNotFoundError,
+    ServiceRegistry,
+    ServiceUnavailableError,
+)
 from atomic_agent.prompt.build_stable_prefix import SKILLS_SERVICE
 from atomic_agent.prompt.prompt_assets import PromptAssets
 from atomic_agent.prompt.prompt_style import resolve_prompt_style
@@ -70,11 +76,13 @@ from atomic_agent.tools.tool_registry import ToolRegistry
 from atomic_agent.tracing.prefix_hash import hash_prefix, load_or_create_salt
 from atomic_agent.tracing.trace_events import TRACE_FORMAT
 from atomic_agent.tracing.trace_recorder import TraceRecorder, TraceRecorders
+from atomic_agent.turns import session_backend_kit
 from atomic_agent.turns.admissible_text import check_text
 from atomic_agent.turns.graceful_stop import DEFAULT_GRACE_S, DrainReport, drain
 from atomic_agent.turns.request_keys import KeyedTurn, RequestKey
 from atomic_agent.turns.restart_recovery import durable_runner, settle_interrupted
-from atomic_agent.turns.session_backends import DEFAULT_BACKEND, SessionBackend
+from atomic_agent.turns.session_backend_kit import SESSION_BACKEND_KIT_SERVICE
+from atomic_agent.turns.session_backends import DEFAULT_BACKEND, SESSION_BACKEND_SERVICE, SessionBackend
 from atomic_agent.turns.steering_inbox import SteeringInbox, SteerOutcome
 from atomic_agent.turns.turn_answers import TurnAnswer, answer_of
 from atomic_agent.turns.turn_controller import TurnController
@@ -96,7 +104,8 @@ class Runtime:
         # the services every registration hook may ask for exist before the first one runs;
         # only tool_registry waits for register_tools (see hookspecs)
         self.prompt_assets = PromptAssets.for_host(boot.state_dir, self.host, resolve_cache_dir(self.environ))
-        self._services: dict[str, Any] = {"state_dir": boot.state_dir, "prompt_assets": self.prompt_assets}
+        self._services: dict[str, Any] = {"state_dir": boot.state_dir, "prompt_assets": self.prompt_assets,
+                                          SESSION_BACKEND_KIT_SERVICE: session_backend_kit}
         self.plugin_services = ServiceRegistry(self.host)
         categories = collect_records(self.host, "register_approval_categories", ApprovalCategory)
         # approvals are durable records every surface answers, and a restart resumes
@@ -118,7 +127,7 @@ class Runtime:
                                   summary="memory phases' consolidate()", plugin="core"))
         self.ticks = PluginTicks(ticks)
         self._provider = provider
-        self.session_backend: SessionBackend = DEFAULT_BACKEND  # where sessions, turns and steers live
+        self._session_backend: SessionBackend | None = None  # where sessions, turns and steers live
         self._sessions: SessionRepository | None = None
         self._lifecycle: TurnLifecycle | None = None
         self._plan: PromptPlan | None = None
@@ -175,7 +184,7 @@ class Runtime:
 
     def service(self, name: str, default: Any = NO_DEFAULT) -> Any:
         """A core service (state_dir, prompt_assets, approval_gate, turn_controller, sessions,
-        tool_registry) or one a plugin provides (built on first use). Without `default`,
+        tool_registry, session_backend_kit) or one a plugin provides (built on first use). Without `default`,
         ServiceNotFoundError when none is, ServiceConflictError when two plugins provide it,
         ServiceUnavailableError (the base of both) when its factory failed; with one, that
         default instead of any of them."""
@@ -250,6 +259,23 @@ class Runtime:
             raise RuntimeError("this runtime was given a fixed provider; it has no provider registry to swap in")
         await seam.registry.set_active(provider_id)
         self._plan, self._planning = None, None
+
+    @property
+    def session_backend(self) -> SessionBackend:
+        """SQLite, or the backend a plugin's `session_backend` service chose (storage.url). A
+        plugin whose backend cannot be built raises here, and one whose database cannot be
+        reached when `sessions` opens the store: either way before any turn is admitted."""
+        if self._session_backend is None:
+            try:
+                provided = self.plugin_services.get(SESSION_BACKEND_SERVICE, self)
+            except ServiceConflictError:  # two plugins claim the state: neither is guessed at
+                raise
+            except ServiceNotFoundError:
+                provided = None
+            # any other failure (the database the plugin was told to use is unreachable) propagates:
+            # nothing is admitted on the wrong store
+            self._session_backend = DEFAULT_BACKEND if provided is None else provided
+        return self._session_backend
 
     @property
     def sessions(self) -> SessionRepository:

@@ -17,22 +17,31 @@ from atomic_agent.sessions.session_database import SessionRepository
 from atomic_agent.sessions.session_store import SessionStore
 from atomic_agent.turns.durable_steering import SteerQueue
 from atomic_agent.turns.turn_ledger import TurnLedger
+from atomic_agent.turns.turn_owner import OwnerLease
 from atomic_agent.turns.turn_repository import SteerRepository, TurnRepository
 
 
 @attrs.frozen
 class SessionBackend:
-    """Factories for the three repositories; `ledger` and `steers` take a store this same
-    backend opened (they share its transactions) and the owner name of this process."""
+    """Factories for the three repositories and the owner lease; `ledger` and `steers` take a
+    store this same backend opened (they share its transactions) and the owner name of this
+    process (the lease's)."""
 
     name: str
     open_store: Callable[[Path], SessionRepository]  # the state directory -> a new store object
     ledger: Callable[[Any, str], TurnRepository]
     steers: Callable[[Any, str], SteerRepository]
+    # this process's owner name and the liveness of others (owner, is_alive, release): a lock
+    # file per process for the embedded store, which only one host shares; a shared database
+    # needs a liveness every host can see
+    lease: Callable[[Path], OwnerLease] = OwnerLease
 
 
 SQLITE_BACKEND = SessionBackend("sqlite", SessionStore, TurnLedger, SteerQueue)
 DEFAULT_BACKEND = SQLITE_BACKEND  # what a runtime, and a command without one, uses
+# the single-owner service a plugin provides to replace SQLite (e.g. `postgresql` when storage.url
+# names a PostgreSQL database): its factory returns a SessionBackend, or None to keep the default
+SESSION_BACKEND_SERVICE = "session_backend"
 
 
 def open_session_store(state_dir: Path, backend: SessionBackend = DEFAULT_BACKEND) -> SessionRepository:

@@ -158,7 +158,7 @@ class TurnLifecycle:
                  backend: SessionBackend = DEFAULT_BACKEND) -> None:
         self.sessions = sessions
         self.controller = controller
-        self.lease = OwnerLease(state_dir)
+        self.lease: OwnerLease = backend.lease(state_dir)
         self.ledger: TurnRepository = backend.ledger(sessions, self.lease.owner)
         self.steers: SteerRepository = backend.steers(sessions, self.lease.owner)
         self._send_mode = send_mode

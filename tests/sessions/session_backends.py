@@ -3,7 +3,9 @@
 Each harness is the product's backend record plus what only a test needs: a raw statement
 past the protocol, to prove the database itself refuses what the protocol says never
 happens (rewriting the audit, moving a frozen turn), and the error it refuses with.
-Adding PostgreSQL is one more entry in HARNESSES.
+Each harness makes its backend for one test (`make`): SQLite's is the product's record on
+the test's temporary directory; PostgreSQL's is the plugin's backend on a fresh database of
+the session's real server (plugins/postgresql/testing).
 """
 
 from __future__ import annotations
@@ -14,6 +16,8 @@ from pathlib import Path
 from typing import Any
 
 import attrs
+import psycopg
+import pytest
 
 from atomic_agent.sessions.session_database import SessionRepository
 from atomic_agent.sessions.session_state import SessionState
@@ -26,7 +30,8 @@ RawSql = Callable[[Any, str, Sequence[Any]], object]
 
 @attrs.frozen
 class BackendHarness:
-    backend: SessionBackend
+    name: str
+    make: Callable[[pytest.FixtureRequest], Any]  # the backend for one test (a SessionBackend's shape)
     raw_sql: RawSql  # (store, statement, params): run it outside every protocol method
     refusal: type[BaseException]  # what the database raises when a guard refuses a raw statement
 
@@ -35,8 +40,26 @@ def _sqlite_raw(store: Any, sql: str, params: Sequence[Any]) -> object:
     return store.conn.execute(sql, list(params)).fetchall()
 
 
+def _postgres_backend(request: pytest.FixtureRequest) -> Any:
+    from atomic_agent.plugins.postgresql.database_url import DatabaseUrl
+    from atomic_agent.plugins.postgresql.pg_backend import PgBackend
+    from atomic_agent.turns import session_backend_kit
+
+    server, database = request.getfixturevalue("postgresql_database")
+    backend = PgBackend(DatabaseUrl("agent", "127.0.0.1", server.port, database, server.password),
+                        session_backend_kit, pool_size=20)
+    request.addfinalizer(backend.close)
+    return backend
+
+
+def _postgres_raw(store: Any, sql: str, params: Sequence[Any]) -> object:
+    cursor = store.db.conn.execute(sql.replace("?", "%s"), list(params))
+    return cursor.fetchall() if cursor.description else []
+
+
 HARNESSES: list[BackendHarness] = [
-    BackendHarness(SQLITE_BACKEND, _sqlite_raw, sqlite3.DatabaseError),
+    BackendHarness("sqlite", lambda request: SQLITE_BACKEND, _sqlite_raw, sqlite3.DatabaseError),
+    BackendHarness("postgresql", _postgres_backend, _postgres_raw, psycopg.Error),
 ]
 
 
@@ -45,6 +68,7 @@ class OpenedBackend:
     """One backend on one fresh database; every store object it opens is another "process"."""
 
     harness: BackendHarness
+    backend: SessionBackend
     where: Path
     opened: list[SessionRepository] = attrs.field(factory=list)
 
@@ -53,15 +77,15 @@ class OpenedBackend:
         return self.harness.refusal
 
     def open(self) -> SessionRepository:
-        store = self.harness.backend.open_store(self.where)
+        store = self.backend.open_store(self.where)
         self.opened.append(store)
         return store
 
     def ledger(self, store: SessionRepository, owner: str = "a") -> TurnRepository:
-        return self.harness.backend.ledger(store, owner)
+        return self.backend.ledger(store, owner)
 
     def steers(self, store: SessionRepository, owner: str = "a") -> SteerRepository:
-        return self.harness.backend.steers(store, owner)
+        return self.backend.steers(store, owner)
 
     def raw(self, store: SessionRepository, sql: str, *params: Any) -> object:
         return self.harness.raw_sql(store, sql, params)

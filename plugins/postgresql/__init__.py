@@ -1,0 +1,71 @@
+"""The `postgresql` plugin: sessions, transcripts, the turn ledger and steers in one
+PostgreSQL database shared by several runtime processes, selected by `storage.url`
+(or ATOMIC_AGENT_STORAGE_URL); the password lives in `<state>/.env` as
+ATOMIC_AGENT_STORAGE_PASSWORD. With an empty url nothing here runs and SQLite stays.
+
+It provides the core's `session_backend` service, `doctor` checks (connection, schema
+version) and `atomic-agent storage migrate` (an embedded state dir into PostgreSQL). Hookimpls
+only; psycopg is imported when a backend is built or a command runs.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import TYPE_CHECKING, Any
+
+from atomic_agent.api import hookimpl
+
+if TYPE_CHECKING:
+    from pathlib import Path
+
+    import typer
+
+    from atomic_agent.api import ConfigBlock, DoctorFinding, RuntimeView, ServiceSpec
+
+CONFIG_KEY = "storage"
+SESSION_BACKEND_SERVICE = "session_backend"  # the core's seam (turns/session_backends)
+SESSION_BACKEND_KIT_SERVICE = "session_backend_kit"  # the core's records for a backend
+
+
+@hookimpl
+def register_config_blocks() -> Iterable[ConfigBlock]:
+    from atomic_agent.api import ConfigBlock
+
+    from .storage_config import StorageConfig
+
+    return [ConfigBlock(key=CONFIG_KEY, cls=StorageConfig)]
+
+
+def build_backend(runtime: RuntimeView) -> Any:
+    """The PostgreSQL backend when storage.url names one, else None (SQLite stays)."""
+    config = runtime.config.block(CONFIG_KEY)
+    url = config.url.strip()
+    if not url:
+        return None
+    from .database_url import parse_database_url  # StorageUrlError, saying how to write it, for a bad url
+    from .pg_backend import PgBackend
+
+    return PgBackend(parse_database_url(url, runtime.environ), runtime.service(SESSION_BACKEND_KIT_SERVICE),
+                     pool_size=config.pool_size, connect_timeout_s=config.connect_timeout_s)
+
+
+@hookimpl
+def register_services() -> Iterable[ServiceSpec]:
+    from atomic_agent.api import ServiceSpec
+
+    return [ServiceSpec(SESSION_BACKEND_SERVICE, build_backend, close=lambda backend: backend and backend.close(),
+                        summary="sessions, turns and steers in PostgreSQL when storage.url is postgresql://...")]
+
+
+@hookimpl
+def report_doctor_findings(state_dir: Path) -> Iterable[DoctorFinding]:
+    from .doctor_findings import storage_findings
+
+    return storage_findings(state_dir)
+
+
+@hookimpl
+def register_commands(app: typer.Typer) -> None:
+    from .storage_commands import storage_app
+
+    app.add_typer(storage_app, name="storage", help="Where the session state lives: migrate it into PostgreSQL.")

@@ -1,0 +1,99 @@
+"""What `atomic-agent doctor` says about the PostgreSQL storage: whether storage.url is set
+and well formed, whether the database answers with the password from `.env`, and whether its
+schema is this build's (pending steps are applied by the next runtime start; steps from a
+newer build mean this host must be upgraded). Read-only: it never migrates. The password
+never appears in a finding."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+CHECK = "storage.postgresql"
+
+
+def storage_environ(state_dir: Path) -> dict[str, str]:
+    """The state dir's `.env` under the process environment (exported values win, as at boot)."""
+    from atomic_agent.api import dotenv_file
+
+    try:
+        values, _problems = dotenv_file.parse_dotenv((state_dir / ".env").read_text(encoding="utf-8"))
+    except OSError:
+        values = {}
+    return {**values, **os.environ}
+
+
+def configured_url(state_dir: Path, environ: Mapping[str, str]) -> str:
+    from atomic_agent.api import ConfigError, read_raw_config
+
+    if environ.get("ATOMIC_AGENT_STORAGE_URL"):
+        return environ["ATOMIC_AGENT_STORAGE_URL"].strip()
+    try:
+        raw = read_raw_config(state_dir / "config.json")
+    except ConfigError:
+        return ""  # the core's own config check reports it
+    block = raw.get("storage") if isinstance(raw.get("storage"), dict) else {}
+    url = block.get("url", "") if isinstance(block, dict) else ""
+    return url.strip() if isinstance(url, str) else ""
+
+
+def storage_findings(state_dir: Path) -> list[Any]:
+    from atomic_agent.api import DoctorFinding
+
+    from .database_url import StorageUrlError, parse_database_url
+
+    environ = storage_environ(state_dir)
+    raw_url = configured_url(state_dir, environ)
+    if not raw_url:
+        return []  # the embedded SQLite state: the core's checks cover it
+    try:
+        url = parse_database_url(raw_url, environ)
+    except StorageUrlError as exc:
+        return [DoctorFinding(CHECK, "error", str(exc), "fix storage.url in config.json (or unset it for SQLite)")]
+    findings = [_database_finding(url)]
+    if password_in_config(state_dir):
+        findings.append(DoctorFinding(
+            "storage.url secret", "warn", "storage.url in config.json carries the database password",
+            f"remove it from the URL (`atomic-agent config set storage.url {url.shown}`) and put it in <state>/.env "
+            "as ATOMIC_AGENT_STORAGE_PASSWORD: config.json is not the place for secrets"))
+    return findings
+
+
+def password_in_config(state_dir: Path) -> bool:
+    from urllib.parse import urlsplit
+
+    url = configured_url(state_dir, {})
+    try:
+        return bool(url) and urlsplit(url).password is not None
+    except ValueError:
+        return False
+
+
+def _database_finding(url: Any) -> Any:
+    import psycopg
+
+    from atomic_agent.api import DoctorFinding
+
+    from .pg_backend import connect
+    from .pg_schema import STEPS, read_schema_status, refusal
+
+    try:
+        with connect(url, 5) as conn:
+            server = conn.execute("show server_version").fetchone()[0]
+            status = read_schema_status(conn)
+    except psycopg.Error as exc:
+        return DoctorFinding(CHECK, "error", f"{url.shown} cannot be reached: {url.scrub(str(exc).strip())}",
+                             "start the server or fix storage.url; put the password in <state>/.env as "
+                             "ATOMIC_AGENT_STORAGE_PASSWORD. Until then nothing is admitted")
+    refused = refusal(status, url.shown)
+    if refused is not None:
+        return DoctorFinding(CHECK, "error", str(refused), "upgrade atomic-agent on this host")
+    pending = status.pending()
+    if pending:
+        return DoctorFinding(CHECK, "warn", f"{url.shown} (PostgreSQL {server}) answers; schema steps "
+                             f"{', '.join(pending)} are not applied yet",
+                             "the next runtime start applies them (under an advisory lock)")
+    return DoctorFinding(CHECK, "ok", f"{url.shown} (PostgreSQL {server}) answers; schema is this build's "
+                         f"({len(STEPS)} steps)")

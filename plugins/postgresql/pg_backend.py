@@ -1,0 +1,97 @@
+"""The PostgreSQL session backend: a connection pool on one database, checked and migrated
+when it is built, and the factories of the three repositories (the shape of the core's
+SessionBackend record: `name`, `open_store`, `ledger`, `steers`).
+
+Opening the first store is the admission gate: it connects, applies the schema steps (under
+the advisory lock) and opens the pool. A database that cannot be reached, refuses the login
+or was migrated by a newer build raises SessionStoreError there, before anything is
+admitted, so no message is acknowledged while the state has nowhere durable to go; the next
+attempt tries again, so a process started before its database recovers by itself.
+"""
+
+from __future__ import annotations
+
+import threading
+from pathlib import Path
+from typing import Any
+
+from .database_url import DatabaseUrl
+from .pg_owner_lease import PgOwnerLease
+from .pg_schema import migrate
+from .pg_session_store import PgSessionStore
+from .pg_steer_queue import PgSteerQueue
+from .pg_turn_ledger import PgTurnLedger
+from .pg_unit_of_work import PgUnitOfWork
+
+
+def unavailable(kit: Any, url: DatabaseUrl, exc: BaseException) -> Exception:
+    """The refusal for a database this process cannot use, password scrubbed."""
+    return kit.SessionStoreError(
+        f"the PostgreSQL database {url.shown} (storage.url) cannot be used: {url.scrub(str(exc).strip())}. Nothing "
+        "was admitted or written. Check that the server is running and reachable from this host, and that the "
+        "password in <state>/.env (ATOMIC_AGENT_STORAGE_PASSWORD) is right; `atomic-agent doctor` checks the "
+        "connection; an empty storage.url goes back to the embedded SQLite state")
+
+
+def connect(url: DatabaseUrl, connect_timeout_s: int) -> Any:
+    import psycopg
+
+    return psycopg.connect(autocommit=True, **url.connect_kwargs(connect_timeout_s))  # type: ignore[arg-type]
+
+
+class PgBackend:
+    name = "postgresql"
+
+    def __init__(self, url: DatabaseUrl, kit: Any, *, pool_size: int = 8, connect_timeout_s: int = 10) -> None:
+        self.url = url
+        self.kit = kit
+        self.pool_size = pool_size
+        self.connect_timeout_s = connect_timeout_s
+        self.applied: list[str] = []  # schema steps this process applied
+        self._pool: Any = None
+        self._opening = threading.Lock()
+
+    @property
+    def pool(self) -> Any:
+        """The connection pool, opened (after the schema check and migration) on first use."""
+        with self._opening:
+            if self._pool is None:
+                self._pool = self._open_pool()
+            return self._pool
+
+    def _open_pool(self) -> Any:
+        import psycopg
+        from psycopg_pool import ConnectionPool
+
+        from .pg_schema import NewerDatabaseError
+
+        try:
+            with connect(self.url, self.connect_timeout_s) as conn:
+                self.applied = migrate(conn, self.url.shown)
+        except psycopg.Error as exc:
+            raise unavailable(self.kit, self.url, exc) from None
+        except NewerDatabaseError as exc:  # its message already says what to do
+            raise self.kit.SessionStoreError(self.url.scrub(str(exc))) from None
+        return ConnectionPool(kwargs={"autocommit": True, **self.url.connect_kwargs(self.connect_timeout_s)},
+                              min_size=1, max_size=self.pool_size, open=True, timeout=self.connect_timeout_s,
+                              check=ConnectionPool.check_connection, name="atomic-agent-sessions")
+
+    def open_store(self, state_dir: Path | None = None) -> PgSessionStore:
+        """A new store object (its own connection and transactions); `state_dir` is not used:
+        the state lives in the database. SessionStoreError when the database cannot be used."""
+        return PgSessionStore(PgUnitOfWork(self.pool, self.url, self.kit))
+
+    def ledger(self, store: PgSessionStore, owner: str) -> PgTurnLedger:
+        return PgTurnLedger(store, owner)
+
+    def steers(self, store: PgSessionStore, owner: str) -> PgSteerQueue:
+        return PgSteerQueue(store, owner)
+
+    def lease(self, state_dir: Path | None = None) -> PgOwnerLease:
+        """This process's owner lease, visible to every host (an advisory lock; see pg_owner_lease)."""
+        return PgOwnerLease(self.url, self.kit, self.connect_timeout_s)
+
+    def close(self) -> None:
+        with self._opening:
+            if self._pool is not None:
+                self._pool.close()

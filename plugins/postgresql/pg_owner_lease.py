@@ -1,0 +1,93 @@
+"""Which process owns which turns, fleet-wide: each runtime holds a session-level advisory
+lock named for its owner on a connection of its own, for as long as it lives.
+
+This is the shared-database form of the embedded store's lock file (turns/turn_owner): the
+server drops the lock when the owner's connection ends — the process exits or is killed,
+or its host goes silent and TCP keepalives give up on it — so every process of the fleet,
+on any host, can tell a dead owner's turns (adopt or interrupt them) from a live one's (wait).
+Liveness is decided by the database alone, never by comparing host clocks.
+
+A lease whose own connection was lost (a server restart) is taken again on the next check;
+meanwhile other processes may have counted this owner dead and fenced its running turns out
+by generation, which its writers then learn as StaleWriterError.
+"""
+
+from __future__ import annotations
+
+import os
+import socket
+import threading
+import uuid
+from typing import Any
+
+from .database_url import DatabaseUrl
+
+KEEPALIVE: dict[str, Any] = {"keepalives": 1, "keepalives_idle": 10, "keepalives_interval": 5, "keepalives_count": 3}
+
+
+def owner_key(owner: str) -> str:
+    return "owner:" + owner
+
+
+class PgOwnerLease:
+    def __init__(self, url: DatabaseUrl, kit: Any, connect_timeout_s: int = 10, owner: str | None = None) -> None:
+        self.url = url
+        self.kit = kit
+        self.connect_timeout_s = connect_timeout_s
+        self.owner = owner or f"{socket.gethostname()}-{os.getpid()}-{uuid.uuid4().hex[:8]}"
+        self._lock = threading.Lock()
+        self._conn: Any = None
+        self._released = False
+        with self._lock:
+            self._take()
+
+    def _take(self) -> Any:
+        import psycopg
+
+        if self._conn is not None and not self._conn.broken and not self._conn.closed:
+            return self._conn
+        try:
+            options: dict[str, Any] = {**self.url.connect_kwargs(self.connect_timeout_s), **KEEPALIVE}
+            conn = psycopg.connect(autocommit=True, **options)
+            conn.execute("select pg_advisory_lock(hashtextextended(%s, 0))", [owner_key(self.owner)])
+        except psycopg.Error as exc:
+            raise self.kit.SessionStoreError(
+                f"the owner lease on the PostgreSQL database {self.url.shown} could not be taken "
+                f"({self.url.scrub(str(exc))}); nothing was admitted. Check the server (`atomic-agent doctor`)") from None
+        self._conn = conn
+        return conn
+
+    def is_alive(self, owner: str | None) -> bool:
+        """True for this runtime and for any owner whose lock some connection holds now."""
+        if owner is None:
+            return False
+        if owner == self.owner:
+            return not self._released
+        import psycopg
+
+        with self._lock:
+            for attempt in (1, 2):
+                conn = self._take()
+                try:
+                    row = conn.execute("select pg_try_advisory_lock(hashtextextended(%s, 0))",
+                                       [owner_key(owner)]).fetchone()
+                    if row[0]:  # nobody held it: the owner is gone; let go of it again at once
+                        conn.execute("select pg_advisory_unlock(hashtextextended(%s, 0))", [owner_key(owner)])
+                    return not row[0]
+                except psycopg.OperationalError:
+                    if attempt == 2:
+                        raise
+                    self._conn = None  # retaken (with this owner's own lock) on the next pass
+        return True  # not reached: the second attempt returns or raises
+
+    def release(self) -> None:
+        with self._lock:
+            self._released = True
+            conn, self._conn = self._conn, None
+            if conn is not None:
+                if not conn.broken:
+                    try:  # at once: the server would drop it with the session, but only once that ends
+                        conn.execute("select pg_advisory_unlock_all()")
+                    except Exception:
+                        pass
+                conn.close()

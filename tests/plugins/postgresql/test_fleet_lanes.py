@@ -1,0 +1,63 @@
+"""Lanes across hosts on one PostgreSQL: runtimes with separate state directories (nothing
+shared but the database) keep one session FIFO — a live owner's running turn on another host
+is waited for, never interrupted — while a dead owner's queued turn is adopted and answered
+first. Liveness comes from the database (the owner lease), not from a host's files."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+from typing import Any
+
+import atomic_agent.plugins.postgresql as postgresql_plugin
+from atomic_agent.api import ScriptedProvider, runtime_for_test
+
+
+async def _host(state: Path, database: Any, delay_s: float = 0.0) -> Any:
+    server, name = database
+    return await runtime_for_test(state, plugins={"postgresql": postgresql_plugin},
+                                  config={"storage": {"url": server.url(name)}},
+                                  environ={"ATOMIC_AGENT_STORAGE_PASSWORD": server.password},
+                                  provider=ScriptedProvider([], delay_s=delay_s))
+
+
+def _said(runtime: Any, session_id: str, kind: str) -> list[str]:
+    return [e.text for e in runtime.sessions.load(session_id).entries if e.kind == kind]
+
+
+async def test_a_live_owner_on_another_host_is_waited_for_never_interrupted(tmp_path: Path,
+                                                                            postgresql_database: Any):
+    one = await _host(tmp_path / "host-a", postgresql_database, delay_s=1.0)
+    two = await _host(tmp_path / "host-b", postgresql_database)
+    try:
+        sid = one.open_session(None, tmp_path).id
+        first = asyncio.ensure_future(one.run_turn("slow first", session_id=sid))
+        await asyncio.sleep(0.4)  # its model call is under way on host a
+        second = asyncio.ensure_future(two.run_turn("second", session_id=sid))
+        await asyncio.sleep(0.3)
+        assert [t.state for t in two.lifecycle.ledger.lane(sid)] == ["running", "queued"]
+        assert [(await first).state, (await second).state] == ["completed", "completed"]
+        assert _said(two, sid, "user") == ["slow first", "second"]
+        audit = [(r["turn_id"], r["to_state"]) for r in two.lifecycle.ledger.audit_rows()]
+        assert audit.index((second.result().turn_id, "running")) > audit.index((first.result().turn_id, "completed"))
+    finally:
+        await one.close()
+        await two.close()
+
+
+async def test_a_dead_owners_queued_turn_is_adopted_and_answered_first_on_another_host(tmp_path: Path,
+                                                                                       postgresql_database: Any):
+    dead = await _host(tmp_path / "host-a", postgresql_database)
+    sid = dead.open_session(None, tmp_path).id
+    orphan = dead.lifecycle.admit(sid, "admitted by the dead", "http")  # acknowledged, then the host died
+    dead.lifecycle.lease.release()  # what a killed process's lost connection does to its lease
+    live = await _host(tmp_path / "host-b", postgresql_database)
+    try:
+        result = await asyncio.wait_for(live.run_turn("mine", session_id=sid), 30)
+        assert result.state == "completed"
+        assert _said(live, sid, "user") == ["admitted by the dead", "mine"]  # FIFO across hosts
+        adopted = live.lifecycle.ledger.get(orphan.turn_id)
+        assert (adopted.state, adopted.owner) == ("completed", live.lifecycle.lease.owner)
+    finally:
+        await live.close()
+        await dead.close()
