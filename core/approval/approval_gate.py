@@ -540,6 +540,11 @@ class ApprovalGate:
         self._answerers: dict[str, tuple[str, ...]] = {}
 
     # -- per-session routing -------------------------------------------------------------------
+    def set_surface(self, surface: str) -> None:
+        """Label the host's answers (in records and the audit log) as given on `surface`: a host
+        that asks through its own screen (the TUI) rather than the terminal says so."""
+        self.surface = surface
+
     def route_session(self, session_id: str, ask: AskHost, surface: str = "channel") -> None:
         """Ask `ask` instead of the host for the requests of one session (a channel's own
         session: its approvals go to the phone, everyone else's to the host)."""

@@ -76,7 +76,7 @@ class AtomicTui(App[None]):
         self.approver = approver
         if approver is not None:
             approver.attach(self)
-            runtime.gate.surface = SURFACE  # the records say an answer given here came from the TUI
+            runtime.gate.set_surface(SURFACE)  # the records say an answer given here came from the TUI
         self.shared_approvals = SharedApprovals(self, approver)
 
     # -- panels ------------------------------------------------------------------------------
