@@ -87,11 +87,12 @@ MAX_TRIES = 3
 
 
 def approval_event(request: ApprovalRequest) -> dict[str, Any]:
-    event = {"type": "approval_request", "sessionId": request.session_id, "tool": request.tool,
-             "category": request.category, "label": request.label, "summary": request.summary,
-             "commandShape": request.command_shape, "level": request.level,
-             "canGrantCategory": request.can_grant_category, "canGrantShape": request.can_grant_shape,
-             "binding": request.binding, "note": request.note}
+    event: dict[str, Any] = {
+        "type": "approval_request", "sessionId": request.session_id, "tool": request.tool,
+        "category": request.category, "label": request.label, "summary": request.summary,
+        "commandShape": request.command_shape, "level": request.level,
+        "canGrantCategory": request.can_grant_category, "canGrantShape": request.can_grant_shape,
+        "binding": request.binding, "note": request.note}
     if request.approval_id is not None:
         event["approvalId"] = request.approval_id
     if request.question is not None:

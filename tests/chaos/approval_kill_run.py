@@ -58,7 +58,8 @@ CRASH_WINDOW = 14  # a write-crash lands within the first writes of a life (a tu
 WRITE_CRASH = 0.35  # chance that a dying life dies at a write rather than killed while pending
 ANSWER_IN_LIFE = 0.3  # chance that a pending approval is answered while its asker still waits
 ANSWER_BETWEEN = 0.3  # ... while no process runs
-MAX_TICKS = 20_000  # loop turns a life may take; a hang is a violation, not a stuck CI job
+MAX_TICKS = 20_000
+MAX_SESSIONS = 2  # loop turns a life may take; a hang is a violation, not a stuck CI job
 _ASKED = re.compile(r"\bdo (m\d+)\b")
 
 
@@ -87,12 +88,27 @@ def gated_tools(life: str, plan: FaultPlan, effects: JsonLog) -> list[ToolSpec]:
 
 
 class GatedToolsPlugin:
-    def __init__(self, tools: list[ToolSpec]) -> None:
-        self.tools = tools
+    """Registers the gated tool of the life being booted (`current`): one plugin host serves
+    every life of a worker, as building one costs more than the rest of a life's start."""
+
+    def __init__(self) -> None:
+        self.current: list[ToolSpec] = []
 
     @hookimpl
     def register_tools(self, runtime: Any) -> list[ToolSpec]:
-        return self.tools
+        return self.current
+
+
+_HOST: list[tuple[Any, GatedToolsPlugin]] = []
+
+
+def _plugin_host() -> tuple[Any, GatedToolsPlugin]:
+    if not _HOST:
+        plugin = GatedToolsPlugin()
+        host = fresh_plugin_host(environ={})
+        host.register(plugin, "gated_tools")
+        _HOST.append((host, plugin))
+    return _HOST[0]
 
 
 def decide(request: CompletionRequest) -> str:
@@ -138,9 +154,8 @@ class ApprovalLife:
 
     def __attrs_post_init__(self) -> None:
         env: dict[str, str] = {}
-        host = fresh_plugin_host(environ=env)
-        host.register(GatedToolsPlugin(gated_tools(self.name, self.plan, JsonLog(self.root / "effects.jsonl",
-                                                                                 fsync=False))), "gated_tools")
+        host, plugin = _plugin_host()
+        plugin.current = gated_tools(self.name, self.plan, JsonLog(self.root / "effects.jsonl", fsync=False))
         ctx = boot(self.root / "state", environ=env, host=host)
         provider = ScriptedProvider([], default=decide)  # type: ignore[arg-type]
         self.runtime = Runtime(ctx, provider=provider, ask=self.surface.ask, environ=env)
@@ -182,7 +197,10 @@ def _template() -> Path:
         state = Path(tempfile.mkdtemp(prefix="approval-template-")) / "state"
         state.mkdir()
         (state / "config.json").write_text(json.dumps({"version": CONFIG_VERSION, "agent": {"approvalLevel": 1}}))
-        SessionStore(state).close()
+        store = SessionStore(state)
+        for _ in range(MAX_SESSIONS):
+            store.create(state.parent)
+        store.close()
         ApprovalRecords.for_state_dir(state).close()
         _TEMPLATE.append(state)
     return _TEMPLATE[0]
@@ -204,7 +222,7 @@ async def _run(seed: int, root: Path) -> SeedOutcome:
     shutil.copytree(_template(), state)
     records = ApprovalRecords.for_state_dir(state)
     store = SessionStore(state)
-    sessions = [store.create(root).id for _ in range(rng.randint(1, 2))]
+    sessions = sorted(store.session_ids())[:rng.randint(1, MAX_SESSIONS)]  # the template's, made once
     store.close()
     dying = rng.randint(1, 3)
     parked_at_kill: set[tuple[str, str]] = set()  # (session, turn index) that waited on an approval at a kill
