@@ -24,6 +24,7 @@ import attrs
 from atomic_agent.agent import agent_events as ev
 from atomic_agent.agent.agent_loop import TurnResult
 from atomic_agent.approval.approval_records import CANCELLED
+from atomic_agent.approval.approval_records import PENDING as PENDING_RECORD
 from atomic_agent.sessions.record_turn_failure import failure_note_text
 from atomic_agent.sessions.session_database import SessionRepository
 from atomic_agent.sessions.session_state import SessionState
@@ -288,6 +289,20 @@ def parked_call(services: TurnServices, session_id: str) -> Callable[[Transcript
     return parks
 
 
+def still_unanswered(services: TurnServices, session_id: str) -> Callable[[TranscriptEntry], bool]:
+    """Whether a parked call's approval is still pending after its run: nobody answered
+    before the host closed, so the call stays open for the next start."""
+    records = services.gate.records
+
+    def waiting(call: TranscriptEntry) -> bool:
+        if records is None or call.turn_index is None or call.step is None:
+            return False
+        key = f"{session_id}/{call.turn_index}/{call.step}/{call.batch_index or 0}"
+        return any(r.state == PENDING_RECORD for r in records.for_call(key))
+
+    return waiting
+
+
 def has_parked_calls(services: TurnServices, session_id: str) -> bool:
     if services.gate.records is None:
         return False
@@ -336,7 +351,7 @@ async def settle_interrupted(services: TurnServices, session_id: str) -> SettleR
         session = services.sessions.load(session_id)
         return await settle_interrupted_calls(services.sessions, session, services.registry,
                                               durable_runner(services, session), parked_call(services, session_id),
-                                              parked_runner(services, session))
+                                              parked_runner(services, session), still_unanswered(services, session_id))
 
     return await services.controller.submit(session_id, settle, origin="cli")
 
@@ -403,7 +418,8 @@ async def _resume_parked(runtime: Runtime, turn: TurnRecord, resume: bool, sink:
     answer the session from the result (approve: the frozen call ran once; deny or expiry:
     the model reads that)."""
     lifecycle = runtime.lifecycle
-    if await _settle_calls(runtime, turn.session_id) >= 0:
+    if await _settle_calls(runtime, turn.session_id) >= 0 and not has_parked_calls(runtime.turn_services,
+                                                                                  turn.session_id):
         lifecycle.ledger.mark_settled(turn)
     ticket = admit_continuation(lifecycle.ledger, turn.session_id) if resume else None
     if ticket is None:
@@ -420,6 +436,9 @@ async def _resume_parked_turn(runtime: Runtime, turn: TurnRecord, resume: bool, 
     index = turn.turn_index if turn.turn_index is not None else -1
     if await _settle_calls(runtime, turn.session_id) < 0:
         return TurnResult(turn.session_id, index, "failed", "parked-unsettled", turn_id=turn.turn_id)
+    if approvals_waited_on(runtime.turn_services, turn):
+        # the host closed before anyone answered: the turn stays parked, its record pending
+        return TurnResult(turn.session_id, index, "interrupted", "parked-waiting", turn_id=turn.turn_id)
     reason = resumed_reason(runtime.turn_services, turn)
     lifecycle.ledger.resume_parked(turn, reason, [TranscriptEntry(TURN_FINISHED, index, status=RESUMED,
                                                                   reason=reason)])

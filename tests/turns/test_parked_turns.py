@@ -106,3 +106,60 @@ def test_a_ledger_from_before_parking_is_migrated_with_its_rows(tmp_path: Path) 
     indexes = {r[0] for r in conn.execute("select name from sqlite_master where type = 'index' and tbl_name = 'turns'")}
     assert {"turns_by_lane", "turns_by_state"} <= indexes
     conn.close()
+
+
+async def test_a_host_closing_before_anyone_answers_leaves_the_turn_parked_and_its_approval_pending(
+        tmp_path: Path) -> None:
+    import asyncio
+
+    from atomic_agent.approval.approval_records import OPERATOR, PENDING
+    from atomic_agent.approval.pending_approvals import PendingApprovals
+    from atomic_agent.testing.scripted_provider import ScriptedProvider, calls
+    from tests.agent.loop_harness import ToolLog, make_runtime
+    from tests.turns.turn_kit import play_dead
+
+    def host() -> PendingApprovals:
+        return PendingApprovals(lambda _e, _t: None, 60.0, lambda: None)
+
+    async def shown(approvals: PendingApprovals) -> str:
+        for _ in range(500):
+            if approvals.pending():
+                return str(approvals.pending()[0]["approvalId"])
+            await asyncio.sleep(0.01)
+        raise AssertionError("the approval was never shown")
+
+    first_host, log = host(), ToolLog()
+    first = make_runtime(tmp_path, ScriptedProvider([calls(("t.gated", {"path": "ls"}))]), log, ask=first_host.ask)
+    first_host.records = first.gate.records
+    sid = first.open_session(None, tmp_path).id
+    zombie = asyncio.ensure_future(first.run_turn("run ls", session_id=sid))
+    approval_id = await shown(first_host)
+    play_dead(first)
+
+    second_host = host()  # a restarted serve that is stopped again before anyone answers
+    second = make_runtime(tmp_path, ScriptedProvider([]), log, ask=second_host.ask)
+    second_host.records = second.gate.records
+    report = await second.recover(resume=True)
+    zombie.cancel()
+    await asyncio.gather(zombie, return_exceptions=True)
+    assert len(report.parked) == 1 and await shown(second_host) == approval_id  # shown again, same id
+    second_host.close()
+    (result,) = await asyncio.wait_for(asyncio.gather(*report.results), 10)
+    assert result.reason == "parked-waiting"
+    ledger = second.lifecycle.ledger
+    parked = ledger.get(report.parked[0])
+    assert parked is not None and parked.state == PARKED
+    assert second.gate.records.get(approval_id).state == PENDING  # type: ignore[union-attr]
+    assert not [e for e in second.sessions.entries(sid) if e.kind == "tool_result"]  # not answered by the stop
+    await second.close()
+
+    third = make_runtime(tmp_path, ScriptedProvider([], default=calls(("reply", {"text": "resumed"}))), log)
+    third.gate.records.answer(approval_id, "once", principal=OPERATOR, surface="cli")  # type: ignore[union-attr]
+    again = await third.recover(resume=True)
+    await asyncio.wait_for(asyncio.gather(*again.results), 10)
+    resumed = third.lifecycle.ledger.get(report.parked[0])
+    assert resumed is not None and resumed.state == RESUMED and "once by operator via cli" in (resumed.reason or "")
+    results = [e for e in third.sessions.entries(sid) if e.kind == "tool_result"]
+    assert [r.text for r in results] == ["ran"]
+    assert [e.text for e in third.sessions.entries(sid) if e.kind == "assistant_reply"] == ["resumed"]
+    await third.close()
