@@ -333,6 +333,33 @@ def approvals_waited_on(services: TurnServices, turn: TurnRecord) -> list[str]:
     return ids
 
 
+def withdraw_orphaned_records(services: TurnServices, session_id: str | None = None) -> list[str]:
+    """Cancel every pending record (of one session, or all) whose call is no longer open in
+    its conversation: it was answered some other way (a live owner took the lane over from
+    the dead one, the session was deleted), so nothing would act on an answer and no surface
+    may keep offering it. A live process's record is never one of them: its call is open
+    until its result is written. Their ids."""
+    records = services.gate.records
+    if records is None:
+        return []
+    open_calls: dict[str, set[str]] = {}
+    withdrawn = []
+    for record in records.find((PENDING_RECORD,)):
+        if record.call_key is None or (session_id is not None and record.session_id != session_id):
+            continue
+        if record.session_id not in open_calls:
+            try:
+                entries = services.sessions.entries(record.session_id)
+            except SessionNotFoundError:
+                entries = []
+            open_calls[record.session_id] = {f"{record.session_id}/{c.turn_index}/{c.step}/{c.batch_index or 0}"
+                                             for c in unanswered_calls(entries)}
+        if record.call_key not in open_calls[record.session_id] and \
+                records.cancel(record.id, "its call was answered without it (its turn moved on)"):
+            withdrawn.append(record.id)
+    return withdrawn
+
+
 def resumed_reason(services: TurnServices, turn: TurnRecord) -> str:
     """What the parked turn was resumed from: each record's outcome, who answered, where."""
     records = services.gate.records
@@ -377,6 +404,7 @@ async def recover_after_restart(runtime: Runtime, resume: bool, sink: ev.EventSi
     lifecycle = runtime.lifecycle
     found = recover_ledger(lifecycle.ledger, lifecycle.steers, lifecycle.lease.is_alive, resume,
                            partial(approvals_waited_on, runtime.turn_services))
+    withdraw_orphaned_records(runtime.turn_services)  # a record its call can no longer act on is offered nowhere
     settled = 0
     # every interrupted turn not yet marked settled, not only those found now: a crash between
     # interrupting a turn and settling its calls must not leave them owed for ever
@@ -439,6 +467,7 @@ async def _resume_parked_turn(runtime: Runtime, turn: TurnRecord, resume: bool, 
     if approvals_waited_on(runtime.turn_services, turn):
         # the host closed before anyone answered: the turn stays parked, its record pending
         return TurnResult(turn.session_id, index, "interrupted", "parked-waiting", turn_id=turn.turn_id)
+    withdraw_orphaned_records(runtime.turn_services, turn.session_id)
     reason = resumed_reason(runtime.turn_services, turn)
     lifecycle.ledger.resume_parked(turn, reason, [TranscriptEntry(TURN_FINISHED, index, status=RESUMED,
                                                                   reason=reason)])

@@ -163,3 +163,43 @@ async def test_a_host_closing_before_anyone_answers_leaves_the_turn_parked_and_i
     assert [r.text for r in results] == ["ran"]
     assert [e.text for e in third.sessions.entries(sid) if e.kind == "assistant_reply"] == ["resumed"]
     await third.close()
+
+
+async def test_an_approval_whose_call_was_answered_elsewhere_is_withdrawn_not_left_pending(tmp_path: Path) -> None:
+    import asyncio
+
+    from atomic_agent.approval.approval_records import CANCELLED
+    from atomic_agent.approval.pending_approvals import PendingApprovals
+    from atomic_agent.turns.restart_recovery import take_over_dead_turn
+    from atomic_agent.testing.scripted_provider import ScriptedProvider, calls
+    from tests.agent.loop_harness import ToolLog, make_runtime
+    from tests.turns.turn_kit import play_dead
+
+    approvals = PendingApprovals(lambda _e, _t: None, 60.0, lambda: None)
+    first = make_runtime(tmp_path, ScriptedProvider([calls(("t.gated", {"path": "ls"}))]), ToolLog(),
+                         ask=approvals.ask)
+    approvals.records = first.gate.records
+    sid = first.open_session(None, tmp_path).id
+    zombie = asyncio.ensure_future(first.run_turn("run ls", session_id=sid))
+    for _ in range(500):
+        if approvals.pending():
+            break
+        await asyncio.sleep(0.01)
+    approval_id = str(approvals.pending()[0]["approvalId"])
+    play_dead(first)
+    # a live owner finds the lane held by the dead turn and takes it over: the call is answered
+    # as interrupted (that owner runs nothing), so the record's call is no longer open
+    store = SessionStore(tmp_path / "state")
+    live = TurnLedger(store, "a-live-owner")
+    (dead,) = live.in_state("running")
+    take_over_dead_turn(live, dead)
+    store.close()
+
+    second = make_runtime(tmp_path, ScriptedProvider([]), ToolLog())
+    report = await second.recover(resume=False)
+    zombie.cancel()
+    await asyncio.gather(zombie, return_exceptions=True)
+    assert report.parked == ()
+    record = second.gate.records.get(approval_id)  # type: ignore[union-attr]
+    assert record.state == CANCELLED and "its call was answered without it" in (record.answer_text or "")
+    await second.close()
