@@ -12,6 +12,7 @@ import contextlib
 import io
 import multiprocessing
 import os
+import re
 import shutil
 import tempfile
 import time
@@ -20,6 +21,7 @@ from pathlib import Path
 import pytest
 
 from tests.chaos.approval_kill_run import SeedOutcome, run_approval_seed
+from tests.chaos.chaos_mutants import APPROVAL_MUTANTS, inject_mutant
 from tests.chaos.chaos_run import scratch_root
 from tests.chaos.chaos_seeds import seed_count
 
@@ -71,3 +73,23 @@ def test_killed_while_approvals_are_pending_no_call_runs_twice_and_every_answer_
     assert len(outcomes) == SEEDS
     assert sum(o.kills_pending for o in outcomes) >= SEEDS // 2, "the tier must actually kill with approvals pending"
     assert not bad, f"{len(bad)} seed(s) broke an invariant:\n" + "\n".join(_explain(o) for o in bad[:10])
+
+
+APPROVAL_SIGNATURES = {
+    "interrupt_parked": re.compile(r"waited on an approval at a kill and ended \[.*'interrupted'"),
+    "reuse_approval": re.compile(r"the frozen call ran [2-9] times"),
+}
+MUTANT_BUDGET = 300  # seeds a mutant must be caught within
+
+
+@pytest.mark.parametrize("mutant", APPROVAL_MUTANTS)
+def test_the_approval_kill_tier_catches_the_mutant(mutant: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    inject_mutant(monkeypatch, mutant)
+    with tempfile.TemporaryDirectory(prefix="approval-mutant-", dir=scratch_root()) as tmp, \
+            contextlib.redirect_stderr(io.StringIO()):
+        for seed in range(MUTANT_BUDGET):
+            outcome = run_approval_seed(seed, Path(tmp) / f"seed{seed}")
+            if any(APPROVAL_SIGNATURES[mutant].search(v) for v in outcome.violations):
+                print(f"\n{mutant} caught at seed {seed}")
+                return
+    raise AssertionError(f"the approval kill tier did not catch {mutant} within {MUTANT_BUDGET} seeds")
