@@ -203,3 +203,24 @@ async def test_a_question_answered_with_free_text(tmp_path: Path):
     both = await sidecar.request("question_response", approvalId=asked["approvalId"], option="no", text="x")
     assert both["error"]["code"] == "invalid_request"  # option or text, not both
     await sidecar.close()
+
+
+async def test_a_question_answered_on_another_surface_is_resolved_here_with_who_answered(tmp_path: Path):
+    from atomic_agent.approval.approval_records import ApprovalRecords
+
+    sidecar = SidecarHarness(tmp_path, ScriptedProvider(question_script()))
+    turn = await sidecar.ok("send_message", text="clean up")
+    asked = await sidecar.wait_for(lambda e: e["type"] == "question_request")
+    listed = (await sidecar.ok("approval_list"))["approvals"]
+    assert [(a["approvalId"], a["kind"], a["shownHere"]) for a in listed] == [(asked["approvalId"], "question", True)]
+    elsewhere = ApprovalRecords.for_state_dir(tmp_path / "state")  # `atomic-agent approvals answer`, another process
+    elsewhere.answer(asked["approvalId"], "yes", principal="operator", surface="cli")
+    elsewhere.close()
+    events = await sidecar.turn_done(turn["turnId"])
+    resolved = next(e for e in events if e["type"] == "question_resolved")
+    assert (resolved["state"], resolved["option"], resolved["surface"]) == ("answered", "yes", "cli")
+    result = next(e for e in events if e["type"] == "tool_call_result" and e["tool"] == "ask_user")
+    assert "chose 'yes' (Delete them)" in result["summary"]
+    late = await sidecar.request("question_response", approvalId=asked["approvalId"], option="no")
+    assert "already answered 'yes' by operator via cli at" in late["error"]["message"]
+    await sidecar.close()
