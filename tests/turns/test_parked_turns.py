@@ -13,6 +13,7 @@ from atomic_agent.sessions.session_store import SessionStore
 from atomic_agent.sessions.transcript_entry import FAILURE_NOTE, TURN_FINISHED, TranscriptEntry
 from atomic_agent.turns.durable_steering import SteerQueue
 from atomic_agent.turns.restart_recovery import recover_ledger
+from atomic_agent.turns.turn_answers import answer_of
 from atomic_agent.turns.turn_ledger import TurnLedger
 from atomic_agent.turns.turn_owner import OwnerLease
 from atomic_agent.turns.turn_states import PARKED, RESUMED
@@ -44,6 +45,8 @@ def test_a_dead_turn_waiting_on_an_approval_is_parked_with_its_id_and_no_failure
     assert [(e.status, "apr_0123456789abcdef" in (e.reason or "")) for e in entries if e.kind == TURN_FINISHED] \
         == [("parked", True)]
     assert store.load(sid).turn_summaries()[0]["state"] == "parked"
+    owed = answer_of(ledger, store, turn_id)  # what a client retrying its request is told
+    assert owed.outcome == "pending" and "parked, waiting for approval apr_0123456789abcdef" in owed.message
     # the parked turn moves on only once, to `resumed`, which is frozen like every final state
     assert ledger.resume_parked(turn, "resumed from apr_0123456789abcdef deny by operator via cli",
                                 [TranscriptEntry(TURN_FINISHED, 0, status=RESUMED, reason="resumed")])
@@ -170,8 +173,8 @@ async def test_an_approval_whose_call_was_answered_elsewhere_is_withdrawn_not_le
 
     from atomic_agent.approval.approval_records import CANCELLED
     from atomic_agent.approval.pending_approvals import PendingApprovals
-    from atomic_agent.turns.restart_recovery import take_over_dead_turn
     from atomic_agent.testing.scripted_provider import ScriptedProvider, calls
+    from atomic_agent.turns.restart_recovery import take_over_dead_turn
     from tests.agent.loop_harness import ToolLog, make_runtime
     from tests.turns.turn_kit import play_dead
 
