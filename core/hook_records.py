@@ -355,7 +355,8 @@ class TuiContext(Protocol):
     A panel's orchestrator is the only code of the panel that touches the runtime; widgets
     ask the orchestrator. `notify` shows a notice (severity "information", "warning" or
     "error"); `run_job` runs a coroutine off the UI loop with a progress notice titled
-    `title`, and reports its failure as a notice instead of raising into the UI.
+    `title`, and reports its failure as a notice instead of raising into the UI; `rows`
+    makes the one rows widget every panel lists things with.
     """
 
     runtime: Any
@@ -363,6 +364,15 @@ class TuiContext(Protocol):
     def notify(self, message: str, *, severity: str = "information") -> None: ...
 
     def run_job(self, title: str, job: Callable[[], Awaitable[Any]]) -> None: ...
+
+    def rows(self, *, id: str | None = None) -> Any:
+        """A new rows widget (a Textual `DataTable` with a row cursor) under the app's mouse
+        contract: the first click on a row selects it, a click on the selected row activates
+        it exactly as Enter does (`DataTable.RowSelected`), the wheel moves the cursor like
+        the arrow keys. `selected_key()` is the key of the row under the cursor (None when
+        empty). Every panel lists rows with it, so rows behave the same on every tab; a
+        panel's own keys go in the panel's BINDINGS."""
+        ...
 
 
 @attrs.frozen

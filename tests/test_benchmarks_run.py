@@ -17,12 +17,14 @@ SMALL_RUNS = {
     "mcp_client.py": ["--servers", "1", "--calls", "5"],
     "turn_admission.py": ["--admissions", "20", "--sessions", "3", "--steers-per-session", "2"],
     "security_checks.py": ["--rounds", "20"],
+    "lesson_paths.py": ["--rows", "200", "--lessons", "20"],
     "telegram_channel.py": ["--messages", "3", "--megabytes", "0.1"],
     "task_scheduler.py": ["--pending", "200", "--due", "3"],
     "session_turn_cost.py": ["--checkpoints", "1,3", "--window", "1"],
     "serve_throughput.py": ["--requests", "6", "--clients", "1,2", "--events", "20"],
     "operator_tasks.py": ["--scripted", "--only", "summarise_log", "--only", "schedule_reminder"],
     "skills_prompt_tokens.py": [],
+    "sandbox_overhead.py": ["--calls", "3"],
 }
 
 

@@ -14,6 +14,7 @@ EventSink = Callable[[Event], None]
 
 TURN_STARTED = "turn_started"
 STEP_STARTED = "step_started"
+STEP_FINISHED = "step_finished"  # slotId, cacheN (prompt tokens reused), promptN (evaluated anew) of the step
 REASONING_DELTA = "reasoning_delta"
 TEXT_DELTA = "text_delta"
 PARSE_RETRY = "parse_retry"

@@ -6,7 +6,9 @@ completion stops at the limit while writing the text of a `reply` call, the step
 the rest: the prompt plus the answer so far, constrained by `grammars/reply-continuation.gbnf`
 to more of the same JSON string and the call's closing `"}}]`, on the same slot (the cached
 prompt is reused). Up to MAX_CONTINUATIONS times, and only while prompt, answer and the
-next completion fit the slot's context; anything else cut by the limit (a working call's
+next completion fit the slot's context (by the server's own token counts when it gives them)
+and the server did not stop at the window's edge. A reply that fills the window is closed
+where it stopped, with a note saying so (WINDOW_CUT_NOTE). Anything else cut by the limit (a working call's
 arguments, reasoning) stays the model failure it was. The grammar's own bound on the
 reply's string (tool-call.gbnf) still holds across the pieces.
 """
@@ -79,19 +81,24 @@ async def continue_cut_reply(complete: Complete, request: CompletionRequest, pro
     if request.grammar is None:
         return completion  # native tools: the provider returns whole calls or nothing
     pieces = 0
+    last = completion  # the latest piece as the server answered it: its token counts are exact
     while completion.stop_type == "limit" and pieces < MAX_CONTINUATIONS:
         found = open_reply_text(completion.content)
         if found is None:
             break
+        if last.truncated:  # the server stopped at the window's edge: nothing more fits
+            return _closed_at_window(completion, found[0])
         kept, written = found
         grammar = continuation_grammar(request.grammar, written)
         text = prompt.text + kept
-        if grammar is None or (n_ctx and count_tokens(text) + request.n_predict > n_ctx):
+        if grammar is None:
             break
+        if n_ctx and _context_used(last, text, count_tokens) + request.n_predict > n_ctx:
+            return _closed_at_window(completion, kept)
         # `parts` stay the step's: a continuation is a step's request (a trace rerun answers it from
         # the recording); a fallback link that reframes from them cannot continue and fails as before
         follow = attrs.evolve(request, prompt=text, grammar=grammar, prefix_length=len(prompt.framed_prefix))
-        more = await complete(follow, on_delta)
+        more = last = await complete(follow, on_delta)
         pieces += 1
         if on_piece is not None:
             on_piece(more, pieces)
@@ -99,3 +106,23 @@ async def continue_cut_reply(complete: Complete, request: CompletionRequest, pro
             more, content=kept + more.content, tokens_predicted=completion.tokens_predicted + more.tokens_predicted,
             duration_ms=completion.duration_ms + more.duration_ms, reasoning_content=completion.reasoning_content)
     return completion
+
+
+WINDOW_CUT_NOTE = " [cut here: the reply filled the model's context window]"
+
+
+def _closed_at_window(completion: Completion, kept: str) -> Completion:
+    """The reply written so far, marked as cut and closed as a whole call: the user gets what
+    the model wrote and sees where it stopped, rather than a failed turn that drops it."""
+    return attrs.evolve(completion, content=kept + WINDOW_CUT_NOTE + '"}}]', stop=True, stop_type="eos",
+                        truncated=False)
+
+
+def _context_used(last: Completion, text: str, count_tokens: Callable[[str], int]) -> int:
+    """Tokens the continuation's prompt fills: the server's own count of the last piece's prompt
+    plus what it generated, when it reported them; the estimate of `text` only when it did not
+    (the estimate reads code and JSON low, and a continuation grows towards the window's edge)."""
+    evaluated = last.tokens_evaluated or last.cache_n + last.prompt_n
+    if evaluated and last.tokens_predicted:
+        return max(evaluated + last.tokens_predicted, count_tokens(text))
+    return count_tokens(text)

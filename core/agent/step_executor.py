@@ -419,7 +419,12 @@ async def execute_step(ctx: StepContext) -> StepOutcome:
     else:
         with deferred_sync():  # loaded tools may have changed; acknowledged by the next durable commit
             ctx.store.save_state(ctx.session)
-    cache = StepOutcome("continue", cache_n=inferred.completion.cache_n, prompt_n=inferred.completion.prompt_n)
+    completion = inferred.completion
+    cache = StepOutcome("continue", cache_n=completion.cache_n, prompt_n=completion.prompt_n)
+    # what the step cost the server: a host shows the slot, the cache reuse and the prompt's size
+    ctx.emit(ev.event(ev.STEP_FINISHED, sessionId=ctx.session.id, turnIndex=ctx.turn_index, step=ctx.step,
+                      slotId=completion.slot_id, cacheN=completion.cache_n, promptN=completion.prompt_n,
+                      tokensPredicted=completion.tokens_predicted))
     if result.cancelled:
         return attrs.evolve(cache, cancelled=True)
     if ctx.tracker.breaker_tripped():

@@ -123,6 +123,32 @@ _KEYS = {"y": AnswerKind.ONCE, "yes": AnswerKind.ONCE, "s": AnswerKind.SESSION, 
          "n": AnswerKind.DENY, "no": AnswerKind.DENY}
 
 
+@attrs.frozen
+class OfferedAnswer:
+    """One answer a prompt offers: the key a person presses, what it decides, a one-word
+    label (a button) and what it means for this request."""
+
+    key: str
+    kind: AnswerKind
+    word: str
+    meaning: str
+
+
+def offered_answers(request: ApprovalRequest, show: Callable[[str], str] = str) -> list[OfferedAnswer]:
+    """The answers a prompt for `request` offers, in the order shown — the one table every
+    surface that asks with keys (the terminal, the TUI) reads. [s] and [a] appear only when
+    the gate said a grant is possible. `show` makes the command shape (model-written text)
+    safe for the surface's display."""
+    answers = [OfferedAnswer("y", AnswerKind.ONCE, "once", "allow this call once")]
+    if request.can_grant_category:
+        answers.append(OfferedAnswer("s", AnswerKind.SESSION, "session", f"allow every {request.label} this session"))
+    if request.can_grant_shape and request.command_shape:
+        answers.append(OfferedAnswer("a", AnswerKind.SHAPE, "always",
+                                     f"allow all `{show(request.command_shape)}` this session"))
+    answers.append(OfferedAnswer("n", AnswerKind.DENY, "deny", "deny"))
+    return answers
+
+
 def _positive_or_none(_inst: object, attribute: attrs.Attribute[Any], value: object) -> None:
     if value is None:
         return

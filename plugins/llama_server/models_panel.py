@@ -2,7 +2,8 @@
 (list, use, pull with a progress bar).
 
 Keys: s starts or stops the server, Enter (or u) makes the selected model the one the
-server loads (llama.model), g pulls a model by URL, r reloads. Mouse: the first click on a
+server loads (llama.model), g pulls a model by URL, i installs llama-server (built and proven
+for this machine, the step shown over a progress bar), r reloads. Mouse: the first click on a
 row selects it, a second click on the selected row does what Enter does (the same binding).
 Imported only by the plugin's `TuiPanel.build`, so Textual loads only when the TUI runs.
 """
@@ -12,7 +13,6 @@ from __future__ import annotations
 from typing import Any
 
 from rich.text import Text
-from textual import events
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Vertical
@@ -24,21 +24,6 @@ from .llama_errors import LlamaServerError
 from .models_panel_orchestrator import ModelsPanelOrchestrator
 
 STATUS_EVERY_S = 5.0
-
-
-class ModelRows(DataTable[Text]):
-    """Rows where the first click selects and a click on the selected row activates (as Enter)."""
-
-    async def _on_click(self, event: events.Click) -> None:
-        row = event.style.meta.get("row") if event.style.meta else None
-        if not isinstance(row, int) or row < 0:
-            return
-        event.prevent_default()
-        event.stop()
-        if row == self.cursor_row:
-            self.action_select_cursor()
-        else:
-            self.move_cursor(row=row)
 
 
 class PullScreen(ModalScreen[str | None]):
@@ -59,10 +44,13 @@ class PullScreen(ModalScreen[str | None]):
 
 class ModelsPanel(Widget):
     BINDINGS = [Binding("s", "toggle_server", "Start/stop server"), Binding("u", "use", "Use model"),
-                Binding("g", "pull", "Pull model"), Binding("r", "reload", "Reload")]
-    DEFAULT_CSS = ("ModelsPanel { height: 1fr; } ModelsPanel ModelRows { height: 1fr; } "
+                Binding("g", "pull", "Pull model"), Binding("i", "install", "Install llama-server"),
+                Binding("r", "reload", "Reload")]
+    DEFAULT_CSS = ("ModelsPanel { height: 1fr; } ModelsPanel #models-list { height: 1fr; } "
                    "ModelsPanel #models-server { height: auto; } ModelsPanel #models-progress { display: none; } "
-                   "ModelsPanel #models-progress.pulling { display: block; }")
+                   "ModelsPanel #models-progress.working { display: block; } "
+                   "ModelsPanel #models-step { height: auto; display: none; } "
+                   "ModelsPanel #models-step.working { display: block; }")
 
     def __init__(self, context: Any) -> None:
         super().__init__(id="models-panel")
@@ -70,12 +58,14 @@ class ModelsPanel(Widget):
         self.orchestrator = ModelsPanelOrchestrator(context.runtime)
         self.busy = False  # one start/stop at a time
         self.pulling = False  # one pull at a time
+        self.installing = False  # one llama-server build at a time
 
     def compose(self) -> ComposeResult:
         yield Static("checking llama-server…", id="models-server", markup=False)
-        table = ModelRows(id="models-list", cursor_type="row")
+        table = self.context.rows(id="models-list")
         table.add_columns("", "model", "source", "on disk", "size")
         yield table
+        yield Static("", id="models-step", markup=False)
         yield ProgressBar(id="models-progress", show_eta=True)
         yield Static("", id="models-detail", markup=False)
 
@@ -120,14 +110,14 @@ class ModelsPanel(Widget):
 
     # -- local models ----------------------------------------------------------------------
     def selected(self) -> str | None:
-        table = self.query_one(ModelRows)
+        table = self.query_one("#models-list", DataTable)
         if table.row_count == 0:
             return None
         return table.coordinate_to_cell_key(table.cursor_coordinate).row_key.value
 
     def action_reload(self) -> None:
         self.refresh_status()
-        table = self.query_one(ModelRows)
+        table = self.query_one("#models-list", DataTable)
         keep = self.selected()
         try:
             rows = self.orchestrator.models()
@@ -161,7 +151,51 @@ class ModelsPanel(Widget):
         self.context.notify(f"llama.model = {row.id}.{restart}")
         self.action_reload()
 
+    def action_install(self) -> None:
+        """Build and prove llama-server for this machine (minutes on 2 cores): the step shows
+        above a progress bar that counts the compile's steps."""
+        if self.installing:
+            self.context.notify("llama-server is already being installed.", severity="warning")
+            return
+        if self.pulling:
+            self.context.notify("A pull is running; install when it is done.", severity="warning")
+            return
+        bar, said = self.query_one(ProgressBar), self.query_one("#models-step", Static)
+        bar.update(total=None, progress=0)
+        said.update("starting the install…")
+        bar.add_class("working")
+        said.add_class("working")
+
+        def show(step: str, counted: tuple[int, int] | None) -> None:
+            said.update(step)
+            if counted is not None:
+                bar.update(total=counted[1], progress=counted[0])
+            else:
+                bar.update(total=None)  # a step with no count: the bar pulses
+
+        def progress(step: str, counted: tuple[int, int] | None) -> None:  # called from the build thread
+            self.app.call_from_thread(show, step, counted)
+
+        async def job() -> None:
+            try:
+                said_done = await self.orchestrator.install(progress)
+            except (LlamaServerError, OSError) as exc:
+                self.context.notify(f"llama-server was not installed: {exc}", severity="error")
+                return
+            finally:
+                self.installing = False
+                bar.remove_class("working")
+                said.remove_class("working")
+                self.refresh_status()
+            self.context.notify(f"{said_done}. Press s to start it.")
+
+        self.installing = True
+        self.context.run_job("Installing llama-server", job)
+
     def action_pull(self) -> None:
+        if self.installing:
+            self.context.notify("llama-server is being installed; pull when it is done.", severity="warning")
+            return
         if self.pulling:
             self.context.notify("A pull is already running.", severity="warning")
             return
@@ -177,7 +211,7 @@ class ModelsPanel(Widget):
             return
         bar = self.query_one(ProgressBar)
         bar.update(total=None, progress=0)
-        bar.add_class("pulling")
+        bar.add_class("working")
 
         def progress(done: int, total: int | None) -> None:  # called from the download thread
             self.app.call_from_thread(bar.update, total=total, progress=done)
@@ -190,7 +224,7 @@ class ModelsPanel(Widget):
                 return
             finally:
                 self.pulling = False
-                bar.remove_class("pulling")
+                bar.remove_class("working")
                 self.action_reload()
             self.context.notify(f"{row.id}: {'already downloaded' if already else 'downloaded'} ({row.size}); "
                                 "Enter on it makes it the server's model.")

@@ -122,6 +122,37 @@ class ModelsPanelOrchestrator:
                 said += f"; the embedding daemon did not start, recall uses full-text search only: {exc}"
         return said
 
+    async def install(self, on_progress: Callable[[str, tuple[int, int] | None], None]) -> str:
+        """Build and prove llama-server for this machine, as `atomic-agent llama install` does
+        (the starter model first: the proof decodes on it). `on_progress(step, (done, total))`
+        is called from the build thread with each step and each counted compile line."""
+        if self.config.binary:
+            raise LlamaServerError(f"llama.binary points at {self.config.binary}: that build is used as it is and "
+                                   "nothing is installed. Clear llama.binary to have one built for this machine.")
+        return await asyncio.to_thread(self._install_blocking, on_progress)
+
+    def _install_blocking(self, on_progress: Callable[[str, tuple[int, int] | None], None]) -> str:
+        from . import binary_build
+        from .starter_model import ensure_starter_model
+
+        cache = self.cache()
+        step = ["fetching the starter model (about 93 MB; the build is proven on it)"]
+        on_progress(step[0], None)
+        model = ensure_starter_model(cache)
+
+        def on_step(message: str) -> None:
+            step[0] = message
+            on_progress(message, None)
+
+        def on_line(line: str) -> None:
+            counted = binary_build.build_progress(line)
+            if counted is not None:
+                on_progress(step[0], counted)
+
+        build = binary_build.install_llama_server(cache, model, on_step=on_step, on_line=on_line,
+                                                  fetch_sdist=binary_build.fetch_llama_sdist)
+        return f"llama-server {build.binary_version} is installed and proven: {build.binary}"
+
     async def stop(self) -> str:
         """Stop both daemons (both pid files are always tried)."""
         from .server_process import ServerPaths, stop_recorded_server

@@ -13,7 +13,6 @@ from __future__ import annotations
 from typing import Any
 
 from rich.text import Text
-from textual import events
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
@@ -28,21 +27,6 @@ from .pasted_config import PastedConfigError
 ADD_HINT = ('Paste one server or a client config, e.g. {"mcpServers": {"files": {"command": "npx", "args": '
             '["-y", "@modelcontextprotocol/server-filesystem", "/tmp"]}}} or {"name": "docs", "url": '
             '"https://example.com/mcp"}. Ctrl+S adds, Esc cancels.')
-
-
-class ServerRows(DataTable[Text]):
-    """Rows where the first click selects and a click on the selected row activates (as Enter)."""
-
-    async def _on_click(self, event: events.Click) -> None:
-        row = event.style.meta.get("row") if event.style.meta else None
-        if not isinstance(row, int) or row < 0:
-            return  # header or empty space: the table's own handling
-        event.prevent_default()
-        event.stop()
-        if row == self.cursor_row:
-            self.action_select_cursor()
-        else:
-            self.move_cursor(row=row)
 
 
 class AddServerScreen(ModalScreen[str | None]):
@@ -94,7 +78,7 @@ class McpPanel(Widget):
     BINDINGS = [Binding("n", "add", "Add server"), Binding("d", "remove", "Remove"),
                 Binding("a", "approve", "Approve drift"), Binding("r", "refresh_server", "Reconnect"),
                 Binding("R", "reload", "Reload list")]
-    DEFAULT_CSS = "McpPanel { height: 1fr; } McpPanel ServerRows { height: 1fr; } McpPanel #mcp-detail { height: auto; }"
+    DEFAULT_CSS = "McpPanel { height: 1fr; } McpPanel #mcp-servers { height: 1fr; } McpPanel #mcp-detail { height: auto; }"
 
     def __init__(self, context: Any) -> None:
         super().__init__(id="mcp-panel")
@@ -103,7 +87,7 @@ class McpPanel(Widget):
         self.busy = False  # one add/remove/approve at a time: a second key press while one runs is ignored
 
     def compose(self) -> ComposeResult:
-        table = ServerRows(id="mcp-servers", cursor_type="row")
+        table = self.context.rows(id="mcp-servers")
         table.add_columns("server", "status", "transport", "trust", "tools", "drifted")
         yield table
         yield Static("", id="mcp-detail", markup=False)
@@ -121,13 +105,13 @@ class McpPanel(Widget):
 
     # -- list ------------------------------------------------------------------------------
     def selected(self) -> str | None:
-        table = self.query_one(ServerRows)
+        table = self.query_one("#mcp-servers", DataTable)
         if table.row_count == 0:
             return None
         return table.coordinate_to_cell_key(table.cursor_coordinate).row_key.value
 
     def action_reload(self) -> None:
-        table = self.query_one(ServerRows)
+        table = self.query_one("#mcp-servers", DataTable)
         keep = self.selected()
         table.clear()
         rows = self.orchestrator.rows()

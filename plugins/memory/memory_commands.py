@@ -315,6 +315,7 @@ def lessons_show(ctx: typer.Context, lesson_id: str, json_out: bool = JSON_OPT) 
     print(f"when:     {lesson.trigger}\nadvice:   {lesson.advice}\nevidence: {evidence}")
     print(f"votes:    +{lesson.success_count} / -{lesson.failure_count} (score {lesson.vote_score:g})")
     print(f"valid:    {data['validFrom'][:19]} .. {(data['validTo'] or 'now')[:19]}")
+    print(f"source:   {lesson.source}" + (f", from turn {lesson.origin}" if lesson.origin else ""))
 
 
 @lessons_app.command("deprecate")

@@ -5,7 +5,7 @@ for what a contract module may hold).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
@@ -82,3 +82,20 @@ class Memory(Protocol):
     def acquire_lease(self, note_id: int, lease_ms: int = ...) -> bool: ...
 
     def release_lease(self, note_id: int) -> None: ...
+
+    def show_lessons(self, session_id: str, turn_index: int, ids: Iterable[int]) -> None:
+        """Record that a turn's prompt showed these lessons (the model's vote allowlist)."""
+        ...
+
+    def lessons_shown(self, session_id: str, turn_index: int) -> tuple[int, ...]: ...
+
+    def assess_turn(self, entries: Any, session_id: str, turn_index: int, *, correction: str = "",
+                    detour_calls: int = ...) -> Any:
+        """A turn's trouble (failed, corrected, detour) from its transcript rows, or None
+        (see plugins/memory/turn_trouble.py)."""
+        ...
+
+    @staticmethod
+    def corrects(text: str) -> bool:
+        """Does this user message correct the reply before it?"""
+        ...

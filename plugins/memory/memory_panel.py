@@ -13,7 +13,6 @@ from __future__ import annotations
 from typing import Any
 
 from rich.text import Text
-from textual import events
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.widget import Widget
@@ -23,26 +22,11 @@ from .memory_errors import MemoryStoreError
 from .memory_panel_orchestrator import CHANNELS, COLUMNS, MemoryPanelOrchestrator
 
 
-class MemoryRows(DataTable[Text]):
-    """Rows where the first click selects and a click on the selected row activates (as Enter)."""
-
-    async def _on_click(self, event: events.Click) -> None:
-        row = event.style.meta.get("row") if event.style.meta else None
-        if not isinstance(row, int) or row < 0:
-            return
-        event.prevent_default()
-        event.stop()
-        if row == self.cursor_row:
-            self.action_select_cursor()
-        else:
-            self.move_cursor(row=row)
-
-
 class MemoryPanel(Widget):
     BINDINGS = [Binding("]", "channel(1)", "Next channel"), Binding("[", "channel(-1)", "Previous channel"),
                 *(Binding(str(i + 1), f"jump({i})", name.title(), show=False) for i, name in enumerate(CHANNELS)),
                 Binding("g", "graph", "Linked notes"), Binding("r", "reload", "Reload")]
-    DEFAULT_CSS = ("MemoryPanel { height: 1fr; } MemoryPanel MemoryRows { height: 1fr; } "
+    DEFAULT_CSS = ("MemoryPanel { height: 1fr; } MemoryPanel #memory-rows { height: 1fr; } "
                    "MemoryPanel #memory-detail { height: auto; }")
 
     def __init__(self, context: Any) -> None:
@@ -54,7 +38,7 @@ class MemoryPanel(Widget):
 
     def compose(self) -> ComposeResult:
         yield Static("", id="memory-channels", markup=False)
-        yield MemoryRows(id="memory-rows", cursor_type="row")
+        yield self.context.rows(id="memory-rows")
         yield Static("", id="memory-detail", markup=False)
 
     def on_mount(self) -> None:
@@ -76,7 +60,7 @@ class MemoryPanel(Widget):
         tabs = "  ".join(f"[{i + 1} {c}]" if c == self.channel else f" {i + 1} {c} " for i, c in enumerate(CHANNELS))
         scope = f"   notes linked to #{self.graph[0]} (g: all notes)" if self.graph else ""
         self.query_one("#memory-channels", Static).update(f"{tabs}   (read-only; [ ] switch){scope}")
-        table = self.query_one(MemoryRows)
+        table = self.query_one("#memory-rows", DataTable)
         table.clear(columns=True)
         table.add_columns(*COLUMNS[self.channel])
         try:
@@ -99,7 +83,7 @@ class MemoryPanel(Widget):
             self.graph = None
             self.action_reload()
             return
-        table = self.query_one(MemoryRows)
+        table = self.query_one("#memory-rows", DataTable)
         if table.row_count == 0:
             return
         note_id = int(table.coordinate_to_cell_key(table.cursor_coordinate).row_key.value or 0)

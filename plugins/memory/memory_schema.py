@@ -222,6 +222,20 @@ def m006_procedures(db: sqlite_utils.Database) -> None:
                                       tokenize=FTS_TOKENIZER, replace=True)
 
 
+def m007_lesson_origin(db: sqlite_utils.Database) -> None:
+    """Lessons distilled from one troubled turn name it (`origin`, "session#turn"): a replayed
+    session distils that turn once (a unique origin). The reflection model's own votes on the
+    lessons a turn was shown: one per (lesson, session, turn), apart from the outcome votes."""
+    with SqliteStore.transaction(db.conn):
+        db.execute("CREATE TABLE IF NOT EXISTS lesson_model_votes (lesson_id INTEGER NOT NULL REFERENCES lessons(id) "
+                   "ON DELETE CASCADE, session_id TEXT NOT NULL, turn_index INTEGER NOT NULL, "
+                   "vote INTEGER NOT NULL CHECK (vote IN (-1, 1)), created_at INTEGER NOT NULL, "
+                   "PRIMARY KEY (lesson_id, session_id, turn_index))")
+        if "origin" not in _columns(db, "lessons"):
+            db.execute("ALTER TABLE lessons ADD COLUMN origin TEXT")
+        db.execute("CREATE UNIQUE INDEX IF NOT EXISTS idx_lessons_origin ON lessons(origin) WHERE origin IS NOT NULL")
+
+
 MIGRATIONS: list[sqlite_migrations.Migration] = [m001_profile_facts, m002_memories, m003_memory_embeddings,
-                                 m004_memory_links, m005_lessons, m006_procedures]
+                                 m004_memory_links, m005_lessons, m006_procedures, m007_lesson_origin]
 MEMORY_SCHEMA_VERSION = len(MIGRATIONS)

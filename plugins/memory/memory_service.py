@@ -10,7 +10,8 @@ plugin provides one, and are dropped otherwise.
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Sequence
+from collections import OrderedDict
+from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -29,6 +30,7 @@ from .profile_store import ProfileStore
 from .profile_validation import is_valid_profile_key
 from .query_feedback import QueryFeedback
 from .recall_fusion import FusionWeights
+from .turn_trouble import DEFAULT_DETOUR_CALLS, TurnTrouble, assess_turn, corrects
 
 if TYPE_CHECKING:
     from atomic_agent.api import RuntimeView
@@ -36,6 +38,7 @@ if TYPE_CHECKING:
 BUSY_TIMEOUT_ENV = "ATOMIC_AGENT_MEMORY_BUSY_TIMEOUT_MS"
 LISTENER_FAILED_METRIC = "agent.memory.notes.stored_listener_failed"
 UNAVAILABLE_METRIC = "agent.memory.database.unavailable"
+SHOWN_TURNS_KEPT = 1024  # turns whose shown lessons are remembered (a server may run many sessions)
 
 
 class DroppedMetrics:
@@ -64,6 +67,20 @@ class MemoryService:
         # hybrid recall (the memory_embeddings plugin): None keeps recall plain BM25
         self.vector_recall: Any = None
         self._stored_listeners: list[Callable[[Sequence[int]], None]] = []
+        # (session, turn) -> the lesson ids that turn's prompts showed: the model's vote allowlist
+        self._shown_lessons: OrderedDict[tuple[str, int], tuple[int, ...]] = OrderedDict()
+
+    def show_lessons(self, session_id: str, turn_index: int, ids: Iterable[int]) -> None:
+        """Record that a turn's prompt showed these lessons (added to what it showed before)."""
+        key = (session_id, int(turn_index))
+        self._shown_lessons[key] = tuple(dict.fromkeys([*self._shown_lessons.get(key, ()), *map(int, ids)]))
+        self._shown_lessons.move_to_end(key)
+        while len(self._shown_lessons) > SHOWN_TURNS_KEPT:
+            self._shown_lessons.popitem(last=False)
+
+    def lessons_shown(self, session_id: str, turn_index: int) -> tuple[int, ...]:
+        """The lesson ids a turn's prompts showed (in this process), in the order first shown."""
+        return self._shown_lessons.get((session_id, int(turn_index)), ())
 
     def attach_vector_recall(self, vector_recall: Any) -> None:
         """Make recall hybrid: `vector_recall.nearest(query, working_dir)` (async) gives
@@ -130,6 +147,14 @@ class MemoryService:
     @staticmethod
     def is_valid_profile_key(key: str) -> bool:
         return is_valid_profile_key(key)
+
+    def assess_turn(self, entries: Any, session_id: str, turn_index: int, *, correction: str = "",
+                    detour_calls: int = DEFAULT_DETOUR_CALLS) -> TurnTrouble | None:
+        return assess_turn(entries, session_id, turn_index, correction=correction, detour_calls=detour_calls)
+
+    @staticmethod
+    def corrects(text: str) -> bool:
+        return corrects(text)
 
     def close(self) -> None:
         if self._database is not None:

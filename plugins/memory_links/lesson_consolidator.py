@@ -8,7 +8,10 @@ One tick (the runtime's memory consolidation tick, or `run_once`):
 4. one completion per cluster, on the background (reflection) slot, never the main one;
 5. a lesson is stored (candidate, evidence = the cluster) and its notes are archived into it
    (they leave ### memory-index and stay readable by id); an abstain archives nothing;
-6. leases are released whatever happened; a failing cluster never stops its siblings.
+6. leases are released whatever happened; a failing cluster never stops its siblings;
+7. on every tick, clusters or not: duplicate live lessons merge into the stronger, vote
+   scores decay once, then lessons that never helped a turn retire, the downvoted first,
+   then the aged-out (the store's `curate`).
 Two ticks at once collapse to one (the second returns an empty tick).
 """
 
@@ -47,6 +50,7 @@ class ConsolidationTick:
     skipped: int = 0
     failed: int = 0
     errors: tuple[str, ...] = ()
+    curation: Any = None  # the lesson store's Curation of this tick (None when it could not run)
 
 
 def clusters_of(ids: Iterable[int], edges: Iterable[tuple[int, int]], min_size: int) -> list[list[int]]:
@@ -80,6 +84,8 @@ class LessonConsolidator:
     def __init__(self, runtime: RuntimeView, cfg: Any, lessons_cfg: Any = None) -> None:
         self.runtime = runtime
         self.cfg = cfg
+        self.lessons_cfg = lessons_cfg
+        self._curated_at: int | None = None  # the previous curation: duplicates older than it were compared
         self.max_lessons = getattr(lessons_cfg, "max_entries", 200)
         self._running = False
         self.ticks: list[ConsolidationTick] = []
@@ -132,7 +138,23 @@ class LessonConsolidator:
                 for note_id in taken:
                     memory.release_lease(note_id)
         outcome = "ok" if lessons else ("failed" if clusters and failed == len(clusters) else "none")
-        return ConsolidationTick(outcome, len(clusters), tuple(lessons), abstained, skipped, failed, tuple(errors))
+        curation = self._curate(memory, stamp, errors)
+        return ConsolidationTick(outcome, len(clusters), tuple(lessons), abstained, skipped, failed, tuple(errors),
+                                 curation)
+
+    def _curate(self, memory: Any, stamp: int, errors: list[str]) -> Any:
+        """Decay the lesson votes and retire what never helped (every tick, clusters or not)."""
+        cfg = self.lessons_cfg
+        try:
+            store = memory.lesson_store(self.max_lessons)
+            since, self._curated_at = self._curated_at, stamp
+            if cfg is None:
+                return store.curate(since=since, now=stamp)
+            return store.curate(decay=cfg.signal_decay, age_ms=cfg.deprecation_age_days * 24 * 3600 * 1000,
+                                since=since, now=stamp)
+        except Exception as exc:  # a locked database: the next tick tries again
+            errors.append(f"curation: {type(exc).__name__}: {exc}"[:200])
+            return None
 
     async def _distill(self, memory: Any, notes: Any, cluster: list[int]) -> int | None:
         from atomic_agent.api import CompletionRequest

@@ -23,6 +23,16 @@ class LessonsConfig:
     recall_k: int = int_field(3, 1, 20)
     max_tokens: int = int_field(200, 16, 32000)
     max_entries: int = int_field(200, 1, 100_000)  # live lessons kept; past it the weakest is deprecated
+    # vote curation (v2 phase 7a): after a turn shown lessons, the reflection model votes on
+    # them (one grammar-constrained call); scores stay within ±maxVote and decay by
+    # signalDecay once per consolidation tick; a lesson that never helped retires when its
+    # score turns negative or after deprecationAgeDays
+    model_votes: bool = value_field(True)
+    max_vote: float = int_field(5.0, 0.5, 100.0)
+    signal_decay: float = int_field(0.95, 0.01, 1.0)
+    deprecation_age_days: int = int_field(30, 1, 3650)
+    # recall reranks by relevance + scoreBlend × vote score + (1 - scoreBlend) × (helped - hurt)
+    score_blend: float = int_field(0.4, 0.0, 1.0)
 
 
 @attrs.frozen

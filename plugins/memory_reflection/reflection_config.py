@@ -24,3 +24,7 @@ class ReflectionConfig:
     auto_store_notes: bool = value_field(True)
     max_notes_per_call: int = int_field(2, 0, 10)
     n_predict: int = int_field(160, 16, 2048)
+    # after a failed, corrected or detoured turn, one more call distils a candidate lesson
+    # (needs `memoryLessons` on); `detourCalls` tool calls for a short answer count as a detour
+    distil_lessons: bool = value_field(True)
+    detour_calls: int = int_field(6, 2, 100)

@@ -48,6 +48,8 @@ class ReflectionOutcome:
     slot_id: int = -1
     error: str | None = None
     latency_ms: float = 0.0
+    lesson: Any = None  # the turn-lesson outcome when this turn pointed at a troubled turn
+    votes: Any = None  # the model's votes on the lessons this turn was shown
 
 
 def _block(runtime: RuntimeView, key: str) -> Any | None:
@@ -70,6 +72,11 @@ class ReflectionRunner:
         self.grammar_file = TYPED_GRAMMAR_FILE if self.typed else None
         self.prompts = ReflectionPromptBuilder(self.assets.env(), cfg.max_facts_per_call, cfg.max_notes_per_call,
                                                **prefix)
+        from .lesson_votes import LessonVoter
+        from .turn_lessons import TurnLessonDistiller
+
+        self.lessons = TurnLessonDistiller(runtime, cfg, self.assets)
+        self.voter = LessonVoter(runtime, cfg, self.assets)
         self._grammar: str | None = None
         self._pending: dict[str, asyncio.Task[Any]] = {}
         self._aborted: set[asyncio.Task[Any]] = set()
@@ -114,13 +121,18 @@ class ReflectionRunner:
     # -- the hot path ---------------------------------------------------------------------
     async def after_turn(self, digest: Any) -> ReflectionOutcome | None:
         transcript = None
+        reflect = True
+        trouble = self._trouble(digest)
+        shown = self._shown(digest)
         if self.window is not None:
             transcript = self.window.window(digest)
             if transcript is None:
                 self.metrics.inc(SKIPPED_METRIC, reason="cadence")
-                return None
+                reflect = False
         elif not digest.reply_text.strip():
             self.metrics.inc(SKIPPED_METRIC, reason="no_reply")
+            reflect = False
+        if not reflect and trouble is None and not shown:
             return None
         if self._latest_turn.get(digest.session_id, -1) > digest.turn_index:
             return self._finish(digest, ReflectionOutcome("aborted", error="a newer turn had started"))
@@ -133,7 +145,12 @@ class ReflectionRunner:
         self._pending[digest.session_id] = task
         started = time.perf_counter()
         try:
-            result = await self._reflect(digest, transcript)
+            result = (await self._reflect(digest, transcript) if reflect
+                      else ReflectionOutcome("none", error="nothing to reflect on"))
+            if trouble is not None:  # a failed, corrected or detoured turn: its lesson, after the facts
+                result = attrs.evolve(result, lesson=await self.lessons.distil(trouble))
+            if shown:  # the lessons this turn was shown: the model's votes, last
+                result = attrs.evolve(result, votes=await self.voter.vote(digest, shown))
         except asyncio.CancelledError:
             result = ReflectionOutcome("aborted", error="the next turn of this session started")
             if task not in self._aborted:  # cancelled from outside (shutdown): count it, then let it end
@@ -170,6 +187,18 @@ class ReflectionRunner:
             self.metrics.inc(FLUSHED_METRIC, outcome=result.outcome)
             outcomes.append(self._finish(digest, attrs.evolve(result, latency_ms=_ms(started))))
         return outcomes
+
+    def _shown(self, digest: Any) -> tuple[int, ...]:
+        try:
+            return self.voter.allowlist(digest)
+        except Exception:
+            return ()
+
+    def _trouble(self, digest: Any) -> Any | None:
+        try:
+            return self.lessons.trouble(digest)
+        except Exception:  # a transcript that cannot be read: the facts and notes still go ahead
+            return None
 
     async def _reflect(self, digest: Any, transcript: Any | None = None) -> ReflectionOutcome:
         from atomic_agent.api import CompletionRequest
@@ -237,10 +266,24 @@ class ReflectionRunner:
                     latencyMs=round(result.latency_ms, 1), facts=[f.key for f in report.facts],
                     notes=[n.id for n in report.notes],
                     rejected=[[r.line[:120], r.reason] for r in report.rejected][:10],
-                    error=result.error)
+                    error=result.error, **_lesson_fields(result.lesson), **_vote_fields(result.votes))
             except Exception:
                 pass  # a trace that cannot be written never fails the reflection
         return result
+
+
+def _lesson_fields(lesson: Any) -> dict[str, Any]:
+    if lesson is None:
+        return {}
+    return {"lesson": {"outcome": lesson.outcome, "kind": lesson.kind, "origin": lesson.origin,
+                       "lessonId": lesson.lesson_id, "evidence": list(lesson.evidence), "error": lesson.error}}
+
+
+def _vote_fields(votes: Any) -> dict[str, Any]:
+    if votes is None:
+        return {}
+    return {"lessonVotes": {"outcome": votes.outcome, "applied": [list(a) for a in votes.applied],
+                            "rejected": [list(r) for r in votes.rejected][:8], "error": votes.error}}
 
 
 def _ms(started: float) -> float:

@@ -29,43 +29,6 @@ from .providers_panel_orchestrator import PRESET_IDS, ProviderRejected, Provider
 RESTART_NOTE = "Restart the agent for running sessions to use it."
 
 
-class Rows(DataTable[Text]):
-    """Rows where the first click selects and a click on the selected row activates (as Enter)."""
-
-    async def _on_click(self, event: events.Click) -> None:
-        row = event.style.meta.get("row") if event.style.meta else None
-        if not isinstance(row, int) or row < 0:
-            return
-        event.prevent_default()
-        event.stop()
-        self.focus()
-        if row == self.cursor_row:
-            self.action_select_cursor()
-        else:
-            self.move_cursor(row=row)
-
-    def selected(self) -> str | None:
-        if self.row_count == 0:
-            return None
-        return self.coordinate_to_cell_key(self.cursor_coordinate).row_key.value
-
-
-class ProviderRows(Rows):
-    BINDINGS = [Binding("u", "panel('use')", "Use"), Binding("v", "panel('verify')", "Verify key"),
-                Binding("a", "panel('chain_add')", "Add to chain")]
-
-    def action_panel(self, name: str) -> None:
-        getattr(next(a for a in self.ancestors if isinstance(a, ProvidersPanel)), f"action_{name}")()
-
-
-class ChainRows(Rows):
-    BINDINGS = [Binding("x", "panel('chain_remove')", "Remove link"), Binding("K", "panel('chain_up')", "Move up"),
-                Binding("J", "panel('chain_down')", "Move down")]
-
-    def action_panel(self, name: str) -> None:
-        getattr(next(a for a in self.ancestors if isinstance(a, ProvidersPanel)), f"action_{name}")()
-
-
 class AddProviderScreen(ModalScreen[dict[str, str] | None]):
     BINDINGS = [Binding("ctrl+s", "submit", "Add"), Binding("escape", "cancel", "Cancel")]
     FIELDS = (("id", "id, e.g. openrouter-mini", False), ("preset", f"preset: {', '.join(PRESET_IDS)}", False),
@@ -96,9 +59,15 @@ class AddProviderScreen(ModalScreen[dict[str, str] | None]):
 
 
 class ProvidersPanel(Widget):
-    BINDINGS = [Binding("n", "add", "Add provider"), Binding("r", "reload", "Reload")]
-    DEFAULT_CSS = ("ProvidersPanel { height: 1fr; } ProvidersPanel ProviderRows { height: 1fr; } "
-                   "ProvidersPanel ChainRows { height: auto; max-height: 12; }")
+    BINDINGS = [Binding("n", "add", "Add provider"), Binding("r", "reload", "Reload"),
+                Binding("u", "use", "Use"), Binding("v", "verify", "Verify key"),
+                Binding("a", "chain_add", "Add to chain"), Binding("x", "chain_remove", "Remove link"),
+                Binding("K", "chain_up", "Move up"), Binding("J", "chain_down", "Move down")]
+    # each list's own keys work while that list has the focus (the footer shows only those)
+    LIST_KEYS = {"use": "providers-list", "verify": "providers-list", "chain_add": "providers-list",
+                 "chain_remove": "providers-chain", "chain_up": "providers-chain", "chain_down": "providers-chain"}
+    DEFAULT_CSS = ("ProvidersPanel { height: 1fr; } ProvidersPanel #providers-list { height: 1fr; } "
+                   "ProvidersPanel #providers-chain { height: auto; max-height: 12; }")
 
     def __init__(self, context: Any) -> None:
         super().__init__(id="providers-panel")
@@ -108,16 +77,32 @@ class ProvidersPanel(Widget):
 
     def compose(self) -> ComposeResult:
         yield Static("Providers (* active)", markup=False)
-        providers = ProviderRows(id="providers-list", cursor_type="row")
+        providers = self.context.rows(id="providers-list")
         providers.add_columns("", "provider", "kind", "model", "preset", "key")
         yield providers
         yield Static("Fallback chain (tried in order when the active provider is unavailable)", markup=False)
-        chain = ChainRows(id="providers-chain", cursor_type="row")
+        chain = self.context.rows(id="providers-chain")
         chain.add_columns("#", "provider", "")
         yield chain
 
     def on_mount(self) -> None:
         self.action_reload()
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        wanted = self.LIST_KEYS.get(action)
+        return wanted is None or getattr(self.app.focused, "id", None) == wanted
+
+    def on_descendant_focus(self, _event: events.DescendantFocus) -> None:
+        self.refresh_bindings()  # the footer shows the keys of the list that has the focus
+
+    def _table(self, table_id: str) -> DataTable[Text]:
+        return self.query_one(f"#{table_id}", DataTable)
+
+    def _selected(self, table_id: str) -> str | None:
+        table = self._table(table_id)
+        if table.row_count == 0:
+            return None
+        return table.coordinate_to_cell_key(table.cursor_coordinate).row_key.value
 
     def _error(self, what: str, exc: Exception) -> None:
         self.context.notify(f"{what}: {exc}", severity="error")
@@ -128,13 +113,12 @@ class ProvidersPanel(Widget):
         except (ValueError, ConfigError) as exc:
             self._error("Cannot read the llm settings", exc)
             return
-        self._fill(self.query_one(ProviderRows), [(r.id, ("*" if r.active else "", r.id, r.kind, r.model, r.preset,
+        self._fill(self._table("providers-list"), [(r.id, ("*" if r.active else "", r.id, r.kind, r.model, r.preset,
                                                           r.key)) for r in providers])
-        self._fill(self.query_one(ChainRows), [(r.id, (str(n + 1), r.id, r.tag)) for n, r in enumerate(chain)])
+        self._fill(self._table("providers-chain"), [(r.id, (str(n + 1), r.id, r.tag)) for n, r in enumerate(chain)])
 
-    @staticmethod
-    def _fill(table: Rows, rows: list[tuple[str, tuple[str, ...]]]) -> None:
-        keep = table.selected()
+    def _fill(self, table: DataTable[Text], rows: list[tuple[str, tuple[str, ...]]]) -> None:
+        keep = self._selected(str(table.id))
         table.clear()
         for key, cells in rows:
             table.add_row(*(Text(c) for c in cells), key=key)
@@ -144,7 +128,7 @@ class ProvidersPanel(Widget):
 
     def on_data_table_row_selected(self, event: DataTable.RowSelected) -> None:
         event.stop()
-        if isinstance(event.data_table, ProviderRows):
+        if event.data_table.id == "providers-list":
             self.action_use()
 
     # -- providers -------------------------------------------------------------------------
@@ -179,7 +163,7 @@ class ProvidersPanel(Widget):
         self.context.run_job(f"Checking the key of {name}", job)
 
     def action_use(self) -> None:
-        provider_id = self.query_one(ProviderRows).selected()
+        provider_id = self._selected("providers-list")
         if provider_id is None:
             return
         try:
@@ -191,7 +175,7 @@ class ProvidersPanel(Widget):
         self.action_reload()
 
     def action_verify(self) -> None:
-        provider_id = self.query_one(ProviderRows).selected()
+        provider_id = self._selected("providers-list")
         if provider_id is None or self.busy:
             return
 
@@ -219,18 +203,18 @@ class ProvidersPanel(Widget):
         self.action_reload()
 
     def action_chain_add(self) -> None:
-        provider_id = self.query_one(ProviderRows).selected()
+        provider_id = self._selected("providers-list")
         if provider_id is not None:
             self._chain_edit(f"Cannot add {provider_id} to the chain", lambda: self.orchestrator.chain_add(provider_id))
 
     def action_chain_remove(self) -> None:
-        provider_id = self.query_one(ChainRows).selected()
+        provider_id = self._selected("providers-chain")
         if provider_id is not None:
             self._chain_edit(f"Cannot remove {provider_id}", lambda: self.orchestrator.chain_remove(provider_id))
 
     def _move(self, step: int) -> None:
-        table = self.query_one(ChainRows)
-        provider_id = table.selected()
+        table = self._table("providers-chain")
+        provider_id = self._selected("providers-chain")
         if provider_id is None:
             return
         try:

@@ -56,7 +56,25 @@ def _collect(attribute: str, *args: Any) -> list[Any]:
 
 @hookimpl
 def register_tools(runtime: RuntimeView) -> Iterable[ToolSpec]:
-    return _collect("tool_specs", runtime)
+    return [_in_session_workspace(spec, runtime) for spec in _collect("tool_specs", runtime)]
+
+
+def _in_session_workspace(spec: ToolSpec, runtime: RuntimeView) -> ToolSpec:
+    """The tool run in the session's workspace as the `sandbox` service places it: its git
+    worktree in `sandbox.worktree` mode (created on the first call), else unchanged."""
+    import attrs
+
+    inner = spec.run
+
+    async def run(args: Any, ctx: Any) -> Any:
+        from atomic_agent.api import ToolResult
+
+        from .session_workspace import session_context
+
+        placed = await session_context(runtime, ctx, spec.name)
+        return placed if isinstance(placed, ToolResult) else await inner(args, placed)
+
+    return attrs.evolve(spec, run=run)
 
 
 @hookimpl

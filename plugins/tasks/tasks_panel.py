@@ -13,7 +13,6 @@ from __future__ import annotations
 from typing import Any
 
 from rich.text import Text
-from textual import events
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
@@ -25,21 +24,6 @@ from .task_errors import TaskNotFoundError, TaskStoreError, TaskValidationError
 from .tasks_panel_orchestrator import FILTERS, SCHEDULE_FORMS, TasksPanelOrchestrator
 
 AUTO_REFRESH_S = 5.0
-
-
-class TaskRows(DataTable[Text]):
-    """Rows where the first click selects and a click on the selected row activates (as Enter)."""
-
-    async def _on_click(self, event: events.Click) -> None:
-        row = event.style.meta.get("row") if event.style.meta else None
-        if not isinstance(row, int) or row < 0:
-            return
-        event.prevent_default()
-        event.stop()
-        if row == self.cursor_row:
-            self.action_select_cursor()
-        else:
-            self.move_cursor(row=row)
 
 
 class CreateTaskScreen(ModalScreen[tuple[str, str] | None]):
@@ -99,7 +83,7 @@ class TasksPanel(Widget):
     BINDINGS = [Binding("n", "create", "New task"), Binding("c", "cancel_task", "Cancel"),
                 Binding("R", "run_now", "Run now"), Binding("r", "reload", "Reload"),
                 Binding("f", "cycle_filter", "Filter"), Binding("a", "auto_refresh", "Auto-refresh")]
-    DEFAULT_CSS = "TasksPanel { height: 1fr; } TasksPanel TaskRows { height: 1fr; } TasksPanel #tasks-detail { height: auto; }"
+    DEFAULT_CSS = "TasksPanel { height: 1fr; } TasksPanel #tasks-list { height: 1fr; } TasksPanel #tasks-detail { height: auto; }"
 
     def __init__(self, context: Any) -> None:
         super().__init__(id="tasks-panel")
@@ -110,7 +94,7 @@ class TasksPanel(Widget):
 
     def compose(self) -> ComposeResult:
         yield Static("", id="tasks-filter", markup=False)
-        table = TaskRows(id="tasks-list", cursor_type="row")
+        table = self.context.rows(id="tasks-list")
         table.add_columns("id", "status", "schedule", "next run", "attempts", "message")
         yield table
         yield Static("", id="tasks-detail", markup=False)
@@ -123,7 +107,7 @@ class TasksPanel(Widget):
         return FILTERS[self.filter_index][0]
 
     def selected(self) -> str | None:
-        table = self.query_one(TaskRows)
+        table = self.query_one("#tasks-list", DataTable)
         if table.row_count == 0:
             return None
         return table.coordinate_to_cell_key(table.cursor_coordinate).row_key.value
@@ -143,7 +127,7 @@ class TasksPanel(Widget):
 
     # -- list ------------------------------------------------------------------------------
     def action_reload(self) -> None:
-        table = self.query_one(TaskRows)
+        table = self.query_one("#tasks-list", DataTable)
         keep = self.selected()
         auto = " · auto-refresh on" if self.auto is not None else ""
         self.query_one("#tasks-filter", Static).update(f"filter: {self.filter_name} (f cycles){auto}")

@@ -21,7 +21,6 @@ from textual.widgets import Button, Static
 from atomic_agent.api import approval_gate
 
 HEAD, TAIL = 1200, 400
-BUTTON_WORDS = {"y": "once", "s": "session", "a": "always", "n": "deny"}
 
 
 def shown(text: str) -> str:
@@ -33,15 +32,17 @@ def shown(text: str) -> str:
     return text
 
 
-def offered(request: Any) -> list[tuple[str, str]]:
-    """(key, what it does) for this request, in the order shown."""
-    keys = [("y", "allow this call once")]
-    if request.can_grant_category:
-        keys.append(("s", f"allow every {request.label} in this session"))
-    if request.can_grant_shape and request.command_shape:
-        keys.append(("a", f"always allow `{shown(request.command_shape)}` in this session"))
-    keys.append(("n", "deny"))
-    return keys
+def offered(request: Any) -> list[Any]:
+    """The gate's answers for this request (key, kind, word, meaning), in the order shown."""
+    return approval_gate.offered_answers(request, shown)
+
+
+def decision_for(request: Any, key: str | None) -> Any:
+    """The AnswerKind the modal's answer `key` stands for; anything not offered denies."""
+    for answer in offered(request):
+        if answer.key == key:
+            return answer.kind
+    return approval_gate.AnswerKind.DENY
 
 
 def describe(request: Any) -> Text:
@@ -62,8 +63,27 @@ def describe(request: Any) -> Text:
     return text
 
 
-class ApprovalModal(ModalScreen[str]):
-    """Dismisses with "y", "s", "a" or "n"; Esc denies."""
+class SettledElsewhereModal(ModalScreen[Any]):
+    """A modal over a durable record: another surface may settle it first, and then it closes
+    without an answer (None)."""
+
+    withdrawn = False
+
+    def withdraw(self) -> None:
+        """The record was settled elsewhere: close without an answer (now, or as soon as the
+        screen is back on top if something was opened over it)."""
+        self.withdrawn = True
+        if self.is_current:
+            self.dismiss(None)
+
+    def on_screen_resume(self) -> None:
+        if self.withdrawn:
+            self.dismiss(None)
+
+
+class ApprovalModal(SettledElsewhereModal):
+    """Dismisses with the offered answer's key ("y", "s", "a" or "n"); Esc denies; None when
+    withdrawn (another surface answered first)."""
 
     DEFAULT_CSS = """
     ApprovalModal { align: center middle; }
@@ -87,15 +107,14 @@ class ApprovalModal(ModalScreen[str]):
         with Vertical():
             yield Static("approval needed", classes="title")
             yield Static(describe(self.request), id="approval-call")
-            yield Static("\n".join(f"{key}  {meaning}" for key, meaning in self.keys), id="approval-keys",
-                         markup=False)
+            yield Static("\n".join(f"{a.key}  {a.meaning}" for a in self.keys), id="approval-keys", markup=False)
             with Horizontal():
-                for key, _meaning in self.keys:
-                    yield Button(f"{key} {BUTTON_WORDS[key]}", id=f"answer-{key}",
-                                 variant="error" if key == "n" else "primary" if key == "y" else "default")
+                for a in self.keys:
+                    yield Button(f"{a.key} {a.word}", id=f"answer-{a.key}",
+                                 variant="error" if a.key == "n" else "primary" if a.key == "y" else "default")
 
     def action_answer(self, key: str) -> None:
-        if key in {k for k, _ in self.keys}:
+        if key in {a.key for a in self.keys}:
             self.dismiss(key)
 
     def on_button_pressed(self, event: Button.Pressed) -> None:

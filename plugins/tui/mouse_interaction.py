@@ -98,12 +98,29 @@ def _is_live(widget: Any) -> bool:
 
 
 class RowList(DataTable[Any]):
-    """A table of rows under the contract: click selects, a second click activates (Enter)."""
+    """A table of rows under the contract: click selects, a second click activates (Enter).
+
+    The one rows widget of the TUI: the app's own tabs use it and every plugin panel gets it
+    from `TuiContext.rows()`, so a row answers the mouse the same way on every tab. A click
+    anywhere on a row counts (Textual's own rule wants the same cell twice)."""
 
     _is_row_list = True
 
     def __init__(self, **kwargs: Any) -> None:
-        super().__init__(cursor_type="row", zebra_stripes=True, **kwargs)
+        kwargs.setdefault("zebra_stripes", True)
+        super().__init__(cursor_type="row", **kwargs)
+
+    async def _on_click(self, event: events.Click) -> None:
+        row = event.style.meta.get("row") if event.style.meta else None
+        if not isinstance(row, int) or row < 0:
+            return  # the header or empty space: nothing to select
+        event.prevent_default()
+        event.stop()
+        self.focus()
+        if row == self.cursor_row:
+            self.action_select_cursor()  # what Enter does
+        else:
+            self.move_cursor(row=row)
 
     def _on_mouse_scroll_down(self, event: events.MouseScrollDown) -> None:
         event.stop()

@@ -1,7 +1,8 @@
 """`atomic-agent tui`: the app — a Chat tab and one tab per contributed panel.
 
-The app is the panels' `TuiContext`: `runtime`, `notify` (a Textual notice) and `run_job`
-(a worker with a progress notice whose failure becomes an error notice, never a traceback).
+The app is the panels' `TuiContext`: `runtime`, `notify` (a Textual notice), `run_job`
+(a worker with a progress notice whose failure becomes an error notice, never a traceback)
+and `rows` (the one rows widget, under the mouse contract).
 Every tab, the core ones included, arrives as a `TuiPanel` service, so a third-party plugin
 adds a tab the same way. The chat tab talks to the runtime only through its orchestrator.
 """
@@ -23,7 +24,9 @@ from atomic_agent.plugins.tui.chat_orchestrator import ChatOrchestrator
 from atomic_agent.plugins.tui.chat_view import ChatView
 from atomic_agent.plugins.tui.event_log import EventLog
 from atomic_agent.plugins.tui.feed_lines import feed_line, preview
-from atomic_agent.plugins.tui.mouse_interaction import MouseSwitch
+from atomic_agent.plugins.tui.mouse_interaction import MouseSwitch, RowList
+from atomic_agent.plugins.tui.shared_approvals import POLL_S as SHARED_POLL_S
+from atomic_agent.plugins.tui.shared_approvals import SURFACE, SharedApprovals
 from atomic_agent.plugins.tui.slash_commands import COMMANDS, SlashCommandError, message_text, parse_slash
 from atomic_agent.plugins.tui.status_bar import StatusBar, StatusFacts
 from atomic_agent.plugins.tui.steering_editor import SteeringEditor
@@ -70,8 +73,11 @@ class AtomicTui(App[None]):
         self.panels = self._collect_panels()
         self.approving: list[Any] = []  # requests whose modal is open
         self.panel_keys = {p.key: tab_id(p.name) for p in self.panels if p.key}
+        self.approver = approver
         if approver is not None:
             approver.attach(self)
+            runtime.gate.surface = SURFACE  # the records say an answer given here came from the TUI
+        self.shared_approvals = SharedApprovals(self, approver)
 
     # -- panels ------------------------------------------------------------------------------
     def _collect_panels(self) -> list[TuiPanel]:
@@ -121,6 +127,8 @@ class AtomicTui(App[None]):
         self.query_one(SteeringEditor).focus()
         self.state_changed()
         self.run_worker(self._read_model(), group="status", exit_on_error=False)
+        if self.shared_approvals.enabled:  # approvals other surfaces raised appear here too
+            self.set_interval(SHARED_POLL_S, self.shared_approvals.poll)
         if self.orchestrator.session_id:
             self._show_history(self.orchestrator.session_id)
 
@@ -154,6 +162,9 @@ class AtomicTui(App[None]):
 
         self.run_worker(work(), group="jobs", exit_on_error=False)
 
+    def rows(self, *, id: str | None = None) -> RowList:
+        return RowList(id=id)
+
     # -- the chat sink -----------------------------------------------------------------------
     def _spawn_turns(self, coro: Coroutine[Any, Any, None]) -> None:
         self.run_worker(coro, group="turns", exit_on_error=False)
@@ -172,12 +183,24 @@ class AtomicTui(App[None]):
             view.add_reasoning(str(event.get("delta", "")))
         elif kind == "assistant_reply":
             view.add_reply(str(event.get("text", "")))
+        elif kind == "step_finished":
+            self._step_costs(event)
         else:
             line = feed_line(event)
             if line is not None:
                 view.add_line(line)
         if kind == "turn_finished":
             self.state_changed()
+
+    def _step_costs(self, event: dict[str, Any]) -> None:
+        """The status bar's slot, cache reuse and prompt size come from the last step."""
+        def count(name: str) -> int | None:
+            value = event.get(name)
+            return value if isinstance(value, int) and not isinstance(value, bool) and value >= 0 else None
+
+        f = self.facts
+        f.slot, f.cache_tokens, f.prompt_tokens = count("slotId"), count("cacheN"), count("promptN")
+        self.state_changed()
 
     def chat_notice(self, text: str, severity: str = "information") -> None:
         self.query_one(ChatView).add_notice(text, severity)

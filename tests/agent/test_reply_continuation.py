@@ -15,7 +15,12 @@ from pathlib import Path
 
 import pytest
 
-from atomic_agent.agent.reply_continuation import MAX_CONTINUATIONS, continuation_grammar, open_reply_text
+from atomic_agent.agent.reply_continuation import (
+    MAX_CONTINUATIONS,
+    WINDOW_CUT_NOTE,
+    continuation_grammar,
+    open_reply_text,
+)
 from atomic_agent.plugins.llama_server.testing.fake_llama_server import CHARS_PER_TOKEN, FakeLlamaServer
 from atomic_agent.prompt.build_grammar import tool_call_grammar_source
 from tests.cli.run_cli import run_cli
@@ -126,3 +131,49 @@ async def test_the_real_server_accepts_the_continuation_grammar_and_closes_the_c
         assert open_reply_text(whole) is not None
     else:  # closed exactly as tool-call.gbnf closes a reply
         assert json.loads(whole)[0]["args"]["text"].startswith("The answer is")
+
+
+async def test_a_continuation_never_asks_for_more_than_the_window_by_the_servers_count():
+    """The demo's overflow: each piece's prompt grows by what the model wrote, the estimate read
+    it low, and the fourth request asked for 4,096 tokens of a 4,096 window (HTTP 400). The
+    server's own counts of the last piece decide, so the request that would overflow is never sent."""
+    from atomic_agent.agent.reply_continuation import continue_cut_reply
+    from atomic_agent.llm.provider_protocol import Completion, CompletionRequest
+    from atomic_agent.prompt.build_prompt import BuiltPrompt
+
+    request = CompletionRequest(prompt="P", grammar='string ::= "\\"" char{0,20000} "\\""\n', n_predict=512)
+    prompt = BuiltPrompt(stable_prefix="P", tail="", text="P", framed_prefix="P", sections=(), dropped_turns=0)
+    opening = Completion(content='[{"tool":"reply","args":{"text":"' + "a" * 100, stop_type="limit",
+                         tokens_evaluated=2781, tokens_predicted=512)
+    asked: list[CompletionRequest] = []
+
+    async def complete(req: CompletionRequest, sink: object) -> Completion:
+        asked.append(req)
+        return Completion(content="b" * 100, stop_type="limit", tokens_evaluated=2781 + 512 * len(asked),
+                          tokens_predicted=512)
+
+    done = await continue_cut_reply(complete, request, prompt, opening, None, 4096, lambda text: 10)
+    assert len(asked) == 1  # 2781 + 512 + 512 fits; 3293 + 512 + 512 does not
+    # what the model wrote reaches the user, marked where the window cut it, instead of a failed turn
+    text = json.loads(done.content)[0]["args"]["text"]
+    assert text == "a" * 100 + "b" * 100 + WINDOW_CUT_NOTE and done.stop_type == "eos"
+
+
+async def test_a_piece_the_server_cut_at_the_windows_edge_is_closed_not_continued():
+    from atomic_agent.agent.reply_continuation import continue_cut_reply
+    from atomic_agent.llm.provider_protocol import Completion, CompletionRequest
+    from atomic_agent.prompt.build_prompt import BuiltPrompt
+
+    request = CompletionRequest(prompt="P", grammar='string ::= "\\"" char{0,20000} "\\""\n', n_predict=512)
+    prompt = BuiltPrompt(stable_prefix="P", tail="", text="P", framed_prefix="P", sections=(), dropped_turns=0)
+    opening = Completion(content='[{"tool":"reply","args":{"text":"' + "a" * 100, stop_type="limit",
+                         truncated=True)
+    asked: list[CompletionRequest] = []
+
+    async def complete(req: CompletionRequest, sink: object) -> Completion:
+        asked.append(req)
+        return Completion(content="b", stop_type="eos")
+
+    done = await continue_cut_reply(complete, request, prompt, opening, None, 4096, lambda text: 10)
+    assert asked == []
+    assert json.loads(done.content)[0]["args"]["text"] == "a" * 100 + WINDOW_CUT_NOTE

@@ -97,3 +97,19 @@ async def test_end_of_input_or_three_wrong_answers_withdraw_the_question() -> No
     assert answer == {"cancel": "no answer at the terminal (end of input)"} and "withdrawn" in shown
     answer, _, _ = await _ask("x\ny\nz\n", _question())
     assert answer == {"cancel": "no valid answer at the terminal in 3 tries"}
+
+def test_the_terminal_and_the_tui_offer_the_same_answers_from_the_gates_one_table() -> None:
+    from atomic_agent.approval.approval_gate import offered_answers
+    from atomic_agent.approval.stdin_approver import choices, parse_answer
+    from atomic_agent.plugins.tui.approval_modal import decision_for, offered
+
+    for grants in ((True, True), (True, False), (False, False)):
+        request = _request(can_grant_category=grants[0], can_grant_shape=grants[1])
+        table = offered_answers(request)
+        assert [(a.key, a.meaning) for a in table] == choices(request)
+        assert [(a.key, a.meaning, a.word) for a in offered(request)] == [(a.key, a.meaning, a.word) for a in table]
+        for answer in table:  # a key means the same decision on both surfaces
+            typed = parse_answer(answer.key, request)
+            assert typed is not None and typed.kind is answer.kind is decision_for(request, answer.key)
+    never = _request(can_grant_category=False, can_grant_shape=False)
+    assert parse_answer("s", never) is None and decision_for(never, "s") is AnswerKind.DENY

@@ -2,8 +2,9 @@
 
 The real `atomic-agent tui` app is written separately; the panels only depend on the
 TuiPanel / TuiContext contract, so this host implements that contract and nothing more: it
-mounts one panel's widget, records every notice, and runs jobs as tasks on the app's loop
-(a failed job becomes an error notice, as the contract says). Tests drive it with Textual's
+mounts one panel's widget, records every notice, runs jobs as tasks on the app's loop
+(a failed job becomes an error notice, as the contract says) and hands out the app's rows
+widget. Tests drive it with Textual's
 pilot and wait for the jobs with `settle()`.
 """
 
@@ -47,6 +48,11 @@ class HostContext:
         task = asyncio.get_running_loop().create_task(run())
         self.app.jobs.add(task)
         task.add_done_callback(self.app.jobs.discard)
+
+    def rows(self, *, id: str | None = None) -> Any:
+        from atomic_agent.plugins.tui.mouse_interaction import RowList  # the app's own, so panels are tested with it
+
+        return RowList(id=id)
 
 
 class PanelHost(App[None]):

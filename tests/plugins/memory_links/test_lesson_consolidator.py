@@ -123,3 +123,20 @@ async def test_cooldown_and_leases_hold_clusters_back(tmp_path: Path) -> None:
     assert (tick.clusters, tick.skipped, len(tick.lessons)) == (2, 1, 1)
     assert LessonStore(memory.database).get(tick.lessons[0]).evidence == tuple(groups[0])
     await runtime.close()
+
+
+async def test_every_tick_decays_lesson_votes_and_retires_the_downvoted_even_without_clusters(tmp_path: Path) -> None:
+    db = MemoryDatabase.open(memory_db_path(tmp_path))
+    store = LessonStore(db)
+    down, _ = store.create("a deploy fails", "deploy twice")
+    kept, _ = store.create("a deploy is slow", "deploy at night")
+    store.model_vote(down.id, "s", 0, up=False)
+    store.model_vote(kept.id, "s", 0, up=True)
+    db.close()
+    runtime, provider = runtime_with(tmp_path, [])
+    tick = await consolidator(runtime).run_once()
+    assert tick.outcome == "none" and tick.clusters == 0 and provider.requests == []
+    assert tick.curation.decayed == 2 and tick.curation.downvoted == (down.id,)
+    lessons = runtime.service("memory").lesson_store()
+    assert lessons.get(down.id).status == "deprecated" and lessons.get(kept.id).vote_score == 0.95
+    await runtime.close()

@@ -94,3 +94,26 @@ async def test_failed_turns_vote_against_and_unclear_ones_not_at_all(tmp_path: P
     assert life.votes == [(live, "applied"), (live, "duplicate")]  # turn 2 replayed: voted once
     lesson = runtime.service("memory").lesson_store().get(live)
     assert (lesson.success_count, lesson.failure_count, lesson.status) == (0, 1, "candidate")
+
+
+async def test_a_correcting_next_message_turns_the_corrected_turns_help_votes_into_harm(tmp_path: Path) -> None:
+    from atomic_agent.hook_records import TurnDigest, TurnStart
+    from atomic_agent.plugins.memory_notes.lessons_config import LessonsConfig
+    from atomic_agent.plugins.memory_notes.lessons_section import LessonLifecycle
+
+    live, _closed = seed(tmp_path)
+    runtime = make_memory_runtime(tmp_path, plugins=["memory_notes"])
+    life = LessonLifecycle(runtime, LessonsConfig())
+    texts = ["the staging deploy timeout again", "thanks, and the staging deploy timeout on prod?",
+             "no, that's wrong, the timeout is still there"]
+    for turn, text in enumerate(texts):
+        life.before_turn(TurnStart("s", turn, text, str(tmp_path)))
+        life.sections("s", text)
+        await life.after_turn(TurnDigest("s", turn, text, "raised it", reason="reply"))
+    assert life.overturned == [(live, 1)]  # turn 2 corrected turn 1; the follow-up (turn 1) corrected nothing
+    store = runtime.service("memory").lesson_store()
+    assert store.turn_votes("s", 0) == {live: 1} and store.turn_votes("s", 1) == {live: -1}
+    lesson = store.get(live)
+    assert (lesson.success_count, lesson.failure_count) == (2, 1)  # turn 2's own reply still voted for it
+    await life.after_turn(TurnDigest("s", 2, texts[2], "raised it", reason="reply"))  # replayed
+    assert life.overturned == [(live, 1)] and store.get(live).failure_count == 1

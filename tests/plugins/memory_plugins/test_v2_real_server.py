@@ -66,8 +66,10 @@ async def test_link_generator_rides_the_reflection_slot_on_the_real_server(tmp_p
 
 
 async def test_lessons_turn_and_consolidation_on_the_real_server(tmp_path: Path, llama_server: Any) -> None:
-    """One turn with a lesson shown (### lessons quoted, the turn votes on it), then one
-    consolidation tick whose distillation grammar the real server accepts on the reserved slot."""
+    """One turn with a lesson shown (### lessons quoted, the turn votes on it, and the model's
+    vote grammar is accepted on the reserved slot), a lesson distilled from that turn once the
+    user corrects it (the turn-lesson grammar accepted), then one consolidation tick whose
+    distillation grammar the real server accepts on the reserved slot."""
     from atomic_agent.plugins.memory.lesson_store import LessonStore
 
     state, work = tmp_path / "state", tmp_path / "work"
@@ -91,6 +93,13 @@ async def test_lessons_turn_and_consolidation_on_the_real_server(tmp_path: Path,
         assert voted.success_count == 1
     else:
         assert voted.success_count == 0
+    runner = phase(runtime, "memory-reflection").after_turn.__self__
+    votes = next(o.votes for o in reversed(runner.outcomes) if o.votes is not None)
+    assert votes.outcome in ("ok", "none"), votes.error  # the vote grammar accepted, the answer parsed
+    trouble = memory.assess_turn(runtime.sessions.entries(result.session_id), result.session_id, result.turn_index,
+                                 correction="No, that's wrong: look at the port note")
+    taught = await runner.lessons.distil(trouble)
+    assert taught.outcome in ("ok", "none"), taught.error  # the turn-lesson grammar accepted, the answer parsed
     tick = await phase(runtime, "memory-consolidation").consolidate.__self__.run_once()
     assert tick.clusters == 1 and tick.failed == 0, tick.errors  # grammar accepted, answer parsed
     await runtime.close()

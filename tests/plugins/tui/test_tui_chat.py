@@ -18,7 +18,7 @@ async def test_a_full_turn_with_an_approval_answered_once(tmp_path: Path) -> Non
         await wait_for(pilot, lambda: isinstance(app.screen, ApprovalModal))
         modal = app.screen
         assert modal.request.category == "shell" and "rm -rf build" in modal.request.summary
-        assert [k for k, _ in modal.keys] == ["y", "s", "n"]  # no command shape: no [a]
+        assert [a.key for a in modal.keys] == ["y", "s", "n"]  # no command shape: no [a]
         await pilot.press("y")
         await wait_for(pilot, lambda: not app.orchestrator.busy)
         text = chat_text(app)
