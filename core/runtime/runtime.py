@@ -87,6 +87,7 @@ from atomic_agent.turns.steering_inbox import SteeringInbox, SteerOutcome
 from atomic_agent.turns.turn_answers import TurnAnswer, answer_of
 from atomic_agent.turns.turn_controller import TurnController
 from atomic_agent.turns.turn_execution import TurnServices, check_tool_choice
+from atomic_agent.turns.parked_turn_resumer import ParkedTurnResumer
 from atomic_agent.turns.turn_lifecycle import TurnLifecycle
 
 if TYPE_CHECKING:
@@ -290,6 +291,7 @@ class Runtime:
             self._lifecycle = TurnLifecycle(self.sessions, self.turns, self.state_dir,
                                             lambda: self.config.agent.send_mode, self.turn_services.executor,
                                             self.session_backend)
+            self._lifecycle.parked = ParkedTurnResumer(self.turn_services, self._lifecycle)
             self.inbox.queue = self._lifecycle.steers
             self.inbox.remember_key = self._lifecycle.ledger.remember_key_in
         return self._lifecycle
