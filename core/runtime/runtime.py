@@ -79,6 +79,7 @@ from atomic_agent.tracing.trace_recorder import TraceRecorder, TraceRecorders
 from atomic_agent.turns import session_backend_kit
 from atomic_agent.turns.admissible_text import check_text
 from atomic_agent.turns.graceful_stop import DEFAULT_GRACE_S, DrainReport, drain
+from atomic_agent.turns.parked_turn_resumer import ParkedTurnResumer
 from atomic_agent.turns.request_keys import KeyedTurn, RequestKey
 from atomic_agent.turns.restart_recovery import durable_runner, settle_interrupted
 from atomic_agent.turns.session_backend_kit import SESSION_BACKEND_KIT_SERVICE
@@ -87,7 +88,6 @@ from atomic_agent.turns.steering_inbox import SteeringInbox, SteerOutcome
 from atomic_agent.turns.turn_answers import TurnAnswer, answer_of
 from atomic_agent.turns.turn_controller import TurnController
 from atomic_agent.turns.turn_execution import TurnServices, check_tool_choice
-from atomic_agent.turns.parked_turn_resumer import ParkedTurnResumer
 from atomic_agent.turns.turn_lifecycle import TurnLifecycle
 
 if TYPE_CHECKING:
