@@ -203,11 +203,15 @@ class TurnLedger:
         """The live turn of `turn`'s lane that must finish first: a running or parked one (a
         parked turn keeps its lane until it is resumed), else the oldest queued one admitted
         before it (whoever owns either)."""
-        # two seeks on turns_by_lane (lane, state, admitted_order): one query with `state = ? or
-        # (...)` read every turn the lane ever had, a cost that grew with the session
-        row = self.conn.execute(
-            f"select {_COLUMNS} from turns where lane = ? and state in (?, ?) and turn_id != ? "
-            "order by admitted_order limit 1", [turn.lane, *LANE_HOLDERS, turn.turn_id]).fetchone()
+        # seeks on turns_by_lane (lane, state, admitted_order), one per state: a query with
+        # `state = ? or (...)` read every turn the lane ever had, a cost that grew with the
+        # session, and `state in (...)` sorts the matches to order them
+        row = None
+        for holder in LANE_HOLDERS:
+            row = self.conn.execute(f"select {_COLUMNS} from turns where lane = ? and state = ? and turn_id != ? "
+                                    "order by admitted_order limit 1", [turn.lane, holder, turn.turn_id]).fetchone()
+            if row is not None:
+                break
         if row is None:
             row = self.conn.execute(
                 f"select {_COLUMNS} from turns where lane = ? and state = ? and admitted_order < ? "
