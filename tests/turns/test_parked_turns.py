@@ -335,3 +335,56 @@ async def test_a_live_process_parks_a_dead_turn_waiting_on_an_approval_instead_o
     record = live.gate.records.get(approval_id)  # type: ignore[union-attr]
     assert record.state != PENDING and record.answered_by == OPERATOR
     await live.close()
+
+
+async def test_a_parked_turn_whose_resumer_died_is_claimed_and_resumed_by_the_live_turn_behind_it(
+        tmp_path: Path) -> None:
+    """A parked turn whose owner died too (a restarted host stopped before anyone answered)
+    still holds its session: a live process whose turn queues behind it claims it, shows the
+    approval again, runs the frozen call once from the answer, then runs its own turn."""
+    import asyncio
+
+    from atomic_agent.approval.approval_records import OPERATOR
+    from atomic_agent.testing.scripted_provider import ScriptedProvider, calls
+    from tests.agent.loop_harness import ToolLog, make_runtime
+    from tests.turns.turn_kit import play_dead, replies
+
+    first_host, log = _approvals_host(), ToolLog()
+    first = make_runtime(tmp_path, ScriptedProvider([calls(("t.gated", {"path": "ls"}))]), log,
+                         ask=first_host.ask)  # type: ignore[attr-defined]
+    first_host.records = first.gate.records  # type: ignore[attr-defined]
+    sid = first.open_session(None, tmp_path).id
+    zombie = asyncio.ensure_future(first.run_turn("run ls", session_id=sid))
+    approval_id = await _shown(first_host)
+    play_dead(first)
+    first_host.close()  # type: ignore[attr-defined]  # its prompt dies with it (a zombie must not answer)
+
+    resumer_host = _approvals_host()
+    resumer = make_runtime(tmp_path, ScriptedProvider([]), log, ask=resumer_host.ask)  # type: ignore[attr-defined]
+    resumer_host.records = resumer.gate.records  # type: ignore[attr-defined]
+    report = await resumer.recover(resume=True)
+    zombie.cancel()
+    await asyncio.gather(zombie, return_exceptions=True)
+    (parked_id,) = report.parked
+    assert await _shown(resumer_host) == approval_id
+    resumer_host.close()  # type: ignore[attr-defined]
+    await asyncio.wait_for(asyncio.gather(*report.results), 10)  # parked-waiting
+    await resumer.close()  # its owner lease goes: the parked turn's owner is dead now
+
+    live_host = _approvals_host()
+    live = make_runtime(tmp_path, ScriptedProvider([], default=calls(("reply", {"text": "mine answered"}))), log,
+                        ask=live_host.ask)  # type: ignore[attr-defined]
+    live_host.records = live.gate.records  # type: ignore[attr-defined]
+    later = asyncio.ensure_future(live.run_turn("mine", session_id=sid))
+    assert await _shown(live_host) == approval_id
+    ledger = live.lifecycle.ledger
+    claimed = ledger.get(parked_id)
+    assert claimed is not None and (claimed.state, claimed.owner) == ("parked", ledger.owner)
+    assert not later.done() and [t.state for t in ledger.lane(sid)] == ["parked", "queued"]
+    live_host.answer(approval_id, "once")  # type: ignore[attr-defined]
+    result = await asyncio.wait_for(later, 20)
+    assert result.status == "done" and replies(live, sid) == ["mine answered"]
+    assert [(e.text, e.status) for e in live.sessions.entries(sid) if e.kind == "tool_result"] == [("ran", "ok")]
+    assert [t.state for t in ledger.lane(sid)] == ["resumed", "completed"]
+    assert live.gate.records.get(approval_id).answered_by == OPERATOR  # type: ignore[union-attr]
+    await live.close()
