@@ -15,7 +15,7 @@ from __future__ import annotations
 import asyncio
 import sys
 import uuid
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from functools import partial
 from typing import TYPE_CHECKING, Any
 
@@ -255,6 +255,7 @@ def admit_continuations(ledger: TurnRepository) -> list[TurnTicket]:
 if TYPE_CHECKING:
     from atomic_agent.runtime.runtime import Runtime
     from atomic_agent.turns.turn_execution import TurnServices
+    from atomic_agent.turns.turn_lifecycle import TurnLifecycle
 
 
 # Settling the calls a crash left open happens between turns: it is submitted to the
@@ -416,7 +417,11 @@ async def recover_after_restart(runtime: Runtime, resume: bool, sink: ev.EventSi
             continue
         mine = lifecycle.ledger.get(turn.turn_id)
         if mine is not None and mine.state == PARKED:
-            parked.append(asyncio.ensure_future(_resume_parked_turn(runtime, mine, resume, sink)))
+            # tracked by the lifecycle's resumer, so a turn of this process queued behind it waits for it
+            settle = partial(_settle_calls, runtime)
+            parked.append(lifecycle.parked.resume(mine, resume, sink, settle) if lifecycle.parked is not None
+                          else asyncio.ensure_future(resume_parked_turn(runtime.turn_services, lifecycle, mine,
+                                                                        resume, sink, settle)))
     for turn in lifecycle.ledger.unsettled_interruptions():
         if has_parked_calls(runtime.turn_services, turn.session_id):
             # waiting on a person: resumed in the background from the answer, so this start
@@ -456,25 +461,46 @@ async def _resume_parked(runtime: Runtime, turn: TurnRecord, resume: bool, sink:
     return await lifecycle.run_for_nobody(ticket, sink, lifecycle.executor_for)
 
 
-async def _resume_parked_turn(runtime: Runtime, turn: TurnRecord, resume: bool, sink: ev.EventSink) -> TurnResult:
+async def resume_parked_turn(services: TurnServices, lifecycle: TurnLifecycle, turn: TurnRecord, resume: bool,
+                             sink: ev.EventSink, settle: Callable[[str], Awaitable[int]]) -> TurnResult:
     """Wait for the answer of a parked turn's records (from any surface, any process), let
     the gate act on it (approve: the frozen call runs once; deny or expiry: the result says
-    so), close the turn as `resumed`, then answer the session from that result."""
-    lifecycle = runtime.lifecycle
+    so), close the turn as `resumed`, then answer the session from that result (none is
+    admitted while a later turn of the lane is queued: that turn answers it).
+
+    `settle(session_id)` settles the session's open calls, returning how many (negative: it
+    failed): recovery submits it to the TurnController; a turn of this process that waits
+    in the lane behind the parked one already holds the controller's lane, so it settles
+    directly (`settle_now`)."""
     index = turn.turn_index if turn.turn_index is not None else -1
-    if await _settle_calls(runtime, turn.session_id) < 0:
+    if await settle(turn.session_id) < 0:
         return TurnResult(turn.session_id, index, "failed", "parked-unsettled", turn_id=turn.turn_id)
-    if approvals_waited_on(runtime.turn_services, turn):
+    if approvals_waited_on(services, turn):
         # the host closed before anyone answered: the turn stays parked, its record pending
         return TurnResult(turn.session_id, index, "interrupted", "parked-waiting", turn_id=turn.turn_id)
-    withdraw_orphaned_records(runtime.turn_services, turn.session_id)
-    reason = resumed_reason(runtime.turn_services, turn)
+    withdraw_orphaned_records(services, turn.session_id)
+    reason = resumed_reason(services, turn)
     lifecycle.ledger.resume_parked(turn, reason, [TranscriptEntry(TURN_FINISHED, index, status=RESUMED,
                                                                   reason=reason)])
     ticket = admit_continuation(lifecycle.ledger, turn.session_id) if resume else None
     if ticket is None:
         return TurnResult(turn.session_id, index, "done", "parked-settled", turn_id=turn.turn_id)
     return await lifecycle.run_for_nobody(ticket, sink, lifecycle.executor_for)
+
+
+async def settle_now(services: TurnServices, session_id: str) -> int:
+    """Settle the session's open calls here and now, not through the TurnController (its
+    caller holds the session's lane there); how many, or -1 when settling failed."""
+    try:
+        session = services.sessions.load(session_id)
+        report = await settle_interrupted_calls(services.sessions, session, services.registry,
+                                                durable_runner(services, session), parked_call(services, session_id),
+                                                parked_runner(services, session), still_unanswered(services, session_id))
+    except Exception as exc:
+        print(f"atomic-agent: could not settle the calls of session {session_id}: {type(exc).__name__}: {exc}",
+              file=sys.stderr)
+        return -1
+    return report.settled
 
 
 async def _settle_calls(runtime: Runtime, session_id: str) -> int:

@@ -66,14 +66,14 @@ def answer_of(ledger: TurnRepository, store: SessionRepository, turn_id: str) ->
         turn = ledger.get(turn_id)
         if turn is None:
             return TurnAnswer(asked, GONE, answered_by=turn_id)
+        if turn.state == PARKED:
+            return TurnAnswer(asked, PENDING, turn.session_id, turn.turn_id,
+                              message=f"turn {turn.turn_id} is parked, {turn.reason or 'waiting for an approval'}")
         if turn.state in LIVE_STATES:
             return TurnAnswer(asked, PENDING, turn.session_id, turn.turn_id, message=f"turn {turn.turn_id} is {turn.state}")
         if turn.state == MERGED and turn.merged_into:
             turn_id = turn.merged_into
             continue
-        if turn.state == PARKED:
-            return TurnAnswer(asked, PENDING, turn.session_id, turn.turn_id,
-                              message=f"turn {turn.turn_id} is parked, {turn.reason or 'waiting for an approval'}")
         if turn.state in (INTERRUPTED, RESUMED):
             continuation = _continuation_after(ledger, turn)
             if continuation is None:

@@ -23,6 +23,7 @@ from atomic_agent.turns.turn_states import (
     CANCELLED,
     CONTINUATION_ORIGIN,
     INTERRUPTED,
+    LANE_HOLDERS,
     LIVE_STATES,
     MERGED,
     PARKED,
@@ -138,7 +139,7 @@ class TurnLedger:
         # the order comes from a counter in the file: a restarted process continues after it
         order = conn.execute("insert into turn_counters (name, value) values ('admission', 1) on conflict(name) "
                              "do update set value = value + 1 returning value").fetchone()[0]
-        ahead = conn.execute("select count(*) from turns where lane = ? and state in (?, ?)",
+        ahead = conn.execute(f"select count(*) from turns where lane = ? and state in ({', '.join('?' * len(LIVE_STATES))})",
                              [lane, *LIVE_STATES]).fetchone()[0]
         conn.execute("insert into turns (turn_id, session_id, lane, admitted_order, state, origin, text, generation, "
                      "owner, admitted_at) values (?, ?, ?, ?, ?, ?, ?, 0, ?, ?)",
@@ -199,13 +200,18 @@ class TurnLedger:
         return StartedTurn(guard, index, tuple(merged))
 
     def _blocker(self, turn: TurnRecord) -> TurnRecord | None:
-        """The live turn of `turn`'s lane that must finish first: a running one, else the oldest
-        queued one admitted before it (whoever owns either)."""
-        # two seeks on turns_by_lane (lane, state, admitted_order): one query with `state = ? or
-        # (...)` read every turn the lane ever had, a cost that grew with the session
-        row = self.conn.execute(
-            f"select {_COLUMNS} from turns where lane = ? and state = ? and turn_id != ? "
-            "order by admitted_order limit 1", [turn.lane, RUNNING, turn.turn_id]).fetchone()
+        """The live turn of `turn`'s lane that must finish first: a running or parked one (a
+        parked turn keeps its lane until it is resumed), else the oldest queued one admitted
+        before it (whoever owns either)."""
+        # seeks on turns_by_lane (lane, state, admitted_order), one per state: a query with
+        # `state = ? or (...)` read every turn the lane ever had, a cost that grew with the
+        # session, and `state in (...)` sorts the matches to order them
+        row = None
+        for holder in LANE_HOLDERS:
+            row = self.conn.execute(f"select {_COLUMNS} from turns where lane = ? and state = ? and turn_id != ? "
+                                    "order by admitted_order limit 1", [turn.lane, holder, turn.turn_id]).fetchone()
+            if row is not None:
+                break
         if row is None:
             row = self.conn.execute(
                 f"select {_COLUMNS} from turns where lane = ? and state = ? and admitted_order < ? "

@@ -46,7 +46,7 @@ class TurnRepository(Protocol):
         ...
 
     def has_live_turn(self, lane: str) -> bool:
-        """True while a turn of the lane is queued or running (any owner)."""
+        """True while a turn of the lane is queued, running or parked (any owner)."""
         ...
 
     def unsettled_interruptions(self) -> list[TurnRecord]:
@@ -96,8 +96,9 @@ class TurnRepository(Protocol):
               send_mode: str = "one-at-a-time") -> StartedTurn | LaneBusy | None:
         """queued -> running under a new generation, with the turn's opening transcript rows, in
         one transaction. None when the turn is no longer queued; LaneBusy (nothing written)
-        while an older live turn of its lane exists in any process. With send mode `all` the
-        lane's other queued turns are merged into it in the same transaction."""
+        while a turn of its lane runs or is parked, or an older one is queued, in any process.
+        With send mode `all` the lane's other queued turns are merged into it in the same
+        transaction."""
         ...
 
     def adopt(self, turn: TurnRecord, reason: str) -> bool:

@@ -178,8 +178,10 @@ class PgTurnLedger:
 
     def _blocker(self, turn: Any) -> Any:
         db = self._store.db
-        row = db.execute(f"select {_SELECT} from turns where lane = %s and state = %s and turn_id != %s "
-                         "order by admitted_order limit 1", [turn.lane, self.kit.RUNNING, turn.turn_id]).fetchone()
+        # a parked turn holds its lane like a running one until it is resumed
+        row = db.execute(f"select {_SELECT} from turns where lane = %s and state = any(%s) and turn_id != %s "
+                         "order by admitted_order limit 1",
+                         [turn.lane, [self.kit.RUNNING, self.kit.PARKED], turn.turn_id]).fetchone()
         if row is None:
             row = db.execute(f"select {_SELECT} from turns where lane = %s and state = %s and admitted_order < %s "
                              "and turn_id != %s order by admitted_order limit 1",

@@ -206,3 +206,185 @@ async def test_an_approval_whose_call_was_answered_elsewhere_is_withdrawn_not_le
     record = second.gate.records.get(approval_id)  # type: ignore[union-attr]
     assert record.state == CANCELLED and "its call was answered without it" in (record.answer_text or "")
     await second.close()
+
+
+def _approvals_host() -> object:
+    from atomic_agent.approval.pending_approvals import PendingApprovals
+
+    return PendingApprovals(lambda _e, _t: None, 60.0, lambda: None)
+
+
+async def _shown(approvals: object) -> str:
+    import asyncio
+
+    for _ in range(500):
+        pending = approvals.pending()  # type: ignore[attr-defined]
+        if pending:
+            return str(pending[0]["approvalId"])
+        await asyncio.sleep(0.01)
+    raise AssertionError("the approval was never shown")
+
+
+async def _until(check: object, what: str) -> None:
+    import asyncio
+
+    for _ in range(500):
+        if check():  # type: ignore[operator]
+            return
+        await asyncio.sleep(0.01)
+    raise AssertionError(f"never: {what}")
+
+
+async def test_a_parked_turn_keeps_its_lane_across_processes_until_its_answer_resumes_it(tmp_path: Path) -> None:
+    """Gap 1: while a restarted process holds a parked turn, a turn another live process starts
+    on the same session queues behind it (its call is not answered as stranded); the answer
+    from that other process runs the frozen call once, and then the queued turn runs."""
+    import asyncio
+
+    from atomic_agent.approval.approval_records import OPERATOR, PENDING
+    from atomic_agent.testing.scripted_provider import ScriptedProvider, calls
+    from tests.agent.loop_harness import ToolLog, make_runtime
+    from tests.turns.turn_kit import play_dead, replies
+
+    first_host, log = _approvals_host(), ToolLog()
+    first = make_runtime(tmp_path, ScriptedProvider([calls(("t.gated", {"path": "ls"}))]), log,
+                         ask=first_host.ask)  # type: ignore[attr-defined]
+    first_host.records = first.gate.records  # type: ignore[attr-defined]
+    sid = first.open_session(None, tmp_path).id
+    zombie = asyncio.ensure_future(first.run_turn("run ls", session_id=sid))
+    approval_id = await _shown(first_host)
+    play_dead(first)
+    first_host.close()  # type: ignore[attr-defined]  # its prompt dies with it (a zombie must not answer)
+
+    resumer_host = _approvals_host()  # the restarted serve: parks the turn, shows the approval again
+    resumer = make_runtime(tmp_path, ScriptedProvider([]), log, ask=resumer_host.ask)  # type: ignore[attr-defined]
+    resumer_host.records = resumer.gate.records  # type: ignore[attr-defined]
+    report = await resumer.recover(resume=True)
+    zombie.cancel()
+    await asyncio.gather(zombie, return_exceptions=True)
+    assert len(report.parked) == 1 and await _shown(resumer_host) == approval_id
+    (parked_id,) = report.parked
+
+    other = make_runtime(tmp_path, ScriptedProvider([], default=calls(("reply", {"text": "after the answer"}))), log)
+    later = asyncio.ensure_future(other.run_turn("and then?", session_id=sid))
+    ledger = other.lifecycle.ledger
+    await _until(lambda: [t.state for t in ledger.lane(sid)][-1:] == ["queued"], "the later turn was admitted")
+    await asyncio.sleep(0.5)  # many lane polls: it must still wait behind the parked turn
+    assert [t.state for t in ledger.lane(sid)] == ["parked", "queued"]
+    assert not [e for e in other.sessions.entries(sid) if e.kind == "tool_result"]  # not answered as stranded
+    assert other.gate.records.get(approval_id).state == PENDING  # type: ignore[union-attr]
+
+    other.gate.records.answer(approval_id, "once", principal=OPERATOR, surface="cli")  # type: ignore[union-attr]
+    result = await asyncio.wait_for(later, 20)
+    assert result.status == "done" and replies(other, sid) == ["after the answer"]
+    (resumed,) = await asyncio.wait_for(asyncio.gather(*report.results), 20)
+    assert resumed.reason == "parked-settled"  # no continuation: the queued turn answered the session
+    assert [(e.text, e.status) for e in other.sessions.entries(sid) if e.kind == "tool_result"] == [("ran", "ok")]
+    assert [t.state for t in ledger.lane(sid)] == ["resumed", "completed"]
+    done = ledger.get(parked_id)
+    assert done is not None and "once by operator via cli" in (done.reason or "")
+    await other.close()
+    await resumer.close()
+
+
+async def test_a_live_process_parks_a_dead_turn_waiting_on_an_approval_instead_of_interrupting_it(
+        tmp_path: Path) -> None:
+    """Gap 2: a live process (no restart) whose new turn finds the session held by a dead
+    process's turn that waited on a pending approval parks that turn, shows the same
+    approval again on its own surfaces, runs the frozen call once from the answer, and only
+    then runs its own turn."""
+    import asyncio
+
+    from atomic_agent.approval.approval_records import OPERATOR, PENDING
+    from atomic_agent.testing.scripted_provider import ScriptedProvider, calls
+    from tests.agent.loop_harness import ToolLog, make_runtime
+    from tests.turns.turn_kit import play_dead, replies
+
+    first_host, log = _approvals_host(), ToolLog()
+    first = make_runtime(tmp_path, ScriptedProvider([calls(("t.gated", {"path": "ls"}))]), log,
+                         ask=first_host.ask)  # type: ignore[attr-defined]
+    first_host.records = first.gate.records  # type: ignore[attr-defined]
+    sid = first.open_session(None, tmp_path).id
+    zombie = asyncio.ensure_future(first.run_turn("run ls", session_id=sid))
+    approval_id = await _shown(first_host)
+    play_dead(first)
+    (dead_turn,) = first.lifecycle.ledger.in_state("running")
+
+    live_host = _approvals_host()
+    live = make_runtime(tmp_path, ScriptedProvider([], default=calls(("reply", {"text": "next answered"}))), log,
+                        ask=live_host.ask)  # type: ignore[attr-defined]
+    live_host.records = live.gate.records  # type: ignore[attr-defined]
+    later = asyncio.ensure_future(live.run_turn("next", session_id=sid))
+    assert await _shown(live_host) == approval_id  # the same record, shown again here
+    ledger = live.lifecycle.ledger
+    parked = ledger.get(dead_turn.turn_id)
+    assert parked is not None and parked.state == "parked" and parked.owner == ledger.owner
+    first_host.close()  # type: ignore[attr-defined]  # the dead process's prompt goes with it (now fenced)
+    zombie.cancel()
+    await asyncio.gather(zombie, return_exceptions=True)
+    assert live.gate.records.get(approval_id).state == PENDING  # type: ignore[union-attr]
+    entries = live.sessions.entries(sid)
+    assert not [e for e in entries if e.kind in ("failure_note", "tool_result")]  # not interrupted, not answered
+    assert not later.done() and [t.state for t in ledger.lane(sid)] == ["parked", "queued"]
+
+    live_host.answer(approval_id, "once")  # type: ignore[attr-defined]
+    result = await asyncio.wait_for(later, 20)
+    assert result.status == "done" and replies(live, sid) == ["next answered"]
+    assert [(e.text, e.status) for e in live.sessions.entries(sid) if e.kind == "tool_result"] == [("ran", "ok")]
+    assert [t.state for t in ledger.lane(sid)] == ["resumed", "completed"]
+    record = live.gate.records.get(approval_id)  # type: ignore[union-attr]
+    assert record.state != PENDING and record.answered_by == OPERATOR
+    await live.close()
+
+
+async def test_a_parked_turn_whose_resumer_died_is_claimed_and_resumed_by_the_live_turn_behind_it(
+        tmp_path: Path) -> None:
+    """A parked turn whose owner died too (a restarted host stopped before anyone answered)
+    still holds its session: a live process whose turn queues behind it claims it, shows the
+    approval again, runs the frozen call once from the answer, then runs its own turn."""
+    import asyncio
+
+    from atomic_agent.approval.approval_records import OPERATOR
+    from atomic_agent.testing.scripted_provider import ScriptedProvider, calls
+    from tests.agent.loop_harness import ToolLog, make_runtime
+    from tests.turns.turn_kit import play_dead, replies
+
+    first_host, log = _approvals_host(), ToolLog()
+    first = make_runtime(tmp_path, ScriptedProvider([calls(("t.gated", {"path": "ls"}))]), log,
+                         ask=first_host.ask)  # type: ignore[attr-defined]
+    first_host.records = first.gate.records  # type: ignore[attr-defined]
+    sid = first.open_session(None, tmp_path).id
+    zombie = asyncio.ensure_future(first.run_turn("run ls", session_id=sid))
+    approval_id = await _shown(first_host)
+    play_dead(first)
+    first_host.close()  # type: ignore[attr-defined]  # its prompt dies with it (a zombie must not answer)
+
+    resumer_host = _approvals_host()
+    resumer = make_runtime(tmp_path, ScriptedProvider([]), log, ask=resumer_host.ask)  # type: ignore[attr-defined]
+    resumer_host.records = resumer.gate.records  # type: ignore[attr-defined]
+    report = await resumer.recover(resume=True)
+    zombie.cancel()
+    await asyncio.gather(zombie, return_exceptions=True)
+    (parked_id,) = report.parked
+    assert await _shown(resumer_host) == approval_id
+    resumer_host.close()  # type: ignore[attr-defined]
+    await asyncio.wait_for(asyncio.gather(*report.results), 10)  # parked-waiting
+    await resumer.close()  # its owner lease goes: the parked turn's owner is dead now
+
+    live_host = _approvals_host()
+    live = make_runtime(tmp_path, ScriptedProvider([], default=calls(("reply", {"text": "mine answered"}))), log,
+                        ask=live_host.ask)  # type: ignore[attr-defined]
+    live_host.records = live.gate.records  # type: ignore[attr-defined]
+    later = asyncio.ensure_future(live.run_turn("mine", session_id=sid))
+    assert await _shown(live_host) == approval_id
+    ledger = live.lifecycle.ledger
+    claimed = ledger.get(parked_id)
+    assert claimed is not None and (claimed.state, claimed.owner) == ("parked", ledger.owner)
+    assert not later.done() and [t.state for t in ledger.lane(sid)] == ["parked", "queued"]
+    live_host.answer(approval_id, "once")  # type: ignore[attr-defined]
+    result = await asyncio.wait_for(later, 20)
+    assert result.status == "done" and replies(live, sid) == ["mine answered"]
+    assert [(e.text, e.status) for e in live.sessions.entries(sid) if e.kind == "tool_result"] == [("ran", "ok")]
+    assert [t.state for t in ledger.lane(sid)] == ["resumed", "completed"]
+    assert live.gate.records.get(approval_id).answered_by == OPERATOR  # type: ignore[union-attr]
+    await live.close()
