@@ -17,7 +17,8 @@ class LessonsConfig:
     # how `memory phases` lists this switch (the memory plugin collects these; not config fields)
     phase_label: ClassVar[str] = "lessons (v2 phases 5-7a)"
     phase_rank: ClassVar[int] = 22
-    phase_settings: ClassVar[tuple[str, ...]] = ("recall_k", "max_entries")
+    phase_settings: ClassVar[tuple[str, ...]] = ("recall_k", "max_entries", "model_votes", "max_vote",
+                                                 "signal_decay", "deprecation_age_days", "score_blend")
 
     enabled: bool = value_field(True, env="ATOMIC_AGENT_MEMORY_LESSONS")
     recall_k: int = int_field(3, 1, 20)
@@ -41,7 +42,7 @@ class ProceduresConfig:
 
     phase_label: ClassVar[str] = "procedures (v2 phase 7b)"
     phase_rank: ClassVar[int] = 24
-    phase_settings: ClassVar[tuple[str, ...]] = ("min_runs",)
+    phase_settings: ClassVar[tuple[str, ...]] = ("min_runs", "recall_k")
 
     enabled: bool = value_field(True, env="ATOMIC_AGENT_MEMORY_PROCEDURES")
     recall_k: int = int_field(2, 1, 10)

@@ -43,7 +43,7 @@ class NotesConfig:
     # how `memory phases` lists this switch (the memory plugin collects these; not config fields)
     phase_label: ClassVar[str] = "notes"
     phase_rank: ClassVar[int] = 20
-    phase_settings: ClassVar[tuple[str, ...]] = ("outcome_votes",)
+    phase_settings: ClassVar[tuple[str, ...]] = ("outcome_votes", "max_vote")
 
     enabled: bool = value_field(True, env="ATOMIC_AGENT_MEMORY_NOTES")
     max_entries: int = int_field(1000, 1, 10_000_000)

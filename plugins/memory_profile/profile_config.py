@@ -16,7 +16,7 @@ class ProfileConfig:
     # how `memory phases` lists this switch (the memory plugin collects these; not config fields)
     phase_label: ClassVar[str] = "profile"
     phase_rank: ClassVar[int] = 10
-    phase_settings: ClassVar[tuple[str, ...]] = ("outcome_votes", "vote_filter_threshold")
+    phase_settings: ClassVar[tuple[str, ...]] = ("outcome_votes", "max_vote", "vote_filter_threshold")
 
     enabled: bool = value_field(True, env="ATOMIC_AGENT_MEMORY_PROFILE")
     max_tokens: int = int_field(512, 16, 32000)
