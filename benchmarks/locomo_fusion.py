@@ -40,8 +40,17 @@ import time
 from pathlib import Path
 from typing import Any
 
-from locomo_recall import (CATEGORIES, DEFAULT_DATA, DIA_ID, K_MAX, conversation_notes, link_sessions,
-                           recall_ranked, score, shipped_configuration)
+from locomo_recall import (
+    CATEGORIES,
+    DEFAULT_DATA,
+    DIA_ID,
+    K_MAX,
+    conversation_notes,
+    link_sessions,
+    recall_ranked,
+    score,
+    shipped_configuration,
+)
 
 from atomic_agent.plugins.memory.fts_query import build_match_query
 from atomic_agent.plugins.memory.link_store import LinkStore

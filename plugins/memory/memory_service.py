@@ -25,13 +25,13 @@ from .memory_errors import MemoryStoreError, MemoryValidationError
 from .note_leases import DEFAULT_LEASE_MS, acquire_lease, release_lease
 from .note_store import NoteStore
 from .note_validation import DEFAULT_MAX_CONTENT_CHARS
+from .outcome_votes import OutcomeVoter
 from .procedure_store import DEFAULT_MIN_RUNS, ProcedureStore
 from .profile_store import ProfileStore
 from .profile_validation import is_valid_profile_key
-from .outcome_votes import OutcomeVoter
 from .query_feedback import QueryFeedback
-from .recall_votes import MAX_VOTE, RecallVoteStore
 from .recall_fusion import FusionWeights
+from .recall_votes import MAX_VOTE, RecallVoteStore
 from .turn_trouble import DEFAULT_DETOUR_CALLS, TurnTrouble, assess_turn, corrects
 
 if TYPE_CHECKING:
