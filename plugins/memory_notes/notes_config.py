@@ -43,18 +43,12 @@ class NotesConfig:
     # how `memory phases` lists this switch (the memory plugin collects these; not config fields)
     phase_label: ClassVar[str] = "notes"
     phase_rank: ClassVar[int] = 20
-    phase_settings: ClassVar[tuple[str, ...]] = ("outcome_votes", "max_vote")
+    phase_settings: ClassVar[tuple[str, ...]] = ()
 
     enabled: bool = value_field(True, env="ATOMIC_AGENT_MEMORY_NOTES")
     max_entries: int = int_field(1000, 1, 10_000_000)
     max_content_chars: int = int_field(2000, 100, 100_000)
     recall_default_k: int = int_field(5, 1, 50)
     recall_injection: RecallInjectionConfig = attrs.field(factory=RecallInjectionConfig)
-    # votes from turn outcomes (v2 phase 7a): a turn shown a note under ### recalled votes for
-    # it when it ends in a reply, against it when it fails or the user's next message corrects
-    # it; scores stay within ±maxVote, decay per consolidation tick (memoryLessons.signalDecay)
-    # and order eviction past maxEntries (a downvoted note goes before any neutral one)
-    outcome_votes: bool = value_field(True)
-    max_vote: float = int_field(5.0, 0.5, 100.0)
     index: IndexConfig = attrs.field(factory=IndexConfig)
 

@@ -13,6 +13,7 @@ if TYPE_CHECKING:
 RECALLED = "recalled"
 INDEX = "memory-index"
 PHASE_ORDER = 20  # after the profile
+LESSONS_KEY = "memoryLessons"  # the vote curation settings (this plugin's lessons block)
 
 
 def notes_phase(runtime: RuntimeView, cfg: Any) -> Any:
@@ -28,6 +29,11 @@ def notes_phase(runtime: RuntimeView, cfg: Any) -> Any:
 
     voter: Any = None
 
+    def voting() -> Any:
+        """memoryLessons' vote settings (this plugin's own block), or None when outcome votes are off."""
+        block = runtime.config.blocks.get(LESSONS_KEY)
+        return block if block is not None and block.outcome_votes else None
+
     def votes() -> Any:
         nonlocal voter
         if voter is None:
@@ -35,7 +41,7 @@ def notes_phase(runtime: RuntimeView, cfg: Any) -> Any:
         return voter
 
     def before_turn(start: Any) -> None:
-        if cfg.outcome_votes:
+        if voting() is not None:
             votes().before_turn(start.session_id, start.turn_index)
         if memory_of(runtime).vector_recall is None:
             prefetch.prefetch(start.session_id, start.user_text, start.working_dir)
@@ -57,7 +63,7 @@ def notes_phase(runtime: RuntimeView, cfg: Any) -> Any:
         if snap.recalled:
             lines = [pointer_line(n, inject.preview_chars) for n in snap.recalled]
             body = capped_lines(lines, inject.max_tokens, estimate_tokens)
-            if cfg.outcome_votes:  # the notes the turn was shown, voted on when it ends
+            if voting() is not None:  # the notes the turn was shown, voted on when it ends
                 present = set(body.splitlines())
                 votes().shown(session_id, [n.id for n, line in zip(snap.recalled, lines, strict=True)
                                            if line in present])
@@ -66,8 +72,9 @@ def notes_phase(runtime: RuntimeView, cfg: Any) -> Any:
         return out
 
     async def after_turn(digest: Any) -> None:
-        if cfg.outcome_votes:
-            votes().after_turn(digest, cfg.max_vote)
+        settings = voting()
+        if settings is not None:
+            votes().after_turn(digest, settings.max_vote)
 
     phase = MemoryPhase(name="memory-notes", order=PHASE_ORDER, sections=sections, before_turn=before_turn,
                         prepare_turn=prepare_turn, after_turn=after_turn)

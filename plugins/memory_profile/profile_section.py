@@ -11,6 +11,9 @@ if TYPE_CHECKING:
     from atomic_agent.api import RuntimeView
 
 HEADING = "profile"
+VOTING_BLOCK = "memoryLessons"  # vote curation settings (the memory_notes plugin's); defaults without it
+DEFAULT_MAX_VOTE = 5.0
+DEFAULT_FILTER_THRESHOLD = 2.0
 PHASE_ORDER = 10  # first of the memory sections: the most stable of them
 
 
@@ -58,6 +61,12 @@ def profile_phase(runtime: RuntimeView, cfg: Any) -> Any:
 
     voter: Any = None
 
+    def voting() -> tuple[bool, float, float]:
+        """(outcome votes on, max vote, filter threshold) from memoryLessons, or the defaults."""
+        block = runtime.config.blocks.get(VOTING_BLOCK)
+        return (bool(getattr(block, "outcome_votes", True)), float(getattr(block, "max_vote", DEFAULT_MAX_VOTE)),
+                float(getattr(block, "profile_filter_threshold", DEFAULT_FILTER_THRESHOLD)))
+
     def votes() -> Any:
         nonlocal voter
         if voter is None:
@@ -65,24 +74,26 @@ def profile_phase(runtime: RuntimeView, cfg: Any) -> Any:
         return voter
 
     def before_turn(start: Any) -> None:
-        if cfg.outcome_votes:
+        if voting()[0]:
             votes().before_turn(start.session_id, start.turn_index)
 
     def sections(session_id: str, user_text: str) -> list[Any]:
         store = runtime.service(MEMORY_SERVICE).profile_store()
         facts = store.list()
+        on, _max_vote, threshold = voting()
         body = render_profile(facts, user_text, cfg.max_tokens, cfg.contextual_keyword_gate, estimate_tokens,
-                              cfg.vote_filter_threshold)
+                              threshold)
         if not body:
             return []
-        if cfg.outcome_votes:
+        if on:
             votes().shown(session_id, shown_fact_ids(facts, body))
         return [PromptSection(HEADING, body, slot="memory", max_tokens=cfg.max_tokens, dedupe_key=HEADING,
                               source="the user's profile")]
 
     async def after_turn(digest: Any) -> None:
-        if cfg.outcome_votes:
-            votes().after_turn(digest, cfg.max_vote)
+        on, max_vote, _threshold = voting()
+        if on:
+            votes().after_turn(digest, max_vote)
 
     return MemoryPhase(name="memory-profile", order=PHASE_ORDER, sections=sections, before_turn=before_turn,
                        after_turn=after_turn)

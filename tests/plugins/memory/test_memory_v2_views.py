@@ -44,10 +44,11 @@ EVERY_MEMORY_PLUGIN = ("memory_profile", "memory_notes", "memory_reflection", "m
 def test_phases_keep_their_order_names_and_settings_when_each_plugin_declares_its_own(tmp_path: Path) -> None:
     rows = run_cli(tmp_path, "memory", "phases", "--json", plugins=EVERY_MEMORY_PLUGIN).json()
     assert [(r["phase"], r["block"], r["state"], list(r["settings"])) for r in rows] == [
-        ("profile", "memoryProfile", "on", ["outcomeVotes", "maxVote", "voteFilterThreshold"]),
-        ("notes", "memoryNotes", "on", ["outcomeVotes", "maxVote"]),
+        ("profile", "memoryProfile", "on", []),
+        ("notes", "memoryNotes", "on", []),
         ("lessons (v2 phases 5-7a)", "memoryLessons", "on", ["recallK", "maxEntries", "modelVotes", "maxVote",
-                                                             "signalDecay", "deprecationAgeDays", "scoreBlend"]),
+                                                             "signalDecay", "deprecationAgeDays", "scoreBlend",
+                                                             "outcomeVotes", "profileFilterThreshold"]),
         ("procedures (v2 phase 7b)", "memoryProcedures", "on", ["minRuns", "recallK"]),
         ("reflection", "memoryReflection", "on", ["distilLessons", "detourCalls"]),
         ("embeddings (v2 phase 1B)", "memoryEmbeddings", "off", ["fts5Weight", "vectorWeight", "candidates"]),
@@ -62,11 +63,12 @@ def test_phases_keep_their_order_names_and_settings_when_each_plugin_declares_it
 
 def test_phases_lists_the_lesson_vote_and_procedure_switches_as_configured(tmp_path: Path) -> None:
     (tmp_path / "config.json").write_text(json.dumps({
-        "memoryReflection": {"distilLessons": False}, "memoryLessons": {"modelVotes": False, "signalDecay": 0.8},
-        "memoryProfile": {"voteFilterThreshold": 3}, "memoryProcedures": {"minRuns": 4}}))
+        "memoryReflection": {"distilLessons": False},
+        "memoryLessons": {"modelVotes": False, "signalDecay": 0.8, "profileFilterThreshold": 3},
+        "memoryProcedures": {"minRuns": 4}}))
     out = run_cli(tmp_path, "memory", "phases", plugins=EVERY_MEMORY_PLUGIN).out
     for shown in ("distilLessons=False", "modelVotes=False", "signalDecay=0.8", "scoreBlend=0.4",
-                  "voteFilterThreshold=3", "outcomeVotes=True", "minRuns=4", "detourCalls=6"):
+                  "profileFilterThreshold=3", "outcomeVotes=True", "minRuns=4", "detourCalls=6"):
         assert shown in out, shown
 
 

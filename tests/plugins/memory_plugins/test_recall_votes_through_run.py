@@ -60,8 +60,8 @@ async def test_a_fact_voted_down_past_the_threshold_leaves_the_profile_even_pinn
     assert "- shell: fish" in prompt and "- editor: helix" not in prompt
     assert RecallVoteStore(runtime.service("memory").database).scores("profile", [kept.id]) == {kept.id: 1.0}
     await runtime.close()
-    unfiltered = make_memory_runtime(tmp_path, provider, plugins=["memory_profile"],
-                                     config={**OFF, "memoryProfile": {"voteFilterThreshold": 0}})
+    unfiltered = make_memory_runtime(tmp_path, provider, plugins=["memory_profile", "memory_notes"],
+                                     config={**OFF, "memoryLessons": {"profileFilterThreshold": 0}})
     await unfiltered.run_turn("hello again", working_dir=tmp_path)
     assert "- editor: helix" in provider.requests[1].prompt  # threshold 0: the filter is off
     await unfiltered.close()
@@ -71,8 +71,7 @@ async def test_outcome_votes_switch_off(tmp_path: Path) -> None:
     note, fact = seed(tmp_path)
     provider = ScriptedProvider([calls(("reply", {"text": "docs/release.md"}))])
     runtime = make_memory_runtime(tmp_path, provider, plugins=["memory_profile", "memory_notes"],
-                                  config={**OFF, "memoryNotes": {"outcomeVotes": False},
-                                          "memoryProfile": {"outcomeVotes": False}})
+                                  config={**OFF, "memoryLessons": {"outcomeVotes": False}})
     first = await runtime.run_turn("where is the release checklist?", working_dir=tmp_path)
     await settle(runtime)
     assert runtime.service("memory").recall_vote_store().turn_votes(first.session_id, 0) == {}
