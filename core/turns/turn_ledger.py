@@ -25,7 +25,9 @@ from atomic_agent.turns.turn_states import (
     INTERRUPTED,
     LIVE_STATES,
     MERGED,
+    PARKED,
     QUEUED,
+    RESUMED,
     RUNNING,
     LaneBusy,
     StartedTurn,
@@ -248,6 +250,44 @@ class TurnLedger:
             return False
         audit(conn, turn, RUNNING, INTERRUPTED, turn.generation + 1, reason, self.owner)
         return True
+
+    def park_in(self, conn: sqlite3.Connection, turn: TurnRecord, reason: str) -> bool:
+        """running -> parked at `turn.generation` (bumped, so the dead writer is fenced out),
+        owned by this process from now on, in the caller's transaction; False when it moved."""
+        fenced = conn.execute("update turns set state = ?, generation = generation + 1, reason = ?, owner = ? "
+                              "where turn_id = ? and state = ? and generation = ?",
+                              [PARKED, reason, self.owner, turn.turn_id, RUNNING, turn.generation])
+        if fenced.rowcount != 1:
+            return False
+        audit(conn, turn, RUNNING, PARKED, turn.generation + 1, reason, self.owner)
+        return True
+
+    def claim_parked(self, turn: TurnRecord, reason: str) -> bool:
+        """Take over a parked turn whose owner died (compare-and-set on its owner); False when
+        another process claimed or resumed it first."""
+        with self.store.write() as conn:
+            taken = conn.execute("update turns set owner = ? where turn_id = ? and state = ? and owner is ?",
+                                 [self.owner, turn.turn_id, PARKED, turn.owner]).rowcount
+            if taken == 1:
+                audit(conn, turn, PARKED, PARKED, turn.generation, reason, self.owner)
+            return taken == 1
+
+    def resume_parked(self, turn: TurnRecord, reason: str, rows: list[TranscriptEntry]) -> bool:
+        """parked -> resumed (final) with `rows` (its closing transcript rows) in one
+        transaction, only by its owner; False when it is not parked and owned by this process."""
+        with self.store.write() as conn:
+            moved = conn.execute("update turns set state = ?, reason = ?, finished_at = ? where turn_id = ? and "
+                                 "state = ? and owner = ?",
+                                 [RESUMED, reason, now_iso(), turn.turn_id, PARKED, self.owner]).rowcount
+            if moved != 1:
+                return False
+            audit(conn, turn, PARKED, RESUMED, turn.generation, reason, self.owner)
+            if rows:
+                try:
+                    self.store.append(self.store.load(turn.session_id), rows)
+                except SessionNotFoundError:
+                    pass  # the session was deleted meanwhile: there is no conversation to close
+            return True
 
     def interrupt_unfinalized(self, guard: TurnGuard, reason: str) -> bool:
         """running -> interrupted for a turn whose own finalize could not be written (a full

@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from atomic_agent.turns.turn_owner import OWNERS_DIR, owner_alive
-from atomic_agent.turns.turn_states import QUEUED, RUNNING
+from atomic_agent.turns.turn_states import PARKED, QUEUED, RUNNING
 
 LAST_FAILURES = 5
 
@@ -25,6 +25,8 @@ def turn_status(state_dir: Path) -> list[dict[str, Any]]:
         sessions = int(conn.execute("select count(*) from sessions").fetchone()[0])
         live = conn.execute("select turn_id, session_id, state, origin, owner from turns where state in (?, ?) "
                             "order by admitted_order", [RUNNING, QUEUED]).fetchall()
+        waiting = conn.execute("select turn_id, session_id, origin, reason from turns where state = ? "
+                               "order by admitted_order", [PARKED]).fetchall()
         failed = conn.execute("select turn_id, session_id, origin, category, reason from turns where state = 'failed' "
                               "order by admitted_order desc limit ?", [LAST_FAILURES]).fetchall()
     finally:
@@ -33,15 +35,18 @@ def turn_status(state_dir: Path) -> list[dict[str, Any]]:
     running = [{"turnId": t, "sessionId": s, "origin": o, "ownerAlive": owner_alive(owners, w)}
                for t, s, state, o, w in live if state == RUNNING]
     queued = [{"turnId": t, "sessionId": s, "origin": o} for t, s, state, o, _w in live if state == QUEUED]
+    parked = [{"turnId": t, "sessionId": s, "origin": o, "waitingFor": r} for t, s, o, r in waiting]
     orphaned = [r for r in running if not r["ownerAlive"]]
     busy_sessions = len({r["sessionId"] for r in [*running, *queued]})
-    summary = (f"{len(running)} running, {len(queued)} queued" + (f" in {busy_sessions} session(s)" if busy_sessions
-                                                                   else "") + f"; {sessions} session(s) in all")
+    summary = (f"{len(running)} running, {len(queued)} queued" + (f", {len(parked)} parked" if parked else "")
+               + (f" in {busy_sessions} session(s)" if busy_sessions else "") + f"; {sessions} session(s) in all")
     problems = [f"{len(orphaned)} turn(s) were running in a process that is gone; the next start of a host "
                 "(serve, sidecar, telegram run, scheduler) answers them"] if orphaned else []
-    line: dict[str, Any] = {"section": "sessions", "name": "turns", "state": "warn" if orphaned else "ok",
+    problems += [f"turn {p['turnId']} (session {p['sessionId']}) is parked, {p['waitingFor']}" for p in parked]
+    line: dict[str, Any] = {"section": "sessions", "name": "turns", "state": "warn" if orphaned or parked else "ok",
                             "summary": summary, "problems": problems,
-                            "detail": {"sessions": sessions, "running": running, "queued": queued}}
+                            "detail": {"sessions": sessions, "running": running, "queued": queued,
+                                       "parked": parked}}
     failures = [{"turnId": t, "sessionId": s, "origin": o, "category": c, "reason": r} for t, s, o, c, r in failed]
     errors: dict[str, Any] = {"section": "errors", "name": "turns", "state": "ok" if not failures else "warn",
                               "summary": "no failed turns" if not failures else

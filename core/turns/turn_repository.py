@@ -118,6 +118,22 @@ class TurnRepository(Protocol):
         moved meanwhile."""
         ...
 
+    def park_in(self, handle: WriteHandle, turn: TurnRecord, reason: str) -> bool:
+        """Inside the caller's transaction: running -> parked at `turn.generation` (bumped), owned
+        by this owner: its dead process was waiting on a durable approval, named in `reason`;
+        False (nothing written) when the turn moved meanwhile."""
+        ...
+
+    def claim_parked(self, turn: TurnRecord, reason: str) -> bool:
+        """Take over a parked turn of a dead owner (compare-and-set on its owner); False when
+        someone claimed or resumed it first."""
+        ...
+
+    def resume_parked(self, turn: TurnRecord, reason: str, rows: list[TranscriptEntry]) -> bool:
+        """parked -> resumed (final), with `rows` appended to its session, in one transaction;
+        False unless it is parked and owned by this owner."""
+        ...
+
     def interrupt_unfinalized(self, guard: TurnGuard, reason: str) -> bool:
         """running -> interrupted (generation bumped) for a turn whose own finalize could not be
         written; no transcript rows. False when it is no longer running at `guard`."""

@@ -2,7 +2,12 @@
 
 queued -> running -> completed | failed | stopped | cancelled | interrupted
 queued -> cancelled (cancelled while waiting) | merged (claimed by a turn started with
-sendMode `all`). Every state but queued and running is final and frozen in the database.
+sendMode `all`).
+running -> parked -> resumed: the process died while the turn waited on a durable approval
+(or question); the next start parks it instead of interrupting it, shows the record again,
+and when the answer was acted on (the frozen call ran once, or the model is told no) the
+turn is `resumed`: the next turn of its lane carries the conversation on from that result.
+Every state but queued, running and parked is final and frozen in the database.
 """
 
 from __future__ import annotations
@@ -21,6 +26,8 @@ STOPPED = "stopped"
 CANCELLED = "cancelled"
 INTERRUPTED = "interrupted"
 MERGED = "merged"
+PARKED = "parked"  # waiting on an approval record its dead process asked; `reason` names it
+RESUMED = "resumed"  # a parked turn whose answer was acted on
 LIVE_STATES = (QUEUED, RUNNING)
 SEND_MODES = ("one-at-a-time", "all")
 # a turn recovery admits to answer what a restart owes: it carries no user text of its own

@@ -98,7 +98,18 @@ M002_TURN_LEDGER = Step("m002_turn_ledger", (
     "CREATE INDEX IF NOT EXISTS idempotency_keys_by_ref ON idempotency_keys (caller_ref)",
 ))
 
-STEPS: tuple[Step, ...] = (M001_SESSIONS, M002_TURN_LEDGER)
+# a turn whose dead process waited on a durable approval is parked (live), and resumed (final)
+# once the answer was acted on; a resumed turn is as frozen as any other final one
+M003_PARKED_TURNS = Step("m003_parked_turns", (
+    "ALTER TABLE turns DROP CONSTRAINT IF EXISTS turns_state_check",
+    f"ALTER TABLE turns ADD CONSTRAINT turns_state_check CHECK (state IN ('queued', 'running', 'parked', {TERMINAL}, "
+    "'resumed'))",
+    "CREATE OR REPLACE FUNCTION turns_final_is_frozen() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN "
+    f"IF OLD.state IN ({TERMINAL}, 'resumed') THEN RAISE EXCEPTION 'a finalized turn cannot change'; END IF; "
+    "RETURN NEW; END $$",
+))
+
+STEPS: tuple[Step, ...] = (M001_SESSIONS, M002_TURN_LEDGER, M003_PARKED_TURNS)
 
 
 class NewerDatabaseError(RuntimeError):

@@ -23,7 +23,7 @@ from atomic_agent.api import TUI_PANEL_SERVICE, TuiPanel
 from atomic_agent.plugins.tui.chat_orchestrator import ChatOrchestrator
 from atomic_agent.plugins.tui.chat_view import ChatView
 from atomic_agent.plugins.tui.event_log import EventLog
-from atomic_agent.plugins.tui.feed_lines import feed_line, preview
+from atomic_agent.plugins.tui.feed_lines import feed_line, preview, safe_lines
 from atomic_agent.plugins.tui.mouse_interaction import MouseSwitch, RowList
 from atomic_agent.plugins.tui.shared_approvals import POLL_S as SHARED_POLL_S
 from atomic_agent.plugins.tui.shared_approvals import SURFACE, SharedApprovals
@@ -183,6 +183,8 @@ class AtomicTui(App[None]):
             view.add_reasoning(str(event.get("delta", "")))
         elif kind == "assistant_reply":
             view.add_reply(str(event.get("text", "")))
+        elif kind == "turn_notice":  # a plugin's word to the person under the reply (a worktree's diffstat)
+            view.add_notice(safe_lines(str(event.get("text", ""))))
         elif kind == "step_finished":
             self._step_costs(event)
         else:
