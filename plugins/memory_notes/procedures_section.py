@@ -7,9 +7,10 @@ sequence is recorded; a sequence that keeps answering alike requests becomes a p
 in an error is not recorded, and one the user's next message corrects is forgotten again
 (a procedure it leaves short of evidence is deprecated). Nothing here, or anywhere, executes
 a procedure's steps: they are advice the model reads. A procedure naming a tool that is no
-longer registered is left out of ### procedures and of query recall, with a notice (a
-metric, a line in the session trace, a line in the recall tool's answer); read by id it
-shows, each such step marked.
+longer registered is left out of ### procedures and of query recall, with a notice: a turn
+notice for the person as the turn ends (once per session and procedure), a metric, a line in
+the session trace, a line in the recall tool's answer; read by id it shows, each such step
+marked.
 """
 
 from __future__ import annotations
@@ -84,6 +85,7 @@ class ProcedureMiner:
         self.skipped: list[tuple[int, tuple[str, ...]]] = []  # (procedure id, unregistered tools), recent
         self.runs: list[tuple[int, str]] = []  # (turn, recorded | failed | tool_error | corrected ...), recent
         self._notified: dict[tuple[str, int], None] = {}
+        self._notices: dict[str, list[str]] = {}  # session -> turn notices not yet shown
 
     def store(self) -> Any:
         return self.runtime.service(MEMORY_SERVICE).procedure_store(self.cfg.min_runs)
@@ -109,6 +111,8 @@ class ProcedureMiner:
         while len(self._notified) > NOTIFIED_KEPT:
             self._notified.pop(next(iter(self._notified)))
         self.skipped = [*self.skipped[-31:], (int(procedure.id), tuple(missing))]
+        self._notices.setdefault(session_id, []).append(
+            f"procedure p{procedure.id} was not offered: it names tools no longer registered ({', '.join(missing[:8])})")
         memory = self.runtime.service(MEMORY_SERVICE)
         memory.metrics.inc(SKIPPED_METRIC, reason="unregistered_tool")
         trace_for = getattr(self.runtime, "trace_for", None)
@@ -128,6 +132,10 @@ class ProcedureMiner:
         body = capped_lines([procedure_pointer(p) for p in found], self.cfg.max_tokens, estimate_tokens)
         return [PromptSection(HEADING, body, slot="recall", max_tokens=self.cfg.max_tokens, dedupe_key=HEADING,
                               source="procedure templates")]
+
+    def turn_notices(self, session_id: str, turn_index: int) -> list[str]:
+        """The skip notices this session's turn raised, for the person (never the model)."""
+        return self._notices.pop(session_id, [])
 
     async def after_turn(self, digest: Any) -> None:
         memory = self.runtime.service(MEMORY_SERVICE)
@@ -163,7 +171,7 @@ def procedures_phase(runtime: RuntimeView, cfg: Any) -> MemoryPhase:
 
     miner = ProcedureMiner(runtime, cfg)
     return MemoryPhase(name="memory-procedures", order=PHASE_ORDER, sections=miner.sections,
-                       after_turn=miner.after_turn)
+                       after_turn=miner.after_turn, turn_notices=miner.turn_notices)
 
 
 def procedures_tool_specs(runtime: RuntimeView, cfg: Any) -> list[ToolSpec]:

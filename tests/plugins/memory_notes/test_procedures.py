@@ -177,3 +177,25 @@ async def test_a_procedure_naming_an_unregistered_tool_is_skipped_with_a_notice(
     by_id = (await tool.run({"id": gone.id}, ctx)).summary  # by id it still reads, the step marked
     assert "[@mcp.gone.deploy: no longer registered]" in by_id
     await runtime.close()
+
+
+async def test_the_skip_notice_reaches_the_person_as_a_turn_notice_once_per_session(tmp_path: Path) -> None:
+    db = MemoryDatabase.open(memory_db_path(tmp_path))
+    gone = ProcedureStore(db).create("requests like: deploy staging", "mcp.gone.deploy > memory.notes.store",
+                                     [ProcedureStep("deploy it", "mcp.gone.deploy"),
+                                      ProcedureStep("note it", "memory.notes.store")], [("s", 0), ("s", 1)])
+    db.close()
+    provider = ScriptedProvider([calls(("reply", {"text": "deployed"})), calls(("reply", {"text": "again"}))])
+    runtime = make_memory_runtime(tmp_path, provider, plugins=["memory_notes"],
+                                  config={"memoryReflection": {"enabled": False}})
+    events: list[dict[str, Any]] = []
+    first = await runtime.run_turn("deploy staging please", working_dir=tmp_path, on_event=events.append)
+    notices = [e for e in events if e["type"] == "turn_notice"]
+    assert [(n["source"], n["text"]) for n in notices] == [
+        ("memory-procedures", f"procedure p{gone.id} was not offered: it names tools no longer registered "
+                              "(mcp.gone.deploy)")]
+    assert "### procedures" not in provider.requests[0].prompt and first.reply == "deployed"
+    events.clear()
+    await runtime.run_turn("deploy staging again", session_id=first.session_id, on_event=events.append)
+    assert [e for e in events if e["type"] == "turn_notice"] == []  # said once for this session
+    await runtime.close()
