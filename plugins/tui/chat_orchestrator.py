@@ -163,6 +163,14 @@ class ChatOrchestrator:
         self.session_id = session_id
         self.sink.state_changed()
 
+    def load_transcript(self, session_id: str, show: Callable[[list[tuple[str, str]]], None]) -> None:
+        try:
+            entries = self.runtime.sessions.entries(session_id)
+        except Exception as exc:
+            self.sink.chat_notice(f"could not read session {session_id}: {exc}", "error")
+            return
+        show([(e.kind, e.text) for e in entries if e.kind in ("user", "assistant_reply") and e.text])
+
     # -- running -----------------------------------------------------------------------------
     def _start(self) -> None:
         if self.busy or self.paused or not self.pending:
