@@ -48,6 +48,7 @@ class Pending:
     steer_id: str = ""  # a handed-back steer's durable id: re-sent as such, never twice
     front: bool = False  # a steer (refused or handed back): ahead of the messages queued normally
     tool_choice: str | None = None  # /tool: the tool the turn's first step must call
+    request_key: str = ""  # attached to serve: the Idempotency-Key its sends carry (a re-send runs it once)
 
 
 @attrs.define

@@ -7,6 +7,7 @@ that serve refuses (410, 403) is a notice, never a traceback."""
 
 from __future__ import annotations
 
+import time
 from typing import Any
 
 from atomic_agent.api import approval_gate
@@ -36,6 +37,7 @@ class RemoteApprovals:
         self.open: set[str] = set()  # asked and not resolved yet
         self.taken: set[str] = set()  # shown or queued here (each is offered once)
         self.showing: dict[str, Any] = {}
+        self.seen_at: dict[str, float] = {}  # approval id -> when it was first known here (monotonic)
         self.answered: list[tuple[str, Any]] = []  # (approval id, decision or option) answered here
 
     def take(self, event: dict[str, Any]) -> None:
@@ -46,11 +48,23 @@ class RemoteApprovals:
             self._resolved(approval_id, event)
             return
         self.open.add(approval_id)
+        self.seen_at.setdefault(approval_id, time.monotonic())
         if approval_id in self.taken:
             return
         self.taken.add(approval_id)
         ask = self._question(event) if event.get("kind") == QUESTION else self._approval(event)
         self.app.run_worker(self._guarded(approval_id, ask), group="remote-approvals", exit_on_error=False)
+
+    def sync(self, listed: list[dict[str, Any]], asked_at: float) -> None:
+        """serve's whole pending list (GET /api/approvals, asked at monotonic `asked_at`): new
+        ones are asked, and an open modal whose request is no longer listed (answered in another
+        process) closes — only for requests known before the list was asked, so one that
+        arrived on the stream meanwhile is never closed by a list that predates it."""
+        ids = {e.get("approvalId") for e in listed}
+        for approval_id in [i for i in self.open if i not in ids and self.seen_at.get(i, asked_at) < asked_at]:
+            self._resolved(approval_id, {"outcome": "gone"})
+        for event in listed:
+            self.take(event)
 
     async def _guarded(self, approval_id: str, work: Any) -> None:
         try:
@@ -118,11 +132,13 @@ class RemoteApprovals:
 
     def _resolved(self, approval_id: str, event: dict[str, Any]) -> None:
         self.open.discard(approval_id)
+        self.seen_at.pop(approval_id, None)
         modal = self.showing.pop(approval_id, None)
         if modal is None:
             return
         self.approver.withdraw(modal)
         outcome = event.get("outcome")
-        words = {"timed_out": "timed out", "cancelled": "was withdrawn (its turn ended)"}.get(
+        words = {"timed_out": "timed out", "cancelled": "was withdrawn (its turn ended)",
+                 "gone": "is no longer waiting (answered or withdrawn elsewhere)"}.get(
             str(outcome), f"was answered elsewhere ({event.get('decision')})")
         self.app.notify(f"approval {approval_id} {words}", timeout=8)

@@ -14,7 +14,9 @@ the in-process ChatOrchestrator, over serve's HTTP API, as the operator.
   is queued at the front, as in-process. Queued messages are sent when the turn finishes.
 - serve has no route that stops a turn: Esc holds the queue and says so.
 - A failed send (serve gone, a refusal) keeps the message at the head of the queue, paused;
-  /queue run sends it again.
+  /queue run sends it again with the same Idempotency-Key, so a message whose answer was
+  lost on the wire runs once. A turn that ran and failed is said as such, and not re-queued
+  (the message is in the session, as in-process).
 - Approvals and questions from the stream (and GET /api/approvals on each connect, for
   records another process asks) are handed to `RemoteApprovals`.
 """
@@ -23,6 +25,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import time
 from collections import deque
 from collections.abc import AsyncIterator, Callable, Coroutine
 from typing import Any
@@ -39,6 +42,7 @@ RECONNECT_FIRST_S, RECONNECT_MAX_S = 0.5, 5.0
 READ_TIMEOUT_S = 45.0  # serve sends a keep-alive every 15 s: three missed ones mean the link is dead
 TURN_TIMEOUT_S = 3600.0  # a chat completion lasts as long as its turn (approvals included)
 APPROVAL_EVENTS = ("approval_request", "approval_resolved")
+APPROVALS_POLL_S = 2.0
 
 
 async def sse_events(lines: AsyncIterator[str]) -> AsyncIterator[dict[str, Any]]:
@@ -77,6 +81,7 @@ class RemoteOrchestrator:
     sending: bool = False  # this TUI's chat completion is in flight
     running: set[str] = attrs.field(factory=set)  # sessions with a turn running, from the event stream
     connected: bool = False
+    ever_connected: bool = False
     closed: bool = False
     _client: Any = None
 
@@ -198,8 +203,13 @@ class RemoteOrchestrator:
                                       "error")
                 return
             if response.status_code != 200:
+                forgot = response.status_code == 404 and self.session_id == session_id and not self.sending
+                if forgot:  # a wrong id: the next message must not go to it
+                    self.session_id = None
+                    self.sink.state_changed()
                 self.sink.chat_notice(f"could not read session {session_id}: "
-                                      f"{refusal(response.status_code, _body(response))}", "error")
+                                      f"{refusal(response.status_code, _body(response))}"
+                                      + ("; the next message starts a new session" if forgot else ""), "error")
                 return
             if response.json().get("busy"):
                 self.running.add(session_id)
@@ -210,7 +220,7 @@ class RemoteOrchestrator:
         self.spawn(load())
 
     async def sessions(self) -> list[dict[str, Any]]:
-        """serve's sessions, most recent first (raises httpx errors; AttachRefused-style words on status)."""
+        """serve's sessions, most recent first (httpx errors when serve is gone; RuntimeError with serve's words when it refuses)."""
         response = await self.client.get("/api/sessions", params={"limit": "200"})
         if response.status_code != 200:
             raise RuntimeError(refusal(response.status_code, _body(response)))
@@ -224,8 +234,12 @@ class RemoteOrchestrator:
         self.spawn(self._send(self.pending.popleft()))
 
     async def _send(self, item: Pending) -> None:
+        import uuid
+
         import httpx
 
+        if not item.request_key:  # kept across re-sends: serve answers a retried message from its first turn
+            item = attrs.evolve(item, request_key=f"tui-{uuid.uuid4()}")
         self.sink.user_message(item.text, "")
         self.sink.state_changed()
         try:
@@ -237,8 +251,14 @@ class RemoteOrchestrator:
                 self.sink.state_changed()
             response = await self.client.post(
                 "/v1/chat/completions", json={"model": "atomic-agent", "messages": [{"role": "user", "content": item.text}]},
-                headers={"X-Atomic-Session": self.session_id}, timeout=httpx.Timeout(10.0, read=TURN_TIMEOUT_S))
-            if response.status_code != 200:
+                headers={"X-Atomic-Session": self.session_id, "Idempotency-Key": item.request_key},
+                timeout=httpx.Timeout(10.0, read=TURN_TIMEOUT_S))
+            if response.status_code != 200 and response.headers.get("x-atomic-ledger-turn"):
+                # the turn ran and failed: the message is in the session, so it is not sent again
+                self.sink.chat_notice(f"the turn failed: {preview(refusal(response.status_code, _body(response)), 300)}"
+                                      f". Your message is kept in session {self.session_id}; send again to retry",
+                                      "error")
+            elif response.status_code != 200:
                 raise RuntimeError(refusal(response.status_code, _body(response)))
         except (httpx.HTTPError, RuntimeError) as exc:
             words = f"serve did not answer ({type(exc).__name__})" if isinstance(exc, httpx.HTTPError) else str(exc)
@@ -287,24 +307,34 @@ class RemoteOrchestrator:
             delay = min(delay * 2, RECONNECT_MAX_S)
 
     def _connected(self, after_loss: bool) -> None:
-        self.connected = True
-        if after_loss:
-            self.sink.chat_notice(f"reconnected to serve at {self.attachment.url}")
+        first = not self.ever_connected
+        self.connected = self.ever_connected = True
+        if first:
+            self.sink.chat_notice(f"attached to serve at {self.attachment.url}: F2 lists its sessions (every "
+                                  "channel); approvals from all of them are asked here")
+        elif after_loss:
+            held = f"; /queue run sends the {len(self.pending)} held message(s)" if self.pending and self.paused else ""
+            self.sink.chat_notice(f"reconnected to serve at {self.attachment.url}{held}")
         self.sink.state_changed()
 
     async def _sync_approvals(self) -> None:
-        """Records another process asks are not on the stream: read them once per connect."""
+        """Records another process asks (a CLI turn, a parked turn) are not on the stream: the
+        list is read on each connect and every APPROVALS_POLL_S while connected (`poll_approvals`)."""
         import httpx
 
         if self.approvals is None:
             return
+        asked_at = time.monotonic()
         try:
             response = await self.client.get("/api/approvals")
         except httpx.HTTPError:
             return
         if response.status_code == 200:
-            for event in response.json().get("data", []):
-                self.approvals.take(event)
+            self.approvals.sync(list(response.json().get("data", [])), asked_at)
+
+    def poll_approvals(self) -> None:
+        if self.connected and not self.closed:
+            self.spawn(self._sync_approvals())
 
     def _dispatch(self, event: dict[str, Any]) -> None:
         kind = event.get("type")

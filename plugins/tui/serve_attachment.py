@@ -86,7 +86,13 @@ def locate(state_dir: Path, url: str | None, api_key_env: str = DEFAULT_API_KEY_
             raise AttachError(f"no `atomic-agent serve` is running for the state dir {state_dir}; {START_HINT}")
         target = found
     api_key = os.environ.get(api_key_env) or _secret(state_dir / SERVE_DIR / API_KEY_FILE)
-    return ServeAttachment(target, _secret(state_dir / SERVE_DIR / OPERATOR_TOKEN_FILE), api_key)
+    token_path = state_dir / SERVE_DIR / OPERATOR_TOKEN_FILE
+    token = _secret(token_path)
+    if token is None and api_key is None:
+        raise AttachError(f"no operator token at {token_path} (serve writes it when it first starts): attach with "
+                          "the state dir that serve runs on (--state-dir), or start serve once to create it; without "
+                          "it the TUI would see none of the sessions other channels run")
+    return ServeAttachment(target, token, api_key)
 
 
 def refusal(status: int, body: Any) -> str:

@@ -26,7 +26,7 @@ from atomic_agent.plugins.tui.chat_view import ChatView
 from atomic_agent.plugins.tui.event_log import EventLog
 from atomic_agent.plugins.tui.feed_lines import feed_line, preview, safe_lines
 from atomic_agent.plugins.tui.mouse_interaction import MouseSwitch, RowList
-from atomic_agent.plugins.tui.remote_orchestrator import RemoteOrchestrator
+from atomic_agent.plugins.tui.remote_orchestrator import APPROVALS_POLL_S, RemoteOrchestrator
 from atomic_agent.plugins.tui.serve_attachment import ServeAttachment
 from atomic_agent.plugins.tui.shared_approvals import POLL_S as SHARED_POLL_S
 from atomic_agent.plugins.tui.shared_approvals import SURFACE, SharedApprovals
@@ -154,6 +154,7 @@ class AtomicTui(App[None]):
         self.state_changed()
         if self.remote is not None:
             self.run_worker(self.remote.watch(), group="serve-events", exit_on_error=False)
+            self.set_interval(APPROVALS_POLL_S, self.remote.poll_approvals)
             self.facts.provider, self.facts.model = "attached", self.remote.attachment.url
         else:
             self.run_worker(self._read_model(), group="status", exit_on_error=False)

@@ -11,8 +11,6 @@ import typer
 
 from atomic_agent.api import current_cli_state, fail
 
-LOCAL_SERVE = "local"  # `--attach` without a URL: the serve of this state dir
-
 
 def tui_command(
     ctx: typer.Context,
@@ -20,9 +18,11 @@ def tui_command(
     no_mouse: bool = typer.Option(False, "--no-mouse",
                                   help="Do not ask the terminal for mouse reports (it keeps its own text selection); "
                                        "/mouse on turns them on later."),
-    attach: str = typer.Option(None, "--attach", flag_value=LOCAL_SERVE, is_flag=False, metavar="[URL]",
-                               help="Attach to a running `atomic-agent serve` (this state dir's, or the one at URL) "
-                                    "and see every session it runs: Telegram's, the scheduler's, other clients'."),
+    attach: bool = typer.Option(False, "--attach",
+                                help="Attach to a running `atomic-agent serve` (this state dir's, or the one at URL) "
+                                     "and see every session it runs: Telegram's, the scheduler's, other clients'."),
+    url: str = typer.Argument(None, metavar="[URL]", show_default=False,
+                              help="With --attach: the serve to attach to (default: this state dir's serve)."),
 ) -> None:
     import asyncio
     import sys
@@ -33,9 +33,11 @@ def tui_command(
 
     if not (sys.stdin.isatty() and sys.stdout.isatty()):
         fail("atomic-agent tui needs a terminal (stdin and stdout); for scripts use `atomic-agent run` or `repl`")
+    if url is not None and not attach:
+        fail(f"a serve address ({url!r}) goes with --attach: atomic-agent tui --attach {url}")
     state = current_cli_state(ctx)
-    if attach is not None:
-        _attach(state, None if attach == LOCAL_SERVE else attach, session, no_mouse)
+    if attach:
+        _attach(state, url, session, no_mouse)
         return
 
     async def go() -> None:
