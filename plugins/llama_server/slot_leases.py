@@ -16,7 +16,9 @@ A slot another completion holds is never pinned. The wanted slot is tried first 
 prefix is the session's), then any other free slot, except for the reserved background slot,
 which never spills onto a session's slot. When every candidate is held, the request waits
 (bounded, with a notice naming the holders) and then goes out with `id_slot = -1`: the server
-then runs it in a slot that is idle, or queues it, and never interrupts a slot at work.
+then runs it in a slot that is idle, or queues it, and never interrupts a slot at work. A
+background request that waited out pins the reserved slot unleased instead (`-1` could put it
+in an idle session slot and evict that session's cached prefix); the server queues it there.
 """
 
 from __future__ import annotations
@@ -204,6 +206,13 @@ class SlotLeases:
                     lease.waited_s = time.monotonic() - started
                     return lease
             waited = time.monotonic() - started
+            if waited >= self.wait_s and wanted == reserved:
+                # the server's choice could be an idle session slot, whose cached prefix the
+                # background call would evict: pin the reserved slot unleased instead, and the
+                # server queues the call behind the one running there
+                self._notice(f"the background llama-server slot {reserved} is still busy after {waited:.1f} s; "
+                             "this background call waits in the server's queue for it")
+                return SlotLease(reserved, waited_s=waited)
             if waited >= self.wait_s:
                 self._notice(f"still no free llama-server slot after {waited:.1f} s; this request lets the "
                              "server choose (it runs in an idle slot, or waits in the server's queue)")

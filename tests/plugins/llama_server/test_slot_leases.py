@@ -106,7 +106,10 @@ def test_the_background_slot_never_spills_onto_a_session_slot(tmp_path: Path) ->
     assert blocker is not None
     try:
         lease = asyncio.run(leases.take(1, total_slots=2, reserved=1))
-        assert lease.slot == ANY_SLOT  # waited, then the server's choice, never slot 0
+        # waited, then pinned to the reserved slot without its lease (the server queues it
+        # there); never slot 0, and never -1, which the server could run in idle slot 0
+        assert (lease.slot, lease.fd) == (1, None) and lease.waited_s >= 0.1
+        assert any("background" in n and "queue" in n for n in notices)
     finally:
         blocker.release()
 
