@@ -47,7 +47,8 @@ def build_backend(runtime: RuntimeView) -> Any:
     from .pg_backend import PgBackend
 
     return PgBackend(parse_database_url(url, runtime.environ), runtime.service(SESSION_BACKEND_KIT_SERVICE),
-                     pool_size=config.pool_size, connect_timeout_s=config.connect_timeout_s)
+                     pool_size=config.pool_size, connect_timeout_s=config.connect_timeout_s,
+                     state_dir=runtime.state_dir)
 
 
 @hookimpl

@@ -98,7 +98,13 @@ M002_TURN_LEDGER = Step("m002_turn_ledger", (
     "CREATE INDEX IF NOT EXISTS idempotency_keys_by_ref ON idempotency_keys (caller_ref)",
 ))
 
-STEPS: tuple[Step, ...] = (M001_SESSIONS, M002_TURN_LEDGER)
+M003_FLEET_HOSTS = Step("m003_fleet_hosts", (
+    # every host's config fingerprint (fleet_config): two fleets with different configs on one database are told apart
+    "CREATE TABLE IF NOT EXISTS fleet_hosts (member TEXT PRIMARY KEY, fingerprint TEXT NOT NULL, "
+    "seen_at TIMESTAMPTZ NOT NULL DEFAULT now())",
+))
+
+STEPS: tuple[Step, ...] = (M001_SESSIONS, M002_TURN_LEDGER, M003_FLEET_HOSTS)
 
 
 class NewerDatabaseError(RuntimeError):
