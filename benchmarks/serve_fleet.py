@@ -41,6 +41,9 @@ from atomic_agent.plugins.postgresql.testing.serve_fleet import (
 )
 
 
+REQUEST_TIMEOUT_S = 900.0  # every message of every session is in flight at once: the last wait long
+
+
 def percentile(values: list[float], q: float) -> float:
     ordered = sorted(values)
     return ordered[min(len(ordered) - 1, int(round(q * (len(ordered) - 1))))] if ordered else 0.0
@@ -63,7 +66,8 @@ def one_run(server: PostgresServer, fake: FakeLlamaServer, root: Path, hosts: in
 
     try:
         session_ids = create_sessions(fleet[0], sessions)
-        run = asyncio.run(drive(fleet, session_ids, per_session, conninfo, on_answer=kill_mid_run))
+        run = asyncio.run(drive(fleet, session_ids, per_session, conninfo, on_answer=kill_mid_run,
+                                timeout_s=REQUEST_TIMEOUT_S))
     finally:
         for host in fleet:
             stop_host(host)

@@ -164,15 +164,16 @@ class AdmissionWatch:
 
 
 async def drive(hosts: list[Host], session_ids: list[str], per_session: int, conninfo: dict[str, Any],
-                on_answer: Callable[[int], None] | None = None) -> FleetRun:
-    """Send every message (see the module docstring); returns when each has its answer."""
+                on_answer: Callable[[int], None] | None = None, timeout_s: float = WAIT_S) -> FleetRun:
+    """Send every message (see the module docstring); returns when each has its answer
+    (RuntimeError for one that has none within `timeout_s`, retries included)."""
     import httpx
 
     run = FleetRun()
     dead: set[int] = set()
     limits = httpx.Limits(max_connections=len(session_ids) * per_session + 10, max_keepalive_connections=50)
 
-    async with httpx.AsyncClient(timeout=WAIT_S, limits=limits, headers=AUTH) as client, \
+    async with httpx.AsyncClient(timeout=timeout_s, limits=limits, headers=AUTH) as client, \
             AdmissionWatch(conninfo) as watch:
 
         async def request(s: int, j: int) -> None:
@@ -180,7 +181,7 @@ async def drive(hosts: list[Host], session_ids: list[str], per_session: int, con
             body = {"model": "atomic-agent", "messages": [{"role": "user", "content": text}]}
             began = time.perf_counter()
             target = (s + j) % len(hosts)
-            deadline = time.monotonic() + WAIT_S
+            deadline = time.monotonic() + timeout_s
             while True:
                 while target in dead or hosts[target].proc.poll() is not None:
                     dead.add(target)
@@ -196,7 +197,7 @@ async def drive(hosts: list[Host], session_ids: list[str], per_session: int, con
                     if hosts[target].proc.poll() is not None:
                         dead.add(target)
                 if time.monotonic() > deadline:
-                    raise RuntimeError(f"{text!r} got no answer in {WAIT_S:.0f} s")
+                    raise RuntimeError(f"{text!r} got no answer in {timeout_s:.0f} s")
                 run.retries += 1
                 target = (target + 1) % len(hosts)
                 await asyncio.sleep(RETRY_PAUSE_S)
