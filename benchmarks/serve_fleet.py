@@ -40,7 +40,6 @@ from atomic_agent.plugins.postgresql.testing.serve_fleet import (
     stop_host,
 )
 
-
 REQUEST_TIMEOUT_S = 900.0  # every message of every session is in flight at once: the last wait long
 
 
