@@ -4,7 +4,9 @@ inside bubblewrap (sandbox.mode auto, no network), and what opening a session's 
 Usage: .venv/bin/python benchmarks/sandbox_overhead.py [--calls N]
 Prints milliseconds per call (median, p90) for each placement and the difference (the calls
 alternate, so load on the machine falls on both alike); the
-worktree line times `open_worktree` on a small fresh repository.
+worktree lines time `open_worktree` on a small fresh repository and the end-of-turn notice
+(the worktree's state at the turn's start and the diffstat at its end) for a turn that
+changed one file and for one that changed nothing.
 """
 
 from __future__ import annotations
@@ -23,6 +25,7 @@ from atomic_agent.plugins.os.shell.shell_tool import run_shell
 from atomic_agent.plugins.sandbox.sandbox_config import SandboxConfig
 from atomic_agent.plugins.sandbox.session_worktree import discard_worktree, open_worktree
 from atomic_agent.plugins.sandbox.shell_sandbox import BwrapSandbox
+from atomic_agent.plugins.sandbox.worktree_notice import WorktreeNotices
 from atomic_agent.testing.tool_context_kit import make_runtime_view, make_tool_context
 
 PROGRAMS = (("true", []), ("ls", ["-la"]), ("echo hi > out.txt", []))
@@ -89,6 +92,24 @@ async def main() -> None:
             opened.append((time.perf_counter() - start) * 1000)
             discard_worktree(state, f"bench{i}")
         print(f"open a session worktree (50-file repo): median {statistics.median(opened):.1f} ms over 5")
+        record = open_worktree(state, "notice", repo)
+        notices = WorktreeNotices(state)
+        changed, unchanged = [], []
+        for i in range(max(n, 3)):
+            start = time.perf_counter()
+            notices.turn_began("notice")
+            (Path(record.worktree) / f"f{i % 50}.txt").write_text(f"edited {i}\n")
+            if not notices.turn_ended("notice"):
+                raise SystemExit("a turn that changed a file showed no notice")
+            changed.append((time.perf_counter() - start) * 1000)
+            start = time.perf_counter()
+            notices.turn_began("notice")
+            if notices.turn_ended("notice"):
+                raise SystemExit("a turn that changed nothing showed a notice")
+            unchanged.append((time.perf_counter() - start) * 1000)
+        discard_worktree(state, "notice")
+        print(f"end-of-turn worktree notice (50-file repo): changed a file {statistics.median(changed):.1f} ms, "
+              f"changed nothing {statistics.median(unchanged):.1f} ms (median over {len(changed)})")
 
 
 if __name__ == "__main__":

@@ -279,6 +279,12 @@ class MemoryPhase:
       first step: awaited (a round trip the turn's sections depend on: embedding the
       message, rewriting the query). It must bound its own time; one that raises is
       reported and the turn goes on with what the sections have.
+    - `turn_notices(session_id, turn_index)` — once per turn as it ends (whatever its
+      status), after the reply is durable and before `turn_finished`: short texts for the
+      person, never the model (the sandbox's worktree diffstat). Each is emitted as a
+      `turn_notice` event {sessionId, turnIndex, source: the phase name, text} that every
+      host shows beside the reply. Synchronous and quick; one that raises is reported and
+      shows nothing.
     Phases run in (`order`, `name`) order.
     """
 
@@ -290,6 +296,7 @@ class MemoryPhase:
     plugin: str = ""
     before_turn: Callable[[TurnStart], None] | None = None
     prepare_turn: Callable[[TurnStart], Awaitable[None]] | None = None
+    turn_notices: Callable[[str, int], Sequence[str]] | None = None
 
 
 # What a provider plugin registers: a kind of LLM backend and how to build one.

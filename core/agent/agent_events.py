@@ -23,6 +23,7 @@ TOOL_CALL_RESULT = "tool_call_result"
 LOOP_DETECTED = "loop_detected"
 APPROVAL_REQUEST = "approval_request"
 ASSISTANT_REPLY = "assistant_reply"
+TURN_NOTICE = "turn_notice"  # text for the person (not the model) a plugin shows as the turn ends: source, text
 STEP_ERROR = "step_error"
 LOOP_FAILED = "loop_failed"
 LLM_UNAVAILABLE = "llm_unavailable"

@@ -103,6 +103,9 @@ class TurnDeps:
     # a graceful stop: set -> end at the next step boundary as `interrupted` (a note, no
     # answer); set together with `cancelled` -> abandon the running step the same way
     park: asyncio.Event | None = None
+    # what plugins show the person as the turn ends (MemoryPhase.turn_notices): turn index ->
+    # (source, text) pairs, each emitted as a `turn_notice` before `turn_finished`
+    turn_notices: Callable[[int], Sequence[tuple[str, str]]] | None = None
 
 
 STEER_NOTICE_CHARS = 500
@@ -285,6 +288,8 @@ async def _finish(base: TurnDeps, turn_index: int, status: str, reason: str, ste
                       durationMs=duration)
     if reply and status == "done":
         emit(ev.event(ev.ASSISTANT_REPLY, sessionId=base.session.id, turnIndex=turn_index, text=reply))
+    for source, text in base.turn_notices(turn_index) if base.turn_notices is not None else ():
+        emit(ev.event(ev.TURN_NOTICE, sessionId=base.session.id, turnIndex=turn_index, source=source, text=text))
     emit(ev.event(ev.TURN_FINISHED, sessionId=base.session.id, turnIndex=turn_index, status=status, reason=reason,
                   steps=steps, durationMs=duration))
     if base.session.status == "finished":

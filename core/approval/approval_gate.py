@@ -826,8 +826,8 @@ class ApprovalGate:
         waiter.cancel()
         await asyncio.gather(waiter, return_exceptions=True)
         result = host.result()  # raises what the host raised
-        if record.kind == QUESTION:  # a question's host commits its answer itself; the record says what won
-            return await records.wait(record.id) if records.get(record.id).state == PENDING else records.get(record.id)
+        if record.kind == QUESTION:
+            return await self._question_answered(result, record, surface)
         answer = normalise_answer(result)
         bounds = {k: v for k, v in (("ttlS", answer.ttl_s), ("uses", answer.uses)) if v is not None}
         try:
@@ -835,6 +835,25 @@ class ApprovalGate:
                                   text=json.dumps(bounds) if bounds else None)
         except ApprovalRecordError:  # another surface won (or it expired): its answer stands
             return records.get(record.id)
+    async def _question_answered(self, result: object, record: ApprovalRecord, surface: str) -> ApprovalRecord:
+        """A question's host either committed its answer itself (serve, Telegram) or hands it
+        back (the terminal): `{"option": id}`, `{"text": ...}`, or `{"cancel": why}` when the
+        person gave none. Another surface's earlier answer stands; the record says what won."""
+        records = self.records
+        assert records is not None
+        if isinstance(result, Mapping):
+            try:
+                if result.get("cancel"):
+                    records.cancel(record.id, str(result["cancel"]))
+                elif result.get("option") is not None:
+                    records.answer(record.id, str(result["option"]), principal=OPERATOR, surface=surface)
+                elif result.get("text") is not None:
+                    records.answer(record.id, "text", principal=OPERATOR, surface=surface, text=str(result["text"]))
+            except ApprovalRecordError:
+                pass  # answered elsewhere first, expired, or not an answer this record takes
+        current = records.get(record.id)
+        return await records.wait(record.id) if current.state == PENDING else current
+
     def _grant_from(self, session_id: str, cat: ApprovalCategory, command_shape: str | None,
                     answer: ApprovalAnswer, grantable: bool) -> str | None:
         # the grant comes from the gate's own pending request, never from what the host claims

@@ -90,6 +90,19 @@ class MemoryPhases:
                     print(f"atomic-agent: memory phase {phase.name!r} prepare_turn failed: "
                           f"{type(exc).__name__}: {exc}", file=sys.stderr)
 
+    def turn_notices(self, session_id: str, turn_index: int) -> list[tuple[str, str]]:
+        """Every phase's notices for the person as the turn ends: (phase name, text) pairs."""
+        notices: list[tuple[str, str]] = []
+        for phase in self.phases:
+            if phase.turn_notices is not None:
+                try:
+                    notices.extend((phase.name, str(text)) for text in phase.turn_notices(session_id, turn_index)
+                                   if str(text).strip())
+                except Exception as exc:  # a broken notice shows nothing, never fails the turn
+                    print(f"atomic-agent: memory phase {phase.name!r} turn_notices failed: "
+                          f"{type(exc).__name__}: {exc}", file=sys.stderr)
+        return notices
+
     def after_turn(self, session: SessionState, result: TurnResult, text: str) -> None:
         """Start every phase's `after_turn` in the background (awaited by `drain`)."""
         digest = TurnDigest(session.id, result.turn_index, text, result.reply, reason=result.reason,

@@ -79,6 +79,7 @@ from atomic_agent.tracing.trace_recorder import TraceRecorder, TraceRecorders
 from atomic_agent.turns import session_backend_kit
 from atomic_agent.turns.admissible_text import check_text
 from atomic_agent.turns.graceful_stop import DEFAULT_GRACE_S, DrainReport, drain
+from atomic_agent.turns.parked_turn_resumer import ParkedTurnResumer
 from atomic_agent.turns.request_keys import KeyedTurn, RequestKey
 from atomic_agent.turns.restart_recovery import durable_runner, settle_interrupted
 from atomic_agent.turns.session_backend_kit import SESSION_BACKEND_KIT_SERVICE
@@ -290,6 +291,7 @@ class Runtime:
             self._lifecycle = TurnLifecycle(self.sessions, self.turns, self.state_dir,
                                             lambda: self.config.agent.send_mode, self.turn_services.executor,
                                             self.session_backend)
+            self._lifecycle.parked = ParkedTurnResumer(self.turn_services, self._lifecycle)
             self.inbox.queue = self._lifecycle.steers
             self.inbox.remember_key = self._lifecycle.ledger.remember_key_in
         return self._lifecycle

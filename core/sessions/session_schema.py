@@ -24,26 +24,36 @@ def m001_initial(db: sqlite_utils.Database) -> None:
                "BEGIN SELECT RAISE(ABORT, 'transcript rows are append-only'); END")
 
 
-TERMINAL_TURN_STATES = ("completed", "failed", "stopped", "cancelled", "interrupted", "merged")
+# the final states m002 created the ledger with (m007 adds `resumed`, and `parked` as a live one)
+M002_TERMINAL_TURN_STATES = ("completed", "failed", "stopped", "cancelled", "interrupted", "merged")
+TERMINAL_TURN_STATES = (*M002_TERMINAL_TURN_STATES, "resumed")
+
+
+def _turns_table(name: str, live: tuple[str, ...], terminal: tuple[str, ...]) -> str:
+    states = ", ".join(f"'{s}'" for s in (*live, *terminal))
+    return (f"CREATE TABLE IF NOT EXISTS {name} (turn_id TEXT PRIMARY KEY, session_id TEXT NOT NULL, "
+            "lane TEXT NOT NULL, admitted_order INTEGER NOT NULL UNIQUE, state TEXT NOT NULL CHECK (state IN "
+            f"({states})), origin TEXT NOT NULL, text TEXT NOT NULL, generation INTEGER NOT NULL DEFAULT 0, "
+            "turn_index INTEGER, reason TEXT, category TEXT, response_hash TEXT, merged_into TEXT, owner TEXT, "
+            "admitted_at TEXT NOT NULL, started_at TEXT, finished_at TEXT)")
+
+
+def _turns_indexes_and_freeze(db: sqlite_utils.Database, terminal: tuple[str, ...]) -> None:
+    db.execute("CREATE INDEX IF NOT EXISTS turns_by_lane ON turns (lane, state, admitted_order)")
+    db.execute("CREATE INDEX IF NOT EXISTS turns_by_state ON turns (state, admitted_order)")
+    # a finalized turn is a frozen fact: no stale writer can move it again or rewrite its hash
+    finals = ", ".join(f"'{s}'" for s in terminal)
+    db.execute(f"CREATE TRIGGER IF NOT EXISTS turns_final_is_frozen BEFORE UPDATE ON turns "
+               f"WHEN OLD.state IN ({finals}) "
+               "BEGIN SELECT RAISE(ABORT, 'a finalized turn cannot change'); END")
 
 
 def m002_turn_ledger(db: sqlite_utils.Database) -> None:
     """The durable turn lifecycle: admission ledger, append-only audit, steering queue."""
-    terminal = ", ".join(f"'{s}'" for s in TERMINAL_TURN_STATES)
-    db.execute(
-        "CREATE TABLE IF NOT EXISTS turns (turn_id TEXT PRIMARY KEY, session_id TEXT NOT NULL, lane TEXT NOT NULL, "
-        "admitted_order INTEGER NOT NULL UNIQUE, state TEXT NOT NULL CHECK (state IN ('queued', 'running', "
-        f"{terminal})), origin TEXT NOT NULL, text TEXT NOT NULL, generation INTEGER NOT NULL DEFAULT 0, "
-        "turn_index INTEGER, reason TEXT, category TEXT, response_hash TEXT, merged_into TEXT, owner TEXT, "
-        "admitted_at TEXT NOT NULL, started_at TEXT, finished_at TEXT)")
-    db.execute("CREATE INDEX IF NOT EXISTS turns_by_lane ON turns (lane, state, admitted_order)")
-    db.execute("CREATE INDEX IF NOT EXISTS turns_by_state ON turns (state, admitted_order)")
+    db.execute(_turns_table("turns", ("queued", "running"), M002_TERMINAL_TURN_STATES))
     # the admission counter lives in the database so a restarted process continues after it
     db.execute("CREATE TABLE IF NOT EXISTS turn_counters (name TEXT PRIMARY KEY, value INTEGER NOT NULL)")
-    # a finalized turn is a frozen fact: no stale writer can move it again or rewrite its hash
-    db.execute(f"CREATE TRIGGER IF NOT EXISTS turns_final_is_frozen BEFORE UPDATE ON turns "
-               f"WHEN OLD.state IN ({terminal}) "
-               "BEGIN SELECT RAISE(ABORT, 'a finalized turn cannot change'); END")
+    _turns_indexes_and_freeze(db, M002_TERMINAL_TURN_STATES)
     db.execute(
         "CREATE TABLE IF NOT EXISTS turn_audit (audit_id INTEGER PRIMARY KEY AUTOINCREMENT, turn_id TEXT NOT NULL, "
         "session_id TEXT NOT NULL, lane TEXT NOT NULL, from_state TEXT, to_state TEXT NOT NULL, "
@@ -107,5 +117,26 @@ def m006_transcript_search(db: sqlite_utils.Database) -> None:
     db.execute(f"INSERT INTO transcript_fts(rowid, text) SELECT rowid, text FROM transcript WHERE kind IN {said}")
 
 
+def m007_parked_turns(db: sqlite_utils.Database) -> None:
+    """A turn whose process died while it waited on a durable approval is `parked` (live:
+    it resumes from the answer), then `resumed` (final). SQLite cannot change a CHECK in
+    place, so the ledger table is rebuilt with its rows, indexes and freeze trigger, in one
+    transaction (a crash leaves the old table or the new one, never half of each)."""
+    from atomic_agent.storage.sqlite_transaction import transaction
+
+    row = db.execute("SELECT sql FROM sqlite_master WHERE type = 'table' AND name = 'turns'").fetchone()
+    if row is None or "'parked'" in str(row[0]):
+        return
+    with transaction(db.conn):
+        db.execute("DROP TABLE IF EXISTS turns_next")
+        db.execute(_turns_table("turns_next", ("queued", "running", "parked"), TERMINAL_TURN_STATES))
+        db.execute("INSERT INTO turns_next SELECT turn_id, session_id, lane, admitted_order, state, origin, text, "
+                   "generation, turn_index, reason, category, response_hash, merged_into, owner, admitted_at, "
+                   "started_at, finished_at FROM turns")
+        db.execute("DROP TABLE turns")  # its indexes and trigger go with it
+        db.execute("ALTER TABLE turns_next RENAME TO turns")
+        _turns_indexes_and_freeze(db, TERMINAL_TURN_STATES)
+
+
 MIGRATIONS: list[Migration] = [m001_initial, m002_turn_ledger, m003_steer_handed_back, m004_idempotency_keys,
-                               m005_transcript_rewrites, m006_transcript_search]
+                               m005_transcript_rewrites, m006_transcript_search, m007_parked_turns]

@@ -65,14 +65,17 @@ async def _rerun(call: TranscriptEntry, run_durable: RunDurable) -> ToolResult:
 
 async def settle_interrupted_calls(store: SessionRepository, session: SessionState, registry: ToolRegistry,
                                    run_durable: RunDurable, parked: Callable[[TranscriptEntry], bool] | None = None,
-                                   run_parked: RunDurable | None = None) -> SettleReport:
+                                   run_parked: RunDurable | None = None,
+                                   unanswered: Callable[[TranscriptEntry], bool] | None = None) -> SettleReport:
     """Settle every unanswered call of `session` after a restart; see the module docstring.
 
     Calls of a turn the ledger still holds as running are left to it. Only calls at the
     end of the conversation (its own turn's closing note aside) are re-run: a durable call stranded under
     later messages is answered as interrupted too, since its fresh output would describe
     a world the conversation has already moved past. Safe to call on a settled session
-    (it does nothing) and to call again after a crash during settling.
+    (it does nothing) and to call again after a crash during settling. A parked call whose
+    approval is still `unanswered` after its run (the host closed before anyone answered)
+    is left open: it is not answered by a shutdown, and the next start resumes it again.
     """
     session.entries = store.entries(session.id)
     running = store.running_turn_indexes(session.id)  # a live owner is still answering those
@@ -86,13 +89,16 @@ async def settle_interrupted_calls(store: SessionRepository, session: SessionSta
                and c.tool is not None and registry.get(c.tool) is not None and parked(c)]
     outcomes = await asyncio.gather(*(_rerun(c, run_durable) for c in rerun),
                                     *(_rerun(c, run_parked) for c in resumed if run_parked is not None))
-    rerun = rerun + resumed
-    answers = dict(zip((c.seq for c in rerun), outcomes, strict=True))
+    ran = rerun + resumed
+    answers = dict(zip((c.seq for c in ran), outcomes, strict=True))
+    waiting = {c.seq for c in resumed if unanswered is not None and unanswered(c)}
     rows = [result_row(c, answers[c.seq]) if c.seq in answers
             else result_row(c, ToolResult.error(interrupted_summary(c.tool or "the tool"), **{INTERRUPTED: True}))
-            for c in calls]
-    place_tool_results(store, session, rows)
-    return SettleReport(tuple(c.seq for c in rerun), tuple(c.seq for c in calls if c.seq not in answers))
+            for c in calls if c.seq not in waiting]
+    if rows:
+        place_tool_results(store, session, rows)
+    return SettleReport(tuple(c.seq for c in ran if c.seq not in waiting),
+                        tuple(c.seq for c in calls if c.seq not in answers))
 
 
 def settle_abandoned_calls(store: SessionRepository, session: SessionState, turn_index: int, summary: str,

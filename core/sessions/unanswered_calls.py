@@ -27,6 +27,7 @@ CallKey = tuple[int, int | None, int | None]
 # rows that record bookkeeping rather than conversation: they do not strand a call
 _BOOKKEEPING = frozenset({TURN_STARTED, TURN_FINISHED})
 INTERRUPTED = "interrupted"  # the turn_finished status recovery gives a turn a dead process left running
+PARKED = "parked"  # ... or that turn, when its open call waits on a durable approval (it resumes from the answer)
 
 
 def call_key(entry: TranscriptEntry) -> CallKey:
@@ -71,13 +72,14 @@ def batch_end_seq(entries: Sequence[TranscriptEntry], call: TranscriptEntry) -> 
 
 def is_stranded(entries: Sequence[TranscriptEntry], call: TranscriptEntry) -> bool:
     """True when conversation rows follow the call's batch block, or its turn finished
-    without answering it. A turn finished as `interrupted` (a restart cut it off) is left
-    to recovery, which may still run its durable calls again."""
+    without answering it. A turn finished as `interrupted` (a restart cut it off) or
+    `parked` (waiting on an approval) is left to recovery, which may still run its durable
+    calls again, or the parked call from its answer."""
     end = batch_end_seq(entries, call)
     for e in entries:
         if e.seq <= end:
             continue
-        if e.kind == TURN_FINISHED and e.turn_index == call.turn_index and e.status != INTERRUPTED:
+        if e.kind == TURN_FINISHED and e.turn_index == call.turn_index and e.status not in (INTERRUPTED, PARKED):
             return True
         if e.kind not in _BOOKKEEPING and not (e.kind == FAILURE_NOTE and e.turn_index == call.turn_index):
             return True

@@ -34,7 +34,9 @@ from atomic_agent.turns.turn_states import (
     INTERRUPTED,
     LIVE_STATES,
     MERGED,
+    PARKED,
     QUEUED,
+    RESUMED,
     RUNNING,
     LaneBusy,
     QueuedSteer,
@@ -47,7 +49,7 @@ from atomic_agent.turns.turn_states import (
 SESSION_BACKEND_KIT_SERVICE = "session_backend_kit"
 
 __all__ = [
-    "CANCELLED", "CONTINUATION_ORIGIN", "INTERRUPTED", "LIVE_STATES", "MERGED", "QUEUED", "RUNNING",
+    "CANCELLED", "CONTINUATION_ORIGIN", "INTERRUPTED", "LIVE_STATES", "MERGED", "PARKED", "QUEUED", "RESUMED", "RUNNING",
     "SESSION_BACKEND_KIT_SERVICE", "TERMINAL_TURN_STATES", "TOOL_RESULT", "TURN_FINISHED", "TURN_STARTED", "USER",
     "CachedTranscript", "DuplicateRequestError", "KeyedTurn", "LaneBusy", "QueuedSteer", "RequestKey",
     "SearchQueryError", "SessionBackend", "SessionNotFoundError", "SessionRepository", "SessionState",

@@ -10,6 +10,9 @@ is owed the answer to the message it sent, which is not always the turn it sent 
   already queued behind it, the first of those (recovery admits no continuation then:
   that turn answers the durable conversation, the interrupted message and its note
   included, exactly as after a kill); until there is one, the answer is still owed;
+- `parked` (its process died while it waited on a durable approval): still owed, and the
+  message names the approval whose answer resumes it; `resumed`: like `interrupted`, the
+  answer of the next turn of its lane (the continuation that read the parked call's result);
 - `failed`, `stopped`, `cancelled`: that outcome, with the failure note's text;
 - `queued`, `running`: not decided yet.
 """
@@ -29,6 +32,8 @@ from atomic_agent.turns.turn_states import (
     INTERRUPTED,
     LIVE_STATES,
     MERGED,
+    PARKED,
+    RESUMED,
     STOPPED,
     TurnRecord,
 )
@@ -61,14 +66,20 @@ def answer_of(ledger: TurnRepository, store: SessionRepository, turn_id: str) ->
         turn = ledger.get(turn_id)
         if turn is None:
             return TurnAnswer(asked, GONE, answered_by=turn_id)
+        if turn.state == PARKED:
+            return TurnAnswer(asked, PENDING, turn.session_id, turn.turn_id,
+                              message=f"turn {turn.turn_id} is parked, {turn.reason or 'waiting for an approval'}")
         if turn.state in LIVE_STATES:
             return TurnAnswer(asked, PENDING, turn.session_id, turn.turn_id, message=f"turn {turn.turn_id} is {turn.state}")
         if turn.state == MERGED and turn.merged_into:
             turn_id = turn.merged_into
             continue
-        if turn.state == INTERRUPTED:
+        if turn.state in (INTERRUPTED, RESUMED):
             continuation = _continuation_after(ledger, turn)
             if continuation is None:
+                if turn.state == RESUMED:
+                    return TurnAnswer(asked, PENDING, turn.session_id, turn.turn_id,
+                                      message=f"turn {turn.turn_id} was {turn.reason}; its answer is still owed")
                 return TurnAnswer(asked, PENDING, turn.session_id, turn.turn_id, awaits_restart=True,
                                   message="it was interrupted; the next start of the agent answers it")
             turn_id = continuation.turn_id

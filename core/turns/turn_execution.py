@@ -156,7 +156,8 @@ async def execute_turn(services: TurnServices, text: str, session: SessionState,
 
     deps = TurnDeps(session, store, trace, services.provider, cancel, make_context, emit, agent.max_steps,
                     inbox=services.inbox, turn_id=started.turn_id, opened_turn_index=started.turn_index,
-                    finalize=finalize, steer_mode=agent.steer_mode, park=stops.park)
+                    finalize=finalize, steer_mode=agent.steer_mode, park=stops.park,
+                    turn_notices=partial(services.memory.turn_notices, session.id))
     result = await run_turn(deps, text)
     if result.status == "failed" and result.category in ("transport", "grammar"):
         await services.forget_plan()

@@ -23,9 +23,12 @@ from atomic_agent.turns.turn_states import (
     CANCELLED,
     CONTINUATION_ORIGIN,
     INTERRUPTED,
+    LANE_HOLDERS,
     LIVE_STATES,
     MERGED,
+    PARKED,
     QUEUED,
+    RESUMED,
     RUNNING,
     LaneBusy,
     StartedTurn,
@@ -136,7 +139,7 @@ class TurnLedger:
         # the order comes from a counter in the file: a restarted process continues after it
         order = conn.execute("insert into turn_counters (name, value) values ('admission', 1) on conflict(name) "
                              "do update set value = value + 1 returning value").fetchone()[0]
-        ahead = conn.execute("select count(*) from turns where lane = ? and state in (?, ?)",
+        ahead = conn.execute(f"select count(*) from turns where lane = ? and state in ({', '.join('?' * len(LIVE_STATES))})",
                              [lane, *LIVE_STATES]).fetchone()[0]
         conn.execute("insert into turns (turn_id, session_id, lane, admitted_order, state, origin, text, generation, "
                      "owner, admitted_at) values (?, ?, ?, ?, ?, ?, ?, 0, ?, ?)",
@@ -197,13 +200,18 @@ class TurnLedger:
         return StartedTurn(guard, index, tuple(merged))
 
     def _blocker(self, turn: TurnRecord) -> TurnRecord | None:
-        """The live turn of `turn`'s lane that must finish first: a running one, else the oldest
-        queued one admitted before it (whoever owns either)."""
-        # two seeks on turns_by_lane (lane, state, admitted_order): one query with `state = ? or
-        # (...)` read every turn the lane ever had, a cost that grew with the session
-        row = self.conn.execute(
-            f"select {_COLUMNS} from turns where lane = ? and state = ? and turn_id != ? "
-            "order by admitted_order limit 1", [turn.lane, RUNNING, turn.turn_id]).fetchone()
+        """The live turn of `turn`'s lane that must finish first: a running or parked one (a
+        parked turn keeps its lane until it is resumed), else the oldest queued one admitted
+        before it (whoever owns either)."""
+        # seeks on turns_by_lane (lane, state, admitted_order), one per state: a query with
+        # `state = ? or (...)` read every turn the lane ever had, a cost that grew with the
+        # session, and `state in (...)` sorts the matches to order them
+        row = None
+        for holder in LANE_HOLDERS:
+            row = self.conn.execute(f"select {_COLUMNS} from turns where lane = ? and state = ? and turn_id != ? "
+                                    "order by admitted_order limit 1", [turn.lane, holder, turn.turn_id]).fetchone()
+            if row is not None:
+                break
         if row is None:
             row = self.conn.execute(
                 f"select {_COLUMNS} from turns where lane = ? and state = ? and admitted_order < ? "
@@ -248,6 +256,44 @@ class TurnLedger:
             return False
         audit(conn, turn, RUNNING, INTERRUPTED, turn.generation + 1, reason, self.owner)
         return True
+
+    def park_in(self, conn: sqlite3.Connection, turn: TurnRecord, reason: str) -> bool:
+        """running -> parked at `turn.generation` (bumped, so the dead writer is fenced out),
+        owned by this process from now on, in the caller's transaction; False when it moved."""
+        fenced = conn.execute("update turns set state = ?, generation = generation + 1, reason = ?, owner = ? "
+                              "where turn_id = ? and state = ? and generation = ?",
+                              [PARKED, reason, self.owner, turn.turn_id, RUNNING, turn.generation])
+        if fenced.rowcount != 1:
+            return False
+        audit(conn, turn, RUNNING, PARKED, turn.generation + 1, reason, self.owner)
+        return True
+
+    def claim_parked(self, turn: TurnRecord, reason: str) -> bool:
+        """Take over a parked turn whose owner died (compare-and-set on its owner); False when
+        another process claimed or resumed it first."""
+        with self.store.write() as conn:
+            taken = conn.execute("update turns set owner = ? where turn_id = ? and state = ? and owner is ?",
+                                 [self.owner, turn.turn_id, PARKED, turn.owner]).rowcount
+            if taken == 1:
+                audit(conn, turn, PARKED, PARKED, turn.generation, reason, self.owner)
+            return taken == 1
+
+    def resume_parked(self, turn: TurnRecord, reason: str, rows: list[TranscriptEntry]) -> bool:
+        """parked -> resumed (final) with `rows` (its closing transcript rows) in one
+        transaction, only by its owner; False when it is not parked and owned by this process."""
+        with self.store.write() as conn:
+            moved = conn.execute("update turns set state = ?, reason = ?, finished_at = ? where turn_id = ? and "
+                                 "state = ? and owner = ?",
+                                 [RESUMED, reason, now_iso(), turn.turn_id, PARKED, self.owner]).rowcount
+            if moved != 1:
+                return False
+            audit(conn, turn, PARKED, RESUMED, turn.generation, reason, self.owner)
+            if rows:
+                try:
+                    self.store.append(self.store.load(turn.session_id), rows)
+                except SessionNotFoundError:
+                    pass  # the session was deleted meanwhile: there is no conversation to close
+            return True
 
     def interrupt_unfinalized(self, guard: TurnGuard, reason: str) -> bool:
         """running -> interrupted for a turn whose own finalize could not be written (a full

@@ -34,13 +34,14 @@ from atomic_agent.turns.admissible_text import check_text
 from atomic_agent.turns.durable_steering import SteerAlreadyTakenError
 from atomic_agent.turns.graceful_stop import RuntimeStoppingError, TurnParkedError
 from atomic_agent.turns.request_keys import RequestKey
-from atomic_agent.turns.restart_recovery import steers_to_turns, take_over_dead_turn
+from atomic_agent.turns.restart_recovery import park_turn, steers_to_turns, take_over_dead_turn
 from atomic_agent.turns.session_backends import DEFAULT_BACKEND, SessionBackend
 from atomic_agent.turns.turn_controller import ORIGINS, LanePause, SubmissionCancelledError, TurnController
 from atomic_agent.turns.turn_owner import OwnerLease
 from atomic_agent.turns.turn_repository import SteerRepository, TurnRepository
 from atomic_agent.turns.turn_states import (
     MERGED,
+    PARKED,
     QUEUED,
     LaneBusy,
     StartedTurn,
@@ -146,6 +147,23 @@ def link_cancel(source: asyncio.Event | None, target: asyncio.Event) -> asyncio.
 ExecuteTurn = Callable[[SessionState, StartedTurn, TurnStops, FinalizeTurn], Awaitable[TurnResult]]
 
 
+class ParkedTurns(Protocol):
+    """The parked turns this process resumes (parked_turn_resumer.ParkedTurnResumer)."""
+
+    def waiting_on(self, turn: TurnRecord) -> list[str]: ...
+
+    def resuming(self, turn_id: str) -> bool: ...
+
+    def resume(self, turn: TurnRecord, continue_after: bool = True, sink: ev.EventSink = ev.discard,
+               settle: Callable[[str], Awaitable[int]] | None = None) -> asyncio.Future[TurnResult]: ...
+
+
+def report_resume_failure(future: asyncio.Future[TurnResult]) -> None:
+    if not future.cancelled() and future.exception() is not None:
+        exc = future.exception()
+        print(f"atomic-agent: resuming a parked turn failed: {type(exc).__name__}: {exc}", file=sys.stderr)
+
+
 class ExecutorFor(Protocol):
     """The executor of a turn's text (TurnServices.executor); `tool_choice` forces a first tool."""
 
@@ -171,6 +189,8 @@ class TurnLifecycle:
         self.unattended: set[asyncio.Task[TurnResult]] = set()  # requeued steers' turns nobody waits on
         self.closing = False
         self.stopping = False  # a graceful stop began: nothing is admitted or started any more
+        # resumes the parked turns found in a lane's way (the runtime sets it: it needs the gate)
+        self.parked: ParkedTurns | None = None
 
     def admit(self, session_id: str, text: str, origin: str, resend_steer_id: str | None = None,
               request_key: RequestKey | None = None) -> TurnTicket:
@@ -387,10 +407,15 @@ class TurnLifecycle:
                 if self.ledger.adopt(blocker, f"adopted by {self.lease.owner}: its owner died"):
                     await self._run_started(ticket_of(blocker), None, self.executor_for(blocker.text))
                     self.requeue_and_run(blocker.turn_id)  # nobody waits on it: run its steers as turns
+            elif blocker.state == PARKED:
+                self._resume_parked(blocker)
+                await pause.wait()  # it holds the lane until it is resumed, here or by its live owner
             elif not self.lease.is_alive(blocker.owner) or (mine and not self._runs_here(blocker.turn_id)):
                 # left running by a dead owner, or by this one when even its fallback finalize
-                # failed (finalize_or_interrupt): nobody will ever finish it
-                take_over_dead_turn(self.ledger, blocker)
+                # failed (finalize_or_interrupt): nobody will ever finish it. Waiting on an
+                # approval, it is parked instead (its record stays pending and is shown again)
+                if not self._park_dead_turn(blocker):
+                    take_over_dead_turn(self.ledger, blocker)
             else:
                 await pause.wait()  # a live owner holds the lane
 
@@ -415,6 +440,33 @@ class TurnLifecycle:
         self._results_for_waiters[blocker.turn_id] = result
         if done is not None and not done.done():
             done.set_result(result)
+
+    def _park_dead_turn(self, turn: TurnRecord) -> bool:
+        """Park a dead owner's running turn whose open call waits on a durable approval, and
+        resume it here; True when it waits on one (parked now, or moved by someone else)."""
+        approvals = self.parked.waiting_on(turn) if self.parked is not None else []
+        if not approvals:
+            return False
+        if park_turn(self.ledger, turn, approvals):
+            parked = self.ledger.get(turn.turn_id)
+            if parked is not None:
+                self._resume_parked(parked)
+        return True
+
+    def _resume_parked(self, turn: TurnRecord) -> None:
+        """Resume a parked turn in this process unless it is resumed already (here, or by its
+        live owner): its own, or a dead owner's once claimed (of two claimers one wins)."""
+        if self.parked is None or self.closing or self.parked.resuming(turn.turn_id):
+            return
+        if turn.owner != self.lease.owner:
+            if self.lease.is_alive(turn.owner) or not self.ledger.claim_parked(
+                    turn, f"claimed by {self.lease.owner}: its owner died while it was parked"):
+                return
+            claimed = self.ledger.get(turn.turn_id)
+            if claimed is None or claimed.state != PARKED:
+                return
+            turn = claimed
+        self.parked.resume(turn).add_done_callback(report_resume_failure)
 
     def _runs_here(self, turn_id: str) -> bool:
         return any(running.turn_id == turn_id for running in self._running.values())

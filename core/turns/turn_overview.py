@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from atomic_agent.turns.turn_owner import OWNERS_DIR, owner_alive
-from atomic_agent.turns.turn_states import FAILED, QUEUED, RUNNING
+from atomic_agent.turns.turn_states import FAILED, PARKED, QUEUED, RUNNING
 
 if TYPE_CHECKING:
     from atomic_agent.config.app_config import AppConfig
@@ -21,8 +21,9 @@ if TYPE_CHECKING:
 LAST_FAILURES = 5
 STATUS_OWNER = "status"  # the ledger's owner name for a read-only look (it writes nothing)
 
-# (turn_id, session_id, state, origin, owner) of live turns; (turn_id, session_id, origin, category, reason) of failed
-Rows = tuple[int, list[tuple[Any, ...]], list[tuple[Any, ...]], Callable[[str | None], bool]]
+# sessions; (turn_id, session_id, state, origin, owner) of live turns; (turn_id, session_id, origin, reason) of
+# parked ones; (turn_id, session_id, origin, category, reason) of failed ones; whether an owner is alive
+Rows = tuple[int, list[tuple[Any, ...]], list[tuple[Any, ...]], list[tuple[Any, ...]], Callable[[str | None], bool]]
 
 
 def turn_status(state_dir: Path, config: AppConfig | None = None, host: PluginHost | None = None
@@ -61,12 +62,14 @@ def _backend_rows(backend: SessionBackend, state_dir: Path) -> Rows:
         ledger = backend.ledger(store, STATUS_OWNER)
         sessions = len(store.session_ids())
         live = sorted([*ledger.in_state(RUNNING), *ledger.in_state(QUEUED)], key=lambda t: t.admitted_order)
+        waiting = sorted(ledger.in_state(PARKED), key=lambda t: t.admitted_order)
         failed = sorted(ledger.in_state(FAILED), key=lambda t: t.admitted_order, reverse=True)[:LAST_FAILURES]
         alive = {owner: lease.is_alive(owner) for owner in {t.owner for t in live if t.state == RUNNING}}
     finally:
         lease.release()
         store.close()
     return (sessions, [(t.turn_id, t.session_id, t.state, t.origin, t.owner) for t in live],
+            [(t.turn_id, t.session_id, t.origin, t.reason) for t in waiting],
             [(t.turn_id, t.session_id, t.origin, t.category, t.reason) for t in failed],
             lambda owner: alive.get(owner, False))
 
@@ -83,28 +86,33 @@ def _sqlite_status(state_dir: Path) -> list[dict[str, Any]]:
         sessions = int(conn.execute("select count(*) from sessions").fetchone()[0])
         live = conn.execute("select turn_id, session_id, state, origin, owner from turns where state in (?, ?) "
                             "order by admitted_order", [RUNNING, QUEUED]).fetchall()
+        waiting = conn.execute("select turn_id, session_id, origin, reason from turns where state = ? "
+                               "order by admitted_order", [PARKED]).fetchall()
         failed = conn.execute("select turn_id, session_id, origin, category, reason from turns where state = 'failed' "
                               "order by admitted_order desc limit ?", [LAST_FAILURES]).fetchall()
     finally:
         store.close()
     owners = state_dir / OWNERS_DIR
-    return _lines(sessions, live, failed, lambda owner: owner_alive(owners, owner))
+    return _lines(sessions, live, waiting, failed, lambda owner: owner_alive(owners, owner))
 
 
-def _lines(sessions: int, live: list[tuple[Any, ...]], failed: list[tuple[Any, ...]],
+def _lines(sessions: int, live: list[tuple[Any, ...]], waiting: list[tuple[Any, ...]], failed: list[tuple[Any, ...]],
            alive: Callable[[str | None], bool]) -> list[dict[str, Any]]:
     running = [{"turnId": t, "sessionId": s, "origin": o, "ownerAlive": alive(w)}
                for t, s, state, o, w in live if state == RUNNING]
     queued = [{"turnId": t, "sessionId": s, "origin": o} for t, s, state, o, _w in live if state == QUEUED]
+    parked = [{"turnId": t, "sessionId": s, "origin": o, "waitingFor": r} for t, s, o, r in waiting]
     orphaned = [r for r in running if not r["ownerAlive"]]
     busy_sessions = len({r["sessionId"] for r in [*running, *queued]})
-    summary = (f"{len(running)} running, {len(queued)} queued" + (f" in {busy_sessions} session(s)" if busy_sessions
-                                                                   else "") + f"; {sessions} session(s) in all")
+    summary = (f"{len(running)} running, {len(queued)} queued" + (f", {len(parked)} parked" if parked else "")
+               + (f" in {busy_sessions} session(s)" if busy_sessions else "") + f"; {sessions} session(s) in all")
     problems = [f"{len(orphaned)} turn(s) were running in a process that is gone; the next start of a host "
                 "(serve, sidecar, telegram run, scheduler) answers them"] if orphaned else []
-    line: dict[str, Any] = {"section": "sessions", "name": "turns", "state": "warn" if orphaned else "ok",
+    problems += [f"turn {p['turnId']} (session {p['sessionId']}) is parked, {p['waitingFor']}" for p in parked]
+    line: dict[str, Any] = {"section": "sessions", "name": "turns", "state": "warn" if orphaned or parked else "ok",
                             "summary": summary, "problems": problems,
-                            "detail": {"sessions": sessions, "running": running, "queued": queued}}
+                            "detail": {"sessions": sessions, "running": running, "queued": queued,
+                                       "parked": parked}}
     failures = [{"turnId": t, "sessionId": s, "origin": o, "category": c, "reason": r} for t, s, o, c, r in failed]
     errors: dict[str, Any] = {"section": "errors", "name": "turns", "state": "ok" if not failures else "warn",
                               "summary": "no failed turns" if not failures else

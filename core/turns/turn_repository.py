@@ -46,7 +46,7 @@ class TurnRepository(Protocol):
         ...
 
     def has_live_turn(self, lane: str) -> bool:
-        """True while a turn of the lane is queued or running (any owner)."""
+        """True while a turn of the lane is queued, running or parked (any owner)."""
         ...
 
     def unsettled_interruptions(self) -> list[TurnRecord]:
@@ -96,8 +96,9 @@ class TurnRepository(Protocol):
               send_mode: str = "one-at-a-time") -> StartedTurn | LaneBusy | None:
         """queued -> running under a new generation, with the turn's opening transcript rows, in
         one transaction. None when the turn is no longer queued; LaneBusy (nothing written)
-        while an older live turn of its lane exists in any process. With send mode `all` the
-        lane's other queued turns are merged into it in the same transaction."""
+        while a turn of its lane runs or is parked, or an older one is queued, in any process.
+        With send mode `all` the lane's other queued turns are merged into it in the same
+        transaction."""
         ...
 
     def adopt(self, turn: TurnRecord, reason: str) -> bool:
@@ -116,6 +117,22 @@ class TurnRepository(Protocol):
         """Inside the caller's transaction: running -> interrupted at `turn.generation`, the
         generation bumped so that writer is fenced out; False (nothing written) when the turn
         moved meanwhile."""
+        ...
+
+    def park_in(self, handle: WriteHandle, turn: TurnRecord, reason: str) -> bool:
+        """Inside the caller's transaction: running -> parked at `turn.generation` (bumped), owned
+        by this owner: its dead process was waiting on a durable approval, named in `reason`;
+        False (nothing written) when the turn moved meanwhile."""
+        ...
+
+    def claim_parked(self, turn: TurnRecord, reason: str) -> bool:
+        """Take over a parked turn of a dead owner (compare-and-set on its owner); False when
+        someone claimed or resumed it first."""
+        ...
+
+    def resume_parked(self, turn: TurnRecord, reason: str, rows: list[TranscriptEntry]) -> bool:
+        """parked -> resumed (final), with `rows` appended to its session, in one transaction;
+        False unless it is parked and owned by this owner."""
         ...
 
     def interrupt_unfinalized(self, guard: TurnGuard, reason: str) -> bool:

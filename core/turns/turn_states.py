@@ -2,7 +2,16 @@
 
 queued -> running -> completed | failed | stopped | cancelled | interrupted
 queued -> cancelled (cancelled while waiting) | merged (claimed by a turn started with
-sendMode `all`). Every state but queued and running is final and frozen in the database.
+sendMode `all`).
+running -> parked -> resumed: the process died while the turn waited on a durable approval
+(or question); the next start parks it instead of interrupting it, shows the record again,
+and when the answer was acted on (the frozen call ran once, or the model is told no) the
+turn is `resumed`: the next turn of its lane carries the conversation on from that result.
+Every state but queued, running and parked is final and frozen in the database.
+
+The live states hold their lane: a parked turn keeps it like a running one (whoever owns it),
+so a turn admitted on its session meanwhile queues behind it until it is resumed — nothing
+may write after the parked call before its answer is acted on.
 """
 
 from __future__ import annotations
@@ -21,7 +30,11 @@ STOPPED = "stopped"
 CANCELLED = "cancelled"
 INTERRUPTED = "interrupted"
 MERGED = "merged"
-LIVE_STATES = (QUEUED, RUNNING)
+PARKED = "parked"  # waiting on an approval record its dead process asked; `reason` names it
+RESUMED = "resumed"  # a parked turn whose answer was acted on
+LIVE_STATES = (QUEUED, RUNNING, PARKED)
+# live turns that hold the lane whatever was admitted before them (a queued one waits its order)
+LANE_HOLDERS = (RUNNING, PARKED)
 SEND_MODES = ("one-at-a-time", "all")
 # a turn recovery admits to answer what a restart owes: it carries no user text of its own
 CONTINUATION_ORIGIN = "recovery"

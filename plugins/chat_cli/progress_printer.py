@@ -37,6 +37,8 @@ class ProgressPrinter:
             line = f"  ! [{event['category']}] {event.get('message', '')}"
         elif kind == "llm_unavailable":
             line = f"  ! model server unavailable ({event.get('mode')}): {event.get('hint')}"
+        elif kind == "turn_notice":  # a plugin's word to the person (a worktree's diffstat): its lines as written
+            line = "\n".join(f"  {text_line}" for text_line in str(event.get("text", "")).splitlines())
         elif kind == "turn_finished":
             line = f"· turn {event['status']} ({event['reason']}) after {event['steps']} step(s), {event['durationMs']:.0f} ms"
         if line is not None:

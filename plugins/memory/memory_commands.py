@@ -63,7 +63,8 @@ def profile_command(ctx: typer.Context, history: str = typer.Option(None, "--his
                                                                     help="Every version of one key, oldest first."),
                     include_superseded: bool = typer.Option(False, "--all", help="Superseded versions too."),
                     json_out: bool = JSON_OPT) -> None:
-    """The active profile facts (what `### profile` draws from)."""
+    """The active profile facts (what `### profile` draws from) with their vote scores: a fact
+    at or below -memoryProfile.voteFilterThreshold is kept but no longer shown to the model."""
     with _database(ctx) as database:
         if database is None:
             facts = []
@@ -75,13 +76,14 @@ def profile_command(ctx: typer.Context, history: str = typer.Option(None, "--his
                     fail(f"no profile history for {history!r}; `atomic-agent memory profile` lists the keys")
             else:
                 facts = store.all_rows() if include_superseded else store.list()
-        rows = [f.to_json() for f in facts]
+        rows = [{**f.to_json(), "voteScore": round(f.vote_score, 3)} for f in facts]
     if json_out:
         print_json(rows)
         return
-    print_table(["id", "key", "value", "pinned", "keywords", "valid from", "state"],
+    print_table(["id", "key", "value", "pinned", "keywords", "valid from", "votes", "state"],
                 [[r["id"], r["key"], _preview(r["value"], 60), "yes" if r["pinned"] else "no", ",".join(r["keywords"]),
-                  r["validFrom"][:19], "active" if r["active"] else f"→ #{r['supersededBy']}"] for r in rows])
+                  r["validFrom"][:19], f"{r['voteScore']:+g}" if r["voteScore"] else "0",
+                  "active" if r["active"] else f"→ #{r['supersededBy']}"] for r in rows])
 
 
 @memory_app.command("notes")

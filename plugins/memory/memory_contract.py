@@ -69,6 +69,14 @@ class Memory(Protocol):
 
     def procedure_store(self, min_runs: int = ...) -> Any: ...
 
+    def recall_vote_store(self, max_vote: float = ...) -> Any:
+        """Votes on recalled notes and shown profile facts (see plugins/memory/recall_votes.py)."""
+        ...
+
+    def outcome_voter(self, kind: str) -> Any:
+        """One phase's turn-outcome votes on what it shows (see plugins/memory/outcome_votes.py)."""
+        ...
+
     def background_slot(self, provider: Any, session_id: str, caller: str) -> int:
         """The provider slot a memory sub-call rides (see plugins/memory/background_slot.py)."""
         ...

@@ -3,7 +3,9 @@
 Four channels: profile (Enter shows a fact's history), notes (Enter shows the note and its
 links), links (Enter shows both ends), status (the memory phases' switches and hybrid
 recall's embedding coverage). Keys: [ and ] or 1-4 switch channel, Enter shows the row,
-r reloads. There is deliberately no key that writes. Mouse: the first click on a row
+r reloads, e (status channel) re-embeds every note with the current embedding model over a
+progress bar counting the notes. There is deliberately no key that changes what is
+remembered (re-embedding rebuilds derived vectors only). Mouse: the first click on a row
 selects it, a second click on the selected row does what Enter does (the same binding).
 Imported only by the plugin's `TuiPanel.build`, so Textual loads only when the TUI runs.
 """
@@ -16,7 +18,7 @@ from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.widget import Widget
-from textual.widgets import DataTable, Static
+from textual.widgets import DataTable, ProgressBar, Static
 
 from .memory_errors import MemoryStoreError
 from .memory_panel_orchestrator import CHANNELS, COLUMNS, MemoryPanelOrchestrator
@@ -25,9 +27,11 @@ from .memory_panel_orchestrator import CHANNELS, COLUMNS, MemoryPanelOrchestrato
 class MemoryPanel(Widget):
     BINDINGS = [Binding("]", "channel(1)", "Next channel"), Binding("[", "channel(-1)", "Previous channel"),
                 *(Binding(str(i + 1), f"jump({i})", name.title(), show=False) for i, name in enumerate(CHANNELS)),
-                Binding("g", "graph", "Linked notes"), Binding("r", "reload", "Reload")]
+                Binding("g", "graph", "Linked notes"), Binding("e", "reembed", "Re-embed notes"),
+                Binding("r", "reload", "Reload")]
     DEFAULT_CSS = ("MemoryPanel { height: 1fr; } MemoryPanel #memory-rows { height: 1fr; } "
-                   "MemoryPanel #memory-detail { height: auto; }")
+                   "MemoryPanel #memory-detail { height: auto; } MemoryPanel #memory-progress { display: none; } "
+                   "MemoryPanel #memory-progress.working { display: block; }")
 
     def __init__(self, context: Any) -> None:
         super().__init__(id="memory-panel")
@@ -35,10 +39,12 @@ class MemoryPanel(Widget):
         self.orchestrator = MemoryPanelOrchestrator(context.runtime)
         self.channel = CHANNELS[0]
         self.graph: list[int] | None = None  # notes shown as one note's link neighbourhood (g), or all
+        self.reembedding = False  # one re-embed at a time
 
     def compose(self) -> ComposeResult:
         yield Static("", id="memory-channels", markup=False)
         yield self.context.rows(id="memory-rows")
+        yield ProgressBar(id="memory-progress", show_eta=True)
         yield Static("", id="memory-detail", markup=False)
 
     def on_mount(self) -> None:
@@ -95,6 +101,43 @@ class MemoryPanel(Widget):
         if len(self.graph) == 1:
             self.context.notify(f"Note #{note_id} has no links.")
         self.action_reload()
+
+    def action_reembed(self) -> None:
+        """On the status channel: embed every note again (after a model change), counting notes
+        on the progress bar; the coverage row updates when it ends."""
+        if self.channel != "status":
+            self.context.notify("e re-embeds the notes from the status channel (4).")
+            return
+        if self.reembedding:
+            self.context.notify("Re-embedding is already running.", severity="warning")
+            return
+        refusal = self.orchestrator.reembed_refusal()
+        if refusal is not None:
+            self.context.notify(refusal, severity="warning")
+            return
+        bar = self.query_one("#memory-progress", ProgressBar)
+        bar.update(total=None, progress=0)
+        bar.add_class("working")
+
+        def progress(done: int, total: int) -> None:  # on the app's loop, after each batch
+            bar.update(total=total, progress=done)
+
+        async def job() -> None:
+            from atomic_agent.api import EmbeddingUnavailable
+
+            try:
+                said = await self.orchestrator.reembed(progress)
+            except (ValueError, EmbeddingUnavailable, MemoryStoreError) as exc:
+                self.context.notify(f"Re-embedding did not run: {exc}", severity="error")
+                return
+            finally:
+                self.reembedding = False
+                bar.remove_class("working")
+                self.action_reload()
+            self.context.notify(said)
+
+        self.reembedding = True
+        self.context.run_job("Re-embedding memory notes", job)
 
     def on_data_table_row_selected(self, event: DataTable.RowSelected) -> None:
         event.stop()

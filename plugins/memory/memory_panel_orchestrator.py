@@ -3,14 +3,18 @@
 Read-only by design: profile facts (with each key's history), notes (with their links),
 links, and the status channel (per-phase switches, hybrid recall's embedding coverage). A
 state dir without memory.sqlite shows empty lists and the file is not created. Nothing
-here writes and nothing imports Textual.
+here changes what is remembered and nothing imports Textual; the one long job it offers is
+`reembed`, which rebuilds hybrid recall's vectors (derived data) with the current model.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 import attrs
+
+from atomic_agent.plugins.memory_embeddings.embeddings_contract import EMBEDDINGS_SERVICE, HybridRecall
 
 from .memory_contract import MEMORY_SERVICE, MEMORY_VIEWS_SERVICE, Memory
 
@@ -94,6 +98,36 @@ class MemoryPanelOrchestrator:
             rows.append(MemoryRow("embeddings", ("hybrid recall (embeddings)", "on" if emb.get("enabled") else "off",
                                                  f"{model}; {coverage}")))
         return rows
+
+    def reembed_refusal(self) -> str | None:
+        """Why re-embedding cannot start here (with what to do), or None when it can."""
+        emb = self.views.embeddings()
+        if not emb.get("installed"):
+            return "Hybrid recall (the memory_embeddings plugin) is not installed: there are no vectors to rebuild."
+        hybrid = self.runtime.service(EMBEDDINGS_SERVICE, None)
+        if not emb.get("enabled") or hybrid is None:
+            return ("Hybrid recall is off: `atomic-agent config set memoryEmbeddings.enabled true`, then restart the "
+                    "TUI to re-embed.")
+        if not self._has_database():
+            return "No memory yet: there are no notes to embed."
+        return None
+
+    async def reembed(self, on_progress: Callable[[int, int], None]) -> str:
+        """Every note embedded again with the current model; the outcome in words.
+        ValueError (what to do) when it cannot start; EmbeddingUnavailable without a source."""
+        refusal = self.reembed_refusal()
+        if refusal is not None:
+            raise ValueError(refusal)
+        hybrid: HybridRecall = self.runtime.service(EMBEDDINGS_SERVICE)
+        written = await hybrid.reembed(False, on_progress)
+        emb = self.views.embeddings()
+        pending = int(emb.get("pending", 0))
+        said = f"Re-embedded {written} note(s) with {emb.get('model') or 'the embedding model'}"
+        if pending:
+            failure = emb.get("lastFailure") or {}
+            return (f"{said}; {pending} could not be embedded ({failure.get('detail', 'see the status channel')}): "
+                    "they are retried after the next turn")
+        return f"{said}."
 
     def neighbourhood(self, note_id: int) -> list[int]:
         """The note and the notes its links reach (both directions, up to the links phase's

@@ -25,6 +25,7 @@ class ProfileFact:
     supersedes: int | None
     created_at: int
     updated_at: int
+    vote_score: float = 0.0  # turn-outcome votes (see recall_votes); at -threshold it leaves ### profile
 
     @property
     def active(self) -> bool:

@@ -236,6 +236,23 @@ def m007_lesson_origin(db: sqlite_utils.Database) -> None:
         db.execute("CREATE UNIQUE INDEX IF NOT EXISTS idx_lessons_origin ON lessons(origin) WHERE origin IS NOT NULL")
 
 
+def m008_recall_votes(db: sqlite_utils.Database) -> None:
+    """Votes on recalled notes and shown profile facts (memory v2 phase 7a): a `vote_score` on
+    each row (clamped, decayed per consolidation tick), and one vote per (kind, row, session,
+    turn) so a replayed session votes once. The note eviction order reads the score first."""
+    with SqliteStore.transaction(db.conn):
+        for table in ("memories", "profile_facts"):
+            if "vote_score" not in _columns(db, table):
+                db.execute(f"ALTER TABLE {table} ADD COLUMN vote_score REAL NOT NULL DEFAULT 0")
+        db.execute("CREATE TABLE IF NOT EXISTS recall_votes (kind TEXT NOT NULL CHECK (kind IN ('note', 'profile')), "
+                   "target_id INTEGER NOT NULL, session_id TEXT NOT NULL, turn_index INTEGER NOT NULL, "
+                   "vote INTEGER NOT NULL CHECK (vote IN (-1, 1)), created_at INTEGER NOT NULL, "
+                   "PRIMARY KEY (kind, target_id, session_id, turn_index))")
+        db.execute("CREATE INDEX IF NOT EXISTS idx_recall_votes_turn ON recall_votes(session_id, turn_index)")
+        db.execute("CREATE INDEX IF NOT EXISTS idx_memories_eviction ON memories(vote_score, updated_at, id)")
+
+
 MIGRATIONS: list[sqlite_migrations.Migration] = [m001_profile_facts, m002_memories, m003_memory_embeddings,
-                                 m004_memory_links, m005_lessons, m006_procedures, m007_lesson_origin]
+                                 m004_memory_links, m005_lessons, m006_procedures, m007_lesson_origin,
+                                 m008_recall_votes]
 MEMORY_SCHEMA_VERSION = len(MIGRATIONS)

@@ -25,11 +25,13 @@ from .memory_errors import MemoryStoreError, MemoryValidationError
 from .note_leases import DEFAULT_LEASE_MS, acquire_lease, release_lease
 from .note_store import NoteStore
 from .note_validation import DEFAULT_MAX_CONTENT_CHARS
+from .outcome_votes import OutcomeVoter
 from .procedure_store import DEFAULT_MIN_RUNS, ProcedureStore
 from .profile_store import ProfileStore
 from .profile_validation import is_valid_profile_key
 from .query_feedback import QueryFeedback
 from .recall_fusion import FusionWeights
+from .recall_votes import MAX_VOTE, RecallVoteStore
 from .turn_trouble import DEFAULT_DETOUR_CALLS, TurnTrouble, assess_turn, corrects
 
 if TYPE_CHECKING:
@@ -124,6 +126,13 @@ class MemoryService:
 
     def procedure_store(self, min_runs: int = DEFAULT_MIN_RUNS) -> ProcedureStore:
         return ProcedureStore(self.database, min_runs=min_runs)
+
+    def recall_vote_store(self, max_vote: float = MAX_VOTE) -> RecallVoteStore:
+        return RecallVoteStore(self.database, max_vote=max_vote)
+
+    def outcome_voter(self, kind: str) -> OutcomeVoter:
+        """A phase's turn-outcome votes on the rows it shows (`kind`: note | profile)."""
+        return OutcomeVoter(self, kind)
 
     def evolve_tags(self, note_id: int, add_tags: list[str], lease_ms: int = DEFAULT_LEASE_MS) -> str:
         """Grow a note's tags (never its content): applied | lease_held | no_change | missing."""

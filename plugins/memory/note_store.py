@@ -1,7 +1,8 @@
-"""memories + memories_fts: freeform notes with BM25 recall and a FIFO hard cap.
+"""memories + memories_fts: freeform notes with BM25 recall and a hard cap.
 
-The cap is enforced in the same transaction as the insert that crosses it: the oldest
-rows by (updated_at, id) go first, and the FTS triggers drop their index entries too.
+The cap is enforced in the same transaction as the insert that crosses it: the lowest vote
+score goes first (a downvoted note before any neutral one), then the oldest by (updated_at,
+id), and the FTS triggers drop their index entries too.
 """
 
 from __future__ import annotations
@@ -98,8 +99,9 @@ class NoteStore:
         excess = int(conn.execute("SELECT count(*) FROM memories").fetchone()[0]) - self.max_entries
         if excess <= 0:
             return ()
-        ids = tuple(r[0] for r in conn.execute("SELECT id FROM memories ORDER BY updated_at ASC, id ASC LIMIT ?",
-                                                [excess]))
+        # a downvoted note goes first, then the oldest (votes from turn outcomes, see recall_votes)
+        ids = tuple(r[0] for r in conn.execute("SELECT id FROM memories ORDER BY vote_score ASC, updated_at ASC, id ASC "
+                                                "LIMIT ?", [excess]))
         conn.executemany("DELETE FROM memories WHERE id = ?", [(i,) for i in ids])
         return ids
 

@@ -4,7 +4,9 @@ A successful turn that took several tool steps is recorded as a run (its request
 sequence). When the same sequence answers a recurring kind of request (`min_runs` turns whose
 requests share words), it becomes a procedure: a trigger (the request's shared words), the
 ordered steps (what each did and the tool it used, as text), the evidence (the runs' session
-and turn). A procedure is guidance the model reads; nothing ever executes its steps.
+and turn). A procedure is guidance the model reads; nothing ever executes its steps. A run
+the user then corrects is forgotten (`forget_run`), and a procedure it leaves short of
+`min_runs` evidence runs is deprecated.
 """
 
 from __future__ import annotations
@@ -28,6 +30,7 @@ STEP_MAX_CHARS = 200
 REQUEST_MAX_CHARS = 500
 DEFAULT_MIN_RUNS = 2
 MIN_SHARED_WORDS = 2
+MAX_EVIDENCE = 20  # runs a procedure cites
 
 
 @attrs.frozen
@@ -101,9 +104,15 @@ class ProcedureStore:
                                   json.dumps([attrs.asdict(s) for s in valid]), stamp])
             if added.rowcount == 0:
                 return None
-            known = conn.execute("SELECT 1 FROM procedures WHERE signature = ? AND status = ?",
+            known = conn.execute("SELECT id, trigger, evidence FROM procedures WHERE signature = ? AND status = ?",
                                  [signature, ACTIVE]).fetchone()
-            if known is not None:
+            if known is not None:  # one template per sequence; an alike request adds to its evidence
+                evidence = json.loads(known[2])
+                trigger_words = set(query_terms(known[1]))
+                if len(evidence) < MAX_EVIDENCE and len(trigger_words & set(query_terms(request))) >= min(
+                        MIN_SHARED_WORDS, len(trigger_words)):
+                    conn.execute("UPDATE procedures SET evidence = ?, updated_at = ? WHERE id = ?",
+                                 [json.dumps([*evidence, [session_id, int(turn_index)]]), stamp, known[0]])
                 return None
             runs = conn.execute("SELECT session_id, turn_index, request FROM procedure_runs WHERE signature = ? "
                                 "ORDER BY created_at DESC LIMIT 20", [signature]).fetchall()
@@ -149,6 +158,34 @@ class ProcedureStore:
             "WHERE procedures_fts MATCH ? AND p.status = ? ORDER BY bm25(procedures_fts), p.id LIMIT ?",
             [match, ACTIVE, k])
         return [_procedure(r) for r in rows]
+
+    def forget_run(self, session_id: str, turn_index: int, reason: str = "corrected",
+                   now: int | None = None) -> tuple[int, ...]:
+        """A recorded run turned out wrong (the user's next message corrected that turn): it is
+        dropped, every active procedure citing it loses it as evidence, and one left with
+        fewer than `min_runs` runs is deprecated (`reason`). Returns the ids deprecated."""
+        stamp = store_clock.now_ms() if now is None else now
+        key = [session_id, int(turn_index)]
+        deprecated: list[int] = []
+        with self.database.write() as conn:
+            gone = conn.execute("DELETE FROM procedure_runs WHERE session_id = ? AND turn_index = ?", key).rowcount
+            if not gone:
+                return ()
+            rows = conn.execute("SELECT id, evidence FROM procedures WHERE status = ?", [ACTIVE]).fetchall()
+            for procedure_id, raw in rows:
+                evidence = json.loads(raw)
+                kept = [e for e in evidence if [e[0], int(e[1])] != key]
+                if len(kept) == len(evidence):
+                    continue
+                if len(kept) < self.min_runs:
+                    conn.execute("UPDATE procedures SET status = ?, status_reason = ?, evidence = ?, valid_to = ?, "
+                                 "updated_at = ? WHERE id = ?",
+                                 [DEPRECATED, reason, json.dumps(kept), stamp, stamp, procedure_id])
+                    deprecated.append(int(procedure_id))
+                else:
+                    conn.execute("UPDATE procedures SET evidence = ?, updated_at = ? WHERE id = ?",
+                                 [json.dumps(kept), stamp, procedure_id])
+        return tuple(deprecated)
 
     def deprecate(self, procedure_id: int, reason: str, now: int | None = None) -> bool:
         stamp = store_clock.now_ms() if now is None else now

@@ -35,7 +35,8 @@ def _fact(row: dict[str, Any]) -> ProfileFact:
     return ProfileFact(id=row["id"], key=row["key"], value=row["value"], pinned=bool(row["pinned"]),
                        keywords=tuple(json.loads(row["keywords"] or "[]")), source=row["source"],
                        valid_from=row["valid_from"], superseded_by=row["superseded_by"],
-                       supersedes=row["supersedes"], created_at=row["created_at"], updated_at=row["updated_at"])
+                       supersedes=row["supersedes"], created_at=row["created_at"], updated_at=row["updated_at"],
+                       vote_score=float(row.get("vote_score") or 0.0))
 
 
 class ProfileStore:

@@ -124,3 +124,17 @@ def assess_turn(entries: Iterable[Any], session_id: str, turn_index: int, *, cor
     kind = CORRECTED if correction else FAILED if failed else DETOUR
     return TurnTrouble(kind, session_id, turn_index, tuple(signals[:8]), _clip(user, 600), _clip(reply, 600),
                        tuple(steps[-MAX_STEP_LINES:]), _clip(correction, 600))
+
+
+NO_VERDICT_REASONS = ("max_steps", *SILENT_REASONS)
+
+
+def turn_verdict(reason: str) -> bool | None:
+    """Whether what a turn was shown (lessons, notes, facts) helped (True), hurt (False) or
+    says nothing (None): a reply or finish helped, a failure hurt, a cancelled, interrupted
+    or out-of-steps turn carries no clean signal."""
+    if reason in SUCCESS_REASONS:
+        return True
+    if reason in NO_VERDICT_REASONS:
+        return None
+    return False

@@ -16,13 +16,15 @@ from typing import TYPE_CHECKING, Any
 from atomic_agent.api import hookimpl
 from atomic_agent.plugins.memory.memory_contract import MEMORY_SERVICE
 
+from .embeddings_contract import EMBEDDINGS_SERVICE
+
 if TYPE_CHECKING:
     import typer
 
     from atomic_agent.api import ConfigBlock, DoctorFinding, MemoryPhase, RuntimeView, ServiceSpec
 
 CONFIG_KEY = "memoryEmbeddings"
-SERVICE_NAME = "memory_embeddings"
+SERVICE_NAME = EMBEDDINGS_SERVICE
 STATUS_SERVICE_NAME = "memory_embedding_status"
 PHASE_ORDER = 15  # before memory-notes (20), whose recall it feeds
 

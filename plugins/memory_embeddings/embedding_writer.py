@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from atomic_agent.api import EmbeddingUnavailable, store_clock
@@ -74,9 +74,10 @@ class EmbeddingWriter:
             await asyncio.shield(self._task)
 
     # -- the work -----------------------------------------------------------------------------
-    async def drain(self, limit: int | None = None) -> int:
+    async def drain(self, limit: int | None = None, on_progress: Callable[[int], None] | None = None) -> int:
         """Embed pending notes until none is left (or `limit` were written); returns how
-        many were written. Never raises."""
+        many were written, and tells `on_progress` the count after each batch. Never raises
+        (a raising `on_progress` included: it only loses its updates)."""
         hybrid = self.hybrid
         self._loop = asyncio.get_running_loop()
         try:
@@ -122,6 +123,9 @@ class EmbeddingWriter:
                 written += len(batch)
                 hybrid.metrics.inc(WRITTEN_METRIC, len(batch))
                 hybrid.succeeded(key, len(vectors[0]))
+                if on_progress is not None:
+                    with contextlib.suppress(Exception):
+                        on_progress(written)
         except asyncio.CancelledError:
             raise
         except Exception as exc:  # a broken write path degrades, never breaks a turn
@@ -180,9 +184,11 @@ class EmbeddingWriter:
                           for r in missing[start:start + 1000]])
         self._synced_model = model
 
-    async def reembed(self, every_model: bool = False) -> int:
+    async def reembed(self, every_model: bool = False,
+                      on_progress: Callable[[int, int], None] | None = None) -> int:
         """Drop the stored vectors (of the current model, or of every model) and embed all
-        notes again; returns how many were written."""
+        notes again; returns how many were written. `on_progress(done, total)` hears the
+        start (0 of the notes there are) and every batch."""
         source = self.hybrid.source()
         if source is None:
             raise EmbeddingUnavailable("no embedding source: enable llama.embeddings (and `atomic-agent llama "
@@ -194,5 +200,11 @@ class EmbeddingWriter:
                 conn.execute("DELETE FROM memory_embeddings WHERE model = ?", [self.hybrid.vector_key(source.model)])
         self.hybrid.index().clear()
         self._synced_model = None
-        return await self.drain()
+        if on_progress is None:
+            return await self.drain()
+        total = int(self.hybrid.memory.database.query("SELECT count(*) AS n FROM memories")[0]["n"])
+        report = on_progress
+        with contextlib.suppress(Exception):
+            report(0, total)
+        return await self.drain(on_progress=lambda done: report(done, max(total, done)))
 

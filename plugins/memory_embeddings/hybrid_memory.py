@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -53,6 +54,10 @@ class HybridMemory:
         self._index: VectorIndex | None = None
         self._down_until = 0.0
         self.writer: Any = None  # the EmbeddingWriter, set by the plugin
+
+    async def reembed(self, every_model: bool = False, on_progress: Callable[[int, int], None] | None = None) -> int:
+        """Every note embedded again (embeddings_contract.HybridRecall)."""
+        return int(await self.writer.reembed(every_model, on_progress))
 
     def vector_key(self, model: str) -> str:
         """What the stored vectors are keyed by: the model, and whether the context joined the text."""

@@ -11,7 +11,8 @@ One tick (the runtime's memory consolidation tick, or `run_once`):
 6. leases are released whatever happened; a failing cluster never stops its siblings;
 7. on every tick, clusters or not: duplicate live lessons merge into the stronger, vote
    scores decay once, then lessons that never helped a turn retire, the downvoted first,
-   then the aged-out (the store's `curate`).
+   then the aged-out (the store's `curate`); the vote scores of notes and profile facts decay
+   by the same factor (one statement per table).
 Two ticks at once collapse to one (the second returns an empty tick).
 """
 
@@ -38,6 +39,7 @@ GRAMMAR_FILE = "lesson_distill.gbnf"
 RUN_METRIC = "agent.memory.consolidation.run"
 CREATED_METRIC = "agent.memory.lessons.created"
 NOTE_CHARS = 300
+DEFAULT_SIGNAL_DECAY = 0.95  # memoryLessons.signalDecay's default, when that block is not loaded
 SESSION = "memory-consolidator"  # the background slot's owner name for these calls
 
 
@@ -51,6 +53,7 @@ class ConsolidationTick:
     failed: int = 0
     errors: tuple[str, ...] = ()
     curation: Any = None  # the lesson store's Curation of this tick (None when it could not run)
+    recall_decay: Any = None  # the notes' and profile facts' vote decay of this tick (None: did not run)
 
 
 def clusters_of(ids: Iterable[int], edges: Iterable[tuple[int, int]], min_size: int) -> list[list[int]]:
@@ -139,8 +142,18 @@ class LessonConsolidator:
                     memory.release_lease(note_id)
         outcome = "ok" if lessons else ("failed" if clusters and failed == len(clusters) else "none")
         curation = self._curate(memory, stamp, errors)
+        recall_decay = self._decay_recall_votes(memory, errors)
         return ConsolidationTick(outcome, len(clusters), tuple(lessons), abstained, skipped, failed, tuple(errors),
-                                 curation)
+                                 curation, recall_decay)
+
+    def _decay_recall_votes(self, memory: Any, errors: list[str]) -> Any:
+        """Decay the notes' and profile facts' vote scores once this tick (the lessons' factor)."""
+        factor = getattr(self.lessons_cfg, "signal_decay", DEFAULT_SIGNAL_DECAY)
+        try:
+            return memory.recall_vote_store().decay(factor)
+        except Exception as exc:  # a locked database: the next tick decays
+            errors.append(f"vote decay: {type(exc).__name__}: {exc}"[:200])
+            return None
 
     def _curate(self, memory: Any, stamp: int, errors: list[str]) -> Any:
         """Decay the lesson votes and retire what never helped (every tick, clusters or not)."""

@@ -1,5 +1,6 @@
 """The `memoryLessons` and `memoryProcedures` config blocks: `### lessons`, `### procedures` and
-their recall tools."""
+their recall tools. `memoryLessons` also holds the vote curation settings (v2 phase 7a) that
+the notes and the profile phases read: one clamp, one decay, one switch for outcome votes."""
 
 from __future__ import annotations
 
@@ -17,7 +18,9 @@ class LessonsConfig:
     # how `memory phases` lists this switch (the memory plugin collects these; not config fields)
     phase_label: ClassVar[str] = "lessons (v2 phases 5-7a)"
     phase_rank: ClassVar[int] = 22
-    phase_settings: ClassVar[tuple[str, ...]] = ("recall_k", "max_entries")
+    phase_settings: ClassVar[tuple[str, ...]] = ("recall_k", "max_entries", "model_votes", "max_vote",
+                                                 "signal_decay", "deprecation_age_days", "score_blend",
+                                                 "outcome_votes", "profile_filter_threshold")
 
     enabled: bool = value_field(True, env="ATOMIC_AGENT_MEMORY_LESSONS")
     recall_k: int = int_field(3, 1, 20)
@@ -33,6 +36,13 @@ class LessonsConfig:
     deprecation_age_days: int = int_field(30, 1, 3650)
     # recall reranks by relevance + scoreBlend × vote score + (1 - scoreBlend) × (helped - hurt)
     score_blend: float = int_field(0.4, 0.0, 1.0)
+    # the same curation for the notes under ### recalled and the facts under ### profile
+    # (outcomeVotes): a turn votes for what it was shown when it ends in a reply, against it
+    # when it fails or the next message corrects it; same clamp (maxVote) and decay. A fact at
+    # or below -profileFilterThreshold leaves ### profile, pinned or not (0: never hidden);
+    # past memoryNotes.maxEntries the lowest-scored note is evicted first
+    outcome_votes: bool = value_field(True)
+    profile_filter_threshold: float = int_field(2.0, 0.0, 100.0)
 
 
 @attrs.frozen
@@ -41,7 +51,7 @@ class ProceduresConfig:
 
     phase_label: ClassVar[str] = "procedures (v2 phase 7b)"
     phase_rank: ClassVar[int] = 24
-    phase_settings: ClassVar[tuple[str, ...]] = ("min_runs",)
+    phase_settings: ClassVar[tuple[str, ...]] = ("min_runs", "recall_k")
 
     enabled: bool = value_field(True, env="ATOMIC_AGENT_MEMORY_PROCEDURES")
     recall_k: int = int_field(2, 1, 10)

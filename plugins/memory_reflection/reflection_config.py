@@ -16,7 +16,7 @@ class ReflectionConfig:
     # how `memory phases` lists this switch (the memory plugin collects these; not config fields)
     phase_label: ClassVar[str] = "reflection"
     phase_rank: ClassVar[int] = 30
-    phase_settings: ClassVar[tuple[str, ...]] = ()
+    phase_settings: ClassVar[tuple[str, ...]] = ("distil_lessons", "detour_calls")
 
     enabled: bool = value_field(True, env="ATOMIC_AGENT_MEMORY_REFLECTION")
     timeout_ms: int = int_field(20000, 100, 600_000)

@@ -98,13 +98,24 @@ M002_TURN_LEDGER = Step("m002_turn_ledger", (
     "CREATE INDEX IF NOT EXISTS idempotency_keys_by_ref ON idempotency_keys (caller_ref)",
 ))
 
-M003_FLEET_HOSTS = Step("m003_fleet_hosts", (
+# a turn whose dead process waited on a durable approval is parked (live), and resumed (final)
+# once the answer was acted on; a resumed turn is as frozen as any other final one
+M003_PARKED_TURNS = Step("m003_parked_turns", (
+    "ALTER TABLE turns DROP CONSTRAINT IF EXISTS turns_state_check",
+    f"ALTER TABLE turns ADD CONSTRAINT turns_state_check CHECK (state IN ('queued', 'running', 'parked', {TERMINAL}, "
+    "'resumed'))",
+    "CREATE OR REPLACE FUNCTION turns_final_is_frozen() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN "
+    f"IF OLD.state IN ({TERMINAL}, 'resumed') THEN RAISE EXCEPTION 'a finalized turn cannot change'; END IF; "
+    "RETURN NEW; END $$",
+))
+
+M004_FLEET_HOSTS = Step("m004_fleet_hosts", (
     # every host's config fingerprint (fleet_config): two fleets with different configs on one database are told apart
     "CREATE TABLE IF NOT EXISTS fleet_hosts (member TEXT PRIMARY KEY, fingerprint TEXT NOT NULL, "
     "seen_at TIMESTAMPTZ NOT NULL DEFAULT now())",
 ))
 
-STEPS: tuple[Step, ...] = (M001_SESSIONS, M002_TURN_LEDGER, M003_FLEET_HOSTS)
+STEPS: tuple[Step, ...] = (M001_SESSIONS, M002_TURN_LEDGER, M003_PARKED_TURNS, M004_FLEET_HOSTS)
 
 
 class NewerDatabaseError(RuntimeError):

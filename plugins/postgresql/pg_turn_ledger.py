@@ -178,8 +178,10 @@ class PgTurnLedger:
 
     def _blocker(self, turn: Any) -> Any:
         db = self._store.db
-        row = db.execute(f"select {_SELECT} from turns where lane = %s and state = %s and turn_id != %s "
-                         "order by admitted_order limit 1", [turn.lane, self.kit.RUNNING, turn.turn_id]).fetchone()
+        # a parked turn holds its lane like a running one until it is resumed
+        row = db.execute(f"select {_SELECT} from turns where lane = %s and state = any(%s) and turn_id != %s "
+                         "order by admitted_order limit 1",
+                         [turn.lane, [self.kit.RUNNING, self.kit.PARKED], turn.turn_id]).fetchone()
         if row is None:
             row = db.execute(f"select {_SELECT} from turns where lane = %s and state = %s and admitted_order < %s "
                              "and turn_id != %s order by admitted_order limit 1",
@@ -222,6 +224,43 @@ class PgTurnLedger:
             return False
         audit(self._store, turn, kit.RUNNING, kit.INTERRUPTED, turn.generation + 1, reason, self.owner)
         return True
+
+    def park_in(self, handle: Any, turn: Any, reason: str) -> bool:
+        kit = self.kit
+        fenced = self._store.db.execute(
+            "update turns set state = %s, generation = generation + 1, reason = %s, owner = %s "
+            "where turn_id = %s and state = %s and generation = %s",
+            [kit.PARKED, reason, self.owner, turn.turn_id, kit.RUNNING, turn.generation]).rowcount
+        if fenced != 1:
+            return False
+        audit(self._store, turn, kit.RUNNING, kit.PARKED, turn.generation + 1, reason, self.owner)
+        return True
+
+    def claim_parked(self, turn: Any, reason: str) -> bool:
+        kit = self.kit
+        with self._store.write():
+            taken = self._store.db.execute(
+                "update turns set owner = %s where turn_id = %s and state = %s and owner is not distinct from %s",
+                [self.owner, turn.turn_id, kit.PARKED, turn.owner]).rowcount
+            if taken == 1:
+                audit(self._store, turn, kit.PARKED, kit.PARKED, turn.generation, reason, self.owner)
+            return bool(taken == 1)
+
+    def resume_parked(self, turn: Any, reason: str, rows: list[Any]) -> bool:
+        kit = self.kit
+        with self._store.write():
+            moved = self._store.db.execute(
+                "update turns set state = %s, reason = %s, finished_at = %s where turn_id = %s and state = %s "
+                "and owner = %s", [kit.RESUMED, reason, kit.now_iso(), turn.turn_id, kit.PARKED, self.owner]).rowcount
+            if moved != 1:
+                return False
+            audit(self._store, turn, kit.PARKED, kit.RESUMED, turn.generation, reason, self.owner)
+            if rows:
+                try:
+                    self._store.append(self._store.load(turn.session_id), rows)
+                except kit.SessionNotFoundError:
+                    pass  # the session was deleted meanwhile: there is no conversation to close
+            return True
 
     def interrupt_unfinalized(self, guard: Any, reason: str) -> bool:
         kit = self.kit

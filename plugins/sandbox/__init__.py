@@ -18,7 +18,15 @@ if TYPE_CHECKING:
 
     import typer
 
-    from atomic_agent.api import ConfigBlock, DoctorFinding, MemoryPhase, PromptSection, RuntimeView, ServiceSpec
+    from atomic_agent.api import (
+        ConfigBlock,
+        DoctorFinding,
+        MemoryPhase,
+        PromptSection,
+        RuntimeView,
+        ServiceSpec,
+        TurnStart,
+    )
 
     from .sandbox_contract import ShellSandbox
 
@@ -56,12 +64,25 @@ def register_memory_phases(runtime: RuntimeView) -> Iterable[MemoryPhase]:
     if not sandbox_config(runtime).worktree:
         return []  # worktree mode off: the prompt is byte-identical to a runtime without this plugin
 
+    from .worktree_notice import WorktreeNotices
+
+    notices = WorktreeNotices(runtime.state_dir)
+
     def sections(session_id: str, _user_text: str) -> list[PromptSection]:
         from .worktree_section import worktree_sections
 
         return worktree_sections(runtime.state_dir, session_id)
 
-    return [MemoryPhase("sandbox-worktree", order=90, sections=sections)]
+    def before_turn(start: TurnStart) -> None:
+        notices.turn_began(start.session_id)
+
+    def turn_notices(session_id: str, _turn_index: int) -> list[str]:
+        # the person sees what waits in the worktree and how to bring it in (the model sees the
+        # diff itself in ### worktree)
+        return notices.turn_ended(session_id)
+
+    return [MemoryPhase("sandbox-worktree", order=90, sections=sections, before_turn=before_turn,
+                        turn_notices=turn_notices)]
 
 
 @hookimpl

@@ -148,10 +148,10 @@ def open_worktree(state_dir: Path, session_id: str, workspace: Path) -> Worktree
     return record
 
 
-def worktree_diff(record: WorktreeRecord, stat: bool = False) -> str:
-    """What the session changed, as a binary-safe unified diff (or `--stat` lines)."""
+def worktree_diff(record: WorktreeRecord, stat: bool = False, width: int | None = None) -> str:
+    """What the session changed, as a binary-safe unified diff (or `--stat` lines, `width` columns wide)."""
     _git(["add", "-A"], record.worktree)
-    flags = ["--stat"] if stat else ["--binary"]
+    flags = ([f"--stat={width}"] if width else ["--stat"]) if stat else ["--binary"]
     return _git(["diff", "--cached", *flags, record.base], record.worktree).decode("utf-8", "replace")
 
 
@@ -205,3 +205,9 @@ def discard_worktree(state_dir: Path, session_id: str) -> list[str]:
     files = changed_files(record)
     _remove(state_dir, record)
     return files
+
+
+def worktree_tree(record: WorktreeRecord) -> str:
+    """The id of the worktree's current content (a git tree): equal ids, equal files."""
+    _git(["add", "-A"], record.worktree)
+    return _git(["write-tree"], record.worktree).decode().strip()

@@ -53,6 +53,7 @@ class ChatTurn:
         self.never_started = False
         self.hint: str | None = None
         self.undelivered: list[Any] = []  # ParkedSteer
+        self.notices: list[dict[str, str]] = []  # what plugins showed the person as the turn ended (turn_notice)
         self._announced: list[tuple[str, str]] = []  # (text, steer id or "")
         self._admission: asyncio.Future[bool] = asyncio.get_running_loop().create_future()
         self.task: asyncio.Task[None] | None = None
@@ -84,6 +85,8 @@ class ChatTurn:
             return  # announced with its parked seq once the turn is over
         if kind == "llm_unavailable":
             self.hint = str(event.get("hint") or "")
+        if kind == "turn_notice":
+            self.notices.append({"source": str(event.get("source", "")), "text": str(event.get("text", ""))})
         self.ctx.emit_event(event, self.turn_id)
 
     async def _run(self) -> None:

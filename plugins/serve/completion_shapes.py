@@ -28,6 +28,8 @@ def completion_body(turn: Any, model: str) -> dict[str, Any]:
     body = reply_body(completion_id(turn), turn.created, model, result.reply, finish_reason(result))
     if turn.undelivered:
         body["undelivered_steers"] = [p.view() for p in turn.undelivered]
+    if turn.notices:  # beside the reply, never inside it: `content` stays the agent's words
+        body["turn_notices"] = list(turn.notices)
     return body
 
 

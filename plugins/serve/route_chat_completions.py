@@ -3,7 +3,8 @@
 answers as (the agent itself).
 
 Non-streaming answers a `chat.completion` (with `undelivered_steers` when the turn handed
-steers back). Streaming answers OpenAI chunks ending with `data: [DONE]`; the reply text
+steers back, and `turn_notices` [{source, text}] when plugins showed the person something as
+the turn ended: the sandbox's worktree diffstat and its apply/discard commands). Streaming answers OpenAI chunks ending with `data: [DONE]`; the reply text
 arrives as one content delta when the agent replies (the model's raw output is a tool-call
 array, not prose). Clients that send `X-Atomic-Extensions: events` also get the agent's
 events as named SSE events (`event: tool_call_started`, `event: steer_undelivered`, ...);

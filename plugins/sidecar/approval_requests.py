@@ -1,4 +1,9 @@
-"""Approval requests: answer one prompt, or move the standing level (persist, then hot-apply)."""
+"""Approval requests: answer one prompt or question, list what waits for an answer, or move
+the standing level (persist, then hot-apply).
+
+Every answer commits to the durable records shared by all processes on the state dir, so a
+record raised by serve, Telegram or another sidecar is answered here too: the first valid
+answer from any surface wins, and a late one is told who answered, where and when."""
 
 from __future__ import annotations
 
@@ -26,6 +31,43 @@ async def approval_response(server: Any, request: dict[str, Any]) -> dict[str, A
     return {"approvalId": request["approvalId"], "approved": result, "decision": decision}
 
 
+async def question_response(server: Any, request: dict[str, Any]) -> dict[str, Any]:
+    from atomic_agent.api import ApprovalNotPendingError, InvalidDecisionError
+
+    option, text = request.get("option"), request.get("text")
+    try:
+        record = server.approvals.answer_question(request["approvalId"], option, text)
+    except ApprovalNotPendingError as exc:
+        raise ProtocolError("approval_not_pending", exc.message) from None
+    except InvalidDecisionError as exc:
+        raise ProtocolError("invalid_decision", exc.message) from None
+    result: dict[str, Any] = {"approvalId": record.id, "state": record.state}
+    for key, value in (("option", option), ("text", text), ("answeredBy", record.answered_by),
+                       ("surface", record.surface)):
+        if value is not None:
+            result[key] = value
+    return result
+
+
+def record_view(record: Any, shown_here: bool) -> dict[str, Any]:
+    """One pending record as approval_list shows it (the schema wants no null fields)."""
+    view = {k: v for k, v in record.as_dict().items() if v is not None}
+    view["shownHere"] = shown_here
+    return view
+
+
+async def approval_list(server: Any, request: dict[str, Any]) -> dict[str, Any]:
+    """The pending approvals and questions of every process on this state dir, oldest first."""
+    approvals = server.approvals
+    if approvals.records is None:
+        return {"approvals": []}
+    here = {str(e.get("approvalId")) for e in approvals.pending()}
+    waiting = approvals.waiting_elsewhere()
+    own = [r for r in (approvals.record_for(i) for i in sorted(here)) if r is not None and r.state == "pending"]
+    records = sorted([*own, *waiting], key=lambda r: r.created_at)
+    return {"approvals": [record_view(r, r.id in here) for r in records]}
+
+
 async def set_approval_level(server: Any, request: dict[str, Any]) -> dict[str, Any]:
     from atomic_agent.api import ConfigError, approval_gate
 
@@ -43,4 +85,5 @@ async def set_approval_level(server: Any, request: dict[str, Any]) -> dict[str, 
     return {"level": level, "name": runtime.gate.level_name, "previous": previous}
 
 
-APPROVAL_HANDLERS = {"approval_response": approval_response, "set_approval_level": set_approval_level}
+APPROVAL_HANDLERS = {"approval_response": approval_response, "question_response": question_response,
+                     "approval_list": approval_list, "set_approval_level": set_approval_level}

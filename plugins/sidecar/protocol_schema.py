@@ -15,7 +15,8 @@ PROTOCOL_VERSION = 1
 SCHEMA_FILE = "sidecar-protocol.v1.schema.json"
 
 REQUEST_TYPES = ("hello", "get_capabilities", "create_session", "list_sessions", "load_session", "delete_session",
-                 "send_message", "steer_message", "abort", "approval_response", "set_approval_level", "mcp_list", "mcp_add",
+                 "send_message", "steer_message", "abort", "approval_response", "question_response", "approval_list",
+                 "set_approval_level", "mcp_list", "mcp_add",
                  "mcp_remove", "telegram_status", "telegram_control", "task_list", "task_show", "task_create",
                  "task_cancel", "memory_phases", "memory_embeddings", "memory_links", "shutdown")
 

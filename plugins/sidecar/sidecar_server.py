@@ -15,7 +15,7 @@ import asyncio
 import sys
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 import attrs
 
@@ -25,6 +25,9 @@ from atomic_agent.plugins.sidecar.line_reader import EndOfInput, Item
 from atomic_agent.plugins.sidecar.protocol_messages import event_message
 from atomic_agent.plugins.sidecar.protocol_writer import ProtocolWriter
 from atomic_agent.plugins.sidecar.turn_registry import CURRENT_TURN, TurnHandle, TurnRegistry, new_turn_id
+
+if TYPE_CHECKING:
+    from atomic_agent.api import RuntimeView
 
 
 @attrs.frozen
@@ -69,9 +72,9 @@ class SidecarServer(RuntimeHost):
         # the host is the person at this machine: grants allowed; the schema wants no null ids
         self.approvals = PendingApprovals(self.emit_event, limits.approval_timeout_s, CURRENT_TURN.get,
                                           grants_allowed=True, omit_null_ids=True)
-        # the sidecar protocol has no question events yet: ask_user questions are answered on the
-        # other surfaces (serve, Telegram, `atomic-agent approvals answer`) while the turn waits
-        self.approvals.shows_questions = False
+        # ask_user questions go out as question_request events (answered by question_response)
+        self.approvals.surface = "sidecar"
+        self._questions: set[str] = set()  # approval ids of the questions shown here
         self.closing = False
         self._forwarders: dict[str, TurnForwarder] = {}
         self._after_response: list[Callable[[], None]] = []
@@ -89,13 +92,50 @@ class SidecarServer(RuntimeHost):
     def send(self, message: dict[str, Any]) -> None:
         self.writer.send(message)
 
+    def bind(self, runtime: RuntimeView) -> None:
+        super().bind(runtime)
+        # answers commit to the gate's durable records, shared by every process on the state dir:
+        # the first answer from any surface wins, and records raised elsewhere are answered here too
+        gate = runtime.gate
+        self.approvals.records = gate.records
+        gate.surface = "sidecar"
+        gate.record_ttl_s = self.limits.approval_timeout_s
+
     def emit_event(self, event: dict[str, Any], turn_id: str | None = None) -> None:
         """An event outside the loop's own stream (approvals): kept in order with its turn's events."""
+        event = self._question_event(event)
         forwarder = self._forwarders.get(turn_id) if turn_id else None
         if forwarder is not None:
             forwarder.emit(event)
         else:
             self.send(event_message(event))
+
+    def _question_event(self, event: dict[str, Any]) -> dict[str, Any]:
+        """An ask_user question travels as question_request / question_resolved (its answer is
+        an option id or text, not an approval decision)."""
+        approval_id = str(event.get("approvalId", ""))
+        if event.get("type") == "approval_request" and event.get("kind") == "question":
+            self._questions.add(approval_id)
+            return {k: v for k, v in {
+                "type": "question_request", "approvalId": approval_id, "sessionId": event.get("sessionId"),
+                "turnId": event.get("turnId"), "tool": event.get("tool"), "question": event.get("question"),
+                "timeoutS": event.get("timeoutS")}.items() if v is not None}
+        if event.get("type") == "approval_resolved" and approval_id in self._questions:
+            self._questions.discard(approval_id)
+            record = self.approvals.record_for(approval_id)
+            resolved: dict[str, Any] = {"type": "question_resolved", "approvalId": approval_id,
+                                        "sessionId": event.get("sessionId"), "outcome": event.get("outcome")}
+            if event.get("turnId") is not None:
+                resolved["turnId"] = event["turnId"]
+            if record is not None:
+                resolved["state"] = record.state
+                for key, value in (("option", record.decision if record.decision != "text" else None),
+                                   ("text", record.answer_text if record.decision == "text" else None),
+                                   ("answeredBy", record.answered_by), ("surface", record.surface)):
+                    if value is not None:
+                        resolved[key] = value
+            return resolved
+        return event
 
     def after_response(self, callback: Callable[[], None]) -> None:
         self._after_response.append(callback)

@@ -214,8 +214,11 @@ class InboundHandler:
 
         ch = self.channel
         obligation: list[Delivery] = []
+        notices: list[str] = []  # what plugins show the person as the turn ends (a worktree's diffstat)
 
         def on_event(event: dict[str, Any]) -> None:
+            if event.get("type") == "turn_notice":
+                notices.append(str(event.get("text", "")))
             if event.get("type") == "turn_queued":  # the admission is on disk
                 obligation.append(ch.store.open_reply(event["turnId"], chat_id, session_id))
                 if update_id is not None:
@@ -247,3 +250,5 @@ class InboundHandler:
             return  # parked: owed until the continuation answers
         delivery = ch.store.set_body(obligation[0].id, reply.body, reply.formatted)
         await ch.deliver(delivery)
+        for notice in notices:  # after the reply, plain and not durable (like the channel's own notices)
+            await self._plain(chat_id, notice)

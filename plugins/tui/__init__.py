@@ -1,4 +1,5 @@
-"""`atomic-agent tui`: the everyday terminal app (Textual), in-process with the runtime.
+"""`atomic-agent tui`: the everyday terminal app (Textual), in-process with the runtime, or
+attached to a running `serve` (`--attach`, over its HTTP API).
 
 Textual is imported only when the command runs or a panel is built, so no other command
 pays for it. The core tabs (Sessions, Tools, Privacy, Logs) are offered as `TuiPanel`

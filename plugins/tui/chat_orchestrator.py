@@ -48,6 +48,7 @@ class Pending:
     steer_id: str = ""  # a handed-back steer's durable id: re-sent as such, never twice
     front: bool = False  # a steer (refused or handed back): ahead of the messages queued normally
     tool_choice: str | None = None  # /tool: the tool the turn's first step must call
+    request_key: str = ""  # attached to serve: the Idempotency-Key its sends carry (a re-send runs it once)
 
 
 @attrs.define
@@ -162,6 +163,14 @@ class ChatOrchestrator:
             self.runtime.open_session(session_id)  # SessionNotFoundError for a wrong id
         self.session_id = session_id
         self.sink.state_changed()
+
+    def load_transcript(self, session_id: str, show: Callable[[list[tuple[str, str]]], None]) -> None:
+        try:
+            entries = self.runtime.sessions.entries(session_id)
+        except Exception as exc:
+            self.sink.chat_notice(f"could not read session {session_id}: {exc}", "error")
+            return
+        show([(e.kind, e.text) for e in entries if e.kind in ("user", "assistant_reply") and e.text])
 
     # -- running -----------------------------------------------------------------------------
     def _start(self) -> None:

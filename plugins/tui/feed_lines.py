@@ -30,6 +30,11 @@ def preview(value: object, limit: int = PREVIEW_CHARS) -> str:
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
+def safe_lines(text: str) -> str:
+    """Several lines kept apart and aligned (a diffstat), control characters shown as marks."""
+    return "\n".join(UNSAFE_CHARS.sub("\ufffd", line.expandtabs(4)).rstrip() for line in text.splitlines())
+
+
 @attrs.frozen
 class FeedLine:
     """`kind` picks the style: step, tool, result, error, notice, steer, reasoning."""

@@ -35,8 +35,9 @@ def status_text(facts: StatusFacts) -> Text:
     if facts.prompt_tokens is not None or facts.cache_tokens is not None:
         text.append(f" · prompt {facts.prompt_tokens or 0} new/{facts.cache_tokens or 0} cached")
     level_style = "bold red" if facts.level == 5 else ""
-    text.append(" · ")
-    text.append(f"level {facts.level} {approval_gate.LEVEL_NAMES.get(facts.level, '')}", style=level_style)
+    if facts.level:  # 0: attached to serve, whose runtime holds the level
+        text.append(" · ")
+        text.append(f"level {facts.level} {approval_gate.LEVEL_NAMES.get(facts.level, '')}", style=level_style)
     text.append(f" · {facts.session[:12] if facts.session else 'new session'}")
     if facts.queued:
         text.append(f" · {facts.queued} queued{' (paused)' if facts.paused else ''}", style="bold yellow")

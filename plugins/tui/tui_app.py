@@ -20,17 +20,20 @@ from textual.screen import Screen
 from textual.widgets import Footer, Static, TabbedContent, TabPane, Tabs
 
 from atomic_agent.api import TUI_PANEL_SERVICE, TuiPanel
+from atomic_agent.plugins.tui.chat_host import ChatHost, TranscriptLine
 from atomic_agent.plugins.tui.chat_orchestrator import ChatOrchestrator
 from atomic_agent.plugins.tui.chat_view import ChatView
 from atomic_agent.plugins.tui.event_log import EventLog
-from atomic_agent.plugins.tui.feed_lines import feed_line, preview
+from atomic_agent.plugins.tui.feed_lines import feed_line, preview, safe_lines
 from atomic_agent.plugins.tui.mouse_interaction import MouseSwitch, RowList
+from atomic_agent.plugins.tui.remote_orchestrator import APPROVALS_POLL_S, RemoteOrchestrator
+from atomic_agent.plugins.tui.serve_attachment import ServeAttachment
 from atomic_agent.plugins.tui.shared_approvals import POLL_S as SHARED_POLL_S
 from atomic_agent.plugins.tui.shared_approvals import SURFACE, SharedApprovals
 from atomic_agent.plugins.tui.slash_commands import COMMANDS, SlashCommandError, message_text, parse_slash
 from atomic_agent.plugins.tui.status_bar import StatusBar, StatusFacts
 from atomic_agent.plugins.tui.steering_editor import SteeringEditor
-from atomic_agent.plugins.tui.tui_config import persist_tui_setting, tui_config
+from atomic_agent.plugins.tui.tui_config import TuiConfig, persist_tui_setting, tui_config
 
 if TYPE_CHECKING:
     from atomic_agent.api import RuntimeView
@@ -60,27 +63,50 @@ class AtomicTui(App[None]):
         Binding("ctrl+q", "quit", "quit", priority=True),
     ]
 
-    def __init__(self, runtime: RuntimeView, *, session_id: str | None = None, mouse: bool | None = None,
-                 working_dir: Path | None = None, approver: Any = None) -> None:
+    def __init__(self, runtime: RuntimeView | None, *, session_id: str | None = None, mouse: bool | None = None,
+                 working_dir: Path | None = None, approver: Any = None, attachment: ServeAttachment | None = None,
+                 config: TuiConfig | None = None) -> None:
+        """In-process with `runtime`, or attached to a running serve (`attachment`, runtime None)."""
         super().__init__()
         self.runtime = runtime
-        config = tui_config(runtime)
+        self.attachment = attachment
+        config = config or (tui_config(runtime) if runtime is not None else TuiConfig())
         self.mouse_switch = MouseSwitch(self, config.mouse if mouse is None else mouse)
         self.event_log = EventLog()
-        self.facts = StatusFacts(level=runtime.gate.level, session=session_id, mode=config.while_busy_submit)
-        self.orchestrator = ChatOrchestrator(runtime, self, self._spawn_turns, session_id=session_id,
-                                             working_dir=working_dir or Path.cwd(), mode=config.while_busy_submit)
-        self.panels = self._collect_panels()
+        self.facts = StatusFacts(level=runtime.gate.level if runtime is not None else 0, session=session_id,
+                                 mode=config.while_busy_submit)
         self.approving: list[Any] = []  # requests whose modal is open
-        self.panel_keys = {p.key: tab_id(p.name) for p in self.panels if p.key}
         self.approver = approver
-        if approver is not None:
-            approver.attach(self)
-            runtime.gate.set_surface(SURFACE)  # the records say an answer given here came from the TUI
-        self.shared_approvals = SharedApprovals(self, approver)
+        self.orchestrator: ChatHost
+        self.remote: RemoteOrchestrator | None = None
+        self.shared_approvals: SharedApprovals | None = None
+        if runtime is not None:
+            self.orchestrator = ChatOrchestrator(runtime, self, self._spawn_turns, session_id=session_id,
+                                                 working_dir=working_dir or Path.cwd(), mode=config.while_busy_submit)
+            self.panels = self._collect_panels()
+            if approver is not None:
+                approver.attach(self)
+                runtime.gate.set_surface(SURFACE)  # the records say an answer given here came from the TUI
+            self.shared_approvals = SharedApprovals(self, approver)
+        else:
+            if attachment is None:
+                raise ValueError("AtomicTui needs a runtime or a serve attachment")
+            from atomic_agent.plugins.tui.attached_sessions_panel import ATTACHED_PANELS
+            from atomic_agent.plugins.tui.remote_approvals import RemoteApprovals
+            from atomic_agent.plugins.tui.tui_approver import TuiApprover
+
+            self.remote = RemoteOrchestrator(attachment, self, self._spawn_turns, session_id=session_id,
+                                             mode=config.while_busy_submit)
+            self.orchestrator = self.remote
+            self.approver = approver or TuiApprover()
+            self.approver.attach(self)
+            self.remote.approvals = RemoteApprovals(self, self.approver, self.remote)
+            self.panels = list(ATTACHED_PANELS)
+        self.panel_keys = {p.key: tab_id(p.name) for p in self.panels if p.key}
 
     # -- panels ------------------------------------------------------------------------------
     def _collect_panels(self) -> list[TuiPanel]:
+        assert self.runtime is not None
         panels = []
         for service in self.runtime.services(TUI_PANEL_SERVICE):
             # the registry keeps one service per plugin and name, so a plugin with several
@@ -126,13 +152,23 @@ class AtomicTui(App[None]):
         self.mouse_switch.set(self.mouse_switch.enabled)  # the app always starts able to report; apply the choice
         self.query_one(SteeringEditor).focus()
         self.state_changed()
-        self.run_worker(self._read_model(), group="status", exit_on_error=False)
-        if self.shared_approvals.enabled:  # approvals other surfaces raised appear here too
+        if self.remote is not None:
+            self.run_worker(self.remote.watch(), group="serve-events", exit_on_error=False)
+            self.set_interval(APPROVALS_POLL_S, self.remote.poll_approvals)
+            self.facts.provider, self.facts.model = "attached", self.remote.attachment.url
+        else:
+            self.run_worker(self._read_model(), group="status", exit_on_error=False)
+        if self.shared_approvals is not None and self.shared_approvals.enabled:  # approvals other surfaces raised appear here too
             self.set_interval(SHARED_POLL_S, self.shared_approvals.poll)
         if self.orchestrator.session_id:
             self._show_history(self.orchestrator.session_id)
 
+    async def on_unmount(self) -> None:
+        if self.remote is not None:
+            await self.remote.close()
+
     async def _read_model(self) -> None:
+        assert self.runtime is not None
         provider = self.runtime.provider
         self.facts.provider = str(getattr(provider, "mode", type(provider).__name__))
         try:
@@ -183,6 +219,8 @@ class AtomicTui(App[None]):
             view.add_reasoning(str(event.get("delta", "")))
         elif kind == "assistant_reply":
             view.add_reply(str(event.get("text", "")))
+        elif kind == "turn_notice":  # a plugin's word to the person under the reply (a worktree's diffstat)
+            view.add_notice(safe_lines(str(event.get("text", ""))))
         elif kind == "step_finished":
             self._step_costs(event)
         else:
@@ -211,7 +249,8 @@ class AtomicTui(App[None]):
         f = self.facts
         f.session, f.queued, f.busy, f.mode, f.paused = (orch.session_id, len(orch.pending), orch.busy, orch.mode,
                                                           orch.paused)
-        f.level = self.runtime.gate.level
+        if self.runtime is not None:
+            f.level = self.runtime.gate.level
         f.mouse = self.mouse_switch.enabled
         if not self.is_mounted_app:
             return
@@ -322,6 +361,10 @@ class AtomicTui(App[None]):
     def _level_command(self, arg: str) -> bool:
         from atomic_agent.plugins.tui.privacy_panel import PrivacyOrchestrator
 
+        if self.runtime is None:
+            self.notify("/level is not available when attached to serve: the level belongs to serve's runtime "
+                        "(`atomic-agent config set` and a serve restart change it)", severity="warning")
+            return False
         try:
             PrivacyOrchestrator(self).set_level(arg)
         except ValueError as exc:
@@ -340,6 +383,8 @@ class AtomicTui(App[None]):
 
     def persist(self, field: str, value: Any) -> None:
         """Save a tui setting; a state dir that cannot be written keeps it for this run only."""
+        if self.runtime is None:
+            return  # attached: the setting applies to this run (config is written by the in-process TUI)
         try:
             persist_tui_setting(self.runtime, field, value)
         except Exception as exc:
@@ -397,21 +442,18 @@ class AtomicTui(App[None]):
         return True
 
     def _show_history(self, session_id: str, last: int = 20) -> None:
-        view = self.query_one(ChatView)
-        try:
-            entries = self.runtime.sessions.entries(session_id)
-        except Exception as exc:
-            self.chat_notice(f"could not read session {session_id}: {exc}", "error")
-            return
-        shown = [e for e in entries if e.kind in ("user", "assistant_reply") and e.text]
-        if len(shown) > last:
-            view.add_notice(f"… {len(shown) - last} earlier messages (atomic-agent sessions show {session_id})")
-        for entry in shown[-last:]:
-            if entry.kind == "user":
-                view.add_user(entry.text)
-            else:
-                view.add_reply(entry.text)
-        view.add_notice(f"continuing session {session_id}")
+        def show(shown: list[TranscriptLine]) -> None:
+            view = self.query_one(ChatView)
+            if len(shown) > last:
+                view.add_notice(f"… {len(shown) - last} earlier messages (atomic-agent sessions show {session_id})")
+            for kind, text in shown[-last:]:
+                if kind == "user":
+                    view.add_user(text)
+                else:
+                    view.add_reply(text)
+            view.add_notice(f"continuing session {session_id}")
+
+        self.orchestrator.load_transcript(session_id, show)
 
     # -- mouse gate and the command palette --------------------------------------------------
     async def on_event(self, event: events.Event) -> None:

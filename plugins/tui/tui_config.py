@@ -38,6 +38,15 @@ def tui_config(runtime: RuntimeView) -> TuiConfig:
     return block if isinstance(block, TuiConfig) else TuiConfig()
 
 
+def tui_config_of(config: Any) -> TuiConfig:
+    """The block from an app config (the attached TUI has no runtime; defaults when absent)."""
+    try:
+        block = config.block(TUI_BLOCK)
+    except (KeyError, AttributeError):
+        return TuiConfig()
+    return block if isinstance(block, TuiConfig) else TuiConfig()
+
+
 def persist_tui_setting(runtime: RuntimeView, field: str, value: Any) -> Path:
     """Write `tui.<field>` to config.json (validated like `config set`); returns the file.
     Raises OSError (a read-only state dir) or ConfigError (a bad value) for the caller's notice."""

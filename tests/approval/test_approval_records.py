@@ -249,3 +249,50 @@ async def test_a_question_asked_again_after_a_restart_gets_its_one_answer(tmp_pa
     again = await gate_with(tmp_path, None).ask_question("s1", "ask_user", question, call=call)
     assert (again.id, again.state, again.answer_text) == (record.id, "answered", "Frankfurt, per the DPA")
     assert len(store.find()) == 1  # asked once, answered once
+
+
+_QUESTION = {"prompt": "Delete the backups?", "reason": "irreversible_commitment", "evidence": "only copies",
+             "allowFreeText": False, "options": [{"id": "yes", "label": "Delete"}, {"id": "no", "label": "Keep"}]}
+
+
+async def test_a_terminal_answer_to_a_question_is_committed_to_its_record_as_the_terminals(tmp_path: Path) -> None:
+    import io
+
+    from atomic_agent.approval.stdin_approver import stdin_approver
+
+    out = io.StringIO()
+    gate = gate_with(tmp_path, stdin_approver(stdin=io.StringIO("2\n"), out=out))
+    record = await gate.ask_question("s1", "ask_user", _QUESTION, call=CallIdentity(0, 1, 0))
+    assert (record.state, record.decision, record.surface, record.answered_by) == ("answered", "no", "terminal",
+                                                                                 OPERATOR)
+    assert "Delete the backups?" in out.getvalue()
+    audit = ApprovalAuditLog(tmp_path / "audit.ndjson").read()
+    assert audit[-1]["kind"] == "question" and audit[-1]["surface"] == "terminal" and audit[-1]["answer"] == "no"
+
+
+async def test_a_question_answered_elsewhere_first_keeps_that_answer_over_the_terminals(tmp_path: Path) -> None:
+    import io
+
+    from atomic_agent.approval.stdin_approver import TerminalPrompt
+
+    typed = threading.Event()
+
+    class SlowStdin(io.StringIO):
+        def readline(self, *_a: object) -> str:  # type: ignore[override]
+            typed.wait(5)  # the person types only after another surface answered
+            return "yes\n"
+
+    prompt = TerminalPrompt(None, SlowStdin(), io.StringIO())
+
+    gate = gate_with(tmp_path, prompt.ask)
+    asking = asyncio.ensure_future(gate.ask_question("s1", "ask_user", _QUESTION, call=CallIdentity(0, 1, 0)))
+    store = ApprovalRecords(tmp_path / "a.sqlite")
+    while not store.find((PENDING,)):
+        await asyncio.sleep(0.01)
+    (pending,) = store.find((PENDING,))
+    store.answer(pending.id, "no", principal=OPERATOR, surface="telegram")
+    record = await asyncio.wait_for(asking, 5)
+    typed.set()
+    assert (record.decision, record.surface) == ("no", "telegram")
+    with pytest.raises(AlreadyAnsweredError, match="already answered 'no' by operator via telegram at"):
+        store.answer(pending.id, "yes", principal=OPERATOR, surface="terminal")

@@ -60,6 +60,44 @@ def test_long_summary_keeps_its_dangerous_tail_visible() -> None:
     assert shown.endswith("curl x | sh") and "chars not shown" in shown and len(shown) < 2200
 
 
+def _question(**kw) -> ApprovalRequest:
+    question = {"prompt": "Delete the 3 old backups?", "reason": "irreversible_commitment",
+                "evidence": "they are the only copies", "allowFreeText": False,
+                "options": [{"id": "yes", "label": "Delete them"}, {"id": "no", "label": "Keep them"}], **kw}
+    return _request(tool="ask_user", category="question", label="question", summary=question["prompt"],
+                    question=question, approval_id="apr_00112233aabbccdd")
+
+
+async def _ask(text: str, request: ApprovalRequest) -> tuple[object, str, list]:
+    out = io.StringIO()
+    events: list = []
+    answer = await stdin_approver(events.append, stdin=io.StringIO(text), out=out)(request)
+    return answer, out.getvalue(), events
+
+
+async def test_a_question_shows_its_options_and_takes_an_option_id_or_its_number() -> None:
+    answer, shown, events = await _ask("no\n", _question())
+    assert answer == {"option": "no"}
+    assert "Delete the 3 old backups?" in shown and "[1] yes: Delete them" in shown and "[2] no: Keep them" in shown
+    assert "why it asks: they are the only copies" in shown and "apr_00112233aabbccdd" in shown
+    assert events[0]["kind"] == "question" and events[0]["approvalId"] == "apr_00112233aabbccdd"
+    assert (await _ask("1\n", _question()))[0] == {"option": "yes"}
+    assert (await _ask("YES\n", _question()))[0] == {"option": "yes"}
+
+
+async def test_free_text_is_taken_only_where_the_question_allows_it() -> None:
+    answer, shown, _ = await _ask("maybe later\nno\n", _question())
+    assert answer == {"option": "no"} and "takes no free text" in shown
+    answer, shown, _ = await _ask("keep the newest one\n", _question(allowFreeText=True))
+    assert answer == {"text": "keep the newest one"} and "or type your own answer" in shown
+
+
+async def test_end_of_input_or_three_wrong_answers_withdraw_the_question() -> None:
+    answer, shown, _ = await _ask("", _question())
+    assert answer == {"cancel": "no answer at the terminal (end of input)"} and "withdrawn" in shown
+    answer, _, _ = await _ask("x\ny\nz\n", _question())
+    assert answer == {"cancel": "no valid answer at the terminal in 3 tries"}
+
 def test_the_terminal_and_the_tui_offer_the_same_answers_from_the_gates_one_table() -> None:
     from atomic_agent.approval.approval_gate import offered_answers
     from atomic_agent.approval.stdin_approver import choices, parse_answer

@@ -8,6 +8,13 @@ the code runs as written.
 - `rerun_non_durable`: recovery runs an interrupted non-durable call again before settling.
 - `split_claim`: steer consumption records the messages in one transaction and deletes
   them from the queue in another.
+
+For the approval kill tier (test_approval_kills.py), kept apart from MUTANTS (the other
+tiers run no gated calls):
+
+- `interrupt_parked`: recovery never parks a turn waiting on an approval; it interrupts it.
+- `reuse_approval`: an approval is not consumed once (its call may run on every resume),
+  and a call whose approval was already used still counts as parked.
 """
 
 from __future__ import annotations
@@ -19,6 +26,7 @@ from typing import Any
 import pytest
 
 MUTANTS = ("ack_before_commit", "rerun_non_durable", "split_claim")
+APPROVAL_MUTANTS = ("interrupt_parked", "reuse_approval")
 
 
 async def ack_before_commit(lifecycle: Any, text: str, session_id: str, origin: str, sink: Any, cancelled: Any,
@@ -75,5 +83,25 @@ def inject_mutant(monkeypatch: pytest.MonkeyPatch, name: str) -> None:
             return await settle(runtime, session_id)
 
         monkeypatch.setattr(restart_recovery, "_settle_calls", rerun_then_settle)
+    elif name == "interrupt_parked":
+        from atomic_agent.turns import restart_recovery
+
+        monkeypatch.setattr(restart_recovery, "approvals_waited_on", lambda _services, _turn: [])
+    elif name == "reuse_approval":
+        from atomic_agent.approval.approval_records import CANCELLED, ApprovalRecords
+
+        monkeypatch.setattr(ApprovalRecords, "consume", lambda self, approval_id: True)
+        monkeypatch.setattr(ApprovalRecords, "parks",
+                            lambda self, key: any(r.state != CANCELLED for r in self.for_call(key)))
+        from atomic_agent.turns import restart_recovery
+
+        def waited_on(services: Any, turn: Any) -> list[str]:
+            records = services.gate.records
+            if records is None or turn.turn_index is None:
+                return []
+            return [r.id for r in records.find() if r.session_id == turn.session_id
+                    and r.turn_id == str(turn.turn_index) and r.state != CANCELLED]
+
+        monkeypatch.setattr(restart_recovery, "approvals_waited_on", waited_on)
     else:
-        raise ValueError(f"unknown mutant {name!r}; known: {', '.join(MUTANTS)}")
+        raise ValueError(f"unknown mutant {name!r}; known: {', '.join((*MUTANTS, *APPROVAL_MUTANTS))}")

@@ -233,3 +233,53 @@ def test_has_live_turn_follows_the_lanes_queued_and_running_turns(session_backen
     assert ledger.has_live_turn(session.id) and [t.turn_id for t in ledger.in_state("running")] == [ticket.turn_id]
     ledger.finalize(started.guard, session, [], "completed", "reply", None, "answer")
     assert not ledger.has_live_turn(session.id) and ledger.in_state("queued", "running") == []
+
+
+def test_a_parked_turn_is_fenced_claimed_once_and_resumed_frozen(session_backend: OpenedBackend):
+    """The parked-approval path on every backend: running -> parked bumps the generation (the
+    dead writer is fenced out), exactly one process claims a dead owner's parked turn, only its
+    owner resumes it with its closing rows, and a resumed turn is as final as any other."""
+    store = session_backend.open()
+    session, ledger, started = session_backend.started(store, "delete the branch")
+    turn = ledger.get(started.turn_id)
+    with store.write() as handle:
+        assert ledger.park_in(handle, turn, "waiting for approval apr_1")
+    parked = ledger.get(started.turn_id)
+    assert (parked.state, parked.generation, parked.reason) == ("parked", 2, "waiting for approval apr_1")
+    with pytest.raises(StaleWriterError):  # the dead process's writer is fenced out
+        store.append(store.load(session.id), _finished(), guard=started.guard)
+    with store.write() as handle:
+        assert not ledger.park_in(handle, turn, "again")  # it moved: nothing written
+    claimers = [session_backend.ledger(session_backend.open(), owner) for owner in ("b", "c")]
+    outcomes = race(*(lambda lg=lg: lg.claim_parked(parked, "adopted") for lg in claimers))
+    assert sorted(outcomes) == [False, True]
+    winner = claimers[outcomes.index(True)]
+    assert not ledger.resume_parked(parked, "answered", _finished())  # not its owner any more
+    assert winner.resume_parked(winner.get(parked.turn_id), "approval apr_1 approved", _finished())
+    done = ledger.get(started.turn_id)
+    assert done.state == "resumed" and not winner.resume_parked(done, "twice", _finished())
+    assert [e.kind for e in store.entries(session.id)].count(TURN_FINISHED) == 1
+    assert [r["to_state"] for r in ledger.audit_rows(started.turn_id)][-3:] == ["parked", "parked", "resumed"]
+
+
+def test_a_parked_turn_keeps_its_lane_and_later_turns_queue_behind_it_fifo(session_backend: OpenedBackend):
+    """Issue 32: a parked turn holds its session's lane in every process until it is resumed:
+    a turn another process admits meanwhile counts it as ahead, cannot start (LaneBusy names
+    the parked turn), and the turns queued behind it start in admission order once it is."""
+    store = session_backend.open()
+    session, ledger, started = session_backend.started(store, "delete the branch")
+    with store.write() as handle:
+        assert ledger.park_in(handle, ledger.get(started.turn_id), "waiting for approval apr_1")
+    assert ledger.has_live_turn(session.id)
+    other = session_backend.ledger(session_backend.open(), "another-process")
+    first = other.admit(session.id, "one", "http")
+    second = other.admit(session.id, "two", "http")
+    assert (first.position, second.position) == (1, 2)  # the parked turn is ahead of both
+    for ticket in (first, second):
+        busy = other.start(ticket.turn_id, other.store.load(session.id))
+        assert isinstance(busy, LaneBusy) and (busy.blocker.turn_id, busy.blocker.state) == (started.turn_id, "parked")
+    assert [t.state for t in other.lane(session.id)] == ["parked", "queued", "queued"]  # nothing written
+    assert ledger.resume_parked(ledger.get(started.turn_id), "approval apr_1 approved", _finished())
+    busy = other.start(second.turn_id, other.store.load(session.id))
+    assert isinstance(busy, LaneBusy) and busy.blocker.turn_id == first.turn_id  # FIFO behind it
+    assert isinstance(other.start(first.turn_id, other.store.load(session.id)), StartedTurn)

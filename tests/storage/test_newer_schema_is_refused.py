@@ -40,7 +40,7 @@ SPELLINGS = [
     pytest.param({"version": 99, "future_step": False, "writer": None}, "schema version 99", id="user_version-99"),
     pytest.param({"version": None, "future_step": True, "writer": None}, "m099_from_the_future", id="unknown-step"),
     pytest.param({"version": 42, "future_step": True, "writer": None}, "schema version 42", id="both"),
-    pytest.param({"version": 7, "future_step": False, "writer": "9.9.9"}, "written by atomic-agent 9.9.9", id="writer-named"),
+    pytest.param({"version": 70, "future_step": False, "writer": "9.9.9"}, "written by atomic-agent 9.9.9", id="writer-named"),
 ]
 
 

@@ -33,6 +33,21 @@ def test_profile_lists_active_facts_and_history_as_json(tmp_path: Path) -> None:
     assert table.code == 0 and "language" in table.out and "active" in table.out
 
 
+def test_profile_shows_each_facts_vote_score(tmp_path: Path) -> None:
+    from atomic_agent.plugins.memory.recall_votes import RecallVoteStore
+
+    seed(tmp_path)
+    db = MemoryDatabase.open(memory_db_path(tmp_path))
+    name = ProfileStore(db).get("name")
+    for turn in range(2):
+        RecallVoteStore(db).vote("profile", name.id, "s", turn, False)
+    db.close()
+    rows = {r["key"]: r["voteScore"] for r in run_cli(tmp_path, "memory", "profile", "--json").json()}
+    assert rows == {"language": 0, "name": -2.0}
+    table = run_cli(tmp_path, "memory", "profile")
+    assert "votes" in table.out and "-2" in table.out
+
+
 def test_notes_and_search(tmp_path: Path) -> None:
     seed(tmp_path)
     listed = run_cli(tmp_path, "memory", "notes", "--json").json()

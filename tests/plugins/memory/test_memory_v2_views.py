@@ -46,9 +46,11 @@ def test_phases_keep_their_order_names_and_settings_when_each_plugin_declares_it
     assert [(r["phase"], r["block"], r["state"], list(r["settings"])) for r in rows] == [
         ("profile", "memoryProfile", "on", []),
         ("notes", "memoryNotes", "on", []),
-        ("lessons (v2 phases 5-7a)", "memoryLessons", "on", ["recallK", "maxEntries"]),
-        ("procedures (v2 phase 7b)", "memoryProcedures", "on", ["minRuns"]),
-        ("reflection", "memoryReflection", "on", []),
+        ("lessons (v2 phases 5-7a)", "memoryLessons", "on", ["recallK", "maxEntries", "modelVotes", "maxVote",
+                                                             "signalDecay", "deprecationAgeDays", "scoreBlend",
+                                                             "outcomeVotes", "profileFilterThreshold"]),
+        ("procedures (v2 phase 7b)", "memoryProcedures", "on", ["minRuns", "recallK"]),
+        ("reflection", "memoryReflection", "on", ["distilLessons", "detourCalls"]),
         ("embeddings (v2 phase 1B)", "memoryEmbeddings", "off", ["fts5Weight", "vectorWeight", "candidates"]),
         ("links (v2 phase 2)", "memoryLinks", "on", ["autoGenerate", "expansionDepth", "maxExpanded"]),
         ("evolver (v2 phase 3)", "memoryEvolution", "on", ["maxPerWrite", "leaseMs"]),
@@ -57,6 +59,17 @@ def test_phases_keep_their_order_names_and_settings_when_each_plugin_declares_it
         ("segmentation (v2.5 B)", "memorySegmentation", "off", ["triggerEveryTurns", "windowTurns"]),
         ("typed notes (v2.5 C)", "memoryTypedNotes", "off", []),
     ]
+
+
+def test_phases_lists_the_lesson_vote_and_procedure_switches_as_configured(tmp_path: Path) -> None:
+    (tmp_path / "config.json").write_text(json.dumps({
+        "memoryReflection": {"distilLessons": False},
+        "memoryLessons": {"modelVotes": False, "signalDecay": 0.8, "profileFilterThreshold": 3},
+        "memoryProcedures": {"minRuns": 4}}))
+    out = run_cli(tmp_path, "memory", "phases", plugins=EVERY_MEMORY_PLUGIN).out
+    for shown in ("distilLessons=False", "modelVotes=False", "signalDecay=0.8", "scoreBlend=0.4",
+                  "profileFilterThreshold=3", "outcomeVotes=True", "minRuns=4", "detourCalls=6"):
+        assert shown in out, shown
 
 
 def test_links_lists_the_graph_and_one_notes_edges(tmp_path: Path) -> None:

@@ -140,3 +140,27 @@ async def test_every_tick_decays_lesson_votes_and_retires_the_downvoted_even_wit
     lessons = runtime.service("memory").lesson_store()
     assert lessons.get(down.id).status == "deprecated" and lessons.get(kept.id).vote_score == 0.95
     await runtime.close()
+
+
+async def test_every_tick_decays_note_and_profile_votes_by_the_lessons_factor(tmp_path: Path) -> None:
+    from atomic_agent.plugins.memory.note_store import NoteStore
+    from atomic_agent.plugins.memory.profile_store import ProfileStore
+    from atomic_agent.plugins.memory.recall_votes import RecallVoteStore
+
+    db = MemoryDatabase.open(memory_db_path(tmp_path))
+    note = NoteStore(db).store("the nightly build runs at two").note
+    fact = ProfileStore(db).set("editor", "helix")
+    votes = RecallVoteStore(db)
+    votes.vote("note", note.id, "s", 0, True)
+    votes.vote("note", note.id, "s", 1, True)
+    votes.vote("profile", fact.id, "s", 0, False)
+    db.close()
+    provider = ScriptedProvider([])
+    runtime = make_memory_runtime(tmp_path, provider, plugins=["memory_notes", "memory_links"],
+                                  config={"memoryLessons": {"signalDecay": 0.5}})
+    tick = await consolidator(runtime).run_once()
+    assert (tick.recall_decay.notes, tick.recall_decay.profile) == (1, 1)
+    await consolidator(runtime).run_once()  # a second tick decays again
+    scores = runtime.service("memory").recall_vote_store()
+    assert scores.scores("note", [note.id]) == {note.id: 0.5} and scores.scores("profile", [fact.id]) == {fact.id: -0.25}
+    await runtime.close()

@@ -16,7 +16,7 @@ from atomic_agent.plugins.memory.memory_database import MemoryDatabase, memory_d
 from atomic_agent.plugins.memory.memory_errors import MemoryValidationError
 from atomic_agent.plugins.memory.procedure_store import ProcedureStep, ProcedureStore
 from atomic_agent.testing.scripted_provider import ScriptedProvider, calls
-from tests.plugins.memory_plugins.memory_runtime import make_memory_runtime, settle
+from tests.plugins.memory_plugins.memory_runtime import make_memory_runtime, phase, settle
 
 REPO = Path(__file__).resolve().parents[3]
 STEPS = [ProcedureStep("call os.fs.read with path", "os.fs.read"), ProcedureStep("call os.fs.edit with path", "os.fs.edit")]
@@ -101,3 +101,101 @@ def test_nothing_feeds_procedure_steps_into_tool_dispatch() -> None:
                              "plugins/memory/procedure_store.py", "plugins/memory_notes/procedures_section.py"]
     section = (REPO / "plugins/memory_notes/procedures_section.py").read_text(encoding="utf-8")
     assert ".run(" not in section and "registry.get(" not in section  # it reads names, never runs a tool
+
+
+def test_a_corrected_run_is_forgotten_and_a_procedure_it_leaves_short_is_deprecated(store) -> None:
+    store.record_run("s1", 0, "bump the version in setup.py", STEPS)
+    made = store.record_run("s2", 3, "bump the version of setup.py", STEPS)
+    assert made is not None
+    assert store.forget_run("s9", 9) == ()  # nothing recorded there: nothing changes
+    assert store.forget_run("s2", 3) == (made.id,)
+    gone = store.get(made.id)
+    assert (gone.status, gone.status_reason, gone.evidence) == ("deprecated", "corrected", (("s1", 0),))
+    assert store.recall("bump version") == []
+    # three runs, one corrected: two are still evidence enough
+    runs = [("a", 0, "rotate the api keys for staging"), ("b", 0, "rotate api keys on staging"),
+            ("c", 0, "please rotate the staging api keys")]
+    kept = [store.record_run(s, t, r, STEPS[::-1]) for s, t, r in runs]
+    assert kept[1] is not None and kept[2] is None  # the template existed after two runs; c joins its evidence
+    assert store.get(kept[1].id).evidence == (("b", 0), ("a", 0), ("c", 0))
+    assert store.forget_run("a", 0) == () and store.get(kept[1].id).evidence == (("b", 0), ("c", 0))
+    assert store.get(kept[1].id).status == "active"
+
+
+def trouble_script(first_call: tuple[str, dict[str, Any]]) -> list[Any]:
+    return [calls(first_call), calls(("memory.notes.recall", {"query": "release"})), calls(("reply", {"text": "done"}))]
+
+
+async def test_turns_with_a_tool_error_or_a_correction_teach_no_procedure(tmp_path: Path) -> None:
+    bad = ("memory.notes.store", {"content": ""})  # refused: an error result
+    good = ("memory.notes.store", {"content": "release notes drafted"})
+    script = [*trouble_script(bad), *trouble_script(bad), *trouble_script(good),
+              calls(("reply", {"text": "fixed"})), *trouble_script(good), calls(("reply", {"text": "ok"}))]
+    provider = ScriptedProvider(script)
+    runtime = make_memory_runtime(tmp_path, provider, plugins=["memory_notes"],
+                                  config={"memoryReflection": {"enabled": False}})
+    miner = phase(runtime, "memory-procedures").after_turn.__self__
+    first = await runtime.run_turn("draft the release notes for version 2", working_dir=tmp_path)
+    await settle(runtime)
+    await runtime.run_turn("draft the release notes for version 3", session_id=first.session_id)
+    await settle(runtime)
+    assert miner.runs == [(0, "tool_error"), (1, "tool_error")]
+    assert runtime.service("memory").procedure_store().list() == []
+    await runtime.run_turn("draft the release notes for version 4", session_id=first.session_id)
+    await settle(runtime)
+    await runtime.run_turn("no, that's wrong, those are the old notes", session_id=first.session_id)
+    await settle(runtime)
+    assert miner.runs[-2:] == [(2, "recorded"), (2, "corrected")]
+    await runtime.run_turn("draft the release notes for version 5", session_id=first.session_id)
+    await settle(runtime)
+    assert runtime.service("memory").procedure_store().list() == []  # the corrected run was no evidence
+    await runtime.close()
+
+
+async def test_a_procedure_naming_an_unregistered_tool_is_skipped_with_a_notice(tmp_path: Path) -> None:
+    db = MemoryDatabase.open(memory_db_path(tmp_path))
+    store = ProcedureStore(db)
+    gone = store.create("requests like: deploy staging", "mcp.gone.deploy > memory.notes.store",
+                        [ProcedureStep("deploy it", "mcp.gone.deploy"), ProcedureStep("note it", "memory.notes.store")],
+                        [("s", 0), ("s", 1)])
+    fine = store.create("requests like: deploy staging notes", "memory.notes.recall > memory.notes.store",
+                        [ProcedureStep("look up", "memory.notes.recall"), ProcedureStep("note it", "memory.notes.store")],
+                        [("s", 2), ("s", 3)])
+    db.close()
+    runtime = make_memory_runtime(tmp_path, plugins=["memory_notes"])
+    section = phase(runtime, "memory-procedures")
+    miner = section.after_turn.__self__
+    for _step in range(2):
+        (shown,) = section.sections("s", "deploy staging")
+        assert f"p{fine.id} " in shown.body and f"p{gone.id} " not in shown.body
+    assert miner.skipped == [(gone.id, ("mcp.gone.deploy",))]  # noticed once per session, not per step
+    tool = runtime.registry.get("memory.procedures.recall")
+    ctx = ToolContext("s", tmp_path, tmp_path, asyncio.Event(), no)
+    by_query = (await tool.run({"query": "deploy staging"}, ctx)).summary
+    assert f"p{gone.id} skipped: it names tools no longer registered (mcp.gone.deploy)" in by_query
+    assert f"p{fine.id} active" in by_query
+    by_id = (await tool.run({"id": gone.id}, ctx)).summary  # by id it still reads, the step marked
+    assert "[@mcp.gone.deploy: no longer registered]" in by_id
+    await runtime.close()
+
+
+async def test_the_skip_notice_reaches_the_person_as_a_turn_notice_once_per_session(tmp_path: Path) -> None:
+    db = MemoryDatabase.open(memory_db_path(tmp_path))
+    gone = ProcedureStore(db).create("requests like: deploy staging", "mcp.gone.deploy > memory.notes.store",
+                                     [ProcedureStep("deploy it", "mcp.gone.deploy"),
+                                      ProcedureStep("note it", "memory.notes.store")], [("s", 0), ("s", 1)])
+    db.close()
+    provider = ScriptedProvider([calls(("reply", {"text": "deployed"})), calls(("reply", {"text": "again"}))])
+    runtime = make_memory_runtime(tmp_path, provider, plugins=["memory_notes"],
+                                  config={"memoryReflection": {"enabled": False}})
+    events: list[dict[str, Any]] = []
+    first = await runtime.run_turn("deploy staging please", working_dir=tmp_path, on_event=events.append)
+    notices = [e for e in events if e["type"] == "turn_notice"]
+    assert [(n["source"], n["text"]) for n in notices] == [
+        ("memory-procedures", f"procedure p{gone.id} was not offered: it names tools no longer registered "
+                              "(mcp.gone.deploy)")]
+    assert "### procedures" not in provider.requests[0].prompt and first.reply == "deployed"
+    events.clear()
+    await runtime.run_turn("deploy staging again", session_id=first.session_id, on_event=events.append)
+    assert [e for e in events if e["type"] == "turn_notice"] == []  # said once for this session
+    await runtime.close()

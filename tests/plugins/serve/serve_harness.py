@@ -23,7 +23,7 @@ class ServeHarness:
     def __init__(self, tmp_path: Path, provider: Any = None, *, api_key: str | None = None,
                  grants_allowed: bool = True, approval_timeout_s: float = 480.0,
                  runtime_factory: Callable[[Any], Any] | None = None, operator_token: str | None = None,
-                 allowed_hosts: tuple[str, ...] = (), allowed_origins: tuple[str, ...] = ()) -> None:
+                 allowed_hosts: tuple[str, ...] = (), allowed_origins: tuple[str, ...] = (), port: int = 0) -> None:
         self.ctx = ServeContext(ServeSettings(working_dir=tmp_path, api_key=api_key, grants_allowed=grants_allowed,
                                               approval_timeout_s=approval_timeout_s, operator_token=operator_token,
                                               allowed_hosts=allowed_hosts, allowed_origins=allowed_origins))
@@ -31,7 +31,8 @@ class ServeHarness:
         self.runtime = factory(self.ctx.approvals.ask)
         self.ctx.bind(self.runtime)
         self._sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-        self._sock.bind(("127.0.0.1", 0))
+        self._sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # a restart on the port just freed
+        self._sock.bind(("127.0.0.1", port))
         self.port = self._sock.getsockname()[1]
         self.server = make_server(build_app(self.ctx), "127.0.0.1", self.port)
         self.loop: asyncio.AbstractEventLoop | None = None

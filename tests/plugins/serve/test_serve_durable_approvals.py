@@ -120,3 +120,72 @@ def _swallow(fn: Any) -> None:
         fn()
     except httpx.HTTPError:
         pass  # the server was killed under this request
+
+
+def _status_turns(state: Path) -> dict[str, Any]:
+    out = subprocess.run([str(ATOMIC_AGENT), "--state-dir", str(state), "status", "--json"], capture_output=True,
+                         text=True, timeout=WAIT_S, env=child_env(state, {}))
+    lines = json.loads(out.stdout)["lines"]
+    return next(line for line in lines if line.get("section") == "sessions" and line.get("name") == "turns")
+
+
+def _turn_summary(base: str, session_id: str) -> dict[str, Any]:
+    view = httpx.get(f"{base}/api/sessions/{session_id}", headers=AUTH, timeout=WAIT_S).json()
+    return dict(view["turnSummaries"][0])
+
+
+def test_a_turn_killed_while_its_approval_is_pending_is_parked_on_every_view_and_a_denial_tells_the_model(
+        tmp_path: Path) -> None:
+    state, work = tmp_path / "state", tmp_path / "work"
+    state.mkdir()
+    work.mkdir()
+    (state / "config.json").write_text(json.dumps({
+        "plugins": {"disabled": ["memory_reflection", "memory_notes", "memory_profile"]}}))
+    marker = work / "marker"
+    call = json.dumps([{"tool": "os.shell.run", "args": {"cmd": "sh", "args": ["-c", "echo ran >> marker"]}}])
+    reply = json.dumps([{"tool": "reply", "args": {"text": "understood, not run"}}])
+    port = free_port()
+    base = f"http://127.0.0.1:{port}"
+    with FakeLlamaServer(script=[call, reply, reply]) as fake:
+        proc = start_serve(tmp_path, state, port, fake.base_url, "serve1.stderr")
+        try:
+            body = {"model": "atomic-agent", "messages": [{"role": "user", "content": "append a line"}]}
+            threading.Thread(target=lambda: _swallow(lambda: httpx.post(
+                f"{base}/v1/chat/completions", json=body, timeout=WAIT_S,
+                headers={"X-Atomic-Session": "new", **AUTH})), daemon=True).start()
+            shown = wait_for(lambda: pending(base), "the approval on serve")
+            approval_id, session_id = shown[0]["approvalId"], shown[0]["sessionId"]
+        finally:
+            proc.kill()
+            proc.wait(timeout=WAIT_S)
+
+        proc = start_serve(tmp_path, state, port, fake.base_url, "serve2.stderr")
+        try:
+            wait_for(lambda: [a for a in pending(base) if a["approvalId"] == approval_id], "the approval shown again")
+            # the ledger, `status` and the session view all say what the turn waits for; none says interrupted
+            turns = _status_turns(state)
+            parked = turns["detail"]["parked"]
+            assert [p["sessionId"] for p in parked] == [session_id] and approval_id in parked[0]["waitingFor"]
+            assert "1 parked" in turns["summary"] and turns["detail"]["running"] == []
+            summary = _turn_summary(base, session_id)
+            assert summary["state"] == "parked" and approval_id in summary["reason"]
+            session = httpx.get(f"{base}/api/sessions/{session_id}", headers=AUTH, timeout=WAIT_S).json()
+            assert not [e for e in session["entries"] if e["kind"] == "failure_note"]
+            # answered from serve's HTTP route, a different surface than the one the record is listed on
+            denied = httpx.post(f"{base}/api/approvals/{approval_id}", json={"decision": "deny"}, headers=AUTH,
+                                timeout=WAIT_S)
+            assert denied.status_code == 200, denied.text
+            wait_for(lambda: _turn_summary(base, session_id)["state"] == "resumed", "the parked turn to resume")
+            wait_for(lambda: "understood, not run" in httpx.get(f"{base}/api/sessions/{session_id}", headers=AUTH,
+                                                                timeout=WAIT_S).text, "the continuation's reply")
+            assert _status_turns(state)["detail"]["parked"] == []
+            entries = httpx.get(f"{base}/api/sessions/{session_id}", headers=AUTH, timeout=WAIT_S).json()["entries"]
+            results = [e["text"] for e in entries if e["kind"] == "tool_result"]
+            assert len(results) == 1 and "not approved" in results[0]
+        finally:
+            proc.kill()
+            proc.wait(timeout=WAIT_S)
+        # the model read the denial in the continuation's prompt: it is told, not left guessing
+        assert results[0] in fake.completion_bodies[-1]["prompt"]
+    assert not marker.exists()
+    assert json.loads(cli(state, "show", approval_id).stdout)["state"] == "denied"

@@ -75,7 +75,8 @@ async def test_unanswered_approval_times_out_denied_and_a_late_answer_is_an_erro
     assert resolved["outcome"] == "timed_out" and resolved["approved"] is False
     assert next(e for e in events if e["type"] == "tool_call_result")["status"] == "error"
     late = await sidecar.request("approval_response", approvalId=asked["approvalId"], approved=True)
-    assert late["error"]["code"] == "approval_not_pending" and "timed out" in late["error"]["message"]
+    # the durable record says so (the sidecar answers through the records every surface shares)
+    assert late["error"]["code"] == "approval_not_pending" and "expired at" in late["error"]["message"]
     await sidecar.close()
 
 
@@ -157,4 +158,69 @@ async def test_hello_opts_into_tracing_which_is_off_by_default(tmp_path: Path):
     second = await sidecar.ok("send_message", text="traced")
     await sidecar.turn_done(second["turnId"])
     assert (traces / f"{second['sessionId']}.ndjson").exists()
+    await sidecar.close()
+
+
+QUESTION_ARGS = {"prompt": "Delete the 3 old backups?", "reason": "irreversible_commitment",
+                 "evidence": "they are the only copies", "allow_free_text": True,
+                 "options": [{"id": "yes", "label": "Delete them"}, {"id": "no", "label": "Keep them"}]}
+
+
+def question_script(text: str = "done") -> list[str]:
+    return [calls(("ask_user", QUESTION_ARGS)), calls(("reply", {"text": text}))]
+
+
+async def test_a_question_is_an_event_answered_by_option_and_the_turn_resumes_from_it(tmp_path: Path):
+    sidecar = SidecarHarness(tmp_path, ScriptedProvider(question_script()))
+    turn = await sidecar.ok("send_message", text="clean up")
+    asked = await sidecar.wait_for(lambda e: e["type"] == "question_request" and e.get("turnId") == turn["turnId"])
+    assert asked["question"]["prompt"] == "Delete the 3 old backups?" and asked["question"]["allowFreeText"]
+    assert [o["id"] for o in asked["question"]["options"]] == ["yes", "no"]
+    wrong = await sidecar.request("question_response", approvalId=asked["approvalId"], option="maybe")
+    assert wrong["error"]["code"] == "invalid_decision" and "not an option" in wrong["error"]["message"]
+    answered = await sidecar.ok("question_response", approvalId=asked["approvalId"], option="no")
+    assert answered == {"approvalId": asked["approvalId"], "state": "answered", "option": "no",
+                        "answeredBy": "operator", "surface": "sidecar"}
+    events = await sidecar.turn_done(turn["turnId"])
+    resolved = next(e for e in events if e["type"] == "question_resolved")
+    assert (resolved["outcome"], resolved["option"], resolved["surface"]) == ("answered", "no", "sidecar")
+    result = next(e for e in events if e["type"] == "tool_call_result" and e["tool"] == "ask_user")
+    assert result["status"] == "ok" and "chose 'no' (Keep them)" in result["summary"]
+    late = await sidecar.request("question_response", approvalId=asked["approvalId"], text="delete after all")
+    assert late["error"]["code"] == "approval_not_pending"
+    assert "already answered 'no' by operator via sidecar at" in late["error"]["message"]
+    await sidecar.close()
+
+
+async def test_a_question_answered_with_free_text(tmp_path: Path):
+    sidecar = SidecarHarness(tmp_path, ScriptedProvider(question_script()))
+    turn = await sidecar.ok("send_message", text="clean up")
+    asked = await sidecar.wait_for(lambda e: e["type"] == "question_request")
+    await sidecar.ok("question_response", approvalId=asked["approvalId"], text="only the oldest one")
+    events = await sidecar.turn_done(turn["turnId"])
+    result = next(e for e in events if e["type"] == "tool_call_result" and e["tool"] == "ask_user")
+    assert "the person answered: only the oldest one" in result["summary"]
+    both = await sidecar.request("question_response", approvalId=asked["approvalId"], option="no", text="x")
+    assert both["error"]["code"] == "invalid_request"  # option or text, not both
+    await sidecar.close()
+
+
+async def test_a_question_answered_on_another_surface_is_resolved_here_with_who_answered(tmp_path: Path):
+    from atomic_agent.approval.approval_records import ApprovalRecords
+
+    sidecar = SidecarHarness(tmp_path, ScriptedProvider(question_script()))
+    turn = await sidecar.ok("send_message", text="clean up")
+    asked = await sidecar.wait_for(lambda e: e["type"] == "question_request")
+    listed = (await sidecar.ok("approval_list"))["approvals"]
+    assert [(a["approvalId"], a["kind"], a["shownHere"]) for a in listed] == [(asked["approvalId"], "question", True)]
+    elsewhere = ApprovalRecords.for_state_dir(tmp_path / "state")  # `atomic-agent approvals answer`, another process
+    elsewhere.answer(asked["approvalId"], "yes", principal="operator", surface="cli")
+    elsewhere.close()
+    events = await sidecar.turn_done(turn["turnId"])
+    resolved = next(e for e in events if e["type"] == "question_resolved")
+    assert (resolved["state"], resolved["option"], resolved["surface"]) == ("answered", "yes", "cli")
+    result = next(e for e in events if e["type"] == "tool_call_result" and e["tool"] == "ask_user")
+    assert "chose 'yes' (Delete them)" in result["summary"]
+    late = await sidecar.request("question_response", approvalId=asked["approvalId"], option="no")
+    assert "already answered 'yes' by operator via cli at" in late["error"]["message"]
     await sidecar.close()

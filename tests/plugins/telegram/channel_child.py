@@ -9,6 +9,8 @@ it is called (with ARG among its arguments, when given): `DeliveryStore.mark_att
 is committed, the update not confirmed), `DeliveryStore.mark_handled:steer` (a steer is
 committed, its update not confirmed). DELAY_S slows every model answer (a turn then runs
 long enough to be steered). Without a crash point the child runs until the parent kills it.
+With CHILD_GATE=1 in its environment the child has the harness's gate tools, and a message
+`needs approval` makes the model call `test.ask` first (it replies once the call answered).
 """
 
 from __future__ import annotations
@@ -22,9 +24,25 @@ from pathlib import Path
 from atomic_agent.plugins.telegram import delivery_store
 from atomic_agent.plugins.telegram.foreground_host import run_foreground
 
-from .channel_harness import answering, boot_state
+from .channel_harness import GateTools, answering, boot_state
 
 REPLIES = {"first question": "first answer", "second question": "second answer", "also this": "also answered"}
+GATED = "needs approval"
+
+
+def gated_provider():  # noqa: ANN201 - a ScriptedProvider
+    """`needs approval` -> call test.ask; once a tool result follows it -> reply with that result."""
+    from atomic_agent.api import ScriptedProvider
+    from atomic_agent.testing.scripted_provider import calls
+
+    def answer(request):  # noqa: ANN001, ANN202
+        after = request.prompt[request.prompt.rfind(GATED):]
+        if GATED in request.prompt and "tool_result[" not in after:
+            return calls(("test.ask", {}))
+        said = "approved and done" if "approved and done" in after else "nothing done"
+        return calls(("reply", {"text": f"after the approval: {said}"}))
+
+    return ScriptedProvider([answer] * 64, default=calls(("reply", {"text": "done"})))
 
 
 def crash_in(point: str) -> None:
@@ -47,9 +65,10 @@ def main() -> None:
     state = Path(sys.argv[1])
     if len(sys.argv) > 2 and sys.argv[2]:
         crash_in(sys.argv[2])
-    provider = answering(REPLIES)
+    gated = os.environ.get("CHILD_GATE") == "1"
+    provider = gated_provider() if gated else answering(REPLIES)
     provider.delay_s = float(sys.argv[3]) if len(sys.argv) > 3 else 0.0
-    asyncio.run(run_foreground(boot_state(state), provider=provider))
+    asyncio.run(run_foreground(boot_state(state, GateTools() if gated else None), provider=provider))
 
 
 if __name__ == "__main__":

@@ -130,3 +130,15 @@ async def test_slash_tool_forces_the_first_step_and_an_unknown_tool_is_refused(t
         assert "→ t.read" in chat_text(app)
         request = runtime.provider.requests[0]
         assert "t.read" in (request.grammar or "") and '"reply"' not in (request.grammar or "")
+
+
+async def test_a_turn_notice_shows_under_the_reply_with_its_lines_kept(tmp_path: Path) -> None:
+    from tests.agent.turn_notice_kit import NoticePlugin
+
+    script = [calls(("reply", {"text": "edited"}))]
+    async with tui_app(tmp_path, script, extra_plugins={"notice": NoticePlugin()}) as (app, pilot, _):
+        await type_and_send(pilot, app, "edit")
+        await wait_for(pilot, lambda: not app.orchestrator.busy and "see them" in chat_text(app))
+        text = chat_text(app)
+        assert text.index("edited") < text.index("worktree: edits wait")
+        assert " a.txt   | 2 +-\n new.txt | 1 +\n" in text  # one line per file, aligned as git printed it
