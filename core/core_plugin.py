@@ -50,8 +50,8 @@ def report_doctor_findings(state_dir: Path) -> Iterable[DoctorFinding]:
 
 
 @hookimpl
-def report_status(state_dir: Path) -> Iterable[dict[str, Any]]:
+def report_status(state_dir: Path, config: Any, plugin_host: Any) -> Iterable[dict[str, Any]]:
     from atomic_agent.approval.approval_records import approvals_status
     from atomic_agent.turns.turn_overview import turn_status
 
-    return [*turn_status(state_dir), *approvals_status(state_dir)]
+    return [*turn_status(state_dir, config, plugin_host), *approvals_status(state_dir)]

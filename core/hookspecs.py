@@ -54,6 +54,7 @@ if TYPE_CHECKING:
         TickSpec,
         ToolSpec,
     )
+    from atomic_agent.plugin_host.plugin_host import PluginHost
     from atomic_agent.runtime.runtime_view import RuntimeView
 
 
@@ -214,11 +215,12 @@ def report_doctor_findings(state_dir: Path) -> Iterable[DoctorFinding]:
 
 
 @hookspec
-def report_status(state_dir: Path, config: AppConfig) -> Iterable[Mapping[str, Any]]:
+def report_status(state_dir: Path, config: AppConfig, plugin_host: PluginHost) -> Iterable[Mapping[str, Any]]:
     """Contribute lines to ``atomic-agent status``, the one-screen overview.
 
-    Called once per ``status`` run; receives the state directory and the loaded config
-    (build no runtime here: read the plugin's files, probe a loopback address at most, and
+    Called once per ``status`` run; receives the state directory, the loaded config and the
+    plugin host (what a store opened without a runtime needs to find the configured session
+    backend; most implementations take only the first two) (build no runtime here: read the plugin's files, probe a loopback address at most, and
     answer within a second or two). Returns mappings, every plugin's collected, each with
     ``section`` (``model``, ``sessions``, ``approvals``, ``channels``, ``tasks`` or a name of
     the plugin's own), ``name``, ``state`` (``ok``, ``warn``, ``error`` or ``off``) and a

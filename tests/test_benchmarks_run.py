@@ -25,6 +25,7 @@ SMALL_RUNS = {
     "operator_tasks.py": ["--scripted", "--only", "summarise_log", "--only", "schedule_reminder"],
     "skills_prompt_tokens.py": [],
     "storage_backends.py": ["--turns", "6", "--clients", "1,2"],  # starts a real PostgreSQL (a few seconds)
+    "serve_fleet.py": ["--sessions", "3", "--per-session", "2", "--hosts", "1,2"],  # PostgreSQL and serve processes
     "sandbox_overhead.py": ["--calls", "3"],
     "browser_snapshot.py": ["--rows", "50", "--sections", "5", "--rounds", "1"],
 }

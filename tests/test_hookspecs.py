@@ -224,7 +224,8 @@ def test_hook_report_status(tmp_path: Path):
     host = fresh_plugin_host()
     host.register(Lines(), "lines")
     host.register(Raises(), "raises")
-    answers = {a.plugin: a for a in call_each_plugin(host, "report_status", state_dir=tmp_path, config=object())}
+    answers = {a.plugin: a for a in call_each_plugin(host, "report_status", state_dir=tmp_path, config=object(),
+                                                        plugin_host=host)}
     assert answers["lines"].value == [{"section": "channels", "name": "pager", "state": "ok",
                                        "summary": f"paging from {tmp_path.name}", "problems": [],
                                        "detail": {"config": "object"}}]

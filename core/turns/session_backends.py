@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import attrs
 
@@ -19,6 +19,9 @@ from atomic_agent.turns.durable_steering import SteerQueue
 from atomic_agent.turns.turn_ledger import TurnLedger
 from atomic_agent.turns.turn_owner import OwnerLease
 from atomic_agent.turns.turn_repository import SteerRepository, TurnRepository
+
+if TYPE_CHECKING:
+    from atomic_agent.runtime.boot_context import BootContext
 
 
 @attrs.frozen
@@ -44,6 +47,16 @@ DEFAULT_BACKEND = SQLITE_BACKEND  # what a runtime, and a command without one, u
 SESSION_BACKEND_SERVICE = "session_backend"
 
 
-def open_session_store(state_dir: Path, backend: SessionBackend = DEFAULT_BACKEND) -> SessionRepository:
-    """A new store object on the session state of `state_dir` (commands that need no runtime)."""
-    return backend.open_store(state_dir)
+def open_session_store(where: Path | BootContext, backend: SessionBackend | None = None) -> SessionRepository:
+    """A new store object for a command that needs no runtime. Given the command's boot
+    context (`current_cli_state(ctx).require()`), it is the store the runtime would use: the
+    configured backend's (storage.url: PostgreSQL), else the state dir's SQLite. Given a
+    state directory, that directory's embedded SQLite store (what `storage migrate` copies).
+    SessionStoreError when the configured backend cannot be used."""
+    if isinstance(where, Path):
+        return (backend or DEFAULT_BACKEND).open_store(where)
+    if backend is None:
+        from atomic_agent.turns.configured_backend import configured_backend
+
+        backend = configured_backend(where.state_dir, where.config, where.host)
+    return backend.open_store(where.state_dir)

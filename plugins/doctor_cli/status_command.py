@@ -40,7 +40,7 @@ def gather(host: Any, state_dir: Any, config: Any) -> list[dict[str, Any]]:
     from atomic_agent.api import call_each_plugin
 
     lines: list[dict[str, Any]] = []
-    for answer in call_each_plugin(host, "report_status", state_dir=state_dir, config=config):
+    for answer in call_each_plugin(host, "report_status", state_dir=state_dir, config=config, plugin_host=host):
         if answer.error:
             lines.append({**_malformed(answer.plugin, f"raised {answer.error}"), "summary": f"raised {answer.error}"})
             continue

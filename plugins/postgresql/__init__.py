@@ -3,7 +3,8 @@ PostgreSQL database shared by several runtime processes, selected by `storage.ur
 (or ATOMIC_AGENT_STORAGE_URL); the password lives in `<state>/.env` as
 ATOMIC_AGENT_STORAGE_PASSWORD. With an empty url nothing here runs and SQLite stays.
 
-It provides the core's `session_backend` service, `doctor` checks (connection, schema
+It provides the core's `session_backend` service, a tick by which a serving host takes over
+the work of a dead host of the fleet (fleet_takeover), `doctor` checks (connection, schema
 version) and `atomic-agent storage migrate` (an embedded state dir into PostgreSQL). Hookimpls
 only; psycopg is imported when a backend is built or a command runs.
 """
@@ -20,7 +21,7 @@ if TYPE_CHECKING:
 
     import typer
 
-    from atomic_agent.api import ConfigBlock, DoctorFinding, RuntimeView, ServiceSpec
+    from atomic_agent.api import ConfigBlock, DoctorFinding, RuntimeView, ServiceSpec, TickSpec
 
 CONFIG_KEY = "storage"
 SESSION_BACKEND_SERVICE = "session_backend"  # the core's seam (turns/session_backends)
@@ -46,7 +47,8 @@ def build_backend(runtime: RuntimeView) -> Any:
     from .pg_backend import PgBackend
 
     return PgBackend(parse_database_url(url, runtime.environ), runtime.service(SESSION_BACKEND_KIT_SERVICE),
-                     pool_size=config.pool_size, connect_timeout_s=config.connect_timeout_s)
+                     pool_size=config.pool_size, connect_timeout_s=config.connect_timeout_s,
+                     state_dir=runtime.state_dir)
 
 
 @hookimpl
@@ -55,6 +57,20 @@ def register_services() -> Iterable[ServiceSpec]:
 
     return [ServiceSpec(SESSION_BACKEND_SERVICE, build_backend, close=lambda backend: backend and backend.close(),
                         summary="sessions, turns and steers in PostgreSQL when storage.url is postgresql://...")]
+
+
+@hookimpl
+def register_ticks(runtime: RuntimeView) -> Iterable[TickSpec]:
+    """A serving host on PostgreSQL adopts a dead host's work (fleet_takeover); none on SQLite."""
+    config = runtime.config.block(CONFIG_KEY)
+    if not config.url.strip() or config.takeover_interval_s <= 0:
+        return []
+    backend = runtime.service(SESSION_BACKEND_SERVICE, None)
+    if backend is None:
+        return []
+    from .fleet_takeover import takeover_ticks
+
+    return takeover_ticks(runtime, backend, float(config.takeover_interval_s))
 
 
 @hookimpl

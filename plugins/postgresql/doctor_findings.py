@@ -1,7 +1,8 @@
 """What `atomic-agent doctor` says about the PostgreSQL storage: whether storage.url is set
 and well formed, whether the database answers with the password from `.env`, and whether its
 schema is this build's (pending steps are applied by the next runtime start; steps from a
-newer build mean this host must be upgraded). Read-only: it never migrates. The password
+newer build mean this host must be upgraded), and whether a host with another config uses the
+same database (fleet_config). Read-only: it never migrates. The password
 never appears in a finding."""
 
 from __future__ import annotations
@@ -53,6 +54,8 @@ def storage_findings(state_dir: Path) -> list[Any]:
     except StorageUrlError as exc:
         return [DoctorFinding(CHECK, "error", str(exc), "fix storage.url in config.json (or unset it for SQLite)")]
     findings = [_database_finding(url)]
+    if findings[0].level == "ok":
+        findings.extend(_fleet_findings(url, state_dir))
     if password_in_config(state_dir):
         findings.append(DoctorFinding(
             "storage.url secret", "warn", "storage.url in config.json carries the database password",
@@ -97,3 +100,26 @@ def _database_finding(url: Any) -> Any:
                              "the next runtime start applies them (under an advisory lock)")
     return DoctorFinding(CHECK, "ok", f"{url.shown} (PostgreSQL {server}) answers; schema is this build's "
                          f"({len(STEPS)} steps)")
+
+
+def _fleet_findings(url: Any, state_dir: Path) -> list[Any]:
+    """A warning when hosts with another config used this database lately (fleet_config)."""
+    import psycopg
+
+    from atomic_agent.api import DoctorFinding
+
+    from .fleet_config import config_fingerprint, disagreement, member_of, others_differing
+    from .pg_backend import connect
+
+    fingerprint = config_fingerprint(state_dir)
+    try:
+        with connect(url, 5) as conn:
+            others = others_differing(conn, member_of(state_dir), fingerprint)
+    except psycopg.Error as exc:
+        return [DoctorFinding("storage.fleet", "warn", f"the fleet's hosts could not be read: "
+                              f"{url.scrub(str(exc).strip())}", "run `atomic-agent doctor` again")]
+    if others:
+        return [DoctorFinding("storage.fleet", "warn", disagreement(url.shown, fingerprint, others),
+                              "one database per fleet; one config.json for every host of a fleet")]
+    return [DoctorFinding("storage.fleet", "ok", f"no host with another config used {url.shown} lately "
+                          f"(this config: {fingerprint})")]

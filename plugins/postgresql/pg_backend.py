@@ -42,8 +42,11 @@ def connect(url: DatabaseUrl, connect_timeout_s: int) -> Any:
 class PgBackend:
     name = "postgresql"
 
-    def __init__(self, url: DatabaseUrl, kit: Any, *, pool_size: int = 8, connect_timeout_s: int = 10) -> None:
+    def __init__(self, url: DatabaseUrl, kit: Any, *, pool_size: int = 8, connect_timeout_s: int = 10,
+                 state_dir: Path | None = None) -> None:
         self.url = url
+        self.state_dir = state_dir  # whose config fingerprint is recorded (fleet_config); None: nothing recorded
+        self.config_disagreement: str | None = None  # set when another host's config differs (fleet_config)
         self.kit = kit
         self.pool_size = pool_size
         self.connect_timeout_s = connect_timeout_s
@@ -68,6 +71,8 @@ class PgBackend:
         try:
             with connect(self.url, self.connect_timeout_s) as conn:
                 self.applied = migrate(conn, self.url.shown)
+                if self.state_dir is not None:
+                    self._compare_configs(conn, self.state_dir)
         except psycopg.Error as exc:
             raise unavailable(self.kit, self.url, exc) from None
         except NewerDatabaseError as exc:  # its message already says what to do
@@ -75,6 +80,17 @@ class PgBackend:
         return ConnectionPool(kwargs={"autocommit": True, **self.url.connect_kwargs(self.connect_timeout_s)},
                               min_size=1, max_size=self.pool_size, open=True, timeout=self.connect_timeout_s,
                               check=ConnectionPool.check_connection, name="atomic-agent-sessions")
+
+    def _compare_configs(self, conn: Any, state_dir: Path) -> None:
+        import sys
+
+        from .fleet_config import config_fingerprint, disagreement, member_of, record_and_compare
+
+        fingerprint = config_fingerprint(state_dir)
+        others = record_and_compare(conn, member_of(state_dir), fingerprint)
+        if others:
+            self.config_disagreement = disagreement(self.url.shown, fingerprint, others)
+            print(f"atomic-agent: warning: {self.config_disagreement}", file=sys.stderr, flush=True)
 
     def open_store(self, state_dir: Path | None = None) -> PgSessionStore:
         """A new store object (its own connection and transactions); `state_dir` is not used:

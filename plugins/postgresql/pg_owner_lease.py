@@ -25,8 +25,11 @@ from .database_url import DatabaseUrl
 KEEPALIVE: dict[str, Any] = {"keepalives": 1, "keepalives_idle": 10, "keepalives_interval": 5, "keepalives_count": 3}
 
 
+OWNER_KEY_PREFIX = "owner:"  # the lock key is hashtextextended(prefix || owner, 0)
+
+
 def owner_key(owner: str) -> str:
-    return "owner:" + owner
+    return OWNER_KEY_PREFIX + owner
 
 
 class PgOwnerLease:

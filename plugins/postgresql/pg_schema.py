@@ -109,7 +109,13 @@ M003_PARKED_TURNS = Step("m003_parked_turns", (
     "RETURN NEW; END $$",
 ))
 
-STEPS: tuple[Step, ...] = (M001_SESSIONS, M002_TURN_LEDGER, M003_PARKED_TURNS)
+M004_FLEET_HOSTS = Step("m004_fleet_hosts", (
+    # every host's config fingerprint (fleet_config): two fleets with different configs on one database are told apart
+    "CREATE TABLE IF NOT EXISTS fleet_hosts (member TEXT PRIMARY KEY, fingerprint TEXT NOT NULL, "
+    "seen_at TIMESTAMPTZ NOT NULL DEFAULT now())",
+))
+
+STEPS: tuple[Step, ...] = (M001_SESSIONS, M002_TURN_LEDGER, M003_PARKED_TURNS, M004_FLEET_HOSTS)
 
 
 class NewerDatabaseError(RuntimeError):

@@ -1,5 +1,5 @@
 """Copy an embedded state dir's session state (sessions.sqlite) into an empty PostgreSQL
-database, verified: every table's row count and a hash of its rows must match on both sides
+database, and back again (`copy_back_to_sqlite`: into an empty sessions.sqlite), verified: every table's row count and a hash of its rows must match on both sides
 before the copy commits, in one transaction, or nothing is kept.
 
 What is copied: sessions, transcripts, the turn ledger and its audit, queued steers and
@@ -106,3 +106,68 @@ def _advance_counters(sqlite_conn: Any, pg: Any) -> None:
                    int(pg.execute(f"select coalesce(max({column}), 0) from {table}").fetchone()[0]))
         pg.execute(f"select setval(pg_get_serial_sequence('{table}', '{column}'), greatest(%s, 1), %s)",
                    [used, used > 0])
+
+
+def _sqlite_columns(sqlite_conn: Any, table: str) -> list[str]:
+    return [r[1] for r in sqlite_conn.execute(f"pragma table_info({table})").fetchall()]
+
+
+def copy_back_to_sqlite(pg: Any, sqlite_conn: Any) -> list[TableCopy]:
+    """The reverse: the PostgreSQL session state into an empty sessions.sqlite, inside one
+    SQLite transaction, read from one PostgreSQL snapshot (REPEATABLE READ), every table
+    verified by count and hash; the counters continue past every number PostgreSQL handed
+    out. StateCopyError, with nothing written, when the file is not empty or a table does not
+    verify. `sqlite_conn` is the store's connection (autocommit; this opens the transaction)."""
+    import sqlite3
+
+    import psycopg
+
+    done: list[TableCopy] = []
+    try:
+        with pg.transaction():
+            pg.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY")
+            sqlite_conn.execute("BEGIN IMMEDIATE")  # no writer on the file meanwhile
+            try:
+                held = {t: sqlite_conn.execute(f"select count(*) from {t}").fetchone()[0] for t in TABLES}
+                if any(held.values()):
+                    raise StateCopyError("sessions.sqlite in this state dir is not empty (" + ", ".join(
+                        f"{n} {t}" for t, n in held.items() if n) + "); copy back only into a state dir without "
+                        "session state (move sessions.sqlite aside first)")
+                for table, key in TABLES.items():
+                    wanted = set(_sqlite_columns(sqlite_conn, table))
+                    columns = [c for c in _columns(pg, table) if c in wanted]
+                    source = pg.execute(f"select {', '.join(columns)} from {table} "
+                                        f"order by {', '.join(key)}").fetchall()
+                    if source:
+                        sqlite_conn.executemany(f"insert into {table} ({', '.join(columns)}) values "
+                                                f"({', '.join('?' for _ in columns)})", source)
+                    copied = sqlite_conn.execute(f"select {', '.join(columns)} from {table}").fetchall()
+                    expected, got = rows_digest(source), rows_digest(copied)
+                    if len(copied) != len(source) or got != expected:
+                        raise StateCopyError(f"{table} did not verify: {len(source)} rows read, {len(copied)} "
+                                             f"written (sha256 {expected[:12]} vs {got[:12]}); nothing was kept")
+                    done.append(TableCopy(table, len(source), expected))
+                _carry_counters_back(pg, sqlite_conn)
+            except BaseException:
+                sqlite_conn.execute("ROLLBACK")
+                raise
+            sqlite_conn.execute("COMMIT")
+    except (psycopg.Error, sqlite3.Error) as exc:
+        raise StateCopyError(f"the copy failed and was rolled back ({' '.join(str(exc).split())})") from None
+    return done
+
+
+def _carry_counters_back(pg: Any, sqlite_conn: Any) -> None:
+    """The file's counters past every number the database handed out (deleted rows included)."""
+    last, called = pg.execute("select last_value, is_called from turn_admission_order").fetchone()
+    order = int(last) if called else int(last) - 1
+    sqlite_conn.execute("insert into turn_counters (name, value) values ('admission', ?) on conflict(name) do "
+                        "update set value = max(value, excluded.value)", [order])
+    for table, column in IDENTITY_TABLES.items():
+        sequence = pg.execute("select pg_get_serial_sequence(%s, %s)", [table, column]).fetchone()[0]
+        last, called = pg.execute(f"select last_value, is_called from {sequence}").fetchone()
+        used = int(last) if called else int(last) - 1
+        if sqlite_conn.execute("select 1 from sqlite_sequence where name = ?", [table]).fetchone():
+            sqlite_conn.execute("update sqlite_sequence set seq = max(seq, ?) where name = ?", [used, table])
+        else:
+            sqlite_conn.execute("insert into sqlite_sequence (name, seq) values (?, ?)", [table, used])

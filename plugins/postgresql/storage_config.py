@@ -16,3 +16,5 @@ class StorageConfig:
     url: str = value_field("", env="ATOMIC_AGENT_STORAGE_URL")
     pool_size: int = int_field(8, 1, 200)
     connect_timeout_s: int = int_field(10, 1, 300)
+    # how often a serving host looks for a dead host's queued and running work (0: never)
+    takeover_interval_s: int = int_field(2, 0, 3600)

@@ -1,4 +1,5 @@
-"""Session commands over `<state>/sessions.sqlite`."""
+"""Session commands over the session state: `<state>/sessions.sqlite`, or the PostgreSQL
+database storage.url names (the store the runtime would use)."""
 
 from __future__ import annotations
 
@@ -20,7 +21,7 @@ def _store(ctx: typer.Context) -> SessionRepository:
     from atomic_agent.api import SessionStoreError, open_session_store
 
     try:
-        return open_session_store(current_cli_state(ctx).require().state_dir)
+        return open_session_store(current_cli_state(ctx).require())  # the configured backend (storage.url)
     except SessionStoreError as exc:
         fail(str(exc))
 

@@ -196,7 +196,7 @@ def task_create(ctx: typer.Context, message: str,
         elif every is not None:
             schedule = _interval(every, service.config)
         try:
-            sessions = open_session_store(service.state_dir)
+            sessions = open_session_store(current_cli_state(ctx).require())  # the configured backend
         except SessionStoreError as exc:
             fail(str(exc))
         try:
@@ -254,7 +254,7 @@ def task_edit(ctx: typer.Context, task_id: str,
         elif every is not None:
             schedule = _interval(every, service.config)
         try:
-            sessions = open_session_store(service.state_dir) if schedule is not None else None
+            sessions = open_session_store(current_cli_state(ctx).require()) if schedule is not None else None
         except SessionStoreError as exc:
             fail(str(exc))
         try:

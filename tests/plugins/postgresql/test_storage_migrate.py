@@ -99,3 +99,43 @@ def test_migrate_refuses_a_database_that_is_not_empty(tmp_path: Path, postgresql
     finally:
         store.close()
         backend.close()
+
+
+def _migrate_back(state: Path, url: str, password: str) -> Any:
+    state.mkdir(exist_ok=True)
+    (state / "config.json").write_text(json.dumps({"storage": {"url": url}}))
+    (state / ".env").write_text(f"ATOMIC_AGENT_STORAGE_PASSWORD={password}\n")
+    return run_cli(["--state-dir", str(state), "storage", "migrate", "--to", "sqlite", "--json"],
+                   env={"ATOMIC_AGENT_STATE_DIR": ""})
+
+
+def test_migrate_back_to_sqlite_round_trips_verified_and_counters_continue(tmp_path: Path, postgresql_database: Any):
+    server, name = postgresql_database
+    facts = _embedded_state(tmp_path / "first")
+    assert _migrate(tmp_path / "first", server.url(name), server.password).returncode == 0
+    back = tmp_path / "back"
+    result = _migrate_back(back, server.url(name), server.password)
+    assert result.returncode == 0, result.stderr
+    assert server.password not in result.stdout + result.stderr
+    tables = {t["table"]: t["rows"] for t in json.loads(result.stdout)["tables"]}
+    assert tables == {"sessions": 1, "transcript": len(facts["entries"]), "turns": 2, "turn_audit": facts["audit"],
+                      "steer_queue": 1, "idempotency_keys": 1}
+    store = SessionStore(back)
+    try:
+        assert store.entries(facts["session"]) == facts["entries"] and store.load(facts["session"]).title == "héllo"
+        ledger, steers = TurnLedger(store, "home-again"), SteerQueue(store, "home-again")
+        assert ledger.turn_for_key("client-key-1").turn_id == "t-second"
+        assert ledger.admit(facts["session"], "later", "cli").admitted_order == facts["order"] + 1
+        assert steers.enqueue(facts["session"], "t", "new") == facts["steer"] + 1  # never a used id again
+    finally:
+        store.close()
+    again = _migrate_back(back, server.url(name), server.password)
+    assert again.returncode != 0 and "not empty" in again.stderr
+
+
+def test_migrate_back_without_storage_url_says_what_to_set(tmp_path: Path):
+    state = tmp_path / "state"
+    state.mkdir()
+    result = run_cli(["--state-dir", str(state), "storage", "migrate", "--to", "sqlite"],
+                     env={"ATOMIC_AGENT_STATE_DIR": "", "ATOMIC_AGENT_STORAGE_URL": ""})
+    assert result.returncode != 0 and "storage.url is not set" in result.stderr
