@@ -11,6 +11,7 @@ schema, NewerSchemaError) through as it is.
 from __future__ import annotations
 
 import sqlite3
+import time
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
@@ -19,6 +20,8 @@ from typing import Any, ClassVar, Self
 from atomic_agent.storage.sqlite_file import Durability, is_lock_error, open_sqlite
 from atomic_agent.storage.sqlite_migrations import Migration, NewerSchemaError, migrate, read_schema_state
 from atomic_agent.storage.sqlite_transaction import transaction
+
+_OPEN_RETRY_S = 0.05  # between attempts to open a file another process is creating
 
 
 class SqliteStore:
@@ -40,18 +43,39 @@ class SqliteStore:
         self.closed = False
         self.path.parent.mkdir(parents=True, exist_ok=True)
         try:
-            self.conn = open_sqlite(self.path, self.durability, busy_timeout_s=self.busy_timeout_s,
-                                    foreign_keys=self.foreign_keys, inspect=self._inspect)
-            try:
-                migrate(self.conn, self.migrations)
-            except BaseException:
-                self.conn.close()
-                raise
+            self.conn = self._open_and_migrate()
         except sqlite3.DatabaseError as exc:
             refused = self.refuse_locked(exc, writing=False) if is_lock_error(exc) else self.refuse_unusable(exc)
             if refused is None:
                 raise
             raise refused from exc
+
+    def _open_and_migrate(self) -> sqlite3.Connection:
+        """The migrated connection. Two processes that start together on a new file race to
+        switch it to WAL and create its tables, and SQLite answers some of those steps "locked"
+        at once, without waiting out the busy timeout; such an open is retried until the busy
+        timeout has passed, then the lock error goes to `refuse_locked` as any other."""
+        deadline = time.monotonic() + self.busy_timeout_s
+        while True:
+            try:
+                conn = open_sqlite(self.path, self.durability, busy_timeout_s=self.busy_timeout_s,
+                                   foreign_keys=self.foreign_keys, inspect=self._inspect)
+            except sqlite3.OperationalError as exc:
+                if not is_lock_error(exc) or time.monotonic() >= deadline:
+                    raise
+                time.sleep(_OPEN_RETRY_S)
+                continue
+            try:
+                migrate(conn, self.migrations)
+                return conn
+            except sqlite3.OperationalError as exc:
+                conn.close()
+                if not is_lock_error(exc) or time.monotonic() >= deadline:
+                    raise
+            except BaseException:
+                conn.close()
+                raise
+            time.sleep(_OPEN_RETRY_S)
 
     @classmethod
     def open(cls, path: Path, busy_timeout_s: float | None = None) -> Self:
