@@ -51,12 +51,26 @@ def build_backend(runtime: RuntimeView) -> Any:
                      state_dir=runtime.state_dir)
 
 
+def build_shared_database(runtime: RuntimeView) -> Any:
+    """The session backend's database lent to other plugins (postgresql_contract), else None."""
+    backend = runtime.service(SESSION_BACKEND_SERVICE, None)
+    if backend is None:
+        return None
+    from .shared_database import SharedDatabase
+
+    return SharedDatabase(backend)
+
+
 @hookimpl
 def register_services() -> Iterable[ServiceSpec]:
     from atomic_agent.api import ServiceSpec
 
+    from .postgresql_contract import SHARED_DATABASE_SERVICE
+
     return [ServiceSpec(SESSION_BACKEND_SERVICE, build_backend, close=lambda backend: backend and backend.close(),
-                        summary="sessions, turns and steers in PostgreSQL when storage.url is postgresql://...")]
+                        summary="sessions, turns and steers in PostgreSQL when storage.url is postgresql://..."),
+            ServiceSpec(SHARED_DATABASE_SERVICE, build_shared_database,
+                        summary="the fleet's PostgreSQL database for other plugins' shared state (None on SQLite)")]
 
 
 @hookimpl

@@ -122,13 +122,20 @@ class NewerDatabaseError(RuntimeError):
     """The database was migrated by a newer build; nothing was written to it."""
 
 
+def in_namespace(name: str, owner: str) -> bool:
+    """Whether step `name` belongs to `owner`: the core's steps have no dot, a plugin's
+    (shared_database.ensure_schema) are named `<plugin>.<step>`."""
+    return name.startswith(owner + ".") if owner else "." not in name
+
+
 @attrs.frozen
 class SchemaStatus:
     applied: tuple[str, ...]  # step names recorded in the database, in the order applied
     writer: str | None  # the build that applied the newest step
 
-    def unknown(self, steps: Sequence[Step] = STEPS) -> list[str]:
-        return [name for name in self.applied if name not in {s.name for s in steps}]
+    def unknown(self, steps: Sequence[Step] = STEPS, owner: str = "") -> list[str]:
+        known = {s.name for s in steps}
+        return [name for name in self.applied if in_namespace(name, owner) and name not in known]
 
     def pending(self, steps: Sequence[Step] = STEPS) -> list[str]:
         return [s.name for s in steps if s.name not in self.applied]
@@ -152,25 +159,27 @@ def read_schema_status(conn: Any) -> SchemaStatus:
     return SchemaStatus(tuple(r[0] for r in rows), rows[-1][1] if rows else None)
 
 
-def refusal(status: SchemaStatus, shown: str, steps: Sequence[Step] = STEPS) -> NewerDatabaseError | None:
-    unknown = status.unknown(steps)
+def refusal(status: SchemaStatus, shown: str, steps: Sequence[Step] = STEPS, owner: str = "") -> NewerDatabaseError | None:
+    unknown = status.unknown(steps, owner)
     if not unknown:
         return None
+    whose = f"the {owner} plugin's " if owner else ""
     return NewerDatabaseError(
         f"the PostgreSQL database {shown} was migrated by a newer atomic-agent ({status.writer or 'unknown build'}: "
-        f"steps {', '.join(unknown)} are unknown to this build {this_build()}); it was left untouched. Upgrade "
+        f"{whose}steps {', '.join(unknown)} are unknown to this build {this_build()}); it was left untouched. Upgrade "
         "atomic-agent on this host to that build or later (every process sharing the database must run it), or "
         "point storage.url at another database")
 
 
-def migrate(conn: Any, shown: str, steps: Sequence[Step] = STEPS) -> list[str]:
-    """Apply every step not yet recorded, under the advisory lock; the names applied now.
-    `conn` is an autocommit psycopg connection. NewerDatabaseError before any write when the
-    database knows a step this build does not."""
+def migrate(conn: Any, shown: str, steps: Sequence[Step] = STEPS, owner: str = "") -> list[str]:
+    """Apply every step of `owner` ("" for the core's) not yet recorded, under the advisory
+    lock; the names applied now. `conn` is an autocommit psycopg connection.
+    NewerDatabaseError before any write when the database knows a step of `owner` this build
+    does not."""
     conn.execute("SELECT pg_advisory_lock(%s)", [MIGRATION_LOCK])
     try:
         status = read_schema_status(conn)
-        refused = refusal(status, shown, steps)
+        refused = refusal(status, shown, steps, owner)
         if refused is not None:
             raise refused
         ran: list[str] = []

@@ -1,0 +1,129 @@
+"""The `shared_database` service (postgresql_contract.SharedDatabase): the session backend's
+pool lent to other plugins for their own tables, their schema steps run by the same
+migration runner, and fleet-wide named leases.
+
+Its transactions commit synchronously whatever the session default is, so a plugin may
+acknowledge once the block returned. A connection the server dropped surfaces as the core's
+SessionStoreError, password scrubbed; the pool replaces it for the next caller.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from typing import Any
+
+from .pg_backend import PgBackend, connect, unavailable
+from .pg_owner_lease import KEEPALIVE
+from .pg_schema import NewerDatabaseError, Step, migrate
+
+
+class SharedDatabase:
+    def __init__(self, backend: PgBackend) -> None:
+        self.backend = backend
+        self.shown = backend.url.shown
+        self._schemas: set[str] = set()  # owners whose steps this process already ensured
+        self._lock = threading.Lock()
+
+    def ensure_schema(self, owner: str, steps: Sequence[tuple[str, Sequence[str]]]) -> list[str]:
+        if not owner or "." in owner:
+            raise ValueError(f"a schema owner is a plugin name without dots, not {owner!r}")
+        stray = [name for name, _ in steps if not name.startswith(owner + ".")]
+        if stray:
+            raise ValueError(f"{owner}'s schema steps must be named {owner}.<step>: {', '.join(stray)}")
+        with self._lock:
+            if owner in self._schemas:
+                return []
+            self.backend.pool  # the core's schema first (and the reachability check)  # noqa: B018
+            import psycopg
+
+            try:
+                with connect(self.backend.url, self.backend.connect_timeout_s) as conn:
+                    applied = migrate(conn, self.shown, [Step(name, tuple(sql)) for name, sql in steps], owner)
+            except psycopg.Error as exc:
+                raise unavailable(self.backend.kit, self.backend.url, exc) from None
+            except NewerDatabaseError as exc:
+                raise self.backend.kit.SessionStoreError(self.backend.url.scrub(str(exc))) from None
+            self._schemas.add(owner)
+            return applied
+
+    @contextmanager
+    def connection(self) -> Iterator[Any]:
+        import psycopg
+
+        try:
+            with self.backend.pool.connection() as conn:
+                yield conn
+        except psycopg.Error as exc:
+            raise unavailable(self.backend.kit, self.backend.url, exc) from None
+
+    @contextmanager
+    def transaction(self) -> Iterator[Any]:
+        import psycopg
+
+        try:
+            with self.backend.pool.connection() as conn, conn.transaction():
+                conn.execute("SET LOCAL synchronous_commit = on")
+                yield conn
+        except psycopg.Error as exc:
+            raise unavailable(self.backend.kit, self.backend.url, exc) from None
+
+    def lease(self, name: str) -> PgNamedLease | None:
+        lease = PgNamedLease(self.backend, name)
+        return lease if lease.held() else None
+
+
+class PgNamedLease:
+    """A session-level advisory lock on `lease:<name>`, on a connection of its own."""
+
+    def __init__(self, backend: PgBackend, name: str) -> None:
+        self.backend = backend
+        self.name = name
+        self._conn: Any = None
+        self._released = False
+        self._lock = threading.Lock()
+
+    def held(self) -> bool:
+        import psycopg
+
+        with self._lock:
+            if self._released:
+                return False
+            try:
+                if self._conn is not None and not self._conn.broken and not self._conn.closed:
+                    self._conn.execute("select 1")
+                    return True
+            except psycopg.Error:
+                pass
+            self._drop()
+            try:
+                conn = psycopg.connect(autocommit=True, **{**self.backend.url.connect_kwargs(
+                    self.backend.connect_timeout_s), **KEEPALIVE})
+                got = conn.execute("select pg_try_advisory_lock(hashtextextended(%s, 0))",
+                                   ["lease:" + self.name]).fetchone()[0]
+            except psycopg.Error as exc:
+                raise unavailable(self.backend.kit, self.backend.url, exc) from None
+            if not got:
+                conn.close()
+                return False
+            self._conn = conn
+            return True
+
+    def _drop(self) -> None:
+        conn, self._conn = self._conn, None
+        if conn is not None:
+            try:
+                conn.close()
+            except Exception:
+                pass
+
+    def release(self) -> None:
+        with self._lock:
+            self._released = True
+            if self._conn is not None and not self._conn.broken:
+                try:
+                    self._conn.execute("select pg_advisory_unlock_all()")
+                except Exception:
+                    pass
+            self._drop()
