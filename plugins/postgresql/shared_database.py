@@ -100,8 +100,9 @@ class PgNamedLease:
             try:
                 conn = psycopg.connect(autocommit=True, **{**self.backend.url.connect_kwargs(
                     self.backend.connect_timeout_s), **KEEPALIVE})
-                got = conn.execute("select pg_try_advisory_lock(hashtextextended(%s, 0))",
-                                   ["lease:" + self.name]).fetchone()[0]
+                row = conn.execute("select pg_try_advisory_lock(hashtextextended(%s, 0))",
+                                   ["lease:" + self.name]).fetchone()
+                got = bool(row and row[0])
             except psycopg.Error as exc:
                 raise unavailable(self.backend.kit, self.backend.url, exc) from None
             if not got:
