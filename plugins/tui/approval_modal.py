@@ -12,15 +12,17 @@ from __future__ import annotations
 from typing import Any
 
 from rich.text import Text
+from textual import events
 from textual.app import ComposeResult
-from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
+from textual.message import Message
 from textual.screen import ModalScreen
 from textual.widgets import Button, Static
 
 from atomic_agent.api import approval_gate
 
 HEAD, TAIL = 1200, 400
+NO_ANSWER = object()  # a key that answers nothing
 
 
 def shown(text: str) -> str:
@@ -64,21 +66,58 @@ def describe(request: Any) -> Text:
 
 
 class SettledElsewhereModal(ModalScreen[Any]):
-    """A modal over a durable record: another surface may settle it first, and then it closes
-    without an answer (None)."""
+    """A modal over a durable record, answered once: another surface may settle it first, and
+    then it closes without an answer (None).
+
+    Its answer keys are read here, in the order the keys arrived, not through bindings: a
+    terminal delivers a fast typist's answer and next words in one read, and every key of that
+    read reaches this modal before any binding runs. So the first answer key closes it at once,
+    and every later key is the user typing on into the chat: it goes to the chat editor, never
+    to an answer (a second answer would close a screen that is not this one)."""
+
+    class TypedOn(Message):
+        """A key typed after the answer, while the modal closes: the chat's (the app routes it)."""
+
+        def __init__(self, key: events.Key) -> None:
+            super().__init__()
+            self.key = key
 
     withdrawn = False
+    closing = False  # answered or withdrawn: dismissed once, on its way off the screen
+
+    def close_with(self, result: Any) -> None:
+        """Dismiss with `result` unless an answer already closed it."""
+        if self.closing:
+            return
+        self.closing = True
+        self.dismiss(result)
 
     def withdraw(self) -> None:
         """The record was settled elsewhere: close without an answer (now, or as soon as the
         screen is back on top if something was opened over it)."""
         self.withdrawn = True
         if self.is_current:
-            self.dismiss(None)
+            self.close_with(None)
 
     def on_screen_resume(self) -> None:
         if self.withdrawn:
-            self.dismiss(None)
+            self.close_with(None)
+
+    def answer_for(self, event: events.Key) -> Any:
+        """The answer a key gives, or NO_ANSWER for a key that answers nothing."""
+        return NO_ANSWER
+
+    def on_key(self, event: events.Key) -> None:
+        if self.closing:
+            event.stop()
+            event.prevent_default()
+            self.app.post_message(self.TypedOn(events.Key(event.key, event.character)))
+            return
+        answer = self.answer_for(event)
+        if answer is not NO_ANSWER:
+            event.stop()
+            event.prevent_default()
+            self.close_with(answer)
 
 
 class ApprovalModal(SettledElsewhereModal):
@@ -94,9 +133,6 @@ class ApprovalModal(SettledElsewhereModal):
     ApprovalModal Button { margin-right: 1; min-width: 10; }
     ApprovalModal #approval-keys { height: auto; margin-top: 1; color: $text-muted; }
     """
-    BINDINGS = [Binding("y", "answer('y')", "once"), Binding("s", "answer('s')", "session"),
-                Binding("a", "answer('a')", "always"), Binding("n", "answer('n')", "deny"),
-                Binding("escape", "answer('n')", "deny")]
 
     def __init__(self, request: Any) -> None:
         super().__init__()
@@ -113,9 +149,14 @@ class ApprovalModal(SettledElsewhereModal):
                     yield Button(f"{a.key} {a.word}", id=f"answer-{a.key}",
                                  variant="error" if a.key == "n" else "primary" if a.key == "y" else "default")
 
+    def answer_for(self, event: events.Key) -> Any:
+        if event.key == "escape":
+            return "n"
+        return event.key if event.key in {a.key for a in self.keys} else NO_ANSWER
+
     def action_answer(self, key: str) -> None:
         if key in {a.key for a in self.keys}:
-            self.dismiss(key)
+            self.close_with(key)
 
     def on_button_pressed(self, event: Button.Pressed) -> None:
         event.stop()

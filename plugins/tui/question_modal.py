@@ -13,11 +13,10 @@ from typing import Any
 
 from rich.text import Text
 from textual.app import ComposeResult
-from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
 from textual.widgets import Button, Input, Static
 
-from atomic_agent.plugins.tui.approval_modal import SettledElsewhereModal, shown
+from atomic_agent.plugins.tui.approval_modal import NO_ANSWER, SettledElsewhereModal, shown
 
 NOT_NOW = "not-now"
 
@@ -47,7 +46,6 @@ class QuestionModal(SettledElsewhereModal):
     QuestionModal Button { margin-right: 1; min-width: 10; }
     QuestionModal Input { margin-top: 1; }
     """
-    BINDINGS = [Binding("escape", "not_now", "not now")]
 
     def __init__(self, question: dict[str, Any], session_id: str) -> None:
         super().__init__()
@@ -74,24 +72,25 @@ class QuestionModal(SettledElsewhereModal):
         if self.free_text and not self.options:
             self.query_one(Input).focus()
 
-    def on_key(self, event: Any) -> None:
+    def answer_for(self, event: Any) -> Any:
+        if event.key == "escape":
+            return NOT_NOW
         if isinstance(self.focused, Input):
-            return  # digits typed into the answer are text
+            return NO_ANSWER  # digits typed into the answer are text
         if event.character and event.character.isdigit():
             n = int(event.character)
             if 1 <= n <= len(self.options):
-                event.stop()
-                self.dismiss(("option", self.options[n - 1][0]))
+                return ("option", self.options[n - 1][0])
+        return NO_ANSWER
 
     def on_button_pressed(self, event: Button.Pressed) -> None:
         event.stop()
         if event.button.id and event.button.id.startswith("option-"):
-            self.dismiss(("option", self.options[int(event.button.id.removeprefix("option-")) - 1][0]))
+            self.close_with(("option", self.options[int(event.button.id.removeprefix("option-")) - 1][0]))
 
     def on_input_submitted(self, event: Input.Submitted) -> None:
         event.stop()
         if event.value.strip():
-            self.dismiss(("text", event.value))
+            self.close_with(("text", event.value))
 
-    def action_not_now(self) -> None:
-        self.dismiss(NOT_NOW)
+

@@ -20,6 +20,7 @@ from textual.screen import Screen
 from textual.widgets import Footer, Static, TabbedContent, TabPane, Tabs
 
 from atomic_agent.api import TUI_PANEL_SERVICE, TuiPanel
+from atomic_agent.plugins.tui.approval_modal import SettledElsewhereModal
 from atomic_agent.plugins.tui.chat_host import ChatHost, TranscriptLine
 from atomic_agent.plugins.tui.chat_orchestrator import ChatOrchestrator
 from atomic_agent.plugins.tui.chat_view import ChatView
@@ -417,6 +418,13 @@ class AtomicTui(App[None]):
             else:  # focus must leave the hidden chat editor, or the tabs switch back to it
                 tabs.query_one(Tabs).focus()
         return True
+
+    def on_settled_elsewhere_modal_typed_on(self, message: SettledElsewhereModal.TypedOn) -> None:
+        """A key typed while an answered modal was still closing: the chat editor gets it, in
+        order, as if the modal had already gone."""
+        editor = self.screen_stack[0].query_one(SteeringEditor)
+        editor.focus()
+        editor.post_message(message.key)
 
     def on_key(self, event: events.Key) -> None:
         wanted = self.panel_keys.get(event.key)
