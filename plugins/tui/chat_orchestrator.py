@@ -18,37 +18,13 @@ import asyncio
 from collections import deque
 from collections.abc import Callable, Coroutine
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any
 
 import attrs
 
-from atomic_agent.api import SteerOutcome, text_problem
+from atomic_agent.api import SteerOutcome
 from atomic_agent.plugins.tui.feed_lines import preview
-
-# The runtime's own cap on a steer's size (steering_inbox.MAX_STEER_CHARS is not public):
-# a longer message goes to the queue as a turn of its own instead
-STEER_CHARS = 64 * 1024
-
-
-class ChatSink(Protocol):
-    """What the orchestrator tells the screen."""
-
-    def user_message(self, text: str, how: str) -> None: ...
-
-    def turn_event(self, event: dict[str, Any]) -> None: ...
-
-    def chat_notice(self, text: str, severity: str = "information") -> None: ...
-
-    def state_changed(self) -> None: ...
-
-
-@attrs.frozen
-class Pending:
-    text: str
-    steer_id: str = ""  # a handed-back steer's durable id: re-sent as such, never twice
-    front: bool = False  # a steer (refused or handed back): ahead of the messages queued normally
-    tool_choice: str | None = None  # /tool: the tool the turn's first step must call
-    request_key: str = ""  # attached to serve: the Idempotency-Key its sends carry (a re-send runs it once)
+from atomic_agent.plugins.tui.message_queue import STEER_CHARS, ChatSink, Pending, checked_mode, put_in_front, sendable
 
 
 @attrs.define
@@ -69,11 +45,7 @@ class ChatOrchestrator:
     def submit(self, text: str, how: str | None = None, tool_choice: str | None = None) -> bool:
         """Take a message from the editor; `how` is "steer" or "queue" for one message
         (/steer, /queue), else the mode. False when the text is refused (it stays in the editor)."""
-        problem = text_problem(text)
-        if problem is not None:
-            self.sink.chat_notice(f"{problem}; fix the text and send again", "error")
-            return False
-        if not text.strip():
+        if not sendable(text, self.sink):
             return False
         if tool_choice is not None and self.runtime.registry.get(tool_choice) is None:
             self.sink.chat_notice(f"no tool named {tool_choice!r}; the Tools tab lists them", "error")
@@ -113,18 +85,13 @@ class ChatOrchestrator:
             why = "the turn is not taking steers at this moment"
         else:
             why = "it is too long for a steer" if len(text) > STEER_CHARS else "the turn has not started yet"
-        ahead = 0  # behind the steers already at the front, so their typing order survives
-        while ahead < len(self.pending) and self.pending[ahead].front:
-            ahead += 1
-        self.pending.insert(ahead, Pending(text, front=True))
+        put_in_front(self.pending, text)
         self.sink.user_message(text, f"steer: {why}; sent right after this turn")
         self.sink.state_changed()
 
     # -- queue control -----------------------------------------------------------------------
     def set_mode(self, mode: str) -> None:
-        if mode not in ("steer", "queue"):
-            raise ValueError(f"the busy-submit mode is steer or queue, not {mode!r}")
-        self.mode = mode
+        self.mode = checked_mode(mode)
         self.sink.state_changed()
 
     def resume(self) -> None:

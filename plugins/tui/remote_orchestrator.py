@@ -32,10 +32,9 @@ from typing import Any
 
 import attrs
 
-from atomic_agent.api import text_problem
 from atomic_agent.plugins.tui.chat_host import TranscriptLine
-from atomic_agent.plugins.tui.chat_orchestrator import STEER_CHARS, ChatSink, Pending
 from atomic_agent.plugins.tui.feed_lines import preview
+from atomic_agent.plugins.tui.message_queue import STEER_CHARS, ChatSink, Pending, checked_mode, put_in_front, sendable
 from atomic_agent.plugins.tui.serve_attachment import ServeAttachment, refusal
 
 RECONNECT_FIRST_S, RECONNECT_MAX_S = 0.5, 5.0
@@ -105,11 +104,7 @@ class RemoteOrchestrator:
 
     # -- submission (the same rules as in-process) --------------------------------------------
     def submit(self, text: str, how: str | None = None, tool_choice: str | None = None) -> bool:
-        problem = text_problem(text)
-        if problem is not None:
-            self.sink.chat_notice(f"{problem}; fix the text and send again", "error")
-            return False
-        if not text.strip():
+        if not sendable(text, self.sink):
             return False
         if tool_choice is not None:
             self.sink.chat_notice("/tool is not available when attached to serve; send the message without it",
@@ -149,19 +144,14 @@ class RemoteOrchestrator:
 
     def _front(self, text: str, why: str) -> None:
         """A steer that did not land: first in the queue (behind steers already put back)."""
-        ahead = 0
-        while ahead < len(self.pending) and self.pending[ahead].front:
-            ahead += 1
-        self.pending.insert(ahead, Pending(text, front=True))
+        put_in_front(self.pending, text)
         self.sink.chat_notice(f"steer not taken: {why}; it is sent right after this turn", "warning")
         self.sink.state_changed()
         self._start()
 
     # -- queue control -----------------------------------------------------------------------
     def set_mode(self, mode: str) -> None:
-        if mode not in ("steer", "queue"):
-            raise ValueError(f"the busy-submit mode is steer or queue, not {mode!r}")
-        self.mode = mode
+        self.mode = checked_mode(mode)
         self.sink.state_changed()
 
     def resume(self) -> None:
