@@ -24,6 +24,7 @@ from .vector_codec import BadVectorError, checked_unit_vector, pack, unpack
 from .vector_index import VectorIndex, partition_of
 
 WRITE_PATH = "write"
+PROBE_TEXT = "re-embed probe"  # embedded once before any stored vector is dropped
 
 
 class EmbeddingWriter:
@@ -184,15 +185,30 @@ class EmbeddingWriter:
                           for r in missing[start:start + 1000]])
         self._synced_model = model
 
+    async def _probe(self, source: Any) -> None:
+        """One tiny embedding, or EmbeddingUnavailable saying that nothing was dropped."""
+        timeout_s = self.hybrid.cfg.write_timeout_ms / 1000
+        try:
+            answer = await asyncio.wait_for(source.embed([PROBE_TEXT]), timeout_s)
+        except (asyncio.TimeoutError, EmbeddingUnavailable, OSError) as exc:
+            why = f"no answer within {timeout_s:g} s" if isinstance(exc, asyncio.TimeoutError) else str(exc)
+            raise EmbeddingUnavailable(f"the embedding source does not answer ({why}); nothing was dropped and the "
+                                       "stored vectors stay. Start it (`atomic-agent llama start`) and re-embed "
+                                       "again") from None
+        if not isinstance(answer, list) or len(answer) != 1:
+            raise EmbeddingUnavailable("the embedding source answered a probe with no vector; nothing was dropped")
+
     async def reembed(self, every_model: bool = False,
                       on_progress: Callable[[int, int], None] | None = None) -> int:
         """Drop the stored vectors (of the current model, or of every model) and embed all
-        notes again; returns how many were written. `on_progress(done, total)` hears the
+        notes again; returns how many were written. A source that does not answer a probe
+        first raises EmbeddingUnavailable and drops nothing. `on_progress(done, total)` hears the
         start (0 of the notes there are) and every batch."""
         source = self.hybrid.source()
         if source is None:
             raise EmbeddingUnavailable("no embedding source: enable llama.embeddings (and `atomic-agent llama "
                                        "start`) or set llm.activeEmbeddingProvider")
+        await self._probe(source)  # the stored vectors are dropped only once the source answers
         with self.hybrid.memory.database.write() as conn:
             if every_model:
                 conn.execute("DELETE FROM memory_embeddings")

@@ -9,6 +9,8 @@ from pathlib import Path
 
 import pytest
 
+from atomic_agent.api import EmbeddingUnavailable
+from atomic_agent.plugins.memory_embeddings.embedding_writer import PROBE_TEXT
 from atomic_agent.testing.scripted_provider import calls
 from tests.plugins.memory_embeddings.concept_embedder import ConceptEmbedder
 from tests.plugins.memory_embeddings.hybrid_runtime import counter, make_hybrid_runtime
@@ -174,7 +176,23 @@ async def test_reembed_drops_the_models_vectors_and_writes_them_again(tmp_path: 
     await store_notes(runtime, GUITAR, "my dog is called Rex")
     embedder.calls.clear()
     assert await runtime.service("memory_embeddings").writer.reembed() == 2
-    assert sorted(t for call in embedder.calls for t in call) == sorted([GUITAR, "my dog is called Rex"])
+    assert embedder.calls[0] == [PROBE_TEXT]  # the source answered before anything was dropped
+    assert sorted(t for call in embedder.calls[1:] for t in call) == sorted([GUITAR, "my dog is called Rex"])
+    await runtime.close()
+
+
+async def test_reembed_with_the_source_down_drops_nothing_and_says_so(tmp_path: Path) -> None:
+    embedder = ConceptEmbedder()
+    runtime = make_hybrid_runtime(tmp_path, replies(0), embedder)
+    await store_notes(runtime, GUITAR, "my dog is called Rex")
+    memory = runtime.service("memory")
+    before = memory.database.query("SELECT count(*) AS n FROM memory_embeddings")[0]["n"]
+    embedder.down = True
+    with pytest.raises(EmbeddingUnavailable, match="nothing was dropped"):
+        await runtime.service("memory_embeddings").writer.reembed(every_model=True)
+    assert memory.database.query("SELECT count(*) AS n FROM memory_embeddings")[0]["n"] == before == 2
+    embedder.down = False
+    assert set(await memory.vector_recall.nearest(PARAPHRASE, None))  # recall still works from the kept vectors
     await runtime.close()
 
 
