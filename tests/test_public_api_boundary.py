@@ -55,7 +55,7 @@ def test_no_plugin_imports_atomic_agent_internals():
                            "modules):\n" + "\n".join(offenders))
 
 
-CONTRACT_IMPORTS = {"__future__", "typing", "collections.abc", "pathlib"}
+CONTRACT_IMPORTS = {"__future__", "typing", "collections.abc", "contextlib", "pathlib"}  # contextlib: its ABCs
 
 
 def test_service_contracts_hold_only_names_and_protocols() -> None:

@@ -42,14 +42,18 @@ async def test_e_reembeds_every_note_over_a_progress_bar_counting_batches(tmp_pa
         async with app.run_test(size=(160, 40)) as pilot:
             await pilot.press("4", "e")
             bar = app.query_one("#memory-progress", ProgressBar)
-            await until(pilot, lambda: len(embedder.calls) == calls_before + 1, "the first batch was asked for")
+            await until(pilot, lambda: len(embedder.calls) == calls_before + 1, "the source was probed")
+            assert vectors(runtime) == len(NOTES)  # nothing is dropped before the source answered
+            gate.set()
+            gate.clear()  # the probe goes through, the first batch waits
+            await until(pilot, lambda: len(embedder.calls) == calls_before + 2, "the first batch was asked for")
             assert bar.has_class("working") and bar.display
             assert (bar.total, bar.progress) == (len(NOTES), 0) and vectors(runtime) == 0  # dropped, rebuilding
             await pilot.press("e")  # a second press while it runs starts nothing
             assert "Re-embedding is already running." in app.messages("warning")
             gate.set()
             gate.clear()  # the first batch goes through, the second waits
-            await until(pilot, lambda: len(embedder.calls) == calls_before + 2, "the second batch was asked for")
+            await until(pilot, lambda: len(embedder.calls) == calls_before + 3, "the second batch was asked for")
             assert (bar.total, bar.progress) == (len(NOTES), 2)
             embedder.gate = None  # the rest run freely
             gate.set()
@@ -79,7 +83,7 @@ async def test_e_with_hybrid_recall_off_says_how_to_switch_it_on_and_drops_nothi
         await runtime.close()
 
 
-async def test_a_daemon_that_is_down_leaves_the_notes_pending_and_says_so(tmp_path: Path) -> None:
+async def test_a_daemon_that_is_down_drops_nothing_and_says_so(tmp_path: Path) -> None:
     embedder = ConceptEmbedder()
     runtime = make_hybrid_runtime(tmp_path, None, embedder)
     try:
@@ -92,8 +96,8 @@ async def test_a_daemon_that_is_down_leaves_the_notes_pending_and_says_so(tmp_pa
             await pilot.press("4", "e")
             await app.settle(pilot)
             assert not app.query_one("#memory-progress", ProgressBar).has_class("working")
-        said = [m for m in app.messages() if m.startswith("Re-embedded 0 note(s)")]
-        assert said and "1 could not be embedded" in said[0] and "retried after the next turn" in said[0], app.notices
-        assert vectors(runtime) == 0
+        said = [m for m in app.messages("error") if m.startswith("Re-embedding did not run")]
+        assert said and "nothing was dropped" in said[0] and "llama start" in said[0], app.notices
+        assert vectors(runtime) == 1  # the note's vector is kept: recall still finds it
     finally:
         await runtime.close()
