@@ -54,4 +54,4 @@ def report_status(state_dir: Path, config: Any, plugin_host: Any) -> Iterable[di
     from atomic_agent.approval.approval_records import approvals_status
     from atomic_agent.turns.turn_overview import turn_status
 
-    return [*turn_status(state_dir, config, plugin_host), *approvals_status(state_dir)]
+    return [*turn_status(state_dir, config, plugin_host), *approvals_status(state_dir, config, plugin_host)]
