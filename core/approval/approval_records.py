@@ -24,7 +24,7 @@ import hashlib
 import json
 import time
 import uuid
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -410,29 +410,26 @@ class ApprovalRecords(SqliteStore):
             await asyncio.sleep(min(poll_s, max(record.expires_at - self.clock(), 0.0) + 0.001))
 
 
-def approvals_status(state_dir: Path, config: Any = None, host: Any = None, limit: int = 20) -> list[dict[str, Any]]:
+def approvals_status(state_dir: Path, open_records: Callable[[], Any] | None = None, where: str = RECORDS_FILE,
+                     limit: int = 20) -> list[dict[str, Any]]:
     """`atomic-agent status`'s approvals line: the pending records every surface shares.
 
-    `config` and `host` (the status command's) select the configured backend (storage.url:
-    the fleet's database), else the state dir's file, read only when it exists (status
-    creates nothing). Records that cannot be read are reported as an error line, not raised."""
-    from atomic_agent.turns.session_backends import DEFAULT_BACKEND
-
-    backend = DEFAULT_BACKEND
-    try:
-        if config is not None and host is not None:
-            from atomic_agent.turns.configured_backend import configured_backend
-
-            backend = configured_backend(state_dir, config, host)
-        if backend is DEFAULT_BACKEND and not (state_dir / RECORDS_FILE).exists():
+    `open_records` opens the configured backend's records (`where` names them), None the
+    state dir's file, read only when it exists (status creates nothing). Records that cannot
+    be read are reported as an error line, not raised."""
+    if open_records is None:
+        path = state_dir / RECORDS_FILE
+        if not path.exists():
             return [{"section": "approvals", "name": "records", "state": "ok", "summary": "0 pending"}]
-        records = backend.approvals(state_dir)
+        open_records = lambda: ApprovalRecords(path)  # noqa: E731
+    try:
+        records = open_records()
     except Exception as exc:  # a newer or damaged file, an unusable database: doctor says what to do
-        return [_unreadable(backend.name, exc)]
+        return [approvals_unreadable(where, exc)]
     try:
         pending = records.pending_now(limit)
     except Exception as exc:
-        return [_unreadable(backend.name, exc)]
+        return [approvals_unreadable(where, exc)]
     finally:
         records.close()
     return [{"section": "approvals", "name": "records", "state": "warn" if pending else "ok",
@@ -442,6 +439,5 @@ def approvals_status(state_dir: Path, config: Any = None, host: Any = None, limi
              "detail": {"pending": [r.as_dict() for r in pending]}}]
 
 
-def _unreadable(backend: str, exc: Exception) -> dict[str, Any]:
-    where = RECORDS_FILE if backend == "sqlite" else f"the {backend} approval records"
+def approvals_unreadable(where: str, exc: Exception) -> dict[str, Any]:
     return {"section": "approvals", "name": "records", "state": "error", "summary": f"{where} could not be read: {exc}"}
