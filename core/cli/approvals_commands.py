@@ -42,7 +42,6 @@ def list_command(ctx: typer.Context,
                  json_out: bool = typer.Option(False, "--json", help="Print JSON.")) -> None:
     """List pending approvals and questions (newest first)."""
     from atomic_agent.approval.approval_records import PENDING
-
     from atomic_agent.sessions.store_errors import SessionStoreError
 
     records = _records(ctx)

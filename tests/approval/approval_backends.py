@@ -6,7 +6,7 @@ another host has)."""
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -64,13 +64,3 @@ class ApprovalBackend:
     def close(self) -> None:
         for close in reversed(self._closers):
             close()
-
-
-@pytest.fixture(params=BACKENDS)
-def approval_backend(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[ApprovalBackend]:
-    database = request.getfixturevalue("postgresql_database") if request.param == "postgresql" else None
-    backend = ApprovalBackend(request.param, tmp_path, database)
-    try:
-        yield backend
-    finally:
-        backend.close()

@@ -16,7 +16,6 @@ import pytest
 
 from atomic_agent.approval.approval_gate import (
     STANDARD_CATEGORIES,
-    ApprovalAuditLog,
     ApprovalGate,
     ApprovalRequest,
     CallIdentity,
@@ -24,13 +23,13 @@ from atomic_agent.approval.approval_gate import (
 from atomic_agent.approval.approval_records import (
     APPROVAL,
     APPROVED,
-    ApprovalRecord,
     DENIED,
     EXPIRED,
     OPERATOR,
     PENDING,
     AlreadyAnsweredError,
     ApprovalExpiredError,
+    ApprovalRecord,
     ApprovalRecords,
     CallChangedError,
     FrozenCall,
@@ -41,7 +40,7 @@ from atomic_agent.approval.approval_records import (
 from atomic_agent.approval.approval_repository import ApprovalRepository
 from atomic_agent.approval.pending_approvals import ApprovalNotPendingError, PendingApprovals
 from atomic_agent.storage.sqlite_migrations import NewerSchemaError
-from tests.approval.approval_backends import ApprovalBackend, approval_backend  # noqa: F401  (the fixture)
+from tests.approval.approval_backends import ApprovalBackend
 
 
 class Clock:
