@@ -51,7 +51,22 @@ def report_doctor_findings(state_dir: Path) -> Iterable[DoctorFinding]:
 
 @hookimpl
 def report_status(state_dir: Path, config: Any, plugin_host: Any) -> Iterable[dict[str, Any]]:
-    from atomic_agent.approval.approval_records import approvals_status
     from atomic_agent.turns.turn_overview import turn_status
 
-    return [*turn_status(state_dir, config, plugin_host), *approvals_status(state_dir)]
+    return [*turn_status(state_dir, config, plugin_host), *_approvals_status(state_dir, config, plugin_host)]
+
+
+def _approvals_status(state_dir: Path, config: Any, plugin_host: Any) -> list[dict[str, Any]]:
+    """The approvals line from the backend the runtime would use (storage.url: the fleet's database)."""
+    from atomic_agent.approval.approval_records import approvals_status, approvals_unreadable
+    from atomic_agent.sessions.store_errors import SessionStoreError
+    from atomic_agent.turns.configured_backend import configured_backend
+    from atomic_agent.turns.session_backends import DEFAULT_BACKEND
+
+    try:
+        backend = configured_backend(state_dir, config, plugin_host)
+    except SessionStoreError as exc:
+        return [approvals_unreadable("the approval records", exc)]
+    if backend is DEFAULT_BACKEND:
+        return approvals_status(state_dir)
+    return approvals_status(state_dir, lambda: backend.approvals(state_dir), f"the {backend.name} approval records")

@@ -45,10 +45,10 @@ from atomic_agent.approval.approval_records import (
     ApprovalHostClosedError,
     ApprovalRecord,
     ApprovalRecordError,
-    ApprovalRecords,
     FrozenCall,
     canonical_json,
 )
+from atomic_agent.approval.approval_repository import ApprovalAudit, ApprovalRepository
 from atomic_agent.config.config_file import save_raw_config, set_key
 from atomic_agent.config.raw_config import config_path, read_raw_config
 from atomic_agent.hook_records import ApprovalCategory
@@ -75,15 +75,22 @@ def _clean(text: str) -> str:
     return text if len(text) <= SUMMARY_CAP else text[:SUMMARY_CAP] + f"…[{len(text) - SUMMARY_CAP} more chars]"
 
 
+def audit_entry(fields: Mapping[str, Any]) -> dict[str, Any]:
+    """One decision as every backend's audit keeps it: the summary (model-written text) without
+    control characters and capped; the time is added by where it is kept."""
+    entry = dict(fields)
+    if isinstance(entry.get("summary"), str):
+        entry["summary"] = _clean(entry["summary"])
+    return entry
+
+
 class ApprovalAuditLog:
     def __init__(self, path: Path) -> None:
         self.path = path
         self._lock = threading.Lock()
 
     def append(self, **fields: Any) -> None:
-        record = {"ts": datetime.now(timezone.utc).isoformat(timespec="milliseconds"), **fields}
-        if isinstance(record.get("summary"), str):
-            record["summary"] = _clean(record["summary"])
+        record = {"ts": datetime.now(timezone.utc).isoformat(timespec="milliseconds"), **audit_entry(fields)}
         line = (json.dumps(record, ensure_ascii=False, default=str) + "\n").encode("utf-8", "replace")
         with self._lock:
             self.path.parent.mkdir(parents=True, exist_ok=True)
@@ -525,8 +532,8 @@ def check_level(level: object) -> int:
 
 class ApprovalGate:
     def __init__(self, categories: Iterable[ApprovalCategory], level: int, ask: AskHost | None = None, *,
-                 audit: ApprovalAuditLog | None = None, clock: Callable[[], float] = time.monotonic,
-                 records: ApprovalRecords | None = None, record_ttl_s: float = DEFAULT_RECORD_TTL_S) -> None:
+                 audit: ApprovalAudit | None = None, clock: Callable[[], float] = time.monotonic,
+                 records: ApprovalRepository | None = None, record_ttl_s: float = DEFAULT_RECORD_TTL_S) -> None:
         self.categories = {c.name: c for c in categories}
         self._level = check_level(level)
         self.ask = ask

@@ -24,7 +24,7 @@ import hashlib
 import json
 import time
 import uuid
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -205,16 +205,87 @@ def m001_approval_records(db: Any) -> None:
         db.conn.execute("CREATE INDEX IF NOT EXISTS approval_records_call ON approval_records (call_key)")
 
 
-_COLUMNS = ("id, kind, session_id, turn_id, call_key, category, level, summary, frozen, answerers, created_at, "
-            "expires_at, state, decision, answer_text, answered_by, surface, answered_at, used_at, question, schema")
+COLUMNS = ("id, kind, session_id, turn_id, call_key, category, level, summary, frozen, answerers, created_at, "
+           "expires_at, state, decision, answer_text, answered_by, surface, answered_at, used_at, question, schema")
 
 
-def _row(row: Sequence[Any]) -> ApprovalRecord:
+# What follows is backend-neutral: the embedded file and the PostgreSQL plugin's table
+# (reached through session_backend_kit) build, map, validate and refuse records with these
+# same functions, so the two cannot drift on what an answer may be or what a loser is told.
+
+def new_record(*, kind: str, session_id: str, category: str, level: int, summary: str, frozen: FrozenCall,
+               now: float, ttl_s: float, turn_id: str | None = None, call_key: str | None = None,
+               answerers: Sequence[str] = (), question: Mapping[str, Any] | None = None) -> ApprovalRecord:
+    """A pending record created at `now` (epoch seconds) under a fresh id, not yet stored."""
+    return ApprovalRecord(f"apr_{uuid.uuid4().hex[:16]}", kind, session_id, turn_id, call_key, category, level,
+                          summary, frozen, tuple(answerers), now, now + max(ttl_s, 0.0), PENDING,
+                          question=dict(question) if question is not None else None)
+
+
+def insert_values(record: ApprovalRecord) -> list[Any]:
+    """A new record's values in `COLUMNS` order followed by its fingerprint."""
+    return [record.id, record.kind, record.session_id, record.turn_id, record.call_key, record.category,
+            record.level, record.summary, canonical_json(record.frozen.as_dict()), json.dumps(list(record.answerers)),
+            record.created_at, record.expires_at, record.state, None, None, None, None, None, None,
+            canonical_json(record.question) if record.question is not None else None, record.schema,
+            record.fingerprint]
+
+
+def record_of(row: Sequence[Any]) -> ApprovalRecord:
+    """A stored row (`COLUMNS` order) as a record."""
     (rid, kind, sid, turn, key, cat, level, summary, frozen, answerers, created, expires, state, decision, text, by,
      surface, answered, used, question, schema) = row
     return ApprovalRecord(rid, kind, sid, turn, key, cat, int(level), summary, FrozenCall.from_dict(json.loads(frozen)),
                           tuple(json.loads(answerers)), float(created), float(expires), state, decision, text, by,
-                          surface, answered, used, json.loads(question) if question else None, int(schema))
+                          surface, float(answered) if answered is not None else None,
+                          float(used) if used is not None else None, json.loads(question) if question else None,
+                          int(schema))
+
+
+
+def answer_state(record: ApprovalRecord, decision: str, *, principal: str, fingerprint: str | None,
+                 text: str | None) -> str:
+    """The state a valid answer settles `record` in; the ApprovalRecordError saying what is
+    wrong with any other (a principal not allowed, a changed call, a bad decision, a record
+    from a newer build). Whether the record is still pending is the storage's one conditional
+    UPDATE, not decided here."""
+    approval_id = record.id
+    if not record.may_answer(principal):
+        raise NotAllowedToAnswerError(approval_id, f"{principal} may not answer {record.kind} {approval_id}; it "
+                                                   "is answered by the client whose turn asked, or the operator")
+    if fingerprint is not None and fingerprint != record.fingerprint:
+        raise CallChangedError(approval_id, f"{record.kind} {approval_id} is for call {record.fingerprint}, not "
+                                            f"{fingerprint}: the call changed since it was shown; answer the "
+                                            "current request instead")
+    if record.schema > RECORD_SCHEMA:
+        raise NewerRecordError(record.id, f"{record.kind} {record.id} was written by a newer atomic-agent "
+                                          f"(record schema {record.schema}, this build knows {RECORD_SCHEMA}); "
+                                          "answer it with that build")
+    if record.kind == QUESTION:
+        options = {str(o.get("id")) for o in (record.question or {}).get("options", [])}
+        if decision == "text":
+            if not (record.question or {}).get("allowFreeText") or not (text or "").strip():
+                raise InvalidAnswerError(record.id, "this question takes no free text; answer with an option "
+                                                    f"id: {', '.join(sorted(options))}")
+            return ANSWERED
+        if decision not in options:
+            raise InvalidAnswerError(record.id, f"{decision!r} is not an option of question {record.id}; answer "
+                                                f"with one of: {', '.join(sorted(options))}")
+        return ANSWERED
+    if decision not in DECISION_STATES:
+        raise InvalidAnswerError(record.id, f"decision must be one of {', '.join(DECISION_STATES)}, "
+                                            f"got {decision!r}")
+    return DECISION_STATES[decision]
+
+
+def lost_answer(final: ApprovalRecord) -> ApprovalRecordError:
+    """What the loser of the conditional UPDATE is told, from the record as it now stands."""
+    return ApprovalExpiredError(final) if final.state == EXPIRED else AlreadyAnsweredError(final)
+
+
+def parks_on(records: Sequence[ApprovalRecord]) -> bool:
+    """Whether a call with these records waits on (or already got) an answer never acted on."""
+    return any(r.state != CANCELLED and r.used_at is None for r in records)
 
 
 class ApprovalRecords(SqliteStore):
@@ -233,18 +304,12 @@ class ApprovalRecords(SqliteStore):
                ttl_s: float, turn_id: str | None = None, call_key: str | None = None,
                answerers: Sequence[str] = (), question: Mapping[str, Any] | None = None) -> ApprovalRecord:
         """Commit a pending record; only after this returns may a surface show it."""
-        now = self.clock()
-        record = ApprovalRecord(f"apr_{uuid.uuid4().hex[:16]}", kind, session_id, turn_id, call_key, category, level,
-                                summary, frozen, tuple(answerers), now, now + max(ttl_s, 0.0), PENDING,
-                                question=dict(question) if question is not None else None)
+        record = new_record(kind=kind, session_id=session_id, category=category, level=level, summary=summary,
+                            frozen=frozen, now=self.clock(), ttl_s=ttl_s, turn_id=turn_id, call_key=call_key,
+                            answerers=answerers, question=question)
         with self.write() as conn:
-            conn.execute(f"INSERT INTO approval_records ({_COLUMNS}, fingerprint) VALUES "
-                         f"({', '.join('?' * 21)}, ?)",
-                         [record.id, kind, session_id, turn_id, call_key, category, level, summary,
-                          canonical_json(frozen.as_dict()), json.dumps(list(answerers)), record.created_at,
-                          record.expires_at, PENDING, None, None, None, None, None, None,
-                          canonical_json(question) if question is not None else None, RECORD_SCHEMA,
-                          frozen.fingerprint])
+            conn.execute(f"INSERT INTO approval_records ({COLUMNS}, fingerprint) VALUES ({', '.join('?' * 22)})",
+                         insert_values(record))
         return record
 
     def answer(self, approval_id: str, decision: str, *, principal: str, surface: str,
@@ -254,15 +319,7 @@ class ApprovalRecords(SqliteStore):
         `decision` is a gate decision (once, session, shape, deny) for an approval, an option
         id (or "text" with `text`) for a question. `fingerprint`, when the surface showed one,
         must still be the record's: an answer never carries over to a changed call."""
-        record = self.get(approval_id)
-        if not record.may_answer(principal):
-            raise NotAllowedToAnswerError(approval_id, f"{principal} may not answer {record.kind} {approval_id}; it "
-                                                       "is answered by the client whose turn asked, or the operator")
-        if fingerprint is not None and fingerprint != record.fingerprint:
-            raise CallChangedError(approval_id, f"{record.kind} {approval_id} is for call {record.fingerprint}, not "
-                                                f"{fingerprint}: the call changed since it was shown; answer the "
-                                                "current request instead")
-        state = self._state_for(record, decision, text)
+        state = answer_state(self.get(approval_id), decision, principal=principal, fingerprint=fingerprint, text=text)
         now = self.clock()
         with self.write() as conn:
             won = conn.execute(
@@ -273,8 +330,7 @@ class ApprovalRecords(SqliteStore):
                 self._expire_in(conn, now)
         if won:
             return self.get(approval_id)
-        final = self.get(approval_id)
-        raise ApprovalExpiredError(final) if final.state == EXPIRED else AlreadyAnsweredError(final)
+        raise lost_answer(self.get(approval_id))
 
     def consume(self, approval_id: str) -> bool:
         """Let the approved call run (or a question's answer reach its turn): True exactly once
@@ -312,52 +368,35 @@ class ApprovalRecords(SqliteStore):
                             [EXPIRED, now, PENDING, now, RECORD_SCHEMA]).fetchall()
         return [r[0] for r in rows]
 
-    def _state_for(self, record: ApprovalRecord, decision: str, text: str | None) -> str:
-        if record.schema > RECORD_SCHEMA:
-            raise NewerRecordError(record.id, f"{record.kind} {record.id} was written by a newer atomic-agent "
-                                              f"(record schema {record.schema}, this build knows {RECORD_SCHEMA}); "
-                                              "answer it with that build")
-        if record.kind == QUESTION:
-            options = {str(o.get("id")) for o in (record.question or {}).get("options", [])}
-            if decision == "text":
-                if not (record.question or {}).get("allowFreeText") or not (text or "").strip():
-                    raise InvalidAnswerError(record.id, "this question takes no free text; answer with an option "
-                                                        f"id: {', '.join(sorted(options))}")
-                return ANSWERED
-            if decision not in options:
-                raise InvalidAnswerError(record.id, f"{decision!r} is not an option of question {record.id}; answer "
-                                                    f"with one of: {', '.join(sorted(options))}")
-            return ANSWERED
-        if decision not in DECISION_STATES:
-            raise InvalidAnswerError(record.id, f"decision must be one of {', '.join(DECISION_STATES)}, "
-                                                f"got {decision!r}")
-        return DECISION_STATES[decision]
-
     # -- reading -------------------------------------------------------------------------
     def get(self, approval_id: str) -> ApprovalRecord:
-        row = self.conn.execute(f"SELECT {_COLUMNS} FROM approval_records WHERE id = ?", [approval_id]).fetchone()
+        row = self.conn.execute(f"SELECT {COLUMNS} FROM approval_records WHERE id = ?", [approval_id]).fetchone()
         if row is None:
             raise ApprovalNotFoundError(approval_id, f"no approval or question {approval_id!r}; "
                                                      "`atomic-agent approvals list` shows them")
-        return _row(row)
+        return record_of(row)
 
     def find(self, states: Sequence[str] = (), limit: int = 200) -> list[ApprovalRecord]:
         """Newest first; only `states` when given."""
         where = f"WHERE state IN ({', '.join('?' * len(states))})" if states else ""
-        rows = self.conn.execute(f"SELECT {_COLUMNS} FROM approval_records {where} ORDER BY created_at DESC "
+        rows = self.conn.execute(f"SELECT {COLUMNS} FROM approval_records {where} ORDER BY created_at DESC "
                                  "LIMIT ?", [*states, limit]).fetchall()
-        return [_row(r) for r in rows]
+        return [record_of(r) for r in rows]
 
     def for_call(self, call_key: str) -> list[ApprovalRecord]:
         """The records of one transcript call, oldest first."""
-        rows = self.conn.execute(f"SELECT {_COLUMNS} FROM approval_records WHERE call_key = ? ORDER BY created_at",
+        rows = self.conn.execute(f"SELECT {COLUMNS} FROM approval_records WHERE call_key = ? ORDER BY created_at",
                                  [call_key]).fetchall()
-        return [_row(r) for r in rows]
+        return [record_of(r) for r in rows]
 
     def parks(self, call_key: str) -> bool:
         """Whether a call cut off by a restart waits on (or already got) an answer that was
         never acted on: then it is resumed from that answer instead of being interrupted."""
-        return any(r.state != CANCELLED and r.used_at is None for r in self.for_call(call_key))
+        return parks_on(self.for_call(call_key))
+
+    def pending_now(self, limit: int = 200) -> list[ApprovalRecord]:
+        """Pending records not yet due, newest first."""
+        return [r for r in self.find((PENDING,), limit=limit) if r.expires_at > self.clock()]
 
     async def wait(self, approval_id: str, poll_s: float = WAIT_POLL_S) -> ApprovalRecord:
         """The record once it is no longer pending (an answer from any process, or expiry)."""
@@ -371,21 +410,26 @@ class ApprovalRecords(SqliteStore):
             await asyncio.sleep(min(poll_s, max(record.expires_at - self.clock(), 0.0) + 0.001))
 
 
-def approvals_status(state_dir: Path, limit: int = 20) -> list[dict[str, Any]]:
+def approvals_status(state_dir: Path, open_records: Callable[[], Any] | None = None, where: str = RECORDS_FILE,
+                     limit: int = 20) -> list[dict[str, Any]]:
     """`atomic-agent status`'s approvals line: the pending records every surface shares.
 
-    Reads the file only when it exists (status creates nothing); a file this build cannot
-    open is reported as an error line, not raised."""
-    path = state_dir / RECORDS_FILE
-    if not path.exists():
-        return [{"section": "approvals", "name": "records", "state": "ok", "summary": "0 pending"}]
+    `open_records` opens the configured backend's records (`where` names them), None the
+    state dir's file, read only when it exists (status creates nothing). Records that cannot
+    be read are reported as an error line, not raised."""
+    if open_records is None:
+        path = state_dir / RECORDS_FILE
+        if not path.exists():
+            return [{"section": "approvals", "name": "records", "state": "ok", "summary": "0 pending"}]
+        open_records = lambda: ApprovalRecords(path)  # noqa: E731
     try:
-        records = ApprovalRecords(path)
-    except Exception as exc:  # a newer or damaged file: doctor says what to do
-        return [{"section": "approvals", "name": "records", "state": "error",
-                 "summary": f"{RECORDS_FILE} could not be read: {exc}"}]
+        records = open_records()
+    except Exception as exc:  # a newer or damaged file, an unusable database: doctor says what to do
+        return [approvals_unreadable(where, exc)]
     try:
-        pending = [r for r in records.find((PENDING,), limit=limit) if r.expires_at > records.clock()]
+        pending = records.pending_now(limit)
+    except Exception as exc:
+        return [approvals_unreadable(where, exc)]
     finally:
         records.close()
     return [{"section": "approvals", "name": "records", "state": "warn" if pending else "ok",
@@ -393,3 +437,7 @@ def approvals_status(state_dir: Path, limit: int = 20) -> list[dict[str, Any]]:
              "problems": [f"{r.kind} {r.id}: {r.category} {r.summary[:100]} "
                           f"(answer: atomic-agent approvals answer {r.id} ...)" for r in pending],
              "detail": {"pending": [r.as_dict() for r in pending]}}]
+
+
+def approvals_unreadable(where: str, exc: Exception) -> dict[str, Any]:
+    return {"section": "approvals", "name": "records", "state": "error", "summary": f"{where} could not be read: {exc}"}

@@ -34,8 +34,8 @@ from atomic_agent.approval.approval_records import (
     ApprovalNotFoundError,
     ApprovalRecord,
     ApprovalRecordError,
-    ApprovalRecords,
 )
+from atomic_agent.approval.approval_repository import ApprovalRepository
 
 RESOLVED_MEMORY = 512  # how many finished ids are remembered for a clear late-answer error
 DECISIONS = tuple(kind.value for kind in AnswerKind)  # once, session, shape, deny
@@ -100,7 +100,7 @@ class PendingApprovals:
         self.closed = False
         # the durable records (the runtime's gate keeps them): answers commit there first, so
         # the first answer from any surface wins and a late one hears who answered and when
-        self.records: ApprovalRecords | None = None
+        self.records: ApprovalRepository | None = None
         self.surface = "serve"
         self.shows_questions = True  # the gate shows ask_user questions here too (answer_question)
         self._pending: dict[str, _Pending] = {}

@@ -3,31 +3,36 @@ state dir, answered from the terminal.
 
 The CLI is the operator's surface (whoever can run it owns the state dir), so it may answer
 any record; its answer wins only if it is the first one (see approval_records). The process
-whose turn asked picks the answer up from the file and runs the frozen call once.
+whose turn asked picks the answer up from the records and runs the frozen call once. With
+storage.url set the records are the fleet's database's, so any host may answer any host's.
 """
 
 from __future__ import annotations
 
-from pathlib import Path
+from typing import TYPE_CHECKING
 
 import typer
 
 from atomic_agent.cli.cli_state import current_cli_state, fail, print_json, print_table
 
+if TYPE_CHECKING:
+    from atomic_agent.approval.approval_repository import ApprovalRepository
+
 approvals_app = typer.Typer(no_args_is_help=True)
 SURFACE = "cli"
 
 
-def _records(ctx: typer.Context) -> object:
-    from atomic_agent.approval.approval_records import ApprovalRecords
-    from atomic_agent.config.state_dir import resolve_state_dir
+def _records(ctx: typer.Context) -> ApprovalRepository:
+    """The records the runtime would use: the configured backend's (storage.url: the fleet's
+    database), else the state dir's approvals.sqlite."""
+    from atomic_agent.sessions.store_errors import SessionStoreError
     from atomic_agent.storage.sqlite_migrations import NewerSchemaError
+    from atomic_agent.turns.configured_backend import configured_backend
 
-    state = current_cli_state(ctx)
-    state_dir = Path(state.state_dir or resolve_state_dir())
+    boot = current_cli_state(ctx).require()
     try:
-        return ApprovalRecords.for_state_dir(state_dir)
-    except NewerSchemaError as exc:
+        return configured_backend(boot.state_dir, boot.config, boot.host).approvals(boot.state_dir)
+    except (NewerSchemaError, SessionStoreError) as exc:
         fail(str(exc))
 
 
@@ -36,13 +41,17 @@ def list_command(ctx: typer.Context,
                  every: bool = typer.Option(False, "--all", help="Include answered, expired and cancelled ones."),
                  json_out: bool = typer.Option(False, "--json", help="Print JSON.")) -> None:
     """List pending approvals and questions (newest first)."""
-    from atomic_agent.approval.approval_records import PENDING, ApprovalRecords
+    from atomic_agent.approval.approval_records import PENDING
+    from atomic_agent.sessions.store_errors import SessionStoreError
 
     records = _records(ctx)
-    assert isinstance(records, ApprovalRecords)
-    records.expire_due()
-    found = records.find(() if every else (PENDING,))
-    records.close()
+    try:
+        records.expire_due()
+        found = records.find(() if every else (PENDING,))
+    except SessionStoreError as exc:
+        fail(str(exc))
+    finally:
+        records.close()
     if json_out:
         print_json([r.as_dict() for r in found])
         return
@@ -54,14 +63,16 @@ def list_command(ctx: typer.Context,
 @approvals_app.command("show")
 def show_command(ctx: typer.Context, approval_id: str = typer.Argument(..., help="The approval or question id.")) -> None:
     """Print one record as JSON: the frozen call, who may answer, its state and answer."""
-    from atomic_agent.approval.approval_records import ApprovalRecordError, ApprovalRecords
+    from atomic_agent.approval.approval_records import ApprovalRecordError
+    from atomic_agent.sessions.store_errors import SessionStoreError
 
     records = _records(ctx)
-    assert isinstance(records, ApprovalRecords)
     try:
         print_json(records.get(approval_id).as_dict())
     except ApprovalRecordError as exc:
         fail(exc.message)
+    except SessionStoreError as exc:
+        fail(str(exc))
     finally:
         records.close()
 
@@ -74,15 +85,17 @@ def answer_command(ctx: typer.Context, approval_id: str = typer.Argument(..., he
                    fingerprint: str = typer.Option(None, "--call", help="The call fingerprint you reviewed; refused "
                                                                          "if the call changed since.")) -> None:
     """Answer one pending record; the first answer from any surface wins."""
-    from atomic_agent.approval.approval_records import OPERATOR, ApprovalRecordError, ApprovalRecords
+    from atomic_agent.approval.approval_records import OPERATOR, ApprovalRecordError
+    from atomic_agent.sessions.store_errors import SessionStoreError
 
     records = _records(ctx)
-    assert isinstance(records, ApprovalRecords)
     try:
         record = records.answer(approval_id, decision, principal=OPERATOR, surface=SURFACE, fingerprint=fingerprint,
                                 text=text)
     except ApprovalRecordError as exc:
         fail(exc.message)
+    except SessionStoreError as exc:
+        fail(str(exc))
     finally:
         records.close()
     print(f"{record.kind} {record.id}: {record.state} ({record.decision}); the waiting turn picks it up")

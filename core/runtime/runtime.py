@@ -19,14 +19,12 @@ import attrs
 from atomic_agent.agent import agent_events as ev
 from atomic_agent.agent.agent_loop import TurnResult
 from atomic_agent.approval.approval_gate import (
-    ApprovalAuditLog,
     ApprovalGate,
     AskHost,
-    audit_path,
     resolve_boot_level,
     set_approval_level,
 )
-from atomic_agent.approval.approval_records import ApprovalRecords
+from atomic_agent.approval.approval_repository import BackendApprovalAudit, BackendApprovals
 from atomic_agent.config.app_config import AppConfig
 from atomic_agent.config.state_dir import resolve_cache_dir
 from atomic_agent.hook_records import (
@@ -110,9 +108,10 @@ class Runtime:
         self.plugin_services = ServiceRegistry(self.host)
         categories = collect_records(self.host, "register_approval_categories", ApprovalCategory)
         # approvals are durable records every surface answers, and a restart resumes
+        # (the session backend's: the state dir's files, or the fleet's database), opened on first use
         self.gate = ApprovalGate(categories, self.config.agent.approval_level, ask,
-                                 audit=ApprovalAuditLog(audit_path(boot.state_dir)),
-                                 records=ApprovalRecords.for_state_dir(boot.state_dir))
+                                 audit=BackendApprovalAudit(lambda: self.session_backend.approval_audit(self.state_dir)),
+                                 records=BackendApprovals(lambda: self.session_backend.approvals(self.state_dir)))
         self.turns = TurnController()
         self._services.update({"approval_gate": self.gate, "turn_controller": self.turns})
         self.registry = ToolRegistry(collect_records(self.host, "register_tools", ToolSpec, runtime=self))

@@ -1,6 +1,8 @@
 """What a plugin needs to implement the session-state protocols for another database: the
 records the protocols take and return, the errors they raise, the writer-fence verdict, the
-turn states and the shared helpers (transcript cache, load-time repair, search hits).
+turn states and the shared helpers (transcript cache, load-time repair, search hits), and
+the approval records' module (`approval_records`: the record, its errors and the
+backend-neutral rules every backend's approval records answer by).
 
 Plugins import only `atomic_agent.api`, whose names are capped; a backend plugin receives
 this module as the core service `session_backend_kit` (`runtime.service(...)`), so the whole
@@ -9,6 +11,8 @@ seam costs the API no name. The SQLite implementations use the same pieces direc
 
 from __future__ import annotations
 
+from atomic_agent.approval import approval_records
+from atomic_agent.approval.approval_gate import audit_entry
 from atomic_agent.sessions.repair_unanswered_calls import repair_on_load
 from atomic_agent.sessions.session_database import SessionRepository
 from atomic_agent.sessions.session_schema import TERMINAL_TURN_STATES
@@ -52,7 +56,7 @@ __all__ = [
     "CANCELLED", "CONTINUATION_ORIGIN", "INTERRUPTED", "LIVE_STATES", "MERGED", "PARKED", "QUEUED", "RESUMED", "RUNNING",
     "SESSION_BACKEND_KIT_SERVICE", "TERMINAL_TURN_STATES", "TOOL_RESULT", "TURN_FINISHED", "TURN_STARTED", "USER",
     "CachedTranscript", "DuplicateRequestError", "KeyedTurn", "LaneBusy", "QueuedSteer", "RequestKey",
-    "SearchQueryError", "SessionBackend", "SessionNotFoundError", "SessionRepository", "SessionState",
+    "SearchQueryError", "SessionBackend", "approval_records", "audit_entry", "SessionNotFoundError", "SessionRepository", "SessionState",
     "SessionStoreError", "SessionStoreLockedError", "StaleWriterError", "StartedTurn", "SteerRepository",
     "TranscriptEntry", "TranscriptHit", "TurnGuard", "TurnRecord", "TurnRepository", "TurnTicket", "channel_of",
     "now_iso", "repair_on_load", "require_running", "response_hash", "steer_key_ref", "sync_is_deferred",

@@ -21,7 +21,20 @@ from atomic_agent.turns.turn_owner import OwnerLease
 from atomic_agent.turns.turn_repository import SteerRepository, TurnRepository
 
 if TYPE_CHECKING:
+    from atomic_agent.approval.approval_repository import ApprovalAudit, ApprovalRepository
     from atomic_agent.runtime.boot_context import BootContext
+
+
+def embedded_approvals(state_dir: Path) -> ApprovalRepository:
+    from atomic_agent.approval.approval_records import ApprovalRecords
+
+    return ApprovalRecords.for_state_dir(state_dir)
+
+
+def embedded_approval_audit(state_dir: Path) -> ApprovalAudit:
+    from atomic_agent.approval.approval_gate import ApprovalAuditLog, audit_path
+
+    return ApprovalAuditLog(audit_path(state_dir))
 
 
 @attrs.frozen
@@ -38,6 +51,10 @@ class SessionBackend:
     # file per process for the embedded store, which only one host shares; a shared database
     # needs a liveness every host can see
     lease: Callable[[Path], OwnerLease] = OwnerLease
+    # the approval records and the approval audit every surface of every host sharing this
+    # backend answers and appends to (approval_repository): the state dir's files when embedded
+    approvals: Callable[[Path], ApprovalRepository] = embedded_approvals
+    approval_audit: Callable[[Path], ApprovalAudit] = embedded_approval_audit
 
 
 SQLITE_BACKEND = SessionBackend("sqlite", SessionStore, TurnLedger, SteerQueue)

@@ -1,6 +1,7 @@
 """The PostgreSQL session backend: a connection pool on one database, checked and migrated
 when it is built, and the factories of the three repositories (the shape of the core's
-SessionBackend record: `name`, `open_store`, `ledger`, `steers`).
+SessionBackend record: `name`, `open_store`, `ledger`, `steers`, `lease`, `approvals`,
+`approval_audit`).
 
 Opening the first store is the admission gate: it connects, applies the schema steps (under
 the advisory lock) and opens the pool. A database that cannot be reached, refuses the login
@@ -13,7 +14,7 @@ from __future__ import annotations
 
 import threading
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .database_url import DatabaseUrl
 from .pg_owner_lease import PgOwnerLease
@@ -22,6 +23,10 @@ from .pg_session_store import PgSessionStore
 from .pg_steer_queue import PgSteerQueue
 from .pg_turn_ledger import PgTurnLedger
 from .pg_unit_of_work import PgUnitOfWork
+
+if TYPE_CHECKING:
+    from .pg_approval_audit import PgApprovalAudit
+    from .pg_approval_records import PgApprovalRecords
 
 
 def unavailable(kit: Any, url: DatabaseUrl, exc: BaseException) -> Exception:
@@ -106,6 +111,21 @@ class PgBackend:
     def lease(self, state_dir: Path | None = None) -> PgOwnerLease:
         """This process's owner lease, visible to every host (an advisory lock; see pg_owner_lease)."""
         return PgOwnerLease(self.url, self.kit, self.connect_timeout_s)
+
+    def approvals(self, state_dir: Path | None = None) -> PgApprovalRecords:
+        """The fleet's approval and question records (every host answers the same ones); the
+        pool opens on first use, so an unusable database fails the first call, not this one."""
+        from .pg_approval_records import PgApprovalRecords
+        from .shared_database import SharedDatabase  # it builds on this module
+
+        return PgApprovalRecords(SharedDatabase(self), self.kit)
+
+    def approval_audit(self, state_dir: Path | None = None) -> PgApprovalAudit:
+        """The fleet's approval audit (append-only in the database), in place of the state dir's file."""
+        from .pg_approval_audit import PgApprovalAudit
+        from .shared_database import SharedDatabase
+
+        return PgApprovalAudit(SharedDatabase(self), self.kit)
 
     def close(self) -> None:
         with self._opening:

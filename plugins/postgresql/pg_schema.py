@@ -115,7 +115,30 @@ M004_FLEET_HOSTS = Step("m004_fleet_hosts", (
     "seen_at TIMESTAMPTZ NOT NULL DEFAULT now())",
 ))
 
-STEPS: tuple[Step, ...] = (M001_SESSIONS, M002_TURN_LEDGER, M003_PARKED_TURNS, M004_FLEET_HOSTS)
+M005_APPROVALS = Step("m005_approvals", (
+    # the embedded approvals.sqlite's columns; times are epoch seconds, but every expiry is decided
+    # by the database's clock (pg_approval_records), so no host's clock can lengthen or cut one
+    "CREATE TABLE IF NOT EXISTS approval_records (id TEXT PRIMARY KEY, kind TEXT NOT NULL, "
+    "session_id TEXT NOT NULL, turn_id TEXT, call_key TEXT, category TEXT NOT NULL, level INTEGER NOT NULL, "
+    "summary TEXT NOT NULL, frozen TEXT NOT NULL, fingerprint TEXT NOT NULL, answerers TEXT NOT NULL, "
+    "created_at DOUBLE PRECISION NOT NULL, expires_at DOUBLE PRECISION NOT NULL, state TEXT NOT NULL, "
+    "decision TEXT, answer_text TEXT, answered_by TEXT, surface TEXT, answered_at DOUBLE PRECISION, "
+    "used_at DOUBLE PRECISION, question TEXT, schema INTEGER NOT NULL)",
+    "CREATE INDEX IF NOT EXISTS approval_records_state ON approval_records (state, created_at)",
+    "CREATE INDEX IF NOT EXISTS approval_records_call ON approval_records (call_key)",
+    # who decided what: one JSON line per decision, ids from an identity (never reused), and never
+    # rewritten: the database refuses UPDATE, DELETE and TRUNCATE, whoever connects
+    "CREATE TABLE IF NOT EXISTS approval_audit (audit_id BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY, "
+    "at TIMESTAMPTZ NOT NULL DEFAULT clock_timestamp(), entry TEXT NOT NULL)",
+    "CREATE OR REPLACE FUNCTION approval_audit_append_only() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN "
+    "RAISE EXCEPTION 'approval_audit rows are append-only'; END $$",
+    "CREATE OR REPLACE TRIGGER approval_audit_no_update BEFORE UPDATE OR DELETE ON approval_audit "
+    "FOR EACH ROW EXECUTE FUNCTION approval_audit_append_only()",
+    "CREATE OR REPLACE TRIGGER approval_audit_no_truncate BEFORE TRUNCATE ON approval_audit "
+    "FOR EACH STATEMENT EXECUTE FUNCTION approval_audit_append_only()",
+))
+
+STEPS: tuple[Step, ...] = (M001_SESSIONS, M002_TURN_LEDGER, M003_PARKED_TURNS, M004_FLEET_HOSTS, M005_APPROVALS)
 
 
 class NewerDatabaseError(RuntimeError):

@@ -1,20 +1,21 @@
 """Durable approval records: committed before shown, answered exactly once from any surface
 (two connections racing), late answers told who won, changed calls and unauthorised
 principals refused, newer records left alone, expiry settles them; and the gate on top:
-a record per ask, an answer from another process, the approved call consumed once."""
+a record per ask, an answer from another process, the approved call consumed once. Each
+holds on both backends: the state dir's approvals.sqlite and the fleet's PostgreSQL."""
 
 from __future__ import annotations
 
 import asyncio
 import sqlite3
 import threading
+import time
 from pathlib import Path
 
 import pytest
 
 from atomic_agent.approval.approval_gate import (
     STANDARD_CATEGORIES,
-    ApprovalAuditLog,
     ApprovalGate,
     ApprovalRequest,
     CallIdentity,
@@ -28,6 +29,7 @@ from atomic_agent.approval.approval_records import (
     PENDING,
     AlreadyAnsweredError,
     ApprovalExpiredError,
+    ApprovalRecord,
     ApprovalRecords,
     CallChangedError,
     FrozenCall,
@@ -35,8 +37,10 @@ from atomic_agent.approval.approval_records import (
     NewerRecordError,
     NotAllowedToAnswerError,
 )
+from atomic_agent.approval.approval_repository import ApprovalRepository
 from atomic_agent.approval.pending_approvals import ApprovalNotPendingError, PendingApprovals
 from atomic_agent.storage.sqlite_migrations import NewerSchemaError
+from tests.approval.approval_backends import ApprovalBackend
 
 
 class Clock:
@@ -51,45 +55,45 @@ def frozen(args: str = '{"command":"rm -rf build"}') -> FrozenCall:
     return FrozenCall("os.shell", args, "/work", ("rm", "-rf", "build"), (("/bin/rm", "abc"),))
 
 
-def make(store: ApprovalRecords, **kw: object) -> object:
+def make(store: ApprovalRepository, ttl_s: float = 60.0, **kw: object) -> ApprovalRecord:
     return store.create(kind=APPROVAL, session_id="s1", category="shell", level=1, summary="rm -rf build",
-                        frozen=frozen(), ttl_s=60.0, call_key="s1/0/1/0", **kw)  # type: ignore[arg-type]
+                        frozen=frozen(), ttl_s=ttl_s, call_key="s1/0/1/0", **kw)  # type: ignore[arg-type]
 
 
-def test_record_is_committed_before_it_is_returned(tmp_path: Path) -> None:
-    store = ApprovalRecords(tmp_path / "a.sqlite")
-    record = make(store)
-    other = sqlite3.connect(tmp_path / "a.sqlite")  # another process's view
-    row = other.execute("select state, fingerprint from approval_records where id = ?", [record.id]).fetchone()
-    assert row == (PENDING, frozen().fingerprint)
+def test_record_is_committed_before_it_is_returned(approval_backend: ApprovalBackend) -> None:
+    record = make(approval_backend.open())
+    row = approval_backend.execute("select state, fingerprint from approval_records where id = ?",  # another process
+                                   [record.id])
+    assert [tuple(r) for r in row] == [(PENDING, frozen().fingerprint)]
 
 
-def test_first_answer_wins_and_the_late_one_hears_who_and_when(tmp_path: Path) -> None:
-    store = ApprovalRecords(tmp_path / "a.sqlite")
+def test_first_answer_wins_and_the_late_one_hears_who_and_when(approval_backend: ApprovalBackend) -> None:
+    store = approval_backend.open()
     record = make(store)
     won = store.answer(record.id, "once", principal=OPERATOR, surface="cli")
     assert won.state == APPROVED and won.answered_by == OPERATOR and won.surface == "cli"
-    other = ApprovalRecords(tmp_path / "a.sqlite")
+    other = approval_backend.open()
     with pytest.raises(AlreadyAnsweredError) as late:
         other.answer(record.id, "deny", principal=OPERATOR, surface="serve")
     assert "already answered 'once' by operator via cli at" in late.value.message
     assert store.get(record.id).state == APPROVED
 
 
-def test_two_surfaces_in_the_same_millisecond_exactly_one_wins(tmp_path: Path) -> None:
-    path = tmp_path / "a.sqlite"
-    clock = Clock()  # both answers carry the very same timestamp
-    record = make(ApprovalRecords(path, clock=clock))
-    stores = [ApprovalRecords(path, clock=clock) for _ in range(8)]
+def test_two_surfaces_in_the_same_millisecond_exactly_one_wins(approval_backend: ApprovalBackend) -> None:
+    clock = Clock()  # SQLite: both answers carry the very same timestamp (PostgreSQL reads its own clock)
+    record = make(approval_backend.open(clock))
+    stores = [approval_backend.open(clock) for _ in range(8)]  # eight processes (hosts, on PostgreSQL)
     start = threading.Barrier(len(stores))
     outcomes: list[str] = []
 
-    def answer(store: ApprovalRecords, n: int) -> None:
+    def answer(store: ApprovalRepository, n: int) -> None:
         start.wait()
         try:
-            store.answer(record.id, "once" if n % 2 else "deny", principal=OPERATOR, surface=f"surface{n}")
+            store.answer(record.id, "once" if n % 2 else "deny", principal=OPERATOR,
+                         surface=f"surface{n}")
             outcomes.append("won")
-        except AlreadyAnsweredError:
+        except AlreadyAnsweredError as exc:
+            assert "already answered" in exc.message and "by operator via surface" in exc.message
             outcomes.append("late")
 
     threads = [threading.Thread(target=answer, args=(s, n)) for n, s in enumerate(stores)]
@@ -100,17 +104,36 @@ def test_two_surfaces_in_the_same_millisecond_exactly_one_wins(tmp_path: Path) -
     assert sorted(outcomes) == ["late"] * 7 + ["won"]
 
 
-def test_consume_lets_an_approved_call_run_once(tmp_path: Path) -> None:
-    store = ApprovalRecords(tmp_path / "a.sqlite")
+def test_consume_lets_an_approved_call_run_once(approval_backend: ApprovalBackend) -> None:
+    store = approval_backend.open()
     record = make(store)
     assert not store.consume(record.id)  # pending: nothing to run
     store.answer(record.id, "once", principal=OPERATOR, surface="cli")
     assert store.consume(record.id)
-    assert not ApprovalRecords(tmp_path / "a.sqlite").consume(record.id)
+    assert not approval_backend.open().consume(record.id)
 
 
-def test_changed_call_unauthorised_principal_and_bad_decisions_are_refused(tmp_path: Path) -> None:
-    store = ApprovalRecords(tmp_path / "a.sqlite")
+def test_consume_races_across_processes_and_exactly_one_runs_the_call(approval_backend: ApprovalBackend) -> None:
+    record = make(approval_backend.open())
+    approval_backend.open().answer(record.id, "once", principal=OPERATOR, surface="cli")
+    stores = [approval_backend.open() for _ in range(6)]
+    start = threading.Barrier(len(stores))
+    ran: list[bool] = []
+
+    def consume(store: ApprovalRepository) -> None:
+        start.wait()
+        ran.append(store.consume(record.id))
+
+    threads = [threading.Thread(target=consume, args=(s,)) for s in stores]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert sorted(ran) == [False] * 5 + [True]
+
+
+def test_changed_call_unauthorised_principal_and_bad_decisions_are_refused(approval_backend: ApprovalBackend) -> None:
+    store = approval_backend.open()
     record = make(store, answerers=("client:alice",))
     with pytest.raises(CallChangedError, match="changed since it was shown"):
         store.answer(record.id, "once", principal=OPERATOR, surface="cli",
@@ -120,7 +143,8 @@ def test_changed_call_unauthorised_principal_and_bad_decisions_are_refused(tmp_p
     with pytest.raises(InvalidAnswerError, match="decision must be one of"):
         store.answer(record.id, "yes please", principal=OPERATOR, surface="cli")
     assert store.get(record.id).state == PENDING
-    assert store.answer(record.id, "deny", principal="client:alice", surface="serve").state == DENIED
+    assert store.answer(record.id, "deny", principal="client:alice",
+                        surface="serve").state == DENIED
 
 
 def test_expiry_settles_the_record_and_late_answers_say_expired(tmp_path: Path) -> None:
@@ -133,12 +157,26 @@ def test_expiry_settles_the_record_and_late_answers_say_expired(tmp_path: Path) 
     assert store.get(record.id).state == EXPIRED
 
 
-def test_a_newer_record_is_shown_but_never_answered(tmp_path: Path) -> None:
-    store = ApprovalRecords(tmp_path / "a.sqlite")
-    record = make(store)
-    store.conn.execute("update approval_records set schema = 99 where id = ?", [record.id])
+def test_a_record_past_its_expiry_takes_no_answer_on_either_backend(approval_backend: ApprovalBackend) -> None:
+    store = approval_backend.open()
+    record = make(store, ttl_s=0.2)
+    assert [r.id for r in store.pending_now()] == [record.id]
+    time.sleep(0.3)
+    assert store.pending_now() == []
+    with pytest.raises(ApprovalExpiredError, match="expired at"):
+        approval_backend.open().answer(record.id, "once", principal=OPERATOR,
+                                       surface="cli")
+    assert store.get(record.id).state == EXPIRED
+
+
+def test_a_newer_record_is_shown_but_never_answered(approval_backend: ApprovalBackend) -> None:
+    store = approval_backend.open()
+    record = make(store, ttl_s=0.2)
+    approval_backend.execute("update approval_records set schema = 99 where id = ?", [record.id])
     with pytest.raises(NewerRecordError, match="record schema 99"):
         store.answer(record.id, "once", principal=OPERATOR, surface="cli")
+    time.sleep(0.3)
+    assert store.expire_due() == []  # its expiry too is that build's to decide
     assert store.get(record.id).state == PENDING
 
 
@@ -151,12 +189,12 @@ def test_a_newer_file_is_refused_untouched(tmp_path: Path) -> None:
         ApprovalRecords(tmp_path / "a.sqlite")
 
 
-def gate_with(tmp_path: Path, ask: object, **kw: object) -> ApprovalGate:
-    return ApprovalGate(STANDARD_CATEGORIES, 1, ask, audit=ApprovalAuditLog(tmp_path / "audit.ndjson"),  # type: ignore[arg-type]
-                        records=ApprovalRecords(tmp_path / "a.sqlite"), **kw)  # type: ignore[arg-type]
+def gate_with(backend: ApprovalBackend, ask: object, **kw: object) -> ApprovalGate:
+    return ApprovalGate(STANDARD_CATEGORIES, 1, ask, audit=backend.audit(),  # type: ignore[arg-type]
+                        records=backend.open(), **kw)  # type: ignore[arg-type]
 
 
-async def test_gate_answer_from_another_process_wins_over_the_host(tmp_path: Path) -> None:
+async def test_gate_answer_from_another_process_wins_over_the_host(approval_backend: ApprovalBackend) -> None:
     shown: list[ApprovalRequest] = []
     never = asyncio.Event()
 
@@ -165,23 +203,23 @@ async def test_gate_answer_from_another_process_wins_over_the_host(tmp_path: Pat
         await never.wait()  # the terminal prompt nobody answers
         return "n"
 
-    gate = gate_with(tmp_path, slow_host)
+    gate = gate_with(approval_backend, slow_host)
     call = CallIdentity(0, 1, 0, {"command": "make"})
     asking = asyncio.ensure_future(gate.request("s1", "os.shell", "shell", "make", call=call))
     while not shown:
         await asyncio.sleep(0.01)
     assert shown[0].approval_id is not None
-    ApprovalRecords(tmp_path / "a.sqlite").answer(shown[0].approval_id, "once", principal=OPERATOR, surface="cli")
+    approval_backend.open().answer(shown[0].approval_id, "once", principal=OPERATOR, surface="cli")
     decision = await asyncio.wait_for(asking, 5)
     assert decision.approved
-    record = ApprovalRecords(tmp_path / "a.sqlite").get(shown[0].approval_id)
+    record = approval_backend.open().get(shown[0].approval_id)
     assert record.used_at is not None and record.surface == "cli"
-    audit = ApprovalAuditLog(tmp_path / "audit.ndjson").read()
+    audit = approval_backend.audit().read()
     assert [e["reason"] for e in audit] == ["asked", "user"]
     assert audit[1]["surface"] == "cli" and audit[1]["approvalId"] == record.id
 
 
-async def test_gate_resumes_a_call_from_its_record_once(tmp_path: Path) -> None:
+async def test_gate_resumes_a_call_from_its_record_once(approval_backend: ApprovalBackend) -> None:
     asked: list[ApprovalRequest] = []
 
     async def host(request: ApprovalRequest) -> str:
@@ -189,11 +227,11 @@ async def test_gate_resumes_a_call_from_its_record_once(tmp_path: Path) -> None:
         return "y"
 
     call = CallIdentity(2, 1, 0, {"command": "make"})
-    first = gate_with(tmp_path, None)  # the dead process: it committed the record and nothing else
+    first = gate_with(approval_backend, None)  # the dead process: it committed the record and nothing else
     record = first.records.create(kind=APPROVAL, session_id="s1", category="shell", level=1, summary="make",  # type: ignore[union-attr]
                                   frozen=first._frozen("os.shell", None, call, None), ttl_s=60, call_key=call.key("s1"))
     first.records.answer(record.id, "once", principal=OPERATOR, surface="cli")  # type: ignore[union-attr]
-    restarted = gate_with(tmp_path, host)
+    restarted = gate_with(approval_backend, host)
     assert (await restarted.request("s1", "os.shell", "shell", "make", call=call)).approved
     again = await restarted.request("s1", "os.shell", "shell", "make", call=call)
     assert not again.approved and again.reason == "already-ran"
@@ -202,10 +240,10 @@ async def test_gate_resumes_a_call_from_its_record_once(tmp_path: Path) -> None:
     assert len(asked) == 1  # only the changed call was asked again
 
 
-async def test_pending_approvals_commit_the_answer_and_tell_late_clients(tmp_path: Path) -> None:
+async def test_pending_approvals_commit_the_answer_and_tell_late_clients(approval_backend: ApprovalBackend) -> None:
     events: list[dict[str, object]] = []
     approvals = PendingApprovals(lambda e, _t: events.append(e), 5.0, lambda: None)
-    gate = gate_with(tmp_path, approvals.ask)
+    gate = gate_with(approval_backend, approvals.ask)
     approvals.records = gate.records
     gate.allow_answerers("s1", ["client:a"])
     asking = asyncio.ensure_future(gate.request("s1", "os.shell", "shell", "make", call=CallIdentity(0, 1, 0)))
@@ -219,10 +257,10 @@ async def test_pending_approvals_commit_the_answer_and_tell_late_clients(tmp_pat
     assert late.value.reason == "answered" and "by client:a via serve" in late.value.message
 
 
-async def test_a_session_grant_given_through_a_record_is_kept_with_its_bounds(tmp_path: Path) -> None:
+async def test_a_session_grant_given_through_a_record_is_kept_with_its_bounds(approval_backend: ApprovalBackend) -> None:
     from atomic_agent.approval.approval_gate import ApprovalAnswer
 
-    gate = gate_with(tmp_path, lambda _r: _answer(ApprovalAnswer.session(ttl_s=60, uses=2)))
+    gate = gate_with(approval_backend, lambda _r: _answer(ApprovalAnswer.session(ttl_s=60, uses=2)))
     assert (await gate.request("s1", "os.shell", "shell", "make", call=CallIdentity(0, 1, 0))).approved
     assert gate.grants_snapshot("s1")[0]["usesLeft"] == 2
 
@@ -231,13 +269,13 @@ async def _answer(value: object) -> object:
     return value
 
 
-async def test_a_question_asked_again_after_a_restart_gets_its_one_answer(tmp_path: Path) -> None:
+async def test_a_question_asked_again_after_a_restart_gets_its_one_answer(approval_backend: ApprovalBackend) -> None:
     question = {"prompt": "Which region?", "reason": "external_authority", "evidence": "the contract names two",
                 "allowFreeText": True, "options": [{"id": "eu", "label": "EU"}]}
     call = CallIdentity(3, 1, 0, {"prompt": "Which region?"})
-    first = gate_with(tmp_path, None)
+    first = gate_with(approval_backend, None)
     asking = asyncio.ensure_future(first.ask_question("s1", "ask_user", question, call=call))
-    store = ApprovalRecords(tmp_path / "a.sqlite")
+    store = approval_backend.open()
     while not store.find((PENDING,)):
         await asyncio.sleep(0.01)
     asking.cancel()  # the process dies while the question waits
@@ -246,7 +284,7 @@ async def test_a_question_asked_again_after_a_restart_gets_its_one_answer(tmp_pa
     with pytest.raises(InvalidAnswerError, match="not an option"):
         store.answer(record.id, "us", principal=OPERATOR, surface="cli")
     store.answer(record.id, "text", principal=OPERATOR, surface="cli", text="Frankfurt, per the DPA")
-    again = await gate_with(tmp_path, None).ask_question("s1", "ask_user", question, call=call)
+    again = await gate_with(approval_backend, None).ask_question("s1", "ask_user", question, call=call)
     assert (again.id, again.state, again.answer_text) == (record.id, "answered", "Frankfurt, per the DPA")
     assert len(store.find()) == 1  # asked once, answered once
 
@@ -255,22 +293,22 @@ _QUESTION = {"prompt": "Delete the backups?", "reason": "irreversible_commitment
              "allowFreeText": False, "options": [{"id": "yes", "label": "Delete"}, {"id": "no", "label": "Keep"}]}
 
 
-async def test_a_terminal_answer_to_a_question_is_committed_to_its_record_as_the_terminals(tmp_path: Path) -> None:
+async def test_a_terminal_answer_to_a_question_is_committed_to_its_record_as_the_terminals(approval_backend: ApprovalBackend) -> None:
     import io
 
     from atomic_agent.approval.stdin_approver import stdin_approver
 
     out = io.StringIO()
-    gate = gate_with(tmp_path, stdin_approver(stdin=io.StringIO("2\n"), out=out))
+    gate = gate_with(approval_backend, stdin_approver(stdin=io.StringIO("2\n"), out=out))
     record = await gate.ask_question("s1", "ask_user", _QUESTION, call=CallIdentity(0, 1, 0))
     assert (record.state, record.decision, record.surface, record.answered_by) == ("answered", "no", "terminal",
                                                                                  OPERATOR)
     assert "Delete the backups?" in out.getvalue()
-    audit = ApprovalAuditLog(tmp_path / "audit.ndjson").read()
+    audit = approval_backend.audit().read()
     assert audit[-1]["kind"] == "question" and audit[-1]["surface"] == "terminal" and audit[-1]["answer"] == "no"
 
 
-async def test_a_question_answered_elsewhere_first_keeps_that_answer_over_the_terminals(tmp_path: Path) -> None:
+async def test_a_question_answered_elsewhere_first_keeps_that_answer_over_the_terminals(approval_backend: ApprovalBackend) -> None:
     import io
 
     from atomic_agent.approval.stdin_approver import TerminalPrompt
@@ -284,9 +322,9 @@ async def test_a_question_answered_elsewhere_first_keeps_that_answer_over_the_te
 
     prompt = TerminalPrompt(None, SlowStdin(), io.StringIO())
 
-    gate = gate_with(tmp_path, prompt.ask)
+    gate = gate_with(approval_backend, prompt.ask)
     asking = asyncio.ensure_future(gate.ask_question("s1", "ask_user", _QUESTION, call=CallIdentity(0, 1, 0)))
-    store = ApprovalRecords(tmp_path / "a.sqlite")
+    store = approval_backend.open()
     while not store.find((PENDING,)):
         await asyncio.sleep(0.01)
     (pending,) = store.find((PENDING,))
