@@ -58,6 +58,19 @@ def _loads(value: str | None) -> Any:
     return None if value is None else json.loads(value)
 
 
+def session_state_of(data: dict[str, Any]) -> SessionState:
+    """A `sessions` row (column -> value) as the session it describes, without its transcript;
+    both backends keep the same columns."""
+    return SessionState(id=data["id"], working_dir=Path(data["working_dir"]), created_at=data["created_at"],
+                        status=data["status"], title=data["title"] or "", loaded_tools=_loads(data["loaded_tools"]) or [],
+                        known_facts=_loads(data["known_facts"]) or [], updated_at=data["updated_at"] or "")
+
+
+def session_fields_of(state: SessionState) -> list[Any]:
+    """What `save_state` writes, in order: status, title, loaded tools, known facts (JSON), the id last."""
+    return [state.status, state.title, _dumps(state.loaded_tools), _dumps(state.known_facts), state.id]
+
+
 class SessionStore(SqliteStore):
     """One SQLite file (WAL, busy timeout); every write commits before returning.
 
@@ -181,10 +194,7 @@ class SessionStore(SqliteStore):
             if row is None:
                 raise SessionNotFoundError(session_id)
             data = dict(zip([d[0] for d in cursor.description], row, strict=True))
-            state = SessionState(id=data["id"], working_dir=Path(data["working_dir"]), created_at=data["created_at"],
-                                 status=data["status"], title=data["title"] or "",
-                                 loaded_tools=_loads(data["loaded_tools"]) or [],
-                                 known_facts=_loads(data["known_facts"]) or [], updated_at=data["updated_at"] or "")
+            state = session_state_of(data)
             state.entries, unanswered = self._transcript(session_id, keep=owned)
         if unanswered:  # rare: every load used to scan the whole transcript to learn this
             from atomic_agent.sessions.repair_unanswered_calls import repair_on_load
@@ -200,9 +210,10 @@ class SessionStore(SqliteStore):
             self._write_state(state)
 
     def _write_state(self, state: SessionState) -> None:
+        *fields, session_id = session_fields_of(state)
         self.conn.execute(
             "update sessions set status = ?, title = ?, loaded_tools = ?, known_facts = ?, updated_at = ? where id = ?",
-            [state.status, state.title, _dumps(state.loaded_tools), _dumps(state.known_facts), now_iso(), state.id])
+            [*fields, now_iso(), session_id])
 
     def list(self, limit: int = 50) -> list[dict[str, Any]]:
         rows = self.conn.execute(

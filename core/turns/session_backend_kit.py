@@ -17,6 +17,7 @@ from atomic_agent.sessions.repair_unanswered_calls import repair_on_load
 from atomic_agent.sessions.session_database import SessionRepository
 from atomic_agent.sessions.session_schema import TERMINAL_TURN_STATES
 from atomic_agent.sessions.session_state import SessionState
+from atomic_agent.sessions.session_store import session_fields_of, session_state_of
 from atomic_agent.sessions.store_errors import (
     SessionNotFoundError,
     SessionStoreError,
@@ -59,5 +60,5 @@ __all__ = [
     "SearchQueryError", "SessionBackend", "approval_records", "audit_entry", "SessionNotFoundError", "SessionRepository", "SessionState",
     "SessionStoreError", "SessionStoreLockedError", "StaleWriterError", "StartedTurn", "SteerRepository",
     "TranscriptEntry", "TranscriptHit", "TurnGuard", "TurnRecord", "TurnRepository", "TurnTicket", "channel_of",
-    "now_iso", "repair_on_load", "require_running", "response_hash", "steer_key_ref", "sync_is_deferred",
+    "now_iso", "repair_on_load", "session_fields_of", "session_state_of", "require_running", "response_hash", "steer_key_ref", "sync_is_deferred",
 ]

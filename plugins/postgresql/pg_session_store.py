@@ -112,10 +112,7 @@ class PgSessionStore:
             if row is None:
                 raise self.kit.SessionNotFoundError(session_id)
             data = dict(zip([d.name for d in cursor.description], row, strict=True))
-            state = self.kit.SessionState(
-                id=data["id"], working_dir=Path(data["working_dir"]), created_at=data["created_at"],
-                status=data["status"], title=data["title"] or "", loaded_tools=_loads(data["loaded_tools"]) or [],
-                known_facts=_loads(data["known_facts"]) or [], updated_at=data["updated_at"] or "")
+            state = self.kit.session_state_of(data)
             state.entries, unanswered = self._transcript(session_id, keep=owned)
         if unanswered:
             self.kit.repair_on_load(self, state)
@@ -128,11 +125,10 @@ class PgSessionStore:
             self._write_state(state)
 
     def _write_state(self, state: Any) -> None:
+        *fields, session_id = self.kit.session_fields_of(state)
         self.db.execute(
             "update sessions set status = %s, title = %s, loaded_tools = %s, known_facts = %s, updated_at = %s "
-            "where id = %s",
-            [state.status, state.title, _dumps(state.loaded_tools), _dumps(state.known_facts), self.kit.now_iso(),
-             state.id])
+            "where id = %s", [*fields, self.kit.now_iso(), session_id])
 
     def list(self, limit: int = 50) -> builtins.list[dict[str, Any]]:
         cursor = self.db.execute(
