@@ -23,6 +23,7 @@ from atomic_agent.plugins.postgresql.postgresql_contract import NamedLease, Shar
 from .delivery_store import (
     APPROVAL_MEMORY_MS,
     ATTEMPTING,
+    COLUMNS,
     DELIVERED,
     FAILED,
     INTERRUPTED,
@@ -30,7 +31,6 @@ from .delivery_store import (
     REPLY,
     STATES,
     UNCERTAIN,
-    COLUMNS,
     Delivery,
     delivery_of,
 )

@@ -24,6 +24,8 @@ from collections.abc import Coroutine
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from atomic_agent.plugins.postgresql.postgresql_contract import SHARED_DATABASE_SERVICE
+
 from .approval_bridge import ApprovalBridge
 from .bot_api import BotApi
 from .bot_token import read_token
@@ -33,8 +35,6 @@ from .channel_outbound import ChannelOutbound
 from .channel_settings import ChannelSettings
 from .channel_states import DISABLED, DISABLED_REASON, STOPPED
 from .channel_tasks import ChannelTasks
-from atomic_agent.plugins.postgresql.postgresql_contract import SHARED_DATABASE_SERVICE
-
 from .delivery_records import DeliveryRecords
 from .delivery_store import Delivery, DeliveryStore
 from .fleet_poller_lease import FleetPollerLease
@@ -78,7 +78,7 @@ class TelegramChannel:
                                 send_owed=lambda: self.deliveries.send_owed(), settle_sends=self._settle_sends,
                                 store_of=lambda: self.store,
                                 lock=None if self._shared is None else FleetPollerLease(
-                                    self._shared, lambda: self.store, self.state_dir))  # type: ignore[arg-type]
+                                    self._shared, lambda: self.store, self.state_dir))  # type: ignore[arg-type, return-value]
         self.pairing = OwnerPairing(self.state_dir, self._settings, self.bridge, self.link)
         self.deliveries = ChannelOutbound(runtime, self.link, self.route, lambda: self.store, lambda: self.outbound,
                                           lambda: self._settings.owner_user_id, self.tasks.spawn)

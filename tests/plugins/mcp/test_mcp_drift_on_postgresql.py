@@ -51,7 +51,7 @@ def test_two_hosts_approving_at_once_both_land(tmp_path: Path, postgresql_databa
         for _ in range(20):  # each round: A approves echo while B approves add
             go = threading.Barrier(2)
 
-            def approve(store: DriftStore, tool: ToolMeta) -> None:
+            def approve(store: DriftStore, tool: ToolMeta, go: threading.Barrier = go) -> None:
                 go.wait()
                 store.approve("demo", [tool])
 
