@@ -67,6 +67,8 @@ def runtime_started(runtime: RuntimeView) -> Awaitable[None] | None:
 
 
 def _build_manager(runtime: RuntimeView) -> Any:
+    from atomic_agent.plugins.postgresql.postgresql_contract import SHARED_DATABASE_SERVICE
+
     from .sampling_forwarder import SamplingForwarder
     from .server_config import mcp_config
     from .server_manager import McpManager
@@ -76,7 +78,8 @@ def _build_manager(runtime: RuntimeView) -> Any:
                       environ=getattr(runtime, "environ", None),
                       sampling=SamplingForwarder(runtime, cfg.sampling) if cfg.sampling.enabled else None,
                       max_result_chars=cfg.max_result_chars, persistence=_persistence(runtime),
-                      sensitive=runtime.service("sensitive_reads", None))
+                      sensitive=runtime.service("sensitive_reads", None),
+                      shared_database=runtime.service(SHARED_DATABASE_SERVICE, None))
 
 
 def _persistence(runtime: RuntimeView) -> Any:

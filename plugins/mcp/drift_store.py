@@ -15,7 +15,11 @@ Records written before annotations were fingerprinted (version 1) still match a 
 name, description and schema are unchanged, unless the tool now claims `readOnlyHint`:
 that claim was never reviewed, so such a tool is held until approved.
 
-Stored in `<state>/mcp/tool-fingerprints.json`, written atomically.
+Stored in `<state>/mcp/tool-fingerprints.json`, written atomically; on a fleet's PostgreSQL
+database (the `shared_database` service) in its table `mcp_tool_approvals`, one row per
+server, so an approval made on one host counts on every host. There every change is one
+transaction under a fleet-wide advisory lock: two hosts approving (or judging a catalog) at
+once apply one after the other, neither undoing the other.
 """
 
 from __future__ import annotations
@@ -23,13 +27,19 @@ from __future__ import annotations
 import hashlib
 import json
 import time
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
 from atomic_agent.plugins.mcp.mcp_records import ToolMeta
 
 FILE_NAME = "tool-fingerprints.json"
+STEPS: tuple[tuple[str, tuple[str, ...]], ...] = (
+    ("mcp.m001_tool_approvals", (
+        "CREATE TABLE IF NOT EXISTS mcp_tool_approvals (server TEXT PRIMARY KEY, record JSONB NOT NULL)",)),
+)
+_EDIT_LOCK = "mcp.tool_approvals"  # the advisory lock every change of the records holds
 
 
 def store_path(state_dir: Path) -> Path:
@@ -58,11 +68,45 @@ def _digest(fields: dict[str, Any]) -> str:
 
 
 class DriftStore:
-    def __init__(self, state_dir: Path) -> None:
+    def __init__(self, state_dir: Path, shared: Any = None) -> None:
+        """`shared`: the fleet's database (postgresql_contract.SharedDatabase), or None: the file."""
         self.path = store_path(state_dir)
+        self._shared = shared
+        if shared is not None:
+            shared.ensure_schema("mcp", STEPS)
+
+    @contextmanager
+    def _editing(self) -> Iterator[dict[str, Any]]:
+        """The records to change in place; written back (whole) only when they changed."""
+        if self._shared is None:
+            data = self._load()
+            before = json.dumps(data, sort_keys=True)
+            yield data
+            if json.dumps(data, sort_keys=True) != before:
+                self._save(data)
+            return
+        with self._shared.transaction() as conn:
+            conn.execute("SELECT pg_advisory_xact_lock(hashtextextended(%s, 0))", [_EDIT_LOCK])
+            rows = dict(conn.execute("SELECT server, record FROM mcp_tool_approvals").fetchall())
+            # a copy: the rows as read stay to compare against
+            data = {"version": 1, "servers": {k: json.loads(json.dumps(v)) for k, v in rows.items()
+                                              if isinstance(v, dict)}}
+            yield data
+            from psycopg.types.json import Jsonb
+
+            for server, record in data["servers"].items():
+                if rows.get(server) != record:
+                    conn.execute("INSERT INTO mcp_tool_approvals (server, record) VALUES (%s, %s) ON CONFLICT "
+                                 "(server) DO UPDATE SET record = EXCLUDED.record", [server, Jsonb(record)])
+            for server in set(rows) - set(data["servers"]):
+                conn.execute("DELETE FROM mcp_tool_approvals WHERE server = %s", [server])
 
     # -- file ----------------------------------------------------------------------------------
     def _load(self) -> dict[str, Any]:
+        if self._shared is not None:
+            with self._shared.connection() as conn:
+                rows = conn.execute("SELECT server, record FROM mcp_tool_approvals").fetchall()
+            return {"version": 1, "servers": {k: v for k, v in rows if isinstance(v, dict)}}
         try:
             data = json.loads(self.path.read_text(encoding="utf-8"))
         except (OSError, ValueError):
@@ -80,14 +124,16 @@ class DriftStore:
     # -- decisions -----------------------------------------------------------------------------
     def judge(self, server: str, tools: Sequence[ToolMeta]) -> tuple[list[ToolMeta], list[ToolMeta]]:
         """Split `tools` into (accepted, drifted), recording first sightings and new drift."""
-        data = self._load()
+        with self._editing() as data:
+            return self._judge(data, server, tools)
+
+    def _judge(self, data: dict[str, Any], server: str,
+               tools: Sequence[ToolMeta]) -> tuple[list[ToolMeta], list[ToolMeta]]:
         record = data["servers"].get(server)
-        changed = False
         first_sight = not isinstance(record, dict)
         if not isinstance(record, dict):
             record = {"approved": {}, "drifted": {}}
             data["servers"][server] = record
-            changed = True
         approved: dict[str, str] = record.setdefault("approved", {})
         drifted: dict[str, Any] = record.setdefault("drifted", {})
         # the accepted definitions themselves, so a drifted tool can be shown old against new
@@ -100,20 +146,16 @@ class DriftStore:
             if known is None and first_sight:
                 approved[tool.name] = current
                 definitions[tool.name] = definition(tool)
-                changed = True
                 accepted.append(tool)
                 continue
             if known is not None and known != current and known == legacy_fingerprint(tool) \
                     and tool.read_only_hint is not True:
                 approved[tool.name] = known = current  # a version-1 record of the same definition
-                changed = True
             if known == current:
                 if tool.name in drifted:  # the server changed it back
                     del drifted[tool.name]
-                    changed = True
                 if tool.name not in definitions:  # accepted before definitions were kept: it is this one
                     definitions[tool.name] = definition(tool)
-                    changed = True
                 accepted.append(tool)
             else:
                 held.append(tool)
@@ -122,34 +164,29 @@ class DriftStore:
                                           "seenAt": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
                                           "description": tool.description[:200],
                                           "readOnlyHint": tool.read_only_hint}
-                    changed = True
-        if changed:
-            self._save(data)
         return accepted, held
 
     def approve(self, server: str, tools: Iterable[ToolMeta], only: str | None = None) -> list[str]:
         """Accept the current definitions (all, or the tool named `only`); returns the names accepted."""
-        data = self._load()
-        record = data["servers"].setdefault(server, {"approved": {}, "drifted": {}})
-        approved = record.setdefault("approved", {})
-        drifted = record.setdefault("drifted", {})
-        definitions = record.setdefault("definitions", {})
-        names = []
-        for tool in tools:
-            if only is not None and tool.name != only:
-                continue
-            approved[tool.name] = fingerprint(tool)
-            definitions[tool.name] = definition(tool)
-            drifted.pop(tool.name, None)
-            names.append(tool.name)
-        self._save(data)
+        with self._editing() as data:
+            record = data["servers"].setdefault(server, {"approved": {}, "drifted": {}})
+            approved = record.setdefault("approved", {})
+            drifted = record.setdefault("drifted", {})
+            definitions = record.setdefault("definitions", {})
+            names = []
+            for tool in tools:
+                if only is not None and tool.name != only:
+                    continue
+                approved[tool.name] = fingerprint(tool)
+                definitions[tool.name] = definition(tool)
+                drifted.pop(tool.name, None)
+                names.append(tool.name)
         return names
 
     def forget(self, server: str) -> None:
         """Drop everything recorded for `server` (it was removed; adding it again is a fresh acceptance)."""
-        data = self._load()
-        if data["servers"].pop(server, None) is not None:
-            self._save(data)
+        with self._editing() as data:
+            data["servers"].pop(server, None)
 
     def approved_definition(self, server: str, tool: str) -> dict[str, Any] | None:
         """The definition the operator last accepted for `tool` (None: never accepted, or

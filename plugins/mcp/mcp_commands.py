@@ -350,7 +350,7 @@ def diff_command(ctx: typer.Context, server: str = typer.Argument(..., help="Ser
 
     from atomic_agent.api import print_json
 
-    from .drift_store import DriftStore, definition
+    from .drift_store import definition
 
     async def work(runtime: RuntimeView, manager: Any) -> list[dict[str, Any]]:
         _require_server(manager, server)
@@ -359,7 +359,7 @@ def diff_command(ctx: typer.Context, server: str = typer.Argument(..., help="Ser
         names = [tool] if tool else list(status.drifted)
         if tool and tool not in catalog:
             fail(f"{server} offers no tool {tool!r} now; its tools: {', '.join(sorted(catalog)) or 'none'}")
-        store = DriftStore(runtime.state_dir)
+        store = manager.drift  # the fleet's records on its database, else the state file
         return [{"tool": name, "drifted": name in status.drifted,
                  "approved": store.approved_definition(server, name), "current": definition(catalog[name])}
                 for name in names if name in catalog]

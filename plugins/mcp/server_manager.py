@@ -90,7 +90,8 @@ class ServerEntry:
 class McpManager:
     def __init__(self, *, registry: Any, state_dir: Path, environ: Mapping[str, str] | None = None,
                  sampling: SamplingHandler | None = None, max_result_chars: int = 64_000,
-                 persistence: ConfigPersistence | None = None, sensitive: CredentialReads | None = None) -> None:
+                 persistence: ConfigPersistence | None = None, sensitive: CredentialReads | None = None,
+                 shared_database: Any = None) -> None:
         self.registry = registry
         self.sensitive = sensitive  # after a credential read, every MCP call asks (sensitive_egress)
         self.persistence = persistence
@@ -98,7 +99,7 @@ class McpManager:
         self.environ = environ
         self.sampling = sampling
         self.max_result_chars = max_result_chars
-        self.drift = DriftStore(state_dir)
+        self.drift = DriftStore(state_dir, shared_database)  # the fleet's approvals on its database
         self.listeners: list[EventSink] = []
         self._entries: dict[str, ServerEntry] = {}
         self._rejected: list[ServerStatus] = []

@@ -35,6 +35,12 @@ def read_token(state_dir: Path) -> str | None:
     return token or None
 
 
+def bot_id_of(token: str) -> int:
+    """A bot token is `<bot id>:<secret>`: the id, without asking Telegram (0 when it is not there)."""
+    head = token.split(":", 1)[0]
+    return int(head) if head.isdigit() else 0
+
+
 def check_token_shape(token: str) -> str:
     """The token stripped, or ValueError (without echoing it) when it cannot be a bot token."""
     token = token.strip()

@@ -61,4 +61,10 @@ def m002_approval_requests(db: Any) -> None:
         db.execute(_APPROVALS)
 
 
-MIGRATIONS = (m001_deliveries, m002_approval_requests)
+def m003_offsets(db: Any) -> None:
+    """The offset the poller confirmed up to, so a new poller starts where the last one ended."""
+    with SqliteStore.transaction(db.conn):
+        db.execute("CREATE TABLE IF NOT EXISTS offsets (bot_id INTEGER PRIMARY KEY, next_offset INTEGER NOT NULL)")
+
+
+MIGRATIONS = (m001_deliveries, m002_approval_requests, m003_offsets)

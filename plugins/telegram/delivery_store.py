@@ -29,6 +29,7 @@ DB_FILE = "telegram.sqlite"
 PENDING, ATTEMPTING, DELIVERED, FAILED, UNCERTAIN = "pending", "attempting", "delivered", "failed", "uncertain"
 STATES = (PENDING, ATTEMPTING, DELIVERED, FAILED, UNCERTAIN)
 REPLY, REPORT = "reply", "report"
+INTERRUPTED = "the process stopped while this was being sent; Telegram may or may not show it"
 
 
 @attrs.frozen
@@ -56,11 +57,11 @@ class Delivery:
         return out
 
 
-_COLUMNS = ("id, kind, chat_id, session_id, turn_id, body, formatted, state, chunks_total, chunks_sent, "
+COLUMNS = ("id, kind, chat_id, session_id, turn_id, body, formatted, state, chunks_total, chunks_sent, "
             "message_ids, parse_fallbacks, error, created_at, updated_at")
 
 
-def _row(row: tuple[Any, ...]) -> Delivery:
+def delivery_of(row: tuple[Any, ...]) -> Delivery:
     (id_, kind, chat_id, session_id, turn_id, body, formatted, state, total, sent, ids, fallbacks, error,
      created, updated) = row
     return Delivery(id_, kind, chat_id, session_id, turn_id, body, bool(formatted), state, total, sent,
@@ -192,8 +193,7 @@ class DeliveryStore(SqliteStore):
         with self.write():
             cursor = self.conn.execute(
                 "UPDATE deliveries SET state = ?, error = ?, updated_at = ? WHERE state = ?",
-                (UNCERTAIN, "the process stopped while this was being sent; Telegram may or may not show it",
-                 store_clock.now_ms(), ATTEMPTING))
+                (UNCERTAIN, INTERRUPTED, store_clock.now_ms(), ATTEMPTING))
         return cursor.rowcount
 
     # -- inbound dedupe ------------------------------------------------------------------------
@@ -205,24 +205,35 @@ class DeliveryStore(SqliteStore):
             self.conn.execute("INSERT OR IGNORE INTO handled_updates (update_id, outcome, handled_at) VALUES (?, ?, ?)",
                               (update_id, outcome, store_clock.now_ms()))
 
+    def saved_offset(self, bot_id: int) -> int | None:
+        """The offset the last poller of `bot_id` confirmed up to (its next getUpdates'), or None."""
+        row = self.conn.execute("SELECT next_offset FROM offsets WHERE bot_id = ?", (bot_id,)).fetchone()
+        return None if row is None else int(row[0])
+
+    def save_offset(self, bot_id: int, offset: int) -> None:
+        """Never moves back: an older offset does not undo a newer one."""
+        with self.write():
+            self.conn.execute("INSERT INTO offsets (bot_id, next_offset) VALUES (?, ?) ON CONFLICT (bot_id) "
+                              "DO UPDATE SET next_offset = MAX(next_offset, excluded.next_offset)", (bot_id, offset))
+
     # -- reads ---------------------------------------------------------------------------------
     def get(self, delivery_id: int) -> Delivery | None:
-        row = self.conn.execute(f"SELECT {_COLUMNS} FROM deliveries WHERE id = ?", (delivery_id,)).fetchone()
-        return _row(row) if row else None
+        row = self.conn.execute(f"SELECT {COLUMNS} FROM deliveries WHERE id = ?", (delivery_id,)).fetchone()
+        return delivery_of(row) if row else None
 
     def for_turn(self, turn_id: str) -> Delivery | None:
-        row = self.conn.execute(f"SELECT {_COLUMNS} FROM deliveries WHERE turn_id = ?", (turn_id,)).fetchone()
-        return _row(row) if row else None
+        row = self.conn.execute(f"SELECT {COLUMNS} FROM deliveries WHERE turn_id = ?", (turn_id,)).fetchone()
+        return delivery_of(row) if row else None
 
     def in_state(self, *states: str) -> list[Delivery]:
         marks = ", ".join("?" for _ in states)
-        return [_row(r) for r in self.conn.execute(
-            f"SELECT {_COLUMNS} FROM deliveries WHERE state IN ({marks}) ORDER BY id", states)]
+        return [delivery_of(r) for r in self.conn.execute(
+            f"SELECT {COLUMNS} FROM deliveries WHERE state IN ({marks}) ORDER BY id", states)]
 
     def recent(self, limit: int = 20, session_id: str | None = None) -> Iterator[Delivery]:
         where, args = ("WHERE session_id = ?", (session_id, limit)) if session_id else ("", (limit,))
-        for row in self.conn.execute(f"SELECT {_COLUMNS} FROM deliveries {where} ORDER BY id DESC LIMIT ?", args):
-            yield _row(row)
+        for row in self.conn.execute(f"SELECT {COLUMNS} FROM deliveries {where} ORDER BY id DESC LIMIT ?", args):
+            yield delivery_of(row)
 
     def counts(self) -> dict[str, int]:
         out = dict.fromkeys(STATES, 0)

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import IO
+from typing import IO, Any
 
 LOCK_FILE = "telegram.lock"
 LOCK_HELD = "lock_held"
@@ -27,6 +27,8 @@ def lock_path(state_dir: Path) -> Path:
 
 
 class InstanceLock:
+    standby = False  # another holder means: fail with lock_held (one poller per state dir)
+
     def __init__(self, state_dir: Path) -> None:
         self.path = lock_path(state_dir)
         self._file: IO[str] | None = None
@@ -34,6 +36,13 @@ class InstanceLock:
     @property
     def held(self) -> bool:
         return self._file is not None
+
+    def still_held(self) -> bool:
+        return self.held  # the kernel holds an flock for as long as the process lives
+
+    def holder(self) -> dict[str, Any] | None:
+        pid = holder_pid(self.path.parent)
+        return None if pid is None else {"pid": pid}
 
     def acquire(self) -> None:
         import fcntl

@@ -7,6 +7,12 @@ mid-turn. Every cycle first runs `on_cycle` (the channel re-reads settings anoth
 changed, which may end this run) and `send_owed` (the replies still owed). A missing token,
 a revoked one (401) or a lost network is `down` with a reason; only a second runtime on the
 same state dir raises (LockHeldError, at start).
+
+On a fleet's database the lock is the fleet-wide poller lease (fleet_poller_lease): a host
+that does not get it is `standby`, and a watch task tries the lease every `retry_s` while
+standing by, and checks it still holds it while polling (a lost lease stops the polling at
+once). The next getUpdates offset is kept in the delivery records, so a new poller starts
+where the last one confirmed.
 """
 
 from __future__ import annotations
@@ -20,10 +26,12 @@ from typing import Any
 
 from .approval_bridge import ApprovalBridge
 from .bot_api import BotApi, BotApiError
-from .bot_token import read_token, scrub
+from .bot_token import bot_id_of, read_token, scrub
 from .channel_metrics import ChannelMetrics
 from .channel_settings import ChannelSettings
-from .channel_states import DISABLED, DOWN, MISSING_TOKEN, STARTING, UP
+from .channel_states import DISABLED, DOWN, LEASE_LOST, MISSING_TOKEN, STANDBY, STARTING, UP
+from .delivery_records import DeliveryRecords
+from .fleet_poller_lease import FleetPollerLease
 from .inbound_handler import COMMANDS
 from .instance_lock import InstanceLock, LockHeldError
 from .session_route import SessionRoute
@@ -37,7 +45,8 @@ class PollingLink:
     def __init__(self, state_dir: Path, settings: ChannelSettings, metrics: ChannelMetrics, bridge: ApprovalBridge,
                  route: SessionRoute, *, on_update: Callable[[dict[str, Any]], Coroutine[Any, Any, Any]],
                  spawn: Callable[[Coroutine[Any, Any, Any]], Any], on_cycle: Callable[[], Awaitable[None]],
-                 send_owed: Callable[[], None], settle_sends: Callable[[float], Awaitable[None]]) -> None:
+                 send_owed: Callable[[], None], settle_sends: Callable[[float], Awaitable[None]],
+                 store_of: Callable[[], DeliveryRecords], lock: InstanceLock | FleetPollerLease | None = None) -> None:
         self._state_dir = state_dir
         self._settings = settings
         self._metrics = metrics
@@ -50,7 +59,12 @@ class PollingLink:
         self._settle_sends = settle_sends
         self._settled = asyncio.Event()  # an update in flight settled: the offset may move
         self.offsets = UpdateOffsets(self._settled.set)
-        self.lock = InstanceLock(state_dir)
+        self._store_of = store_of
+        self.lock = lock if lock is not None else InstanceLock(state_dir)
+        self._watch_task: asyncio.Task[None] | None = None  # the fleet lease's standby/holder check
+        self._saved_offset: int | None = None
+        self._bot_key = 0  # the bot id the token names: the key of its saved offset
+        self._awaiting_lease = False  # standing by, or the database was unreachable: the watch retries
         self.api: BotApi | None = None
         self.state = DISABLED
         self.reason = ""
@@ -79,17 +93,32 @@ class PollingLink:
         if token is None:
             self.set(DOWN, MISSING_TOKEN)
             return
-        try:
-            self.lock.acquire()
-        except LockHeldError as exc:
-            self.set(DOWN, str(exc))
-            if raise_lock:
-                raise
-            return
+        if self.lock.standby:
+            self._watch()
+            self._awaiting_lease = True
+            try:
+                await asyncio.to_thread(self.lock.acquire)
+            except LockHeldError as exc:
+                self.set(STANDBY, str(exc))
+                return
+            except Exception as exc:  # the fleet's database cannot be used: the watch tries again
+                self.set(DOWN, f"the fleet's database cannot be used for the poller lease: {exc}")
+                return
+            self._awaiting_lease = False
+        else:
+            try:
+                self.lock.acquire()
+            except LockHeldError as exc:
+                self.set(DOWN, str(exc))
+                if raise_lock:
+                    raise
+                return
         self.token = token
         self.set(STARTING, "")
         self.api = BotApi(self._settings.current.api_base, token)
-        self.offsets = UpdateOffsets(self._settled.set)
+        self._bot_key = bot_id_of(token)
+        self._saved_offset = self._store_of().saved_offset(self._bot_key) if self._bot_key else None
+        self.offsets = UpdateOffsets(self._settled.set, self._saved_offset)
         try:
             me = await self.api.get_me()
         except BotApiError as exc:
@@ -108,6 +137,13 @@ class PollingLink:
         self._poll_task = asyncio.ensure_future(self._poll_loop(self._generation))
 
     async def stop(self, state: str, reason: str) -> None:
+        watch, self._watch_task = self._watch_task, None
+        if watch is not None:
+            watch.cancel()
+            await asyncio.gather(watch, return_exceptions=True)
+        await self._end_polling(state, reason)
+
+    async def _end_polling(self, state: str, reason: str) -> None:
         task, self._poll_task = self._poll_task, None
         self._generation += 1
         if task is not None:
@@ -130,6 +166,29 @@ class PollingLink:
             await api.close()
         self.lock.release()
         self.set(state, reason)
+
+    # -- the fleet lease ----------------------------------------------------------------------
+    def _watch(self) -> None:
+        if self._watch_task is None:
+            self._watch_task = asyncio.ensure_future(self._watch_loop())
+
+    async def _watch_loop(self) -> None:
+        """Standing by: try the lease every interval. Polling: check it is still ours; a lost
+        lease ends the polling at once (another host may poll now)."""
+        assert isinstance(self.lock, FleetPollerLease)
+        while True:
+            await asyncio.sleep(self.lock.retry_s)
+            if self._poll_task is not None:
+                try:
+                    ours = await asyncio.to_thread(self.lock.still_held)
+                except Exception:  # the database is unreachable: exclusivity cannot be known
+                    ours = False
+                if not ours:
+                    self.lock.release()
+                    self._awaiting_lease = True
+                    await self._end_polling(STANDBY, LEASE_LOST)
+            elif self._awaiting_lease:
+                await self.start()
 
     # -- the loop -----------------------------------------------------------------------------
     def _got_me(self, me: Any) -> None:
@@ -162,7 +221,11 @@ class PollingLink:
                     self._got_me(await api.get_me())
                     await self._set_commands()
                 self._settled.clear()  # before asking: a settle while the call runs is not missed
-                updates = await api.get_updates(self.offsets.next_offset, self._settings.current.poll_timeout_s)
+                offset = self.offsets.next_offset
+                if offset is not None and offset != self._saved_offset and self._bot_key:
+                    self._store_of().save_offset(self._bot_key, offset)  # where the next poller starts
+                    self._saved_offset = offset
+                updates = await api.get_updates(offset, self._settings.current.poll_timeout_s)
             except BotApiError as exc:
                 if not self._current(generation):
                     return

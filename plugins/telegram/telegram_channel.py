@@ -3,6 +3,9 @@ collaborators that each own their state and are handed what they use:
 
 - `ChannelSettings`: the `telegram` block as last read; the CLI's changes, by file stamps.
 - `PollingLink`: the bot client, the instance lock, the polling loop and the up/down state.
+  On a fleet's PostgreSQL database (the `shared_database` service) the records are the
+  fleet's (PgDeliveryStore) and the lock is the fleet-wide poller lease (FleetPollerLease):
+  one host polls, the others stand by and take over.
 - `SessionRoute`: the channel's session and the approval route to the owner's phone.
 - `ApprovalBridge`: approval questions as inline keyboards, and their answers.
 - `OwnerPairing`: the owner and the pairing window.
@@ -21,6 +24,8 @@ from collections.abc import Coroutine
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from atomic_agent.plugins.postgresql.postgresql_contract import SHARED_DATABASE_SERVICE
+
 from .approval_bridge import ApprovalBridge
 from .bot_api import BotApi
 from .bot_token import read_token
@@ -30,7 +35,9 @@ from .channel_outbound import ChannelOutbound
 from .channel_settings import ChannelSettings
 from .channel_states import DISABLED, DISABLED_REASON, STOPPED
 from .channel_tasks import ChannelTasks
+from .delivery_records import DeliveryRecords
 from .delivery_store import Delivery, DeliveryStore
+from .fleet_poller_lease import FleetPollerLease
 from .inbound_handler import InboundHandler
 from .instance_lock import InstanceLock
 from .outbound_sender import OutboundSender
@@ -54,7 +61,8 @@ class TelegramChannel:
         self.state_dir: Path = Path(runtime.state_dir)
         self._settings = ChannelSettings(runtime, self.state_dir)
         self.metrics = ChannelMetrics(metrics_registry(runtime))
-        self._store: DeliveryStore | None = None
+        self._shared = runtime.service(SHARED_DATABASE_SERVICE, None)  # None: telegram.sqlite, the flock
+        self._store: DeliveryRecords | None = None
         self.sender: OutboundSender | None = None
         self.tasks = ChannelTasks(self.scrub)
         self.bridge = ApprovalBridge(lambda: self.link.api, lambda: self._settings.owner_user_id,
@@ -67,7 +75,10 @@ class TelegramChannel:
         self.link = PollingLink(self.state_dir, self._settings, self.metrics, self.bridge, self.route,
                                 on_update=self.inbound.handle, spawn=self.tasks.spawn,
                                 on_cycle=lambda: self.live.follow_files(),
-                                send_owed=lambda: self.deliveries.send_owed(), settle_sends=self._settle_sends)
+                                send_owed=lambda: self.deliveries.send_owed(), settle_sends=self._settle_sends,
+                                store_of=lambda: self.store,
+                                lock=None if self._shared is None else FleetPollerLease(
+                                    self._shared, lambda: self.store, self.state_dir))  # type: ignore[arg-type, return-value]
         self.pairing = OwnerPairing(self.state_dir, self._settings, self.bridge, self.link)
         self.deliveries = ChannelOutbound(runtime, self.link, self.route, lambda: self.store, lambda: self.outbound,
                                           lambda: self._settings.owner_user_id, self.tasks.spawn)
@@ -75,9 +86,14 @@ class TelegramChannel:
 
     # -- pieces built on first use ------------------------------------------------------------
     @property
-    def store(self) -> DeliveryStore:
+    def store(self) -> DeliveryRecords:
         if self._store is None:
-            self._store = DeliveryStore(self.state_dir)
+            if self._shared is None:
+                self._store = DeliveryStore(self.state_dir)
+            else:
+                from .pg_delivery_store import PgDeliveryStore
+
+                self._store = PgDeliveryStore(self._shared)
             self._store.settle_interrupted()  # what a dead process left mid-send is uncertain
         return self._store
 
@@ -109,7 +125,7 @@ class TelegramChannel:
         return self.link.offsets
 
     @property
-    def lock(self) -> InstanceLock:
+    def lock(self) -> InstanceLock | FleetPollerLease:
         return self.link.lock
 
     @property
@@ -164,6 +180,7 @@ class TelegramChannel:
                 "bot": self.bot_username, "sessionId": read_pointer(self.state_dir),
                 "parseMode": self.settings.parse_mode, "pairingOpen": self.pairing_open(),
                 "pendingApprovals": len(self.bridge.pending), "deliveries": store_counts,
+                "polledBy": self.link.lock.holder(), "fleet": self._shared is not None,
                 "metrics": self.metrics.snapshot()}
 
     def status_text(self) -> str:

@@ -13,11 +13,12 @@ from collections.abc import Callable
 
 
 class UpdateOffsets:
-    def __init__(self, on_settle: Callable[[], None] | None = None) -> None:
+    def __init__(self, on_settle: Callable[[], None] | None = None, start: int | None = None) -> None:
+        """`start`: the offset a previous poller confirmed up to (updates below it are done)."""
         self._on_settle = on_settle
         self.in_flight: set[int] = set()
         self._seen: set[int] = set()
-        self._highest: int | None = None
+        self._highest: int | None = None if start is None else start - 1
 
     def admit(self, update_id: int) -> bool:
         """True the first time this process sees the update (handle it); False after."""

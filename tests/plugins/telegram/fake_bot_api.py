@@ -100,6 +100,7 @@ class FakeBotApi:
         self.calls: list[str] = []
         self.scripted_send_errors: list[tuple[int, str, float | None]] = []
         self.server_errors_on_poll = 0
+        self.poll_conflicts = 0  # getUpdates refused with 409: two pollers overlapped
         self._polling = 0
         self._hold = False
         self.held = threading.Event()
@@ -270,6 +271,7 @@ class FakeBotApi:
                 self.server_errors_on_poll -= 1
                 return self._error(502, "Bad Gateway")
             if self._polling:
+                self.poll_conflicts += 1
                 return self._error(409, "Conflict: terminated by other getUpdates request; make sure that only "
                                         "one bot instance is running")
             self._polling += 1

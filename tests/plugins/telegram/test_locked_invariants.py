@@ -36,8 +36,10 @@ def test_invariant_1_the_polling_loop_is_the_plugins_only_periodic_loop() -> Non
                 pollers.append(name)
             if isinstance(node, ast.Attribute) and node.attr in ("call_later", "call_at", "Timer", "create_task"):
                 timers.append(name)
-    # outbound_sender's loop is one send's bounded retries (429 / 5xx / parse fallback), not periodic work
-    assert sorted(loops) == ["outbound_sender.py", "polling_link.py"]
+    # outbound_sender's loop is one send's bounded retries (429 / 5xx / parse fallback), not periodic work;
+    # polling_link's second is the fleet poller lease's watch (only on a fleet's database): a standby
+    # tries the lease, a poller checks it still holds it while a long poll is open
+    assert sorted(loops) == ["outbound_sender.py", "polling_link.py", "polling_link.py"]
     assert pollers == ["polling_link.py"] and timers == []
 
 
