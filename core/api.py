@@ -109,6 +109,7 @@ if TYPE_CHECKING:  # the same names for the type checker (a test keeps this bloc
     from atomic_agent.turns.graceful_stop import TurnParkedError as TurnParkedError
     from atomic_agent.turns.request_keys import DuplicateRequestError as DuplicateRequestError
     from atomic_agent.turns.request_keys import RequestKey as RequestKey
+    from atomic_agent.turns.configured_backend import command_service as command_service
     from atomic_agent.turns.session_backends import open_session_store as open_session_store
     from atomic_agent.turns.steering_inbox import MAX_PENDING_STEERS as MAX_PENDING_STEERS
     from atomic_agent.turns.steering_inbox import SteerOutcome as SteerOutcome
@@ -209,6 +210,7 @@ EMBEDDERS: dict[str, str] = {
     # sessions
     "SessionRepository": "atomic_agent.sessions.session_database",
     "open_session_store": "atomic_agent.turns.session_backends",
+    "command_service": "atomic_agent.turns.configured_backend",
     "SessionNotFoundError": "atomic_agent.sessions.session_store",
     "SessionStoreError": "atomic_agent.sessions.session_store",
     # approvals: answers, grants, bindings, audit, level changes, remote prompts, the terminal prompt

@@ -128,7 +128,7 @@ def report_doctor_findings(state_dir: Path) -> Iterable[DoctorFinding]:
 
 
 @hookimpl
-def report_status(state_dir: Any, config: Any) -> Iterable[Any]:
+def report_status(state_dir: Any, config: Any, plugin_host: Any) -> Iterable[Any]:
     from .task_overview import status_lines
 
-    return status_lines(state_dir, config)
+    return status_lines(state_dir, config, plugin_host)

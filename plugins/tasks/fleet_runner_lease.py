@@ -25,6 +25,8 @@ class FleetRunnerLease:
         if lease is None:  # the name is new: only a broken database answers so
             raise TaskStoreError(f"could not take the task runner lease {self.owner} in {shared.shown}")
         self._lease = lease
+        with shared.transaction() as conn:
+            conn.execute("INSERT INTO task_runners (owner) VALUES (%s) ON CONFLICT DO NOTHING", [self.owner])
 
     def keep(self) -> bool:
         """Hold on to the lease (taken again after a lost connection, if nobody took it)."""
@@ -41,5 +43,34 @@ class FleetRunnerLease:
         probe.release()
         return False
 
+    def forget_dead(self) -> int:
+        """Strike the runners whose lease is gone from the list `status` reads; how many."""
+        with self.shared.connection() as conn:
+            owners = [row[0] for row in conn.execute("SELECT owner FROM task_runners").fetchall()]
+        dead = [owner for owner in owners if not self.is_alive(owner)]
+        if dead:
+            with self.shared.transaction() as conn:
+                conn.execute("DELETE FROM task_runners WHERE owner = ANY(%s)", [dead])
+        return len(dead)
+
     def release(self) -> None:
-        self._lease.release()
+        try:
+            with self.shared.transaction() as conn:
+                conn.execute("DELETE FROM task_runners WHERE owner = %s", [self.owner])
+        finally:
+            self._lease.release()
+
+
+def live_runners(shared: Any) -> int:
+    """How many runners of the fleet hold their lease now (read-only: a probe takes a dead
+    runner's lease for a moment and lets it go)."""
+    with shared.connection() as conn:
+        owners = [row[0] for row in conn.execute("SELECT owner FROM task_runners").fetchall()]
+    alive = 0
+    for owner in owners:
+        probe = shared.lease(LEASE_PREFIX + owner)
+        if probe is None:
+            alive += 1
+        else:
+            probe.release()
+    return alive

@@ -43,6 +43,8 @@ _M001 = (
     "target)",
     "CREATE INDEX IF NOT EXISTS idx_deliveries_open ON task_deliveries (status) "
     "WHERE status IN ('pending', 'attempting')",
+    # the fleet's runners (each also holds its lease while it lives): what `status` counts
+    "CREATE TABLE IF NOT EXISTS task_runners (owner TEXT PRIMARY KEY, started_at TIMESTAMPTZ NOT NULL DEFAULT now())",
 )
 
 STEPS: list[tuple[str, tuple[str, ...]]] = [(f"{SCHEMA_OWNER}.m001_tasks", _M001)]

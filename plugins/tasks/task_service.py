@@ -254,6 +254,7 @@ class TaskService:
                   "another host took it); its runs may be taken over", file=sys.stderr)
         settled = self.runner.settle_dead_owners()
         self.reports.settle_dead_attempts()
+        self._lease.forget_dead()
         return settled
 
     def close(self) -> None:

@@ -6,6 +6,7 @@ never sent again); an unreachable database refuses a task before it is acknowled
 from __future__ import annotations
 
 import asyncio
+import json
 import os
 import signal
 import subprocess
@@ -116,3 +117,38 @@ def test_an_unreachable_database_refuses_a_task_before_acknowledging_it(tmp_path
         assert not (tmp_path / "tasks.sqlite").exists()  # nothing was kept elsewhere either
     finally:
         backend.close()
+
+
+def test_task_commands_and_status_on_another_host_read_and_write_the_fleets_tasks(
+        tmp_path: Path, postgresql_database: Any):
+    from tests.cli.run_cli import run_cli
+
+    server, name = postgresql_database
+    state = tmp_path / "host-c"
+    state.mkdir()
+    (state / "config.json").write_text(json.dumps({"storage": {"url": server.url(name)},
+                                                   "plugins": {"disabled": ["memory_reflection", "memory_notes",
+                                                                            "memory_profile"]}}))
+    (state / ".env").write_text(f"ATOMIC_AGENT_STORAGE_PASSWORD={server.password}\n")
+    env = {k: v for k, v in os.environ.items() if not k.startswith("ATOMIC_AGENT_")}
+
+    def cli(*args: str) -> Any:
+        done = run_cli(["--state-dir", str(state), *args], env=env, timeout=120)
+        assert done.returncode == 0, done.stderr
+        return done
+
+    made = json.loads(cli("task", "create", "made on host c", "--in", "60", "--json").stdout)
+    backend = backend_on(postgresql_database)
+    try:  # another host of the fleet sees it
+        other = TaskService(tmp_path / "host-d", TasksConfig(), shared=SharedDatabase(backend))
+        assert other.store.get(made["id"]).message == "made on host c"
+    finally:
+        backend.close()
+    assert [t["id"] for t in json.loads(cli("task", "list", "--json").stdout)] == [made["id"]]
+    assert cli("task", "cancel", made["id"]).stdout.strip() == f"task {made['id']} cancelled"
+    lines = json.loads(cli("status", "--json").stdout)["lines"]
+    tasks_line = next(line for line in lines if line["section"] == "tasks" and line["name"] == "tasks")
+    assert tasks_line["detail"]["counts"] == {"cancelled": 1}
+    doctor = run_cli(["--state-dir", str(state), "doctor", "--json"], env=env, timeout=120)
+    assert "kept in the fleet's PostgreSQL" in doctor.stdout
+    assert not (state / "tasks.sqlite").exists()  # nothing was read from (or made in) the embedded store
