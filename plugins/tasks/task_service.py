@@ -94,15 +94,16 @@ class TaskService:
             from .task_reports import TaskReports
             from .task_runner import TaskRunner
 
+            store = self.store  # its schema first: the fleet lease registers in its tables
             if self.shared is not None:
                 from .fleet_runner_lease import FleetRunnerLease
 
                 self._lease = FleetRunnerLease(self.shared)
             else:
                 self._lease = OwnerLease(self.state_dir, owners_dir=RUNNERS_DIR)
-            self.reports = TaskReports(self.store, self.runtime, lambda: self.clock(), self._lease.owner,
+            self.reports = TaskReports(store, self.runtime, lambda: self.clock(), self._lease.owner,
                                        self._lease.is_alive)
-            self._runner = TaskRunner(self.runtime, self.store, self.config, lambda: self.clock(), self._lease.owner,
+            self._runner = TaskRunner(self.runtime, store, self.config, lambda: self.clock(), self._lease.owner,
                                       self._lease.is_alive, self.metrics, self.reports)
         return self._runner
 

@@ -42,7 +42,9 @@ def _child(tmp_path: Path, database: Any, host: str, *args: str) -> subprocess.P
 
 async def _line(child: subprocess.Popen[str], timeout_s: float = 90) -> str:
     line = await asyncio.wait_for(asyncio.to_thread(child.stdout.readline), timeout_s)  # type: ignore[union-attr]
-    assert line.strip(), child.stderr.read() if child.poll() is not None else "no output"  # type: ignore[union-attr]
+    if not line.strip():  # the child ended: say why
+        child.wait(10)
+        raise AssertionError(child.stderr.read())  # type: ignore[union-attr]
     return line.strip()
 
 
@@ -100,7 +102,9 @@ async def test_a_run_whose_scheduler_was_killed_is_settled_by_a_live_one_and_nev
         assert (await service.tick()).claimed == 0
         with raw(postgresql_database) as conn:
             sent = conn.execute("SELECT count(*) FROM turns WHERE text = 'effects, then hangs'").fetchone()[0]
+            runners = [r[0] for r in conn.execute("SELECT owner FROM task_runners").fetchall()]
         assert sent == 1
+        assert runners == [service.runner.owner]  # the dead runner is struck from what `status` counts
     finally:
         await live.close()
 
