@@ -104,12 +104,12 @@ if TYPE_CHECKING:  # the same names for the type checker (a test keeps this bloc
     from atomic_agent.tracing import trace_files as trace_files
     from atomic_agent.turns.admissible_text import InvalidTextError as InvalidTextError
     from atomic_agent.turns.admissible_text import text_problem as text_problem
+    from atomic_agent.turns.configured_backend import command_service as command_service
     from atomic_agent.turns.durable_steering import SteerAlreadyTakenError as SteerAlreadyTakenError
     from atomic_agent.turns.graceful_stop import RuntimeStoppingError as RuntimeStoppingError
     from atomic_agent.turns.graceful_stop import TurnParkedError as TurnParkedError
     from atomic_agent.turns.request_keys import DuplicateRequestError as DuplicateRequestError
     from atomic_agent.turns.request_keys import RequestKey as RequestKey
-    from atomic_agent.turns.configured_backend import command_service as command_service
     from atomic_agent.turns.session_backends import open_session_store as open_session_store
     from atomic_agent.turns.steering_inbox import MAX_PENDING_STEERS as MAX_PENDING_STEERS
     from atomic_agent.turns.steering_inbox import SteerOutcome as SteerOutcome
