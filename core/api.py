@@ -104,7 +104,6 @@ if TYPE_CHECKING:  # the same names for the type checker (a test keeps this bloc
     from atomic_agent.tracing import trace_files as trace_files
     from atomic_agent.turns.admissible_text import InvalidTextError as InvalidTextError
     from atomic_agent.turns.admissible_text import text_problem as text_problem
-    from atomic_agent.turns.configured_backend import command_service as command_service
     from atomic_agent.turns.durable_steering import SteerAlreadyTakenError as SteerAlreadyTakenError
     from atomic_agent.turns.graceful_stop import RuntimeStoppingError as RuntimeStoppingError
     from atomic_agent.turns.graceful_stop import TurnParkedError as TurnParkedError
@@ -210,7 +209,6 @@ EMBEDDERS: dict[str, str] = {
     # sessions
     "SessionRepository": "atomic_agent.sessions.session_database",
     "open_session_store": "atomic_agent.turns.session_backends",
-    "command_service": "atomic_agent.turns.configured_backend",
     "SessionNotFoundError": "atomic_agent.sessions.session_store",
     "SessionStoreError": "atomic_agent.sessions.session_store",
     # approvals: answers, grants, bindings, audit, level changes, remote prompts, the terminal prompt

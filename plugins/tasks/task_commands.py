@@ -24,14 +24,14 @@ task_app = typer.Typer(no_args_is_help=True)
 def _service(ctx: typer.Context) -> Any:
     """The tasks as the runtime keeps them: the fleet's PostgreSQL when storage.url names one
     (the `shared_database` service built from the boot context), else tasks.sqlite."""
-    from atomic_agent.api import SessionStoreError, command_service
+    from atomic_agent.api import SessionStoreError
     from atomic_agent.plugins.postgresql.postgresql_contract import SHARED_DATABASE_SERVICE
 
     from .task_service import TaskService
 
     boot = current_cli_state(ctx).require()
     try:
-        shared = command_service(boot.state_dir, boot.config, boot.host, SHARED_DATABASE_SERVICE)
+        shared = boot.host.command_service(boot.state_dir, boot.config, SHARED_DATABASE_SERVICE)
     except SessionStoreError as exc:
         fail(str(exc))
     return TaskService(boot.state_dir, boot.config.block("tasks"), shared=shared)

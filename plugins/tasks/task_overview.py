@@ -99,7 +99,6 @@ def _shared_database(state_dir: Path, config: Any, plugin_host: Any) -> Any:
     """The fleet's PostgreSQL the tasks live in when storage.url names one, else None."""
     if plugin_host is None:
         return None
-    from atomic_agent.api import command_service
     from atomic_agent.plugins.postgresql.postgresql_contract import SHARED_DATABASE_SERVICE
 
-    return command_service(state_dir, config, plugin_host, SHARED_DATABASE_SERVICE)
+    return plugin_host.command_service(state_dir, config, SHARED_DATABASE_SERVICE)
