@@ -8,7 +8,11 @@ tick's start to `run_turn` (the turn's admission) and to the first model request
 scheduler's own period (tasks.schedulerTickMs, 5 s by default) adds at most one period on
 top of these.
 
-Usage: .venv/bin/python benchmarks/task_scheduler.py [--pending 10000,100000] [--due 10]
+Then one claim (the due row taken for an owner and its run row inserted, committed durably)
+on tasks.sqlite and on PostgreSQL side by side (a throwaway server with fsync on, on
+loopback; `FOR UPDATE SKIP LOCKED`), p50/p99 over `--claims` due tasks.
+
+Usage: .venv/bin/python benchmarks/task_scheduler.py [--pending 10000,100000] [--due 10] [--claims 500]
 """
 
 from __future__ import annotations
@@ -102,10 +106,59 @@ async def measure(root: Path, pending: int, due: int) -> dict[str, float]:
             "first_request_p50_ms": statistics.median(to_inference)}
 
 
+def claim_latency(store: Any, claims: int) -> tuple[float, float]:
+    """p50 and p99 ms of `store.claim` over `claims` due one-shot tasks."""
+    from atomic_agent.plugins.tasks.occurrence_plan import plan_claim
+
+    now = store_clock.now_ms()
+    for n in range(claims):
+        store.create(message=f"claim {n}", origin="cli", wake_source="user", session_id=None,
+                     session_mode="ephemeral", schedule=None, due_at=now, max_attempts=3, now=now,
+                     task_id=f"claim{n:06d}")
+    samples = []
+    for n in range(claims):
+        started = time.perf_counter()
+        task, _ = store.claim(f"claim{n:06d}", now, "bench", lambda t: plan_claim(t, now))
+        samples.append((time.perf_counter() - started) * 1000)
+        assert task is not None
+    samples.sort()
+    return samples[len(samples) // 2], samples[int(len(samples) * 0.99)]
+
+
+def compare_claims(root: Path, claims: int) -> None:
+    from atomic_agent.plugins.postgresql.database_url import DatabaseUrl
+    from atomic_agent.plugins.postgresql.pg_backend import PgBackend
+    from atomic_agent.plugins.postgresql.shared_database import SharedDatabase
+    from atomic_agent.plugins.postgresql.testing.pg_server import PostgresUnavailableError, start_postgres
+    from atomic_agent.plugins.tasks.pg_task_database import PgTaskDatabase
+    from atomic_agent.plugins.tasks.task_database import TaskDatabase, tasks_db_path
+    from atomic_agent.plugins.tasks.task_store import TaskStore
+    from atomic_agent.turns import session_backend_kit
+
+    sqlite_store = TaskStore(TaskDatabase.open(tasks_db_path(root)))
+    p50, p99 = claim_latency(sqlite_store, claims)
+    sqlite_store.database.close()
+    print(f"claim (sqlite, synchronous FULL): p50 {p50:.2f} ms p99 {p99:.2f} ms over {claims} due tasks")
+    try:
+        server = start_postgres(fsync=True)
+    except PostgresUnavailableError as exc:
+        print(f"claim (postgresql): not measured ({exc})")
+        return
+    try:
+        backend = PgBackend(DatabaseUrl("agent", "127.0.0.1", server.port, "postgres", server.password),
+                            session_backend_kit)
+        p50, p99 = claim_latency(TaskStore(PgTaskDatabase(SharedDatabase(backend))), claims)
+        backend.close()
+        print(f"claim (postgresql, loopback, fsync on): p50 {p50:.2f} ms p99 {p99:.2f} ms over {claims} due tasks")
+    finally:
+        server.remove()
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--pending", default="10000,100000")
     parser.add_argument("--due", type=int, default=10)
+    parser.add_argument("--claims", type=int, default=500)
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
         for size in (int(s) for s in args.pending.split(",")):
@@ -115,6 +168,7 @@ def main() -> None:
                   f"{int(r['claimed'])} tasks {r['tick_ms']:.1f} ms | tick start -> admission p50 "
                   f"{r['admission_p50_ms']:.2f} ms max {r['admission_max_ms']:.2f} ms | -> first model request p50 "
                   f"{r['first_request_p50_ms']:.2f} ms")
+        compare_claims(Path(tmp), args.claims)
 
 
 if __name__ == "__main__":

@@ -21,6 +21,7 @@ from atomic_agent.plugin_host.entry_point_scan import FoundEntryPoint, scan
 
 if TYPE_CHECKING:
     from importlib.metadata import EntryPoint
+    from pathlib import Path
 
 AnyEntryPoint = Union["EntryPoint", FoundEntryPoint]
 
@@ -112,6 +113,13 @@ class PluginHost:
         if self.pm.get_plugin(name) is not None:
             self.pm.unregister(name=name)
         self.reports.pop(name, None)
+
+    def command_service(self, state_dir: Path, config: Any, name: str) -> Any:
+        """A plugin's service `name` as a command without a runtime sees it (`task ...` and
+        `status` on a fleet host read `shared_database`): see configured_backend.command_service."""
+        from atomic_agent.turns.configured_backend import command_service
+
+        return command_service(state_dir, config, self, name)
 
     def plugin_name_of(self, impl_plugin: object) -> str:
         return self.pm.get_name(impl_plugin) or "?"

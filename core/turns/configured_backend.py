@@ -31,10 +31,12 @@ NO_DEFAULT: Any = object()
 class CommandView:
     """The part of a RuntimeView a session backend's factory reads, over a boot context."""
 
-    def __init__(self, state_dir: Path, config: AppConfig, environ: Mapping[str, str] | None = None) -> None:
+    def __init__(self, state_dir: Path, config: AppConfig, environ: Mapping[str, str] | None = None,
+                 backend: Any = None) -> None:
         self._state_dir = state_dir
         self._config = config
         self._environ = dict(os.environ if environ is None else environ)
+        self._backend = backend  # the configured session backend a plugin's backend, or None (SQLite)
 
     @property
     def config(self) -> AppConfig:
@@ -53,10 +55,12 @@ class CommandView:
             return session_backend_kit
         if name == "state_dir":
             return self._state_dir
+        if name == SESSION_BACKEND_SERVICE and self._backend is not None:
+            return self._backend
         if default is not NO_DEFAULT:
             return default
         raise LookupError(f"service {name!r} is not available to a command that runs without a runtime "
-                                   "(only config, environ, state_dir and session_backend_kit are)")
+                          "(only config, environ, state_dir, session_backend_kit and session_backend are)")
 
 
 def configured_backend(state_dir: Path, config: AppConfig, host: PluginHost,
@@ -89,3 +93,23 @@ def configured_backend(state_dir: Path, config: AppConfig, host: PluginHost,
     if callable(close):
         atexit.register(close)
     return provided  # type: ignore[no-any-return]
+
+
+def command_service(state_dir: Path, config: AppConfig, host: PluginHost, name: str) -> Any:
+    """A plugin's service `name` as a command without a runtime sees it (e.g. `shared_database`,
+    the fleet's PostgreSQL for the tasks a `task ...` command reads): built by its factory over
+    a CommandView whose `session_backend` is the configured one. None when no plugin provides
+    it or its factory answers None (the embedded state); SessionStoreError when the configured
+    backend cannot be built; a factory that needs more than a CommandView offers raises."""
+    from atomic_agent.sessions.store_errors import SessionStoreError
+
+    try:
+        specs = [spec for provided in host.hook.register_services() for spec in (provided or ())
+                 if getattr(spec, "name", None) == name]
+    except Exception as exc:
+        raise SessionStoreError(f"the plugins' services could not be listed: {type(exc).__name__}: {exc}") from None
+    if not specs:
+        return None
+    backend = configured_backend(state_dir, config, host)
+    view = CommandView(state_dir, config, backend=None if backend is DEFAULT_BACKEND else backend)
+    return specs[0].factory(view)

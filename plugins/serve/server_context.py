@@ -64,11 +64,21 @@ class ServeContext(RuntimeHost):
         gate.record_ttl_s = self.settings.approval_timeout_s
 
     def webhook_deliveries(self) -> Any:
-        """The durable record of accepted webhook deliveries (opened on the first webhook call)."""
+        """The durable record of accepted webhook deliveries (opened on the first webhook call):
+        in the fleet's PostgreSQL when storage.url names one (a delivery retried to another
+        host is claimed once), else this state dir's webhooks.sqlite."""
         if self._webhook_deliveries is None:
-            from atomic_agent.plugins.serve.webhook_deliveries import WebhookDeliveries
+            from atomic_agent.plugins.postgresql.postgresql_contract import SHARED_DATABASE_SERVICE
 
-            self._webhook_deliveries = WebhookDeliveries(Path(self.runtime.state_dir))
+            shared = self.runtime.service(SHARED_DATABASE_SERVICE, None)
+            if shared is not None:
+                from atomic_agent.plugins.serve.pg_webhook_deliveries import PgWebhookDeliveries
+
+                self._webhook_deliveries = PgWebhookDeliveries(shared)
+            else:
+                from atomic_agent.plugins.serve.webhook_deliveries import WebhookDeliveries
+
+                self._webhook_deliveries = WebhookDeliveries(Path(self.runtime.state_dir))
         return self._webhook_deliveries
 
     def emit_event(self, event: dict[str, Any], turn_id: str | None = None) -> None:

@@ -1,6 +1,7 @@
 """The `tasks` plugin: durable tasks that run later, once per occurrence, across restarts.
 
-It owns tasks.sqlite (the `tasks` service: store, runner), the scheduler tick the runtime
+It owns tasks.sqlite, or its tables in the fleet's PostgreSQL when the `shared_database`
+service is there (storage.url) (the `tasks` service: store, runner), the scheduler tick the runtime
 runs (`register_ticks`; `atomic-agent scheduler` is a host that runs only that and the
 channels), the stale recovery when the service is first built, the agent's `tasks.*` tools (with the
 `tasks_recurring` approval category) and `atomic-agent task ...`. Hookimpls only; the
@@ -63,7 +64,7 @@ def register_services() -> Iterable[ServiceSpec]:
         return service
 
     return [ServiceSpec(TASKS_SERVICE, build, close=lambda service: service.close(),
-                        summary="tasks.sqlite: durable tasks, their runs and the runner"),
+                        summary="durable tasks, their runs and the runner (tasks.sqlite, or the fleet's PostgreSQL)"),
             ServiceSpec(TUI_PANEL_SERVICE, _tui_panel, multiple=True,
                         summary="the TUI's Tasks panel: list, details, create, cancel, run now")]
 
@@ -128,7 +129,7 @@ def report_doctor_findings(state_dir: Path) -> Iterable[DoctorFinding]:
 
 
 @hookimpl
-def report_status(state_dir: Any, config: Any) -> Iterable[Any]:
+def report_status(state_dir: Any, config: Any, plugin_host: Any) -> Iterable[Any]:
     from .task_overview import status_lines
 
-    return status_lines(state_dir, config)
+    return status_lines(state_dir, config, plugin_host)

@@ -1,4 +1,6 @@
-"""`atomic-agent doctor`: is tasks.sqlite usable, and is anything stuck? Read-only."""
+"""`atomic-agent doctor`: is tasks.sqlite usable, and is anything stuck? Read-only. Tasks
+kept in the fleet's PostgreSQL: the postgresql plugin's storage check tries the connection;
+`status` reads the tasks there."""
 
 from __future__ import annotations
 
@@ -18,6 +20,9 @@ def task_findings(state_dir: Path) -> list[DoctorFinding]:
 
     path = tasks_db_path(state_dir)
     if not path.exists():
+        if _fleet_storage(state_dir):
+            return [DoctorFinding("tasks", "ok", "kept in the fleet's PostgreSQL (storage.url); the storage.postgresql "
+                                  "check covers its connection, `atomic-agent status` counts the tasks", "")]
         return [DoctorFinding("tasks", "ok", "no tasks.sqlite yet (created with the first task)", "")]
     try:
         conn = open_sqlite_read_only(path)
@@ -44,3 +49,19 @@ def task_findings(state_dir: Path) -> list[DoctorFinding]:
         return [DoctorFinding("tasks", "warn", f"{summary}", "blocked tasks hit a permanent failure: "
                               "`atomic-agent task list --status blocked`, then fix and re-create them")]
     return [DoctorFinding("tasks", "ok", summary, "")]
+
+
+def _fleet_storage(state_dir: Path) -> bool:
+    """Whether storage.url (or ATOMIC_AGENT_STORAGE_URL) names a database: the tasks live there."""
+    import os
+
+    from atomic_agent.api import ConfigError, read_raw_config
+
+    if os.environ.get("ATOMIC_AGENT_STORAGE_URL", "").strip():
+        return True
+    try:
+        raw = read_raw_config(state_dir / "config.json")
+    except ConfigError:
+        return False
+    block = raw.get("storage")
+    return isinstance(block, dict) and isinstance(block.get("url"), str) and bool(block["url"].strip())

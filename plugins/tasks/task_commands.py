@@ -1,7 +1,8 @@
 """`atomic-agent task list|show|logs|history|create|edit|pause|resume|cancel|delete|run|tick`.
 
-Everything but `run` and `tick` opens tasks.sqlite (and, for a recurring task, the
-sessions store) directly and exits fast; `run` and `tick` boot the full runtime, run
+Everything but `run` and `tick` opens the tasks (tasks.sqlite, or the fleet's PostgreSQL
+when storage.url names one) and, for a recurring task, the sessions store directly and
+exits fast; `run` and `tick` boot the full runtime, run
 through `runtime.run_turn(origin="scheduler")` and close it on the way out.
 """
 
@@ -21,10 +22,19 @@ task_app = typer.Typer(no_args_is_help=True)
 
 
 def _service(ctx: typer.Context) -> Any:
+    """The tasks as the runtime keeps them: the fleet's PostgreSQL when storage.url names one
+    (the `shared_database` service built from the boot context), else tasks.sqlite."""
+    from atomic_agent.api import SessionStoreError
+    from atomic_agent.plugins.postgresql.postgresql_contract import SHARED_DATABASE_SERVICE
+
     from .task_service import TaskService
 
     boot = current_cli_state(ctx).require()
-    return TaskService(boot.state_dir, boot.config.block("tasks"))
+    try:
+        shared = boot.host.command_service(boot.state_dir, boot.config, SHARED_DATABASE_SERVICE)
+    except SessionStoreError as exc:
+        fail(str(exc))
+    return TaskService(boot.state_dir, boot.config.block("tasks"), shared=shared)
 
 
 def _when(ms: int | None) -> str:

@@ -1,7 +1,8 @@
 """The tasks lines of `atomic-agent status`: tasks by status, the next ones due, the ones that
 ended badly lately, and whether any host runs the scheduler now (a runner's lock under
-`<state>/task-runners/` is held by a live process). Read-only; a state dir without
-tasks.sqlite has no tasks (the file is not created to say so)."""
+`<state>/task-runners/` is held by a live process; on the fleet's PostgreSQL, a runner's
+fleet lease). Read-only; a state dir without tasks.sqlite has no tasks (the file is not
+created to say so)."""
 
 from __future__ import annotations
 
@@ -41,7 +42,7 @@ def _when(ms: int | None) -> str:
     return datetime.fromtimestamp(ms / 1000, tz=timezone.utc).astimezone().isoformat(timespec="minutes")
 
 
-def status_lines(state_dir: Path, config: Any) -> list[dict[str, Any]]:
+def status_lines(state_dir: Path, config: Any, plugin_host: Any = None) -> list[dict[str, Any]]:
     from .task_database import TaskDatabase
     from .task_schedule import describe
     from .task_store import TaskStore
@@ -49,12 +50,21 @@ def status_lines(state_dir: Path, config: Any) -> list[dict[str, Any]]:
     block = config.block("tasks")
     if not block.enabled:
         return [{"section": "tasks", "name": "tasks", "state": "off", "summary": "switched off (tasks.enabled)"}]
-    if not tasks_db_path(state_dir).exists():
-        counts: dict[str, int] = {}
-        upcoming: list[Any] = []
-        bad: list[Any] = []
+    shared = _shared_database(state_dir, config, plugin_host)
+    store: TaskStore | None = None
+    if shared is not None:  # the fleet's tasks and runners, whichever host they run on
+        from .fleet_runner_lease import live_runners as live_fleet_runners
+        from .pg_task_database import PgTaskDatabase
+
+        store, runners, where = TaskStore(PgTaskDatabase(shared)), live_fleet_runners(shared), " of the fleet"
     else:
-        store = TaskStore(TaskDatabase.open(tasks_db_path(state_dir)))
+        if tasks_db_path(state_dir).exists():
+            store = TaskStore(TaskDatabase.open(tasks_db_path(state_dir)))
+        runners, where = live_runners(state_dir), ""
+    counts: dict[str, int] = {}
+    upcoming: list[Any] = []
+    bad: list[Any] = []
+    if store is not None:
         try:
             counts = {k: v for k, v in store.counts().items() if v}
             upcoming = store.list(statuses=["pending"], limit=1000)
@@ -63,14 +73,13 @@ def status_lines(state_dir: Path, config: Any) -> list[dict[str, Any]]:
                          key=lambda t: t.updated_at, reverse=True)[:BAD_SHOWN]
         finally:
             store.database.close()
-    runners = live_runners(state_dir)
     pending = counts.get("pending", 0)
     summary = ", ".join(f"{n} {status}" for status, n in counts.items()) or "no tasks"
     if upcoming:
         first = upcoming[0]
         summary += f"; next {_when(first.due_at)}: {first.message[:40]!r}"
     if runners:
-        scheduler = {"state": "ok", "summary": f"running in {runners} process(es)"}
+        scheduler = {"state": "ok", "summary": f"running in {runners} process(es){where}"}
     elif not block.scheduler_enabled:
         scheduler = {"state": "off", "summary": "switched off (tasks.schedulerEnabled)"}
     else:
@@ -84,3 +93,12 @@ def status_lines(state_dir: Path, config: Any) -> list[dict[str, Any]]:
                                                     "message": t.message[:200]} for t in upcoming],
                         "lastBad": [t.as_json() for t in bad]}},
             {"section": "tasks", "name": "scheduler", **scheduler, "detail": {"liveRunners": runners}}]
+
+
+def _shared_database(state_dir: Path, config: Any, plugin_host: Any) -> Any:
+    """The fleet's PostgreSQL the tasks live in when storage.url names one, else None."""
+    if plugin_host is None:
+        return None
+    from atomic_agent.plugins.postgresql.postgresql_contract import SHARED_DATABASE_SERVICE
+
+    return plugin_host.command_service(state_dir, config, SHARED_DATABASE_SERVICE)

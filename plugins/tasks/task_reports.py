@@ -66,8 +66,8 @@ class TaskReports:
             return
         now = self.clock()
         with self.store.database.write() as conn:
-            conn.execute("INSERT OR IGNORE INTO task_deliveries (task_id, occurrence_at, attempt, target, status, "
-                         "text, created_at, updated_at) VALUES (?, ?, ?, ?, 'pending', ?, ?, ?)",
+            conn.execute("INSERT INTO task_deliveries (task_id, occurrence_at, attempt, target, status, "
+                         "text, created_at, updated_at) VALUES (?, ?, ?, ?, 'pending', ?, ?, ?) ON CONFLICT DO NOTHING",
                          [task.id, task.occurrence_at or 0, task.attempts, task.notify,
                           report_text(task, status, result, error), now, now])
 

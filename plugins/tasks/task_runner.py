@@ -243,9 +243,20 @@ class TaskRunner:
         if self.recovered:
             return []
         self.recovered = True
+        return self.settle_dead_owners()
+
+    def settle_dead_owners(self) -> list[tuple[str, str]]:
+        """Settle the running rows whose owner is dead now (recover_stale's rules); on a
+        fleet's database a live runtime calls it again and again to take over a dead host's runs.
+        Each settle is conditional on the claim, so two runtimes settling one row write it once."""
         done: list[tuple[str, str]] = []
+        alive: dict[str | None, bool] = {}  # one liveness probe per owner per pass
         for task in self.store.running():
-            if task.owner == self.owner or self.is_alive(task.owner):
+            if task.owner == self.owner:
+                continue
+            if task.owner not in alive:
+                alive[task.owner] = self.is_alive(task.owner)
+            if alive[task.owner]:
                 continue
             keyed = self.runtime.turn_for_key(task.attempt_key) if task.attempt_key else None
             if keyed is None:

@@ -1,4 +1,10 @@
-"""The `tasks` service: tasks.sqlite, its store and (in a runtime) the runner and scheduler tick.
+"""The `tasks` service: the tasks' store and (in a runtime) the runner and scheduler tick.
+
+The tasks live in tasks.sqlite, or, when the `shared_database` service is there (storage.url
+names the fleet's PostgreSQL), in that database: every runtime of the fleet then claims from
+one table (each due occurrence runs once fleet-wide), owners are fleet leases, and a tick
+takes over the runs of an owner that died while this runtime runs (every TAKEOVER_INTERVAL_S),
+not only at start.
 
 Other plugins and hosts create, list and cancel tasks through it (`runtime.service("tasks")`);
 the CLI opens one without a runtime for everything but running. The clock is injected
@@ -14,6 +20,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from atomic_agent.plugins.metrics.metrics_contract import METRICS_SERVICE
+from atomic_agent.plugins.postgresql.postgresql_contract import SHARED_DATABASE_SERVICE
 
 from .task_database import TaskDatabase, tasks_db_path
 from .task_errors import TaskValidationError
@@ -27,6 +34,7 @@ if TYPE_CHECKING:
 
 MAX_MESSAGE_CHARS = 20_000
 RUNNERS_DIR = "task-runners"
+TAKEOVER_INTERVAL_S = 10.0  # how often a fleet scheduler looks for a dead owner's runs
 NOTIFY_TARGETS = ("telegram",)
 
 
@@ -50,10 +58,13 @@ class TaskService:
     ValidationError = TaskValidationError
 
     def __init__(self, state_dir: Path, config: Any, *, runtime: RuntimeView | None = None, clock: Callable[[], int] | None = None,
-                 metrics: Any = None) -> None:
+                 metrics: Any = None, shared: Any = None) -> None:
         self.state_dir = Path(state_dir)
         self.config = config
         self.runtime = runtime
+        self.shared = shared  # the fleet's database (postgresql_contract.SharedDatabase), None: tasks.sqlite
+        self.takeover_interval_s = TAKEOVER_INTERVAL_S
+        self._next_takeover = 0.0
         self.clock: Callable[[], int] = clock or _default_clock
         self.metrics = metrics if metrics is not None else DroppedMetrics()
         self._store: TaskStore | None = None
@@ -65,7 +76,12 @@ class TaskService:
     @property
     def store(self) -> TaskStore:
         if self._store is None or self._store.database.closed:
-            self._store = TaskStore(TaskDatabase.open(tasks_db_path(self.state_dir)))
+            if self.shared is not None:
+                from .pg_task_database import PgTaskDatabase
+
+                self._store = TaskStore(PgTaskDatabase(self.shared))
+            else:
+                self._store = TaskStore(TaskDatabase.open(tasks_db_path(self.state_dir)))
         return self._store
 
     @property
@@ -78,10 +94,16 @@ class TaskService:
             from .task_reports import TaskReports
             from .task_runner import TaskRunner
 
-            self._lease = OwnerLease(self.state_dir, owners_dir=RUNNERS_DIR)
-            self.reports = TaskReports(self.store, self.runtime, lambda: self.clock(), self._lease.owner,
+            store = self.store  # its schema first: the fleet lease registers in its tables
+            if self.shared is not None:
+                from .fleet_runner_lease import FleetRunnerLease
+
+                self._lease = FleetRunnerLease(self.shared)
+            else:
+                self._lease = OwnerLease(self.state_dir, owners_dir=RUNNERS_DIR)
+            self.reports = TaskReports(store, self.runtime, lambda: self.clock(), self._lease.owner,
                                        self._lease.is_alive)
-            self._runner = TaskRunner(self.runtime, self.store, self.config, lambda: self.clock(), self._lease.owner,
+            self._runner = TaskRunner(self.runtime, store, self.config, lambda: self.clock(), self._lease.owner,
                                       self._lease.is_alive, self.metrics, self.reports)
         return self._runner
 
@@ -202,6 +224,8 @@ class TaskService:
         try:
             if not self.runner.recovered:
                 self.recover_stale()
+            elif self.shared is not None and time.monotonic() >= self._next_takeover:
+                self.take_over_dead()
             report = await self.runner.run_due(self.clock(), self.config.scheduler_batch)
             self.metrics.observe("agent.scheduler.batch_size", report.claimed)
             await self.reports.deliver_pending()
@@ -221,6 +245,18 @@ class TaskService:
         except Exception as exc:
             print(f"atomic-agent: tasks: stale recovery failed: {type(exc).__name__}: {exc}", file=sys.stderr)
             raise
+
+    def take_over_dead(self) -> list[tuple[str, str]]:
+        """On the fleet's database: keep this runner's lease, and settle the runs (and report
+        sends) of owners that died since, as a start settles them."""
+        self._next_takeover = time.monotonic() + self.takeover_interval_s
+        if not self._lease.keep():
+            print("atomic-agent: tasks: this runner's fleet lease was lost (the database connection dropped and "
+                  "another host took it); its runs may be taken over", file=sys.stderr)
+        settled = self.runner.settle_dead_owners()
+        self.reports.settle_dead_attempts()
+        self._lease.forget_dead()
+        return settled
 
     def close(self) -> None:
         if self._store is not None:
@@ -246,4 +282,5 @@ def _check_message(message: Any) -> None:
 
 def build_task_service(runtime: RuntimeView) -> TaskService:
     metrics = runtime.service(METRICS_SERVICE, None)
-    return TaskService(runtime.state_dir, runtime.config.block("tasks"), runtime=runtime, metrics=metrics)
+    return TaskService(runtime.state_dir, runtime.config.block("tasks"), runtime=runtime, metrics=metrics,
+                       shared=runtime.service(SHARED_DATABASE_SERVICE, None))

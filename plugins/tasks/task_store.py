@@ -1,8 +1,12 @@
-"""TaskStore: every read and write of tasks.sqlite (tasks, their run history, their sessions).
+"""TaskStore: every read and write of the tasks (their run history, their sessions), in
+tasks.sqlite (TaskDatabase) or the fleet's PostgreSQL (PgTaskDatabase): one SQL text for
+both; the engine gives what differs (the due read, row locks).
 
-Transitions are conditional updates inside BEGIN IMMEDIATE transactions, so two runtimes
-on one state dir agree on who owns a row: `claim` takes a due pending row and inserts the
-run row of its occurrence in one commit, and only then may a turn start.
+Transitions are conditional updates inside write transactions (BEGIN IMMEDIATE on SQLite,
+row locks on PostgreSQL), so runtimes sharing the tasks agree on who owns a row: `claim`
+takes a due pending row (`FOR UPDATE SKIP LOCKED` on PostgreSQL: several schedulers never
+wait on, nor both take, one row) and inserts the run row of its occurrence in one commit,
+and only then may a turn start.
 """
 
 from __future__ import annotations
@@ -11,10 +15,13 @@ import builtins  # these classes have a `list` method: their annotations name th
 import json
 import uuid
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .occurrence_plan import ClaimPlan, SkippedBlock
 from .task_database import TaskDatabase
+
+if TYPE_CHECKING:
+    from .pg_task_database import PgTaskDatabase
 from .task_errors import TaskNotFoundError, TaskStateError
 from .task_records import (
     PAUSED,
@@ -53,12 +60,14 @@ def _run(row: dict[str, Any]) -> TaskRun:
 
 
 class TaskStore:
-    def __init__(self, database: TaskDatabase) -> None:
+    def __init__(self, database: TaskDatabase | PgTaskDatabase) -> None:
         self.database = database
 
     # -- reads --------------------------------------------------------------------------
-    def get(self, task_id: str) -> TaskRecord:
-        rows = self.database.query("SELECT * FROM tasks WHERE id = ?", [task_id])
+    def get(self, task_id: str, *, lock: bool = False) -> TaskRecord:
+        """The task; `lock` (inside a write) keeps its row ours until the commit."""
+        rows = self.database.query("SELECT * FROM tasks WHERE id = ?" + (self.database.lock_row if lock else ""),
+                                   [task_id])
         if not rows:
             raise TaskNotFoundError(f"no task {task_id!r}")
         return _task(rows[0])
@@ -78,9 +87,7 @@ class TaskStore:
 
     def due_ids(self, now: int, limit: int) -> builtins.list[str]:
         """Due pending rows, earliest first — read through the partial index only."""
-        return [r["id"] for r in self.database.query(
-            "SELECT id FROM tasks INDEXED BY idx_tasks_due WHERE status = 'pending' AND due_at <= ? "
-            "ORDER BY due_at LIMIT ?", [now, limit])]
+        return [r["id"] for r in self.database.query(self.database.due_sql, [now, limit])]
 
     def running(self) -> builtins.list[TaskRecord]:
         return [_task(r) for r in self.database.query("SELECT * FROM tasks WHERE status = 'running' ORDER BY id")]
@@ -131,8 +138,8 @@ class TaskStore:
         row (nothing to run) or mark it running and insert the run row of its occurrence — in
         one transaction. (None, None) when the row is not due and pending any more."""
         with self.database.write() as conn:
-            rows = self.database.query("SELECT * FROM tasks WHERE id = ? AND status = 'pending' AND due_at <= ?",
-                                       [task_id, now])
+            rows = self.database.query("SELECT * FROM tasks WHERE id = ? AND status = 'pending' AND due_at <= ?"
+                                       + self.database.claim_lock, [task_id, now])
             if not rows:
                 return None, None
             task = _task(rows[0])
@@ -189,7 +196,7 @@ class TaskStore:
                 "UPDATE tasks SET status = ?, updated_at = ?, last_error = ?, last_error_category = ?, "
                 "completed_at = CASE WHEN ? IN ('completed', 'failed', 'blocked', 'cancelled') THEN ? ELSE NULL END, "
                 "due_at = ?, occurrence_at = COALESCE(?, occurrence_at), owner = NULL, "
-                "attempts = CASE WHEN ? THEN 0 ELSE attempts END, turn_id = COALESCE(?, turn_id), "
+                "attempts = CASE WHEN ? = 1 THEN 0 ELSE attempts END, turn_id = COALESCE(?, turn_id), "
                 "cancel_requested = CASE WHEN ? = 'pending' THEN cancel_requested ELSE 0 END "
                 "WHERE id = ? AND status = 'running' AND attempt_key = ?",
                 [next_status, now, error, category, next_status, now, next_due, next_occurrence,
@@ -232,7 +239,7 @@ class TaskStore:
         """Idempotent: a terminal row comes back unchanged; a pending row is cancelled; a
         running row is asked to stop (its runner ends the turn and records the outcome)."""
         with self.database.write() as conn:
-            task = self.get(task_id)
+            task = self.get(task_id, lock=True)
             if task.status in TERMINAL:
                 return task
             if task.status in (PENDING, PAUSED):
@@ -248,7 +255,7 @@ class TaskStore:
         downtime (a recurring task catches up within the grace window, a one-shot runs)."""
         want, other = (PAUSED, PENDING) if paused else (PENDING, PAUSED)
         with self.database.write() as conn:
-            task = self.get(task_id)
+            task = self.get(task_id, lock=True)
             if task.status == want:
                 return task
             if task.status != other:
@@ -265,7 +272,7 @@ class TaskStore:
         """Change a pending or paused task's message and/or schedule. A new schedule starts
         afresh: due at its next occurrence, attempts and the last error cleared."""
         with self.database.write() as conn:
-            task = self.get(task_id)
+            task = self.get(task_id, lock=True)
             if task.status not in (PENDING, PAUSED):
                 hint = ("wait for this run to end, or cancel it" if task.status == RUNNING
                         else "create a new task instead")
@@ -291,7 +298,7 @@ class TaskStore:
     def delete(self, task_id: str) -> TaskRecord:
         """Remove a task with its run history and reports; a running task is refused."""
         with self.database.write() as conn:
-            task = self.get(task_id)
+            task = self.get(task_id, lock=True)
             if task.status == RUNNING:
                 raise TaskStateError(f"cannot delete task {task_id}: it is running; cancel it "
                                      f"(`atomic-agent task cancel {task_id}`) and delete it once the run ended")
