@@ -10,12 +10,13 @@ replayed. Retirement by a negative score happens on the cold path, never here.
 
 from __future__ import annotations
 
-import asyncio
 from typing import TYPE_CHECKING, Any
 
 import attrs
 
 from atomic_agent.plugins.memory.memory_contract import MEMORY_SERVICE, Memory
+
+from .reflection_call import ReflectionCall
 
 if TYPE_CHECKING:
     from atomic_agent.api import RuntimeView
@@ -48,10 +49,8 @@ class LessonVoter:
     def __init__(self, runtime: RuntimeView, cfg: Any, assets: Any) -> None:
         self.runtime = runtime
         self.cfg = cfg
-        self.assets = assets
-        self.env = assets.env()
-        self.stable_prefix = self.env.get_template(PREFIX_TEMPLATE).render()
-        self._grammar: str | None = None
+        self.call = ReflectionCall(runtime, assets, prefix_template=PREFIX_TEMPLATE, turn_template=TURN_TEMPLATE,
+                                   grammar_file=GRAMMAR_FILE, n_predict=N_PREDICT, purpose="lesson_votes")
         self.outcomes: list[VoteOutcome] = []
 
     @property
@@ -69,10 +68,9 @@ class LessonVoter:
         return self.memory.lessons_shown(digest.session_id, digest.turn_index)
 
     def prompt(self, user_text: str, reply_text: str, lessons: list[Any]) -> str:
-        tail = self.env.get_template(TURN_TEMPLATE).render(
+        return self.call.prompt(
             user_text=_clip(user_text), reply_text=_clip(reply_text),
             lessons=[{"id": x.id, "trigger": _clip(x.trigger, 200), "advice": _clip(x.advice, 300)} for x in lessons])
-        return self.stable_prefix + tail
 
     async def vote(self, digest: Any, allow: tuple[int, ...]) -> VoteOutcome:
         """One call, its votes applied; never raises except when cancelled."""
@@ -92,10 +90,7 @@ class LessonVoter:
         return result
 
     async def _vote(self, digest: Any, allow: tuple[int, ...]) -> VoteOutcome:
-        from atomic_agent.api import CompletionRequest
-
         from .lesson_vote_parser import parse_lesson_votes
-        from .reflection_grammar import reflection_grammar
 
         cfg = self.lessons_cfg()
         memory = self.memory
@@ -103,18 +98,10 @@ class LessonVoter:
         lessons = [x for x in (store.get(i) for i in allow) if x is not None and x.live]
         if not lessons:
             return VoteOutcome("none", error="no shown lesson is live any more")
-        provider = self.runtime.provider
-        grammar = None
-        if provider.capabilities.transport == "grammar":
-            if self._grammar is None:
-                self._grammar = reflection_grammar(self.assets, GRAMMAR_FILE)
-            grammar = self._grammar
-        slot = memory.background_slot(provider, digest.session_id, "lesson_votes")
-        request = CompletionRequest(prompt=self.prompt(digest.user_text, digest.reply_text, lessons), grammar=grammar,
-                                    n_predict=N_PREDICT, slot_id=slot, cache_prompt=True, temperature=0.1,
-                                    stream=False, prefix_length=len(self.stable_prefix))
-        completion = await asyncio.wait_for(provider.complete(request), self.cfg.timeout_ms / 1000)
-        parsed = parse_lesson_votes(completion.content, {x.id for x in lessons})
+        answer = await self.call.complete(memory, digest.session_id,
+                                          self.prompt(digest.user_text, digest.reply_text, lessons),
+                                          self.cfg.timeout_ms / 1000)
+        parsed = parse_lesson_votes(answer, {x.id for x in lessons})
         max_vote = float(cfg.max_vote) if cfg is not None else 5.0
         applied = tuple((lesson_id, "up" if up else "down",
                          store.model_vote(lesson_id, digest.session_id, digest.turn_index, up, max_vote=max_vote))

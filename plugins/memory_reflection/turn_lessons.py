@@ -12,12 +12,13 @@ the user corrects is distilled from the correction rather than from its own outc
 
 from __future__ import annotations
 
-import asyncio
 from typing import TYPE_CHECKING, Any
 
 import attrs
 
 from atomic_agent.plugins.memory.memory_contract import MEMORY_SERVICE, Memory
+
+from .reflection_call import ReflectionCall
 
 if TYPE_CHECKING:
     from atomic_agent.api import RuntimeView
@@ -58,10 +59,8 @@ class TurnLessonDistiller:
     def __init__(self, runtime: RuntimeView, cfg: Any, assets: Any) -> None:
         self.runtime = runtime
         self.cfg = cfg
-        self.assets = assets
-        self.env = assets.env()
-        self.stable_prefix = self.env.get_template(PREFIX_TEMPLATE).render()
-        self._grammar: str | None = None
+        self.call = ReflectionCall(runtime, assets, prefix_template=PREFIX_TEMPLATE, turn_template=TURN_TEMPLATE,
+                                   grammar_file=GRAMMAR_FILE, n_predict=N_PREDICT, purpose="lessons")
         self.outcomes: list[TurnLessonOutcome] = []  # the last few, for tests and `status`
 
     @property
@@ -86,10 +85,9 @@ class TurnLessonDistiller:
         return memory.assess_turn(entries, digest.session_id, digest.turn_index, detour_calls=self.cfg.detour_calls)
 
     def prompt(self, trouble: Any) -> str:
-        tail = self.env.get_template(TURN_TEMPLATE).render(
+        return self.call.prompt(
             kind=trouble.kind, user_text=trouble.user_text, steps=trouble.steps, reply_text=trouble.reply_text,
             correction=trouble.correction, signals=trouble.signals)
-        return self.stable_prefix + tail
 
     async def distil(self, trouble: Any) -> TurnLessonOutcome:
         """One call, one lesson (or an abstention); never raises except when cancelled."""
@@ -105,9 +103,6 @@ class TurnLessonDistiller:
         return result
 
     async def _distil(self, trouble: Any) -> TurnLessonOutcome:
-        from atomic_agent.api import CompletionRequest
-
-        from .reflection_grammar import reflection_grammar
         from .turn_lesson_parser import parse_turn_lesson
 
         lessons_cfg = _on(self.runtime, LESSONS_BLOCK)
@@ -116,18 +111,8 @@ class TurnLessonDistiller:
         known = store.by_origin(trouble.origin)
         if known is not None:  # a replayed session: this turn taught its lesson already
             return TurnLessonOutcome("known", trouble.kind, trouble.origin, known.id, known.evidence)
-        provider = self.runtime.provider
-        grammar = None
-        if provider.capabilities.transport == "grammar":
-            if self._grammar is None:
-                self._grammar = reflection_grammar(self.assets, GRAMMAR_FILE)
-            grammar = self._grammar
-        slot = memory.background_slot(provider, trouble.session_id, "lessons")
-        request = CompletionRequest(prompt=self.prompt(trouble), grammar=grammar, n_predict=N_PREDICT, slot_id=slot,
-                                    cache_prompt=True, temperature=0.1, stream=False,
-                                    prefix_length=len(self.stable_prefix))
-        completion = await asyncio.wait_for(provider.complete(request), self.cfg.timeout_ms / 1000)
-        parsed = parse_turn_lesson(completion.content)
+        answer = await self.call.complete(memory, trouble.session_id, self.prompt(trouble), self.cfg.timeout_ms / 1000)
+        parsed = parse_turn_lesson(answer)
         if parsed is None:
             return TurnLessonOutcome("none", trouble.kind, trouble.origin)
         evidence = self._episode(trouble)
