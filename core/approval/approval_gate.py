@@ -545,6 +545,7 @@ class ApprovalGate:
         self.records = records
         self.record_ttl_s = record_ttl_s
         self._answerers: dict[str, tuple[str, ...]] = {}
+        self._waiting: dict[str, str] = {}  # record id -> session id, while a turn here waits on it
 
     # -- per-session routing -------------------------------------------------------------------
     def set_surface(self, surface: str) -> None:
@@ -562,6 +563,14 @@ class ApprovalGate:
         """Besides the operator, who may answer this session's records (a serve client, a
         paired Telegram chat); recorded on each record when it is made."""
         self._answerers[session_id] = tuple(dict.fromkeys([*self._answerers.get(session_id, ()), *principals]))
+
+    def withdraw_waits(self, session_id: str, why: str) -> list[str]:
+        """Cancel the records the session's turn waits on in this process (its turn was stopped:
+        nobody should answer them now, and nothing runs); the ids withdrawn."""
+        if self.records is None:
+            return []
+        ids = [rid for rid, sid in list(self._waiting.items()) if sid == session_id]
+        return [rid for rid in ids if self.records.cancel(rid, why)]
 
     def surface_for(self, session_id: str) -> str:
         return self._session_surfaces.get(session_id, self.surface) if session_id in self._session_hosts \
@@ -714,7 +723,11 @@ class ApprovalGate:
                 except ApprovalHostClosedError:
                     return records.get(record.id)
             else:  # the terminal and channels without question support: any records surface answers
-                record = await records.wait(record.id)
+                self._waiting[record.id] = session_id
+                try:
+                    record = await records.wait(record.id)
+                finally:
+                    self._waiting.pop(record.id, None)
             self._record(session_id, tool, cat, record.summary, None, None,
                          ApprovalDecision(record.state == ANSWERED, record.state, QUESTION), who="user",
                          kind=QUESTION, approvalId=record.id, answer=record.decision, surface=record.surface,
@@ -820,12 +833,15 @@ class ApprovalGate:
         assert records is not None
         host = asyncio.ensure_future(ask(request))
         waiter = asyncio.ensure_future(records.wait(record.id))
+        self._waiting[record.id] = request.session_id
         try:
             await asyncio.wait({host, waiter}, return_when=asyncio.FIRST_COMPLETED)
         except asyncio.CancelledError:
             host.cancel()
             waiter.cancel()
             raise
+        finally:
+            self._waiting.pop(record.id, None)
         if waiter.done():
             host.cancel()  # answered elsewhere: the host's prompt is withdrawn
             await asyncio.gather(host, return_exceptions=True)

@@ -462,8 +462,12 @@ class Runtime:
     def stop(self, session_id: str, turn_id: str | None = None) -> bool:
         """Stop the turn running on the session's lane (it ends `stopped`); turns queued
         behind it and every other session keep going. False when none is running (or, with
-        `turn_id`, when the running turn is not that one)."""
-        return self.lifecycle.stop(session_id, turn_id)
+        `turn_id`, when the running turn is not that one). The approvals and questions its
+        turn waits on are withdrawn, so no surface offers them for an answer that runs nothing."""
+        stopped = self.lifecycle.stop(session_id, turn_id)
+        if stopped:
+            self.gate.withdraw_waits(session_id, "its turn was stopped")
+        return stopped
 
     async def recover(self, resume: bool = False, on_event: ev.EventSink | None = None) -> RecoveryReport:
         """Settle what a dead process left (idempotent): interrupt its running turns, turn its

@@ -61,7 +61,10 @@ async def test_send_mode_all_folds_every_queued_send_into_the_next_turn(tmp_path
     assert rt.config.agent.send_mode == "all"
     sid = rt.open_session(None, tmp_path).id
     first = asyncio.ensure_future(rt.run_turn("slow first", session_id=sid))
-    await asyncio.sleep(0.05)
+    for _ in range(1000):  # the first runs (its 300 ms read) before the others are sent
+        if rt.running_turn_id(sid) is not None:
+            break
+        await asyncio.sleep(0.01)
     rest = [asyncio.ensure_future(rt.run_turn(t, session_id=sid)) for t in ("b", "c", "d")]
     results = await asyncio.gather(first, *rest)
     assert users(rt, sid) == ["slow first", "b", "c", "d"]  # joined in admission order
