@@ -61,13 +61,21 @@ def build_shared_database(runtime: RuntimeView) -> Any:
     return SharedDatabase(backend)
 
 
+def build_core_shared_state(runtime: RuntimeView) -> Any:
+    from .core_shared_state import core_shared_state
+
+    return core_shared_state(runtime.service(SESSION_BACKEND_KIT_SERVICE))
+
+
 @hookimpl
 def register_services() -> Iterable[ServiceSpec]:
     from atomic_agent.api import ServiceSpec
 
-    from .postgresql_contract import SHARED_DATABASE_SERVICE
+    from .postgresql_contract import SHARED_DATABASE_SERVICE, SHARED_STATE_SERVICE
 
-    return [ServiceSpec(SESSION_BACKEND_SERVICE, build_backend, close=lambda backend: backend and backend.close(),
+    return [ServiceSpec(SHARED_STATE_SERVICE, build_core_shared_state, multiple=True,
+                        summary="what storage migrate copies of the core's state (sessions, approvals, audit)"),
+            ServiceSpec(SESSION_BACKEND_SERVICE, build_backend, close=lambda backend: backend and backend.close(),
                         summary="sessions, turns and steers in PostgreSQL when storage.url is postgresql://..."),
             ServiceSpec(SHARED_DATABASE_SERVICE, build_shared_database,
                         summary="the fleet's PostgreSQL database for other plugins' shared state (None on SQLite)")]
