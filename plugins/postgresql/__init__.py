@@ -5,7 +5,9 @@ ATOMIC_AGENT_STORAGE_PASSWORD. With an empty url nothing here runs and SQLite st
 
 It provides the core's `session_backend` service, a tick by which a serving host takes over
 the work of a dead host of the fleet (fleet_takeover), `doctor` checks (connection, schema
-version) and `atomic-agent storage migrate` (an embedded state dir into PostgreSQL). Hookimpls
+version) and `atomic-agent storage migrate` (an embedded state dir into PostgreSQL and back:
+whatever each plugin declares through postgresql_contract.SHARED_STATE_SERVICE, the core's
+sessions, approvals and approval audit declared here). Hookimpls
 only; psycopg is imported when a backend is built or a command runs.
 """
 
