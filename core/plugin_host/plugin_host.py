@@ -121,6 +121,13 @@ class PluginHost:
 
         return command_service(state_dir, config, self, name)
 
+    def command_services(self, state_dir: Path, config: Any, name: str) -> list[Any]:
+        """Every provider's service `name` as a command without a runtime sees them
+        (`storage migrate` reads each plugin's `shared_state`): see configured_backend."""
+        from atomic_agent.turns.configured_backend import command_services
+
+        return command_services(state_dir, config, self, name)
+
     def plugin_name_of(self, impl_plugin: object) -> str:
         return self.pm.get_name(impl_plugin) or "?"
 

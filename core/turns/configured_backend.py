@@ -101,6 +101,14 @@ def command_service(state_dir: Path, config: AppConfig, host: PluginHost, name: 
     a CommandView whose `session_backend` is the configured one. None when no plugin provides
     it or its factory answers None (the embedded state); SessionStoreError when the configured
     backend cannot be built; a factory that needs more than a CommandView offers raises."""
+    built = command_services(state_dir, config, host, name)
+    return built[0] if built else None
+
+
+def command_services(state_dir: Path, config: AppConfig, host: PluginHost, name: str) -> list[Any]:
+    """Every provider's service `name` (a `multiple` name, e.g. `shared_state`, what each
+    plugin's state is for `storage migrate`), built as command_service builds one; a provider
+    answering None is left out."""
     from atomic_agent.sessions.store_errors import SessionStoreError
 
     try:
@@ -109,7 +117,7 @@ def command_service(state_dir: Path, config: AppConfig, host: PluginHost, name: 
     except Exception as exc:
         raise SessionStoreError(f"the plugins' services could not be listed: {type(exc).__name__}: {exc}") from None
     if not specs:
-        return None
+        return []
     backend = configured_backend(state_dir, config, host)
     view = CommandView(state_dir, config, backend=None if backend is DEFAULT_BACKEND else backend)
-    return specs[0].factory(view)
+    return [service for service in (spec.factory(view) for spec in specs) if service is not None]

@@ -38,8 +38,13 @@ def register_config_blocks() -> Iterable[ConfigBlock]:
 @hookimpl
 def register_services() -> Iterable[ServiceSpec]:
     from atomic_agent.api import TUI_PANEL_SERVICE, ServiceSpec
+    from atomic_agent.plugins.postgresql.postgresql_contract import SHARED_STATE_SERVICE
 
-    return [ServiceSpec(SERVICE, _build_manager, close=lambda manager: manager.close(),
+    from .drift_shared_state import DriftState
+
+    return [ServiceSpec(SHARED_STATE_SERVICE, lambda runtime: [DriftState()], multiple=True,
+                        summary="what storage migrate copies of the MCP drift approvals"),
+            ServiceSpec(SERVICE, _build_manager, close=lambda manager: manager.close(),
                         summary="the MCP servers this runtime is connected to (add, remove, call)"),
             ServiceSpec(TUI_PANEL_SERVICE, _tui_panel, multiple=True,
                         summary="the TUI's MCP panel: servers, add by pasted JSON, remove, drift approval")]

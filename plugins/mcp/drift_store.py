@@ -121,6 +121,14 @@ class DriftStore:
         self.path.parent.mkdir(parents=True, exist_ok=True)
         write_atomic(self.path, json.dumps(data, indent=2, sort_keys=True) + "\n")
 
+    def records(self) -> dict[str, dict[str, Any]]:
+        """Every server's record, as kept (what `storage migrate` copies)."""
+        return {k: v for k, v in self._load()["servers"].items() if isinstance(v, dict)}
+
+    def write_file(self, records: dict[str, dict[str, Any]]) -> None:
+        """The state dir's file afresh with `records` (`storage migrate --to sqlite`)."""
+        self._save({"version": 1, "servers": records})
+
     # -- decisions -----------------------------------------------------------------------------
     def judge(self, server: str, tools: Sequence[ToolMeta]) -> tuple[list[ToolMeta], list[ToolMeta]]:
         """Split `tools` into (accepted, drifted), recording first sightings and new drift."""

@@ -5,7 +5,9 @@ ATOMIC_AGENT_STORAGE_PASSWORD. With an empty url nothing here runs and SQLite st
 
 It provides the core's `session_backend` service, a tick by which a serving host takes over
 the work of a dead host of the fleet (fleet_takeover), `doctor` checks (connection, schema
-version) and `atomic-agent storage migrate` (an embedded state dir into PostgreSQL). Hookimpls
+version) and `atomic-agent storage migrate` (an embedded state dir into PostgreSQL and back:
+whatever each plugin declares through postgresql_contract.SHARED_STATE_SERVICE, the core's
+sessions, approvals and approval audit declared here). Hookimpls
 only; psycopg is imported when a backend is built or a command runs.
 """
 
@@ -61,13 +63,21 @@ def build_shared_database(runtime: RuntimeView) -> Any:
     return SharedDatabase(backend)
 
 
+def build_core_shared_state(runtime: RuntimeView) -> Any:
+    from .core_shared_state import core_shared_state
+
+    return core_shared_state(runtime.service(SESSION_BACKEND_KIT_SERVICE))
+
+
 @hookimpl
 def register_services() -> Iterable[ServiceSpec]:
     from atomic_agent.api import ServiceSpec
 
-    from .postgresql_contract import SHARED_DATABASE_SERVICE
+    from .postgresql_contract import SHARED_DATABASE_SERVICE, SHARED_STATE_SERVICE
 
-    return [ServiceSpec(SESSION_BACKEND_SERVICE, build_backend, close=lambda backend: backend and backend.close(),
+    return [ServiceSpec(SHARED_STATE_SERVICE, build_core_shared_state, multiple=True,
+                        summary="what storage migrate copies of the core's state (sessions, approvals, audit)"),
+            ServiceSpec(SESSION_BACKEND_SERVICE, build_backend, close=lambda backend: backend and backend.close(),
                         summary="sessions, turns and steers in PostgreSQL when storage.url is postgresql://..."),
             ServiceSpec(SHARED_DATABASE_SERVICE, build_shared_database,
                         summary="the fleet's PostgreSQL database for other plugins' shared state (None on SQLite)")]

@@ -15,11 +15,17 @@ Times that decide between hosts (leases, due times) must be read from the databa
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from contextlib import AbstractContextManager
-from typing import Any, Protocol
+from pathlib import Path
+from typing import Any, Protocol, runtime_checkable
 
 SHARED_DATABASE_SERVICE = "shared_database"
+# What `storage migrate` copies between a state dir and the fleet's database: every plugin that
+# keeps shared state provides this service (ServiceSpec multiple=True), its factory answering a
+# sequence of SharedSqliteState / SharedFileState, whatever storage.url says (it is read by a
+# command without a runtime: the factory may use nothing of the runtime view).
+SHARED_STATE_SERVICE = "shared_state"
 
 
 class NamedLease(Protocol):
@@ -59,3 +65,46 @@ class SharedDatabase(Protocol):
     def lease(self, name: str) -> NamedLease | None:
         """Try to take the fleet-wide lease `name`: the lease when this process now holds it,
         None when another process does."""
+
+
+class SharedSqliteState(Protocol):
+    """One SQLite file of the state dir whose tables have twins in the fleet's database.
+
+    `tables` are `(pg table, sqlite table, key columns, identity column or "")`: the columns
+    copied are those both tables have; the identity (an AUTOINCREMENT column in SQLite) moves
+    past every id the source handed out. `forms` names, for a column whose two sides store a
+    value differently, `"<pg table>.<column>": (pg read, pg write, sqlite read, sqlite write)`:
+    SQL reading each side as the same value (what is hashed) and the placeholder (`%s` / `?`)
+    writing that value; e.g. a timestamptz against epoch seconds."""
+
+    owner: str  # whose schema steps (`ensure_schema`'s owner; "" for the core's own)
+    schema_steps: Sequence[tuple[str, Sequence[str]]]
+    path: str  # the file, relative to the state dir
+    tables: Sequence[tuple[str, str, Sequence[str], str]]
+    forms: Mapping[str, tuple[str, str, str, str]]
+
+    def open_sqlite(self, state_dir: Path) -> AbstractContextManager[Any]:
+        """The file's sqlite3 connection (autocommit) through its own store, created or
+        migrated to this build's schema; closed when the block ends."""
+
+
+@runtime_checkable
+class SharedFileState(Protocol):
+    """A state file that is not SQLite (a JSON-lines log, a JSON document) kept as one table
+    in the fleet's database: its rows, in `columns` order, are what both sides are hashed by.
+    `forms` maps a column to `(pg read, pg write)` SQL where the table stores it differently."""
+
+    owner: str
+    schema_steps: Sequence[tuple[str, Sequence[str]]]
+    path: str
+    table: str
+    columns: Sequence[str]
+    key: str  # what orders the table's rows as the file orders them
+    identity: str  # the table's identity column, or ""
+    forms: Mapping[str, tuple[str, str]]
+
+    def read_rows(self, state_dir: Path) -> list[tuple[Any, ...]]:
+        """The file's rows in file order ([] when it is absent)."""
+
+    def write_rows(self, state_dir: Path, rows: Sequence[tuple[Any, ...]]) -> None:
+        """Write the file afresh from `rows` (the state dir had none of it)."""

@@ -1,31 +1,32 @@
-"""Copy an embedded state dir's session state (sessions.sqlite) into an empty PostgreSQL
-database, and back again (`copy_back_to_sqlite`: into an empty sessions.sqlite), verified: every table's row count and a hash of its rows must match on both sides
-before the copy commits, in one transaction, or nothing is kept.
+"""Copy a state dir's whole embedded state into an empty PostgreSQL database
+(`copy_into_postgresql`), and back into a state dir without any (`copy_back_to_state_dir`),
+verified: every table's row count and a hash of its rows must match on both sides before the
+copy is kept, or nothing is.
 
-What is copied: sessions, transcripts, the turn ledger and its audit, queued steers and
-idempotency keys, each row with every column; the admission counter and the id counters
-move past every number the SQLite file ever handed out (ids are never reused). The source
-is read from one snapshot, so a process still writing to it cannot tear the copy.
+What is copied is what the plugins declare (postgresql_contract.SHARED_STATE_SERVICE): each
+SQLite file's tables with every column both sides have, and each non-SQLite state file (the
+approval audit's JSON lines, MCP drift approvals) as its table's rows. The copy in is ONE
+PostgreSQL transaction, the source files each read from one snapshot; the copy back holds one
+transaction open on every SQLite file and commits them only once every table and file
+verified. Id counters (identities, AUTOINCREMENT, the admission order) continue past every
+number the source ever handed out, deleted rows included: ids are never reused.
 """
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
+import sqlite3
+from collections.abc import Iterator, Sequence
+from pathlib import Path
 from typing import Any
 
 import attrs
 
-# table -> its primary key (what the copy orders by)
-TABLES: dict[str, tuple[str, ...]] = {
-    "sessions": ("id",),
-    "transcript": ("session_id", "seq"),
-    "turns": ("turn_id",),
-    "turn_audit": ("audit_id",),
-    "steer_queue": ("steer_id",),
-    "idempotency_keys": ("key",),
-}
-IDENTITY_TABLES = {"turn_audit": "audit_id", "steer_queue": "steer_id"}
+from .postgresql_contract import SharedFileState, SharedSqliteState
+
+ADMISSION_TABLE = "turns"  # the core's ledger: its admission counter moves with it
 
 
 class StateCopyError(RuntimeError):
@@ -34,140 +35,249 @@ class StateCopyError(RuntimeError):
 
 @attrs.frozen
 class TableCopy:
-    table: str
+    table: str  # the PostgreSQL table
     rows: int
-    digest: str  # sha256 of the rows, in key order, as JSON
+    digest: str  # sha256 of the rows (rows_digest)
+    owner: str = ""  # whose state ("" the core's)
 
 
-def rows_digest(rows: list[tuple[Any, ...]]) -> str:
-    """Order-independent of how each database sorts text: rows are serialised, then sorted."""
-    encoded = sorted(json.dumps(list(row), ensure_ascii=False, default=str) for row in rows)
+def rows_digest(rows: Sequence[Sequence[Any]]) -> str:
+    """Independent of how each database sorts text: rows are serialised, then sorted; a JSON
+    value (a dict) is serialised with sorted keys, so jsonb's key order does not count."""
+    encoded = sorted(json.dumps(list(row), ensure_ascii=False, default=str, sort_keys=True) for row in rows)
     digest = hashlib.sha256()
     for line in encoded:
         digest.update(line.encode("utf-8", "surrogatepass") + b"\n")
     return digest.hexdigest()
 
 
-def _columns(pg: Any, table: str) -> list[str]:
+@attrs.frozen
+class Plan:
+    """One table's copy: the columns both sides have, and how each side reads and writes them."""
+
+    table: str
+    sqlite_table: str
+    key: tuple[str, ...]
+    identity: str
+    columns: tuple[str, ...]
+    pg_read: tuple[str, ...]
+    pg_write: tuple[str, ...]
+    sqlite_read: tuple[str, ...]
+    sqlite_write: tuple[str, ...]
+
+    def pg_select(self) -> str:
+        return f"select {', '.join(self.pg_read)} from {self.table} order by {', '.join(self.key)}"
+
+    def pg_insert(self) -> str:
+        overriding = " overriding system value" if self.identity in self.columns else ""
+        return (f"insert into {self.table} ({', '.join(self.columns)}){overriding} "
+                f"values ({', '.join(self.pg_write)})")
+
+    def sqlite_select(self) -> str:
+        return f"select {', '.join(self.sqlite_read)} from {self.sqlite_table} order by {', '.join(self.key)}"
+
+    def sqlite_insert(self) -> str:
+        return (f"insert into {self.sqlite_table} ({', '.join(self.columns)}) "
+                f"values ({', '.join(self.sqlite_write)})")
+
+
+def _pg_columns(pg: Any, table: str) -> list[str]:
     rows = pg.execute("select column_name from information_schema.columns where table_schema = current_schema() "
                       "and table_name = %s order by ordinal_position", [table]).fetchall()
     return [r[0] for r in rows]
 
 
-def copy_sessions_state(sqlite_conn: Any, pg: Any) -> list[TableCopy]:
-    """Copy inside one PostgreSQL transaction on `pg` (an autocommit connection whose schema
-    is migrated); StateCopyError, with nothing written, when the target is not empty or a
-    table does not verify."""
+def plans_of(state: SharedSqliteState, pg: Any, sqlite_conn: Any) -> list[Plan]:
+    plans = []
+    for table, sqlite_table, key, identity in state.tables:
+        present = {r[1] for r in sqlite_conn.execute(f"pragma table_info({sqlite_table})").fetchall()}
+        columns = tuple(c for c in _pg_columns(pg, table) if c in present)
+        forms = [state.forms.get(f"{table}.{c}", (c, "%s", c, "?")) for c in columns]
+        plans.append(Plan(table, sqlite_table, tuple(key), identity, columns, *(tuple(f[i] for f in forms)
+                                                                                 for i in range(4))))
+    return plans
+
+
+def _file_plan(state: SharedFileState) -> Plan:
+    forms = [state.forms.get(c, (c, "%s")) for c in state.columns]
+    return Plan(state.table, "", (state.key,), state.identity, tuple(state.columns),
+                tuple(f[0] for f in forms), tuple(f[1] for f in forms), (), ())
+
+
+def _pg_params(row: Sequence[Any]) -> list[Any]:
+    """JSON documents (a dict or list, e.g. an MCP record) go to jsonb as JSON."""
+    from psycopg.types.json import Jsonb
+
+    return [Jsonb(v) if isinstance(v, (dict, list)) else v for v in row]
+
+
+def _verified(table: str, source: Sequence[Any], copied: Sequence[Any], owner: str) -> TableCopy:
+    expected, got = rows_digest(source), rows_digest(copied)
+    if len(copied) != len(source) or got != expected:
+        raise StateCopyError(f"{table} did not verify: {len(source)} rows read, {len(copied)} written "
+                             f"(sha256 {expected[:12]} vs {got[:12]}); nothing was kept")
+    return TableCopy(table, len(source), expected, owner)
+
+
+def _declared_tables(states: Sequence[Any]) -> list[str]:
+    return [t for s in states for t in ([s.table] if isinstance(s, SharedFileState) else [t[0] for t in s.tables])]
+
+
+@contextlib.contextmanager
+def _sources(states: Sequence[Any], state_dir: Path) -> Iterator[list[tuple[Any, Any]]]:
+    """Each SQLite state with its file's connection (None when the state dir has no such file)."""
+    with contextlib.ExitStack() as stack:
+        yield [(s, stack.enter_context(s.open_sqlite(state_dir)) if (state_dir / s.path).exists() else None)
+               for s in states if not isinstance(s, SharedFileState)]
+
+
+def copy_into_postgresql(states: Sequence[Any], state_dir: Path, pg: Any) -> list[TableCopy]:
+    """The state dir's state into the database on `pg` (an autocommit connection whose
+    schema, every declared owner's, is migrated), in one transaction; StateCopyError, with
+    nothing written, when the target holds any of it or a table does not verify."""
     import psycopg
 
+    tables = _declared_tables(states)
     done: list[TableCopy] = []
-    sqlite_conn.execute("BEGIN")  # one snapshot of the source
-    try:
-        with pg.transaction():
-            pg.execute("LOCK TABLE sessions, transcript, turns, turn_audit, steer_queue, idempotency_keys "
-                       "IN SHARE ROW EXCLUSIVE MODE")  # no runtime writes to the target meanwhile
-            held = {t: pg.execute(f"select count(*) from {t}").fetchone()[0] for t in TABLES}
-            if any(held.values()):
-                raise StateCopyError("the target database is not empty (" + ", ".join(
-                    f"{n} {t}" for t, n in held.items() if n) + "); migrate only into a new, empty database")
-            for table, key in TABLES.items():
-                columns = _columns(pg, table)
-                source = sqlite_conn.execute(f"select {', '.join(columns)} from {table} "
-                                             f"order by {', '.join(key)}").fetchall()
-                overriding = " OVERRIDING SYSTEM VALUE" if table in IDENTITY_TABLES else ""
-                if source:
-                    with pg.cursor() as cursor:
-                        cursor.executemany(
-                            f"insert into {table} ({', '.join(columns)}){overriding} values "
-                            f"({', '.join('%s' for _ in columns)})", source)
-                copied = pg.execute(f"select {', '.join(columns)} from {table}").fetchall()
-                expected, got = rows_digest(source), rows_digest(copied)
-                if len(copied) != len(source) or got != expected:
-                    raise StateCopyError(f"{table} did not verify: {len(source)} rows read, {len(copied)} written "
-                                         f"(sha256 {expected[:12]} vs {got[:12]}); nothing was kept")
-                done.append(TableCopy(table, len(source), expected))
-            _advance_counters(sqlite_conn, pg)
-    except psycopg.Error as exc:
-        raise StateCopyError(f"the copy failed and was rolled back ({' '.join(str(exc).split())})") from None
-    finally:
-        sqlite_conn.execute("ROLLBACK")
+    with _sources(states, state_dir) as sources:
+        for _, conn in sources:
+            if conn is not None:
+                conn.execute("BEGIN")  # one snapshot of each source file
+        try:
+            with pg.transaction():
+                # no runtime writes to the target meanwhile
+                pg.execute(f"lock table {', '.join(tables)} in share row exclusive mode")
+                held = {t: pg.execute(f"select count(*) from {t}").fetchone()[0] for t in tables}
+                if any(held.values()):
+                    raise StateCopyError("the target database is not empty (" + ", ".join(
+                        f"{n} {t}" for t, n in held.items() if n) + "); migrate only into a new, empty database")
+                for state, conn in sources:
+                    if conn is None:  # the state dir has no such file: its tables are empty
+                        done += [TableCopy(t[0], 0, rows_digest([]), state.owner) for t in state.tables]
+                        continue
+                    for plan in plans_of(state, pg, conn):
+                        source = conn.execute(plan.sqlite_select()).fetchall()
+                        if source:
+                            with pg.cursor() as cursor:
+                                cursor.executemany(plan.pg_insert(), [_pg_params(r) for r in source])
+                        done.append(_verified(plan.table, source, pg.execute(plan.pg_select()).fetchall(),
+                                              state.owner))
+                        if plan.identity:
+                            _advance_identity(conn, pg, plan)
+                        if plan.table == ADMISSION_TABLE:
+                            _advance_admission(conn, pg)
+                for state in states:
+                    if isinstance(state, SharedFileState):
+                        done.append(_file_in(state, state_dir, pg))
+        except psycopg.Error as exc:
+            raise StateCopyError(f"the copy failed and was rolled back ({' '.join(str(exc).split())})") from None
+        finally:
+            for _, conn in sources:
+                if conn is not None:
+                    conn.execute("ROLLBACK")
     return done
 
 
-def _advance_counters(sqlite_conn: Any, pg: Any) -> None:
-    """Every counter past every number the source ever handed out (deleted rows included)."""
+def _file_in(state: SharedFileState, state_dir: Path, pg: Any) -> TableCopy:
+    plan = _file_plan(state)
+    source = state.read_rows(state_dir)
+    if source:
+        with pg.cursor() as cursor:  # in file order: an identity numbers them as the file did
+            cursor.executemany(plan.pg_insert(), [_pg_params(r) for r in source])
+    return _verified(plan.table, source, pg.execute(plan.pg_select()).fetchall(), state.owner)
+
+
+def _advance_identity(sqlite_conn: Any, pg: Any, plan: Plan) -> None:
+    """The identity past every id the file ever handed out (deleted rows included)."""
+    row = sqlite_conn.execute("select seq from sqlite_sequence where name = ?", [plan.sqlite_table]).fetchone()
+    used = max(int(row[0]) if row else 0,
+               int(pg.execute(f"select coalesce(max({plan.identity}), 0) from {plan.table}").fetchone()[0]))
+    pg.execute(f"select setval(pg_get_serial_sequence('{plan.table}', '{plan.identity}'), greatest(%s, 1), %s)",
+               [used, used > 0])
+
+
+def _advance_admission(sqlite_conn: Any, pg: Any) -> None:
     counter = sqlite_conn.execute("select value from turn_counters where name = 'admission'").fetchone()
     highest = pg.execute("select coalesce(max(admitted_order), 0) from turns").fetchone()[0]
     order = max(int(counter[0]) if counter else 0, int(highest))
     pg.execute("select setval('turn_admission_order', greatest(%s, 1), %s)", [order, order > 0])
-    for table, column in IDENTITY_TABLES.items():
-        row = sqlite_conn.execute("select seq from sqlite_sequence where name = ?", [table]).fetchone()
-        used = max(int(row[0]) if row else 0,
-                   int(pg.execute(f"select coalesce(max({column}), 0) from {table}").fetchone()[0]))
-        pg.execute(f"select setval(pg_get_serial_sequence('{table}', '{column}'), greatest(%s, 1), %s)",
-                   [used, used > 0])
 
 
-def _sqlite_columns(sqlite_conn: Any, table: str) -> list[str]:
-    return [r[1] for r in sqlite_conn.execute(f"pragma table_info({table})").fetchall()]
-
-
-def copy_back_to_sqlite(pg: Any, sqlite_conn: Any) -> list[TableCopy]:
-    """The reverse: the PostgreSQL session state into an empty sessions.sqlite, inside one
-    SQLite transaction, read from one PostgreSQL snapshot (REPEATABLE READ), every table
-    verified by count and hash; the counters continue past every number PostgreSQL handed
-    out. StateCopyError, with nothing written, when the file is not empty or a table does not
-    verify. `sqlite_conn` is the store's connection (autocommit; this opens the transaction)."""
-    import sqlite3
-
+def copy_back_to_state_dir(states: Sequence[Any], pg: Any, state_dir: Path) -> list[TableCopy]:
+    """The reverse: the database's state into a state dir that has none of it, each SQLite
+    file created (or opened) through its own store, read from one PostgreSQL snapshot
+    (REPEATABLE READ); the SQLite files commit only once every table and file verified, and a
+    file written by this copy is removed again when anything did not. The counters continue
+    past every number PostgreSQL handed out. StateCopyError when the state dir holds any of
+    the state or a table does not verify."""
     import psycopg
 
     done: list[TableCopy] = []
-    try:
-        with pg.transaction():
-            pg.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY")
-            sqlite_conn.execute("BEGIN IMMEDIATE")  # no writer on the file meanwhile
-            try:
-                held = {t: sqlite_conn.execute(f"select count(*) from {t}").fetchone()[0] for t in TABLES}
-                if any(held.values()):
-                    raise StateCopyError("sessions.sqlite in this state dir is not empty (" + ", ".join(
-                        f"{n} {t}" for t, n in held.items() if n) + "); copy back only into a state dir without "
-                        "session state (move sessions.sqlite aside first)")
-                for table, key in TABLES.items():
-                    wanted = set(_sqlite_columns(sqlite_conn, table))
-                    columns = [c for c in _columns(pg, table) if c in wanted]
-                    source = pg.execute(f"select {', '.join(columns)} from {table} "
-                                        f"order by {', '.join(key)}").fetchall()
-                    if source:
-                        sqlite_conn.executemany(f"insert into {table} ({', '.join(columns)}) values "
-                                                f"({', '.join('?' for _ in columns)})", source)
-                    copied = sqlite_conn.execute(f"select {', '.join(columns)} from {table}").fetchall()
-                    expected, got = rows_digest(source), rows_digest(copied)
-                    if len(copied) != len(source) or got != expected:
-                        raise StateCopyError(f"{table} did not verify: {len(source)} rows read, {len(copied)} "
-                                             f"written (sha256 {expected[:12]} vs {got[:12]}); nothing was kept")
-                    done.append(TableCopy(table, len(source), expected))
-                _carry_counters_back(pg, sqlite_conn)
-            except BaseException:
-                sqlite_conn.execute("ROLLBACK")
-                raise
-            sqlite_conn.execute("COMMIT")
-    except (psycopg.Error, sqlite3.Error) as exc:
-        raise StateCopyError(f"the copy failed and was rolled back ({' '.join(str(exc).split())})") from None
+    written: list[Path] = []
+    with contextlib.ExitStack() as stack:
+        opened = [(s, stack.enter_context(s.open_sqlite(state_dir))) for s in states
+                  if not isinstance(s, SharedFileState)]
+        try:
+            with pg.transaction():
+                pg.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY")
+                for _, conn in opened:
+                    conn.execute("BEGIN IMMEDIATE")  # no writer on the file meanwhile
+                try:
+                    plans = [(state, conn, plans_of(state, pg, conn)) for state, conn in opened]
+                    _refuse_held(plans, states, state_dir)
+                    for state, conn, file_plans in plans:
+                        for plan in file_plans:
+                            source = pg.execute(plan.pg_select()).fetchall()
+                            if source:
+                                conn.executemany(plan.sqlite_insert(), source)
+                            done.append(_verified(plan.table, source, conn.execute(plan.sqlite_select()).fetchall(),
+                                                  state.owner))
+                            if plan.identity:
+                                _carry_identity_back(pg, conn, plan)
+                            if plan.table == ADMISSION_TABLE:
+                                _carry_admission_back(pg, conn)
+                    for state in states:
+                        if isinstance(state, SharedFileState):
+                            source = pg.execute(_file_plan(state).pg_select()).fetchall()
+                            if source:
+                                written.append(state_dir / state.path)
+                                state.write_rows(state_dir, source)
+                            done.append(_verified(state.table, source, state.read_rows(state_dir), state.owner))
+                except BaseException:
+                    for _, conn in opened:
+                        conn.execute("ROLLBACK")
+                    for path in written:
+                        path.unlink(missing_ok=True)
+                    raise
+                for _, conn in opened:
+                    conn.execute("COMMIT")
+        except (psycopg.Error, sqlite3.Error) as exc:
+            raise StateCopyError(f"the copy failed and was rolled back ({' '.join(str(exc).split())})") from None
     return done
 
 
-def _carry_counters_back(pg: Any, sqlite_conn: Any) -> None:
-    """The file's counters past every number the database handed out (deleted rows included)."""
+def _refuse_held(plans: Sequence[tuple[Any, Any, list[Plan]]], states: Sequence[Any], state_dir: Path) -> None:
+    held = {f"{plan.sqlite_table} ({state.path})": conn.execute(f"select count(*) from {plan.sqlite_table}")
+            .fetchone()[0] for state, conn, file_plans in plans for plan in file_plans}
+    held.update({s.path: len(s.read_rows(state_dir)) for s in states if isinstance(s, SharedFileState)})
+    if any(held.values()):
+        raise StateCopyError("this state dir is not empty (" + ", ".join(f"{n} rows in {t}" for t, n in held.items()
+                                                                          if n) + "); copy back only into a new "
+                             "state dir (or move those files aside first)")
+
+
+def _carry_identity_back(pg: Any, sqlite_conn: Any, plan: Plan) -> None:
+    sequence = pg.execute("select pg_get_serial_sequence(%s, %s)", [plan.table, plan.identity]).fetchone()[0]
+    last, called = pg.execute(f"select last_value, is_called from {sequence}").fetchone()
+    used = int(last) if called else int(last) - 1
+    if sqlite_conn.execute("select 1 from sqlite_sequence where name = ?", [plan.sqlite_table]).fetchone():
+        sqlite_conn.execute("update sqlite_sequence set seq = max(seq, ?) where name = ?", [used, plan.sqlite_table])
+    else:
+        sqlite_conn.execute("insert into sqlite_sequence (name, seq) values (?, ?)", [plan.sqlite_table, used])
+
+
+def _carry_admission_back(pg: Any, sqlite_conn: Any) -> None:
     last, called = pg.execute("select last_value, is_called from turn_admission_order").fetchone()
     order = int(last) if called else int(last) - 1
     sqlite_conn.execute("insert into turn_counters (name, value) values ('admission', ?) on conflict(name) do "
                         "update set value = max(value, excluded.value)", [order])
-    for table, column in IDENTITY_TABLES.items():
-        sequence = pg.execute("select pg_get_serial_sequence(%s, %s)", [table, column]).fetchone()[0]
-        last, called = pg.execute(f"select last_value, is_called from {sequence}").fetchone()
-        used = int(last) if called else int(last) - 1
-        if sqlite_conn.execute("select 1 from sqlite_sequence where name = ?", [table]).fetchone():
-            sqlite_conn.execute("update sqlite_sequence set seq = max(seq, ?) where name = ?", [used, table])
-        else:
-            sqlite_conn.execute("insert into sqlite_sequence (name, seq) values (?, ?)", [table, used])

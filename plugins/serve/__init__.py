@@ -14,7 +14,7 @@ if TYPE_CHECKING:
 
     import typer
 
-    from atomic_agent.api import ConfigBlock, DoctorFinding
+    from atomic_agent.api import ConfigBlock, DoctorFinding, ServiceSpec
 
 
 @hookimpl
@@ -49,3 +49,13 @@ def report_status(state_dir: Path, config: Any) -> Iterable[dict[str, Any]]:
     from atomic_agent.plugins.serve.local_serve import status_lines
 
     return status_lines(state_dir, config)
+
+
+@hookimpl
+def register_services() -> Iterable[ServiceSpec]:
+    from atomic_agent.api import ServiceSpec
+    from atomic_agent.plugins.postgresql.postgresql_contract import SHARED_STATE_SERVICE
+    from atomic_agent.plugins.serve.webhook_shared_state import WebhookState
+
+    return [ServiceSpec(SHARED_STATE_SERVICE, lambda runtime: [WebhookState()], multiple=True,
+                        summary="what storage migrate copies of serve/webhooks.sqlite")]

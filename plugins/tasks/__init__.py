@@ -63,7 +63,13 @@ def register_services() -> Iterable[ServiceSpec]:
             service.recover_stale()
         return service
 
-    return [ServiceSpec(TASKS_SERVICE, build, close=lambda service: service.close(),
+    from atomic_agent.plugins.postgresql.postgresql_contract import SHARED_STATE_SERVICE
+
+    from .task_shared_state import TasksState
+
+    return [ServiceSpec(SHARED_STATE_SERVICE, lambda runtime: [TasksState()], multiple=True,
+                        summary="what storage migrate copies of tasks.sqlite"),
+            ServiceSpec(TASKS_SERVICE, build, close=lambda service: service.close(),
                         summary="durable tasks, their runs and the runner (tasks.sqlite, or the fleet's PostgreSQL)"),
             ServiceSpec(TUI_PANEL_SERVICE, _tui_panel, multiple=True,
                         summary="the TUI's Tasks panel: list, details, create, cancel, run now")]

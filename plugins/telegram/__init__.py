@@ -39,8 +39,13 @@ def register_config_blocks() -> Iterable[ConfigBlock]:
 @hookimpl
 def register_services() -> Iterable[ServiceSpec]:
     from atomic_agent.api import TUI_PANEL_SERVICE, ServiceSpec
+    from atomic_agent.plugins.postgresql.postgresql_contract import SHARED_STATE_SERVICE
 
-    return [ServiceSpec(SERVICE, _build_channel, close=lambda channel: channel.close(),
+    from .delivery_shared_state import TelegramState
+
+    return [ServiceSpec(SHARED_STATE_SERVICE, lambda runtime: [TelegramState()], multiple=True,
+                        summary="what storage migrate copies of telegram.sqlite"),
+            ServiceSpec(SERVICE, _build_channel, close=lambda channel: channel.close(),
                         summary="the Telegram channel: status and live control (enable, token, owner, pairing)"),
             # the tasks plugin's `notify: telegram` reports go to the owner through the channel
             ServiceSpec(REPORT_SINK, lambda runtime: runtime.service(SERVICE), multiple=True,
