@@ -120,6 +120,18 @@ class FleetRun:
     retries: int = 0  # requests sent again (same key) after their host died or was stopping
     latencies_s: list[float] = attrs.field(factory=list)  # send to answer, retries included
 
+    def percentile_ms(self, q: float) -> float:
+        """The q-quantile (0..1) of the latencies, nearest rank, in milliseconds (0 with none)."""
+        ordered = sorted(self.latencies_s)
+        return ordered[min(len(ordered) - 1, int(round(q * (len(ordered) - 1))))] * 1000 if ordered else 0.0
+
+    def summary(self) -> str:
+        """One line for a test's output or a report: throughput, latency quantiles, retries."""
+        count = len(self.latencies_s)
+        return (f"{count} answers in {self.elapsed_s:.1f} s ({count / max(self.elapsed_s, 1e-9):.1f} req/s), "
+                f"p50 {self.percentile_ms(0.5):.0f} ms, p99 {self.percentile_ms(0.99):.0f} ms, "
+                f"{self.retries} retries")
+
 
 class AdmissionWatch:
     """Which of the fleet's messages have a turn row: one query for all waiting senders."""
