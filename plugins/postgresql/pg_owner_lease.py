@@ -7,9 +7,13 @@ or its host goes silent and TCP keepalives give up on it — so every process of
 on any host, can tell a dead owner's turns (adopt or interrupt them) from a live one's (wait).
 Liveness is decided by the database alone, never by comparing host clocks.
 
-A lease whose own connection was lost (a server restart) is taken again on the next check;
-meanwhile other processes may have counted this owner dead and fenced its running turns out
-by generation, which its writers then learn as StaleWriterError.
+A lease whose own connection was lost (a server restart drops every lease of the fleet at
+once) is taken again by `renew`, which every serving host's takeover tick calls each pass,
+and on this process's next check of another owner. So an owner counts as dead only once its
+lock has been missing for `grace_s` (this process's monotonic clock, from the first check
+that found it missing: no host clocks are compared): long enough for every live host to
+renew after a restart, so the hosts do not fence out each other's running turns. A process
+whose lease stays missing longer is dead, and its writers learn it as StaleWriterError.
 """
 
 from __future__ import annotations
@@ -17,12 +21,14 @@ from __future__ import annotations
 import os
 import socket
 import threading
+import time
 import uuid
 from typing import Any
 
 from .database_url import DatabaseUrl
 
 KEEPALIVE: dict[str, Any] = {"keepalives": 1, "keepalives_idle": 10, "keepalives_interval": 5, "keepalives_count": 3}
+GRACE_S = 3.0  # the least time an owner's lock must stay missing before it counts as dead
 
 
 OWNER_KEY_PREFIX = "owner:"  # the lock key is hashtextextended(prefix || owner, 0)
@@ -33,8 +39,11 @@ def owner_key(owner: str) -> str:
 
 
 class PgOwnerLease:
-    def __init__(self, url: DatabaseUrl, kit: Any, connect_timeout_s: int = 10, owner: str | None = None) -> None:
+    def __init__(self, url: DatabaseUrl, kit: Any, connect_timeout_s: int = 10, owner: str | None = None,
+                 grace_s: float = GRACE_S) -> None:
         self.url = url
+        self.grace_s = grace_s
+        self._missing_since: dict[str, float] = {}  # owner -> when a check first found its lock free
         self.kit = kit
         self.connect_timeout_s = connect_timeout_s
         self.owner = owner or f"{socket.gethostname()}-{os.getpid()}-{uuid.uuid4().hex[:8]}"
@@ -60,6 +69,21 @@ class PgOwnerLease:
         self._conn = conn
         return conn
 
+    def renew(self) -> None:
+        """Take the lease again if its connection was lost (a heartbeat: the server notices
+        nothing until the connection is used). SessionStoreError while the database is down."""
+        import psycopg
+
+        with self._lock:
+            if self._released:
+                return
+            conn = self._take()
+            try:
+                conn.execute("select 1")
+            except psycopg.OperationalError:
+                self._conn = None
+                self._take()
+
     def is_alive(self, owner: str | None) -> bool:
         """True for this runtime and for any owner whose lock some connection holds now."""
         if owner is None:
@@ -74,9 +98,13 @@ class PgOwnerLease:
                 try:
                     row = conn.execute("select pg_try_advisory_lock(hashtextextended(%s, 0))",
                                        [owner_key(owner)]).fetchone()
-                    if row[0]:  # nobody held it: the owner is gone; let go of it again at once
-                        conn.execute("select pg_advisory_unlock(hashtextextended(%s, 0))", [owner_key(owner)])
-                    return not row[0]
+                    if not row[0]:
+                        self._missing_since.pop(owner, None)
+                        return True
+                    # nobody held it: let go of it again at once; gone for good once past the grace
+                    conn.execute("select pg_advisory_unlock(hashtextextended(%s, 0))", [owner_key(owner)])
+                    since = self._missing_since.setdefault(owner, time.monotonic())
+                    return time.monotonic() - since < self.grace_s
                 except psycopg.OperationalError:
                     if attempt == 2:
                         raise
