@@ -45,7 +45,6 @@ def build_backend(runtime: RuntimeView) -> Any:
         return None
     from .database_url import parse_database_url  # StorageUrlError, saying how to write it, for a bad url
     from .pg_backend import PgBackend
-
     from .pg_owner_lease import GRACE_S
 
     # every live host renews its lease each takeover pass: two passes fit in the grace

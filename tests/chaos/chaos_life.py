@@ -24,9 +24,9 @@ import attrs
 import atomic_agent.plugins.postgresql as postgresql_plugin
 from atomic_agent.runtime.boot_context import boot
 from atomic_agent.runtime.runtime import Runtime
+from atomic_agent.sessions.session_database import SessionRepository
 from atomic_agent.sessions.session_store import SessionStore
 from atomic_agent.testing.runtime_kit import fresh_plugin_host
-from atomic_agent.sessions.session_database import SessionRepository
 from tests.chaos.chaos_database import ChaosDatabase
 from tests.chaos.chaos_tools import ChaosToolsPlugin, chaos_tools
 from tests.chaos.conversational_provider import ConversationalProvider
