@@ -13,10 +13,9 @@ at once: every step of recovery is a compare-and-set in the database, so each pi
 is taken by exactly one of them.
 
 A restart of the database server (a failover) drops every host's lease at once. So each pass
-first renews this host's own lease, and the leases count an owner dead only once its lock has
-been missing for their grace (pg_owner_lease; at least two intervals of this tick): every live
-host renews within it, and the hosts do not fence out each other's running turns. A real death
-is taken over that much later.
+first renews this host's own lease; a host that had to take its own lease again gives the
+others a grace (pg_owner_lease; at least two intervals of this tick) to renew theirs before it
+counts them dead, so the hosts do not fence out each other's running turns.
 """
 
 from __future__ import annotations

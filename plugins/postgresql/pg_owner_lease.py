@@ -9,11 +9,13 @@ Liveness is decided by the database alone, never by comparing host clocks.
 
 A lease whose own connection was lost (a server restart drops every lease of the fleet at
 once) is taken again by `renew`, which every serving host's takeover tick calls each pass,
-and on this process's next check of another owner. So an owner counts as dead only once its
-lock has been missing for `grace_s` (this process's monotonic clock, from the first check
-that found it missing: no host clocks are compared): long enough for every live host to
-renew after a restart, so the hosts do not fence out each other's running turns. A process
-whose lease stays missing longer is dead, and its writers learn it as StaleWriterError.
+and on this process's next check of another owner. A restart is what this process sees too:
+its own lease's connection was lost. So for `grace_s` after this process had to take its own
+lease again (its monotonic clock: no host clocks are compared) a missing lock does not make
+an owner dead — long enough for every live host to renew, so the hosts do not fence out each
+other's running turns. Otherwise (a SIGKILL, a lost host: this process kept its connection) a
+missing lock is a dead owner at once. A process whose lease stays missing past the grace is
+dead, and its writers learn it as StaleWriterError.
 """
 
 from __future__ import annotations
@@ -28,7 +30,7 @@ from typing import Any
 from .database_url import DatabaseUrl
 
 KEEPALIVE: dict[str, Any] = {"keepalives": 1, "keepalives_idle": 10, "keepalives_interval": 5, "keepalives_count": 3}
-GRACE_S = 3.0  # the least time an owner's lock must stay missing before it counts as dead
+GRACE_S = 3.0  # after this process lost its own lease (a server restart), how long others get to renew theirs
 
 
 OWNER_KEY_PREFIX = "owner:"  # the lock key is hashtextextended(prefix || owner, 0)
@@ -43,13 +45,14 @@ class PgOwnerLease:
                  grace_s: float = GRACE_S) -> None:
         self.url = url
         self.grace_s = grace_s
-        self._missing_since: dict[str, float] = {}  # owner -> when a check first found its lock free
+        self._retaken_at: float | None = None  # when this process last had to take its lost lease again
         self.kit = kit
         self.connect_timeout_s = connect_timeout_s
         self.owner = owner or f"{socket.gethostname()}-{os.getpid()}-{uuid.uuid4().hex[:8]}"
         self._lock = threading.Lock()
         self._conn: Any = None
         self._released = False
+        self._took_once = False
         with self._lock:
             self._take()
 
@@ -58,6 +61,7 @@ class PgOwnerLease:
 
         if self._conn is not None and not self._conn.broken and not self._conn.closed:
             return self._conn
+        lost = self._took_once  # held before: this is a retake after its connection was lost
         try:
             options: dict[str, Any] = {**self.url.connect_kwargs(self.connect_timeout_s), **KEEPALIVE}
             conn = psycopg.connect(autocommit=True, **options)
@@ -67,6 +71,9 @@ class PgOwnerLease:
                 f"the owner lease on the PostgreSQL database {self.url.shown} could not be taken "
                 f"({self.url.scrub(str(exc))}); nothing was admitted. Check the server (`atomic-agent doctor`)") from None
         self._conn = conn
+        if lost:
+            self._retaken_at = time.monotonic()
+        self._took_once = True
         return conn
 
     def renew(self) -> None:
@@ -81,8 +88,7 @@ class PgOwnerLease:
             try:
                 conn.execute("select 1")
             except psycopg.OperationalError:
-                self._conn = None
-                self._take()
+                self._take()  # the broken connection is replaced (and the loss remembered)
 
     def is_alive(self, owner: str | None) -> bool:
         """True for this runtime and for any owner whose lock some connection holds now."""
@@ -99,16 +105,15 @@ class PgOwnerLease:
                     row = conn.execute("select pg_try_advisory_lock(hashtextextended(%s, 0))",
                                        [owner_key(owner)]).fetchone()
                     if not row[0]:
-                        self._missing_since.pop(owner, None)
                         return True
-                    # nobody held it: let go of it again at once; gone for good once past the grace
+                    # nobody held it: let go of it again at once. Dead, unless this process lost its
+                    # own lease moments ago (a server restart): then the owner may not have renewed yet
                     conn.execute("select pg_advisory_unlock(hashtextextended(%s, 0))", [owner_key(owner)])
-                    since = self._missing_since.setdefault(owner, time.monotonic())
-                    return time.monotonic() - since < self.grace_s
+                    return self._retaken_at is not None and time.monotonic() - self._retaken_at < self.grace_s
                 except psycopg.OperationalError:
                     if attempt == 2:
                         raise
-                    self._conn = None  # retaken (with this owner's own lock) on the next pass
+                    # retaken (with this owner's own lock) on the next pass; the loss is remembered
         return True  # not reached: the second attempt returns or raises
 
     def release(self) -> None:

@@ -29,8 +29,8 @@ def test_two_live_owners_answer_each_message_once_in_order(seed: int) -> None:
 @pytest.mark.parametrize("seed", seed_params([], seed_count(4, "CHAOS_PG_SEEDS")))
 def test_two_live_owners_on_one_postgresql_answer_each_message_once_in_order(seed: int,
                                                                              postgresql_database: Any) -> None:
-    # each owner has a pool of its own and waits for its group commit's WAL flush in a thread, as
-    # two processes would: overlapping sends of the two may be acknowledged in either order, so
-    # FIFO is checked as for owner processes (a send begun after an acknowledgement runs after it)
+    # a PostgreSQL admission is acknowledged once its WAL flush returns from a thread
+    # (pg_unit_of_work), so overlapping sends may be acknowledged in either order: FIFO is
+    # checked as for owner processes (a send begun after an acknowledgement runs after it)
     spec = attrs.evolve(TWO_OWNERS, fifo="after_acknowledgement")
     assert_seed_holds(seed, spec, ChaosDatabase.of(postgresql_database))

@@ -34,10 +34,6 @@ async def test_a_dead_hosts_queued_message_is_answered_by_the_tick_with_no_new_m
         dead.lifecycle.lease.release()  # what a killed process's lost connection does to its lease
         assert dead_owners(backend) == [dead.lifecycle.lease.owner]
         assert await live.run_tick(TICK_NAME)
-        # just missing is not dead yet (a server restart drops every lease for a moment)
-        assert live.lifecycle.ledger.get(orphan.turn_id).state == "queued"
-        await asyncio.sleep(live.lifecycle.lease.grace_s)
-        assert await live.run_tick(TICK_NAME)  # missing past the grace: taken over
         for _ in range(300):
             if live.lifecycle.ledger.get(orphan.turn_id).state == "completed":
                 break
