@@ -43,11 +43,6 @@ from atomic_agent.plugins.postgresql.testing.serve_fleet import (
 REQUEST_TIMEOUT_S = 900.0  # every message of every session is in flight at once: the last wait long
 
 
-def percentile(values: list[float], q: float) -> float:
-    ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, int(round(q * (len(ordered) - 1))))] if ordered else 0.0
-
-
 def one_run(server: PostgresServer, fake: FakeLlamaServer, root: Path, hosts: int, sessions: int, per_session: int,
             kill: bool) -> None:
     name = "fleet_" + uuid.uuid4().hex[:12]
@@ -74,7 +69,7 @@ def one_run(server: PostgresServer, fake: FakeLlamaServer, root: Path, hosts: in
     doubled = sum(1 for n in run.answered.values() if n != 1)
     what = f"kill host {victim.index}" if kill else "undisturbed"
     print(f"  {hosts:>5}  {what:>13}  {total:>8}  {total / run.elapsed_s:>8.1f}  "
-          f"{percentile(run.latencies_s, 0.5) * 1000:>8.1f}  {percentile(run.latencies_s, 0.99) * 1000:>8.1f}  "
+          f"{run.percentile_ms(0.5):>8.1f}  {run.percentile_ms(0.99):>8.1f}  "
           f"{run.retries:>7}  {'ok' if not problems and not doubled else f'{len(problems) + doubled} PROBLEMS'}",
           flush=True)
     for problem in problems[:10]:

@@ -47,10 +47,12 @@ def build_backend(runtime: RuntimeView) -> Any:
         return None
     from .database_url import parse_database_url  # StorageUrlError, saying how to write it, for a bad url
     from .pg_backend import PgBackend
+    from .pg_owner_lease import GRACE_S
 
+    # every live host renews its lease each takeover pass: two passes fit in the grace
     return PgBackend(parse_database_url(url, runtime.environ), runtime.service(SESSION_BACKEND_KIT_SERVICE),
                      pool_size=config.pool_size, connect_timeout_s=config.connect_timeout_s,
-                     state_dir=runtime.state_dir)
+                     state_dir=runtime.state_dir, lease_grace_s=max(GRACE_S, 2.0 * config.takeover_interval_s))
 
 
 def build_shared_database(runtime: RuntimeView) -> Any:

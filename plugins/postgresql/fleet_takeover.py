@@ -11,6 +11,11 @@ the runtime's own recovery with `resume`, which interrupts the dead owner's runn
 the continuation an interrupted message is owed. Several live hosts may notice the same death
 at once: every step of recovery is a compare-and-set in the database, so each piece of work
 is taken by exactly one of them.
+
+A restart of the database server (a failover) drops every host's lease at once. So each pass
+first renews this host's own lease; a host that had to take its own lease again gives the
+others a grace (pg_owner_lease; at least two intervals of this tick) to renew theirs before it
+counts them dead, so the hosts do not fence out each other's running turns.
 """
 
 from __future__ import annotations
@@ -52,11 +57,13 @@ class FleetTakeover:
         self.takeovers = 0  # recoveries this host ran because an owner had died
 
     async def run(self) -> list[str]:
-        """The dead owners found (recovered) on this pass; empty when every owner is alive."""
+        """The owners whose lease was missing on this pass (recovery takes over those past the
+        leases' grace); empty when every owner is alive."""
         import asyncio
 
         if self.runtime.stopping:
             return []
+        await asyncio.to_thread(self.backend.renew_leases)
         dead = await asyncio.to_thread(dead_owners, self.backend)
         if dead:
             await self.runtime.recover(resume=True)

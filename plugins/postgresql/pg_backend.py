@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from .database_url import DatabaseUrl
-from .pg_owner_lease import PgOwnerLease
+from .pg_owner_lease import GRACE_S, PgOwnerLease
 from .pg_schema import migrate
 from .pg_session_store import PgSessionStore
 from .pg_steer_queue import PgSteerQueue
@@ -48,16 +48,18 @@ class PgBackend:
     name = "postgresql"
 
     def __init__(self, url: DatabaseUrl, kit: Any, *, pool_size: int = 8, connect_timeout_s: int = 10,
-                 state_dir: Path | None = None) -> None:
+                 state_dir: Path | None = None, lease_grace_s: float = GRACE_S) -> None:
         self.url = url
         self.state_dir = state_dir  # whose config fingerprint is recorded (fleet_config); None: nothing recorded
         self.config_disagreement: str | None = None  # set when another host's config differs (fleet_config)
         self.kit = kit
         self.pool_size = pool_size
+        self.lease_grace_s = lease_grace_s  # how long an owner's lock stays missing before it is dead
         self.connect_timeout_s = connect_timeout_s
         self.applied: list[str] = []  # schema steps this process applied
         self._pool: Any = None
         self._opening = threading.Lock()
+        self._leases: list[PgOwnerLease] = []  # the owner leases this process took (renew_leases)
 
     @property
     def pool(self) -> Any:
@@ -110,7 +112,14 @@ class PgBackend:
 
     def lease(self, state_dir: Path | None = None) -> PgOwnerLease:
         """This process's owner lease, visible to every host (an advisory lock; see pg_owner_lease)."""
-        return PgOwnerLease(self.url, self.kit, self.connect_timeout_s)
+        lease = PgOwnerLease(self.url, self.kit, self.connect_timeout_s, grace_s=self.lease_grace_s)
+        self._leases.append(lease)
+        return lease
+
+    def renew_leases(self) -> None:
+        """Take again every lease of this process whose connection was lost (a server restart)."""
+        for lease in self._leases:
+            lease.renew()
 
     def approvals(self, state_dir: Path | None = None) -> PgApprovalRecords:
         """The fleet's approval and question records (every host answers the same ones); the

@@ -94,6 +94,7 @@ class ChatTurn:
             DuplicateRequestError,
             InvalidTextError,
             RuntimeStoppingError,
+            SessionStoreError,
             SteerAlreadyTakenError,
             SubmissionCancelledError,
             TurnParkedError,
@@ -118,10 +119,13 @@ class ChatTurn:
         except asyncio.CancelledError:
             self._park(self._announced, None)
             raise
+        except SessionStoreError as exc:
+            if self._admission.done():  # admitted and acknowledged: the turn crashed mid-way
+                self._crashed(exc)
+            else:  # the store failed before the admission committed: nothing to acknowledge
+                self.not_admitted = exc
         except Exception as exc:
-            print(f"atomic-agent serve: turn {self.turn_id} crashed: {type(exc).__name__}: {exc}", file=sys.stderr)
-            self.crash = exc
-            self._park(self._announced, None)
+            self._crashed(exc)
         else:
             self._park(self.result.handed_back(), self.result.turn_index)
         finally:
@@ -129,6 +133,11 @@ class ChatTurn:
                 self._admission.set_result(False)
             self.push(END)
             self.ctx.turns.pop(self.turn_id, None)
+
+    def _crashed(self, exc: Exception) -> None:
+        print(f"atomic-agent serve: turn {self.turn_id} crashed: {type(exc).__name__}: {exc}", file=sys.stderr)
+        self.crash = exc
+        self._park(self._announced, None)
 
     def _park(self, steers: list[tuple[str, str]], turn_index: int | None) -> None:
         self.undelivered = self.ctx.parked.park(self.session_id, [t for t, _ in steers], turn_index,

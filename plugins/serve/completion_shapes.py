@@ -12,7 +12,13 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from atomic_agent.plugins.serve.error_envelope import ApiError, parked_error, stopping_error, turn_failure
+from atomic_agent.plugins.serve.error_envelope import (
+    ApiError,
+    parked_error,
+    stopping_error,
+    storage_unavailable_error,
+    turn_failure,
+)
 
 
 def finish_reason(result: Any) -> str:
@@ -51,7 +57,13 @@ def chunk(turn: Any, model: str, delta: dict[str, Any], finish: str | None = Non
 
 def admission_failure(turn: Any) -> ApiError:
     """Why nothing was admitted (the route answers this instead of 200)."""
-    from atomic_agent.api import InvalidTextError, RuntimeStoppingError, SteerAlreadyTakenError, UnknownToolChoiceError
+    from atomic_agent.api import (
+        InvalidTextError,
+        RuntimeStoppingError,
+        SessionStoreError,
+        SteerAlreadyTakenError,
+        UnknownToolChoiceError,
+    )
 
     exc = turn.not_admitted
     if isinstance(exc, InvalidTextError):
@@ -61,6 +73,8 @@ def admission_failure(turn: Any) -> ApiError:
                         "written", code="unknown_tool")
     if isinstance(exc, RuntimeStoppingError):
         return stopping_error()
+    if isinstance(exc, SessionStoreError):
+        return storage_unavailable_error(exc)
     if isinstance(exc, SteerAlreadyTakenError):
         return ApiError(409, f"steer {turn.resend_steer_id} is no longer waiting to be re-sent: it was re-sent "
                         "already, dismissed, or made a turn of its own after a restart — it is answered there, so "

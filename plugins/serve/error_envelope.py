@@ -56,6 +56,16 @@ def stopping_error() -> ApiError:
                     headers={"retry-after": str(RETRY_AFTER_S), "x-should-retry": "true"})
 
 
+def storage_unavailable_error(exc: BaseException) -> ApiError:
+    """The session store (a shared database, mostly) failed before this request was acknowledged:
+    nothing of it was admitted, so the same request may be sent again — with the same
+    Idempotency-Key, which finds the turn in the one case the store cannot know (a commit
+    whose answer was lost)."""
+    return ApiError(503, f"the session store is unavailable ({exc}); this request was not acknowledged — send it "
+                    "again with the same Idempotency-Key", "storage_unavailable", "storage_unavailable",
+                    headers={"retry-after": str(RETRY_AFTER_S), "x-should-retry": "true"})
+
+
 def parked_error(turn_id: str, session_id: str, *, started: bool, keyed: bool,
                  extra: dict[str, Any] | None = None) -> ApiError:
     """The message was admitted, and the server stopped before answering it: it is owed."""

@@ -7,7 +7,7 @@ import sys
 import traceback
 from typing import Any
 
-from atomic_agent.plugins.serve.error_envelope import ApiError, envelope_response
+from atomic_agent.plugins.serve.error_envelope import ApiError, envelope_response, storage_unavailable_error
 
 
 def build_app(ctx: Any) -> Any:
@@ -89,7 +89,11 @@ def build_app(ctx: Any) -> Any:
         return envelope_response(ApiError(exc.status_code, message, code=code))
 
     async def crash(_request: Any, exc: Exception) -> Any:
+        from atomic_agent.api import SessionStoreError
+
         traceback.print_exception(exc, file=sys.stderr)
+        if isinstance(exc, SessionStoreError):  # the route raised before its response: nothing was acknowledged
+            return envelope_response(storage_unavailable_error(exc))
         return envelope_response(ApiError(500, f"internal error: {type(exc).__name__}: {exc}", "server_error",
                                           "internal_error"))
 

@@ -1,5 +1,9 @@
 """One "process" of the chaos world: a Runtime over the shared state dir, and its death.
 
+The session state is the state dir's sessions.sqlite, or a PostgreSQL database when the
+world has one (chaos_database): then every life boots with the `postgresql` plugin, and its
+death also closes its backend's connections, as the kernel does for a killed process.
+
 The world (state dir + logs) outlives every life. A life's Runtime gets an instrumented
 SessionStore, the conversational provider and the chaos tools, all tied to the life's
 FaultPlan. Every asyncio task created while the life is current is remembered (a task
@@ -17,10 +21,13 @@ from typing import Any
 
 import attrs
 
+import atomic_agent.plugins.postgresql as postgresql_plugin
 from atomic_agent.runtime.boot_context import boot
 from atomic_agent.runtime.runtime import Runtime
+from atomic_agent.sessions.session_database import SessionRepository
 from atomic_agent.sessions.session_store import SessionStore
 from atomic_agent.testing.runtime_kit import fresh_plugin_host
+from tests.chaos.chaos_database import ChaosDatabase
 from tests.chaos.chaos_tools import ChaosToolsPlugin, chaos_tools
 from tests.chaos.conversational_provider import ConversationalProvider
 from tests.chaos.crash_plan import FaultPlan, SimulatedCrash, instrument
@@ -34,6 +41,7 @@ _names = itertools.count()
 class ChaosWorld:
     root: Path
     fsync_logs: bool = False
+    database: ChaosDatabase | None = None  # None: the state dir's sessions.sqlite
 
     @property
     def state_dir(self) -> Path:
@@ -58,7 +66,7 @@ class Life:
     plan: FaultPlan
     name: str = attrs.field(factory=lambda: f"life{next(_names)}")
     runtime: Runtime = attrs.field(init=False)
-    store: SessionStore = attrs.field(init=False)
+    store: SessionRepository = attrs.field(init=False)
     tasks: set[asyncio.Task[Any]] = attrs.field(factory=set)
     died: asyncio.Event = attrs.field(factory=asyncio.Event)
     stopping: bool = False  # a graceful stop (SIGTERM) began: the caller issues nothing more
@@ -66,13 +74,18 @@ class Life:
 
     def __attrs_post_init__(self) -> None:
         self.plan.on_death = self.died.set
-        env: dict[str, str] = {}
+        database = self.world.database
+        env: dict[str, str] = {} if database is None else database.environ()
         host = fresh_plugin_host(environ=env)
         host.register(ChaosToolsPlugin(chaos_tools(self.name, self.plan.check_alive, self.world.effects,
                                                    self.world.reads)), "chaos_tools")
+        if database is not None:
+            host.register(postgresql_plugin, "postgresql")
+            database.write_config(self.world.state_dir)
         ctx = boot(self.world.state_dir, environ=env, host=host)
         self.runtime = Runtime(ctx, provider=ConversationalProvider(self.plan.check_alive), environ=env)
-        self.store = SessionStore(ctx.state_dir)
+        self.store = (SessionStore(ctx.state_dir) if database is None
+                      else self.runtime.session_backend.open_store(ctx.state_dir))
         instrument(self.store, self.plan)
         self.runtime._sessions = self.store  # the runtime's one store is the instrumented one
 
@@ -102,6 +115,8 @@ class Life:
         if self.runtime._lifecycle is not None:
             self.runtime._lifecycle.lease.release()
         self.store.close()
+        if self.world.database is not None:  # its pool's connections die with the process too
+            self.runtime.session_backend.close()  # type: ignore[attr-defined]
         self.runtime._traces.close_all()  # the kernel closes a dead process's files
 
     def begin_graceful_stop(self, grace_s: float) -> None:

@@ -14,6 +14,7 @@ import attrs
 
 from atomic_agent.sessions.session_store import SessionStore
 from atomic_agent.storage.group_commit import GroupSync
+from tests.chaos.chaos_database import ChaosDatabase
 from tests.chaos.chaos_driver import Driver
 from tests.chaos.chaos_life import ChaosWorld, Life, install_task_tracking
 from tests.chaos.crash_plan import AFTER_COMMIT, BEFORE_COMMIT, FaultPlan
@@ -28,7 +29,9 @@ class RunSpec:
     crash_window: int = 40  # a life dies at a write drawn from 1..crash_window
     ops_per_life: tuple[int, int] | None = None  # None: each life takes ops until it dies
     flaky: float = 0.0  # chance that any write of a non-final life fails and the process goes on
-    fifo: bool = True  # check per-session admission order (see test_two_owners for why it can be off)
+    # per-session admission order, as acknowledged (True), or only as a caller of owners in separate
+    # processes can observe it ("after_acknowledgement": see invariants), or not at all (False)
+    fifo: bool | str = True
     owners: int = 1  # >1: that many live owners (Runtimes) at once over one state dir, per round
 
 
@@ -44,11 +47,21 @@ class RunOutcome:
 
 
 def create_sessions(world: ChaosWorld, count: int) -> list[str]:
-    store = SessionStore(world.state_dir)
+    if world.database is None:
+        store = SessionStore(world.state_dir)
+        try:
+            return [store.create(world.root).id for _ in range(count)]
+        finally:
+            store.close()
+    backend = world.database.backend()
     try:
-        return [store.create(world.root).id for _ in range(count)]
+        pg_store = backend.open_store()
+        try:
+            return [pg_store.create(world.root).id for _ in range(count)]
+        finally:
+            pg_store.close()
     finally:
-        store.close()
+        backend.close()
 
 
 def draw_plan(rng: random.Random, spec: RunSpec) -> FaultPlan:
@@ -124,10 +137,12 @@ def scratch_root() -> str | None:
 
 def run_seed(seed: int, spec: RunSpec, root: Path | None = None,
              plans: Callable[[random.Random], list[FaultPlan]] | None = None,
-             expected: tuple[type, ...] = (), ops: list[Op] | None = None) -> RunOutcome:
+             expected: tuple[type, ...] = (), ops: list[Op] | None = None,
+             database: ChaosDatabase | None = None) -> RunOutcome:
+    """One seed; its session state in `database` when given (else the world's sessions.sqlite)."""
     rng = random.Random(seed)
     with tempfile.TemporaryDirectory(prefix=f"chaos{seed}-", dir=scratch_root()) as tmp:
-        world = ChaosWorld(Path(root or tmp))
+        world = ChaosWorld(Path(root or tmp), database=database)
         abort_rng = random.Random(f"abort-{seed}")  # its own stream: other draws of the seed are unchanged
         outcome = asyncio.run(run_lives(world, rng, spec, plans(rng) if plans else None, expected, ops, abort_rng))
     outcome.seed = seed

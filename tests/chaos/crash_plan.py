@@ -88,9 +88,9 @@ def instrument(store: Any, plan: FaultPlan) -> None:
         store.conn.set_trace_callback(plan.statements.append)
 
     @contextmanager
-    def write(*, durable: bool = True) -> Iterator[sqlite3.Connection]:
+    def write(*, durable: bool = True) -> Iterator[Any]:
         plan.check_alive()
-        if store.conn.in_transaction:  # nested: part of the outer operation
+        if _in_transaction(store):  # nested: part of the outer operation
             with original(store, durable=durable) as conn:
                 yield conn
             return
@@ -113,6 +113,12 @@ def instrument(store: Any, plan: FaultPlan) -> None:
             plan.die(f"crash after the commit of write {n} ({plan.target or 'any'})")
 
     store.write = write
+
+
+def _in_transaction(store: Any) -> bool:
+    """Is a transaction open on `store` (SQLite: its connection; PostgreSQL: its unit of work)?"""
+    unit_of_work = getattr(store, "db", None)
+    return bool(store.conn.in_transaction if unit_of_work is None else unit_of_work.in_transaction)
 
 
 def _is_the_one(plan: FaultPlan, n: int) -> bool:

@@ -165,7 +165,7 @@ def _check_settled(view: DurableView) -> list[str]:
 
 def check_world(world: ChaosWorld, sessions: list[str], *, settled: bool = True,
                 fifo: bool | str = True) -> list[str]:
-    view = read_state(world.state_dir)
+    view = read_state(world.state_dir, world.database)
     acks = world.acks.read()
     out = [] if view.integrity == "ok" else [f"integrity_check: {view.integrity}"]
     out += check_effects(world)
@@ -180,7 +180,7 @@ def check_world(world: ChaosWorld, sessions: list[str], *, settled: bool = True,
 
 def describe(world: ChaosWorld, sessions: list[str]) -> str:
     """A dump for a failure message: each session's conversation rows."""
-    view = read_state(world.state_dir)
+    view = read_state(world.state_dir, world.database)
     lines = []
     for sid in sessions:
         lines.append(f"-- {sid}")

@@ -1,6 +1,8 @@
 """Tier (c): two live owner processes on one state dir; one ends itself with os._exit at a
 random write, the other is SIGKILLed at a random instant; a last life recovers and drains.
-Heavy (a Python start-up per owner), so it runs CHAOS_PROCESS_SEEDS (default 6) seeds."""
+Heavy (a Python start-up per owner), so it runs CHAOS_PROCESS_SEEDS (default 6) seeds; and the
+same with the session state in one PostgreSQL database shared by the two processes (issue 37's
+fleet), CHAOS_PG_PROCESS_SEEDS (default 3) seeds."""
 
 from __future__ import annotations
 
@@ -13,9 +15,11 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 import pytest
 
+from tests.chaos.chaos_database import ChaosDatabase
 from tests.chaos.chaos_driver import Driver
 from tests.chaos.chaos_life import ChaosWorld, Life, install_task_tracking
 from tests.chaos.chaos_run import create_sessions
@@ -27,9 +31,11 @@ from tests.chaos.suite_specs import OWNER_PROCESSES
 ROOT = Path(__file__).resolve().parents[2]
 
 
-def _spawn(root: Path, seed: int, role: int, crash_at: int, where: str) -> subprocess.Popen[bytes]:
+def _spawn(root: Path, seed: int, role: int, crash_at: int, where: str,
+           database: ChaosDatabase | None) -> subprocess.Popen[bytes]:
+    env = {**os.environ, **(database.to_environ() if database else {})}
     return subprocess.Popen([sys.executable, "-m", "tests.chaos.child_owner", str(root), str(seed), str(role), "2",
-                             str(crash_at), where], cwd=ROOT, stderr=subprocess.PIPE)
+                             str(crash_at), where], cwd=ROOT, stderr=subprocess.PIPE, env=env)
 
 
 async def _drain(world: ChaosWorld, sessions: list[str]) -> None:
@@ -43,14 +49,24 @@ async def _drain(world: ChaosWorld, sessions: list[str]) -> None:
 
 @pytest.mark.parametrize("seed", seed_params([], seed_count(6, "CHAOS_PROCESS_SEEDS")))
 def test_killed_owner_processes_keep_every_promise(seed: int, tmp_path: Path) -> None:
+    _owner_processes_keep_every_promise(seed, tmp_path, None)
+
+
+@pytest.mark.parametrize("seed", seed_params([], seed_count(3, "CHAOS_PG_PROCESS_SEEDS")))
+def test_killed_owner_processes_on_one_postgresql_keep_every_promise(seed: int, tmp_path: Path,
+                                                                      postgresql_database: Any) -> None:
+    _owner_processes_keep_every_promise(seed, tmp_path, ChaosDatabase.of(postgresql_database))
+
+
+def _owner_processes_keep_every_promise(seed: int, tmp_path: Path, database: ChaosDatabase | None) -> None:
     rng = random.Random(seed)
-    world = ChaosWorld(tmp_path, fsync_logs=True)
+    world = ChaosWorld(tmp_path, fsync_logs=True, database=database)
     world.state_dir.mkdir(parents=True)
     sessions = create_sessions(world, OWNER_PROCESSES.mix.sessions)
     (tmp_path / "sessions.json").write_text(json.dumps(sessions))
     exiting = _spawn(tmp_path, seed, 0, rng.randint(1, OWNER_PROCESSES.crash_window),
-                     rng.choice(("before_commit", "after_commit")))
-    killed = _spawn(tmp_path, seed, 1, 0, "before_commit")
+                     rng.choice(("before_commit", "after_commit")), database)
+    killed = _spawn(tmp_path, seed, 1, 0, "before_commit", database)
     time.sleep(rng.uniform(0.3, 1.5))
     if killed.poll() is None:
         os.kill(killed.pid, signal.SIGKILL)

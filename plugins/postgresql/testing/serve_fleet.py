@@ -27,7 +27,7 @@ import socket
 import subprocess
 import sys
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from pathlib import Path
 from typing import Any
 
@@ -118,7 +118,20 @@ class FleetRun:
     elapsed_s: float = 0.0
     answered: dict[str, int] = attrs.field(factory=dict)  # message text -> 200 answers its client got
     retries: int = 0  # requests sent again (same key) after their host died or was stopping
+    refused: dict[str, int] = attrs.field(factory=dict)  # error code of a retryable refusal -> how many
     latencies_s: list[float] = attrs.field(factory=list)  # send to answer, retries included
+
+    def percentile_ms(self, q: float) -> float:
+        """The q-quantile (0..1) of the latencies, nearest rank, in milliseconds (0 with none)."""
+        ordered = sorted(self.latencies_s)
+        return ordered[min(len(ordered) - 1, int(round(q * (len(ordered) - 1))))] * 1000 if ordered else 0.0
+
+    def summary(self) -> str:
+        """One line for a test's output or a report: throughput, latency quantiles, retries."""
+        count = len(self.latencies_s)
+        return (f"{count} answers in {self.elapsed_s:.1f} s ({count / max(self.elapsed_s, 1e-9):.1f} req/s), "
+                f"p50 {self.percentile_ms(0.5):.0f} ms, p99 {self.percentile_ms(0.99):.0f} ms, "
+                f"{self.retries} retries")
 
 
 class AdmissionWatch:
@@ -147,14 +160,31 @@ class AdmissionWatch:
         await self.conn.close()
 
     async def _poll(self) -> None:
+        import psycopg
+
         while True:
             if self.waiting:
-                rows = await (await self.conn.execute("select text from turns where text like 'fleet message %%'")
-                              ).fetchall()
+                try:
+                    rows = await (await self.conn.execute("select text from turns where text like 'fleet message %%'")
+                                  ).fetchall()
+                except psycopg.OperationalError:  # the server restarted under the run (the failover test)
+                    await self._reconnect()
+                    continue
                 self.admitted.update(r[0] for r in rows)
                 for text in [t for t in self.waiting if t in self.admitted]:
                     self.waiting.pop(text).set()
             await asyncio.sleep(ADMISSION_POLL_S)
+
+    async def _reconnect(self) -> None:
+        import psycopg
+
+        await self.conn.close()
+        while True:
+            try:
+                self.conn = await psycopg.AsyncConnection.connect(autocommit=True, **self.conninfo)
+                return
+            except psycopg.OperationalError:
+                await asyncio.sleep(RETRY_PAUSE_S)
 
     async def admitted_(self, text: str) -> None:
         if text in self.admitted:
@@ -164,9 +194,11 @@ class AdmissionWatch:
 
 
 async def drive(hosts: list[Host], session_ids: list[str], per_session: int, conninfo: dict[str, Any],
-                on_answer: Callable[[int], None] | None = None, timeout_s: float = WAIT_S) -> FleetRun:
+                on_answer: Callable[[int], None] | None = None, timeout_s: float = WAIT_S,
+                retryable: Collection[int] = (503,)) -> FleetRun:
     """Send every message (see the module docstring); returns when each has its answer
-    (RuntimeError for one that has none within `timeout_s`, retries included)."""
+    (RuntimeError for one that has none within `timeout_s`, retries included, or for an answer
+    whose status is neither 200 nor `retryable`)."""
     import httpx
 
     run = FleetRun()
@@ -191,8 +223,10 @@ async def drive(hosts: list[Host], session_ids: list[str], per_session: int, con
                                                  headers={"Idempotency-Key": key, "X-Atomic-Session": session_ids[s]})
                     if response.status_code == 200:
                         break
-                    if response.status_code != 503:
+                    if response.status_code not in retryable:
                         raise RuntimeError(f"{text!r} on host {target}: {response.status_code} {response.text}")
+                    code = str((response.json().get("error") or {}).get("code"))
+                    run.refused[code] = run.refused.get(code, 0) + 1
                 except httpx.TransportError:
                     if hosts[target].proc.poll() is not None:
                         dead.add(target)

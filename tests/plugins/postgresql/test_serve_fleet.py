@@ -1,5 +1,5 @@
 """Two and three real `serve` processes on one PostgreSQL, each with a state directory of its
-own: 200 interleaved requests across 50 sessions, the messages of one session sent to
+own: 1,000 interleaved requests across 50 sessions (the size issue 37 asks for), the messages of one session sent to
 different hosts and waiting in its lane at once. One host is SIGKILLed mid-run; its clients
 send again with the same Idempotency-Key to a live host. Every message is in its session
 once, in the order it was admitted, with a reply after it; every client got one answer; no
@@ -25,11 +25,13 @@ from atomic_agent.plugins.postgresql.testing.serve_fleet import (
 from tests.plugins.postgresql.pg_kit import url_of
 
 SESSIONS = 50
-PER_SESSION = 4  # 200 requests
+PER_SESSION = 20  # 1,000 requests
 INFERENCE_S = 0.05  # each model call: turns are mid-inference when the host dies
 
 
-@pytest.mark.parametrize(("hosts", "killed"), [(2, 0), (3, 1)], ids=["two-hosts-kill-first", "three-hosts-kill-second"])
+# which host dies varies: the first of two, the last of three (a different host of the rotation
+# each message of a session visits)
+@pytest.mark.parametrize(("hosts", "killed"), [(2, 0), (3, 2)], ids=["two-hosts-kill-first", "three-hosts-kill-last"])
 async def test_a_fleet_answers_every_message_once_in_session_order_after_a_host_is_killed(
         tmp_path: Path, postgresql_database: Any, hosts: int, killed: int) -> None:
     server, name = postgresql_database
@@ -44,6 +46,8 @@ async def test_a_fleet_answers_every_message_once_in_session_order_after_a_host_
                     fleet[killed].proc.send_signal(signal.SIGKILL)
 
             run = await drive(fleet, session_ids, PER_SESSION, conninfo, on_answer=kill_mid_run)
+            print(f"\n{hosts} serve processes, host {killed} SIGKILLed after {SESSIONS * PER_SESSION // 4} answers: "
+                  + run.summary())
         finally:
             for host in fleet:
                 stop_host(host)
