@@ -291,6 +291,7 @@ class Runtime:
                                             lambda: self.config.agent.send_mode, self.turn_services.executor,
                                             self.session_backend)
             self._lifecycle.parked = ParkedTurnResumer(self.turn_services, self._lifecycle)
+            self._lifecycle.recover_now = lambda: self.recover(resume=True)
             self.inbox.queue = self._lifecycle.steers
             self.inbox.remember_key = self._lifecycle.ledger.remember_key_in
         return self._lifecycle

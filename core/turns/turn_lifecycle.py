@@ -26,7 +26,7 @@ from atomic_agent.agent.agent_loop import FinalizeTurn, TurnResult
 from atomic_agent.reliability.failure_taxonomy import is_lasting_store_failure
 from atomic_agent.sessions.session_database import SessionRepository
 from atomic_agent.sessions.session_state import SessionState
-from atomic_agent.sessions.store_errors import StaleWriterError
+from atomic_agent.sessions.store_errors import SessionStoreError, StaleWriterError
 from atomic_agent.sessions.transcript_entry import TranscriptEntry
 from atomic_agent.sessions.writer_guard import TurnGuard
 from atomic_agent.storage.group_commit import deferred_sync
@@ -34,7 +34,7 @@ from atomic_agent.turns.admissible_text import check_text
 from atomic_agent.turns.durable_steering import SteerAlreadyTakenError
 from atomic_agent.turns.graceful_stop import RuntimeStoppingError, TurnParkedError
 from atomic_agent.turns.request_keys import RequestKey
-from atomic_agent.turns.restart_recovery import park_turn, steers_to_turns, take_over_dead_turn
+from atomic_agent.turns.restart_recovery import interrupt_turn, park_turn, steers_to_turns, take_over_dead_turn
 from atomic_agent.turns.session_backends import DEFAULT_BACKEND, SessionBackend
 from atomic_agent.turns.turn_controller import ORIGINS, LanePause, SubmissionCancelledError, TurnController
 from atomic_agent.turns.turn_owner import OwnerLease
@@ -43,6 +43,7 @@ from atomic_agent.turns.turn_states import (
     MERGED,
     PARKED,
     QUEUED,
+    RUNNING,
     LaneBusy,
     StartedTurn,
     TurnRecord,
@@ -147,6 +148,20 @@ def link_cancel(source: asyncio.Event | None, target: asyncio.Event) -> asyncio.
 ExecuteTurn = Callable[[SessionState, StartedTurn, TurnStops, FinalizeTurn], Awaitable[TurnResult]]
 
 
+# A store that failed for a moment (a database failover, a lock held too long) is waited out:
+# a turn's start is tried again, and a turn cut off mid-way by it is settled once the store
+# answers again, as a restart would (interrupted, its calls answered, a continuation admitted
+# that answers the message), so an accepted message is never left owed to nobody.
+START_RETRY_S = (0.2, 0.5, 1.0, 2.0, 4.0)  # the pauses between tries of a turn's start
+SETTLE_RETRY_S = (0.2, 0.5, 1.0, 2.0, 4.0, 8.0, 15.0, 30.0)  # ... of settling a cut-off turn
+
+
+def is_transient_store_failure(exc: BaseException) -> bool:
+    """A store error that may pass (a dropped connection, a lock): not damage, not a fence."""
+    return isinstance(exc, SessionStoreError) and not isinstance(exc, StaleWriterError) \
+        and not is_lasting_store_failure(exc)
+
+
 class ParkedTurns(Protocol):
     """The parked turns this process resumes (parked_turn_resumer.ParkedTurnResumer)."""
 
@@ -187,10 +202,14 @@ class TurnLifecycle:
         self._awaiting: dict[str, asyncio.Event | None] = {}  # turn -> cancel event of the caller waiting on it
         self._caught_up: dict[str, asyncio.Future[TurnResult]] = {}  # waited-on turns run by a catch-up
         self.unattended: set[asyncio.Task[TurnResult]] = set()  # requeued steers' turns nobody waits on
+        self._settling: set[asyncio.Task[None]] = set()  # turns cut off by a store failure, being settled
         self.closing = False
         self.stopping = False  # a graceful stop began: nothing is admitted or started any more
         # resumes the parked turns found in a lane's way (the runtime sets it: it needs the gate)
         self.parked: ParkedTurns | None = None
+        # settles interrupted turns and runs the continuations that answer them (the runtime's
+        # recovery; set by the runtime): what a turn cut off by a store failure is handed to
+        self.recover_now: Callable[[], Awaitable[object]] | None = None
 
     def admit(self, session_id: str, text: str, origin: str, resend_steer_id: str | None = None,
               request_key: RequestKey | None = None) -> TurnTicket:
@@ -242,9 +261,41 @@ class TurnLifecycle:
             self.unattended.add(task)
             task.add_done_callback(forget_unattended(self.unattended))
 
+    def _settle_when_stranded(self, turn_id: str) -> None:
+        """In the background, once the store answers: a turn of this owner left running with
+        nothing here to run it (a store failure cut it off, or a start committed without its
+        answer) is interrupted and handed to recovery, which answers its open calls and admits
+        the continuation that answers its message. Nothing re-runs; a turn that ended, or that
+        another process took, is left alone."""
+        if self.closing or self.stopping or self.recover_now is None:
+            return
+        task = asyncio.ensure_future(self._settle_stranded(turn_id))
+        self._settling.add(task)
+        task.add_done_callback(self._settling.discard)
+
+    async def _settle_stranded(self, turn_id: str) -> None:
+        for pause_s in SETTLE_RETRY_S:
+            if self.closing or self.stopping:
+                return  # the next start's recovery settles it
+            try:
+                turn = self.ledger.get(turn_id)
+                if turn is None or turn.state != RUNNING or turn.owner != self.lease.owner or self._runs_here(turn_id):
+                    return
+                if interrupt_turn(self.ledger, turn) and self.recover_now is not None:
+                    await self.recover_now()
+                return
+            except Exception as exc:
+                if not is_transient_store_failure(exc):
+                    print(f"atomic-agent: turn {turn_id} could not be settled after a store failure: "
+                          f"{type(exc).__name__}: {exc}; the next start settles it", file=sys.stderr)
+                    return
+            await asyncio.sleep(pause_s)
+
     async def close(self) -> None:
         """Shutdown: stop the unattended turns (a queued one stays queued for recovery)."""
         self.closing = True
+        for settling in list(self._settling):  # the next start's recovery settles what they had not
+            settling.cancel()
         for task in list(self.unattended):
             task.cancel()
         if self.unattended:
@@ -330,14 +381,20 @@ class TurnLifecycle:
 
     async def _run_started(self, ticket: TurnTicket, cancelled: asyncio.Event | None,
                            execute: ExecuteTurn) -> TurnResult:
-        try:
-            opened = await self._start_in_turn(ticket, cancelled)
-        except Exception as exc:
-            if is_lasting_store_failure(exc):  # damaged or full: settle it, do not leave it queued for ever
-                with contextlib.suppress(Exception):
-                    self.ledger.interrupt_queued(ticket.turn_id, f"could not start: {type(exc).__name__}: {exc}")
-            raise
+        for pause_s in (*START_RETRY_S, None):
+            try:
+                opened = await self._start_in_turn(ticket, cancelled)
+                break
+            except Exception as exc:
+                if is_lasting_store_failure(exc):  # damaged or full: settle it, do not leave it queued for ever
+                    with contextlib.suppress(Exception):
+                        self.ledger.interrupt_queued(ticket.turn_id, f"could not start: {type(exc).__name__}: {exc}")
+                if pause_s is None or not is_transient_store_failure(exc) or self.closing:
+                    self._settle_when_stranded(ticket.turn_id)  # its start may have committed unanswered
+                    raise
+                await asyncio.sleep(pause_s)  # hold and try again: the store may be back in a moment
         if opened is None:
+            self._settle_when_stranded(ticket.turn_id)  # a start that committed but whose answer was lost
             return self._not_started(ticket)
         session, started = opened
         running = RunningTurn(ticket.turn_id, asyncio.Event())
@@ -360,9 +417,11 @@ class TurnLifecycle:
         try:
             result = await execute(session, started, running.stops(), finalize)
             await self.sessions.wait_durable()  # its answer is on disk before the caller hears it
-        except BaseException:
+        except BaseException as exc:
             with contextlib.suppress(Exception):  # its caller gets the error, not the steers: requeue them
                 self.requeue_and_run(ticket.turn_id)
+            if not running.state and is_transient_store_failure(exc):
+                self._settle_when_stranded(ticket.turn_id)  # cut off mid-turn: answered once it is back
             raise
         finally:
             if self._running.get(ticket.lane) is running:

@@ -86,7 +86,18 @@ def admission_failure(turn: Any) -> ApiError:
 
 
 def crash_error(turn: Any) -> ApiError:
+    from atomic_agent.api import SessionStoreError
+
     extra = {"undelivered_steers": [p.view() for p in turn.undelivered]} if turn.undelivered else None
+    crash = turn.crash
+    if turn.request_key is not None and isinstance(crash, SessionStoreError):
+        # the store failed mid-turn (a failover), or another host fenced the turn out: the message
+        # is kept and answered by recovery's continuation (here once the store is back, or by the
+        # host that took the turn over); the keyed retry waits for that answer
+        return ApiError(503, f"the session store failed during the turn ({crash}); your message is kept and will "
+                        "be answered — send the request again with the same Idempotency-Key to get the answer",
+                        "storage_unavailable", "storage_unavailable", extra,
+                        headers={"retry-after": "1", "x-should-retry": "true"})
     return ApiError(500, f"the turn crashed: {type(turn.crash).__name__}: {turn.crash}", "server_error",
                     "turn_crashed", extra, headers={"x-should-retry": "false"})
 
