@@ -140,7 +140,8 @@ def _plugin_state_findings(url: Any, state_dir: Path, plugin_host: Any, config: 
     from atomic_agent.api import DoctorFinding
 
     from .doctor_services import shared_states
-    from .lease_health import CHECK as LEASES, lease_finding, read_holders
+    from .lease_health import CHECK as LEASES
+    from .lease_health import lease_finding, read_holders
     from .pg_backend import connect
     from .pg_schema import read_schema_status
 

@@ -41,9 +41,9 @@ def offline_status(state_dir: Path, config: Any, shared: Any = None) -> dict[str
     the bot's poller lease last, `live` whether that lease is held right now."""
     from .bot_token import bot_id_of, read_token
     from .delivery_store import FAILED, UNCERTAIN, DeliveryStore
-    from .pg_delivery_store import PgDeliveryStore
     from .instance_lock import holder_pid
     from .pairing_window import window_open
+    from .pg_delivery_store import PgDeliveryStore
     from .session_pointer import read_pointer
     from .telegram_config import TELEGRAM_BLOCK, TelegramConfig
 
