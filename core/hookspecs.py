@@ -203,11 +203,15 @@ def register_commands(app: typer.Typer) -> None:
 
 
 @hookspec
-def report_doctor_findings(state_dir: Path) -> Iterable[DoctorFinding]:
+def report_doctor_findings(state_dir: Path, plugin_host: PluginHost, config: AppConfig | None
+                           ) -> Iterable[DoctorFinding]:
     """Contribute read-only checks to ``atomic-agent doctor``.
 
     Called once per ``doctor`` run, after the core's own checks; receives the state
-    directory (the config may be broken, so build no runtime here). Returns DoctorFinding
+    directory, the plugin host and the loaded config, None when config.json does not load
+    (build no runtime here; an implementation may take only the arguments it reads). With a
+    config, ``plugin_host.command_services(state_dir, config, name)`` builds other plugins'
+    services as a command without a runtime sees them (the fleet's database). Returns DoctorFinding
     records, every plugin's collected (check, level ok|warn|error, detail, advice). Never
     write anything. A raising implementation becomes an error finding naming the plugin;
     the others still run.

@@ -128,7 +128,8 @@ def _owner_warnings(ctx: typer.Context, key: str) -> None:
     impls = [i for i in state.host.pm.hook.report_doctor_findings.get_hookimpls() if i.plugin_name == block.plugin]
     for impl in impls:
         try:
-            answer: Any = impl.function(state_dir=state.state_dir)
+            given = {"state_dir": state.state_dir, "plugin_host": state.host, "config": state.require().config}
+            answer: Any = impl.function(**{arg: given[arg] for arg in impl.argnames})
             findings = list(answer or ())
         except Exception as exc:
             print(f"warning: the {block.plugin} plugin's check raised {type(exc).__name__}: {exc}", file=sys.stderr)

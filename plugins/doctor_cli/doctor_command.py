@@ -30,7 +30,7 @@ def doctor_command(ctx: typer.Context,
         return
     findings = [*check_state_dir(state.state_dir), check_config(state.state_dir, state.boot_error),
                 *check_databases(state.state_dir)] if state.state_dir.is_dir() else check_state_dir(state.state_dir)
-    findings = merge_findings(findings, plugin_findings(state.host, state.state_dir))
+    findings = merge_findings(findings, plugin_findings(state.host, state.state_dir, state.boot_context and state.boot_context.config))
     if as_json:
         print_json([attrs.asdict(f) for f in findings])
     else:

@@ -80,12 +80,14 @@ def check_databases(state_dir: Path) -> list[Finding]:
     return findings
 
 
-def plugin_findings(host: Any, state_dir: Path) -> list[Finding]:  # the CLI state's PluginHost
-    """What every plugin's `report_doctor_findings` reports; a raising plugin is one error finding."""
+def plugin_findings(host: Any, state_dir: Path, config: Any = None) -> list[Finding]:  # the CLI state's
+    """What every plugin's `report_doctor_findings` reports (`config` None: config.json did not
+    load); a raising plugin is one error finding."""
     from atomic_agent.api import call_each_plugin
 
     findings: list[Finding] = []
-    for answer in call_each_plugin(host, "report_doctor_findings", state_dir=state_dir):
+    for answer in call_each_plugin(host, "report_doctor_findings", state_dir=state_dir, plugin_host=host,
+                                   config=config):
         if answer.error:
             findings.append(Finding(f"plugin {answer.plugin}", ERROR, f"its doctor check raised {answer.error}",
                                     "report it to the plugin's author; `atomic-agent plugins` lists it",

@@ -148,10 +148,9 @@ def add_command(
         fail(f"mcp add: {exc}")
     if not connect:
         return
-    from .drift_store import DriftStore
     from .server_config import MCP_BLOCK, mcp_config
 
-    drift = DriftStore(boot.state_dir)
+    drift = _drift_records(boot)
     for server in servers:
         drift.forget(server.name)  # a fresh add accepts the catalog as it is now
     # the runtime below must see the servers just written: swap them into the booted config
@@ -176,13 +175,27 @@ def add_command(
         raise typer.Exit(1)
 
 
+def _drift_records(boot: Any) -> Any:
+    """The drift approvals the runtime keeps: the fleet's database when storage.url names one
+    (the `shared_database` service built from the boot context), else the state file."""
+    from atomic_agent.api import SessionStoreError
+    from atomic_agent.plugins.postgresql.postgresql_contract import SHARED_DATABASE_SERVICE
+
+    from .drift_store import DriftStore
+
+    try:
+        return DriftStore(boot.state_dir, boot.host.command_service(boot.state_dir, boot.config,
+                                                                     SHARED_DATABASE_SERVICE))
+    except SessionStoreError as exc:
+        fail(str(exc))
+
+
 @mcp_app.command("remove")
 def remove_command(ctx: typer.Context, name: str = typer.Argument(..., help="Server name.")) -> None:
     """Remove a server from config.json (its drift records go too)."""
     from atomic_agent.api import ConfigError
 
     from .config_persistence import ConfigPersistence
-    from .drift_store import DriftStore
 
     boot = current_cli_state(ctx).require()
     try:
@@ -191,7 +204,7 @@ def remove_command(ctx: typer.Context, name: str = typer.Argument(..., help="Ser
         fail(f"mcp remove: {exc}")
     if not removed:
         fail(f"mcp remove: no MCP server named {name!r} is configured; `atomic-agent mcp list` shows them")
-    DriftStore(boot.state_dir).forget(name)
+    _drift_records(boot).forget(name)
     print(f"removed {name}")
 
 

@@ -100,10 +100,10 @@ def register_ticks(runtime: RuntimeView) -> Iterable[TickSpec]:
 
 
 @hookimpl
-def report_doctor_findings(state_dir: Path) -> Iterable[DoctorFinding]:
+def report_doctor_findings(state_dir: Path, plugin_host: Any, config: Any) -> Iterable[DoctorFinding]:
     from .doctor_findings import storage_findings
 
-    return storage_findings(state_dir)
+    return storage_findings(state_dir, plugin_host, config)
 
 
 @hookimpl

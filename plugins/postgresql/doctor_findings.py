@@ -1,9 +1,10 @@
 """What `atomic-agent doctor` says about the PostgreSQL storage: whether storage.url is set
 and well formed, whether the database answers with the password from `.env`, and whether its
 schema is this build's (pending steps are applied by the next runtime start; steps from a
-newer build mean this host must be upgraded), and whether a host with another config uses the
-same database (fleet_config). Read-only: it never migrates. The password
-never appears in a finding."""
+newer build mean this host must be upgraded), every plugin's schema steps likewise (per
+namespace, "storage.schema"), whether a dead process still holds work (lease_health), and
+whether a host with another config uses the same database (fleet_config). Read-only: it never
+migrates and takes no lease. The password never appears in a finding."""
 
 from __future__ import annotations
 
@@ -12,7 +13,10 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from .postgresql_contract import FleetLeaseHolders
+
 CHECK = "storage.postgresql"
+SCHEMA = "storage.schema"  # the plugins' schema steps in the fleet's database
 
 
 def storage_environ(state_dir: Path) -> dict[str, str]:
@@ -40,7 +44,9 @@ def configured_url(state_dir: Path, environ: Mapping[str, str]) -> str:
     return url.strip() if isinstance(url, str) else ""
 
 
-def storage_findings(state_dir: Path) -> list[Any]:
+def storage_findings(state_dir: Path, plugin_host: Any = None, config: Any = None) -> list[Any]:
+    """The storage lines; with the plugin host and a loaded config, also each plugin's schema
+    steps and leases (their `shared_state` declarations)."""
     from atomic_agent.api import DoctorFinding
 
     from .database_url import StorageUrlError, parse_database_url
@@ -54,6 +60,8 @@ def storage_findings(state_dir: Path) -> list[Any]:
     except StorageUrlError as exc:
         return [DoctorFinding(CHECK, "error", str(exc), "fix storage.url in config.json (or unset it for SQLite)")]
     findings = [_database_finding(url)]
+    if findings[0].level != "error":
+        findings.extend(_plugin_state_findings(url, state_dir, plugin_host, config))
     if findings[0].level == "ok":
         findings.extend(_fleet_findings(url, state_dir))
     if password_in_config(state_dir):
@@ -123,3 +131,68 @@ def _fleet_findings(url: Any, state_dir: Path) -> list[Any]:
                               "one database per fleet; one config.json for every host of a fleet")]
     return [DoctorFinding("storage.fleet", "ok", f"no host with another config used {url.shown} lately "
                           f"(this config: {fingerprint})")]
+
+
+def _plugin_state_findings(url: Any, state_dir: Path, plugin_host: Any, config: Any) -> list[Any]:
+    """Each plugin's schema steps (pending, or from a newer build) and the leases' health."""
+    import psycopg
+
+    from atomic_agent.api import DoctorFinding
+
+    from .doctor_services import shared_states
+    from .lease_health import CHECK as LEASES
+    from .lease_health import lease_finding, read_holders
+    from .pg_backend import connect
+    from .pg_schema import read_schema_status
+
+    states = shared_states(state_dir, plugin_host, config)
+    steps: dict[str, list[str]] = {}  # each plugin's (owner's) steps this build knows
+    for state in states:
+        if state.owner:
+            steps.setdefault(state.owner, []).extend(name for name, _ in state.schema_steps)
+    interval = float(config.block("storage").takeover_interval_s) if config is not None else 2.0
+    try:
+        with connect(url, 5) as conn:
+            status = read_schema_status(conn)
+            findings = [_plugin_schema_finding(status, steps)] if steps else []
+            if status.pending() or status.unknown():
+                return findings  # the core's tables are not (or not this build's): nothing to read
+            ready = {owner for owner, names in steps.items()
+                     if not status.unknown(_as_steps(names), owner) and all(n in status.applied for n in names)}
+            holders = [lease for state in states if state.owner in ready
+                       and isinstance(state, FleetLeaseHolders) for lease in state.leases]
+            findings.append(lease_finding(read_holders(conn, holders), interval))
+    except psycopg.Error as exc:
+        return [DoctorFinding(LEASES, "warn", f"the fleet's leases could not be read: {url.scrub(str(exc).strip())}",
+                              "run `atomic-agent doctor` again")]
+    return findings
+
+
+def _as_steps(names: list[str]) -> list[Any]:
+    from .pg_schema import Step
+
+    return [Step(name, ()) for name in names]
+
+
+def _plugin_schema_finding(status: Any, steps: dict[str, list[str]]) -> Any:
+    """"storage.schema": the plugins' steps, per namespace, against what the database recorded."""
+    from atomic_agent.api import DoctorFinding
+
+    newer = {owner: status.unknown(_as_steps(names), owner) for owner, names in sorted(steps.items())}
+    newer = {owner: names for owner, names in newer.items() if names}
+    if newer:
+        return DoctorFinding(SCHEMA, "error", "steps from a newer atomic-agent ("
+                             f"{status.writer or 'unknown build'}): " + "; ".join(
+                                 f"the {owner} plugin's {', '.join(names)}" for owner, names in newer.items())
+                             + ". Those plugins refuse their tables on this host",
+                             "upgrade atomic-agent on this host to that build or later (every host of the fleet "
+                             "must run it)")
+    pending = {owner: [n for n in names if n not in status.applied] for owner, names in sorted(steps.items())}
+    pending = {owner: names for owner, names in pending.items() if names}
+    if pending:
+        return DoctorFinding(SCHEMA, "warn", "plugin schema steps not applied yet: " + "; ".join(
+            f"{owner}: {', '.join(names)}" for owner, names in pending.items()),
+            "each plugin applies its own steps when it first uses the database (a runtime start, or one of its "
+            "commands), under the migration advisory lock")
+    return DoctorFinding(SCHEMA, "ok", "every plugin's schema is this build's: " + ", ".join(
+        f"{owner} {len(names)} step(s)" for owner, names in sorted(steps.items())), "")

@@ -108,3 +108,14 @@ class SharedFileState(Protocol):
 
     def write_rows(self, state_dir: Path, rows: Sequence[tuple[Any, ...]]) -> None:
         """Write the file afresh from `rows` (the state dir had none of it)."""
+
+
+@runtime_checkable
+class FleetLeaseHolders(Protocol):
+    """A shared state (SharedSqliteState / SharedFileState) whose rows name the fleet-wide
+    leases (`SharedDatabase.lease` names) of the processes doing its work, for `doctor`'s
+    lease health. `leases` are `(what holds them, SQL)`: the SQL answers rows `(lease name,
+    live work count)` from the plugin's tables, e.g. each registered task runner and its
+    running tasks. A lease nobody holds with live work is a dead process's work."""
+
+    leases: Sequence[tuple[str, str]]

@@ -12,6 +12,7 @@ from typing import Any
 
 import attrs
 
+from .fleet_runner_lease import LEASE_PREFIX
 from .pg_task_schema import SCHEMA_OWNER, STEPS
 from .task_database import TASKS_FILE
 
@@ -29,6 +30,12 @@ class TasksState:
         ("task_deliveries", "task_deliveries", ("id",), "id"),
     )
     forms: Mapping[str, tuple[str, str, str, str]] = attrs.field(factory=dict)
+    # doctor's lease health (postgresql_contract.FleetLeaseHolders): each registered runner's
+    # lease (fleet_runner_lease) and the tasks it runs; a dead one's are settled by a live scheduler
+    leases: Sequence[tuple[str, str]] = (
+        ("task runners", f"SELECT '{LEASE_PREFIX}' || r.owner, (SELECT count(*) FROM tasks t "
+                         "WHERE t.status = 'running' AND t.owner = r.owner) FROM task_runners r"),
+    )
 
     @contextlib.contextmanager
     def open_sqlite(self, state_dir: Path) -> Iterator[Any]:

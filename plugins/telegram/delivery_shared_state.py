@@ -32,6 +32,11 @@ class TelegramState:
     )
     forms: Mapping[str, tuple[str, str, str, str]] = attrs.field(
         factory=lambda: {"telegram_deliveries.formatted": _FORMATTED})
+    # doctor's lease health (postgresql_contract.FleetLeaseHolders): the bot's poller lease
+    # (fleet_poller_lease), held or not; polling is no work a dead holder keeps from the fleet
+    leases: Sequence[tuple[str, str]] = (
+        ("Telegram poller", "SELECT 'telegram:' || bot_id, 0 FROM telegram_pollers"),
+    )
 
     @contextlib.contextmanager
     def open_sqlite(self, state_dir: Path) -> Iterator[Any]:

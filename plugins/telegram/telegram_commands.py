@@ -34,27 +34,48 @@ def _persist(ctx: typer.Context, **changes: Any) -> None:
     persist_settings(Path(boot.config.path), boot.config_blocks, **changes)
 
 
-def offline_status(state_dir: Path, config: Any) -> dict[str, Any]:
+def offline_status(state_dir: Path, config: Any, shared: Any = None) -> dict[str, Any]:
     """What the files say (no runtime needed): settings, token presence, the polling pid,
-    deliveries by state and the ones that need a look."""
-    from .bot_token import read_token
+    deliveries by state and the ones that need a look. With `shared` (the fleet's database,
+    storage.url) the records are the fleet's, and `polledBy` names the process that took
+    the bot's poller lease last, `live` whether that lease is held right now."""
+    from .bot_token import bot_id_of, read_token
     from .delivery_store import FAILED, UNCERTAIN, DeliveryStore
     from .instance_lock import holder_pid
     from .pairing_window import window_open
+    from .pg_delivery_store import PgDeliveryStore
     from .session_pointer import read_pointer
     from .telegram_config import TELEGRAM_BLOCK, TelegramConfig
 
     block = config.blocks.get(TELEGRAM_BLOCK) or TelegramConfig()
-    store = DeliveryStore(state_dir)
+    store: Any = DeliveryStore(state_dir) if shared is None else PgDeliveryStore(shared)
+    polled_by: dict[str, Any] | None = None
     try:
         counts = store.counts()
         attention = [d.as_dict() for d in store.in_state(UNCERTAIN, FAILED)][-20:]
+        token = read_token(state_dir)
+        if shared is not None and token is not None and bot_id_of(token):
+            polled_by = _fleet_poller(shared, store, bot_id_of(token))
     finally:
         store.close()
+    pid = holder_pid(state_dir) if shared is None else (polled_by or {}).get("pid") if (polled_by or {}).get(
+        "live") else None
     return {"enabled": block.enabled, "hasToken": read_token(state_dir) is not None,
             "ownerUserId": block.owner_user_id, "parseMode": block.parse_mode,
-            "polledByPid": holder_pid(state_dir), "sessionId": read_pointer(state_dir),
+            "polledByPid": pid, "polledBy": polled_by, "sessionId": read_pointer(state_dir),
             "pairingOpen": window_open(state_dir), "deliveries": counts, "needsAttention": attention}
+
+
+def _fleet_poller(shared: Any, store: Any, bot_id: int) -> dict[str, Any] | None:
+    """Who took the bot's poller lease last (host, pid, since) and whether it holds it now: a
+    probe that gets the lease lets it go at once (the holder is gone)."""
+    last = store.poller(bot_id)
+    if last is None:
+        return None
+    probe = shared.lease(f"telegram:{bot_id}")
+    if probe is not None:
+        probe.release()
+    return {"host": last["host"], "pid": last["pid"], "since": str(last["since"]), "live": probe is None}
 
 
 def status_lines(state_dir: Path, config: Any) -> list[dict[str, Any]]:
@@ -85,13 +106,24 @@ def status_lines(state_dir: Path, config: Any) -> list[dict[str, Any]]:
              "detail": status}]
 
 
+def _shared_database(boot: Any) -> Any:
+    """The fleet's PostgreSQL the records live in when storage.url names one, else None."""
+    from atomic_agent.api import SessionStoreError
+    from atomic_agent.plugins.postgresql.postgresql_contract import SHARED_DATABASE_SERVICE
+
+    try:
+        return boot.host.command_service(boot.state_dir, boot.config, SHARED_DATABASE_SERVICE)
+    except SessionStoreError as exc:
+        fail(str(exc))
+
+
 @telegram_app.command("status")
 def status_command(ctx: typer.Context, json_out: bool = typer.Option(False, "--json", help="Print JSON.")) -> None:
     """Settings, whether a runtime polls, and deliveries by state (uncertain ones listed)."""
     from atomic_agent.api import print_json
 
     boot = _boot(ctx)
-    status = offline_status(boot.state_dir, boot.config)
+    status = offline_status(boot.state_dir, boot.config, _shared_database(boot))
     if json_out:
         print_json(status)
         return
@@ -99,7 +131,9 @@ def status_command(ctx: typer.Context, json_out: bool = typer.Option(False, "--j
     print(f"enabled: {status['enabled']}  token: {'set' if status['hasToken'] else 'missing'}  "
           f"owner: {status['ownerUserId'] or 'none (run `atomic-agent telegram pair`)'}  "
           f"parse mode: {status['parseMode']}")
-    print(f"polling: {f'pid {pid}' if pid else 'no runtime polls now'}  session: {status['sessionId'] or '-'}")
+    fleet = status["polledBy"]
+    where = f"pid {pid}" + (f" on {fleet['host']} (fleet lease held since {fleet['since']})" if fleet else "")
+    print(f"polling: {where if pid else 'no runtime polls now'}  session: {status['sessionId'] or '-'}")
     print("deliveries: " + ", ".join(f"{k} {v}" for k, v in status["deliveries"].items()))
     for item in status["needsAttention"]:
         print(f"  #{item['id']} {item['kind']} {item['state']}: turn {item['turn_id'] or '-'}, "
