@@ -20,6 +20,7 @@ import pytest
 from .pg_server import PostgresServer, start_postgres
 
 MARKER = "postgresql"
+_SPENT: dict[str, float] = {}  # test id -> seconds in setup, call and teardown (the PostgreSQL part's tests)
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -31,6 +32,18 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
         names = getattr(item, "fixturenames", ())
         if ("postgresql_server" in names or "postgresql_database" in names) and item.get_closest_marker(MARKER) is None:
             item.add_marker(MARKER)
+
+
+def pytest_runtest_logreport(report: pytest.TestReport) -> None:
+    if MARKER in report.keywords:
+        _SPENT[report.nodeid] = _SPENT.get(report.nodeid, 0.0) + report.duration
+
+
+def pytest_terminal_summary(terminalreporter: Any) -> None:
+    """How long the PostgreSQL part of the run took (the issue asks CI to say so)."""
+    if _SPENT:
+        terminalreporter.write_line(f"PostgreSQL part: {len(_SPENT)} tests, {sum(_SPENT.values()) / 60:.1f} min "
+                                    "(setup, call and teardown of the tests that use the real server)")
 
 
 @pytest.fixture(scope="session")
