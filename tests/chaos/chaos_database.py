@@ -11,6 +11,7 @@ database through its environment (`to_environ` / `from_environ`).
 from __future__ import annotations
 
 import json
+import os
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -60,8 +61,11 @@ class ChaosDatabase:
     def write_config(self, state_dir: Path) -> None:
         """config.json naming the database (no takeover tick: the driver recovers, as in the SQLite tiers)."""
         state_dir.mkdir(parents=True, exist_ok=True)
-        (state_dir / "config.json").write_text(json.dumps(
-            {"version": CONFIG_VERSION, "storage": {"url": self.url, "takeoverIntervalS": 0}}))
+        # every life of the world writes it, two owner processes at once: a rename, so a process
+        # booting meanwhile reads the whole file, never one truncated by the other's write
+        fresh = state_dir / f"config.json.{os.getpid()}.tmp"
+        fresh.write_text(json.dumps({"version": CONFIG_VERSION, "storage": {"url": self.url, "takeoverIntervalS": 0}}))
+        os.replace(fresh, state_dir / "config.json")
 
     def backend(self) -> PgBackend:
         """A backend of its own (pool and all) for the harness: creating sessions, reading the result."""
