@@ -381,11 +381,13 @@ class TurnLifecycle:
 
     async def _run_started(self, ticket: TurnTicket, cancelled: asyncio.Event | None,
                            execute: ExecuteTurn) -> TurnResult:
+        retried = False  # a try failed: its start may have committed without its answer
         for pause_s in (*START_RETRY_S, None):
             try:
                 opened = await self._start_in_turn(ticket, cancelled)
                 break
             except Exception as exc:
+                retried = True
                 if is_lasting_store_failure(exc):  # damaged or full: settle it, do not leave it queued for ever
                     with contextlib.suppress(Exception):
                         self.ledger.interrupt_queued(ticket.turn_id, f"could not start: {type(exc).__name__}: {exc}")
@@ -394,7 +396,8 @@ class TurnLifecycle:
                     raise
                 await asyncio.sleep(pause_s)  # hold and try again: the store may be back in a moment
         if opened is None:
-            self._settle_when_stranded(ticket.turn_id)  # a start that committed but whose answer was lost
+            if retried:  # a start that committed but whose answer was lost left it running here for nobody
+                self._settle_when_stranded(ticket.turn_id)
             return self._not_started(ticket)
         session, started = opened
         running = RunningTurn(ticket.turn_id, asyncio.Event())
