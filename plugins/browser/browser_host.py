@@ -38,6 +38,8 @@ CLOSE_TIMEOUT_S = 5.0
 SENSITIVE_READS = "sensitive_reads"  # the os plugin's service: which sessions read a credential store
 REACHABLE_CACHE_S = 30.0
 _UNSAFE_NAME = re.compile(r"[^A-Za-z0-9._-]+")
+# how long to wait, after the browser aborted a navigation, for the download it may have become
+_DOWNLOAD_GRACE_S = 1.0
 POPUP_BINDING = "atomicAgentPopup"
 NO_POPUPS_SCRIPT = ("(() => { const report = window." + POPUP_BINDING + "; window.open = function () { "
                     "try { report(); } catch (e) {} return null; }; })();")
@@ -100,6 +102,10 @@ class BrowserHost:
         self._last_session = ""
         self._navigations: set[Any] = set()  # main-frame navigation requests in flight
         self._saving: set[asyncio.Task[None]] = set()  # downloads being moved into the quarantine
+        # a main-frame navigation that the browser itself aborted may be turning into a download,
+        # whose event can come just after the request's failure: wait for it until this time
+        self._download_may_follow_until = 0.0
+        self._refused: set[Any] = set()  # navigations the request guard aborted (never downloads)
 
     # -- what other code reads -------------------------------------------------------------
 
@@ -271,6 +277,9 @@ class BrowserHost:
             self._navigations.add(request)
 
     def _on_request_done(self, request: Any) -> None:
+        if request in self._navigations and request not in self._refused and request.failure is not None:
+            self._download_may_follow_until = time.monotonic() + _DOWNLOAD_GRACE_S
+        self._refused.discard(request)
         self._navigations.discard(request)
 
     async def settle_requests(self) -> None:
@@ -279,10 +288,15 @@ class BrowserHost:
         deadline = time.monotonic() + self.config.action_timeout_s
         while self._navigations and time.monotonic() < deadline:
             await asyncio.sleep(0.05)
+        until = min(deadline, self._download_may_follow_until)
+        while not self._saving and not self._report.downloads and time.monotonic() < until:
+            await asyncio.sleep(0.05)
+        self._download_may_follow_until = 0.0
         if self._saving:
             await asyncio.wait(set(self._saving), timeout=max(0.1, deadline - time.monotonic()))
 
     def _on_download(self, download: Any) -> None:
+        self._download_may_follow_until = 0.0
         task = asyncio.ensure_future(self._save_download(download))
         self._saving.add(task)
         task.add_done_callback(self._saving.discard)
@@ -311,6 +325,8 @@ class BrowserHost:
             await route.continue_()
             return
         self._report.blocked.append(f"{url[:120]} ({reason[:200]})")
+        if request in self._navigations:
+            self._refused.add(request)
         # a refused navigation is aborted (the page stays as it was, no error page); a refused
         # request of the page's own fails as blocked
         await route.abort("aborted" if request.is_navigation_request() else "blockedbyclient")
