@@ -15,7 +15,7 @@ import asyncio
 import contextlib
 import sys
 import uuid
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Iterator
 from pathlib import Path
 from typing import Protocol
 
@@ -149,11 +149,20 @@ ExecuteTurn = Callable[[SessionState, StartedTurn, TurnStops, FinalizeTurn], Awa
 
 
 # A store that failed for a moment (a database failover, a lock held too long) is waited out:
-# a turn's start is tried again, and a turn cut off mid-way by it is settled once the store
-# answers again, as a restart would (interrupted, its calls answered, a continuation admitted
-# that answers the message), so an accepted message is never left owed to nobody.
+# a turn's start is tried again while its caller waits. Past that, the caller hears the error,
+# and in the background, once the store answers again, a turn whose start never got through is
+# run (for nobody: its answer lands in the transcript and under its request key), and a turn cut
+# off mid-way is settled as a restart would (interrupted, its calls answered, a continuation
+# admitted that answers the message). So an accepted message is never left owed to nobody.
 START_RETRY_S = (0.2, 0.5, 1.0, 2.0, 4.0)  # the pauses between tries of a turn's start
-SETTLE_RETRY_S = (0.2, 0.5, 1.0, 2.0, 4.0, 8.0, 15.0, 30.0)  # ... of settling a cut-off turn
+# ... between looks at the store once the caller was told; the last repeats until the process stops
+SETTLE_RETRY_S = (0.2, 0.5, 1.0, 2.0, 4.0, 8.0, 15.0, 30.0)
+
+
+def settle_pauses() -> Iterator[float]:
+    yield from SETTLE_RETRY_S
+    while True:
+        yield SETTLE_RETRY_S[-1]
 
 
 def is_transient_store_failure(exc: BaseException) -> bool:
@@ -261,28 +270,36 @@ class TurnLifecycle:
             self.unattended.add(task)
             task.add_done_callback(forget_unattended(self.unattended))
 
-    def _settle_when_stranded(self, turn_id: str) -> None:
+    def _settle_when_stranded(self, turn_id: str, unstarted: TurnTicket | None = None) -> None:
         """In the background, once the store answers: a turn of this owner left running with
         nothing here to run it (a store failure cut it off, or a start committed without its
         answer) is interrupted and handed to recovery, which answers its open calls and admits
-        the continuation that answers its message. Nothing re-runs; a turn that ended, or that
-        another process took, is left alone."""
+        the continuation that answers its message. With `unstarted` (a turn whose every start
+        try failed, its caller told so), the turn still queued is run for nobody, as the next
+        start would. Nothing re-runs; a turn that ended, or that another process or a later
+        message of its lane took, is left alone."""
         if self.closing or self.stopping or self.recover_now is None:
             return
-        task = asyncio.ensure_future(self._settle_stranded(turn_id))
+        task = asyncio.ensure_future(self._settle_stranded(turn_id, unstarted))
         self._settling.add(task)
         task.add_done_callback(self._settling.discard)
 
-    async def _settle_stranded(self, turn_id: str) -> None:
-        for pause_s in SETTLE_RETRY_S:
+    async def _settle_stranded(self, turn_id: str, unstarted: TurnTicket | None) -> None:
+        if unstarted is not None:  # its start has just failed every try: give the store a moment first
+            await asyncio.sleep(SETTLE_RETRY_S[0])
+        for pause_s in settle_pauses():  # until the store answers, or this process stops
             if self.closing or self.stopping:
                 return  # the next start's recovery settles it
             try:
                 turn = self.ledger.get(turn_id)
-                if turn is None or turn.state != RUNNING or turn.owner != self.lease.owner or self._runs_here(turn_id):
+                if turn is None or turn.owner != self.lease.owner or self._runs_here(turn_id):
                     return
-                if interrupt_turn(self.ledger, turn) and self.recover_now is not None:
-                    await self.recover_now()
+                if turn.state == RUNNING:
+                    if interrupt_turn(self.ledger, turn) and self.recover_now is not None:
+                        await self.recover_now()
+                elif turn.state == QUEUED and unstarted is not None and turn_id not in self._awaiting \
+                        and turn_id not in self._withdrawn:
+                    await self.run_for_nobody(unstarted, ev.discard, self.executor_for)
                 return
             except Exception as exc:
                 if not is_transient_store_failure(exc):
@@ -392,7 +409,9 @@ class TurnLifecycle:
                     with contextlib.suppress(Exception):
                         self.ledger.interrupt_queued(ticket.turn_id, f"could not start: {type(exc).__name__}: {exc}")
                 if pause_s is None or not is_transient_store_failure(exc) or self.closing:
-                    self._settle_when_stranded(ticket.turn_id)  # its start may have committed unanswered
+                    # its start may have committed unanswered, or (the store still down) not
+                    # have got through at all; a turn cancelled or parked stays as it is
+                    self._settle_when_stranded(ticket.turn_id, ticket if is_transient_store_failure(exc) else None)
                     raise
                 await asyncio.sleep(pause_s)  # hold and try again: the store may be back in a moment
         if opened is None:
