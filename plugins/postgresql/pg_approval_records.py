@@ -18,18 +18,24 @@ approval_records), the same functions the embedded file uses.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from .approval_notices import ApprovalNotices
 from .shared_database import SharedDatabase
 
 NOW = "extract(epoch from clock_timestamp())::float8"  # the database's clock, epoch seconds
+# while the database's notices reach this process a waiter still reads its record this often:
+# a safety net only, every settle wakes it at once
+NOTICED_POLL_S = 5.0
 
 
 class PgApprovalRecords:
-    def __init__(self, database: SharedDatabase, kit: Any) -> None:
+    def __init__(self, database: SharedDatabase, kit: Any, notices: ApprovalNotices | None = None) -> None:
         self.db = database
         self.kit = kit
+        self.notices = notices
         self.rules = kit.approval_records  # the record, its errors and the backend-neutral rules
 
     # -- writing -------------------------------------------------------------------------
@@ -145,17 +151,30 @@ class PgApprovalRecords:
 
     async def wait(self, approval_id: str, poll_s: float | None = None) -> Any:
         """The record once it is no longer pending: an answer from any host of the fleet, or
-        expiry by the database's clock. Polls (each poll is one indexed read)."""
+        expiry by the database's clock. Woken by the database's notice of the settle
+        (approval_notices); reads every `poll_s` only while notices do not arrive."""
         poll = self.rules.WAIT_POLL_S if poll_s is None else poll_s
-        while True:
-            record, now = await asyncio.to_thread(self._get_with_now, approval_id)
-            if record.state != self.rules.PENDING:
-                return record
-            if now >= record.expires_at:  # settled now; a newer build's record stays pending: poll on
-                await asyncio.to_thread(self.expire_due)
-                await asyncio.sleep(0 if record.schema <= self.rules.RECORD_SCHEMA else poll)
-                continue
-            await asyncio.sleep(min(poll, record.expires_at - now + 0.001))
+        woken = self.notices.watch(approval_id) if self.notices is not None else None
+        try:
+            while True:
+                record, now = await asyncio.to_thread(self._get_with_now, approval_id)
+                if record.state != self.rules.PENDING:
+                    return record
+                if now >= record.expires_at:  # settled now; a newer build's record stays pending: poll on
+                    await asyncio.to_thread(self.expire_due)
+                    await asyncio.sleep(0 if record.schema <= self.rules.RECORD_SCHEMA else poll)
+                    continue
+                noticed = woken is not None and self.notices is not None and self.notices.listening
+                pause = min(max(poll, NOTICED_POLL_S) if noticed else poll, record.expires_at - now + 0.001)
+                if woken is None:
+                    await asyncio.sleep(pause)
+                    continue
+                with contextlib.suppress(TimeoutError):
+                    await asyncio.wait_for(woken.wait(), pause)
+                woken.clear()
+        finally:
+            if woken is not None and self.notices is not None:
+                self.notices.unwatch(approval_id, woken)
 
     def close(self) -> None:
         """Nothing of its own to close: the connections are the backend's pool's."""

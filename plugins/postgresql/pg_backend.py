@@ -25,6 +25,7 @@ from .pg_turn_ledger import PgTurnLedger
 from .pg_unit_of_work import PgUnitOfWork
 
 if TYPE_CHECKING:
+    from .approval_notices import ApprovalNotices
     from .pg_approval_audit import PgApprovalAudit
     from .pg_approval_records import PgApprovalRecords
 
@@ -60,6 +61,7 @@ class PgBackend:
         self._pool: Any = None
         self._opening = threading.Lock()
         self._leases: list[PgOwnerLease] = []  # the owner leases this process took (renew_leases)
+        self._notices: ApprovalNotices | None = None  # approval waiters' wake-ups (one LISTEN connection)
 
     @property
     def pool(self) -> Any:
@@ -124,10 +126,14 @@ class PgBackend:
     def approvals(self, state_dir: Path | None = None) -> PgApprovalRecords:
         """The fleet's approval and question records (every host answers the same ones); the
         pool opens on first use, so an unusable database fails the first call, not this one."""
+        from .approval_notices import ApprovalNotices
         from .pg_approval_records import PgApprovalRecords
         from .shared_database import SharedDatabase  # it builds on this module
 
-        return PgApprovalRecords(SharedDatabase(self), self.kit)
+        with self._opening:
+            if self._notices is None:
+                self._notices = ApprovalNotices(self.url, self.connect_timeout_s)
+        return PgApprovalRecords(SharedDatabase(self), self.kit, self._notices)
 
     def approval_audit(self, state_dir: Path | None = None) -> PgApprovalAudit:
         """The fleet's approval audit (append-only in the database), in place of the state dir's file."""
@@ -138,5 +144,7 @@ class PgBackend:
 
     def close(self) -> None:
         with self._opening:
+            if self._notices is not None:
+                self._notices.close()
             if self._pool is not None:
                 self._pool.close()
