@@ -85,7 +85,7 @@ def before_templates(folder: Path) -> Path:
 
     core = core_templates_dir()
     folder.mkdir(parents=True, exist_ok=True)
-    for name in ("stable_prefix.j2", "stable_prefix_full.j2"):
+    for name in ("stable_prefix_coached.j2", "stable_prefix_full.j2"):
         (folder / name).write_text(RULE_LINE.sub("", (core / name).read_text(encoding="utf-8")), encoding="utf-8")
     tail = (core / "tail_context.j2").read_text(encoding="utf-8")
     (folder / "tail_context.j2").write_text("{% set frame_data = false %}\n" + tail, encoding="utf-8")

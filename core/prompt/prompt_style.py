@@ -24,10 +24,10 @@ from atomic_agent.config.app_config import COACHED as COACHED
 from atomic_agent.config.app_config import FULL as FULL
 from atomic_agent.config.app_config import PROMPT_STYLES as PROMPT_STYLES
 
-# (stable prefix, tail) templates of each style; `coached` keeps the names it always had, so a
-# user's override of stable_prefix.j2 or variable_tail.j2 still applies to the coached prompt
+# (stable prefix, tail) templates of each style, each named for its style: neither is the
+# default, and `auto` picks `full` for any model it does not know to be small
 STYLE_TEMPLATES: dict[str, tuple[str, str]] = {
-    COACHED: ("stable_prefix.j2", "variable_tail.j2"),
+    COACHED: ("stable_prefix_coached.j2", "variable_tail_coached.j2"),
     FULL: ("stable_prefix_full.j2", "variable_tail_full.j2"),
 }
 

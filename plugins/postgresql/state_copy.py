@@ -20,7 +20,7 @@ import json
 import sqlite3
 from collections.abc import Iterator, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 import attrs
 
@@ -131,6 +131,52 @@ def _sources(states: Sequence[Any], state_dir: Path) -> Iterator[list[tuple[Any,
                for s in states if not isinstance(s, SharedFileState)]
 
 
+Rows = Sequence[tuple[Any, ...]]  # as both databases and the state files hand rows out
+
+
+class _Direction(Protocol):
+    """How one direction reads a table on its source side, writes it on its target side and
+    carries the table's id counters over; its transaction rules stay with its caller."""
+
+    def read(self, sqlite_conn: Any, plan: Plan) -> Rows: ...
+
+    def write(self, sqlite_conn: Any, plan: Plan, rows: Rows) -> None: ...
+
+    def read_copied(self, sqlite_conn: Any, plan: Plan) -> Rows: ...
+
+    def continue_counters(self, sqlite_conn: Any, plan: Plan) -> None: ...
+
+    def read_file(self, state: SharedFileState) -> Rows: ...
+
+    def write_file(self, state: SharedFileState, rows: Rows) -> None: ...
+
+    def read_file_copied(self, state: SharedFileState) -> Rows: ...
+
+
+def _copy_every_table(direction: _Direction, plans: Sequence[tuple[SharedSqliteState, Any, list[Plan]]],
+                      files: Sequence[SharedFileState]) -> list[TableCopy]:
+    """The copy plan both directions share: every SQLite file's tables in declared order, then
+    the state files; each table verified by row count and SHA-256 of its rows, its counters
+    continued past every id it handed out. A SQLite file absent (connection None) is empty."""
+    done: list[TableCopy] = []
+    for state, conn, table_plans in plans:
+        if conn is None:
+            done += [TableCopy(t[0], 0, rows_digest([]), state.owner) for t in state.tables]
+            continue
+        for plan in table_plans:
+            source = direction.read(conn, plan)
+            if source:
+                direction.write(conn, plan, source)
+            done.append(_verified(plan.table, source, direction.read_copied(conn, plan), state.owner))
+            direction.continue_counters(conn, plan)
+    for file_state in files:
+        source = direction.read_file(file_state)
+        if source:
+            direction.write_file(file_state, source)
+        done.append(_verified(file_state.table, source, direction.read_file_copied(file_state), file_state.owner))
+    return done
+
+
 def copy_into_postgresql(states: Sequence[Any], state_dir: Path, pg: Any) -> list[TableCopy]:
     """The state dir's state into the database on `pg` (an autocommit connection whose
     schema, every declared owner's, is migrated), in one transaction; StateCopyError, with
@@ -138,7 +184,6 @@ def copy_into_postgresql(states: Sequence[Any], state_dir: Path, pg: Any) -> lis
     import psycopg
 
     tables = _declared_tables(states)
-    done: list[TableCopy] = []
     with _sources(states, state_dir) as sources:
         for _, conn in sources:
             if conn is not None:
@@ -151,24 +196,9 @@ def copy_into_postgresql(states: Sequence[Any], state_dir: Path, pg: Any) -> lis
                 if any(held.values()):
                     raise StateCopyError("the target database is not empty (" + ", ".join(
                         f"{n} {t}" for t, n in held.items() if n) + "); migrate only into a new, empty database")
-                for state, conn in sources:
-                    if conn is None:  # the state dir has no such file: its tables are empty
-                        done += [TableCopy(t[0], 0, rows_digest([]), state.owner) for t in state.tables]
-                        continue
-                    for plan in plans_of(state, pg, conn):
-                        source = conn.execute(plan.sqlite_select()).fetchall()
-                        if source:
-                            with pg.cursor() as cursor:
-                                cursor.executemany(plan.pg_insert(), [_pg_params(r) for r in source])
-                        done.append(_verified(plan.table, source, pg.execute(plan.pg_select()).fetchall(),
-                                              state.owner))
-                        if plan.identity:
-                            _advance_identity(conn, pg, plan)
-                        if plan.table == ADMISSION_TABLE:
-                            _advance_admission(conn, pg)
-                for state in states:
-                    if isinstance(state, SharedFileState):
-                        done.append(_file_in(state, state_dir, pg))
+                plans = [(state, conn, plans_of(state, pg, conn) if conn is not None else []) for state, conn in sources]
+                done = _copy_every_table(_IntoPostgresql(pg, state_dir), plans,
+                                         [s for s in states if isinstance(s, SharedFileState)])
         except psycopg.Error as exc:
             raise StateCopyError(f"the copy failed and was rolled back ({' '.join(str(exc).split())})") from None
         finally:
@@ -178,13 +208,37 @@ def copy_into_postgresql(states: Sequence[Any], state_dir: Path, pg: Any) -> lis
     return done
 
 
-def _file_in(state: SharedFileState, state_dir: Path, pg: Any) -> TableCopy:
-    plan = _file_plan(state)
-    source = state.read_rows(state_dir)
-    if source:
-        with pg.cursor() as cursor:  # in file order: an identity numbers them as the file did
-            cursor.executemany(plan.pg_insert(), [_pg_params(r) for r in source])
-    return _verified(plan.table, source, pg.execute(plan.pg_select()).fetchall(), state.owner)
+@attrs.frozen
+class _IntoPostgresql:
+    """SQLite files and state files into PostgreSQL."""
+
+    pg: Any
+    state_dir: Path
+
+    def read(self, sqlite_conn: Any, plan: Plan) -> Rows:
+        return sqlite_conn.execute(plan.sqlite_select()).fetchall()
+
+    def write(self, sqlite_conn: Any, plan: Plan, rows: Rows) -> None:
+        with self.pg.cursor() as cursor:  # in source order: an identity numbers a file's rows as the file did
+            cursor.executemany(plan.pg_insert(), [_pg_params(r) for r in rows])
+
+    def read_copied(self, sqlite_conn: Any, plan: Plan) -> Rows:
+        return self.pg.execute(plan.pg_select()).fetchall()
+
+    def continue_counters(self, sqlite_conn: Any, plan: Plan) -> None:
+        if plan.identity:
+            _advance_identity(sqlite_conn, self.pg, plan)
+        if plan.table == ADMISSION_TABLE:
+            _advance_admission(sqlite_conn, self.pg)
+
+    def read_file(self, state: SharedFileState) -> Rows:
+        return state.read_rows(self.state_dir)
+
+    def write_file(self, state: SharedFileState, rows: Rows) -> None:
+        self.write(None, _file_plan(state), rows)
+
+    def read_file_copied(self, state: SharedFileState) -> Rows:
+        return self.read_copied(None, _file_plan(state))
 
 
 def _advance_identity(sqlite_conn: Any, pg: Any, plan: Plan) -> None:
@@ -212,7 +266,6 @@ def copy_back_to_state_dir(states: Sequence[Any], pg: Any, state_dir: Path) -> l
     the state or a table does not verify."""
     import psycopg
 
-    done: list[TableCopy] = []
     written: list[Path] = []
     with contextlib.ExitStack() as stack:
         opened = [(s, stack.enter_context(s.open_sqlite(state_dir))) for s in states
@@ -225,24 +278,8 @@ def copy_back_to_state_dir(states: Sequence[Any], pg: Any, state_dir: Path) -> l
                 try:
                     plans = [(state, conn, plans_of(state, pg, conn)) for state, conn in opened]
                     _refuse_held(plans, states, state_dir)
-                    for state, conn, file_plans in plans:
-                        for plan in file_plans:
-                            source = pg.execute(plan.pg_select()).fetchall()
-                            if source:
-                                conn.executemany(plan.sqlite_insert(), source)
-                            done.append(_verified(plan.table, source, conn.execute(plan.sqlite_select()).fetchall(),
-                                                  state.owner))
-                            if plan.identity:
-                                _carry_identity_back(pg, conn, plan)
-                            if plan.table == ADMISSION_TABLE:
-                                _carry_admission_back(pg, conn)
-                    for state in states:
-                        if isinstance(state, SharedFileState):
-                            source = pg.execute(_file_plan(state).pg_select()).fetchall()
-                            if source:
-                                written.append(state_dir / state.path)
-                                state.write_rows(state_dir, source)
-                            done.append(_verified(state.table, source, state.read_rows(state_dir), state.owner))
+                    done = _copy_every_table(_BackToStateDir(pg, state_dir, written), plans,
+                                             [s for s in states if isinstance(s, SharedFileState)])
                 except BaseException:
                     for _, conn in opened:
                         conn.execute("ROLLBACK")
@@ -254,6 +291,41 @@ def copy_back_to_state_dir(states: Sequence[Any], pg: Any, state_dir: Path) -> l
         except (psycopg.Error, sqlite3.Error) as exc:
             raise StateCopyError(f"the copy failed and was rolled back ({' '.join(str(exc).split())})") from None
     return done
+
+
+@attrs.frozen
+class _BackToStateDir:
+    """PostgreSQL into SQLite files and state files; `written` collects each state file this
+    copy wrote, for its caller to remove again when the copy is not kept."""
+
+    pg: Any
+    state_dir: Path
+    written: list[Path]
+
+    def read(self, sqlite_conn: Any, plan: Plan) -> Rows:
+        return self.pg.execute(plan.pg_select()).fetchall()
+
+    def write(self, sqlite_conn: Any, plan: Plan, rows: Rows) -> None:
+        sqlite_conn.executemany(plan.sqlite_insert(), rows)
+
+    def read_copied(self, sqlite_conn: Any, plan: Plan) -> Rows:
+        return sqlite_conn.execute(plan.sqlite_select()).fetchall()
+
+    def continue_counters(self, sqlite_conn: Any, plan: Plan) -> None:
+        if plan.identity:
+            _carry_identity_back(self.pg, sqlite_conn, plan)
+        if plan.table == ADMISSION_TABLE:
+            _carry_admission_back(self.pg, sqlite_conn)
+
+    def read_file(self, state: SharedFileState) -> Rows:
+        return self.read(None, _file_plan(state))
+
+    def write_file(self, state: SharedFileState, rows: Rows) -> None:
+        self.written.append(self.state_dir / state.path)
+        state.write_rows(self.state_dir, rows)
+
+    def read_file_copied(self, state: SharedFileState) -> Rows:
+        return state.read_rows(self.state_dir)
 
 
 def _refuse_held(plans: Sequence[tuple[Any, Any, list[Plan]]], states: Sequence[Any], state_dir: Path) -> None:

@@ -58,7 +58,7 @@ def wheel_venv(tmp_path_factory: pytest.TempPathFactory) -> Path:
 def test_wheel_ships_templates_and_grammars(wheel_venv: Path):
     out = sh(wheel_venv / "bin" / "python", "-c",
              "import importlib.resources as r;"
-             "print(r.files('atomic_agent.templates').joinpath('stable_prefix.j2').is_file(),"
+             "print(r.files('atomic_agent.templates').joinpath('stable_prefix_coached.j2').is_file(),"
              " r.files('atomic_agent.grammars').joinpath('tool-call.gbnf').is_file(),"
              " r.files('atomic_agent.plugins.memory_reflection').joinpath('templates/reflection.j2').is_file(),"
              " r.files('atomic_agent.plugins.memory_reflection').joinpath('grammars/reflection.gbnf').is_file(),"

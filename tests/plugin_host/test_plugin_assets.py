@@ -44,7 +44,7 @@ def site(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 def test_plugin_templates_come_after_the_users_and_before_the_cores(tmp_path: Path, site: Path) -> None:
     host = fresh_plugin_host()
     host.register(make_plugin(site, "aa_assets_one", {"greeting.j2": "plugin {{ who }}\n",
-                                                      "stable_prefix.j2": "plugin prefix\n"}, {}), "aa_assets_one")
+                                                      "stable_prefix_coached.j2": "plugin prefix\n"}, {}), "aa_assets_one")
     state = tmp_path / "state"
     env = PromptAssets.for_host(state, host).env()
     assert env.get_template("greeting.j2").render(who="x") == "plugin x\n"
@@ -53,9 +53,9 @@ def test_plugin_templates_come_after_the_users_and_before_the_cores(tmp_path: Pa
     env = PromptAssets.for_host(state, host).env()
     assert env.get_template("greeting.j2").render(who="x") == "user x\n"
     # a plugin's file shadows the core's of the same name; the core's is found when neither has it
-    assert env.get_template("stable_prefix.j2").render() == "plugin prefix\n"
-    core_tail = (core_templates_dir() / "variable_tail.j2").read_text()
-    assert env.loader.get_source(env, "variable_tail.j2")[0] == core_tail
+    assert env.get_template("stable_prefix_coached.j2").render() == "plugin prefix\n"
+    core_tail = (core_templates_dir() / "variable_tail_coached.j2").read_text()
+    assert env.loader.get_source(env, "variable_tail_coached.j2")[0] == core_tail
 
 
 def test_plugin_grammars_are_searched_in_plugin_name_order_after_the_user(tmp_path: Path, site: Path) -> None:

@@ -38,7 +38,7 @@ def session_with_turns(n: int, text: str = "message") -> SessionState:
 
 def test_stable_prefix_bytes_are_pinned_by_a_golden_file():
     prefix = build_stable_prefix(make_prompt_env(), registry(), CAPS, max_calls=8)
-    assert_matches_golden(GOLDEN / "stable_prefix.txt", prefix)
+    assert_matches_golden(GOLDEN / "stable_prefix_coached.txt", prefix)
 
 
 def test_stable_prefix_is_deterministic_and_independent_of_registration_order():
@@ -53,7 +53,7 @@ def test_tail_golden_for_a_fixed_session():
     built = build_prompt(env=make_prompt_env(), stable_prefix="PREFIX", profile=PLAIN_CHATML_PROFILE,
                          registry=registry(), session=session_with_turns(2), agent=AgentConfig(),
                          notices=["stop repeating"], today=date(2026, 12, 2))
-    assert_matches_golden(GOLDEN / "tail.txt", built.tail)
+    assert_matches_golden(GOLDEN / "tail_coached.txt", built.tail)
     assert built.text.startswith("<|im_start|>system\nPREFIX<|im_end|>\n<|im_start|>user\n")
     assert built.text.endswith("<|im_start|>assistant\n")
 
@@ -138,7 +138,7 @@ def test_loaded_tools_budget_is_subtracted_from_the_conversation_cap():
 
 
 def test_user_template_override_wins(tmp_path: Path):
-    (tmp_path / "stable_prefix.j2").write_text("custom persona\n")
+    (tmp_path / "stable_prefix_coached.j2").write_text("custom persona\n")
     prefix = build_stable_prefix(make_prompt_env([tmp_path]), registry(), CAPS)
     assert prefix == "custom persona\n"
 

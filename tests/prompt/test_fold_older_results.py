@@ -85,7 +85,7 @@ def test_a_users_template_overrides_the_fold(tmp_path: Path) -> None:
 
 
 def test_tail_with_tool_results_is_pinned_by_a_golden_file() -> None:
-    assert_matches_golden(GOLDEN / "tail_with_tool_results.txt", tail_of(session_after_three_steps()))
+    assert_matches_golden(GOLDEN / "tail_coached_with_tool_results.txt", tail_of(session_after_three_steps()))
 
 
 def test_stable_prefix_shows_rare_tools_by_name_and_frequent_summaries_to_their_first_clause() -> None:

@@ -30,22 +30,22 @@ def test_a_new_state_dir_uses_the_templates_another_one_compiled(tmp_path: Path,
     import jinja2
 
     cache = tmp_path / "shared-cache"
-    first = render(tmp_path / "state-a", "variable_tail.j2", cache, **_tail_context())
+    first = render(tmp_path / "state-a", "variable_tail_coached.j2", cache, **_tail_context())
     assert compiled(cache)
 
     def no_compile(*args: object, **kwargs: object) -> object:
         raise AssertionError("compiled again")
 
     monkeypatch.setattr(jinja2.Environment, "compile", no_compile)
-    assert render(tmp_path / "state-b", "variable_tail.j2", cache, **_tail_context()) == first
+    assert render(tmp_path / "state-b", "variable_tail_coached.j2", cache, **_tail_context()) == first
 
 
 def test_an_overriding_template_in_one_state_dir_never_reaches_another(tmp_path: Path):
     cache = tmp_path / "shared-cache"
     (tmp_path / "a" / "templates").mkdir(parents=True)
-    (tmp_path / "a" / "templates" / "variable_tail.j2").write_text("overridden\n")
-    assert render(tmp_path / "a", "variable_tail.j2", cache, **_tail_context()) == "overridden\n"
-    assert render(tmp_path / "b", "variable_tail.j2", cache, **_tail_context()).startswith("### world")
+    (tmp_path / "a" / "templates" / "variable_tail_coached.j2").write_text("overridden\n")
+    assert render(tmp_path / "a", "variable_tail_coached.j2", cache, **_tail_context()) == "overridden\n"
+    assert render(tmp_path / "b", "variable_tail_coached.j2", cache, **_tail_context()).startswith("### world")
 
 
 def test_the_cache_folder_names_the_options_the_compiled_code_depends_on(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
@@ -72,7 +72,7 @@ def test_a_full_disk_under_the_cache_costs_only_the_compile(tmp_path: Path, monk
         raise OSError(errno.ENOSPC, "No space left on device")
 
     monkeypatch.setattr(jinja2.bccache.tempfile, "NamedTemporaryFile", no_space)
-    assert render(tmp_path, "variable_tail.j2", **_tail_context()).startswith("### world")
+    assert render(tmp_path, "variable_tail_coached.j2", **_tail_context()).startswith("### world")
     assert compiled(tmp_path / "cache") == []
 
 

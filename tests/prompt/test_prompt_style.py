@@ -65,11 +65,11 @@ def session_after(*results: tuple[str, str, str], text: str = "which commit is n
 def test_coached_is_the_prompt_the_starter_model_always_had():
     # the goldens test_build_prompt.py pins were written before styles existed
     assert prefix(COACHED) == build_stable_prefix(make_prompt_env(), registry(), CAPS, max_calls=8)
-    assert_matches_golden(GOLDEN / "stable_prefix.txt", prefix(COACHED))
+    assert_matches_golden(GOLDEN / "stable_prefix_coached.txt", prefix(COACHED))
     built = build_prompt(env=make_prompt_env(), stable_prefix="PREFIX", profile=PLAIN_CHATML_PROFILE,
                          registry=registry(), session=session_with_turns(2), agent=AgentConfig(),
                          notices=["stop repeating"], today=date(2026, 12, 2), style=COACHED)
-    assert_matches_golden(GOLDEN / "tail.txt", built.tail)
+    assert_matches_golden(GOLDEN / "tail_coached.txt", built.tail)
 
 
 def test_full_stable_prefix_bytes_are_pinned_by_a_golden_file():

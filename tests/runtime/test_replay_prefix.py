@@ -14,8 +14,8 @@ from atomic_agent.runtime.runtime import Runtime
 from atomic_agent.testing.scripted_provider import ScriptedProvider, calls
 
 # (model alias the scripted provider reports, its style's stable prefix, the other style's)
-STYLES = {"coached": ("SmolLM2-135M-Instruct", "stable_prefix.j2", "stable_prefix_full.j2"),
-          "full": ("scripted", "stable_prefix_full.j2", "stable_prefix.j2")}
+STYLES = {"coached": ("SmolLM2-135M-Instruct", "stable_prefix_coached.j2", "stable_prefix_full.j2"),
+          "full": ("scripted", "stable_prefix_full.j2", "stable_prefix_coached.j2")}
 
 
 @pytest.mark.parametrize("style", sorted(STYLES))
