@@ -41,12 +41,17 @@ def register_tools(runtime: object) -> Iterable[ToolSpec]:
 
 
 @hookimpl
-def report_doctor_findings(state_dir: Path) -> Iterable[DoctorFinding]:
-    """What only the core knows about a state dir: the sessions schema, retired plugin names."""
+def report_doctor_findings(state_dir: Path, plugin_host: Any) -> Iterable[DoctorFinding]:
+    """What only the core knows about a state dir: the sessions schema, retired plugin names,
+    prompt overrides that override nothing."""
     from atomic_agent.config.retired_plugins import retired_name_findings
+    from atomic_agent.hook_records import DoctorFinding
+    from atomic_agent.prompt.prompt_assets import unused_overrides
     from atomic_agent.sessions.session_file_findings import sessions_file_findings
 
-    return [*sessions_file_findings(state_dir), *retired_name_findings(state_dir)]
+    overrides = [DoctorFinding("prompt.overrides", "warn", f"{path.name} is never loaded", advice, str(path))
+                 for path, advice in unused_overrides(state_dir, plugin_host)]
+    return [*sessions_file_findings(state_dir), *retired_name_findings(state_dir), *overrides]
 
 
 @hookimpl

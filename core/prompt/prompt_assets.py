@@ -142,3 +142,29 @@ class PromptAssets:
             return shipped.read_text(encoding="utf-8")
         searched = [str(self.state_dir / GRAMMARS), *(str(d) for d in self.plugin_grammar_dirs), CORE_GRAMMARS_PACKAGE]
         raise FileNotFoundError(f"no grammar {name!r} in {', '.join(searched)}")
+
+
+# shipped prompt files that were renamed: an override under the old name now overrides nothing
+FORMER_TEMPLATE_NAMES = {"stable_prefix.j2": "stable_prefix_coached.j2",
+                         "variable_tail.j2": "variable_tail_coached.j2"}
+
+
+def unused_overrides(state_dir: Path, host: Any) -> list[tuple[Path, str]]:
+    """The files in `<state>/templates/` and `<state>/grammars/` that no shipped or plugin
+    file of that name exists for (so nothing ever loads them), each with what to do."""
+    found: list[tuple[Path, str]] = []
+    for folder, shipped in ((TEMPLATES, [core_templates_dir()]),
+                            (GRAMMARS, [Path(str(resources.files(CORE_GRAMMARS_PACKAGE)))])):
+        overrides = Path(state_dir) / folder
+        if not overrides.is_dir():
+            continue
+        searched = [*plugin_asset_dirs(host, folder), *shipped]
+        for path in sorted(p for p in overrides.rglob("*") if p.is_file()):
+            name = path.relative_to(overrides).as_posix()
+            if any((d / name).is_file() for d in searched):
+                continue
+            renamed = FORMER_TEMPLATE_NAMES.get(name) if folder == TEMPLATES else None
+            found.append((path, f"rename it to {renamed} (the shipped file was renamed)" if renamed else
+                          f"no {folder[:-1]} of this build is called {name}: rename it to the file it should "
+                          "replace, or remove it"))
+    return found

@@ -179,3 +179,18 @@ def test_current_plugin_names_in_plugins_disabled_raise_no_warning(tmp_path: Pat
                                                                                             "memory_links"]}}))
     result = _doctor(tmp_path, "--json")
     assert not [f for f in json.loads(result.stdout) if f["check"] == "plugins.disabled"]
+
+
+def test_a_prompt_override_that_overrides_nothing_is_warned_with_what_to_rename(tmp_path: Path):
+    (tmp_path / "templates").mkdir()
+    (tmp_path / "templates" / "stable_prefix.j2").write_text("old name\n")  # renamed _coached
+    (tmp_path / "templates" / "stable_prefix_full.j2").write_text("in use\n")
+    (tmp_path / "templates" / "no_such_thing.j2").write_text("typo\n")
+    (tmp_path / "grammars").mkdir()
+    (tmp_path / "grammars" / "tool-call.gbnf").write_text("root ::= \"x\"\n")
+    result = _doctor(tmp_path, "--json")
+    assert result.returncode == 0, result.stdout + result.stderr  # a warning, not an error
+    found = {Path(f["path"]).name: f for f in json.loads(result.stdout) if f["check"] == "prompt.overrides"}
+    assert sorted(found) == ["no_such_thing.j2", "stable_prefix.j2"]
+    assert "rename it to stable_prefix_coached.j2" in found["stable_prefix.j2"]["advice"]
+    assert "rename it to the file it should replace, or remove it" in found["no_such_thing.j2"]["advice"]
