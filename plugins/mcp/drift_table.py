@@ -31,8 +31,8 @@ class DriftSchemaPending(Exception):
 
     def __init__(self, shown: str, steps: tuple[str, ...]) -> None:
         super().__init__(f"{shown} holds no MCP drift records yet: schema step(s) {', '.join(steps)} not applied "
-                         "(no host of the fleet has recorded a server's catalog); the next runtime start or "
-                         "`atomic-agent mcp` command on the fleet applies it")
+                         "(no host of the fleet has recorded a server's catalog); the first host to connect an MCP "
+                         "server (a runtime start, or an `atomic-agent mcp` command) applies it")
         self.shown = shown
         self.steps = steps
 

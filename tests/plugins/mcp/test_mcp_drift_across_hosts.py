@@ -2,8 +2,8 @@
 dirs) on one real PostgreSQL and one real MCP server over streamable HTTP. Before any host
 recorded a catalog, `doctor` says the fleet's drift table is pending and creates nothing; a
 tool the server changes is reviewed (`mcp diff`) and approved (`mcp approve`) on host B, and
-host A's `status`, `doctor` and `mcp list` show it held back, then accepted, with no drift
-file of its own."""
+host A's `status`, `doctor` and `mcp tools` show it held back, then accepted, with no drift
+file of its own. A fleet database that cannot be reached is said so, never "nothing held back"."""
 
 from __future__ import annotations
 
@@ -12,6 +12,7 @@ import os
 from pathlib import Path
 from typing import Any
 
+from atomic_agent.plugins.postgresql.testing.pg_server import free_port as free_pg_port
 from tests.cli.run_cli import run_cli
 from tests.plugins.mcp.mcp_kit import free_port, http_demo_server, http_server
 from tests.plugins.postgresql.pg_kit import tables
@@ -85,3 +86,15 @@ def test_a_drift_reviewed_and_approved_on_host_b_is_what_host_a_sees(tmp_path: P
         shown = json.loads(tools.stdout)
         assert shown["held"] == [] and "mcp.web.echo" in [row["name"] for row in shown["tools"]]
     assert not (host_a / "mcp").exists() and not (host_b / "mcp").exists()  # no host kept a drift file
+
+
+def test_an_unreachable_fleet_database_is_said_so_by_status_and_doctor(tmp_path: Path):
+    state = _host(tmp_path, "host-a", f"postgresql://agent@127.0.0.1:{free_pg_port()}/nowhere", "secret-pw",
+                  f"http://127.0.0.1:{free_port()}/mcp")
+    status = _cli(tmp_path, state, "status", "--json")
+    line = next(line for line in json.loads(status.stdout)["lines"] if line["name"] == "mcp drift records")
+    assert line["state"] == "warn" and "cannot be used" in line["problems"][0]
+    doctor = _cli(tmp_path, state, "doctor", "--json")
+    [finding] = [f for f in json.loads(doctor.stdout) if f["check"] == "mcp tool definitions"]
+    assert finding["level"] == "warn" and "could not be read" in finding["detail"]
+    assert "secret-pw" not in status.stdout + status.stderr + doctor.stdout + doctor.stderr
