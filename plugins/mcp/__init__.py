@@ -105,14 +105,14 @@ def register_commands(app: typer.Typer) -> None:
 
 
 @hookimpl
-def report_doctor_findings(state_dir: Path) -> Iterable[DoctorFinding]:
+def report_doctor_findings(state_dir: Path, plugin_host: Any, config: Any) -> Iterable[DoctorFinding]:
     from .doctor_findings import mcp_findings
 
-    return mcp_findings(state_dir)
+    return mcp_findings(state_dir, plugin_host, config)
 
 
 @hookimpl
-def report_status(state_dir: Path, config: Any) -> Iterable[Any]:
+def report_status(state_dir: Path, config: Any, plugin_host: Any) -> Iterable[Any]:
     from .mcp_status import status_lines
 
-    return status_lines(state_dir, config)
+    return status_lines(state_dir, config, plugin_host)

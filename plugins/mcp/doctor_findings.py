@@ -1,6 +1,7 @@
-"""`atomic-agent doctor` lines for MCP: drifted tools waiting for approval, and servers
-whose config cannot work (bad or duplicate names, missing commands). Read-only: nothing
-is started or connected here."""
+"""`atomic-agent doctor` lines for MCP: drifted tools waiting for approval (the fleet's, on
+its database, when storage.url names one), and servers whose config cannot work (bad or
+duplicate names, missing commands). Read-only: nothing is started, connected or written (the
+fleet's drift table is not created: until a host records a catalog there, this says so)."""
 
 from __future__ import annotations
 
@@ -8,21 +9,34 @@ import shutil
 from pathlib import Path
 from typing import Any
 
-from atomic_agent.plugins.mcp.drift_store import DriftStore, store_path
+from atomic_agent.plugins.mcp.drift_store import DriftStore
+from atomic_agent.plugins.mcp.drift_table import DriftSchemaPending
+
+CHECK = "mcp tool definitions"
 
 
-def mcp_findings(state_dir: Path) -> list[Any]:
-    from atomic_agent.api import DoctorFinding
+def mcp_findings(state_dir: Path, plugin_host: Any = None, config: Any = None) -> list[Any]:
+    """`plugin_host` and a loaded `config` find the fleet's database (see DriftStore.for_report)."""
+    return [*_drift_findings(state_dir, plugin_host, config), *_config_findings(state_dir)]
 
-    findings = []
-    for server, tools in sorted(DriftStore(state_dir).drifted().items()):
-        findings.append(DoctorFinding(
-            check=f"mcp {server} tool definitions", level="warn",
-            detail=f"{len(tools)} tool(s) new or changed since the catalog was approved, disabled until reviewed: {', '.join(sorted(tools))}",
-            advice=f"review with `atomic-agent mcp tools {server}`, then `atomic-agent mcp approve {server}`",
-            path=str(store_path(state_dir))))
-    findings.extend(_config_findings(state_dir))
-    return findings
+
+def _drift_findings(state_dir: Path, plugin_host: Any, config: Any) -> list[Any]:
+    from atomic_agent.api import DoctorFinding, SessionStoreError
+
+    try:
+        store = DriftStore.for_report(state_dir, config, plugin_host)
+        drifted = store.drifted()
+    except DriftSchemaPending as pending:
+        return [DoctorFinding(CHECK, "ok", str(pending))]
+    except SessionStoreError as exc:
+        return [DoctorFinding(CHECK, "warn", f"the fleet's drift records could not be read: {exc}",
+                              "the storage.postgresql check says what is wrong with the database")]
+    return [DoctorFinding(
+        check=f"mcp {server} tool definitions", level="warn",
+        detail=f"{len(tools)} tool(s) new or changed since the catalog was approved, disabled until reviewed: "
+               f"{', '.join(sorted(tools))}",
+        advice=f"review with `atomic-agent mcp tools {server}`, then `atomic-agent mcp approve {server}`",
+        path=store.kept.where) for server, tools in sorted(drifted.items())]
 
 
 def _config_findings(state_dir: Path) -> list[Any]:

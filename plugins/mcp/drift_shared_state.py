@@ -10,7 +10,8 @@ from typing import Any
 
 import attrs
 
-from .drift_store import FILE_NAME, STEPS
+from .drift_file import FILE_NAME
+from .drift_table import STEPS, TABLE
 
 
 @attrs.frozen
@@ -18,18 +19,18 @@ class DriftState:
     owner: str = "mcp"
     schema_steps: Sequence[tuple[str, Sequence[str]]] = STEPS
     path: str = f"mcp/{FILE_NAME}"
-    table: str = "mcp_tool_approvals"
+    table: str = TABLE
     columns: Sequence[str] = ("server", "record")
     key: str = "server"
     identity: str = ""
     forms: Mapping[str, tuple[str, str]] = attrs.field(factory=dict)
 
     def read_rows(self, state_dir: Path) -> list[tuple[Any, ...]]:
-        from .drift_store import DriftStore
+        from .drift_file import DriftFile
 
-        return sorted(DriftStore(state_dir).records().items())
+        return sorted(DriftFile(state_dir).read().items())
 
     def write_rows(self, state_dir: Path, rows: Sequence[tuple[Any, ...]]) -> None:
-        from .drift_store import DriftStore
+        from .drift_file import DriftFile
 
-        DriftStore(state_dir).write_file({server: record for server, record in rows})
+        DriftFile(state_dir).replace({server: record for server, record in rows})

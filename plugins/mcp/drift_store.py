@@ -15,11 +15,11 @@ Records written before annotations were fingerprinted (version 1) still match a 
 name, description and schema are unchanged, unless the tool now claims `readOnlyHint`:
 that claim was never reviewed, so such a tool is held until approved.
 
-Stored in `<state>/mcp/tool-fingerprints.json`, written atomically; on a fleet's PostgreSQL
-database (the `shared_database` service) in its table `mcp_tool_approvals`, one row per
-server, so an approval made on one host counts on every host. There every change is one
-transaction under a fleet-wide advisory lock: two hosts approving (or judging a catalog) at
-once apply one after the other, neither undoing the other.
+Where the records are kept is a DriftRecords engine, chosen in `DriftStore.open` alone: the
+state dir's file (drift_file), or, on a fleet, the table in its PostgreSQL database
+(drift_table) so that an approval made on one host counts on every host. The decisions
+below are the same on both. `doctor` and `status` open it read-only: nothing is written,
+not even the fleet table's schema step.
 """
 
 from __future__ import annotations
@@ -27,23 +27,15 @@ from __future__ import annotations
 import hashlib
 import json
 import time
-from collections.abc import Iterable, Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Iterable, Sequence
+from contextlib import AbstractContextManager
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 from atomic_agent.plugins.mcp.mcp_records import ToolMeta
 
-FILE_NAME = "tool-fingerprints.json"
-STEPS: tuple[tuple[str, tuple[str, ...]], ...] = (
-    ("mcp.m001_tool_approvals", (
-        "CREATE TABLE IF NOT EXISTS mcp_tool_approvals (server TEXT PRIMARY KEY, record JSONB NOT NULL)",)),
-)
-_EDIT_LOCK = "mcp.tool_approvals"  # the advisory lock every change of the records holds
-
-
-def store_path(state_dir: Path) -> Path:
-    return state_dir / "mcp" / FILE_NAME
+from .drift_file import DriftFile
+from .drift_table import DriftTable
 
 
 def fingerprint(tool: ToolMeta) -> str:
@@ -67,81 +59,58 @@ def _digest(fields: dict[str, Any]) -> str:
     return "sha256:" + hashlib.sha256(canonical.encode("utf-8")).hexdigest()
 
 
+class DriftRecords(Protocol):
+    """Where the drift records are kept: every server's record, and changes made whole."""
+
+    where: str  # for messages: the file's path, or the table and its database
+
+    def read(self) -> dict[str, dict[str, Any]]:
+        """server -> record, as kept."""
+
+    def editing(self) -> AbstractContextManager[dict[str, Any]]:
+        """server -> record to change in place (a record added, changed or dropped), kept when
+        the block ends; the engine's exclusion holds meanwhile."""
+
+
 class DriftStore:
-    def __init__(self, state_dir: Path, shared: Any = None) -> None:
-        """`shared`: the fleet's database (postgresql_contract.SharedDatabase), or None: the file."""
-        self.path = store_path(state_dir)
-        self._shared = shared
-        if shared is not None:
-            shared.ensure_schema("mcp", STEPS)
+    def __init__(self, kept: DriftRecords) -> None:
+        self.kept = kept
 
-    @contextmanager
-    def _editing(self) -> Iterator[dict[str, Any]]:
-        """The records to change in place; written back (whole) only when they changed."""
-        if self._shared is None:
-            data = self._load()
-            before = json.dumps(data, sort_keys=True)
-            yield data
-            if json.dumps(data, sort_keys=True) != before:
-                self._save(data)
-            return
-        with self._shared.transaction() as conn:
-            conn.execute("SELECT pg_advisory_xact_lock(hashtextextended(%s, 0))", [_EDIT_LOCK])
-            rows = dict(conn.execute("SELECT server, record FROM mcp_tool_approvals").fetchall())
-            # a copy: the rows as read stay to compare against
-            data = {"version": 1, "servers": {k: json.loads(json.dumps(v)) for k, v in rows.items()
-                                              if isinstance(v, dict)}}
-            yield data
-            from psycopg.types.json import Jsonb
+    @classmethod
+    def open(cls, state_dir: Path, shared: Any = None, *, read_only: bool = False) -> DriftStore:
+        """The records of `shared` (the fleet's database, postgresql_contract.SharedDatabase)
+        when there is one, else the state dir's file. `read_only` (doctor, status): the fleet's
+        table is read without writing anything, DriftSchemaPending when it is not there yet
+        (the file is written by edits only, which those never make)."""
+        if shared is None:
+            return cls(DriftFile(state_dir))
+        return cls(DriftTable.read_only(shared) if read_only else DriftTable.open(shared))
 
-            for server, record in data["servers"].items():
-                if rows.get(server) != record:
-                    conn.execute("INSERT INTO mcp_tool_approvals (server, record) VALUES (%s, %s) ON CONFLICT "
-                                 "(server) DO UPDATE SET record = EXCLUDED.record", [server, Jsonb(record)])
-            for server in set(rows) - set(data["servers"]):
-                conn.execute("DELETE FROM mcp_tool_approvals WHERE server = %s", [server])
+    @classmethod
+    def for_report(cls, state_dir: Path, config: Any, plugin_host: Any) -> DriftStore:
+        """The records as `doctor` and `status` read them, read-only: the fleet's when storage.url
+        names a database (the `shared_database` service as a command without a runtime builds
+        it), else the state file (also when config.json does not load: the core reports that).
+        Raises DriftSchemaPending, or SessionStoreError when the database cannot be used."""
+        from atomic_agent.plugins.postgresql.postgresql_contract import SHARED_DATABASE_SERVICE
 
-    # -- file ----------------------------------------------------------------------------------
-    def _load(self) -> dict[str, Any]:
-        if self._shared is not None:
-            with self._shared.connection() as conn:
-                rows = conn.execute("SELECT server, record FROM mcp_tool_approvals").fetchall()
-            return {"version": 1, "servers": {k: v for k, v in rows if isinstance(v, dict)}}
-        try:
-            data = json.loads(self.path.read_text(encoding="utf-8"))
-        except (OSError, ValueError):
-            return {"version": 1, "servers": {}}
-        if not isinstance(data, dict) or not isinstance(data.get("servers"), dict):
-            return {"version": 1, "servers": {}}
-        return data
-
-    def _save(self, data: dict[str, Any]) -> None:
-        from atomic_agent.api import write_atomic
-
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        write_atomic(self.path, json.dumps(data, indent=2, sort_keys=True) + "\n")
-
-    def records(self) -> dict[str, dict[str, Any]]:
-        """Every server's record, as kept (what `storage migrate` copies)."""
-        return {k: v for k, v in self._load()["servers"].items() if isinstance(v, dict)}
-
-    def write_file(self, records: dict[str, dict[str, Any]]) -> None:
-        """The state dir's file afresh with `records` (`storage migrate --to sqlite`)."""
-        self._save({"version": 1, "servers": records})
+        shared = None if plugin_host is None or config is None else \
+            plugin_host.command_service(state_dir, config, SHARED_DATABASE_SERVICE)
+        return cls.open(state_dir, shared, read_only=True)
 
     # -- decisions -----------------------------------------------------------------------------
     def judge(self, server: str, tools: Sequence[ToolMeta]) -> tuple[list[ToolMeta], list[ToolMeta]]:
         """Split `tools` into (accepted, drifted), recording first sightings and new drift."""
-        with self._editing() as data:
-            return self._judge(data, server, tools)
+        with self.kept.editing() as servers:
+            return self._judge(servers, server, tools)
 
-    def _judge(self, data: dict[str, Any], server: str,
+    def _judge(self, servers: dict[str, Any], server: str,
                tools: Sequence[ToolMeta]) -> tuple[list[ToolMeta], list[ToolMeta]]:
-        record = data["servers"].get(server)
+        record = servers.get(server)
         first_sight = not isinstance(record, dict)
         if not isinstance(record, dict):
             record = {"approved": {}, "drifted": {}}
-            data["servers"][server] = record
+            servers[server] = record
         approved: dict[str, str] = record.setdefault("approved", {})
         drifted: dict[str, Any] = record.setdefault("drifted", {})
         # the accepted definitions themselves, so a drifted tool can be shown old against new
@@ -176,8 +145,8 @@ class DriftStore:
 
     def approve(self, server: str, tools: Iterable[ToolMeta], only: str | None = None) -> list[str]:
         """Accept the current definitions (all, or the tool named `only`); returns the names accepted."""
-        with self._editing() as data:
-            record = data["servers"].setdefault(server, {"approved": {}, "drifted": {}})
+        with self.kept.editing() as servers:
+            record = servers.setdefault(server, {"approved": {}, "drifted": {}})
             approved = record.setdefault("approved", {})
             drifted = record.setdefault("drifted", {})
             definitions = record.setdefault("definitions", {})
@@ -193,17 +162,17 @@ class DriftStore:
 
     def forget(self, server: str) -> None:
         """Drop everything recorded for `server` (it was removed; adding it again is a fresh acceptance)."""
-        with self._editing() as data:
-            data["servers"].pop(server, None)
+        with self.kept.editing() as servers:
+            servers.pop(server, None)
 
     def approved_definition(self, server: str, tool: str) -> dict[str, Any] | None:
         """The definition the operator last accepted for `tool` (None: never accepted, or
         accepted before definitions were kept)."""
-        record = self._load()["servers"].get(server)
+        record = self.kept.read().get(server)
         found = (record.get("definitions") or {}).get(tool) if isinstance(record, dict) else None
         return dict(found) if isinstance(found, dict) else None
 
     def drifted(self) -> dict[str, dict[str, Any]]:
         """server -> tool -> drift record, for reports (read-only)."""
-        return {name: dict(record.get("drifted") or {}) for name, record in self._load()["servers"].items()
-                if isinstance(record, dict) and record.get("drifted")}
+        return {name: dict(record.get("drifted") or {}) for name, record in self.kept.read().items()
+                if record.get("drifted")}

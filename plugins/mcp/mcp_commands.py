@@ -184,8 +184,8 @@ def _drift_records(boot: Any) -> Any:
     from .drift_store import DriftStore
 
     try:
-        return DriftStore(boot.state_dir, boot.host.command_service(boot.state_dir, boot.config,
-                                                                     SHARED_DATABASE_SERVICE))
+        return DriftStore.open(boot.state_dir, boot.host.command_service(boot.state_dir, boot.config,
+                                                                          SHARED_DATABASE_SERVICE))
     except SessionStoreError as exc:
         fail(str(exc))
 

@@ -99,7 +99,7 @@ class McpManager:
         self.environ = environ
         self.sampling = sampling
         self.max_result_chars = max_result_chars
-        self.drift = DriftStore(state_dir, shared_database)  # the fleet's approvals on its database
+        self.drift = DriftStore.open(state_dir, shared_database)  # the fleet's approvals on its database
         self.listeners: list[EventSink] = []
         self._entries: dict[str, ServerEntry] = {}
         self._rejected: list[ServerStatus] = []

@@ -62,6 +62,18 @@ class SharedDatabase(Protocol):
     def connection(self) -> AbstractContextManager[Any]:
         """A pooled psycopg connection in autocommit mode, for reads and single statements."""
 
+    def pending_steps(self, owner: str, steps: Sequence[tuple[str, Sequence[str]]]) -> list[str]:
+        """The names of `owner`'s steps the database has not recorded yet, read without writing
+        anything (no step is applied, not even the core's): what `doctor` and `status` ask
+        before reading `owner`'s tables. Raises SessionStoreError when the database cannot be
+        reached or holds a step of `owner` this build does not know."""
+
+    def read_only(self) -> AbstractContextManager[Any]:
+        """A psycopg connection of its own inside one READ ONLY transaction, closed when the
+        block ends: what `doctor` and `status` read with. Unlike `connection`, opening it
+        applies no schema (the pool's first use migrates the core's), and any write in it is
+        refused by the database."""
+
     def lease(self, name: str) -> NamedLease | None:
         """Try to take the fleet-wide lease `name`: the lease when this process now holds it,
         None when another process does."""

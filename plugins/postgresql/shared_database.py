@@ -1,6 +1,7 @@
 """The `shared_database` service (postgresql_contract.SharedDatabase): the session backend's
 pool lent to other plugins for their own tables, their schema steps run by the same
-migration runner, and fleet-wide named leases.
+migration runner, fleet-wide named leases, and read-only reads (`pending_steps`, `read_only`)
+on connections of their own for `doctor` and `status`, which must not migrate anything.
 
 Its transactions commit synchronously whatever the session default is, so a plugin may
 acknowledge once the block returned. A connection the server dropped surfaces as the core's
@@ -16,7 +17,7 @@ from typing import Any
 
 from .pg_backend import PgBackend, connect, unavailable
 from .pg_owner_lease import KEEPALIVE
-from .pg_schema import NewerDatabaseError, Step, migrate
+from .pg_schema import NewerDatabaseError, Step, migrate, read_schema_status, refusal
 
 
 class SharedDatabase:
@@ -27,11 +28,7 @@ class SharedDatabase:
         self._lock = threading.Lock()
 
     def ensure_schema(self, owner: str, steps: Sequence[tuple[str, Sequence[str]]]) -> list[str]:
-        if not owner or "." in owner:
-            raise ValueError(f"a schema owner is a plugin name without dots, not {owner!r}")
-        stray = [name for name, _ in steps if not name.startswith(owner + ".")]
-        if stray:
-            raise ValueError(f"{owner}'s schema steps must be named {owner}.<step>: {', '.join(stray)}")
+        _check_names(owner, steps)
         with self._lock:
             if owner in self._schemas:
                 return []
@@ -47,6 +44,32 @@ class SharedDatabase:
                 raise self.backend.kit.SessionStoreError(self.backend.url.scrub(str(exc))) from None
             self._schemas.add(owner)
             return applied
+
+    def pending_steps(self, owner: str, steps: Sequence[tuple[str, Sequence[str]]]) -> list[str]:
+        import psycopg
+
+        _check_names(owner, steps)
+        known = [Step(name, tuple(sql)) for name, sql in steps]
+        try:
+            with connect(self.backend.url, self.backend.connect_timeout_s) as conn:
+                status = read_schema_status(conn)
+        except psycopg.Error as exc:
+            raise unavailable(self.backend.kit, self.backend.url, exc) from None
+        refused = refusal(status, self.shown, known, owner)
+        if refused is not None:
+            raise self.backend.kit.SessionStoreError(self.backend.url.scrub(str(refused)))
+        return status.pending(known)
+
+    @contextmanager
+    def read_only(self) -> Iterator[Any]:
+        import psycopg
+
+        try:
+            with connect(self.backend.url, self.backend.connect_timeout_s) as conn, conn.transaction():
+                conn.execute("SET TRANSACTION READ ONLY")
+                yield conn
+        except psycopg.Error as exc:
+            raise unavailable(self.backend.kit, self.backend.url, exc) from None
 
     @contextmanager
     def connection(self) -> Iterator[Any]:
@@ -72,6 +95,14 @@ class SharedDatabase:
     def lease(self, name: str) -> PgNamedLease | None:
         lease = PgNamedLease(self.backend, name)
         return lease if lease.held() else None
+
+
+def _check_names(owner: str, steps: Sequence[tuple[str, Sequence[str]]]) -> None:
+    if not owner or "." in owner:
+        raise ValueError(f"a schema owner is a plugin name without dots, not {owner!r}")
+    stray = [name for name, _ in steps if not name.startswith(owner + ".")]
+    if stray:
+        raise ValueError(f"{owner}'s schema steps must be named {owner}.<step>: {', '.join(stray)}")
 
 
 class PgNamedLease:

@@ -93,14 +93,15 @@ async def test_a_tool_the_server_adds_after_approval_is_held_until_approved(tmp_
 
 def test_records_from_before_annotations_were_fingerprinted_keep_working_unless_they_claim_read_only(
         tmp_path: Path) -> None:
+    from atomic_agent.plugins.mcp.drift_file import store_path
     from atomic_agent.plugins.mcp.drift_store import DriftStore, legacy_fingerprint
     from atomic_agent.plugins.mcp.mcp_records import ToolMeta
 
     plain = ToolMeta("write", "Write a file.", {"type": "object"})
     claims = ToolMeta("read", "Read a file.", {"type": "object"}, read_only_hint=True)
-    store = DriftStore(tmp_path)
-    store.path.parent.mkdir(parents=True)
-    store.path.write_text(json.dumps({"version": 1, "servers": {"s": {
+    store = DriftStore.open(tmp_path)
+    store_path(tmp_path).parent.mkdir(parents=True)
+    store_path(tmp_path).write_text(json.dumps({"version": 1, "servers": {"s": {
         "approved": {"write": legacy_fingerprint(plain), "read": legacy_fingerprint(claims)}, "drifted": {}}}}))
     accepted, held = store.judge("s", [plain, claims])
     assert [t.name for t in accepted] == ["write"] and [t.name for t in held] == ["read"]

@@ -1,7 +1,8 @@
 """The `shared_database` service other plugins keep their shared state in: their schema steps
 run once under the core's migration runner in a namespace of their own (a newer build of one
 plugin refuses only that plugin), transactions commit or roll back whole, and a named lease
-is held by one process of the fleet at a time and moves when its holder's connection ends."""
+is held by one process of the fleet at a time and moves when its holder's connection ends.
+What doctor and status use (pending steps, a read-only connection) writes nothing."""
 
 from __future__ import annotations
 
@@ -12,7 +13,7 @@ import pytest
 from atomic_agent.api import SessionStoreError
 from atomic_agent.plugins.postgresql.pg_schema import MIGRATIONS_TABLE
 from atomic_agent.plugins.postgresql.shared_database import SharedDatabase
-from tests.plugins.postgresql.pg_kit import backend_on, raw
+from tests.plugins.postgresql.pg_kit import backend_on, raw, tables
 
 STEPS = [("demo.m001_items", ["CREATE TABLE IF NOT EXISTS demo_items (id BIGINT PRIMARY KEY, what TEXT NOT NULL)"])]
 
@@ -30,6 +31,28 @@ def test_a_plugins_steps_run_once_and_a_newer_build_of_that_plugin_is_refused_be
         assert SharedDatabase(backend).ensure_schema("other", [("other.m001_x", ["SELECT 1"])]) == ["other.m001_x"]
         with pytest.raises(ValueError, match="must be named demo"):
             SharedDatabase(backend).ensure_schema("demo", [("m009_x", ["SELECT 1"])])
+    finally:
+        backend.close()
+
+
+def test_pending_steps_and_read_only_reads_write_nothing_and_a_write_there_is_refused(postgresql_database: Any):
+    backend = backend_on(postgresql_database)
+    try:
+        shared = SharedDatabase(backend)
+        assert shared.pending_steps("demo", STEPS) == ["demo.m001_items"]
+        with shared.read_only() as conn:
+            assert conn.execute("SELECT 1").fetchone() == (1,)
+        assert tables(postgresql_database) == set()  # not even the core's schema was applied
+        shared.ensure_schema("demo", STEPS)
+        assert shared.pending_steps("demo", STEPS) == []
+        with pytest.raises(SessionStoreError, match="read-only transaction"), shared.read_only() as conn:
+            conn.execute("INSERT INTO demo_items VALUES (1, 'refused')")
+        with shared.read_only() as conn:
+            assert conn.execute("SELECT count(*) FROM demo_items").fetchone() == (0,)
+        with raw(postgresql_database) as conn:
+            conn.execute(f"INSERT INTO {MIGRATIONS_TABLE} (name, build) VALUES ('demo.m002_future', '99.0')")
+        with pytest.raises(SessionStoreError, match=r"demo plugin's steps demo.m002_future are unknown"):
+            shared.pending_steps("demo", STEPS)
     finally:
         backend.close()
 

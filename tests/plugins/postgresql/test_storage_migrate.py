@@ -148,7 +148,7 @@ def _plugins_state(state: Path) -> dict[str, Any]:
     highest run id deleted), webhook marks and a key, Telegram records, MCP drift approvals."""
     from atomic_agent.approval.approval_gate import AUDIT_FILE, ApprovalAuditLog
     from atomic_agent.approval.approval_records import ApprovalRecords, FrozenCall
-    from atomic_agent.plugins.mcp.drift_store import DriftStore
+    from atomic_agent.plugins.mcp.drift_file import DriftFile
     from atomic_agent.plugins.serve.webhook_deliveries import WebhookDeliveries
     from atomic_agent.plugins.tasks.task_database import TaskDatabase, tasks_db_path
     from atomic_agent.plugins.tasks.task_service import TaskService
@@ -182,7 +182,7 @@ def _plugins_state(state: Path) -> dict[str, Any]:
     telegram.record("report", 42, "the report <b>", True, session_id="s-1")
     telegram.approval_opened("tok-1", 42)
     telegram.close()
-    DriftStore(state).write_file({"github": {"approved": {"search": "sha256:1"}, "drifted": {"x": {"n": 1.5}}}})
+    DriftFile(state).replace({"github": {"approved": {"search": "sha256:1"}, "drifted": {"x": {"n": 1.5}}}})
     return {"approval": approval.id, "task": task.id, "run_gone": gone}
 
 

@@ -144,8 +144,8 @@ def _drifted_demo(tmp_path: Path) -> None:
         await runtime.close()
 
     asyncio.run(accept_catalog())
-    DriftStore(tmp_path / "state").approve("demo", [ToolMeta("echo", "Echo (older text).", {"type": "object"}),
-                                                    ToolMeta("add", "Add (older text).", {"type": "object"})])
+    DriftStore.open(tmp_path / "state").approve("demo", [ToolMeta("echo", "Echo (older text).", {"type": "object"}),
+                                                         ToolMeta("add", "Add (older text).", {"type": "object"})])
 
 
 def test_operator_approves_named_drifted_tools_and_an_unknown_name_approves_nothing(tmp_path: Path) -> None:
