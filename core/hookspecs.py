@@ -93,8 +93,10 @@ def register_providers() -> Iterable[ProviderKind]:
 def register_services() -> Iterable[ServiceSpec]:
     """Share an object (a store, a client, a registry) with the other plugins.
 
-    Called once per runtime while it is built, before any hook that receives the runtime
-    (and by ``atomic-agent plugins``, to check); receives nothing. Returns ServiceSpec
+    Called once per runtime while it is built, before any hook that receives the runtime,
+    by ``atomic-agent plugins`` (to check), and by commands without a runtime (``status``,
+    ``task``, ``storage``, opening the session store) to find the session backend and the
+    services they build over a command view; receives nothing. Returns ServiceSpec
     records, every plugin's collected: a name, a ``factory(runtime)`` building the object
     the first time ``runtime.service(name)`` asks for it (never before), and an optional
     ``close(service)`` the runtime calls after ``runtime_stopping``. One owner per name: a
@@ -102,7 +104,9 @@ def register_services() -> Iterable[ServiceSpec]:
     unless every provider sets ``multiple=True`` (``runtime.services(name)`` returns them
     all); the core's service names are reserved. ``runtime.service(name, default)`` returns
     the default when the service cannot be had. A factory that raises is reported; that service
-    stays unavailable and everything else keeps working.
+    stays unavailable and everything else keeps working. An implementation that raises loses
+    its services in a runtime, but fails a command without a runtime ("the plugins' services
+    could not be listed"): it must not guess which store holds the state.
     """
 
 
@@ -136,8 +140,9 @@ def register_channels(runtime: RuntimeView) -> Iterable[ChannelSpec]:
     channel with live control (Telegram), always, with its ``start()`` doing nothing while
     its own config disables it. Each
     ``factory(runtime)`` builds a channel with async ``start()`` / ``stop()`` and
-    ``status()``. The runtime builds and starts the channels after ``runtime_started``
-    (in ``create_runtime``) and stops them first when it closes, before
+    ``status()``. Only a serving runtime (``create_runtime(serving=True)``: serve, the
+    sidecar, ``scheduler``, ``telegram run``; never a one-shot ``run``) builds and starts the
+    channels, after ``runtime_started``; it stops them first when it closes, before
     ``runtime_stopping``. A factory or ``start()`` that raises is reported with the plugin
     and channel name; the other channels still start. A channel reaches the agent only
     through ``runtime.run_turn``.
@@ -150,8 +155,9 @@ def register_ticks(runtime: RuntimeView) -> Iterable[TickSpec]:
 
     Called once per runtime while it is built, after ``register_channels``; receives the
     runtime view. Returns TickSpec records, every plugin's collected: a name, ``interval_s``
-    and an async ``run()``. The runtime owns every timer: it starts the ticks after the
-    channels started (first run one interval later), never enters a tick again while it
+    and an async ``run()``. The runtime owns every timer: a serving runtime (as for
+    channels; never a one-shot ``run``) starts the ticks after the channels started (first
+    run one interval later), never enters a tick again while it
     runs, counts and reports a tick that raises and keeps ticking, and stops them all in
     ``close()`` before ``runtime_stopping``. ``runtime.run_tick(name)`` runs one now.
     Return nothing when the plugin's config switches the work off.
@@ -163,15 +169,19 @@ def register_memory_phases(runtime: RuntimeView) -> Iterable[MemoryPhase]:
     """Contribute memory phases (profile, notes, reflection, the v2 phases).
 
     Called once per runtime while it is built, after ``register_tools``; receives the
-    runtime view. Returns MemoryPhase records, every plugin's collected, with up to four
-    callables: ``before_turn(turn_start)`` (synchronous, once per turn inside the session
-    lock: prefetch, abort stale work; an awaitable it returns is awaited before the first step), ``sections(session_id, user_text)`` (read path:
+    runtime view. Returns MemoryPhase records, every plugin's collected, with up to six
+    optional callables: ``before_turn(turn_start)`` (synchronous, once per turn inside the
+    session lock: prefetch, abort stale work; its return value is not used),
+    ``prepare_turn(turn_start)`` (awaited after every phase's ``before_turn``, before the
+    first step, for a round trip the sections need; it bounds its own time), ``turn_notices(session_id, turn_index)``
+    (short texts for the person as the turn ends), ``sections(session_id, user_text)`` (read path:
     PromptSection records for the prompt's variable tail, never the stable prefix; each
     section may carry a token cap and a dedupe key — the first section with a key wins),
     ``after_turn(digest)`` (hot path, scheduled after the turn returned, never awaited by
     it) and ``consolidate()`` (cold path: awaited on the runtime's consolidation tick,
     every ``agent.consolidationIntervalS`` seconds, one tick at a time; a phase that raises
-    is reported and the next phase still runs). Phases run in (order, name) order. A phase
+    is reported and the next phase still runs; so is any other callable that raises, and the
+    turn goes on without what it would have added). Phases run in (order, name) order. A phase
     that is not registered must leave prompts and stores byte-identical to a runtime
     without it.
     """
