@@ -4,7 +4,9 @@ migration runner, and fleet-wide named leases.
 
 Its transactions commit synchronously whatever the session default is, so a plugin may
 acknowledge once the block returned. A connection the server dropped surfaces as the core's
-SessionStoreError, password scrubbed; the pool replaces it for the next caller.
+SessionStoreError, password scrubbed; the pool replaces it for the next caller. A plugin's
+store may instead take `?` SQL through a QmarkEngine (qmark_engine), one SQL text for its
+SQLite file and this database.
 """
 
 from __future__ import annotations
@@ -12,11 +14,14 @@ from __future__ import annotations
 import threading
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
+from collections.abc import Callable
 from typing import Any
 
+from .lease_health import HELD
 from .pg_backend import PgBackend, connect, unavailable
 from .pg_owner_lease import KEEPALIVE
 from .pg_schema import NewerDatabaseError, Step, migrate
+from .qmark_engine import QmarkEngine
 
 
 class SharedDatabase:
@@ -72,6 +77,21 @@ class SharedDatabase:
     def lease(self, name: str) -> PgNamedLease | None:
         lease = PgNamedLease(self.backend, name)
         return lease if lease.held() else None
+
+    def lease_held(self, name: str) -> bool:
+        with self.connection() as conn:
+            row = conn.execute("select " + HELD.format(key="%s"), ["lease:" + name]).fetchone()
+        return bool(row and row[0])
+
+    def qmark_engine(self, owner: str, steps: Sequence[tuple[str, Sequence[str]]],
+                     refuse: Callable[[str], Exception]) -> QmarkEngine:
+        from atomic_agent.api import SessionStoreError
+
+        try:
+            self.ensure_schema(owner, steps)
+        except SessionStoreError as exc:
+            raise refuse(f"{owner}: its records cannot be kept in PostgreSQL: {exc}") from None
+        return QmarkEngine(self, owner, refuse)
 
 
 class PgNamedLease:
