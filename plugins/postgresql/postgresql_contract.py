@@ -101,7 +101,12 @@ class SharedDatabase(Protocol):
     def lease_held(self, name: str) -> bool:
         """Whether some process of the fleet holds the lease `name` right now, read from
         pg_locks: looking takes nothing (a probe by `lease` would, for a moment, hold a dead
-        holder's lease), so a status or doctor line may ask at any time."""
+        holder's lease) and writes nothing, so a status or doctor line may ask at any time."""
+
+    def read_only(self) -> AbstractContextManager[Any]:
+        """A connection of its own (not the pool) whose every statement is read-only, opened
+        without applying any schema: for `doctor`, which must not write. A table a plugin's
+        steps create may be missing (check with `to_regclass`)."""
 
     def qmark_engine(self, owner: str, steps: Sequence[tuple[str, Sequence[str]]],
                      refuse: Callable[[str], Exception]) -> QmarkEngine:

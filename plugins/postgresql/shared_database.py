@@ -79,9 +79,20 @@ class SharedDatabase:
         return lease if lease.held() else None
 
     def lease_held(self, name: str) -> bool:
-        with self.connection() as conn:
+        with self.read_only() as conn:
             row = conn.execute("select " + HELD.format(key="%s"), ["lease:" + name]).fetchone()
         return bool(row and row[0])
+
+    @contextmanager
+    def read_only(self) -> Iterator[Any]:
+        import psycopg
+
+        try:
+            with connect(self.backend.url, self.backend.connect_timeout_s) as conn:
+                conn.execute("SET default_transaction_read_only = on")
+                yield conn
+        except psycopg.Error as exc:
+            raise unavailable(self.backend.kit, self.backend.url, exc) from None
 
     def qmark_engine(self, owner: str, steps: Sequence[tuple[str, Sequence[str]]],
                      refuse: Callable[[str], Exception]) -> QmarkEngine:

@@ -1,6 +1,7 @@
 """`telegram status` on a fleet host (storage.url set) reads the fleet's records: the process
-that polls the bot on another host (the `telegram:<bot id>` lease, held right now or not)
-and the deliveries there, not the empty telegram.sqlite of its own state dir."""
+that polls the bot on another host (the `telegram:<bot id>` lease, held right now or not,
+read from pg_locks) and the deliveries there, not the empty telegram.sqlite of its own
+state dir. A poller that stopped stays named, with its lease said to be free."""
 
 from __future__ import annotations
 
@@ -10,7 +11,9 @@ from pathlib import Path
 from typing import Any
 
 from atomic_agent.plugins.postgresql.shared_database import SharedDatabase
-from atomic_agent.plugins.telegram.pg_delivery_store import PgDeliveryStore
+from atomic_agent.plugins.telegram.delivery_store import DeliveryStore
+from atomic_agent.plugins.telegram.fleet_poller_lease import FleetPollerLease
+from atomic_agent.plugins.telegram.telegram_commands import polling_line
 from tests.cli.run_cli import run_cli
 from tests.plugins.postgresql.pg_kit import backend_on
 
@@ -31,10 +34,11 @@ def test_telegram_status_on_host_b_shows_host_a_polling_and_the_fleets_deliverie
     backend = backend_on(postgresql_database)
     try:
         host_a = SharedDatabase(backend)
-        lease = host_a.lease(f"telegram:{BOT}")
-        assert lease is not None
-        store = PgDeliveryStore(host_a)
-        store.poller_took(BOT)
+        store = DeliveryStore.of_fleet(host_a)
+        (tmp_path / "host-a").mkdir()
+        (tmp_path / "host-a" / ".env").write_text(f"TELEGRAM_BOT_TOKEN={TOKEN}\n")
+        poller = FleetPollerLease(host_a, lambda: store, tmp_path / "host-a")
+        poller.acquire()
         store.record("notice", 42, "hello from host a", False)
         state = tmp_path / "host-b"
         state.mkdir()
@@ -43,9 +47,14 @@ def test_telegram_status_on_host_b_shows_host_a_polling_and_the_fleets_deliverie
         status = _status(state)
         assert status["polledBy"]["live"] is True and status["polledBy"]["pid"] == os.getpid()
         assert status["polledByPid"] == os.getpid() and sum(status["deliveries"].values()) == 1
-        lease.release()  # host a stopped polling: the record stays, the lease is free
+        assert polling_line(status).endswith("(lease held)")
+        poller.release()  # host a stopped polling: the record stays, the lease is free
         status = _status(state)
         assert status["polledBy"]["live"] is False and status["polledByPid"] is None
+        assert status["polledBy"]["pid"] == os.getpid()  # still named, until another host takes over
+        assert polling_line(status).endswith("(lease free: no live poller)")
+        assert poller.still_held() is False and host_a.lease(f"telegram:{BOT}") is not None  # looking took nothing
+        store.close()
         assert not (state / "telegram.sqlite").exists()
     finally:
         backend.close()
