@@ -12,9 +12,8 @@ SQLite file and this database.
 from __future__ import annotations
 
 import threading
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
-from collections.abc import Callable
 from typing import Any
 
 from .lease_health import HELD

@@ -23,8 +23,8 @@ from typing import Any
 from atomic_agent.plugins.postgresql.postgresql_contract import NamedLease, SharedDatabase
 
 from .bot_token import bot_id_of, read_token
-from .instance_lock import LockHeldError
 from .delivery_store import DeliveryStore
+from .instance_lock import LockHeldError
 
 LEASE_RETRY_S = 2.0  # how often a standby tries the lease, and a poller checks it still holds it
 

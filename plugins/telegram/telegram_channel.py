@@ -77,7 +77,7 @@ class TelegramChannel:
                                 send_owed=lambda: self.deliveries.send_owed(), settle_sends=self._settle_sends,
                                 store_of=lambda: self.store,
                                 lock=None if self._shared is None else FleetPollerLease(
-                                    self._shared, lambda: self.store, self.state_dir))  # type: ignore[arg-type, return-value]
+                                    self._shared, lambda: self.store, self.state_dir))
         self.pairing = OwnerPairing(self.state_dir, self._settings, self.bridge, self.link)
         self.deliveries = ChannelOutbound(runtime, self.link, self.route, lambda: self.store, lambda: self.outbound,
                                           lambda: self._settings.owner_user_id, self.tasks.spawn)

@@ -82,7 +82,7 @@ def polling_line(status: dict[str, Any]) -> str:
 
 def status_lines(state_dir: Path, config: Any) -> list[dict[str, Any]]:
     """The Telegram line of `atomic-agent status` (what the files say; nothing is polled)."""
-    from .delivery_store import DB_FILE
+    from .delivery_database import DB_FILE
     from .telegram_config import TELEGRAM_BLOCK, TelegramConfig
 
     block = config.blocks.get(TELEGRAM_BLOCK) or TelegramConfig()
