@@ -56,21 +56,16 @@ def test_handled_updates_of_a_file_two_bots_polled_are_no_bots(tmp_path: Path) -
 def test_a_fleet_database_an_older_build_migrated_keys_its_handled_updates_by_its_bot(postgresql_database: Any):
     from atomic_agent.plugins.postgresql.shared_database import SharedDatabase
     from atomic_agent.plugins.telegram.delivery_schema import PG_STEPS
-    from tests.plugins.postgresql.pg_kit import backend_on
+    from tests.plugins.postgresql.pg_kit import backend_on, raw
 
     backend = backend_on(postgresql_database)
-    try:
-        older = SharedDatabase(backend)
-        older.ensure_schema("telegram", PG_STEPS[:1])
-        with older.transaction() as conn:
-            conn.execute("INSERT INTO telegram_handled_updates (update_id, outcome, handled_at) VALUES (900, 'turn', 1)")
-            conn.execute("INSERT INTO telegram_offsets (bot_id, next_offset) VALUES (%s, 901)", [BOT])
-        store = DeliveryStore.of_fleet(SharedDatabase(backend))  # this build: telegram.m002 applied now
-        try:
-            assert store.was_handled(BOT, 900) and not store.was_handled(BOT + 1, 900)
-            store.mark_handled(BOT + 1, 900, "turn")
-            assert store.was_handled(BOT + 1, 900)
-        finally:
-            store.close()
-    finally:
-        backend.close()
+    SharedDatabase(backend).ensure_schema("telegram", PG_STEPS[:1])  # what the older build applied
+    with raw(postgresql_database) as conn:
+        conn.execute("INSERT INTO telegram_handled_updates (update_id, outcome, handled_at) VALUES (900, 'turn', 1)")
+        conn.execute("INSERT INTO telegram_offsets (bot_id, next_offset) VALUES (%s, 901)", [BOT])
+    store = DeliveryStore.of_fleet(SharedDatabase(backend))  # this build: telegram.m002 applied now
+    assert store.was_handled(BOT, 900) and not store.was_handled(BOT + 1, 900)
+    store.mark_handled(BOT + 1, 900, "turn")
+    assert store.was_handled(BOT + 1, 900)
+    store.close()
+    backend.close()
