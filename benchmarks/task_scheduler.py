@@ -130,7 +130,7 @@ def compare_claims(root: Path, claims: int) -> None:
     from atomic_agent.plugins.postgresql.pg_backend import PgBackend
     from atomic_agent.plugins.postgresql.shared_database import SharedDatabase
     from atomic_agent.plugins.postgresql.testing.pg_server import PostgresUnavailableError, start_postgres
-    from atomic_agent.plugins.tasks.pg_task_database import PgTaskDatabase
+    from atomic_agent.plugins.tasks.pg_task_database import pg_task_database
     from atomic_agent.plugins.tasks.task_database import TaskDatabase, tasks_db_path
     from atomic_agent.plugins.tasks.task_store import TaskStore
     from atomic_agent.turns import session_backend_kit
@@ -147,7 +147,7 @@ def compare_claims(root: Path, claims: int) -> None:
     try:
         backend = PgBackend(DatabaseUrl("agent", "127.0.0.1", server.port, "postgres", server.password),
                             session_backend_kit)
-        p50, p99 = claim_latency(TaskStore(PgTaskDatabase(SharedDatabase(backend))), claims)
+        p50, p99 = claim_latency(TaskStore(pg_task_database(SharedDatabase(backend))), claims)
         backend.close()
         print(f"claim (postgresql, loopback, fsync on): p50 {p50:.2f} ms p99 {p99:.2f} ms over {claims} due tasks")
     finally:

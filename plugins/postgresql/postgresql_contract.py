@@ -15,7 +15,7 @@ Times that decide between hosts (leases, due times) must be read from the databa
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from contextlib import AbstractContextManager
 from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
@@ -41,6 +41,38 @@ class NamedLease(Protocol):
 
     def release(self) -> None:
         """Let go of the lease at once (idempotent)."""
+
+
+class QmarkEngine(Protocol):
+    """A plugin's tables in the fleet's database behind what a SqliteStore offers (`query`,
+    `write`, `closed`, `close`), so one store's SQL text serves its SQLite file and this
+    database: `?` placeholders, rows as dicts by column name. SQL both engines accept
+    (`INSERT ... ON CONFLICT ... DO NOTHING`, `RETURNING`, CASE rather than MAX/GREATEST)
+    needs nothing else; where they differ, `engine` names this one ("postgresql") and the
+    row-lock suffixes are given (a SQLite store sets them to "": BEGIN IMMEDIATE holds the
+    whole file).
+
+    Errors: every method raises the plugin's own error (`refuse(message)`, the message
+    scrubbed of the password and saying what to check) when the database cannot be used; a
+    transaction cut off mid-way was rolled back whole."""
+
+    engine: str
+    path: str  # the database's url without its password, for messages
+    closed: bool
+    lock_row: str  # " FOR UPDATE": a row read inside write() to decide a write stays ours
+    skip_locked: str  # " FOR UPDATE SKIP LOCKED": a row another process is claiming is skipped
+
+    def write(self) -> AbstractContextManager[Any]:
+        """One transaction, committed durably when the block ends (an exception rolls it all
+        back); it yields an object whose `execute(sql, params)` takes `?` SQL and answers a
+        cursor (`fetchone`, `fetchall`, `rowcount`). A `query` on the same thread inside the
+        block runs in this transaction (its row locks hold until the commit)."""
+
+    def query(self, sql: str, params: Any = ()) -> list[dict[str, Any]]:
+        """The rows of one read (`?` SQL), each a dict by column name."""
+
+    def close(self) -> None:
+        """Marks it closed (the pool is the shared database's)."""
 
 
 class SharedDatabase(Protocol):
@@ -72,11 +104,23 @@ class SharedDatabase(Protocol):
         """A psycopg connection of its own inside one READ ONLY transaction, closed when the
         block ends: what `doctor` and `status` read with. Unlike `connection`, opening it
         applies no schema (the pool's first use migrates the core's), and any write in it is
-        refused by the database."""
+        refused by the database. A table a plugin's steps create may be missing: ask
+        `pending_steps`, or check with `to_regclass`."""
 
     def lease(self, name: str) -> NamedLease | None:
         """Try to take the fleet-wide lease `name`: the lease when this process now holds it,
         None when another process does."""
+
+    def lease_held(self, name: str) -> bool:
+        """Whether some process of the fleet holds the lease `name` right now, read from
+        pg_locks: looking takes nothing (a probe by `lease` would, for a moment, hold a dead
+        holder's lease) and writes nothing, so a status or doctor line may ask at any time."""
+
+    def qmark_engine(self, owner: str, steps: Sequence[tuple[str, Sequence[str]]],
+                     refuse: Callable[[str], Exception]) -> QmarkEngine:
+        """When a plugin's store opens on the fleet's database: `owner`'s schema `steps`
+        ensured (as `ensure_schema`), then the engine its `?` SQL runs on. Raises
+        `refuse(message)` when the database cannot be used or holds a newer build's step."""
 
 
 class SharedSqliteState(Protocol):

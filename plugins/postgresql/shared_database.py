@@ -5,19 +5,23 @@ on connections of their own for `doctor` and `status`, which must not migrate an
 
 Its transactions commit synchronously whatever the session default is, so a plugin may
 acknowledge once the block returned. A connection the server dropped surfaces as the core's
-SessionStoreError, password scrubbed; the pool replaces it for the next caller.
+SessionStoreError, password scrubbed; the pool replaces it for the next caller. A plugin's
+store may instead take `?` SQL through a QmarkEngine (qmark_engine), one SQL text for its
+SQLite file and this database.
 """
 
 from __future__ import annotations
 
 import threading
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any
 
+from .lease_health import HELD
 from .pg_backend import PgBackend, connect, unavailable
 from .pg_owner_lease import KEEPALIVE
 from .pg_schema import NewerDatabaseError, Step, migrate, read_schema_status, refusal
+from .qmark_engine import QmarkEngine
 
 
 class SharedDatabase:
@@ -95,6 +99,21 @@ class SharedDatabase:
     def lease(self, name: str) -> PgNamedLease | None:
         lease = PgNamedLease(self.backend, name)
         return lease if lease.held() else None
+
+    def lease_held(self, name: str) -> bool:
+        with self.read_only() as conn:
+            row = conn.execute("select " + HELD.format(key="%s"), ["lease:" + name]).fetchone()
+        return bool(row and row[0])
+
+    def qmark_engine(self, owner: str, steps: Sequence[tuple[str, Sequence[str]]],
+                     refuse: Callable[[str], Exception]) -> QmarkEngine:
+        from atomic_agent.api import SessionStoreError
+
+        try:
+            self.ensure_schema(owner, steps)
+        except SessionStoreError as exc:
+            raise refuse(f"{owner}: its records cannot be kept in PostgreSQL: {exc}") from None
+        return QmarkEngine(self, owner, refuse)
 
 
 def _check_names(owner: str, steps: Sequence[tuple[str, Sequence[str]]]) -> None:

@@ -24,12 +24,10 @@ def tasks_db_path(state_dir: Path) -> Path:
 class TaskDatabase(SqliteStore):
     migrations = MIGRATIONS
     busy_timeout_s = DEFAULT_BUSY_TIMEOUT_S
-    # what differs from the PostgreSQL engine (pg_task_database) in the store's SQL
+    # what differs from the PostgreSQL engine (postgresql_contract.QmarkEngine) in the store's SQL
     engine = "sqlite"
-    due_sql = ("SELECT id FROM tasks INDEXED BY idx_tasks_due WHERE status = 'pending' AND due_at <= ? "
-               "ORDER BY due_at LIMIT ?")
     lock_row = ""  # BEGIN IMMEDIATE already holds the whole file
-    claim_lock = ""
+    skip_locked = ""
 
     def refuse_locked(self, exc: sqlite3.DatabaseError, *, writing: bool) -> Exception:
         if writing:

@@ -54,9 +54,9 @@ def status_lines(state_dir: Path, config: Any, plugin_host: Any = None) -> list[
     store: TaskStore | None = None
     if shared is not None:  # the fleet's tasks and runners, whichever host they run on
         from .fleet_runner_lease import live_runners as live_fleet_runners
-        from .pg_task_database import PgTaskDatabase
+        from .pg_task_database import pg_task_database
 
-        store, runners, where = TaskStore(PgTaskDatabase(shared)), live_fleet_runners(shared), " of the fleet"
+        store, runners, where = TaskStore(pg_task_database(shared)), live_fleet_runners(shared), " of the fleet"
     else:
         if tasks_db_path(state_dir).exists():
             store = TaskStore(TaskDatabase.open(tasks_db_path(state_dir)))

@@ -77,9 +77,9 @@ class TaskService:
     def store(self) -> TaskStore:
         if self._store is None or self._store.database.closed:
             if self.shared is not None:
-                from .pg_task_database import PgTaskDatabase
+                from .pg_task_database import pg_task_database
 
-                self._store = TaskStore(PgTaskDatabase(self.shared))
+                self._store = TaskStore(pg_task_database(self.shared))
             else:
                 self._store = TaskStore(TaskDatabase.open(tasks_db_path(self.state_dir)))
         return self._store

@@ -1,6 +1,6 @@
 """TaskStore: every read and write of the tasks (their run history, their sessions), in
-tasks.sqlite (TaskDatabase) or the fleet's PostgreSQL (PgTaskDatabase): one SQL text for
-both; the engine gives what differs (the due read, row locks).
+tasks.sqlite (TaskDatabase) or the fleet's PostgreSQL (the shared database's QmarkEngine,
+pg_task_database): one SQL text for both; the engine gives what differs (its name, row locks).
 
 Transitions are conditional updates inside write transactions (BEGIN IMMEDIATE on SQLite,
 row locks on PostgreSQL), so runtimes sharing the tasks agree on who owns a row: `claim`
@@ -21,7 +21,7 @@ from .occurrence_plan import ClaimPlan, SkippedBlock
 from .task_database import TaskDatabase
 
 if TYPE_CHECKING:
-    from .pg_task_database import PgTaskDatabase
+    from atomic_agent.plugins.postgresql.postgresql_contract import QmarkEngine
 from .task_errors import TaskNotFoundError, TaskStateError
 from .task_records import (
     PAUSED,
@@ -36,6 +36,8 @@ from .task_records import (
 )
 
 LIST_CAP = 1000
+# due rows through the partial index: SQLite's planner is told to (INDEXED BY), PostgreSQL's finds it
+DUE_SQL = "SELECT id FROM tasks{hint} WHERE status = 'pending' AND due_at <= ? ORDER BY due_at LIMIT ?"
 
 
 def _task(row: dict[str, Any]) -> TaskRecord:
@@ -60,7 +62,7 @@ def _run(row: dict[str, Any]) -> TaskRun:
 
 
 class TaskStore:
-    def __init__(self, database: TaskDatabase | PgTaskDatabase) -> None:
+    def __init__(self, database: TaskDatabase | QmarkEngine) -> None:
         self.database = database
 
     # -- reads --------------------------------------------------------------------------
@@ -87,7 +89,8 @@ class TaskStore:
 
     def due_ids(self, now: int, limit: int) -> builtins.list[str]:
         """Due pending rows, earliest first — read through the partial index only."""
-        return [r["id"] for r in self.database.query(self.database.due_sql, [now, limit])]
+        hint = " INDEXED BY idx_tasks_due" if self.database.engine == "sqlite" else ""
+        return [r["id"] for r in self.database.query(DUE_SQL.format(hint=hint), [now, limit])]
 
     def running(self) -> builtins.list[TaskRecord]:
         return [_task(r) for r in self.database.query("SELECT * FROM tasks WHERE status = 'running' ORDER BY id")]
@@ -139,7 +142,7 @@ class TaskStore:
         one transaction. (None, None) when the row is not due and pending any more."""
         with self.database.write() as conn:
             rows = self.database.query("SELECT * FROM tasks WHERE id = ? AND status = 'pending' AND due_at <= ?"
-                                       + self.database.claim_lock, [task_id, now])
+                                       + self.database.skip_locked, [task_id, now])
             if not rows:
                 return None, None
             task = _task(rows[0])

@@ -89,10 +89,10 @@ def register_commands(app: typer.Typer) -> None:
 
 
 @hookimpl
-def report_doctor_findings(state_dir: Path) -> Iterable[DoctorFinding]:
+def report_doctor_findings(state_dir: Path, plugin_host: Any, config: Any) -> Iterable[DoctorFinding]:
     from .doctor_findings import telegram_findings
 
-    return telegram_findings(state_dir)
+    return telegram_findings(state_dir, plugin_host, config)
 
 
 @hookimpl

@@ -14,8 +14,7 @@ from collections.abc import Callable, Coroutine
 from typing import TYPE_CHECKING, Any
 
 from .bot_api import BotApi, BotApiError
-from .delivery_records import DeliveryRecords
-from .delivery_store import PENDING, REPORT, Delivery
+from .delivery_store import PENDING, REPORT, Delivery, DeliveryStore
 from .outbound_sender import OutboundSender
 from .reply_text import from_answer
 
@@ -30,7 +29,7 @@ MAX_REPORT_CHARS = 3000
 
 class ChannelOutbound:
     def __init__(self, runtime: RuntimeView, link: PollingLink, route: SessionRoute,
-                 store_of: Callable[[], DeliveryRecords], sender_of: Callable[[], OutboundSender],
+                 store_of: Callable[[], DeliveryStore], sender_of: Callable[[], OutboundSender],
                  owner_of: Callable[[], int | None], spawn: Callable[[Coroutine[Any, Any, Any]], Any]) -> None:
         self._runtime = runtime
         self._link = link

@@ -1,8 +1,9 @@
 """What `storage migrate` copies of Telegram's records (postgresql_contract's
-SHARED_STATE_SERVICE): telegram.sqlite's deliveries, handled updates, approval prompts and
-offsets, kept as telegram_* (steps telegram.mNNN_*) in the fleet's database. Who polls now
-(telegram_pollers) is a live lease's note, not state to move. `formatted` is 0/1 in the file
-and a boolean in the database: both are read as 0/1."""
+SHARED_STATE_SERVICE): telegram.sqlite's deliveries (with each attempt's sender), handled
+updates (per bot), approval prompts and offsets, under the same telegram_* names in the
+fleet's database (steps telegram.mNNN_*). Who polls now (telegram_pollers) is a live lease's
+note, not state to move. `formatted` is 0/1 in the file and a boolean in the database: both
+are read as 0/1."""
 
 from __future__ import annotations
 
@@ -13,8 +14,8 @@ from typing import Any
 
 import attrs
 
-from .delivery_store import DB_FILE
-from .pg_delivery_schema import STEPS
+from .delivery_database import DB_FILE
+from .delivery_schema import PG_STEPS
 
 _FORMATTED = ("formatted::int", "%s::int::boolean", "formatted", "?")
 
@@ -22,13 +23,13 @@ _FORMATTED = ("formatted::int", "%s::int::boolean", "formatted", "?")
 @attrs.frozen
 class TelegramState:
     owner: str = "telegram"
-    schema_steps: Sequence[tuple[str, Sequence[str]]] = STEPS
+    schema_steps: Sequence[tuple[str, Sequence[str]]] = PG_STEPS
     path: str = DB_FILE
     tables: Sequence[tuple[str, str, Sequence[str], str]] = (
-        ("telegram_deliveries", "deliveries", ("id",), "id"),
-        ("telegram_handled_updates", "handled_updates", ("update_id",), ""),
-        ("telegram_approval_requests", "approval_requests", ("token",), ""),
-        ("telegram_offsets", "offsets", ("bot_id",), ""),
+        ("telegram_deliveries", "telegram_deliveries", ("id",), "id"),
+        ("telegram_handled_updates", "telegram_handled_updates", ("bot_id", "update_id"), ""),
+        ("telegram_approval_requests", "telegram_approval_requests", ("token",), ""),
+        ("telegram_offsets", "telegram_offsets", ("bot_id",), ""),
     )
     forms: Mapping[str, tuple[str, str, str, str]] = attrs.field(
         factory=lambda: {"telegram_deliveries.formatted": _FORMATTED})
@@ -40,10 +41,10 @@ class TelegramState:
 
     @contextlib.contextmanager
     def open_sqlite(self, state_dir: Path) -> Iterator[Any]:
-        from .delivery_store import DeliveryStore
+        from .delivery_database import DeliveryDatabase, db_path
 
-        store = DeliveryStore(state_dir)  # migrated to this build's schema
+        database = DeliveryDatabase(db_path(state_dir))  # migrated to this build's schema
         try:
-            yield store.conn
+            yield database.conn
         finally:
-            store.close()
+            database.close()

@@ -1,15 +1,19 @@
-"""`<state>/telegram.sqlite`: every outbound reply and report as a delivery record.
+"""Every outbound reply and report as a delivery record, and the inbound updates and offsets
+of each bot: one SQL text over two engines, `<state>/telegram.sqlite` (DeliveryDatabase, one
+host) or the fleet's PostgreSQL (the `shared_database` service's QmarkEngine, every host).
 
 A record is written before anything is sent and moves pending -> attempting ->
 delivered | failed | uncertain; each chunk's Telegram message id is kept. A chunk is
 marked `attempting` (committed, FULL durability) before its sendMessage and its message
-id recorded after, so a process killed in between leaves `attempting` behind: the next
-start turns it into `uncertain` (Telegram may or may not have shown it) and never resends
-it. A record still `pending` was never attempted (or only its earlier chunks were
-delivered) and is resumed from its next chunk.
+id recorded after, so a process killed in between leaves `attempting` behind: once its
+sender is gone (delivery_senders) the attempt becomes `uncertain` (Telegram may or may not
+have shown it) and is never resent. A record still `pending` was never attempted (or only
+its earlier chunks were delivered) and is resumed from its next chunk.
 
 A reply is recorded as soon as its turn is admitted, before its text exists (`body` NULL):
-the obligation outlives a crash between the turn's end and the send.
+the obligation outlives a crash between the turn's end and the send. Handled updates and
+offsets are keyed by the bot (its id, the token's prefix): bots sharing one database never
+see each other's update ids.
 """
 
 from __future__ import annotations
@@ -21,15 +25,21 @@ from typing import Any
 
 import attrs
 
-from atomic_agent.api import SqliteStore, store_clock
+from atomic_agent.api import store_clock
+from atomic_agent.plugins.postgresql.postgresql_contract import QmarkEngine, SharedDatabase
 
-from .delivery_schema import MIGRATIONS
+from .delivery_database import DeliveryDatabase, db_path
+from .delivery_schema import PG_STEPS
+from .delivery_senders import FleetSenders, LocalSenders
 
-DB_FILE = "telegram.sqlite"
 PENDING, ATTEMPTING, DELIVERED, FAILED, UNCERTAIN = "pending", "attempting", "delivered", "failed", "uncertain"
 STATES = (PENDING, ATTEMPTING, DELIVERED, FAILED, UNCERTAIN)
 REPLY, REPORT = "reply", "report"
 INTERRUPTED = "the process stopped while this was being sent; Telegram may or may not show it"
+
+
+class TelegramStoreError(RuntimeError):
+    """The fleet's database cannot keep Telegram's records (the message says what to check)."""
 
 
 @attrs.frozen
@@ -58,66 +68,65 @@ class Delivery:
 
 
 COLUMNS = ("id, kind, chat_id, session_id, turn_id, body, formatted, state, chunks_total, chunks_sent, "
-            "message_ids, parse_fallbacks, error, created_at, updated_at")
+           "message_ids, parse_fallbacks, error, created_at, updated_at")
 
 
-def delivery_of(row: tuple[Any, ...]) -> Delivery:
-    (id_, kind, chat_id, session_id, turn_id, body, formatted, state, total, sent, ids, fallbacks, error,
-     created, updated) = row
-    return Delivery(id_, kind, chat_id, session_id, turn_id, body, bool(formatted), state, total, sent,
-                    tuple(json.loads(ids)), fallbacks, error, created, updated)
+def delivery_of(row: dict[str, Any]) -> Delivery:
+    return Delivery(row["id"], row["kind"], row["chat_id"], row["session_id"], row["turn_id"], row["body"],
+                    bool(row["formatted"]), row["state"], row["chunks_total"], row["chunks_sent"],
+                    tuple(json.loads(row["message_ids"])), row["parse_fallbacks"], row["error"], row["created_at"],
+                    row["updated_at"])
 
 
 APPROVAL_MEMORY_MS = 30 * 24 * 3_600_000  # how long a prompt's fate is kept for a late button press
 
 
-class TelegramStoreNewerError(RuntimeError):
-    """telegram.sqlite belongs to a newer build; not a sqlite3.DatabaseError (it is not damage)."""
+class DeliveryStore:
+    def __init__(self, database: DeliveryDatabase | QmarkEngine, senders: LocalSenders | FleetSenders) -> None:
+        self.database = database
+        self.path = database.path  # where the records are, for messages
+        self.senders = senders
 
+    @classmethod
+    def of_state_dir(cls, state_dir: Path) -> DeliveryStore:
+        """telegram.sqlite, created or migrated (a file of a newer build is refused untouched)."""
+        return cls(DeliveryDatabase(db_path(state_dir)), LocalSenders())
 
-def db_path(state_dir: Path) -> Path:
-    return state_dir / DB_FILE
+    @classmethod
+    def of_fleet(cls, shared: SharedDatabase) -> DeliveryStore:
+        """The fleet's records (schema ensured), with this process's sender lease."""
+        return cls(shared.qmark_engine("telegram", PG_STEPS, TelegramStoreError), FleetSenders(shared))
 
-
-class DeliveryStore(SqliteStore):
-    migrations = MIGRATIONS
-
-    def __init__(self, state_dir: Path) -> None:
-        # a file of a newer build is refused before anything is written to it
-        super().__init__(db_path(state_dir))
-
-    def refuse_newer(self, newer: str) -> Exception:
-        return TelegramStoreNewerError(
-            f"{self.path} was written by a newer atomic-agent ({newer}; this build knows schema version "
-            f"{len(MIGRATIONS)}); it was left untouched. Upgrade atomic-agent to use this state directory, "
-            "or point --state-dir at another one")
+    def close(self) -> None:
+        self.senders.release()
+        self.database.close()
 
     # -- approval prompts ----------------------------------------------------------------------
     def approval_opened(self, token: str, chat_id: int) -> None:
         now = store_clock.now_ms()
-        with self.write():
-            self.conn.execute("DELETE FROM approval_requests WHERE updated_at < ?", (now - APPROVAL_MEMORY_MS,))
-            self.conn.execute("INSERT OR IGNORE INTO approval_requests (token, chat_id, state, created_at, updated_at) "
-                              "VALUES (?, ?, 'open', ?, ?)", (token, chat_id, now, now))
+        with self.database.write() as tx:
+            tx.execute("DELETE FROM telegram_approval_requests WHERE updated_at < ?", [now - APPROVAL_MEMORY_MS])
+            tx.execute("INSERT INTO telegram_approval_requests (token, chat_id, state, created_at, updated_at) "
+                       "VALUES (?, ?, 'open', ?, ?) ON CONFLICT (token) DO NOTHING", [token, chat_id, now, now])
 
     def approval_settled(self, token: str, state: str, resolver: str) -> None:
-        with self.write():
-            self.conn.execute("UPDATE approval_requests SET state = ?, resolver = ?, updated_at = ? "
-                              "WHERE token = ? AND state = 'open'", (state, resolver, store_clock.now_ms(), token))
+        with self.database.write() as tx:
+            tx.execute("UPDATE telegram_approval_requests SET state = ?, resolver = ?, updated_at = ? "
+                       "WHERE token = ? AND state = 'open'", [state, resolver, store_clock.now_ms(), token])
 
     def approval_outcome(self, token: str) -> tuple[str, str | None] | None:
-        """(state, resolver) of a prompt this state dir sent, or None when it never did (or forgot)."""
-        row = self.conn.execute("SELECT state, resolver FROM approval_requests WHERE token = ?", (token,)).fetchone()
-        return None if row is None else (str(row[0]), row[1])
+        """(state, resolver) of a prompt these records hold, or None when it never was (or is forgotten)."""
+        rows = self.database.query("SELECT state, resolver FROM telegram_approval_requests WHERE token = ?", [token])
+        return None if not rows else (str(rows[0]["state"]), rows[0]["resolver"])
 
     # -- obligations ---------------------------------------------------------------------------
     def open_reply(self, turn_id: str, chat_id: int, session_id: str) -> Delivery:
         """The reply obligation of an admitted turn (idempotent: one record per turn)."""
         now = store_clock.now_ms()
-        with self.write():
-            self.conn.execute(
-                "INSERT OR IGNORE INTO deliveries (kind, chat_id, session_id, turn_id, state, created_at, updated_at) "
-                "VALUES (?, ?, ?, ?, ?, ?, ?)", (REPLY, chat_id, session_id, turn_id, PENDING, now, now))
+        with self.database.write() as tx:
+            tx.execute("INSERT INTO telegram_deliveries (kind, chat_id, session_id, turn_id, state, created_at, "
+                       "updated_at) VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT (turn_id) DO NOTHING",
+                       [REPLY, chat_id, session_id, turn_id, PENDING, now, now])
         found = self.for_turn(turn_id)
         assert found is not None
         return found
@@ -125,50 +134,51 @@ class DeliveryStore(SqliteStore):
     def record(self, kind: str, chat_id: int, body: str, formatted: bool, session_id: str | None = None) -> Delivery:
         """A delivery whose text is known now (a task report, a notice owed to the owner)."""
         now = store_clock.now_ms()
-        with self.write():
-            cursor = self.conn.execute(
-                "INSERT INTO deliveries (kind, chat_id, session_id, body, formatted, state, created_at, updated_at) "
-                "VALUES (?, ?, ?, ?, ?, ?, ?, ?)", (kind, chat_id, session_id, body, int(formatted), PENDING, now, now))
-            new_id = int(cursor.lastrowid or 0)
+        with self.database.write() as tx:
+            new_id = int(tx.execute(
+                "INSERT INTO telegram_deliveries (kind, chat_id, session_id, body, formatted, state, created_at, "
+                "updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?) RETURNING id",
+                [kind, chat_id, session_id, body, formatted, PENDING, now, now]).fetchone()[0])
         return self.get(new_id)  # type: ignore[return-value]
 
     def set_body(self, delivery_id: int, body: str, formatted: bool) -> Delivery:
         """Fill the text of a reply whose turn ended (only while nothing was sent)."""
-        with self.write():
-            self.conn.execute("UPDATE deliveries SET body = ?, formatted = ?, updated_at = ? "
-                              "WHERE id = ? AND body IS NULL AND state = ?",
-                              (body, int(formatted), store_clock.now_ms(), delivery_id, PENDING))
+        with self.database.write() as tx:
+            tx.execute("UPDATE telegram_deliveries SET body = ?, formatted = ?, updated_at = ? "
+                       "WHERE id = ? AND body IS NULL AND state = ?",
+                       [body, formatted, store_clock.now_ms(), delivery_id, PENDING])
         return self.get(delivery_id)  # type: ignore[return-value]
 
     def drop_merged(self, delivery_id: int) -> None:
         """A reply obligation whose message another turn answered (sendMode all merges queued
         messages into one turn): that turn's own record carries the answer, once."""
-        with self.write():
-            self.conn.execute("DELETE FROM deliveries WHERE id = ? AND body IS NULL AND state = ?",
-                              (delivery_id, PENDING))
+        with self.database.write() as tx:
+            tx.execute("DELETE FROM telegram_deliveries WHERE id = ? AND body IS NULL AND state = ?",
+                       [delivery_id, PENDING])
 
     # -- one send ------------------------------------------------------------------------------
     def mark_attempting(self, delivery_id: int, chunks_total: int) -> bool:
-        """Committed before a chunk's send; False when the record is no longer sendable (another
-        sender took it, or it settled)."""
-        with self.write():
-            cursor = self.conn.execute(
-                "UPDATE deliveries SET state = ?, chunks_total = ?, updated_at = ? WHERE id = ? AND state = ?",
-                (ATTEMPTING, chunks_total, store_clock.now_ms(), delivery_id, PENDING))
-        return cursor.rowcount == 1
+        """Committed before a chunk's send, stamped with this process as its sender; False when
+        the record is no longer sendable (another sender took it, or it settled)."""
+        with self.database.write() as tx:
+            cursor = tx.execute("UPDATE telegram_deliveries SET state = ?, chunks_total = ?, sender = ?, "
+                                "updated_at = ? WHERE id = ? AND state = ?",
+                                [ATTEMPTING, chunks_total, self.senders.name, store_clock.now_ms(), delivery_id,
+                                 PENDING])
+            return bool(cursor.rowcount == 1)
 
     def chunk_sent(self, delivery_id: int, message_id: int, parse_fallback: bool) -> Delivery:
         """The chunk in flight arrived: its evidence is recorded; the record is delivered when
         it was the last chunk, else pending again for the next one."""
-        with self.write():
-            row = self.conn.execute("SELECT chunks_sent, chunks_total, message_ids FROM deliveries WHERE id = ?",
-                                    (delivery_id,)).fetchone()
-            sent, total, ids = row[0] + 1, row[1], json.loads(row[2]) + [message_id]
-            self.conn.execute(
-                "UPDATE deliveries SET chunks_sent = ?, message_ids = ?, parse_fallbacks = parse_fallbacks + ?, "
-                "state = ?, updated_at = ? WHERE id = ? AND state = ?",
-                (sent, json.dumps(ids), int(parse_fallback), DELIVERED if sent >= total else PENDING,
-                 store_clock.now_ms(), delivery_id, ATTEMPTING))
+        with self.database.write() as tx:
+            row = self.database.query("SELECT chunks_sent, chunks_total, message_ids FROM telegram_deliveries "
+                                      "WHERE id = ?" + self.database.lock_row, [delivery_id])[0]
+            sent, total = row["chunks_sent"] + 1, row["chunks_total"]
+            ids = json.loads(row["message_ids"]) + [message_id]
+            tx.execute("UPDATE telegram_deliveries SET chunks_sent = ?, message_ids = ?, "
+                       "parse_fallbacks = parse_fallbacks + ?, state = ?, updated_at = ? WHERE id = ? AND state = ?",
+                       [sent, json.dumps(ids), int(parse_fallback), DELIVERED if sent >= total else PENDING,
+                        store_clock.now_ms(), delivery_id, ATTEMPTING])
         return self.get(delivery_id)  # type: ignore[return-value]
 
     def chunk_not_sent(self, delivery_id: int, error: str) -> None:
@@ -183,60 +193,72 @@ class DeliveryStore(SqliteStore):
         self._settle(delivery_id, UNCERTAIN, error)
 
     def _settle(self, delivery_id: int, state: str, error: str) -> None:
-        with self.write():
-            self.conn.execute("UPDATE deliveries SET state = ?, error = ?, updated_at = ? WHERE id = ? AND state = ?",
-                              (state, error, store_clock.now_ms(), delivery_id, ATTEMPTING))
+        with self.database.write() as tx:
+            tx.execute("UPDATE telegram_deliveries SET state = ?, error = ?, updated_at = ? WHERE id = ? AND state = ?",
+                       [state, error, store_clock.now_ms(), delivery_id, ATTEMPTING])
 
-    # -- restart -------------------------------------------------------------------------------
+    # -- a dead sender -------------------------------------------------------------------------
     def settle_interrupted(self) -> int:
-        """At start: an attempt a dead process left mid-send is `uncertain` (never resent)."""
-        with self.write():
-            cursor = self.conn.execute(
-                "UPDATE deliveries SET state = ?, error = ?, updated_at = ? WHERE state = ?",
-                (UNCERTAIN, INTERRUPTED, store_clock.now_ms(), ATTEMPTING))
-        return cursor.rowcount
+        """Attempts whose sender process is gone become `uncertain` (never resent); a live
+        host's attempts are left to it."""
+        senders = [str(r["sender"]) for r in self.database.query(
+            "SELECT DISTINCT COALESCE(sender, '') AS sender FROM telegram_deliveries WHERE state = ?", [ATTEMPTING])]
+        settled = 0
+        for sender in senders:
+            with self.senders.gone(sender) as gone:
+                if not gone:
+                    continue
+                with self.database.write() as tx:
+                    settled += int(tx.execute(
+                        "UPDATE telegram_deliveries SET state = ?, error = ?, updated_at = ? "
+                        "WHERE state = ? AND COALESCE(sender, '') = ?",
+                        [UNCERTAIN, INTERRUPTED, store_clock.now_ms(), ATTEMPTING, sender]).rowcount)
+        return settled
 
-    # -- inbound dedupe ------------------------------------------------------------------------
-    def was_handled(self, update_id: int) -> bool:
-        return self.conn.execute("SELECT 1 FROM handled_updates WHERE update_id = ?", (update_id,)).fetchone() is not None
+    # -- inbound dedupe and the offset, per bot ------------------------------------------------
+    def was_handled(self, bot_id: int, update_id: int) -> bool:
+        return bool(self.database.query("SELECT 1 AS one FROM telegram_handled_updates WHERE bot_id = ? "
+                                        "AND update_id = ?", [bot_id, update_id]))
 
-    def mark_handled(self, update_id: int, outcome: str) -> None:
-        with self.write():
-            self.conn.execute("INSERT OR IGNORE INTO handled_updates (update_id, outcome, handled_at) VALUES (?, ?, ?)",
-                              (update_id, outcome, store_clock.now_ms()))
+    def mark_handled(self, bot_id: int, update_id: int, outcome: str) -> None:
+        with self.database.write() as tx:
+            tx.execute("INSERT INTO telegram_handled_updates (bot_id, update_id, outcome, handled_at) "
+                       "VALUES (?, ?, ?, ?) ON CONFLICT (bot_id, update_id) DO NOTHING",
+                       [bot_id, update_id, outcome, store_clock.now_ms()])
 
     def saved_offset(self, bot_id: int) -> int | None:
         """The offset the last poller of `bot_id` confirmed up to (its next getUpdates'), or None."""
-        row = self.conn.execute("SELECT next_offset FROM offsets WHERE bot_id = ?", (bot_id,)).fetchone()
-        return None if row is None else int(row[0])
+        rows = self.database.query("SELECT next_offset FROM telegram_offsets WHERE bot_id = ?", [bot_id])
+        return None if not rows else int(rows[0]["next_offset"])
 
     def save_offset(self, bot_id: int, offset: int) -> None:
-        """Never moves back: an older offset does not undo a newer one."""
-        with self.write():
-            self.conn.execute("INSERT INTO offsets (bot_id, next_offset) VALUES (?, ?) ON CONFLICT (bot_id) "
-                              "DO UPDATE SET next_offset = MAX(next_offset, excluded.next_offset)", (bot_id, offset))
+        """Never moves back: an older offset (a slower poller's) does not undo a newer one."""
+        with self.database.write() as tx:
+            tx.execute("INSERT INTO telegram_offsets (bot_id, next_offset) VALUES (?, ?) ON CONFLICT (bot_id) "
+                       "DO UPDATE SET next_offset = CASE WHEN excluded.next_offset > telegram_offsets.next_offset "
+                       "THEN excluded.next_offset ELSE telegram_offsets.next_offset END", [bot_id, offset])
 
     # -- reads ---------------------------------------------------------------------------------
     def get(self, delivery_id: int) -> Delivery | None:
-        row = self.conn.execute(f"SELECT {COLUMNS} FROM deliveries WHERE id = ?", (delivery_id,)).fetchone()
-        return delivery_of(row) if row else None
+        rows = self.database.query(f"SELECT {COLUMNS} FROM telegram_deliveries WHERE id = ?", [delivery_id])
+        return delivery_of(rows[0]) if rows else None
 
     def for_turn(self, turn_id: str) -> Delivery | None:
-        row = self.conn.execute(f"SELECT {COLUMNS} FROM deliveries WHERE turn_id = ?", (turn_id,)).fetchone()
-        return delivery_of(row) if row else None
+        rows = self.database.query(f"SELECT {COLUMNS} FROM telegram_deliveries WHERE turn_id = ?", [turn_id])
+        return delivery_of(rows[0]) if rows else None
 
     def in_state(self, *states: str) -> list[Delivery]:
         marks = ", ".join("?" for _ in states)
-        return [delivery_of(r) for r in self.conn.execute(
-            f"SELECT {COLUMNS} FROM deliveries WHERE state IN ({marks}) ORDER BY id", states)]
+        return [delivery_of(r) for r in self.database.query(
+            f"SELECT {COLUMNS} FROM telegram_deliveries WHERE state IN ({marks}) ORDER BY id", list(states))]
 
     def recent(self, limit: int = 20, session_id: str | None = None) -> Iterator[Delivery]:
-        where, args = ("WHERE session_id = ?", (session_id, limit)) if session_id else ("", (limit,))
-        for row in self.conn.execute(f"SELECT {COLUMNS} FROM deliveries {where} ORDER BY id DESC LIMIT ?", args):
-            yield delivery_of(row)
+        where, args = ("WHERE session_id = ?", [session_id, limit]) if session_id else ("", [limit])
+        return iter([delivery_of(r) for r in self.database.query(
+            f"SELECT {COLUMNS} FROM telegram_deliveries {where} ORDER BY id DESC LIMIT ?", args)])
 
     def counts(self) -> dict[str, int]:
         out = dict.fromkeys(STATES, 0)
-        for state, count in self.conn.execute("SELECT state, COUNT(*) FROM deliveries GROUP BY state"):
-            out[state] = count
+        for row in self.database.query("SELECT state, COUNT(*) AS n FROM telegram_deliveries GROUP BY state"):
+            out[row["state"]] = int(row["n"])
         return out

@@ -1,12 +1,18 @@
-"""`atomic-agent doctor` lines for Telegram. Read-only: nothing is started or written."""
+"""`atomic-agent doctor` lines for Telegram. Read-only: nothing is started or written.
+
+On a fleet host (storage.url set) the deliveries and the poller are the fleet's: they are
+read on the shared database's read-only connection, which applies no schema (Telegram's
+tables may not exist yet: nothing to report then); the postgresql plugin's checks say
+whether the database answers and whose schema steps are pending."""
 
 from __future__ import annotations
 
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from .bot_token import dotenv_mode_problem, dotenv_path, read_token
-from .delivery_store import DB_FILE, UNCERTAIN, db_path
+from .bot_token import bot_id_of, dotenv_mode_problem, dotenv_path, read_token
+from .delivery_database import DB_FILE, db_path
+from .delivery_store import UNCERTAIN
 from .instance_lock import holder_pid
 from .telegram_config import TELEGRAM_BLOCK
 
@@ -33,7 +39,10 @@ def uncertain_count(state_dir: Path) -> int:
         return 0
     conn = open_sqlite_read_only(path)
     try:
-        return int(conn.execute("SELECT COUNT(*) FROM deliveries WHERE state = ?", (UNCERTAIN,)).fetchone()[0])
+        # a file an older build wrote (not migrated yet: doctor writes nothing) has the old name
+        renamed = conn.execute("SELECT 1 FROM sqlite_master WHERE name = 'telegram_deliveries'").fetchone()
+        table = "telegram_deliveries" if renamed else "deliveries"
+        return int(conn.execute(f"SELECT COUNT(*) FROM {table} WHERE state = ?", (UNCERTAIN,)).fetchone()[0])
     except Exception:
         return 0
     finally:
@@ -71,8 +80,34 @@ def newer_store_finding(state_dir: Path) -> DoctorFinding | None:
                          "its delivery records (what reached the phone) are the newer build's", str(path))
 
 
-def telegram_findings(state_dir: Path) -> list[DoctorFinding]:
-    from atomic_agent.api import DoctorFinding
+def fleet_records(shared: Any, bot_id: int) -> tuple[int, str]:
+    """The fleet's uncertain deliveries, and who polls `bot_id` (the process that took its
+    lease last, and whether the lease is held now), without writing anything."""
+    with shared.read_only() as conn:
+        if conn.execute("SELECT to_regclass('telegram_deliveries')").fetchone()[0] is None:
+            return 0, "no host of the fleet ran the Telegram channel yet"
+        uncertain = int(conn.execute("SELECT COUNT(*) FROM telegram_deliveries WHERE state = %s",
+                                     [UNCERTAIN]).fetchone()[0])
+        row = conn.execute("SELECT host, pid FROM telegram_pollers WHERE bot_id = %s", [bot_id]).fetchone()
+    if row is None:
+        return uncertain, "no host of the fleet has polled this bot yet"
+    held = shared.lease_held(f"telegram:{bot_id}")
+    return uncertain, (f"polled by pid {row[1]} on {row[0]} (lease held)" if held else
+                       f"last polled by pid {row[1]} on {row[0]} (lease free: no live poller; a host running the "
+                       "channel takes over)")
+
+
+def _shared_database(state_dir: Path, plugin_host: Any, config: Any) -> Any:
+    """The fleet's database when storage.url names one (nothing is opened yet), else None."""
+    if plugin_host is None or config is None:
+        return None
+    from atomic_agent.plugins.postgresql.postgresql_contract import SHARED_DATABASE_SERVICE
+
+    return plugin_host.command_service(state_dir, config, SHARED_DATABASE_SERVICE)
+
+
+def telegram_findings(state_dir: Path, plugin_host: Any = None, config: Any = None) -> list[DoctorFinding]:
+    from atomic_agent.api import DoctorFinding, SessionStoreError
 
     newer = newer_store_finding(state_dir)
     block = _block(state_dir)
@@ -89,13 +124,25 @@ def telegram_findings(state_dir: Path) -> list[DoctorFinding]:
     if block.get("ownerUserId") is None:
         findings.append(DoctorFinding("telegram owner", "warn", "no owner: the bot ignores every message",
                                       "run `atomic-agent telegram pair`, then send the bot a DM within 60 s"))
-    uncertain = uncertain_count(state_dir)
+    try:
+        shared = _shared_database(state_dir, plugin_host, config)
+        token = read_token(state_dir)
+        if shared is not None:
+            uncertain, polled = fleet_records(shared, bot_id_of(token) if token else 0)
+            where = shared.shown
+        else:
+            holder = holder_pid(state_dir)
+            uncertain, polled = uncertain_count(state_dir), (f"polled by pid {holder}" if holder
+                                                             else "no runtime is polling right now")
+            where = str(db_path(state_dir))
+    except SessionStoreError as exc:
+        findings.append(DoctorFinding("telegram deliveries", "warn", f"the fleet's records could not be read: {exc}",
+                                      "see the storage.postgresql check"))
+        return findings
     if uncertain:
         findings.append(DoctorFinding("telegram deliveries", "warn",
                                       f"{uncertain} repl(ies) may or may not have reached the phone (the process "
                                       "stopped mid-send); they are not resent",
-                                      "see `atomic-agent telegram status`", str(db_path(state_dir))))
-    holder = holder_pid(state_dir)
-    findings.append(DoctorFinding("telegram channel", "ok",
-                                  f"polled by pid {holder}" if holder else "no runtime is polling right now"))
+                                      "see `atomic-agent telegram status`", where))
+    findings.append(DoctorFinding("telegram channel", "ok", polled))
     return findings

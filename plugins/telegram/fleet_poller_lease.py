@@ -7,10 +7,15 @@ LEASE_RETRY_S. The database drops the lease when its holder's connection ends (t
 died), so a standby takes over within about one retry interval and starts from the shared
 offset. Replies need no lease: any host sends through the Bot API, and the delivery
 records (shared, compare-and-set) keep each chunk sent at most once.
+
+Who took the lease last is noted in telegram_pollers (a table of the fleet's database only:
+on one state dir the flock's file names the poller), for `telegram status`.
 """
 
 from __future__ import annotations
 
+import os
+import socket
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -18,8 +23,8 @@ from typing import Any
 from atomic_agent.plugins.postgresql.postgresql_contract import NamedLease, SharedDatabase
 
 from .bot_token import bot_id_of, read_token
+from .delivery_store import DeliveryStore
 from .instance_lock import LockHeldError
-from .pg_delivery_store import PgDeliveryStore
 
 LEASE_RETRY_S = 2.0  # how often a standby tries the lease, and a poller checks it still holds it
 
@@ -27,7 +32,7 @@ LEASE_RETRY_S = 2.0  # how often a standby tries the lease, and a poller checks 
 class FleetPollerLease:
     standby = True  # another holder means: wait and retry, not fail
 
-    def __init__(self, shared: SharedDatabase, store_of: Callable[[], PgDeliveryStore], state_dir: Path,
+    def __init__(self, shared: SharedDatabase, store_of: Callable[[], DeliveryStore], state_dir: Path,
                  retry_s: float = LEASE_RETRY_S) -> None:
         self._shared = shared
         self._store_of = store_of
@@ -55,7 +60,10 @@ class FleetPollerLease:
                                 "when it stops")
         self._lease = lease
         store = self._store_of()
-        store.poller_took(self._bot_id)
+        with store.database.write() as tx:  # the time is the database's
+            tx.execute("INSERT INTO telegram_pollers (bot_id, host, pid, since) VALUES (?, ?, ?, now()) "
+                       "ON CONFLICT (bot_id) DO UPDATE SET host = excluded.host, pid = excluded.pid, since = now()",
+                       [self._bot_id, socket.gethostname(), os.getpid()])
         store.settle_interrupted()  # what a dead poller left mid-send is uncertain, never resent
 
     def still_held(self) -> bool:
@@ -77,10 +85,17 @@ class FleetPollerLease:
             lease.release()
 
     def holder(self) -> dict[str, Any] | None:
-        """The process that took the lease last (host, pid, since), or None."""
+        """The process that took the lease last ({host, pid, since}), or None (never polled)."""
         if not self._bot_id:
             token = read_token(self._state_dir)
             if token is None:
                 return None
             self._bot_id = bot_id_of(token)
-        return self._store_of().poller(self._bot_id)
+        rows = self._store_of().database.query("SELECT host, pid, since FROM telegram_pollers WHERE bot_id = ?",
+                                               [self._bot_id])
+        return None if not rows else {"host": rows[0]["host"], "pid": int(rows[0]["pid"]),
+                                      "since": rows[0]["since"].isoformat()}
+
+    def holder_lives(self) -> bool:
+        """Whether some process holds the bot's lease right now (pg_locks: looking takes nothing)."""
+        return bool(self._bot_id) and self._shared.lease_held(f"telegram:{self._bot_id}")

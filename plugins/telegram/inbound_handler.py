@@ -47,7 +47,7 @@ class InboundHandler:
         update_id = update["update_id"]
         ch = self.channel
         try:
-            if ch.store.was_handled(update_id):
+            if ch.store.was_handled(ch.bot_key, update_id):
                 ch.offsets.settle(update_id)
                 return "duplicate"
             if isinstance(update.get("callback_query"), dict):
@@ -62,7 +62,7 @@ class InboundHandler:
             why = ch.scrub(f"{type(exc).__name__}: {exc}")
             print(f"atomic-agent: telegram update {update_id} failed: {why}", file=sys.stderr)
             with contextlib.suppress(Exception):
-                ch.store.mark_handled(update_id, "error")
+                ch.store.mark_handled(ch.bot_key, update_id, "error")
             ch.offsets.settle(update_id)
             chat = update.get("message", {}).get("chat", {}) if isinstance(update.get("message"), dict) else {}
             if isinstance(chat, dict) and chat.get("id") == ch.owner_user_id and ch.owner_user_id is not None:
@@ -72,7 +72,7 @@ class InboundHandler:
 
     def _ignore(self, update_id: int, why: str) -> str:
         self.channel.metrics.inc("ignored", reason=why)
-        self.channel.store.mark_handled(update_id, f"ignored:{why}")
+        self.channel.store.mark_handled(self.channel.bot_key, update_id, f"ignored:{why}")
         self.channel.offsets.settle(update_id)
         return f"ignored:{why}"
 
@@ -120,7 +120,7 @@ class InboundHandler:
         self.channel.wake_owed()
 
     def _done(self, update_id: int, outcome: str) -> str:
-        self.channel.store.mark_handled(update_id, outcome)
+        self.channel.store.mark_handled(self.channel.bot_key, update_id, outcome)
         self.channel.offsets.settle(update_id)
         return outcome
 

@@ -26,8 +26,7 @@ import attrs
 from .bot_api import BotApi, BotApiError
 from .channel_metrics import ChannelMetrics
 from .chunk_text import chunk_text
-from .delivery_records import DeliveryRecords
-from .delivery_store import DELIVERED, FAILED, Delivery
+from .delivery_store import DELIVERED, FAILED, Delivery, DeliveryStore
 from .markdown_html import markdown_to_html
 
 MAX_RATE_LIMIT_WAITS = 5
@@ -44,7 +43,7 @@ class ChunkOutcome:
 
 
 class OutboundSender:
-    def __init__(self, store: DeliveryRecords, metrics: ChannelMetrics, html_enabled: Callable[[], bool],
+    def __init__(self, store: DeliveryStore, metrics: ChannelMetrics, html_enabled: Callable[[], bool],
                  sleep: Sleep = asyncio.sleep) -> None:
         self.store = store
         self.metrics = metrics

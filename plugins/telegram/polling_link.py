@@ -30,7 +30,7 @@ from .bot_token import bot_id_of, read_token, scrub
 from .channel_metrics import ChannelMetrics
 from .channel_settings import ChannelSettings
 from .channel_states import DISABLED, DOWN, LEASE_LOST, MISSING_TOKEN, STANDBY, STARTING, UP
-from .delivery_records import DeliveryRecords
+from .delivery_store import DeliveryStore
 from .fleet_poller_lease import FleetPollerLease
 from .inbound_handler import COMMANDS
 from .instance_lock import InstanceLock, LockHeldError
@@ -46,7 +46,7 @@ class PollingLink:
                  route: SessionRoute, *, on_update: Callable[[dict[str, Any]], Coroutine[Any, Any, Any]],
                  spawn: Callable[[Coroutine[Any, Any, Any]], Any], on_cycle: Callable[[], Awaitable[None]],
                  send_owed: Callable[[], None], settle_sends: Callable[[float], Awaitable[None]],
-                 store_of: Callable[[], DeliveryRecords], lock: InstanceLock | FleetPollerLease | None = None) -> None:
+                 store_of: Callable[[], DeliveryStore], lock: InstanceLock | FleetPollerLease | None = None) -> None:
         self._state_dir = state_dir
         self._settings = settings
         self._metrics = metrics
@@ -63,7 +63,7 @@ class PollingLink:
         self.lock = lock if lock is not None else InstanceLock(state_dir)
         self._watch_task: asyncio.Task[None] | None = None  # the fleet lease's standby/holder check
         self._saved_offset: int | None = None
-        self._bot_key = 0  # the bot id the token names: the key of its saved offset
+        self.bot_key = 0  # the bot id the token names: the key of its saved offset and handled updates
         self._awaiting_lease = False  # standing by, or the database was unreachable: the watch retries
         self.api: BotApi | None = None
         self.state = DISABLED
@@ -116,8 +116,8 @@ class PollingLink:
         self.token = token
         self.set(STARTING, "")
         self.api = BotApi(self._settings.current.api_base, token)
-        self._bot_key = bot_id_of(token)
-        self._saved_offset = self._store_of().saved_offset(self._bot_key) if self._bot_key else None
+        self.bot_key = bot_id_of(token)
+        self._saved_offset = self._store_of().saved_offset(self.bot_key) if self.bot_key else None
         self.offsets = UpdateOffsets(self._settled.set, self._saved_offset)
         try:
             me = await self.api.get_me()
@@ -222,8 +222,8 @@ class PollingLink:
                     await self._set_commands()
                 self._settled.clear()  # before asking: a settle while the call runs is not missed
                 offset = self.offsets.next_offset
-                if offset is not None and offset != self._saved_offset and self._bot_key:
-                    self._store_of().save_offset(self._bot_key, offset)  # where the next poller starts
+                if offset is not None and offset != self._saved_offset and self.bot_key:
+                    self._store_of().save_offset(self.bot_key, offset)  # where the next poller starts
                     self._saved_offset = offset
                 updates = await api.get_updates(offset, self._settings.current.poll_timeout_s)
             except BotApiError as exc:

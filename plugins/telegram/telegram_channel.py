@@ -4,7 +4,7 @@ collaborators that each own their state and are handed what they use:
 - `ChannelSettings`: the `telegram` block as last read; the CLI's changes, by file stamps.
 - `PollingLink`: the bot client, the instance lock, the polling loop and the up/down state.
   On a fleet's PostgreSQL database (the `shared_database` service) the records are the
-  fleet's (PgDeliveryStore) and the lock is the fleet-wide poller lease (FleetPollerLease):
+  fleet's (the same DeliveryStore on the shared database's engine) and the lock is the fleet-wide poller lease (FleetPollerLease):
   one host polls, the others stand by and take over.
 - `SessionRoute`: the channel's session and the approval route to the owner's phone.
 - `ApprovalBridge`: approval questions as inline keyboards, and their answers.
@@ -35,7 +35,6 @@ from .channel_outbound import ChannelOutbound
 from .channel_settings import ChannelSettings
 from .channel_states import DISABLED, DISABLED_REASON, STOPPED
 from .channel_tasks import ChannelTasks
-from .delivery_records import DeliveryRecords
 from .delivery_store import Delivery, DeliveryStore
 from .fleet_poller_lease import FleetPollerLease
 from .inbound_handler import InboundHandler
@@ -62,7 +61,7 @@ class TelegramChannel:
         self._settings = ChannelSettings(runtime, self.state_dir)
         self.metrics = ChannelMetrics(metrics_registry(runtime))
         self._shared = runtime.service(SHARED_DATABASE_SERVICE, None)  # None: telegram.sqlite, the flock
-        self._store: DeliveryRecords | None = None
+        self._store: DeliveryStore | None = None
         self.sender: OutboundSender | None = None
         self.tasks = ChannelTasks(self.scrub)
         self.bridge = ApprovalBridge(lambda: self.link.api, lambda: self._settings.owner_user_id,
@@ -78,7 +77,7 @@ class TelegramChannel:
                                 send_owed=lambda: self.deliveries.send_owed(), settle_sends=self._settle_sends,
                                 store_of=lambda: self.store,
                                 lock=None if self._shared is None else FleetPollerLease(
-                                    self._shared, lambda: self.store, self.state_dir))  # type: ignore[arg-type, return-value]
+                                    self._shared, lambda: self.store, self.state_dir))
         self.pairing = OwnerPairing(self.state_dir, self._settings, self.bridge, self.link)
         self.deliveries = ChannelOutbound(runtime, self.link, self.route, lambda: self.store, lambda: self.outbound,
                                           lambda: self._settings.owner_user_id, self.tasks.spawn)
@@ -86,14 +85,10 @@ class TelegramChannel:
 
     # -- pieces built on first use ------------------------------------------------------------
     @property
-    def store(self) -> DeliveryRecords:
+    def store(self) -> DeliveryStore:
         if self._store is None:
-            if self._shared is None:
-                self._store = DeliveryStore(self.state_dir)
-            else:
-                from .pg_delivery_store import PgDeliveryStore
-
-                self._store = PgDeliveryStore(self._shared)
+            self._store = (DeliveryStore.of_state_dir(self.state_dir) if self._shared is None
+                           else DeliveryStore.of_fleet(self._shared))
             self._store.settle_interrupted()  # what a dead process left mid-send is uncertain
         return self._store
 
@@ -139,6 +134,11 @@ class TelegramChannel:
     @property
     def bot_id(self) -> int:
         return self.link.bot_id
+
+    @property
+    def bot_key(self) -> int:
+        """The bot the token names (known before getMe answers): what its handled updates are keyed by."""
+        return self.link.bot_key
 
     @property
     def bot_username(self) -> str:

@@ -38,24 +38,27 @@ def offline_status(state_dir: Path, config: Any, shared: Any = None) -> dict[str
     """What the files say (no runtime needed): settings, token presence, the polling pid,
     deliveries by state and the ones that need a look. With `shared` (the fleet's database,
     storage.url) the records are the fleet's, and `polledBy` names the process that took
-    the bot's poller lease last, `live` whether that lease is held right now."""
+    the bot's poller lease last, `live` whether some process holds that lease right now."""
     from .bot_token import bot_id_of, read_token
     from .delivery_store import FAILED, UNCERTAIN, DeliveryStore
+    from .fleet_poller_lease import FleetPollerLease
     from .instance_lock import holder_pid
     from .pairing_window import window_open
-    from .pg_delivery_store import PgDeliveryStore
     from .session_pointer import read_pointer
     from .telegram_config import TELEGRAM_BLOCK, TelegramConfig
 
     block = config.blocks.get(TELEGRAM_BLOCK) or TelegramConfig()
-    store: Any = DeliveryStore(state_dir) if shared is None else PgDeliveryStore(shared)
+    store = DeliveryStore.of_state_dir(state_dir) if shared is None else DeliveryStore.of_fleet(shared)
     polled_by: dict[str, Any] | None = None
     try:
         counts = store.counts()
         attention = [d.as_dict() for d in store.in_state(UNCERTAIN, FAILED)][-20:]
         token = read_token(state_dir)
         if shared is not None and token is not None and bot_id_of(token):
-            polled_by = _fleet_poller(shared, store, bot_id_of(token))
+            lease = FleetPollerLease(shared, lambda: store, state_dir)
+            last = lease.holder()
+            if last is not None:
+                polled_by = {**last, "live": lease.holder_lives()}
     finally:
         store.close()
     pid = holder_pid(state_dir) if shared is None else (polled_by or {}).get("pid") if (polled_by or {}).get(
@@ -66,21 +69,20 @@ def offline_status(state_dir: Path, config: Any, shared: Any = None) -> dict[str
             "pairingOpen": window_open(state_dir), "deliveries": counts, "needsAttention": attention}
 
 
-def _fleet_poller(shared: Any, store: Any, bot_id: int) -> dict[str, Any] | None:
-    """Who took the bot's poller lease last (host, pid, since) and whether it holds it now: a
-    probe that gets the lease lets it go at once (the holder is gone)."""
-    last = store.poller(bot_id)
-    if last is None:
-        return None
-    probe = shared.lease(f"telegram:{bot_id}")
-    if probe is not None:
-        probe.release()
-    return {"host": last["host"], "pid": last["pid"], "since": str(last["since"]), "live": probe is None}
+def polling_line(status: dict[str, Any]) -> str:
+    """Who polls, as `telegram status` prints it: on a fleet, the process that took the lease
+    last and whether it still holds it (a dead poller stays named until another takes over)."""
+    fleet = status["polledBy"]
+    if fleet is not None:
+        named = f"polled by pid {fleet['pid']} on {fleet['host']} since {fleet['since']}"
+        return named + (" (lease held)" if fleet["live"] else " (lease free: no live poller)")
+    pid = status["polledByPid"]
+    return f"polled by pid {pid}" if pid else "no runtime polls now"
 
 
 def status_lines(state_dir: Path, config: Any) -> list[dict[str, Any]]:
     """The Telegram line of `atomic-agent status` (what the files say; nothing is polled)."""
-    from .delivery_store import DB_FILE
+    from .delivery_database import DB_FILE
     from .telegram_config import TELEGRAM_BLOCK, TelegramConfig
 
     block = config.blocks.get(TELEGRAM_BLOCK) or TelegramConfig()
@@ -127,13 +129,10 @@ def status_command(ctx: typer.Context, json_out: bool = typer.Option(False, "--j
     if json_out:
         print_json(status)
         return
-    pid = status["polledByPid"]
     print(f"enabled: {status['enabled']}  token: {'set' if status['hasToken'] else 'missing'}  "
           f"owner: {status['ownerUserId'] or 'none (run `atomic-agent telegram pair`)'}  "
           f"parse mode: {status['parseMode']}")
-    fleet = status["polledBy"]
-    where = f"pid {pid}" + (f" on {fleet['host']} (fleet lease held since {fleet['since']})" if fleet else "")
-    print(f"polling: {where if pid else 'no runtime polls now'}  session: {status['sessionId'] or '-'}")
+    print(f"polling: {polling_line(status)}  session: {status['sessionId'] or '-'}")
     print("deliveries: " + ", ".join(f"{k} {v}" for k, v in status["deliveries"].items()))
     for item in status["needsAttention"]:
         print(f"  #{item['id']} {item['kind']} {item['state']}: turn {item['turn_id'] or '-'}, "

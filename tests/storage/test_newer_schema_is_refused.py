@@ -19,7 +19,8 @@ from atomic_agent.plugins.memory.memory_errors import MemoryDatabaseRefusedError
 from atomic_agent.plugins.serve.webhook_deliveries import WebhookDeliveries
 from atomic_agent.plugins.tasks.task_database import TaskDatabase
 from atomic_agent.plugins.tasks.task_errors import TaskStoreError
-from atomic_agent.plugins.telegram.delivery_store import DeliveryStore, TelegramStoreNewerError
+from atomic_agent.plugins.telegram.delivery_database import TelegramStoreNewerError
+from atomic_agent.plugins.telegram.delivery_store import DeliveryStore
 from atomic_agent.sessions.session_store import SessionStore, SessionStoreError
 from atomic_agent.storage.sqlite_migrations import NewerSchemaError, migrate
 
@@ -57,7 +58,7 @@ def _memory(state: Path) -> None:
 
 
 def _telegram(state: Path) -> None:
-    DeliveryStore(state).close()
+    DeliveryStore.of_state_dir(state).close()
 
 
 def _webhooks(state: Path) -> None:

@@ -117,9 +117,10 @@ def _sessions_file(state: Path) -> Path:
 
 
 def _telegram_file(state: Path) -> Path:
-    from atomic_agent.plugins.telegram.delivery_store import DeliveryStore, db_path
+    from atomic_agent.plugins.telegram.delivery_database import db_path
+    from atomic_agent.plugins.telegram.delivery_store import DeliveryStore
 
-    DeliveryStore(state).close()
+    DeliveryStore.of_state_dir(state).close()
     return db_path(state)
 
 

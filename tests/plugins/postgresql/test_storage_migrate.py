@@ -178,9 +178,13 @@ def _plugins_state(state: Path) -> dict[str, Any]:
     assert webhooks.claim("github", ("delivery-1", "sig-1"), 2e9, 1000.0) is None
     assert webhooks.begin_key("github", "idem-1", "sha256:abc", 1712345678.123456) is None
     webhooks.close()
-    telegram = DeliveryStore(state)
+    telegram = DeliveryStore.of_state_dir(state)
     telegram.record("report", 42, "the report <b>", True, session_id="s-1")
+    telegram.mark_attempting(telegram.record("reply", 42, "mid-send", False).id, 1)  # its sender is copied
     telegram.approval_opened("tok-1", 42)
+    for bot in (111, 222):  # two bots whose update ids collide: both rows move
+        telegram.mark_handled(bot, 9, "turn")
+        telegram.save_offset(bot, 10)
     telegram.close()
     DriftFile(state).replace({"github": {"approved": {"search": "sha256:1"}, "drifted": {"x": {"n": 1.5}}}})
     return {"approval": approval.id, "task": task.id, "run_gone": gone}
@@ -213,7 +217,8 @@ def test_migrate_copies_every_plugins_state_and_back_with_identical_digests(tmp_
     assert {t: n for t, (n, _) in into.items() if n} == {
         "sessions": 1, "transcript": 4, "turns": 2, "turn_audit": into["turn_audit"][0], "steer_queue": 1,
         "idempotency_keys": 1, "approval_records": 1, "approval_audit": 2, "tasks": 1, "task_runs": 1,
-        "webhook_seen": 2, "webhook_idempotency": 1, "telegram_deliveries": 1, "telegram_approval_requests": 1,
+        "webhook_seen": 2, "webhook_idempotency": 1, "telegram_deliveries": 2, "telegram_approval_requests": 1,
+        "telegram_handled_updates": 2, "telegram_offsets": 2,
         "mcp_tool_approvals": 1}
     # a runtime-less command of a host on the database sees the copied approvals and tasks
     host = tmp_path / "host-b"
@@ -225,7 +230,8 @@ def test_migrate_copies_every_plugins_state_and_back_with_identical_digests(tmp_
         run = pg.execute("insert into task_runs (task_id, occurrence_at, attempt, status) "
                          "values ('t', 1, 1, 'skipped') returning id").fetchone()[0]
         assert run == facts["run_gone"] + 1
-        assert pg.execute("select formatted from telegram_deliveries").fetchone()[0] is True
+        assert pg.execute("select formatted from telegram_deliveries order by id").fetchone()[0] is True
+        assert pg.execute("select count(*) from telegram_deliveries where sender is not null").fetchone()[0] == 1
     back = tmp_path / "back"
     home = _cli_on(back, url, server.password, "storage", "migrate", "--to", "sqlite", "--json")
     returned = _tables(home)

@@ -13,7 +13,7 @@ import pytest
 
 from atomic_agent.plugins.postgresql.shared_database import SharedDatabase
 from atomic_agent.plugins.tasks.occurrence_plan import ClaimPlan, SkippedBlock
-from atomic_agent.plugins.tasks.pg_task_database import PgTaskDatabase
+from atomic_agent.plugins.tasks.pg_task_database import pg_task_database
 from atomic_agent.plugins.tasks.task_database import TaskDatabase, tasks_db_path
 from atomic_agent.plugins.tasks.task_errors import TaskStateError
 from atomic_agent.plugins.tasks.task_store import TaskStore
@@ -29,7 +29,7 @@ def store(request: Any, tmp_path: Path) -> Iterator[TaskStore]:
         return
     backend = backend_on(request.getfixturevalue("postgresql_database"))
     try:
-        yield TaskStore(PgTaskDatabase(SharedDatabase(backend)))
+        yield TaskStore(pg_task_database(SharedDatabase(backend)))
     finally:
         backend.close()
 

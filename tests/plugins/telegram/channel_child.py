@@ -7,7 +7,7 @@ CRASH_POINT names a method the child kills itself in (SIGKILL, no cleanup) the f
 it is called (with ARG among its arguments, when given): `DeliveryStore.mark_attempting`
 (the reply is recorded, nothing was sent), `DeliveryStore.open_reply` (the turn's admission
 is committed, the update not confirmed), `DeliveryStore.mark_handled:steer` (a steer is
-committed, its update not confirmed), `PgDeliveryStore.chunk_sent` (on a fleet's database: the
+committed, its update not confirmed), `DeliveryStore.chunk_sent` (on a fleet's database: the
 reply's chunk was sent, its record still `attempting`). DELAY_S slows every model answer (a turn then runs
 long enough to be steered). Without a crash point the child runs until the parent kills it.
 With CHILD_GATE=1 in its environment the child has the harness's gate tools, and a message
@@ -22,7 +22,7 @@ import signal
 import sys
 from pathlib import Path
 
-from atomic_agent.plugins.telegram import delivery_store, pg_delivery_store
+from atomic_agent.plugins.telegram import delivery_store
 from atomic_agent.plugins.telegram.foreground_host import run_foreground
 
 from .channel_harness import GateTools, answering, boot_state
@@ -49,7 +49,7 @@ def gated_provider():  # noqa: ANN201 - a ScriptedProvider
 def crash_in(point: str) -> None:
     point, _, wanted = point.partition(":")
     cls_name, method = point.split(".")
-    cls = getattr(delivery_store if hasattr(delivery_store, cls_name) else pg_delivery_store, cls_name)
+    cls = getattr(delivery_store, cls_name)
     original = getattr(cls, method)
 
     def die(*args, **kwargs):  # noqa: ANN002, ANN003 - any signature

@@ -51,7 +51,7 @@ def stop(child: subprocess.Popen[bytes]) -> None:
 
 
 def deliveries(state: Path) -> dict[str, int]:
-    store = DeliveryStore(state)
+    store = DeliveryStore.of_state_dir(state)
     try:
         return store.counts()
     finally:

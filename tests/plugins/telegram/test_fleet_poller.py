@@ -88,7 +88,7 @@ async def test_a_sigkilled_poller_is_replaced_from_the_shared_offset_and_its_sen
         tmp_path: Path, bot_api: FakeBotApi, postgresql_database: Any):
     state_a = fleet_state(tmp_path / "a", bot_api, postgresql_database)
     child = subprocess.Popen([sys.executable, "-m", "tests.plugins.telegram.channel_child", str(state_a),
-                              "PgDeliveryStore.chunk_sent"], cwd=REPO, stdout=subprocess.PIPE,
+                              "DeliveryStore.chunk_sent"], cwd=REPO, stdout=subprocess.PIPE,
                              stderr=subprocess.PIPE, text=True,
                              env={**os.environ, "ATOMIC_AGENT_STORAGE_PASSWORD": postgresql_database[0].password})
     standby = None

@@ -24,7 +24,7 @@ from .test_channel_approvals import ask_then_reply, button
 
 def _row(state_dir: Path, token: str, state: str, resolver: str | None) -> None:
     with sqlite3.connect(state_dir / "telegram.sqlite") as conn:
-        conn.execute("INSERT INTO approval_requests (token, chat_id, state, resolver, created_at, updated_at) "
+        conn.execute("INSERT INTO telegram_approval_requests (token, chat_id, state, resolver, created_at, updated_at) "
                      "VALUES (?, ?, ?, ?, 1, 9999999999999)", (token, OWNER, state, resolver))
 
 

@@ -1,0 +1,71 @@
+"""A telegram.sqlite an older build wrote (tables deliveries, handled_updates, approval_requests,
+offsets; handled updates keyed by update id alone) migrates in place: the records keep their
+rows under the telegram_* names, and its handled updates become the bot's its offsets name,
+so an update it handled before the upgrade is still not handled twice."""
+
+from __future__ import annotations
+
+import sqlite3
+from pathlib import Path
+from typing import Any
+
+from atomic_agent.api import sqlite_migrations
+from atomic_agent.plugins.telegram.delivery_database import db_path
+from atomic_agent.plugins.telegram.delivery_schema import MIGRATIONS
+from atomic_agent.plugins.telegram.delivery_store import PENDING, DeliveryStore
+
+BOT = 5550001
+
+
+def _older_file(state: Path, bots: tuple[int, ...]) -> None:
+    conn = sqlite3.connect(db_path(state), isolation_level=None)
+    try:
+        sqlite_migrations.migrate(conn, MIGRATIONS[:3])  # the schema before handled updates were per bot
+        conn.execute("INSERT INTO deliveries (kind, chat_id, body, state, created_at, updated_at) "
+                     "VALUES ('report', 42, 'kept', 'pending', 1, 1)")
+        conn.execute("INSERT INTO handled_updates (update_id, outcome, handled_at) VALUES (900, 'turn', 1)")
+        for bot in bots:
+            conn.execute("INSERT INTO offsets (bot_id, next_offset) VALUES (?, 901)", [bot])
+    finally:
+        conn.close()
+
+
+def test_an_older_files_handled_updates_become_its_one_bots(tmp_path: Path) -> None:
+    _older_file(tmp_path, (BOT,))
+    store = DeliveryStore.of_state_dir(tmp_path)
+    try:
+        assert store.was_handled(BOT, 900) and not store.was_handled(BOT + 1, 900)
+        assert store.saved_offset(BOT) == 901
+        assert [(d.body, d.state) for d in store.recent()] == [("kept", PENDING)]
+        store.mark_handled(BOT + 1, 900, "turn")  # another bot's update with the same id
+        assert store.was_handled(BOT + 1, 900)
+    finally:
+        store.close()
+
+
+def test_handled_updates_of_a_file_two_bots_polled_are_no_bots(tmp_path: Path) -> None:
+    _older_file(tmp_path, (BOT, BOT + 1))  # which bot handled update 900 is not known
+    store = DeliveryStore.of_state_dir(tmp_path)
+    try:
+        assert not store.was_handled(BOT, 900) and not store.was_handled(BOT + 1, 900)
+        assert store.database.query("SELECT bot_id FROM telegram_handled_updates") == [{"bot_id": 0}]
+    finally:
+        store.close()
+
+
+def test_a_fleet_database_an_older_build_migrated_keys_its_handled_updates_by_its_bot(postgresql_database: Any):
+    from atomic_agent.plugins.postgresql.shared_database import SharedDatabase
+    from atomic_agent.plugins.telegram.delivery_schema import PG_STEPS
+    from tests.plugins.postgresql.pg_kit import backend_on, raw
+
+    backend = backend_on(postgresql_database)
+    SharedDatabase(backend).ensure_schema("telegram", PG_STEPS[:1])  # what the older build applied
+    with raw(postgresql_database) as conn:
+        conn.execute("INSERT INTO telegram_handled_updates (update_id, outcome, handled_at) VALUES (900, 'turn', 1)")
+        conn.execute("INSERT INTO telegram_offsets (bot_id, next_offset) VALUES (%s, 901)", [BOT])
+    store = DeliveryStore.of_fleet(SharedDatabase(backend))  # this build: telegram.m002 applied now
+    assert store.was_handled(BOT, 900) and not store.was_handled(BOT + 1, 900)
+    store.mark_handled(BOT + 1, 900, "turn")
+    assert store.was_handled(BOT + 1, 900)
+    store.close()
+    backend.close()
