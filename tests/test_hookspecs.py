@@ -230,3 +230,25 @@ def test_hook_report_status(tmp_path: Path):
                                        "summary": f"paging from {tmp_path.name}", "problems": [],
                                        "detail": {"config": "object"}}]
     assert answers["raises"].error == "RuntimeError: broken status" and answers["raises"].value is None
+
+
+def test_a_generator_answer_that_raises_while_read_is_that_plugins_error_only(tmp_path: Path):
+    from atomic_agent.api import DoctorFinding, call_each_plugin
+
+    class Yields:
+        @hookimpl
+        def report_doctor_findings(self, state_dir: Path):
+            yield DoctorFinding("first", "ok", "fine")
+            raise RuntimeError("broken half-way")
+
+    class Checks:
+        @hookimpl
+        def report_doctor_findings(self, state_dir: Path):
+            yield DoctorFinding("thing", "ok", "fine")
+
+    host = fresh_plugin_host()
+    host.register(Yields(), "yields")
+    host.register(Checks(), "checks")
+    answers = {a.plugin: a for a in call_each_plugin(host, "report_doctor_findings", state_dir=tmp_path)}
+    assert answers["yields"].error == "RuntimeError: broken half-way" and answers["yields"].value is None
+    assert answers["checks"].value == [DoctorFinding("thing", "ok", "fine")]

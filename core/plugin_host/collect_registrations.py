@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import inspect  # pluggy imports it anyway; asyncio is imported where it is awaited (not at --help)
 import sys
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Iterator
 from typing import Any, TypeVar
 
 import attrs
@@ -120,7 +120,10 @@ def call_each_plugin(host: PluginHost, hook_name: str, **kwargs: Any) -> list[Pl
     answers = []
     for impl in sorted(caller.get_hookimpls(), key=lambda i: i.plugin_name):
         try:
-            answers.append(PluginAnswer(impl.plugin_name, impl.function(**{a: kwargs[a] for a in impl.argnames})))
+            value = impl.function(**{a: kwargs[a] for a in impl.argnames})
+            if isinstance(value, Iterator):  # a generator's own errors surface as it is read: read it here
+                value = list(value)
+            answers.append(PluginAnswer(impl.plugin_name, value))
         except Exception as exc:
             answers.append(PluginAnswer(impl.plugin_name, error=f"{type(exc).__name__}: {exc}"))
     return answers
