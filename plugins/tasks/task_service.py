@@ -8,7 +8,10 @@ not only at start.
 
 Other plugins and hosts create, list and cancel tasks through it (`runtime.service("tasks")`);
 the CLI opens one without a runtime for everything but running. The clock is injected
-(epoch ms; `store_clock.now_ms` read at call time by default) so tests drive time.
+(epoch ms; `store_clock.now_ms` read at call time by default) so tests drive time. On the
+fleet's database the default clock is the database's: this host's clock corrected by the
+skew measured when the store opens and every CLOCK_CHECK_S while ticking, so a host whose
+clock runs ahead or behind fires nothing early or late (due times are compared across hosts).
 """
 
 from __future__ import annotations
@@ -48,6 +51,9 @@ class DroppedMetrics:
         return None
 
 
+CLOCK_CHECK_S = 60.0  # how often a ticking host measures its clock against the fleet database's
+
+
 def _default_clock() -> int:
     from atomic_agent.api import store_clock
 
@@ -65,7 +71,10 @@ class TaskService:
         self.shared = shared  # the fleet's database (postgresql_contract.SharedDatabase), None: tasks.sqlite
         self.takeover_interval_s = TAKEOVER_INTERVAL_S
         self._next_takeover = 0.0
-        self.clock: Callable[[], int] = clock or _default_clock
+        self.clock: Callable[[], int] = clock or self._corrected_clock
+        self._clock_injected = clock is not None
+        self._skew_ms = 0  # the fleet database's clock minus this host's (0 on tasks.sqlite)
+        self._skew_read_at = 0.0
         self.metrics = metrics if metrics is not None else DroppedMetrics()
         self._store: TaskStore | None = None
         self._runner: Any = None
@@ -80,9 +89,23 @@ class TaskService:
                 from .pg_task_database import pg_task_database
 
                 self._store = TaskStore(pg_task_database(self.shared))
+                self._read_skew(self._store)
             else:
                 self._store = TaskStore(TaskDatabase.open(tasks_db_path(self.state_dir)))
         return self._store
+
+    def _corrected_clock(self) -> int:
+        return _default_clock() + self._skew_ms
+
+    def _read_skew(self, store: TaskStore) -> None:
+        """Measure this host's clock against the fleet database's (the midpoint of the read)."""
+        if self._clock_injected:
+            return
+        before = _default_clock()
+        database_now = store.database_clock_ms()
+        after = _default_clock()
+        self._skew_ms = database_now - (before + after) // 2
+        self._skew_read_at = time.monotonic()
 
     @property
     def runner(self) -> Any:
@@ -226,6 +249,8 @@ class TaskService:
                 self.recover_stale()
             elif self.shared is not None and time.monotonic() >= self._next_takeover:
                 self.take_over_dead()
+            if self.shared is not None and time.monotonic() - self._skew_read_at >= CLOCK_CHECK_S:
+                self._read_skew(self.store)
             report = await self.runner.run_due(self.clock(), self.config.scheduler_batch)
             self.metrics.observe("agent.scheduler.batch_size", report.claimed)
             await self.reports.deliver_pending()

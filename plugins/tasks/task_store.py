@@ -87,6 +87,11 @@ class TaskStore:
         sql += " ORDER BY created_at, id LIMIT ?"
         return [_task(r) for r in self.database.query(sql, [*params, min(max(limit, 1), LIST_CAP)])]
 
+    def database_clock_ms(self) -> int:
+        """The fleet database's clock, epoch ms (PostgreSQL only: a file has no clock of its own)."""
+        rows = self.database.query("SELECT CAST(EXTRACT(EPOCH FROM clock_timestamp()) * 1000 AS BIGINT) AS now_ms")
+        return int(rows[0]["now_ms"])
+
     def due_ids(self, now: int, limit: int) -> builtins.list[str]:
         """Due pending rows, earliest first — read through the partial index only."""
         hint = " INDEXED BY idx_tasks_due" if self.database.engine == "sqlite" else ""

@@ -156,3 +156,20 @@ def test_task_commands_and_status_on_another_host_read_and_write_the_fleets_task
     doctor = run_cli(["--state-dir", str(state), "doctor", "--json"], env=env, timeout=120)
     assert "kept in the fleet's PostgreSQL" in doctor.stdout
     assert not (state / "tasks.sqlite").exists()  # nothing was read from (or made in) the embedded store
+
+
+def test_a_host_whose_clock_runs_ahead_fires_nothing_early_on_the_fleets_database(
+        tmp_path: Path, postgresql_database: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    backend = backend_on(postgresql_database)
+    try:
+        honest = TaskService(tmp_path / "honest", TasksConfig(), shared=SharedDatabase(backend))
+        in_five_minutes = honest.clock() + 5 * 60_000
+        task = honest.create("check the backups", schedule={"kind": "at", "at": in_five_minutes})
+        real_now_ms = store_clock.now_ms
+        monkeypatch.setattr(store_clock, "now_ms", lambda: real_now_ms() + 10 * 60_000)  # 10 minutes ahead
+        ahead = TaskService(tmp_path / "ahead", TasksConfig(), shared=SharedDatabase(backend))
+        assert ahead.store.due_ids(ahead.clock(), 10) == []  # its own clock would have found it due
+        assert abs(ahead.clock() - honest.store.database_clock_ms()) < 5_000  # within the read's time
+        assert task.id in ahead.store.due_ids(ahead.clock() + 6 * 60_000, 10)  # due by the database's clock
+    finally:
+        backend.close()
