@@ -178,7 +178,7 @@ def _plugins_state(state: Path) -> dict[str, Any]:
     assert webhooks.claim("github", ("delivery-1", "sig-1"), 2e9, 1000.0) is None
     assert webhooks.begin_key("github", "idem-1", "sha256:abc", 1712345678.123456) is None
     webhooks.close()
-    telegram = DeliveryStore.of_state_dir(state)
+    telegram = DeliveryStore.of_state_dir(state, lambda: 111)
     telegram.record("report", 42, "the report <b>", True, session_id="s-1")
     telegram.mark_attempting(telegram.record("reply", 42, "mid-send", False).id, 1)  # its sender is copied
     telegram.approval_opened("tok-1", 42)

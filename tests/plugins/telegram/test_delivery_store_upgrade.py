@@ -32,7 +32,7 @@ def _older_file(state: Path, bots: tuple[int, ...]) -> None:
 
 def test_an_older_files_handled_updates_become_its_one_bots(tmp_path: Path) -> None:
     _older_file(tmp_path, (BOT,))
-    store = DeliveryStore.of_state_dir(tmp_path)
+    store = DeliveryStore.of_state_dir(tmp_path, lambda: BOT)
     try:
         assert store.was_handled(BOT, 900) and not store.was_handled(BOT + 1, 900)
         assert store.saved_offset(BOT) == 901
@@ -45,7 +45,7 @@ def test_an_older_files_handled_updates_become_its_one_bots(tmp_path: Path) -> N
 
 def test_handled_updates_of_a_file_two_bots_polled_are_no_bots(tmp_path: Path) -> None:
     _older_file(tmp_path, (BOT, BOT + 1))  # which bot handled update 900 is not known
-    store = DeliveryStore.of_state_dir(tmp_path)
+    store = DeliveryStore.of_state_dir(tmp_path, lambda: BOT)
     try:
         assert not store.was_handled(BOT, 900) and not store.was_handled(BOT + 1, 900)
         assert store.database.query("SELECT bot_id FROM telegram_handled_updates") == [{"bot_id": 0}]
@@ -63,7 +63,7 @@ def test_a_fleet_database_an_older_build_migrated_keys_its_handled_updates_by_it
     with raw(postgresql_database) as conn:
         conn.execute("INSERT INTO telegram_handled_updates (update_id, outcome, handled_at) VALUES (900, 'turn', 1)")
         conn.execute("INSERT INTO telegram_offsets (bot_id, next_offset) VALUES (%s, 901)", [BOT])
-    store = DeliveryStore.of_fleet(SharedDatabase(backend))  # this build: telegram.m002 applied now
+    store = DeliveryStore.of_fleet(SharedDatabase(backend), lambda: BOT)  # this build: telegram.m002 applied now
     assert store.was_handled(BOT, 900) and not store.was_handled(BOT + 1, 900)
     store.mark_handled(BOT + 1, 900, "turn")
     assert store.was_handled(BOT + 1, 900)

@@ -32,7 +32,7 @@ def _status(state: Path) -> dict[str, Any]:
 
 def _host_a_polls(host_a: SharedDatabase, tmp_path: Path) -> tuple[DeliveryStore, FleetPollerLease]:
     """Host a's records and its poller, holding the bot's lease."""
-    store = DeliveryStore.of_fleet(host_a)
+    store = DeliveryStore.of_fleet(host_a, lambda: BOT)
     (tmp_path / "host-a").mkdir()
     (tmp_path / "host-a" / ".env").write_text(f"TELEGRAM_BOT_TOKEN={TOKEN}\n")
     poller = FleetPollerLease(host_a, lambda: store, tmp_path / "host-a")
