@@ -232,6 +232,7 @@ def test_migrate_copies_every_plugins_state_and_back_with_identical_digests(tmp_
         assert run == facts["run_gone"] + 1
         assert pg.execute("select formatted from telegram_deliveries order by id").fetchone()[0] is True
         assert pg.execute("select count(*) from telegram_deliveries where sender is not null").fetchone()[0] == 1
+        assert pg.execute("select distinct bot_id from telegram_deliveries").fetchall() == [(111,)]  # whose they are
     back = tmp_path / "back"
     home = _cli_on(back, url, server.password, "storage", "migrate", "--to", "sqlite", "--json")
     returned = _tables(home)
