@@ -80,8 +80,9 @@ CREATE TABLE IF NOT EXISTS telegram_handled_updates (
 )"""
 
 # the one bot a database's offsets name, when exactly one does: the rows of handled updates
-# from before they were keyed by bot are that bot's (else 0, a bot of no token: they match
-# no update any more, and only an update then in flight and unconfirmed could come again)
+# and deliveries from before they were keyed by bot are that bot's (else 0, a bot of no
+# token: such handled updates match no update any more, and only an update then in flight
+# and unconfirmed could come again; such deliveries are sent, settled and counted by no bot)
 LEGACY_BOT = ("CASE WHEN (SELECT COUNT(*) FROM telegram_offsets) = 1 THEN (SELECT MIN(bot_id) FROM telegram_offsets) "
                "ELSE 0 END")
 
