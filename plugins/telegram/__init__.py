@@ -96,7 +96,7 @@ def report_doctor_findings(state_dir: Path, plugin_host: Any, config: Any) -> It
 
 
 @hookimpl
-def report_status(state_dir: Path, config: Any) -> Iterable[Any]:
+def report_status(state_dir: Path, config: Any, plugin_host: Any) -> Iterable[Any]:
     from .telegram_commands import status_lines
 
-    return status_lines(state_dir, config)
+    return status_lines(state_dir, config, plugin_host)

@@ -80,9 +80,10 @@ CREATE TABLE IF NOT EXISTS telegram_handled_updates (
 )"""
 
 # the one bot a database's offsets name, when exactly one does: the rows of handled updates
-# from before they were keyed by bot are that bot's (else 0, a bot of no token: they match
-# no update any more, and only an update then in flight and unconfirmed could come again)
-_LEGACY_BOT = ("CASE WHEN (SELECT COUNT(*) FROM telegram_offsets) = 1 THEN (SELECT MIN(bot_id) FROM telegram_offsets) "
+# and deliveries from before they were keyed by bot are that bot's (else 0, a bot of no
+# token: such handled updates match no update any more, and only an update then in flight
+# and unconfirmed could come again; such deliveries are sent, settled and counted by no bot)
+LEGACY_BOT = ("CASE WHEN (SELECT COUNT(*) FROM telegram_offsets) = 1 THEN (SELECT MIN(bot_id) FROM telegram_offsets) "
                "ELSE 0 END")
 
 
@@ -100,11 +101,22 @@ def m004_telegram_names_handled_by_bot(db: Any) -> None:
         db.execute(_HANDLED_BY_BOT)
         if "handled_updates" in tables:
             db.execute(f"INSERT OR IGNORE INTO telegram_handled_updates (bot_id, update_id, outcome, handled_at) "
-                       f"SELECT {_LEGACY_BOT}, update_id, outcome, handled_at FROM handled_updates")
+                       f"SELECT {LEGACY_BOT}, update_id, outcome, handled_at FROM handled_updates")
             db.execute("DROP TABLE handled_updates")
 
 
-MIGRATIONS = (m001_deliveries, m002_approval_requests, m003_offsets, m004_telegram_names_handled_by_bot)
+def m005_deliveries_by_bot(db: Any) -> None:
+    """Each delivery names the bot that owes it, so a store opened for one bot resumes, settles
+    and counts only that bot's (a file whose token changed keeps the other bot's for it)."""
+    with SqliteStore.transaction(db.conn):
+        if "bot_id" not in db["telegram_deliveries"].columns_dict:
+            db.execute("ALTER TABLE telegram_deliveries ADD COLUMN bot_id INTEGER NOT NULL DEFAULT 0")
+            db.execute(f"UPDATE telegram_deliveries SET bot_id = {LEGACY_BOT}")
+        db.execute("CREATE INDEX IF NOT EXISTS idx_telegram_deliveries_bot ON telegram_deliveries(bot_id, state, id)")
+
+
+MIGRATIONS = (m001_deliveries, m002_approval_requests, m003_offsets, m004_telegram_names_handled_by_bot,
+              m005_deliveries_by_bot)
 
 
 PG_STEPS: tuple[tuple[str, tuple[str, ...]], ...] = (
@@ -154,9 +166,19 @@ PG_STEPS: tuple[tuple[str, tuple[str, ...]], ...] = (
         # handled updates keyed by bot: two fleets with different bots on one database each
         # handle their own update ids (legacy rows go to the one bot the offsets name, else 0)
         "ALTER TABLE telegram_handled_updates ADD COLUMN IF NOT EXISTS bot_id BIGINT NOT NULL DEFAULT 0",
-        f"UPDATE telegram_handled_updates SET bot_id = {_LEGACY_BOT} WHERE bot_id = 0",
+        f"UPDATE telegram_handled_updates SET bot_id = {LEGACY_BOT} WHERE bot_id = 0",
         "ALTER TABLE telegram_handled_updates DROP CONSTRAINT IF EXISTS telegram_handled_updates_pkey",
         "ALTER TABLE telegram_handled_updates ADD PRIMARY KEY (bot_id, update_id)",
         "ALTER TABLE telegram_handled_updates ALTER COLUMN bot_id DROP DEFAULT",
+    )),
+    ("telegram.m003_deliveries_by_bot", (
+        # deliveries keyed by bot: two fleets with different bots on one database each resume
+        # (send with their own token) and count only their own; legacy rows as in m002.
+        # Approval prompts stay unkeyed: a prompt's token is random (72 bits) and a button
+        # press carries only a token its own bot sent, so no bot can read another's prompt
+        "ALTER TABLE telegram_deliveries ADD COLUMN IF NOT EXISTS bot_id BIGINT NOT NULL DEFAULT 0",
+        f"UPDATE telegram_deliveries SET bot_id = {LEGACY_BOT} WHERE bot_id = 0",
+        "ALTER TABLE telegram_deliveries ALTER COLUMN bot_id DROP DEFAULT",
+        "CREATE INDEX IF NOT EXISTS telegram_deliveries_bot ON telegram_deliveries (bot_id, state, id)",
     )),
 )

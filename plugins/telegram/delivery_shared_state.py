@@ -1,6 +1,6 @@
 """What `storage migrate` copies of Telegram's records (postgresql_contract's
-SHARED_STATE_SERVICE): telegram.sqlite's deliveries (with each attempt's sender), handled
-updates (per bot), approval prompts and offsets, under the same telegram_* names in the
+SHARED_STATE_SERVICE): telegram.sqlite's deliveries (with each attempt's sender and the bot
+that owes it), handled updates (per bot), approval prompts and offsets, under the same telegram_* names in the
 fleet's database (steps telegram.mNNN_*). Who polls now (telegram_pollers) is a live lease's
 note, not state to move. `formatted` is 0/1 in the file and a boolean in the database: both
 are read as 0/1."""

@@ -11,15 +11,18 @@ have shown it) and is never resent. A record still `pending` was never attempted
 its earlier chunks were delivered) and is resumed from its next chunk.
 
 A reply is recorded as soon as its turn is admitted, before its text exists (`body` NULL):
-the obligation outlives a crash between the turn's end and the send. Handled updates and
-offsets are keyed by the bot (its id, the token's prefix): bots sharing one database never
-see each other's update ids.
+the obligation outlives a crash between the turn's end and the send. Everything is keyed by
+the bot (its id, the token's prefix): bots sharing one database never see each other's
+update ids, and a store opened for one bot (`bot_of`, the channel's bot now) records,
+resumes, settles and counts only that bot's deliveries, so none is sent with another bot's
+token. Approval prompts are not keyed: their tokens are random, and a button press carries
+only a token its own bot sent.
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -82,20 +85,28 @@ APPROVAL_MEMORY_MS = 30 * 24 * 3_600_000  # how long a prompt's fate is kept for
 
 
 class DeliveryStore:
-    def __init__(self, database: DeliveryDatabase | QmarkEngine, senders: LocalSenders | FleetSenders) -> None:
+    def __init__(self, database: DeliveryDatabase | QmarkEngine, senders: LocalSenders | FleetSenders,
+                 bot_of: Callable[[], int]) -> None:
         self.database = database
         self.path = database.path  # where the records are, for messages
         self.senders = senders
+        # the bot whose deliveries these are, asked at each call: a channel's token may change
+        # while its records stay open (0: no token, the bot of no delivery that can be sent)
+        self._bot_of = bot_of
 
     @classmethod
-    def of_state_dir(cls, state_dir: Path) -> DeliveryStore:
+    def of_state_dir(cls, state_dir: Path, bot_of: Callable[[], int]) -> DeliveryStore:
         """telegram.sqlite, created or migrated (a file of a newer build is refused untouched)."""
-        return cls(DeliveryDatabase(db_path(state_dir)), LocalSenders())
+        return cls(DeliveryDatabase(db_path(state_dir)), LocalSenders(), bot_of)
 
     @classmethod
-    def of_fleet(cls, shared: SharedDatabase) -> DeliveryStore:
+    def of_fleet(cls, shared: SharedDatabase, bot_of: Callable[[], int]) -> DeliveryStore:
         """The fleet's records (schema ensured), with this process's sender lease."""
-        return cls(shared.qmark_engine("telegram", PG_STEPS, TelegramStoreError), FleetSenders(shared))
+        return cls(shared.qmark_engine("telegram", PG_STEPS, TelegramStoreError), FleetSenders(shared), bot_of)
+
+    @property
+    def bot_id(self) -> int:
+        return self._bot_of()
 
     def close(self) -> None:
         self.senders.release()
@@ -124,9 +135,9 @@ class DeliveryStore:
         """The reply obligation of an admitted turn (idempotent: one record per turn)."""
         now = store_clock.now_ms()
         with self.database.write() as tx:
-            tx.execute("INSERT INTO telegram_deliveries (kind, chat_id, session_id, turn_id, state, created_at, "
-                       "updated_at) VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT (turn_id) DO NOTHING",
-                       [REPLY, chat_id, session_id, turn_id, PENDING, now, now])
+            tx.execute("INSERT INTO telegram_deliveries (bot_id, kind, chat_id, session_id, turn_id, state, "
+                       "created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (turn_id) DO NOTHING",
+                       [self.bot_id, REPLY, chat_id, session_id, turn_id, PENDING, now, now])
         found = self.for_turn(turn_id)
         assert found is not None
         return found
@@ -136,9 +147,9 @@ class DeliveryStore:
         now = store_clock.now_ms()
         with self.database.write() as tx:
             new_id = int(tx.execute(
-                "INSERT INTO telegram_deliveries (kind, chat_id, session_id, body, formatted, state, created_at, "
-                "updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?) RETURNING id",
-                [kind, chat_id, session_id, body, formatted, PENDING, now, now]).fetchone()[0])
+                "INSERT INTO telegram_deliveries (bot_id, kind, chat_id, session_id, body, formatted, state, "
+                "created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id",
+                [self.bot_id, kind, chat_id, session_id, body, formatted, PENDING, now, now]).fetchone()[0])
         return self.get(new_id)  # type: ignore[return-value]
 
     def set_body(self, delivery_id: int, body: str, formatted: bool) -> Delivery:
@@ -159,12 +170,13 @@ class DeliveryStore:
     # -- one send ------------------------------------------------------------------------------
     def mark_attempting(self, delivery_id: int, chunks_total: int) -> bool:
         """Committed before a chunk's send, stamped with this process as its sender; False when
-        the record is no longer sendable (another sender took it, or it settled)."""
+        the record is no longer sendable (another sender took it, it settled, or it is another
+        bot's: the token in hand is this store's bot's)."""
         with self.database.write() as tx:
             cursor = tx.execute("UPDATE telegram_deliveries SET state = ?, chunks_total = ?, sender = ?, "
-                                "updated_at = ? WHERE id = ? AND state = ?",
+                                "updated_at = ? WHERE id = ? AND state = ? AND bot_id = ?",
                                 [ATTEMPTING, chunks_total, self.senders.name, store_clock.now_ms(), delivery_id,
-                                 PENDING])
+                                 PENDING, self.bot_id])
             return bool(cursor.rowcount == 1)
 
     def chunk_sent(self, delivery_id: int, message_id: int, parse_fallback: bool) -> Delivery:
@@ -199,10 +211,12 @@ class DeliveryStore:
 
     # -- a dead sender -------------------------------------------------------------------------
     def settle_interrupted(self) -> int:
-        """Attempts whose sender process is gone become `uncertain` (never resent); a live
-        host's attempts are left to it."""
+        """This bot's attempts whose sender process is gone become `uncertain` (never resent); a
+        live host's attempts are left to it, another bot's to that bot's fleet."""
+        bot_id = self.bot_id
         senders = [str(r["sender"]) for r in self.database.query(
-            "SELECT DISTINCT COALESCE(sender, '') AS sender FROM telegram_deliveries WHERE state = ?", [ATTEMPTING])]
+            "SELECT DISTINCT COALESCE(sender, '') AS sender FROM telegram_deliveries WHERE state = ? AND bot_id = ?",
+            [ATTEMPTING, bot_id])]
         settled = 0
         for sender in senders:
             with self.senders.gone(sender) as gone:
@@ -211,8 +225,8 @@ class DeliveryStore:
                 with self.database.write() as tx:
                     settled += int(tx.execute(
                         "UPDATE telegram_deliveries SET state = ?, error = ?, updated_at = ? "
-                        "WHERE state = ? AND COALESCE(sender, '') = ?",
-                        [UNCERTAIN, INTERRUPTED, store_clock.now_ms(), ATTEMPTING, sender]).rowcount)
+                        "WHERE state = ? AND COALESCE(sender, '') = ? AND bot_id = ?",
+                        [UNCERTAIN, INTERRUPTED, store_clock.now_ms(), ATTEMPTING, sender, bot_id]).rowcount)
         return settled
 
     # -- inbound dedupe and the offset, per bot ------------------------------------------------
@@ -248,17 +262,22 @@ class DeliveryStore:
         return delivery_of(rows[0]) if rows else None
 
     def in_state(self, *states: str) -> list[Delivery]:
+        """This bot's deliveries in `states`, oldest first (what is resumed and listed)."""
         marks = ", ".join("?" for _ in states)
         return [delivery_of(r) for r in self.database.query(
-            f"SELECT {COLUMNS} FROM telegram_deliveries WHERE state IN ({marks}) ORDER BY id", list(states))]
+            f"SELECT {COLUMNS} FROM telegram_deliveries WHERE bot_id = ? AND state IN ({marks}) ORDER BY id",
+            [self.bot_id, *states])]
 
     def recent(self, limit: int = 20, session_id: str | None = None) -> Iterator[Delivery]:
-        where, args = ("WHERE session_id = ?", [session_id, limit]) if session_id else ("", [limit])
+        where, args = ("AND session_id = ?", [session_id]) if session_id else ("", [])
         return iter([delivery_of(r) for r in self.database.query(
-            f"SELECT {COLUMNS} FROM telegram_deliveries {where} ORDER BY id DESC LIMIT ?", args)])
+            f"SELECT {COLUMNS} FROM telegram_deliveries WHERE bot_id = ? {where} ORDER BY id DESC LIMIT ?",
+            [self.bot_id, *args, limit])])
 
     def counts(self) -> dict[str, int]:
+        """This bot's deliveries by state."""
         out = dict.fromkeys(STATES, 0)
-        for row in self.database.query("SELECT state, COUNT(*) AS n FROM telegram_deliveries GROUP BY state"):
+        for row in self.database.query("SELECT state, COUNT(*) AS n FROM telegram_deliveries WHERE bot_id = ? "
+                                       "GROUP BY state", [self.bot_id]):
             out[row["state"]] = int(row["n"])
         return out

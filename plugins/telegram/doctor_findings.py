@@ -81,20 +81,19 @@ def newer_store_finding(state_dir: Path) -> DoctorFinding | None:
 
 
 def fleet_records(shared: Any, bot_id: int) -> tuple[int, str]:
-    """The fleet's uncertain deliveries, and who polls `bot_id` (the process that took its
+    """The bot's uncertain deliveries on the fleet, and who polls it (the process that took its
     lease last, and whether the lease is held now), without writing anything."""
-    with shared.read_only() as conn:
-        if conn.execute("SELECT to_regclass('telegram_deliveries')").fetchone()[0] is None:
-            return 0, "no host of the fleet ran the Telegram channel yet"
-        uncertain = int(conn.execute("SELECT COUNT(*) FROM telegram_deliveries WHERE state = %s",
-                                     [UNCERTAIN]).fetchone()[0])
-        row = conn.execute("SELECT host, pid FROM telegram_pollers WHERE bot_id = %s", [bot_id]).fetchone()
-    if row is None:
+    from .fleet_delivery_records import read_fleet_records
+
+    records = read_fleet_records(shared, bot_id)
+    if not records.ran:
+        return 0, "no host of the fleet ran the Telegram channel yet"
+    uncertain, poller = records.counts[UNCERTAIN], records.poller
+    if poller is None:
         return uncertain, "no host of the fleet has polled this bot yet"
-    held = shared.lease_held(f"telegram:{bot_id}")
-    return uncertain, (f"polled by pid {row[1]} on {row[0]} (lease held)" if held else
-                       f"last polled by pid {row[1]} on {row[0]} (lease free: no live poller; a host running the "
-                       "channel takes over)")
+    return uncertain, (f"polled by pid {poller['pid']} on {poller['host']} (lease held)" if poller["live"] else
+                       f"last polled by pid {poller['pid']} on {poller['host']} (lease free: no live poller; a host "
+                       "running the channel takes over)")
 
 
 def _shared_database(state_dir: Path, plugin_host: Any, config: Any) -> Any:

@@ -28,7 +28,7 @@ from atomic_agent.plugins.postgresql.postgresql_contract import SHARED_DATABASE_
 
 from .approval_bridge import ApprovalBridge
 from .bot_api import BotApi
-from .bot_token import read_token
+from .bot_token import bot_id_of, read_token
 from .channel_live_control import ChannelLiveControl
 from .channel_metrics import ChannelMetrics, metrics_registry
 from .channel_outbound import ChannelOutbound
@@ -87,10 +87,19 @@ class TelegramChannel:
     @property
     def store(self) -> DeliveryStore:
         if self._store is None:
-            self._store = (DeliveryStore.of_state_dir(self.state_dir) if self._shared is None
-                           else DeliveryStore.of_fleet(self._shared))
+            self._store = (DeliveryStore.of_state_dir(self.state_dir, self._delivery_bot) if self._shared is None
+                           else DeliveryStore.of_fleet(self._shared, self._delivery_bot))
             self._store.settle_interrupted()  # what a dead process left mid-send is uncertain
         return self._store
+
+    def _delivery_bot(self) -> int:
+        """The bot whose deliveries the channel records and sends: the running link's (its
+        client sends them), else the stored token's (a report recorded while the channel is
+        down is owed by the bot that will send it)."""
+        if self.link.api is not None and self.link.bot_key:
+            return self.link.bot_key
+        token = read_token(self.state_dir)
+        return bot_id_of(token) if token else 0
 
     @property
     def outbound(self) -> OutboundSender:

@@ -35,35 +35,37 @@ def _persist(ctx: typer.Context, **changes: Any) -> None:
 
 
 def offline_status(state_dir: Path, config: Any, shared: Any = None) -> dict[str, Any]:
-    """What the files say (no runtime needed): settings, token presence, the polling pid,
-    deliveries by state and the ones that need a look. With `shared` (the fleet's database,
-    storage.url) the records are the fleet's, and `polledBy` names the process that took
-    the bot's poller lease last, `live` whether some process holds that lease right now."""
+    """What the files say (no runtime needed): settings, token presence, the polling pid, the
+    token's bot's deliveries by state and the ones that need a look. With `shared` (the
+    fleet's database, storage.url) the records are the fleet's, read without writing (no
+    schema step, no lease), and `polledBy` names the process that took the bot's poller lease
+    last, `live` whether some process holds that lease right now. SessionStoreError when the
+    fleet's database cannot be read."""
     from .bot_token import bot_id_of, read_token
     from .delivery_store import FAILED, UNCERTAIN, DeliveryStore
-    from .fleet_poller_lease import FleetPollerLease
+    from .fleet_delivery_records import ATTENTION_SHOWN, read_fleet_records
     from .instance_lock import holder_pid
     from .pairing_window import window_open
     from .session_pointer import read_pointer
     from .telegram_config import TELEGRAM_BLOCK, TelegramConfig
 
     block = config.blocks.get(TELEGRAM_BLOCK) or TelegramConfig()
-    store = DeliveryStore.of_state_dir(state_dir) if shared is None else DeliveryStore.of_fleet(shared)
+    token = read_token(state_dir)
+    bot_id = bot_id_of(token) if token else 0
     polled_by: dict[str, Any] | None = None
-    try:
-        counts = store.counts()
-        attention = [d.as_dict() for d in store.in_state(UNCERTAIN, FAILED)][-20:]
-        token = read_token(state_dir)
-        if shared is not None and token is not None and bot_id_of(token):
-            lease = FleetPollerLease(shared, lambda: store, state_dir)
-            last = lease.holder()
-            if last is not None:
-                polled_by = {**last, "live": lease.holder_lives()}
-    finally:
-        store.close()
-    pid = holder_pid(state_dir) if shared is None else (polled_by or {}).get("pid") if (polled_by or {}).get(
-        "live") else None
-    return {"enabled": block.enabled, "hasToken": read_token(state_dir) is not None,
+    if shared is None:
+        store = DeliveryStore.of_state_dir(state_dir, lambda: bot_id)
+        try:
+            counts = store.counts()
+            attention = [d.as_dict() for d in store.in_state(UNCERTAIN, FAILED)][-ATTENTION_SHOWN:]
+        finally:
+            store.close()
+        pid = holder_pid(state_dir)
+    else:
+        records = read_fleet_records(shared, bot_id)
+        counts, attention, polled_by = records.counts, [d.as_dict() for d in records.attention], records.poller
+        pid = polled_by["pid"] if polled_by is not None and polled_by["live"] else None
+    return {"enabled": block.enabled, "hasToken": token is not None,
             "ownerUserId": block.owner_user_id, "parseMode": block.parse_mode,
             "polledByPid": pid, "polledBy": polled_by, "sessionId": read_pointer(state_dir),
             "pairingOpen": window_open(state_dir), "deliveries": counts, "needsAttention": attention}
@@ -80,16 +82,29 @@ def polling_line(status: dict[str, Any]) -> str:
     return f"polled by pid {pid}" if pid else "no runtime polls now"
 
 
-def status_lines(state_dir: Path, config: Any) -> list[dict[str, Any]]:
-    """The Telegram line of `atomic-agent status` (what the files say; nothing is polled)."""
+def status_lines(state_dir: Path, config: Any, plugin_host: Any = None) -> list[dict[str, Any]]:
+    """The Telegram line of `atomic-agent status` (what the files say; nothing is polled). On a
+    fleet host (storage.url set) the records are the fleet's, read without writing anything."""
+    from atomic_agent.api import SessionStoreError
+    from atomic_agent.plugins.postgresql.postgresql_contract import SHARED_DATABASE_SERVICE
+
     from .delivery_database import DB_FILE
     from .telegram_config import TELEGRAM_BLOCK, TelegramConfig
 
     block = config.blocks.get(TELEGRAM_BLOCK) or TelegramConfig()
-    if not block.enabled and not (state_dir / DB_FILE).exists():  # never used: nothing to open (or create)
-        return [{"section": "channels", "name": "telegram", "state": "off",
-                 "summary": "disabled (`atomic-agent telegram enable`)", "detail": {"enabled": False}}]
-    status = offline_status(state_dir, config)
+    off = {"section": "channels", "name": "telegram", "state": "off",
+           "summary": "disabled (`atomic-agent telegram enable`)", "detail": {"enabled": False}}
+    try:
+        shared = (None if plugin_host is None
+                  else plugin_host.command_service(state_dir, config, SHARED_DATABASE_SERVICE))
+        if not block.enabled and (shared is not None or not (state_dir / DB_FILE).exists()):
+            return [off]  # nothing to read: this host runs no channel (and a never-used file is not created)
+        status = offline_status(state_dir, config, shared)
+    except SessionStoreError as exc:
+        return [{"section": "channels", "name": "telegram", "state": "error",
+                 "summary": f"the fleet's Telegram records could not be read: {exc}",
+                 "problems": ["see `atomic-agent doctor` (storage.postgresql)"]}]
+    fleet = status["polledBy"]
     pid = status["polledByPid"]
     attention = [f"telegram delivery #{d['id']} {d['kind']} {d['state']}: {d['error'] or 'check the chat'}"
                  for d in status["needsAttention"]]
@@ -98,7 +113,8 @@ def status_lines(state_dir: Path, config: Any) -> list[dict[str, Any]]:
     elif not status["hasToken"]:
         state, summary = "error", "enabled but no bot token (`atomic-agent telegram token --stdin`)"
     elif pid:
-        state, summary = "ok", f"polling (pid {pid}), owner {status['ownerUserId'] or 'not paired'}"
+        where = f" on {fleet['host']}" if fleet is not None else ""
+        state, summary = "ok", f"polling (pid {pid}{where}), owner {status['ownerUserId'] or 'not paired'}"
     else:
         state, summary = "warn", ("enabled, but no host polls it: start `atomic-agent telegram run` (or serve, "
                                   "sidecar, scheduler)")
@@ -122,10 +138,13 @@ def _shared_database(boot: Any) -> Any:
 @telegram_app.command("status")
 def status_command(ctx: typer.Context, json_out: bool = typer.Option(False, "--json", help="Print JSON.")) -> None:
     """Settings, whether a runtime polls, and deliveries by state (uncertain ones listed)."""
-    from atomic_agent.api import print_json
+    from atomic_agent.api import SessionStoreError, print_json
 
     boot = _boot(ctx)
-    status = offline_status(boot.state_dir, boot.config, _shared_database(boot))
+    try:
+        status = offline_status(boot.state_dir, boot.config, _shared_database(boot))
+    except SessionStoreError as exc:
+        fail(str(exc))
     if json_out:
         print_json(status)
         return

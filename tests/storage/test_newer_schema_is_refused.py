@@ -58,7 +58,7 @@ def _memory(state: Path) -> None:
 
 
 def _telegram(state: Path) -> None:
-    DeliveryStore.of_state_dir(state).close()
+    DeliveryStore.of_state_dir(state, lambda: 0).close()
 
 
 def _webhooks(state: Path) -> None:

@@ -120,7 +120,7 @@ def _telegram_file(state: Path) -> Path:
     from atomic_agent.plugins.telegram.delivery_database import db_path
     from atomic_agent.plugins.telegram.delivery_store import DeliveryStore
 
-    DeliveryStore.of_state_dir(state).close()
+    DeliveryStore.of_state_dir(state, lambda: 0).close()
     return db_path(state)
 
 

@@ -178,7 +178,7 @@ def _plugins_state(state: Path) -> dict[str, Any]:
     assert webhooks.claim("github", ("delivery-1", "sig-1"), 2e9, 1000.0) is None
     assert webhooks.begin_key("github", "idem-1", "sha256:abc", 1712345678.123456) is None
     webhooks.close()
-    telegram = DeliveryStore.of_state_dir(state)
+    telegram = DeliveryStore.of_state_dir(state, lambda: 111)
     telegram.record("report", 42, "the report <b>", True, session_id="s-1")
     telegram.mark_attempting(telegram.record("reply", 42, "mid-send", False).id, 1)  # its sender is copied
     telegram.approval_opened("tok-1", 42)
@@ -232,6 +232,7 @@ def test_migrate_copies_every_plugins_state_and_back_with_identical_digests(tmp_
         assert run == facts["run_gone"] + 1
         assert pg.execute("select formatted from telegram_deliveries order by id").fetchone()[0] is True
         assert pg.execute("select count(*) from telegram_deliveries where sender is not null").fetchone()[0] == 1
+        assert pg.execute("select distinct bot_id from telegram_deliveries").fetchall() == [(111,)]  # whose they are
     back = tmp_path / "back"
     home = _cli_on(back, url, server.password, "storage", "migrate", "--to", "sqlite", "--json")
     returned = _tables(home)

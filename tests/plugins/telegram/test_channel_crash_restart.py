@@ -21,11 +21,12 @@ import sys
 import time
 from pathlib import Path
 
+from atomic_agent.plugins.telegram.bot_token import bot_id_of
 from atomic_agent.plugins.telegram.delivery_store import DeliveryStore
 from atomic_agent.plugins.telegram.session_pointer import read_pointer
 
 from .channel_harness import OWNER, write_state
-from .fake_bot_api import FakeBotApi
+from .fake_bot_api import TOKEN, FakeBotApi
 
 ROOT = Path(__file__).resolve().parents[3]
 
@@ -51,7 +52,7 @@ def stop(child: subprocess.Popen[bytes]) -> None:
 
 
 def deliveries(state: Path) -> dict[str, int]:
-    store = DeliveryStore.of_state_dir(state)
+    store = DeliveryStore.of_state_dir(state, lambda: bot_id_of(TOKEN))  # the harness's bot
     try:
         return store.counts()
     finally:

@@ -32,8 +32,8 @@ def open_store(request: Any, tmp_path: Path) -> Iterator[Callable[[], DeliverySt
     backend = None if request.param == "sqlite" else backend_on(request.getfixturevalue("postgresql_database"))
 
     def new_store() -> DeliveryStore:
-        opened.append(DeliveryStore.of_state_dir(tmp_path) if backend is None
-                      else DeliveryStore.of_fleet(SharedDatabase(backend)))
+        opened.append(DeliveryStore.of_state_dir(tmp_path, lambda: BOT) if backend is None
+                      else DeliveryStore.of_fleet(SharedDatabase(backend), lambda: BOT))
         return opened[-1]
     try:
         yield new_store

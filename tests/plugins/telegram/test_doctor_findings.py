@@ -23,11 +23,11 @@ def test_missing_token_readable_env_no_owner_and_uncertain_replies_are_reported(
     assert found["telegram token"].level == "error" and found["telegram owner"].level == "warn"
     (state / ".env").write_text("TELEGRAM_BOT_TOKEN=1234567:abcdefghijklmnopqrstuvwxyz\n")
     (state / ".env").chmod(0o644)
-    store = DeliveryStore.of_state_dir(state)
+    store = DeliveryStore.of_state_dir(state, lambda: 1234567)
     record = store.record("reply", 1, "x", formatted=False)
     store.mark_attempting(record.id, 1)
     store.close()  # the process stopped mid-send: the next start settles it
-    restarted = DeliveryStore.of_state_dir(state)
+    restarted = DeliveryStore.of_state_dir(state, lambda: 1234567)
     restarted.settle_interrupted()
     restarted.close()
     found = by_check(state)

@@ -2,7 +2,8 @@
 the process that polls the bot on another host (the `telegram:<bot id>` lease, held right
 now or not, read from pg_locks) and the deliveries there, not the empty telegram.sqlite of
 its own state dir. A poller that stopped stays named, with its lease said to be free.
-Doctor writes nothing: no schema step is applied, no state file created, no lease taken."""
+Doctor and the `atomic-agent status` line write nothing: no schema step is applied, no
+state file created, no lease taken."""
 
 from __future__ import annotations
 
@@ -32,7 +33,7 @@ def _status(state: Path) -> dict[str, Any]:
 
 def _host_a_polls(host_a: SharedDatabase, tmp_path: Path) -> tuple[DeliveryStore, FleetPollerLease]:
     """Host a's records and its poller, holding the bot's lease."""
-    store = DeliveryStore.of_fleet(host_a)
+    store = DeliveryStore.of_fleet(host_a, lambda: BOT)
     (tmp_path / "host-a").mkdir()
     (tmp_path / "host-a" / ".env").write_text(f"TELEGRAM_BOT_TOKEN={TOKEN}\n")
     poller = FleetPollerLease(host_a, lambda: store, tmp_path / "host-a")
@@ -106,6 +107,46 @@ def test_doctor_on_a_fleet_host_reads_the_fleets_deliveries_and_poller(tmp_path:
         store.close()
         found = _doctor(tmp_path / "host-b", postgresql_database)
         assert "(lease free: no live poller" in found["telegram channel"]["detail"]
+        assert not (tmp_path / "host-b" / "telegram.sqlite").exists()
+    finally:
+        backend.close()
+
+
+def _status_line(state: Path, database: Any) -> dict[str, Any]:
+    server, name = database
+    state.mkdir(exist_ok=True)
+    (state / "config.json").write_text(json.dumps({**QUIET, "storage": {"url": server.url(name)},
+                                                   "telegram": {"enabled": True, "ownerUserId": 42}}))
+    (state / ".env").write_text(f"ATOMIC_AGENT_STORAGE_PASSWORD={server.password}\nTELEGRAM_BOT_TOKEN={TOKEN}\n")
+    env = {k: v for k, v in os.environ.items() if not k.startswith("ATOMIC_AGENT_")}
+    result = run_cli(["--state-dir", str(state), "status", "--json"], env=env, timeout=120)
+    assert server.password not in result.stdout + result.stderr
+    lines = json.loads(result.stdout)["lines"]
+    return next(line for line in lines if line["section"] == "channels" and line["name"] == "telegram")
+
+
+def test_the_status_line_on_a_fleet_host_reads_the_fleets_records_without_writing(
+        tmp_path: Path, postgresql_database: Any):
+    backend = backend_on(postgresql_database)
+    try:
+        backend.open_store().close()  # the core's schema, not Telegram's
+        fresh = _status_line(tmp_path / "host-b", postgresql_database)
+        assert fresh["state"] == "warn" and fresh["detail"]["deliveries"]["pending"] == 0
+        with raw(postgresql_database) as conn:  # looking applied none of Telegram's steps (other plugins' lines aside)
+            assert conn.execute(f"select name from {MIGRATIONS_TABLE} where name like 'telegram.%'").fetchall() == []
+            assert conn.execute("select to_regclass('telegram_deliveries')").fetchone()[0] is None
+
+        store, poller = _host_a_polls(SharedDatabase(backend), tmp_path)
+        reply = store.record("reply", 42, "mid-send", False)
+        store.mark_attempting(reply.id, 1)
+        store.uncertain(reply.id, "the process stopped")
+        line = _status_line(tmp_path / "host-b", postgresql_database)
+        assert line["state"] == "ok" and f"(pid {os.getpid()} on {os.uname().nodename})" in line["summary"]
+        assert line["detail"]["deliveries"]["uncertain"] == 1
+        assert [p for p in line["problems"] if p.startswith(f"telegram delivery #{reply.id} reply uncertain")]
+        poller.release()
+        store.close()
+        assert _status_line(tmp_path / "host-b", postgresql_database)["state"] == "warn"  # nobody polls now
         assert not (tmp_path / "host-b" / "telegram.sqlite").exists()
     finally:
         backend.close()
