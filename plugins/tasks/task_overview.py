@@ -55,8 +55,13 @@ def status_lines(state_dir: Path, config: Any, plugin_host: Any = None) -> list[
     if shared is not None:  # the fleet's tasks and runners, whichever host they run on
         from .fleet_runner_lease import live_runners as live_fleet_runners
         from .pg_task_database import pg_task_database
+        from .pg_task_schema import SCHEMA_OWNER, STEPS
 
-        store, runners, where = TaskStore(pg_task_database(shared)), live_fleet_runners(shared), " of the fleet"
+        where = " of the fleet"
+        if shared.pending_steps(SCHEMA_OWNER, STEPS):  # no host has kept tasks there yet: nothing to apply for a look
+            runners = 0
+        else:
+            store, runners = TaskStore(pg_task_database(shared)), live_fleet_runners(shared)
     else:
         if tasks_db_path(state_dir).exists():
             store = TaskStore(TaskDatabase.open(tasks_db_path(state_dir)))
