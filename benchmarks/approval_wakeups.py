@@ -64,14 +64,11 @@ def main() -> None:
     args = parser.parse_args()
     from atomic_agent.plugins.postgresql.database_url import DatabaseUrl
     from atomic_agent.plugins.postgresql.pg_backend import PgBackend
-    from atomic_agent.plugins.postgresql.testing.pg_server import PostgresUnavailableError, start_postgres
+    from atomic_agent.plugins.postgresql.testing.pg_server import benchmark_postgres
 
-    try:
-        server = start_postgres(fsync=True)
-    except PostgresUnavailableError as exc:
-        print(f"postgresql: not measured ({exc})")
-        return
-    try:
+    with benchmark_postgres() as server:
+        if server is None:
+            return
         url = DatabaseUrl("agent", "127.0.0.1", server.port, "postgres", server.password)
         print("| wake-up | waiters | reads/s while waiting | answer to wake p50 | p99 |")
         print("|---|---|---|---|---|")
@@ -85,8 +82,6 @@ def main() -> None:
                     answering.close()
                 print(f"| {'notices' if notices else 'polling 0.1 s'} | {count} | {idle:,.0f} | {p50:.1f} ms | "
                       f"{p99:.1f} ms |", flush=True)
-    finally:
-        server.remove()
 
 
 if __name__ == "__main__":

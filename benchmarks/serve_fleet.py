@@ -31,7 +31,7 @@ import psycopg
 
 from atomic_agent.plugins.llama_server.testing.fake_llama_server import FakeLlamaServer
 from atomic_agent.plugins.postgresql.database_url import DatabaseUrl
-from atomic_agent.plugins.postgresql.testing.pg_server import PostgresServer, PostgresUnavailableError, start_postgres
+from atomic_agent.plugins.postgresql.testing.pg_server import PostgresServer, benchmark_postgres
 from atomic_agent.plugins.postgresql.testing.serve_fleet import (
     check_fleet,
     create_sessions,
@@ -83,23 +83,21 @@ def main() -> None:
     parser.add_argument("--hosts", default="1,2,3")
     parser.add_argument("--no-kill", action="store_true", help="skip the runs that SIGKILL a host")
     args = parser.parse_args()
-    try:
-        server = start_postgres(fsync=True)
-    except PostgresUnavailableError as exc:
-        print(f"postgresql: not measured ({exc})")
-        return
+    with benchmark_postgres() as server:
+        if server is not None:
+            run_all(server, args)
+
+
+def run_all(server: PostgresServer, args: argparse.Namespace) -> None:
     print(f"{args.sessions} sessions x {args.per_session} messages, interleaved over the hosts; zero-latency model; "
           "PostgreSQL with fsync on")
     print(f"  {'hosts':>5}  {'run':>13}  {'requests':>8}  {'req/s':>8}  {'p50 ms':>8}  {'p99 ms':>8}  "
           f"{'retries':>7}  check")
-    try:
-        with FakeLlamaServer(total_slots=8) as fake, tempfile.TemporaryDirectory() as tmp:
-            for hosts in (int(h) for h in args.hosts.split(",")):
-                one_run(server, fake, Path(tmp), hosts, args.sessions, args.per_session, kill=False)
-                if hosts > 1 and not args.no_kill:
-                    one_run(server, fake, Path(tmp), hosts, args.sessions, args.per_session, kill=True)
-    finally:
-        server.remove()
+    with FakeLlamaServer(total_slots=8) as fake, tempfile.TemporaryDirectory() as tmp:
+        for hosts in (int(h) for h in args.hosts.split(",")):
+            one_run(server, fake, Path(tmp), hosts, args.sessions, args.per_session, kill=False)
+            if hosts > 1 and not args.no_kill:
+                one_run(server, fake, Path(tmp), hosts, args.sessions, args.per_session, kill=True)
 
 
 if __name__ == "__main__":

@@ -113,20 +113,15 @@ def main() -> None:
         report("sqlite", SQLITE_BACKEND, Path(tmp), counts, args.turns)
     from atomic_agent.plugins.postgresql.database_url import DatabaseUrl
     from atomic_agent.plugins.postgresql.pg_backend import PgBackend
-    from atomic_agent.plugins.postgresql.testing.pg_server import PostgresUnavailableError, start_postgres
+    from atomic_agent.plugins.postgresql.testing.pg_server import benchmark_postgres
 
-    try:
-        server = start_postgres(fsync=True)
-    except PostgresUnavailableError as exc:
-        print(f"postgresql: not measured ({exc})")
-        return
-    try:
+    with benchmark_postgres() as server:
+        if server is None:
+            return
         backend = PgBackend(DatabaseUrl("agent", "127.0.0.1", server.port, "postgres", server.password),
                             session_backend_kit, pool_size=max(counts) + 2)
         report("postgresql", backend, Path("unused"), counts, args.turns)
         backend.close()
-    finally:
-        server.remove()
 
 
 if __name__ == "__main__":

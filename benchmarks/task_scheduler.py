@@ -129,7 +129,7 @@ def compare_claims(root: Path, claims: int) -> None:
     from atomic_agent.plugins.postgresql.database_url import DatabaseUrl
     from atomic_agent.plugins.postgresql.pg_backend import PgBackend
     from atomic_agent.plugins.postgresql.shared_database import SharedDatabase
-    from atomic_agent.plugins.postgresql.testing.pg_server import PostgresUnavailableError, start_postgres
+    from atomic_agent.plugins.postgresql.testing.pg_server import benchmark_postgres
     from atomic_agent.plugins.tasks.pg_task_database import pg_task_database
     from atomic_agent.plugins.tasks.task_database import TaskDatabase, tasks_db_path
     from atomic_agent.plugins.tasks.task_store import TaskStore
@@ -139,19 +139,14 @@ def compare_claims(root: Path, claims: int) -> None:
     p50, p99 = claim_latency(sqlite_store, claims)
     sqlite_store.database.close()
     print(f"claim (sqlite, synchronous FULL): p50 {p50:.2f} ms p99 {p99:.2f} ms over {claims} due tasks")
-    try:
-        server = start_postgres(fsync=True)
-    except PostgresUnavailableError as exc:
-        print(f"claim (postgresql): not measured ({exc})")
-        return
-    try:
+    with benchmark_postgres("claim (postgresql)") as server:
+        if server is None:
+            return
         backend = PgBackend(DatabaseUrl("agent", "127.0.0.1", server.port, "postgres", server.password),
                             session_backend_kit)
         p50, p99 = claim_latency(TaskStore(pg_task_database(SharedDatabase(backend))), claims)
         backend.close()
         print(f"claim (postgresql, loopback, fsync on): p50 {p50:.2f} ms p99 {p99:.2f} ms over {claims} due tasks")
-    finally:
-        server.remove()
 
 
 def main() -> None:

@@ -26,6 +26,7 @@ SMALL_RUNS = {
     "skills_prompt_tokens.py": [],
     "storage_backends.py": ["--turns", "6", "--clients", "1,2"],  # starts a real PostgreSQL (a few seconds)
     "serve_fleet.py": ["--sessions", "3", "--per-session", "2", "--hosts", "1,2"],  # PostgreSQL and serve processes
+    "approval_wakeups.py": ["--waiters", "3", "--idle-s", "0.3"],  # a real PostgreSQL
     "sandbox_overhead.py": ["--calls", "3"],
     "browser_snapshot.py": ["--rows", "50", "--sections", "5", "--rounds", "1"],
 }

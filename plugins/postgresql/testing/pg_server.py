@@ -15,6 +15,8 @@ import shutil
 import socket
 import subprocess
 import tempfile
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import attrs
@@ -113,3 +115,19 @@ def start_postgres(*, fsync: bool = False) -> PostgresServer:
     server = PostgresServer(free_port(), password, data_dir, bin_dir, run_as, fsync)
     server.start()
     return server
+
+
+@contextmanager
+def benchmark_postgres(what: str = "postgresql") -> Iterator[PostgresServer | None]:
+    """A benchmark's server (fsync on, as a user's would be), removed when the block ends; None,
+    after a line saying `what` was not measured and why, where PostgreSQL cannot start here."""
+    try:
+        server = start_postgres(fsync=True)
+    except PostgresUnavailableError as exc:
+        print(f"{what}: not measured ({exc})")
+        yield None
+        return
+    try:
+        yield server
+    finally:
+        server.remove()
