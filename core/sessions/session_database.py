@@ -185,8 +185,14 @@ class SessionRepository(UnitOfWork, WriterFence, TranscriptRewriter, Protocol):
         for a query with no words (transcript_search)."""
         ...
 
+    def first_origin(self, session_id: str) -> str | None:
+        """Who started the session: the origin of its first turn (cli, tui, sidecar, scheduler,
+        http, channel, telegram), None before its first turn."""
+        ...
+
     def channel(self, session_id: str) -> str:
-        """The session's channel (local, http, telegram): the origin of its first turn."""
+        """The session's channel (local, http, telegram): what its first turn's origin counts as
+        for search scopes."""
         ...
 
     def delete(self, session_id: str) -> None:

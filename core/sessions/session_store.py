@@ -234,10 +234,16 @@ class SessionStore(SqliteStore):
             return search_transcripts(self.conn, query, channels=channels, exclude_session=exclude_session,
                                       limit=limit)
 
-    def channel(self, session_id: str) -> str:
-        from atomic_agent.sessions.transcript_search import session_channel
+    def first_origin(self, session_id: str) -> str | None:
+        from atomic_agent.sessions.transcript_search import first_origin
 
-        return session_channel(self.conn, session_id)
+        with self._reading():
+            return first_origin(self.conn, session_id)
+
+    def channel(self, session_id: str) -> str:
+        from atomic_agent.sessions.transcript_search import channel_of
+
+        return channel_of(self.first_origin(session_id))
 
     def delete(self, session_id: str) -> None:
         if not self.exists(session_id):

@@ -68,10 +68,10 @@ _FIRST_ORIGIN = ("(select origin from turns u where u.session_id = t.session_id 
                  "order by u.admitted_order limit 1)")
 
 
-def session_channel(conn: sqlite3.Connection, session_id: str) -> str:
+def first_origin(conn: sqlite3.Connection, session_id: str) -> str | None:
     row = conn.execute("select origin from turns where session_id = ? order by admitted_order limit 1",
                        [session_id]).fetchone()
-    return channel_of(row[0] if row else None)
+    return str(row[0]) if row else None
 
 
 def search_transcripts(conn: sqlite3.Connection, query: str, *, channels: Collection[str] | None = None,

@@ -177,10 +177,13 @@ class PgSessionStore:
                 break
         return hits
 
-    def channel(self, session_id: str) -> str:
+    def first_origin(self, session_id: str) -> str | None:
         row = self._one("select origin from turns where session_id = %s order by admitted_order limit 1",
                         [session_id])
-        return str(self.kit.channel_of(row[0] if row else None))
+        return str(row[0]) if row else None
+
+    def channel(self, session_id: str) -> str:
+        return str(self.kit.channel_of(self.first_origin(session_id)))
 
     def delete(self, session_id: str) -> None:
         with self.write():

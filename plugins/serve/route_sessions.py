@@ -42,10 +42,11 @@ def require_session(ctx: Any, session_id: str) -> None:
 def _summary(ctx: Any, *, id: str, working_dir: object, created_at: str, status: str, title: str | None,
              updated_at: str | None = None, turns: int | None = None) -> dict[str, Any]:
     try:
-        channel = ctx.runtime.sessions.channel(id)
+        origin = ctx.runtime.sessions.first_origin(id)  # who started it: the scheduler, a client, Telegram...
+        channel = ctx.runtime.sessions.channel(id)  # what it counts as for search scopes
     except Exception:  # a session with no turn yet
-        channel = None
-    return {"id": id, "object": "session", "channel": channel, "workingDir": str(working_dir), "createdAt": created_at,
+        origin, channel = None, None
+    return {"id": id, "object": "session", "channel": channel, "origin": origin, "workingDir": str(working_dir), "createdAt": created_at,
             "updatedAt": updated_at, "status": status, "title": title or "", "turns": turns,
             "busy": ctx.runtime.turns.is_busy(id), "parkedSteers": len(ctx.parked.read(id)[0])}
 

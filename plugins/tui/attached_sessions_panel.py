@@ -36,7 +36,7 @@ class AttachedSessionsPanel(Vertical):
         yield RowList(id="sessions-table")
 
     def on_mount(self) -> None:
-        self.query_one(RowList).add_columns("id", "channel", "title", "turns", "state", "updated")
+        self.query_one(RowList).add_columns("id", "started by", "title", "turns", "state", "updated")
         self.action_reload()
         self.set_interval(REFRESH_S, self._refresh_if_shown)
 
@@ -61,7 +61,7 @@ class AttachedSessionsPanel(Vertical):
         cursor = table.cursor_row
         table.clear()
         for row in rows:
-            table.add_row(str(row["id"])[:12], str(row.get("channel") or "?"), str(row.get("title") or "")[:40],
+            table.add_row(str(row["id"])[:12], str(row.get("origin") or row.get("channel") or "?"), str(row.get("title") or "")[:40],
                           str(row.get("turns") or 0), "running" if row.get("busy") else str(row.get("status", "")),
                           str(row.get("updatedAt") or row.get("createdAt") or "")[:19], key=str(row["id"]))
         if rows:

@@ -50,3 +50,19 @@ def test_a_query_without_words_is_refused_and_a_deleted_session_is_not_found(ses
         store.search("*** ^ ()")
     store.delete(gone)
     assert store.search("walrus") == []
+
+
+def test_a_session_is_known_by_who_started_it_and_searched_by_its_channel(session_backend: OpenedBackend):
+    store = session_backend.open()
+    started: dict[str, str] = {}
+    for origin in ("scheduler", "telegram", "http", "tui"):
+        session = store.create(session_backend.where / "work")
+        ledger = session_backend.ledger(store)
+        ledger.admit(session.id, f"from {origin}", origin)
+        ledger.admit(session.id, "and a later message", "cli")  # only the first turn decides
+        started[origin] = session.id
+    assert {o: (store.first_origin(sid), store.channel(sid)) for o, sid in started.items()} == {
+        "scheduler": ("scheduler", "local"), "telegram": ("telegram", "telegram"), "http": ("http", "http"),
+        "tui": ("tui", "local")}
+    fresh = store.create(session_backend.where / "work")
+    assert (store.first_origin(fresh.id), store.channel(fresh.id)) == (None, "local")

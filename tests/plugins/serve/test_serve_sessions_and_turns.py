@@ -211,3 +211,20 @@ def test_session_search_route_finds_what_was_said_and_takes_fts_syntax_literally
         assert httpx.get(f"{base}/api/sessions/search", params={"q": "x", "channel": "mars"}).status_code == 400
     finally:
         serve.stop()
+
+
+def test_the_sessions_list_says_who_started_each_session_and_what_channel_it_counts_as(tmp_path: Path):
+    serve = ServeHarness(tmp_path, ScriptedProvider(default=calls(("reply", {"text": "done"}))))
+    try:
+        base = serve.base_url
+        httpx.post(f"{base}/v1/chat/completions", json={"model": "m", "messages": HI}, timeout=WAIT_S)
+        scheduled = serve.run_async(lambda: serve.runtime.run_turn("check the backups", origin="scheduler"))
+        listed = {s["id"]: s for s in httpx.get(f"{base}/api/sessions").json()["data"]}
+        assert (listed[scheduled.session_id]["origin"], listed[scheduled.session_id]["channel"]) == \
+            ("scheduler", "local")  # searched as the user's own, shown as the scheduler's
+        (client,) = [s for sid, s in listed.items() if sid != scheduled.session_id]
+        assert (client["origin"], client["channel"]) == ("http", "http")
+        empty = httpx.post(f"{base}/api/sessions", json={"workingDir": str(tmp_path)}).json()
+        assert (empty["origin"], empty["channel"]) == (None, "local")  # no turn yet: nobody started it
+    finally:
+        serve.stop()

@@ -50,7 +50,7 @@ async def open_in_sessions_tab(pilot: Any, app: AtomicTui, session_id: str) -> N
     panel = app.query_one(AttachedSessionsPanel)
     await wait_for(pilot, lambda: any(r["id"] == session_id for r in panel.rows), timeout=WAIT_S)
     row = next(i for i, r in enumerate(panel.rows) if r["id"] == session_id)
-    assert panel.rows[row]["channel"] == "http" and panel.rows[row]["busy"] is True
+    assert (panel.rows[row]["origin"], panel.rows[row]["channel"], panel.rows[row]["busy"]) == ("http", "http", True)
     table = panel.query_one(RowList)
     table.focus()
     table.move_cursor(row=row)
