@@ -154,7 +154,8 @@ class PgApprovalRecords:
         expiry by the database's clock. Woken by the database's notice of the settle
         (approval_notices); reads every `poll_s` only while notices do not arrive."""
         poll = self.rules.WAIT_POLL_S if poll_s is None else poll_s
-        woken = self.notices.watch(approval_id) if self.notices is not None else None
+        notices = self.notices
+        woken = notices.watch(approval_id) if notices is not None else None
         try:
             while True:
                 record, now = await asyncio.to_thread(self._get_with_now, approval_id)
@@ -164,7 +165,7 @@ class PgApprovalRecords:
                     await asyncio.to_thread(self.expire_due)
                     await asyncio.sleep(0 if record.schema <= self.rules.RECORD_SCHEMA else poll)
                     continue
-                noticed = woken is not None and self.notices is not None and self.notices.listening
+                noticed = notices is not None and notices.listening
                 pause = min(max(poll, NOTICED_POLL_S) if noticed else poll, record.expires_at - now + 0.001)
                 if woken is None:
                     await asyncio.sleep(pause)
@@ -173,8 +174,8 @@ class PgApprovalRecords:
                     await asyncio.wait_for(woken.wait(), pause)
                 woken.clear()
         finally:
-            if woken is not None and self.notices is not None:
-                self.notices.unwatch(approval_id, woken)
+            if notices is not None and woken is not None:
+                notices.unwatch(approval_id, woken)
 
     def close(self) -> None:
         """Nothing of its own to close: the connections are the backend's pool's."""

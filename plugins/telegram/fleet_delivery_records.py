@@ -17,6 +17,7 @@ from atomic_agent.plugins.postgresql.postgresql_contract import SharedDatabase
 
 from .delivery_schema import LEGACY_BOT, PG_STEPS
 from .delivery_store import COLUMNS, FAILED, STATES, UNCERTAIN, Delivery, delivery_of
+from .fleet_poller_lease import poller_lease
 
 DELIVERIES_BY_BOT_STEP = "telegram.m003_deliveries_by_bot"
 ATTENTION_SHOWN = 20  # the newest uncertain and failed deliveries listed
@@ -48,5 +49,5 @@ def read_fleet_records(shared: SharedDatabase, bot_id: int) -> FleetDeliveryReco
         attention = [delivery_of(dict(zip(names, row, strict=True))) for row in reversed(cursor.fetchall())]
         polled = conn.execute("SELECT host, pid, since FROM telegram_pollers WHERE bot_id = %s", [bot_id]).fetchone()
     poller = None if polled is None else {"host": polled[0], "pid": int(polled[1]), "since": polled[2].isoformat(),
-                                          "live": shared.lease_held(f"telegram:{bot_id}")}
+                                          "live": shared.lease_held(poller_lease(bot_id))}
     return FleetDeliveryRecords(True, counts, attention, poller)

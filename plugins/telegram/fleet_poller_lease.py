@@ -29,6 +29,12 @@ from .instance_lock import LockHeldError
 LEASE_RETRY_S = 2.0  # how often a standby tries the lease, and a poller checks it still holds it
 
 
+
+def poller_lease(bot_id: int) -> str:
+    """The fleet-wide lease of the bot's one poller (doctor's lease health names it the same
+    way: delivery_shared_state)."""
+    return f"telegram:{bot_id}"
+
 class FleetPollerLease:
     standby = True  # another holder means: wait and retry, not fail
 
@@ -52,7 +58,7 @@ class FleetPollerLease:
         if not self._bot_id:
             raise ValueError("the Telegram bot token does not start with the bot's numeric id; set it again "
                              "(`atomic-agent telegram token --stdin`)")
-        lease = self._shared.lease(f"telegram:{self._bot_id}")
+        lease = self._shared.lease(poller_lease(self._bot_id))
         if lease is None:
             who = self.holder()
             named = f" (pid {who['pid']} on {who['host']})" if who else ""
@@ -98,4 +104,4 @@ class FleetPollerLease:
 
     def holder_lives(self) -> bool:
         """Whether some process holds the bot's lease right now (pg_locks: looking takes nothing)."""
-        return bool(self._bot_id) and self._shared.lease_held(f"telegram:{self._bot_id}")
+        return bool(self._bot_id) and self._shared.lease_held(poller_lease(self._bot_id))

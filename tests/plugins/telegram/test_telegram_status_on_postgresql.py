@@ -72,7 +72,8 @@ def test_telegram_status_on_host_b_shows_host_a_polling_and_the_fleets_deliverie
 QUIET = {"plugins": {"disabled": ["memory_reflection", "memory_notes", "memory_profile"]}}
 
 
-def _doctor(state: Path, database: Any) -> dict[str, Any]:
+def _fleet_cli(state: Path, database: Any, *args: str) -> Any:
+    """`atomic-agent <args>` on a fleet host with Telegram on; the password never shows."""
     server, name = database
     state.mkdir(exist_ok=True)
     (state / "config.json").write_text(json.dumps({**QUIET, "storage": {"url": server.url(name)},
@@ -80,9 +81,13 @@ def _doctor(state: Path, database: Any) -> dict[str, Any]:
     (state / ".env").write_text(f"ATOMIC_AGENT_STORAGE_PASSWORD={server.password}\nTELEGRAM_BOT_TOKEN={TOKEN}\n")
     (state / ".env").chmod(0o600)
     env = {k: v for k, v in os.environ.items() if not k.startswith("ATOMIC_AGENT_")}
-    result = run_cli(["--state-dir", str(state), "doctor", "--json"], env=env, timeout=120)
+    result = run_cli(["--state-dir", str(state), *args], env=env, timeout=120)
     assert server.password not in result.stdout + result.stderr
-    return {f["check"]: f for f in json.loads(result.stdout)}
+    return json.loads(result.stdout)
+
+
+def _doctor(state: Path, database: Any) -> dict[str, Any]:
+    return {f["check"]: f for f in _fleet_cli(state, database, "doctor", "--json")}
 
 
 def test_doctor_on_a_fleet_host_reads_the_fleets_deliveries_and_poller(tmp_path: Path, postgresql_database: Any):
@@ -113,15 +118,7 @@ def test_doctor_on_a_fleet_host_reads_the_fleets_deliveries_and_poller(tmp_path:
 
 
 def _status_line(state: Path, database: Any) -> dict[str, Any]:
-    server, name = database
-    state.mkdir(exist_ok=True)
-    (state / "config.json").write_text(json.dumps({**QUIET, "storage": {"url": server.url(name)},
-                                                   "telegram": {"enabled": True, "ownerUserId": 42}}))
-    (state / ".env").write_text(f"ATOMIC_AGENT_STORAGE_PASSWORD={server.password}\nTELEGRAM_BOT_TOKEN={TOKEN}\n")
-    env = {k: v for k, v in os.environ.items() if not k.startswith("ATOMIC_AGENT_")}
-    result = run_cli(["--state-dir", str(state), "status", "--json"], env=env, timeout=120)
-    assert server.password not in result.stdout + result.stderr
-    lines = json.loads(result.stdout)["lines"]
+    lines = _fleet_cli(state, database, "status", "--json")["lines"]
     return next(line for line in lines if line["section"] == "channels" and line["name"] == "telegram")
 
 
