@@ -21,12 +21,17 @@ class ToolLog:
     def __init__(self) -> None:
         self.started: list[tuple[str, str, float]] = []
         self.finished: list[tuple[str, str, float]] = []
+        # t.read on a path named here waits until the test sets its event, so a test can act
+        # "while the tool runs" without racing a timer on a loaded machine
+        self.holds: dict[str, asyncio.Event] = {}
 
 
 def make_tools(log: ToolLog) -> list[ToolSpec]:
     async def read(args: Mapping[str, Any], ctx: Any) -> ToolResult:
         log.started.append(("t.read", args["path"], time.perf_counter()))
         await asyncio.sleep(args.get("ms", 0) / 1000)
+        if args["path"] in log.holds:
+            await log.holds[args["path"]].wait()
         log.finished.append(("t.read", args["path"], time.perf_counter()))
         if args["path"] == "boom":
             raise RuntimeError("disk on fire")

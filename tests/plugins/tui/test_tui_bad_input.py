@@ -10,7 +10,7 @@ from textual import events
 
 from atomic_agent.api import ProviderUnavailableError
 from atomic_agent.plugins.tui.steering_editor import SteeringEditor
-from tests.plugins.tui.tui_harness import calls, chat_text, tui_app, type_and_send, wait_for
+from tests.plugins.tui.tui_harness import calls, chat_text, held, tui_app, type_and_send, wait_for
 
 
 def notices(app) -> list[str]:
@@ -50,13 +50,15 @@ async def test_a_one_megabyte_paste_stays_whole_in_the_editor_and_is_sent_whole(
 
 async def test_a_steer_too_long_for_the_inbox_is_queued_as_its_own_turn(tmp_path: Path) -> None:
     long = "x" * (70 * 1024)
-    script = [calls(("t.read", {"path": "slow", "ms": 300})), calls(("reply", {"text": "one"})),
+    script = [calls(("t.read", {"path": "slow"})), calls(("reply", {"text": "one"})),
               calls(("reply", {"text": "two"}))]
-    async with tui_app(tmp_path, script) as (app, pilot, runtime):
+    log, release = held("slow")
+    async with tui_app(tmp_path, script, log=log) as (app, pilot, runtime):
         await type_and_send(pilot, app, "start")
         await wait_for(pilot, lambda: "→ t.read" in chat_text(app))
         await type_and_send(pilot, app, long)
         assert "too long for a steer" in chat_text(app)
+        release.set()
         await wait_for(pilot, lambda: not app.orchestrator.busy and not app.orchestrator.pending)
         users = [e.text for e in runtime.sessions.entries(app.orchestrator.session_id) if e.kind == "user"]
         assert users == ["start", long]

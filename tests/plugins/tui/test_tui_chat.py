@@ -8,7 +8,7 @@ import json
 from pathlib import Path
 
 from atomic_agent.plugins.tui.approval_modal import ApprovalModal
-from tests.plugins.tui.tui_harness import calls, chat_text, tui_app, type_and_send, wait_for
+from tests.plugins.tui.tui_harness import calls, chat_text, held, tui_app, type_and_send, wait_for
 
 
 async def test_a_full_turn_with_an_approval_answered_once(tmp_path: Path) -> None:
@@ -49,12 +49,14 @@ async def test_deny_and_session_grant_reach_the_gate(tmp_path: Path) -> None:
 
 
 async def test_a_steer_during_a_turn_lands_at_the_next_step(tmp_path: Path) -> None:
-    script = [calls(("t.read", {"path": "slow", "ms": 400})), calls(("reply", {"text": "switched to tests"}))]
-    async with tui_app(tmp_path, script) as (app, pilot, runtime):
+    script = [calls(("t.read", {"path": "slow"})), calls(("reply", {"text": "switched to tests"}))]
+    log, release = held("slow")
+    async with tui_app(tmp_path, script, log=log) as (app, pilot, runtime):
         await type_and_send(pilot, app, "read the docs")
         await wait_for(pilot, lambda: "→ t.read" in chat_text(app))
         await type_and_send(pilot, app, "actually, read the tests")  # Enter while busy: steer (default)
         assert app.query_one("#editor").text == ""
+        release.set()
         await wait_for(pilot, lambda: not app.orchestrator.busy)
         text = chat_text(app)
         assert "you (steer: lands at the next step): actually, read the tests" in text
@@ -64,14 +66,16 @@ async def test_a_steer_during_a_turn_lands_at_the_next_step(tmp_path: Path) -> N
 
 
 async def test_a_queued_message_runs_next_as_its_own_turn(tmp_path: Path) -> None:
-    script = [calls(("t.read", {"path": "slow", "ms": 300})), calls(("reply", {"text": "first answer"})),
+    script = [calls(("t.read", {"path": "slow"})), calls(("reply", {"text": "first answer"})),
               calls(("reply", {"text": "second answer"}))]
-    async with tui_app(tmp_path, script, config={"tui": {"whileBusySubmit": "queue"}}) as (app, pilot, runtime):
+    log, release = held("slow")
+    async with tui_app(tmp_path, script, config={"tui": {"whileBusySubmit": "queue"}}, log=log) as (app, pilot, runtime):
         assert app.orchestrator.mode == "queue"
         await type_and_send(pilot, app, "first")
         await wait_for(pilot, lambda: "→ t.read" in chat_text(app))
         await type_and_send(pilot, app, "second")
         assert "1 queued" in str(app.query_one("#status").render())
+        release.set()
         await wait_for(pilot, lambda: not app.orchestrator.busy and "second answer" in chat_text(app))
         sid = app.orchestrator.session_id
         turns = [e.text for e in runtime.sessions.entries(sid) if e.kind == "user"]
@@ -79,13 +83,15 @@ async def test_a_queued_message_runs_next_as_its_own_turn(tmp_path: Path) -> Non
 
 
 async def test_slash_steer_and_queue_route_one_message_without_changing_the_mode(tmp_path: Path) -> None:
-    script = [calls(("t.read", {"path": "slow", "ms": 400})), calls(("reply", {"text": "one"})),
+    script = [calls(("t.read", {"path": "slow"})), calls(("reply", {"text": "one"})),
               calls(("reply", {"text": "two"}))]
-    async with tui_app(tmp_path, script) as (app, pilot, runtime):
+    log, release = held("slow")
+    async with tui_app(tmp_path, script, log=log) as (app, pilot, runtime):
         await type_and_send(pilot, app, "start")
         await wait_for(pilot, lambda: "→ t.read" in chat_text(app))
         await type_and_send(pilot, app, "/queue later please")
         assert app.orchestrator.mode == "steer" and [p.text for p in app.orchestrator.pending] == ["later please"]
+        release.set()
         await wait_for(pilot, lambda: not app.orchestrator.busy and "two" in chat_text(app))
         turns = [e.text for e in runtime.sessions.entries(app.orchestrator.session_id) if e.kind == "user"]
         assert turns == ["start", "later please"]

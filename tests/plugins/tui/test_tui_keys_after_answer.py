@@ -9,13 +9,14 @@ from pathlib import Path
 from textual import events
 
 from atomic_agent.plugins.tui.approval_modal import ApprovalModal
-from tests.plugins.tui.tui_harness import calls, chat_text, tui_app, wait_for
+from tests.plugins.tui.tui_harness import calls, chat_text, held, tui_app, wait_for
 
 
 async def test_keys_typed_while_the_answered_modal_closes_do_not_stop_the_turn(tmp_path: Path) -> None:
-    script = [calls(("t.gated", {"path": "one"})), calls(("t.read", {"path": "slow", "ms": 600})),
+    script = [calls(("t.gated", {"path": "one"})), calls(("t.read", {"path": "slow"})),
               calls(("reply", {"text": "finished"}))]
-    async with tui_app(tmp_path, script) as (app, pilot, runtime):
+    log, release = held("slow")
+    async with tui_app(tmp_path, script, log=log) as (app, pilot, runtime):
         editor = app.query_one("#editor")
         editor.insert("go")
         await pilot.press("enter")
@@ -25,6 +26,8 @@ async def test_keys_typed_while_the_answered_modal_closes_do_not_stop_the_turn(t
             app.post_message(events.Key("space" if char == " " else char, char))
         app.post_message(events.Key("enter", "\r"))
         await wait_for(pilot, lambda: not isinstance(app.screen, ApprovalModal))
+        await wait_for(pilot, lambda: "also say thanks" in chat_text(app))  # sent while t.read still runs
+        release.set()
         await wait_for(pilot, lambda: not app.orchestrator.busy, timeout=10)
         result = app.orchestrator.last_result
         assert result.status == "done" and result.reply == "finished", chat_text(app)

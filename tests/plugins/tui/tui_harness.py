@@ -1,5 +1,5 @@
 """An AtomicTui over a real runtime (test kit) with a scripted model and in-process test
-tools (t.read waits `ms`; t.gated asks the approval gate under the shell category)."""
+tools (t.read waits `ms`, or until the test releases a held path; t.gated asks the approval gate under the shell category)."""
 
 from __future__ import annotations
 
@@ -26,9 +26,9 @@ def calls(*pairs: tuple[str, dict[str, Any]]) -> str:
 async def tui_app(tmp_path: Path, script: list[Any], *, config: dict[str, Any] | None = None,
                   extra_plugins: dict[str, object] | None = None, size: tuple[int, int] = (100, 32),
                   session_id: str | None = None, mouse: bool | None = None,
-                  provider: Any = None) -> AsyncIterator[tuple[AtomicTui, Any, Any]]:
+                  provider: Any = None, log: ToolLog | None = None) -> AsyncIterator[tuple[AtomicTui, Any, Any]]:
     approver = TuiApprover()
-    plugins: dict[str, object] = {"tools": TestToolsPlugin(ToolLog()), "tui": tui_plugin, **(extra_plugins or {})}
+    plugins: dict[str, object] = {"tools": TestToolsPlugin(log or ToolLog()), "tui": tui_plugin, **(extra_plugins or {})}
     runtime = await runtime_for_test(tmp_path / "state", plugins=plugins, config=config,
                                      provider=provider or ScriptedProvider(script), ask=approver.ask)
     try:
@@ -37,6 +37,14 @@ async def tui_app(tmp_path: Path, script: list[Any], *, config: dict[str, Any] |
             yield app, pilot, runtime
     finally:
         await runtime.close()
+
+
+def held(path: str) -> tuple[ToolLog, asyncio.Event]:
+    """A tool log whose t.read on `path` runs until the test sets the returned event, so the
+    test acts while the tool runs without racing a timer on a loaded machine."""
+    log = ToolLog()
+    log.holds[path] = asyncio.Event()
+    return log, log.holds[path]
 
 
 async def wait_for(pilot: Any, condition: Callable[[], bool], timeout: float = 5.0) -> None:
