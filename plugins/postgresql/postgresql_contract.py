@@ -107,6 +107,13 @@ class SharedDatabase(Protocol):
         refused by the database. A table a plugin's steps create may be missing: ask
         `pending_steps`, or check with `to_regclass`."""
 
+    def read_only_qmark(self, owner: str, refuse: Callable[[str], Exception]) -> AbstractContextManager[QmarkEngine]:
+        """`read_only()` behind the QmarkEngine interface, so a plugin's store answers `doctor`
+        and `status` with its own read SQL. It applies no schema (`owner`'s tables may be
+        missing or older: ask `pending_steps` first) and writes nothing: its `write()` raises
+        `refuse(message)` at once, and a writing statement given to `query` is refused by the
+        database (READ ONLY transaction), as `refuse(message)` too. Closed when the block ends."""
+
     def lease(self, name: str) -> NamedLease | None:
         """Try to take the fleet-wide lease `name`: the lease when this process now holds it,
         None when another process does."""

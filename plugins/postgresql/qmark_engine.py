@@ -6,13 +6,16 @@ The store's `?` placeholders become psycopg's `%s` (a literal `%` is doubled). A
 inside `write()` on the same thread runs on that transaction's connection (as on SQLite,
 where BEGIN IMMEDIATE serialises writers): its row locks (`lock_row`, `skip_locked`) hold
 until the commit. The shared database's SessionStoreError (password already scrubbed)
-becomes the plugin's own error type, so its commands say what to check."""
+becomes the plugin's own error type, so its commands say what to check.
+
+ReadOnlyQmarkEngine is the same interface on `read_only()`'s connection, for `doctor` and
+`status`: no schema applied, no write taken (SharedDatabase.read_only_qmark)."""
 
 from __future__ import annotations
 
 import threading
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
@@ -79,3 +82,41 @@ class QmarkEngine:
 
     def close(self) -> None:
         self.closed = True  # the pool is the shared database's; nothing of ours to close
+
+
+class ReadOnlyQmarkEngine:
+    """`?` SQL on one READ ONLY transaction's connection, which applies no schema: reads only."""
+
+    engine = "postgresql"
+    lock_row = QmarkEngine.lock_row  # the store's SQL is one text (a write, where these apply, is refused)
+    skip_locked = QmarkEngine.skip_locked
+
+    def __init__(self, shared: SharedDatabase, conn: Any, owner: str, refuse: Callable[[str], Exception]) -> None:
+        self.shared = shared
+        self.conn = conn
+        self.owner = owner
+        self.refuse = refuse
+        self.path = shared.shown
+        self.closed = False
+
+    def write(self) -> AbstractContextManager[QmarkTransaction]:
+        raise self.refuse(f"{self.owner}: {self.path} is open read-only here (doctor, status look without "
+                          "writing): nothing was written")
+
+    def query(self, sql: str, params: Any = ()) -> list[dict[str, Any]]:
+        import psycopg
+
+        from .pg_backend import unavailable
+
+        if self.closed:
+            raise self.refuse(f"{self.owner}: the read-only look at {self.path} has ended")
+        try:
+            return _rows(self.conn.execute(pg_sql(sql), params))
+        except psycopg.errors.ReadOnlySqlTransaction as exc:
+            raise self.refuse(f"{self.owner}: {self.path} is open read-only here: {exc}; nothing was written") \
+                from None
+        except psycopg.Error as exc:
+            raise self.refuse(str(unavailable(self.shared.backend.kit, self.shared.backend.url, exc))) from None
+
+    def close(self) -> None:
+        self.closed = True  # the connection is read_only()'s, closed when its block ends

@@ -1,7 +1,7 @@
 """The `shared_database` service (postgresql_contract.SharedDatabase): the session backend's
 pool lent to other plugins for their own tables, their schema steps run by the same
-migration runner, fleet-wide named leases, and read-only reads (`pending_steps`, `read_only`)
-on connections of their own for `doctor` and `status`, which must not migrate anything.
+migration runner, fleet-wide named leases, and read-only reads (`pending_steps`, `read_only`,
+`read_only_qmark`) on connections of their own for `doctor` and `status`, which must not migrate anything.
 
 Its transactions commit synchronously whatever the session default is, so a plugin may
 acknowledge once the block returned. A connection the server dropped surfaces as the core's
@@ -21,7 +21,7 @@ from .lease_health import HELD
 from .pg_backend import PgBackend, connect, unavailable
 from .pg_owner_lease import KEEPALIVE
 from .pg_schema import NewerDatabaseError, Step, migrate, read_schema_status, refusal
-from .qmark_engine import QmarkEngine
+from .qmark_engine import QmarkEngine, ReadOnlyQmarkEngine
 
 
 class SharedDatabase:
@@ -74,6 +74,20 @@ class SharedDatabase:
                 yield conn
         except psycopg.Error as exc:
             raise unavailable(self.backend.kit, self.backend.url, exc) from None
+
+    @contextmanager
+    def read_only_qmark(self, owner: str, refuse: Callable[[str], Exception]) -> Iterator[ReadOnlyQmarkEngine]:
+        from atomic_agent.api import SessionStoreError
+
+        try:
+            with self.read_only() as conn:
+                engine = ReadOnlyQmarkEngine(self, conn, owner, refuse)
+                try:
+                    yield engine
+                finally:
+                    engine.close()
+        except SessionStoreError as exc:
+            raise refuse(str(exc)) from None
 
     @contextmanager
     def connection(self) -> Iterator[Any]:

@@ -31,7 +31,7 @@ import attrs
 from atomic_agent.api import store_clock
 from atomic_agent.plugins.postgresql.postgresql_contract import QmarkEngine, SharedDatabase
 
-from .delivery_database import DeliveryDatabase, db_path
+from .delivery_database import DeliveryDatabase, DeliveryFileLook, db_path
 from .delivery_schema import PG_STEPS
 from .delivery_senders import FleetSenders, LocalSenders
 
@@ -85,7 +85,7 @@ APPROVAL_MEMORY_MS = 30 * 24 * 3_600_000  # how long a prompt's fate is kept for
 
 
 class DeliveryStore:
-    def __init__(self, database: DeliveryDatabase | QmarkEngine, senders: LocalSenders | FleetSenders,
+    def __init__(self, database: DeliveryDatabase | DeliveryFileLook | QmarkEngine, senders: LocalSenders | FleetSenders,
                  bot_of: Callable[[], int]) -> None:
         self.database = database
         self.path = database.path  # where the records are, for messages
@@ -103,6 +103,12 @@ class DeliveryStore:
     def of_fleet(cls, shared: SharedDatabase, bot_of: Callable[[], int]) -> DeliveryStore:
         """The fleet's records (schema ensured), with this process's sender lease."""
         return cls(shared.qmark_engine("telegram", PG_STEPS, TelegramStoreError), FleetSenders(shared), bot_of)
+
+    @classmethod
+    def looking(cls, database: DeliveryFileLook | QmarkEngine, bot_id: int) -> DeliveryStore:
+        """The read methods over an engine that writes nothing (doctor, status: delivery_look);
+        no sender lease is taken, since a look sends nothing."""
+        return cls(database, LocalSenders(), lambda: bot_id)
 
     @property
     def bot_id(self) -> int:

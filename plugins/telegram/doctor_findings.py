@@ -2,17 +2,20 @@
 
 On a fleet host (storage.url set) the deliveries and the poller are the fleet's: they are
 read on the shared database's read-only connection, which applies no schema (Telegram's
-tables may not exist yet: nothing to report then); the postgresql plugin's checks say
+tables may not exist yet: nothing to report then). On one host telegram.sqlite is read
+read-only, never created or migrated (delivery_look). The postgresql plugin's checks say
 whether the database answers and whose schema steps are pending."""
 
 from __future__ import annotations
 
+import sqlite3
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from .bot_token import bot_id_of, dotenv_mode_problem, dotenv_path, read_token
-from .delivery_database import DB_FILE, db_path
-from .delivery_store import UNCERTAIN
+from .delivery_database import DB_FILE, TelegramStoreNewerError, db_path
+from .delivery_look import DeliveryLook, look_at_fleet, look_at_state_dir
+from .delivery_store import UNCERTAIN, TelegramStoreError
 from .instance_lock import holder_pid
 from .telegram_config import TELEGRAM_BLOCK
 
@@ -31,29 +34,9 @@ def _block(state_dir: Path) -> dict[str, Any] | None:
     return block if isinstance(block, dict) else {}
 
 
-def uncertain_count(state_dir: Path) -> int:
-    from atomic_agent.api import open_sqlite_read_only
-
-    path = db_path(state_dir)
-    if not path.exists():
-        return 0
-    conn = open_sqlite_read_only(path)
-    try:
-        # a file an older build wrote (not migrated yet: doctor writes nothing) has the old name
-        renamed = conn.execute("SELECT 1 FROM sqlite_master WHERE name = 'telegram_deliveries'").fetchone()
-        table = "telegram_deliveries" if renamed else "deliveries"
-        return int(conn.execute(f"SELECT COUNT(*) FROM {table} WHERE state = ?", (UNCERTAIN,)).fetchone()[0])
-    except Exception:
-        return 0
-    finally:
-        conn.close()
-
-
 def newer_store_finding(state_dir: Path) -> DoctorFinding | None:
     """telegram.sqlite written by a newer build: the channel refuses it, so say so with what to do
     (whether or not telegram is enabled now: enabling it would fail on it)."""
-    import sqlite3
-
     from atomic_agent import __version__
     from atomic_agent.api import DoctorFinding, open_sqlite_read_only, sqlite_migrations
 
@@ -80,20 +63,21 @@ def newer_store_finding(state_dir: Path) -> DoctorFinding | None:
                          "its delivery records (what reached the phone) are the newer build's", str(path))
 
 
-def fleet_records(shared: Any, bot_id: int) -> tuple[int, str]:
-    """The bot's uncertain deliveries on the fleet, and who polls it (the process that took its
-    lease last, and whether the lease is held now), without writing anything."""
-    from .fleet_delivery_records import read_fleet_records
+def local_polled(state_dir: Path) -> str:
+    holder = holder_pid(state_dir)
+    return f"polled by pid {holder}" if holder else "no runtime is polling right now"
 
-    records = read_fleet_records(shared, bot_id)
-    if not records.ran:
-        return 0, "no host of the fleet ran the Telegram channel yet"
-    uncertain, poller = records.counts[UNCERTAIN], records.poller
+
+def fleet_polled(look: DeliveryLook) -> str:
+    """The process that took the bot's lease last, and whether the lease is held now."""
+    if not look.ran:
+        return "no host of the fleet ran the Telegram channel yet"
+    poller = look.poller
     if poller is None:
-        return uncertain, "no host of the fleet has polled this bot yet"
-    return uncertain, (f"polled by pid {poller['pid']} on {poller['host']} (lease held)" if poller["live"] else
-                       f"last polled by pid {poller['pid']} on {poller['host']} (lease free: no live poller; a host "
-                       "running the channel takes over)")
+        return "no host of the fleet has polled this bot yet"
+    return (f"polled by pid {poller['pid']} on {poller['host']} (lease held)" if poller["live"] else
+            f"last polled by pid {poller['pid']} on {poller['host']} (lease free: no live poller; a host "
+            "running the channel takes over)")
 
 
 def _shared_database(state_dir: Path, plugin_host: Any, config: Any) -> Any:
@@ -126,22 +110,25 @@ def telegram_findings(state_dir: Path, plugin_host: Any = None, config: Any = No
     try:
         shared = _shared_database(state_dir, plugin_host, config)
         token = read_token(state_dir)
-        if shared is not None:
-            uncertain, polled = fleet_records(shared, bot_id_of(token) if token else 0)
-            where = shared.shown
-        else:
-            holder = holder_pid(state_dir)
-            uncertain, polled = uncertain_count(state_dir), (f"polled by pid {holder}" if holder
-                                                             else "no runtime is polling right now")
-            where = str(db_path(state_dir))
-    except SessionStoreError as exc:
+        bot_id = bot_id_of(token) if token else 0
+        look = look_at_fleet(shared, bot_id) if shared is not None else look_at_state_dir(db_path(state_dir), bot_id)
+        where = shared.shown if shared is not None else str(db_path(state_dir))
+    except (SessionStoreError, TelegramStoreError) as exc:
         findings.append(DoctorFinding("telegram deliveries", "warn", f"the fleet's records could not be read: {exc}",
                                       "see the storage.postgresql check"))
         return findings
+    except (TelegramStoreNewerError, sqlite3.Error):
+        # a newer file is newer_store_finding's finding, damage the generic database check's
+        findings.append(DoctorFinding("telegram channel", "ok", local_polled(state_dir)))
+        return findings
+    if look.older is not None:
+        findings.append(DoctorFinding("telegram deliveries", "ok", look.older, "", where))
+    uncertain = look.counts[UNCERTAIN]
     if uncertain:
         findings.append(DoctorFinding("telegram deliveries", "warn",
                                       f"{uncertain} repl(ies) may or may not have reached the phone (the process "
                                       "stopped mid-send); they are not resent",
                                       "see `atomic-agent telegram status`", where))
+    polled = fleet_polled(look) if shared is not None else local_polled(state_dir)
     findings.append(DoctorFinding("telegram channel", "ok", polled))
     return findings

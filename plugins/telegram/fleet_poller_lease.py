@@ -29,11 +29,18 @@ from .instance_lock import LockHeldError
 LEASE_RETRY_S = 2.0  # how often a standby tries the lease, and a poller checks it still holds it
 
 
-
 def poller_lease(bot_id: int) -> str:
     """The fleet-wide lease of the bot's one poller (doctor's lease health names it the same
     way: delivery_shared_state)."""
     return f"telegram:{bot_id}"
+
+
+def last_poller(store: DeliveryStore, bot_id: int) -> dict[str, Any] | None:
+    """The process that took `bot_id`'s poller lease last ({host, pid, since}), or None (never polled)."""
+    rows = store.database.query("SELECT host, pid, since FROM telegram_pollers WHERE bot_id = ?", [bot_id])
+    return None if not rows else {"host": rows[0]["host"], "pid": int(rows[0]["pid"]),
+                                  "since": rows[0]["since"].isoformat()}
+
 
 class FleetPollerLease:
     standby = True  # another holder means: wait and retry, not fail
@@ -97,10 +104,7 @@ class FleetPollerLease:
             if token is None:
                 return None
             self._bot_id = bot_id_of(token)
-        rows = self._store_of().database.query("SELECT host, pid, since FROM telegram_pollers WHERE bot_id = ?",
-                                               [self._bot_id])
-        return None if not rows else {"host": rows[0]["host"], "pid": int(rows[0]["pid"]),
-                                      "since": rows[0]["since"].isoformat()}
+        return last_poller(self._store_of(), self._bot_id)
 
     def holder_lives(self) -> bool:
         """Whether some process holds the bot's lease right now (pg_locks: looking takes nothing)."""

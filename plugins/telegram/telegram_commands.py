@@ -35,15 +35,18 @@ def _persist(ctx: typer.Context, **changes: Any) -> None:
 
 
 def offline_status(state_dir: Path, config: Any, shared: Any = None) -> dict[str, Any]:
-    """What the files say (no runtime needed): settings, token presence, the polling pid, the
-    token's bot's deliveries by state and the ones that need a look. With `shared` (the
-    fleet's database, storage.url) the records are the fleet's, read without writing (no
-    schema step, no lease), and `polledBy` names the process that took the bot's poller lease
-    last, `live` whether some process holds that lease right now. SessionStoreError when the
-    fleet's database cannot be read."""
+    """What the files say (no runtime needed), writing nothing: settings, token presence, the
+    polling pid, the token's bot's deliveries by state and the ones that need a look, or
+    `deliveriesUnread` saying why they were not read (none yet; an older build's records, which
+    the next start upgrades). On one host telegram.sqlite is read as it is, never created or
+    migrated. With `shared` (the fleet's database, storage.url) the records are the fleet's
+    (no schema step, no lease), and `polledBy` names the process that took the bot's poller
+    lease last, `live` whether some process holds that lease right now. SessionStoreError or
+    TelegramStoreError when the fleet's database cannot be read, TelegramStoreNewerError for a
+    newer build's telegram.sqlite."""
     from .bot_token import bot_id_of, read_token
-    from .delivery_store import FAILED, UNCERTAIN, DeliveryStore
-    from .fleet_delivery_records import ATTENTION_SHOWN, read_fleet_records
+    from .delivery_database import db_path
+    from .delivery_look import look_at_fleet, look_at_state_dir
     from .instance_lock import holder_pid
     from .pairing_window import window_open
     from .session_pointer import read_pointer
@@ -52,23 +55,17 @@ def offline_status(state_dir: Path, config: Any, shared: Any = None) -> dict[str
     block = config.blocks.get(TELEGRAM_BLOCK) or TelegramConfig()
     token = read_token(state_dir)
     bot_id = bot_id_of(token) if token else 0
-    polled_by: dict[str, Any] | None = None
     if shared is None:
-        store = DeliveryStore.of_state_dir(state_dir, lambda: bot_id)
-        try:
-            counts = store.counts()
-            attention = [d.as_dict() for d in store.in_state(UNCERTAIN, FAILED)][-ATTENTION_SHOWN:]
-        finally:
-            store.close()
+        look = look_at_state_dir(db_path(state_dir), bot_id)
         pid = holder_pid(state_dir)
     else:
-        records = read_fleet_records(shared, bot_id)
-        counts, attention, polled_by = records.counts, [d.as_dict() for d in records.attention], records.poller
-        pid = polled_by["pid"] if polled_by is not None and polled_by["live"] else None
+        look = look_at_fleet(shared, bot_id)
+        pid = look.poller["pid"] if look.poller is not None and look.poller["live"] else None
     return {"enabled": block.enabled, "hasToken": token is not None,
             "ownerUserId": block.owner_user_id, "parseMode": block.parse_mode,
-            "polledByPid": pid, "polledBy": polled_by, "sessionId": read_pointer(state_dir),
-            "pairingOpen": window_open(state_dir), "deliveries": counts, "needsAttention": attention}
+            "polledByPid": pid, "polledBy": look.poller, "sessionId": read_pointer(state_dir),
+            "pairingOpen": window_open(state_dir), "deliveries": look.counts,
+            "deliveriesUnread": look.unread, "needsAttention": [d.as_dict() for d in look.attention]}
 
 
 def polling_line(status: dict[str, Any]) -> str:
@@ -88,7 +85,9 @@ def status_lines(state_dir: Path, config: Any, plugin_host: Any = None) -> list[
     from atomic_agent.api import SessionStoreError
     from atomic_agent.plugins.postgresql.postgresql_contract import SHARED_DATABASE_SERVICE
 
-    from .delivery_database import DB_FILE
+    from .delivery_database import DB_FILE, TelegramStoreNewerError
+    from .delivery_look import NO_DELIVERIES
+    from .delivery_store import TelegramStoreError
     from .telegram_config import TELEGRAM_BLOCK, TelegramConfig
 
     block = config.blocks.get(TELEGRAM_BLOCK) or TelegramConfig()
@@ -98,12 +97,15 @@ def status_lines(state_dir: Path, config: Any, plugin_host: Any = None) -> list[
         shared = (None if plugin_host is None
                   else plugin_host.command_service(state_dir, config, SHARED_DATABASE_SERVICE))
         if not block.enabled and (shared is not None or not (state_dir / DB_FILE).exists()):
-            return [off]  # nothing to read: this host runs no channel (and a never-used file is not created)
+            return [off]  # nothing to read: this host runs no channel
         status = offline_status(state_dir, config, shared)
-    except SessionStoreError as exc:
+    except (SessionStoreError, TelegramStoreError) as exc:
         return [{"section": "channels", "name": "telegram", "state": "error",
                  "summary": f"the fleet's Telegram records could not be read: {exc}",
                  "problems": ["see `atomic-agent doctor` (storage.postgresql)"]}]
+    except TelegramStoreNewerError as exc:
+        return [{"section": "channels", "name": "telegram", "state": "error", "summary": str(exc),
+                 "problems": ["see `atomic-agent doctor` (telegram.sqlite)"]}]
     fleet = status["polledBy"]
     pid = status["polledByPid"]
     attention = [f"telegram delivery #{d['id']} {d['kind']} {d['state']}: {d['error'] or 'check the chat'}"
@@ -120,6 +122,8 @@ def status_lines(state_dir: Path, config: Any, plugin_host: Any = None) -> list[
                                   "sidecar, scheduler)")
     if status["enabled"] and not status["ownerUserId"]:
         attention.append("telegram has no owner: `atomic-agent telegram pair`")
+    if status["deliveriesUnread"] and status["deliveriesUnread"] != NO_DELIVERIES:
+        attention.append(status["deliveriesUnread"])
     return [{"section": "channels", "name": "telegram", "state": state, "summary": summary, "problems": attention,
              "detail": status}]
 
@@ -140,10 +144,13 @@ def status_command(ctx: typer.Context, json_out: bool = typer.Option(False, "--j
     """Settings, whether a runtime polls, and deliveries by state (uncertain ones listed)."""
     from atomic_agent.api import SessionStoreError, print_json
 
+    from .delivery_database import TelegramStoreNewerError
+    from .delivery_store import TelegramStoreError
+
     boot = _boot(ctx)
     try:
         status = offline_status(boot.state_dir, boot.config, _shared_database(boot))
-    except SessionStoreError as exc:
+    except (SessionStoreError, TelegramStoreError, TelegramStoreNewerError) as exc:
         fail(str(exc))
     if json_out:
         print_json(status)
@@ -152,7 +159,8 @@ def status_command(ctx: typer.Context, json_out: bool = typer.Option(False, "--j
           f"owner: {status['ownerUserId'] or 'none (run `atomic-agent telegram pair`)'}  "
           f"parse mode: {status['parseMode']}")
     print(f"polling: {polling_line(status)}  session: {status['sessionId'] or '-'}")
-    print("deliveries: " + ", ".join(f"{k} {v}" for k, v in status["deliveries"].items()))
+    print("deliveries: " + (status["deliveriesUnread"]
+                            or ", ".join(f"{k} {v}" for k, v in status["deliveries"].items())))
     for item in status["needsAttention"]:
         print(f"  #{item['id']} {item['kind']} {item['state']}: turn {item['turn_id'] or '-'}, "
               f"{item['chunks_sent']}/{item['chunks_total']} chunk(s) sent — {item['error'] or ''}")

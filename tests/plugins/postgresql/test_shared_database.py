@@ -57,6 +57,32 @@ def test_pending_steps_and_read_only_reads_write_nothing_and_a_write_there_is_re
         backend.close()
 
 
+class DemoError(RuntimeError):
+    """The demo plugin's own error (what a QmarkEngine's `refuse` makes)."""
+
+
+def test_a_read_only_qmark_engine_applies_no_schema_reads_rows_as_dicts_and_refuses_every_write(
+        postgresql_database: Any):
+    backend = backend_on(postgresql_database)
+    try:
+        shared = SharedDatabase(backend)
+        with shared.read_only_qmark("demo", DemoError) as engine:
+            assert engine.query("SELECT ? AS n", [7]) == [{"n": 7}]
+        assert tables(postgresql_database) == set()  # not even the core's schema was applied
+        with shared.qmark_engine("demo", STEPS, DemoError).write() as tx:
+            tx.execute("INSERT INTO demo_items VALUES (?, ?)", [1, "kept"])
+        with shared.read_only_qmark("demo", DemoError) as engine:
+            assert engine.query("SELECT id, what FROM demo_items") == [{"id": 1, "what": "kept"}]
+            with pytest.raises(DemoError, match="read-only"):
+                engine.write()
+            with pytest.raises(DemoError, match="read-only"):
+                engine.query("INSERT INTO demo_items VALUES (?, ?)", [2, "refused"])
+        with shared.read_only_qmark("demo", DemoError) as engine:
+            assert engine.query("SELECT count(*) AS n FROM demo_items") == [{"n": 1}]
+    finally:
+        backend.close()
+
+
 def test_a_transaction_cut_off_by_an_error_writes_nothing(postgresql_database: Any):
     backend = backend_on(postgresql_database)
     try:

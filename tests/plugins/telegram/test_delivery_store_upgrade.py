@@ -3,7 +3,8 @@ offsets; handled updates keyed by update id alone; deliveries naming no bot) mig
 place: the records keep their rows under the telegram_* names, and its handled updates and
 deliveries become the bot's its offsets name (else no bot's), so an update it handled before
 the upgrade is still not handled twice and a delivery it owed is still sent, by that bot
-only. A fleet database an older build migrated is read that way before the step applies."""
+only. A fleet database an older build migrated is not read by a look (status, doctor) until
+the step applies."""
 
 from __future__ import annotations
 
@@ -108,11 +109,12 @@ def test_deliveries_of_a_file_two_bots_polled_are_no_bots(tmp_path: Path) -> Non
         store.close()
 
 
-def test_a_fleet_database_before_deliveries_by_bot_is_read_as_its_bots_then_migrated(postgresql_database: Any):
+def test_a_fleet_database_before_deliveries_by_bot_is_not_read_by_a_look_then_migrated_as_its_bots(
+        postgresql_database: Any):
     from atomic_agent.plugins.postgresql.pg_schema import MIGRATIONS_TABLE
     from atomic_agent.plugins.postgresql.shared_database import SharedDatabase
+    from atomic_agent.plugins.telegram.delivery_look import look_at_fleet
     from atomic_agent.plugins.telegram.delivery_schema import PG_STEPS
-    from atomic_agent.plugins.telegram.fleet_delivery_records import read_fleet_records
     from tests.plugins.postgresql.pg_kit import backend_on, raw
 
     backend = backend_on(postgresql_database)
@@ -123,15 +125,17 @@ def test_a_fleet_database_before_deliveries_by_bot_is_read_as_its_bots_then_migr
                      "VALUES ('report', 42, 'owed', 'uncertain', 1, 1)")
         conn.execute("INSERT INTO telegram_offsets (bot_id, next_offset) VALUES (%s, 901)", [BOT])
         steps = conn.execute(f"SELECT COUNT(*) FROM {MIGRATIONS_TABLE}").fetchone()[0]
-    # status and doctor read it as the step will key it, and apply nothing
-    assert read_fleet_records(shared, BOT).counts["uncertain"] == 1
-    assert read_fleet_records(shared, BOT + 1).counts["uncertain"] == 0
+    # status and doctor say the records are an older build's, and apply nothing
+    look = look_at_fleet(shared, BOT)
+    assert look.ran and look.older is not None and "telegram.m003_deliveries_by_bot not applied" in look.older
+    assert sum(look.counts.values()) == 0
     with raw(postgresql_database) as conn:
         assert conn.execute(f"SELECT COUNT(*) FROM {MIGRATIONS_TABLE}").fetchone()[0] == steps
     store = DeliveryStore.of_fleet(SharedDatabase(backend), lambda: BOT)  # this build: telegram.m003 applied now
     other = DeliveryStore.of_fleet(SharedDatabase(backend), lambda: BOT + 1)
     assert store.counts()["uncertain"] == 1 and other.counts()["uncertain"] == 0
     assert shared.pending_steps("telegram", PG_STEPS) == []
+    assert look_at_fleet(shared, BOT).counts["uncertain"] == 1 and look_at_fleet(shared, BOT + 1).older is None
     store.close()
     other.close()
     backend.close()
