@@ -16,6 +16,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from atomic_agent.sessions import stored_rows
 from atomic_agent.sessions.session_database import RawRow
 from atomic_agent.sessions.session_schema import MIGRATIONS
 from atomic_agent.sessions.session_state import SessionState
@@ -24,14 +25,6 @@ from atomic_agent.sessions.store_errors import (
     SessionStoreError,
     explain_write_failures,
     open_failure,
-)
-from atomic_agent.sessions.stored_rows import (
-    ENTRY_COLUMNS,
-    entry_of,
-    entry_values,
-    session_fields_of,
-    session_state_of,
-    stamp_appended,
 )
 from atomic_agent.sessions.transcript_cache import TranscriptCache
 from atomic_agent.sessions.transcript_entry import TOOL_RESULT, TURN_FINISHED, TURN_STARTED, TranscriptEntry
@@ -172,7 +165,7 @@ class SessionStore(SqliteStore):
             if row is None:
                 raise SessionNotFoundError(session_id)
             data = dict(zip([d[0] for d in cursor.description], row, strict=True))
-            state = session_state_of(data)
+            state = stored_rows.session_state_of(data)
             state.entries, unanswered = self._transcripts.read(self, session_id, keep=owned)
         if unanswered:  # rare: every load used to scan the whole transcript to learn this
             from atomic_agent.sessions.repair_unanswered_calls import repair_on_load
@@ -188,7 +181,7 @@ class SessionStore(SqliteStore):
             self._write_state(state)
 
     def _write_state(self, state: SessionState) -> None:
-        *fields, session_id = session_fields_of(state)
+        *fields, session_id = stored_rows.session_fields_of(state)
         self.conn.execute(
             "update sessions set status = ?, title = ?, loaded_tools = ?, known_facts = ?, updated_at = ? where id = ?",
             [*fields, now_iso(), session_id])
@@ -272,7 +265,7 @@ class SessionStore(SqliteStore):
         rows = self.conn.execute("select * from transcript where session_id = ? and seq > ? order by seq",
                                  [session_id, after_seq])
         cols = [d[0] for d in rows.description]
-        return [entry_of(dict(zip(cols, row, strict=True))) for row in rows.fetchall()]
+        return [stored_rows.entry_of(dict(zip(cols, row, strict=True))) for row in rows.fetchall()]
 
     def append(self, state: SessionState, entries: builtins.list[TranscriptEntry], *, save_state: bool = False,
                guard: TurnGuard | None = None, durable: bool = True) -> builtins.list[TranscriptEntry]:
@@ -287,11 +280,11 @@ class SessionStore(SqliteStore):
             if guard is not None:
                 self.check_fence(conn, guard)
             stored = self.conn.execute("select max(seq) from transcript where session_id = ?", [state.id]).fetchone()[0]
-            stamped = stamp_appended(state, entries, stored)
+            stamped = stored_rows.stamp_appended(state, entries, stored)
             self.conn.executemany(
                 "insert into transcript (session_id, seq, turn_index, kind, text, tool, args, status, reason, "
                 "reasoning, details, step, batch_index, created_at) values (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                [entry_values(state.id, e, e.seq, e.created_at) for e in stamped])
+                [stored_rows.entry_values(state.id, e, e.seq, e.created_at) for e in stamped])
             if save_state:
                 self._write_state(state)
             else:
@@ -337,8 +330,9 @@ class SessionStore(SqliteStore):
     def insert_entry(self, handle: sqlite3.Connection, session_id: str, entry: TranscriptEntry, seq: int,
                      created_at: str) -> None:
         handle.execute(
-            f"insert into transcript ({', '.join(ENTRY_COLUMNS)}) values ({', '.join('?' for _ in ENTRY_COLUMNS)})",
-            entry_values(session_id, entry, seq, entry.created_at or created_at))
+            f"insert into transcript ({', '.join(stored_rows.ENTRY_COLUMNS)}) "
+            f"values ({', '.join('?' for _ in stored_rows.ENTRY_COLUMNS)})",
+            stored_rows.entry_values(session_id, entry, seq, entry.created_at or created_at))
 
     def touch(self, handle: sqlite3.Connection, session_id: str, now: str) -> None:
         handle.execute("update sessions set updated_at = ? where id = ?", [now, session_id])
