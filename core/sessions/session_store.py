@@ -9,17 +9,14 @@ from __future__ import annotations
 
 import builtins  # these classes have a `list` method: their annotations name the builtin as builtins.list
 import copy
-import json
 import sqlite3
 import uuid
-from collections import OrderedDict
 from collections.abc import Collection, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-import attrs
-
+from atomic_agent.sessions import stored_rows
 from atomic_agent.sessions.session_database import RawRow
 from atomic_agent.sessions.session_schema import MIGRATIONS
 from atomic_agent.sessions.session_state import SessionState
@@ -29,7 +26,7 @@ from atomic_agent.sessions.store_errors import (
     explain_write_failures,
     open_failure,
 )
-from atomic_agent.sessions.transcript_cache import CachedTranscript
+from atomic_agent.sessions.transcript_cache import TranscriptCache
 from atomic_agent.sessions.transcript_entry import TOOL_RESULT, TURN_FINISHED, TURN_STARTED, TranscriptEntry
 from atomic_agent.sessions.writer_guard import TurnGuard, require_running
 from atomic_agent.storage.group_commit import GroupSync, sync_is_deferred, wal_fsync
@@ -45,30 +42,6 @@ if TYPE_CHECKING:
 __all__ = ["SESSIONS_FILE", "SessionNotFoundError", "SessionStore", "SessionStoreError"]
 
 SESSIONS_FILE = "sessions.sqlite"
-CACHED_SESSIONS = 16  # transcripts a store keeps for incremental loads (least recently read dropped first)
-ENTRY_COLUMNS = ("session_id", "seq", "turn_index", "kind", "text", "tool", "args", "status", "reason",
-                 "reasoning", "details", "step", "batch_index", "created_at")
-
-
-def _dumps(value: Any) -> str | None:
-    return None if value is None else json.dumps(value, ensure_ascii=False, default=str)
-
-
-def _loads(value: str | None) -> Any:
-    return None if value is None else json.loads(value)
-
-
-def session_state_of(data: dict[str, Any]) -> SessionState:
-    """A `sessions` row (column -> value) as the session it describes, without its transcript;
-    both backends keep the same columns."""
-    return SessionState(id=data["id"], working_dir=Path(data["working_dir"]), created_at=data["created_at"],
-                        status=data["status"], title=data["title"] or "", loaded_tools=_loads(data["loaded_tools"]) or [],
-                        known_facts=_loads(data["known_facts"]) or [], updated_at=data["updated_at"] or "")
-
-
-def session_fields_of(state: SessionState) -> list[Any]:
-    """What `save_state` writes, in order: status, title, loaded tools, known facts (JSON), the id last."""
-    return [state.status, state.title, _dumps(state.loaded_tools), _dumps(state.known_facts), state.id]
 
 
 class SessionStore(SqliteStore):
@@ -90,9 +63,7 @@ class SessionStore(SqliteStore):
 
     def __init__(self, state_dir: Path) -> None:
         path = state_dir / SESSIONS_FILE
-        # the sessions read most recently (shared with every fenced view); a bounded number, so a
-        # serve process that saw many sessions holds no more than these in memory
-        self._transcripts: OrderedDict[str, CachedTranscript] = OrderedDict()
+        self._transcripts = TranscriptCache()
         # relaxed commits (deferred_sync, durable=False) and the shared fsyncs that make them durable
         self.group = GroupSync(wal_fsync(path))
         try:
@@ -194,8 +165,8 @@ class SessionStore(SqliteStore):
             if row is None:
                 raise SessionNotFoundError(session_id)
             data = dict(zip([d[0] for d in cursor.description], row, strict=True))
-            state = session_state_of(data)
-            state.entries, unanswered = self._transcript(session_id, keep=owned)
+            state = stored_rows.session_state_of(data)
+            state.entries, unanswered = self._transcripts.read(self, session_id, keep=owned)
         if unanswered:  # rare: every load used to scan the whole transcript to learn this
             from atomic_agent.sessions.repair_unanswered_calls import repair_on_load
 
@@ -210,7 +181,7 @@ class SessionStore(SqliteStore):
             self._write_state(state)
 
     def _write_state(self, state: SessionState) -> None:
-        *fields, session_id = session_fields_of(state)
+        *fields, session_id = stored_rows.session_fields_of(state)
         self.conn.execute(
             "update sessions set status = ?, title = ?, loaded_tools = ?, known_facts = ?, updated_at = ? where id = ?",
             [*fields, now_iso(), session_id])
@@ -248,7 +219,7 @@ class SessionStore(SqliteStore):
     def delete(self, session_id: str) -> None:
         if not self.exists(session_id):
             raise SessionNotFoundError(session_id)
-        self._transcripts.pop(session_id, None)
+        self._transcripts.forget(session_id)
         with transaction(self.conn):
             self.conn.execute("delete from transcript where session_id = ?", [session_id])
             self.conn.execute("delete from steer_queue where session_id = ?", [session_id])
@@ -260,26 +231,15 @@ class SessionStore(SqliteStore):
     def entries(self, session_id: str) -> builtins.list[TranscriptEntry]:
         """The session's rows in seq order (a new list), read incrementally (transcript_cache)."""
         with self._reading() as owned:
-            return self._transcript(session_id, keep=owned)[0]
+            return self._transcripts.read(self, session_id, keep=owned)[0]
 
     def catch_up(self, state: SessionState) -> None:
         with self._reading() as owned:
-            found = self.conn.execute("select rewrites from sessions where id = ?", [state.id]).fetchone()
-            cached = self._transcripts.get(state.id)
-            held = state.entries
-            if (found is not None and cached is not None and cached.rewrites == int(found[0])
-                    and len(held) == len(cached.entries) and (held[-1].seq if held else -1) == cached.last_seq):
-                # `held` is the cached prefix (same length and last seq, no rewrite since): read past it
-                fresh = self._rows_after(state.id, cached.last_seq)
-                if owned:
-                    cached.extend(fresh)
-                held.extend(fresh)
-                return
-            state.entries = self._transcript(state.id, keep=owned)[0]
+            self._transcripts.catch_up(self, state, keep=owned)
 
     def entries_read_whole(self, session_id: str) -> builtins.list[TranscriptEntry]:
         """Every row read from the file, bypassing the cache (what the cache must always equal)."""
-        return self._rows_after(session_id, -1)
+        return self.rows_after(session_id, -1)
 
     @contextmanager
     def _reading(self) -> Iterator[bool]:
@@ -296,41 +256,16 @@ class SessionStore(SqliteStore):
             if conn.in_transaction:
                 conn.execute("COMMIT")  # a read-only transaction: nothing to keep or lose
 
-    def _transcript(self, session_id: str, *, keep: bool) -> tuple[builtins.list[TranscriptEntry], bool]:
-        """(rows, whether some call lacks its result), inside `_reading`. Only the rows after the
-        cached ones are read, unless the session's rewrite count moved (then all of them). The
-        cache is refreshed only with `keep` (a read inside another transaction may be rolled back)."""
+    # what the transcript cache reads (inside `_reading`)
+    def stored_rewrites(self, session_id: str) -> int | None:
         found = self.conn.execute("select rewrites from sessions where id = ?", [session_id]).fetchone()
-        if found is None:  # no such session (any more)
-            self._transcripts.pop(session_id, None)
-            return [], False
-        rewrites = int(found[0])
-        cached = self._transcripts.get(session_id)
-        if cached is None or cached.rewrites != rewrites:
-            cached = CachedTranscript(rewrites)
-        fresh = self._rows_after(session_id, cached.last_seq)
-        if not keep:
-            return cached.peek(fresh)
-        cached.extend(fresh)
-        self._transcripts[session_id] = cached
-        self._transcripts.move_to_end(session_id)
-        while len(self._transcripts) > CACHED_SESSIONS:
-            self._transcripts.popitem(last=False)
-        return list(cached.entries), cached.has_unanswered_call
+        return None if found is None else int(found[0])
 
-    def _rows_after(self, session_id: str, after_seq: int) -> builtins.list[TranscriptEntry]:
+    def rows_after(self, session_id: str, after_seq: int) -> builtins.list[TranscriptEntry]:
         rows = self.conn.execute("select * from transcript where session_id = ? and seq > ? order by seq",
-                               [session_id, after_seq])
+                                 [session_id, after_seq])
         cols = [d[0] for d in rows.description]
-        out = []
-        for row in rows.fetchall():
-            d = dict(zip(cols, row, strict=True))
-            out.append(TranscriptEntry(kind=d["kind"], turn_index=d["turn_index"], text=d["text"] or "",
-                                       tool=d["tool"], args=_loads(d["args"]), status=d["status"],
-                                       reason=d["reason"], reasoning=d["reasoning"], details=_loads(d["details"]),
-                                       step=d["step"], batch_index=d["batch_index"], created_at=d["created_at"],
-                                       seq=d["seq"]))
-        return out
+        return [stored_rows.entry_of(dict(zip(cols, row, strict=True))) for row in rows.fetchall()]
 
     def append(self, state: SessionState, entries: builtins.list[TranscriptEntry], *, save_state: bool = False,
                guard: TurnGuard | None = None, durable: bool = True) -> builtins.list[TranscriptEntry]:
@@ -344,19 +279,12 @@ class SessionStore(SqliteStore):
         with self.write(durable=durable) as conn:
             if guard is not None:
                 self.check_fence(conn, guard)
-            # seq comes from the file, not from memory: another writer (recovery, a steer
-            # consumer) may have appended since this state was loaded
             stored = self.conn.execute("select max(seq) from transcript where session_id = ?", [state.id]).fetchone()[0]
-            # rows held in memory are in seq order (rows built in memory have seq -1): the last decides
-            held = next((e.seq for e in reversed(state.entries) if e.seq >= 0), -1)
-            next_seq = 1 + max(-1 if stored is None else stored, held)
-            stamped = [attrs.evolve(e, seq=next_seq + i, created_at=e.created_at or now_iso())
-                       for i, e in enumerate(entries)]
+            stamped = stored_rows.stamp_appended(state, entries, stored)
             self.conn.executemany(
                 "insert into transcript (session_id, seq, turn_index, kind, text, tool, args, status, reason, "
                 "reasoning, details, step, batch_index, created_at) values (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                [(state.id, e.seq, e.turn_index, e.kind, e.text, e.tool, _dumps(e.args), e.status, e.reason,
-                  e.reasoning, _dumps(e.details), e.step, e.batch_index, e.created_at) for e in stamped])
+                [stored_rows.entry_values(state.id, e, e.seq, e.created_at) for e in stamped])
             if save_state:
                 self._write_state(state)
             else:
@@ -402,10 +330,9 @@ class SessionStore(SqliteStore):
     def insert_entry(self, handle: sqlite3.Connection, session_id: str, entry: TranscriptEntry, seq: int,
                      created_at: str) -> None:
         handle.execute(
-            f"insert into transcript ({', '.join(ENTRY_COLUMNS)}) values ({', '.join('?' for _ in ENTRY_COLUMNS)})",
-            [session_id, seq, entry.turn_index, entry.kind, entry.text, entry.tool, _dumps(entry.args), entry.status,
-             entry.reason, entry.reasoning, _dumps(entry.details), entry.step, entry.batch_index,
-             entry.created_at or created_at])
+            f"insert into transcript ({', '.join(stored_rows.ENTRY_COLUMNS)}) "
+            f"values ({', '.join('?' for _ in stored_rows.ENTRY_COLUMNS)})",
+            stored_rows.entry_values(session_id, entry, seq, entry.created_at or created_at))
 
     def touch(self, handle: sqlite3.Connection, session_id: str, now: str) -> None:
         handle.execute("update sessions set updated_at = ? where id = ?", [now, session_id])

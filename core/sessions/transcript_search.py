@@ -14,7 +14,8 @@ from __future__ import annotations
 
 import re
 import sqlite3
-from collections.abc import Collection
+from collections.abc import Collection, Iterable, Sequence
+from typing import Any
 
 import attrs
 
@@ -34,16 +35,22 @@ def channel_of(origin: str | None) -> str:
     return CHANNEL_OF_ORIGIN.get(origin or "", LOCAL)
 
 
-def match_expression(query: str) -> str:
-    """The FTS5 MATCH text for `query`: its words, each quoted as a literal term, any of them
-    matching (bm25 ranks rows with more of them first)."""
+def search_terms(query: str) -> list[str]:
+    """The words every backend searches for: `query`'s first distinct words, lower-cased
+    (SearchQueryError when it is not text or has none)."""
     if not isinstance(query, str):
         raise SearchQueryError(f"the search query must be text, got {type(query).__name__}")
     terms = list(dict.fromkeys(t.lower() for t in _TERM.findall(query[:MAX_QUERY_CHARS])))[:MAX_QUERY_TERMS]
     if not terms:
         raise SearchQueryError(f"the search query {query[:60]!r} has no words to search for; give a few words "
                                "that were said in the session you want")
-    return " OR ".join('"' + t.replace('"', '""') + '"' for t in terms)
+    return terms
+
+
+def match_expression(query: str) -> str:
+    """The FTS5 MATCH text for `query`: its words, each quoted as a literal term, any of them
+    matching (bm25 ranks rows with more of them first)."""
+    return " OR ".join('"' + t.replace('"', '""') + '"' for t in search_terms(query))
 
 
 @attrs.frozen
@@ -86,6 +93,13 @@ def search_transcripts(conn: sqlite3.Connection, query: str, *, channels: Collec
         "join sessions s on s.id = t.session_id "
         "where transcript_fts match ? and t.session_id is not ? order by bm25(transcript_fts) limit ?",
         [match, exclude_session, max(limit, 1) * 8]).fetchall()
+    return hits_of(rows, channels=channels, limit=limit)
+
+
+def hits_of(rows: Iterable[Sequence[Any]], *, channels: Collection[str] | None, limit: int) -> list[TranscriptHit]:
+    """The first `limit` of `rows` (best first: session id, seq, turn index, kind, created at,
+    snippet, title, first origin), one per turn, in sessions whose channel is in `channels`
+    (None: every channel)."""
     hits: list[TranscriptHit] = []
     seen: set[tuple[str, int]] = set()
     for session_id, seq, turn, kind, created, snippet, title, origin in rows:

@@ -5,43 +5,28 @@ Behaviour matches the SQLite store statement for statement; what differs is how 
 database is made to agree: a transcript append takes the session row's lock (`FOR UPDATE`)
 before it reads the highest seq, so two processes appending to one session queue up instead
 of both choosing the same seq; a fence check locks the turn's row, so no finalizer or
-recovery moves the turn between the check and the write.
+recovery moves the turn between the check and the write. What the two do alike (the
+transcript cache, how rows map to records, the seqs an append gives, search terms and hits)
+comes from the core through the kit.
 """
 
 from __future__ import annotations
 
 import builtins
 import copy
-import json
 import uuid
-from collections import OrderedDict
 from collections.abc import Collection, Sequence
 from contextlib import AbstractContextManager
 from pathlib import Path
 from typing import Any
 
-import attrs
-
 from .pg_unit_of_work import PgUnitOfWork
-
-CACHED_SESSIONS = 16
-ENTRY_COLUMNS = ("session_id", "seq", "turn_index", "kind", "text", "tool", "args", "status", "reason",
-                 "reasoning", "details", "step", "batch_index", "created_at")
-MAX_SEARCH_TERMS = 16
 
 
 def lock_lane(db: PgUnitOfWork, lane: str) -> None:
     """The lane's advisory lock until the transaction ends (admissions, starts and deletes of
     one lane take turns)."""
     db.execute("select pg_advisory_xact_lock(hashtextextended(%s, 0))", ["lane:" + lane])
-
-
-def _dumps(value: Any) -> str | None:
-    return None if value is None else json.dumps(value, ensure_ascii=False, default=str)
-
-
-def _loads(value: str | None) -> Any:
-    return None if value is None else json.loads(value)
 
 
 class PgSessionStore:
@@ -54,7 +39,7 @@ class PgSessionStore:
         self.db = db
         self.kit = db.kit
         self.path = Path(db.url.shown)  # what messages name: the database, never its password
-        self._transcripts: OrderedDict[str, Any] = OrderedDict()
+        self._transcripts = self.kit.TranscriptCache()
 
     # -- the unit of work -------------------------------------------------------------------
     def write(self, *, durable: bool = True) -> AbstractContextManager[Any]:
@@ -113,7 +98,7 @@ class PgSessionStore:
                 raise self.kit.SessionNotFoundError(session_id)
             data = dict(zip([d.name for d in cursor.description], row, strict=True))
             state = self.kit.session_state_of(data)
-            state.entries, unanswered = self._transcript(session_id, keep=owned)
+            state.entries, unanswered = self._transcripts.read(self, session_id, keep=owned)
         if unanswered:
             self.kit.repair_on_load(self, state)
         return state
@@ -144,14 +129,7 @@ class PgSessionStore:
     def search(self, query: str, *, channels: Collection[str] | None = None, exclude_session: str | None = None,
                limit: int = 10) -> builtins.list[Any]:
         """Rows said (user, reply) with any of `query`'s words, best first (ts_rank), one per turn."""
-        import re
-
-        if not isinstance(query, str):
-            raise self.kit.SearchQueryError(f"the search query must be text, got {type(query).__name__}")
-        terms = list(dict.fromkeys(t.lower() for t in re.findall(r"\w+", query[:500])))[:MAX_SEARCH_TERMS]
-        if not terms:
-            raise self.kit.SearchQueryError(f"the search query {query[:60]!r} has no words to search for; give a few "
-                                            "words that were said in the session you want")
+        terms = self.kit.search_terms(query)
         with self.db.reading():
             rows = self._all(
                 "with q as (select to_tsquery('simple', %s) as q) "
@@ -164,17 +142,7 @@ class PgSessionStore:
                 "and t.session_id is distinct from %s "
                 "order by ts_rank(to_tsvector('simple', coalesce(t.text, '')), q.q) desc, t.created_at desc limit %s",
                 [" | ".join("'" + t.replace("'", "''") + "'" for t in terms), exclude_session, max(limit, 1) * 8])
-        hits: builtins.list[Any] = []
-        seen: set[tuple[str, int]] = set()
-        for session_id, seq, turn, kind, created, snippet, title, origin in rows:
-            channel = self.kit.channel_of(origin)
-            if (channels is not None and channel not in channels) or (session_id, turn) in seen:
-                continue
-            seen.add((session_id, turn))
-            hits.append(self.kit.TranscriptHit(session_id, seq, turn, kind, created or "",
-                                               " ".join(str(snippet).split()), title, channel))
-            if len(hits) >= limit:
-                break
+        hits: builtins.list[Any] = self.kit.hits_of(rows, channels=channels, limit=limit)
         return hits
 
     def first_origin(self, session_id: str) -> str | None:
@@ -196,7 +164,7 @@ class PgSessionStore:
             self._all("select 1 from turns where session_id = %s order by turn_id for update", [session_id])
             if self._one("select 1 from sessions where id = %s for update", [session_id]) is None:
                 raise self.kit.SessionNotFoundError(session_id)
-            self._transcripts.pop(session_id, None)
+            self._transcripts.forget(session_id)
             self.db.execute("delete from transcript where session_id = %s", [session_id])
             self.db.execute("delete from steer_queue where session_id = %s", [session_id])
             self.db.execute("delete from turns where session_id = %s", [session_id])  # the audit keeps the history
@@ -206,53 +174,23 @@ class PgSessionStore:
     # -- transcript -------------------------------------------------------------------------
     def entries(self, session_id: str) -> builtins.list[Any]:
         with self.db.reading() as owned:
-            return self._transcript(session_id, keep=owned)[0]
+            entries: builtins.list[Any] = self._transcripts.read(self, session_id, keep=owned)[0]
+            return entries
 
     def catch_up(self, state: Any) -> None:
         with self.db.reading() as owned:
-            found = self._one("select rewrites from sessions where id = %s", [state.id])
-            cached = self._transcripts.get(state.id)
-            held = state.entries
-            if (found is not None and cached is not None and cached.rewrites == int(found[0])
-                    and len(held) == len(cached.entries) and (held[-1].seq if held else -1) == cached.last_seq):
-                fresh = self._rows_after(state.id, cached.last_seq)
-                if owned:
-                    cached.extend(fresh)
-                held.extend(fresh)
-                return
-            state.entries = self._transcript(state.id, keep=owned)[0]
+            self._transcripts.catch_up(self, state, keep=owned)
 
-    def _transcript(self, session_id: str, *, keep: bool) -> tuple[builtins.list[Any], bool]:
+    # what the transcript cache reads (inside `db.reading()`)
+    def stored_rewrites(self, session_id: str) -> int | None:
         found = self._one("select rewrites from sessions where id = %s", [session_id])
-        if found is None:
-            self._transcripts.pop(session_id, None)
-            return [], False
-        rewrites = int(found[0])
-        cached = self._transcripts.get(session_id)
-        if cached is None or cached.rewrites != rewrites:
-            cached = self.kit.CachedTranscript(rewrites)
-        fresh = self._rows_after(session_id, cached.last_seq)
-        if not keep:
-            return cached.peek(fresh)
-        cached.extend(fresh)
-        self._transcripts[session_id] = cached
-        self._transcripts.move_to_end(session_id)
-        while len(self._transcripts) > CACHED_SESSIONS:
-            self._transcripts.popitem(last=False)
-        return list(cached.entries), bool(cached.has_unanswered_call)
+        return None if found is None else int(found[0])
 
-    def _rows_after(self, session_id: str, after_seq: int) -> builtins.list[Any]:
-        cursor = self.db.execute(f"select {', '.join(ENTRY_COLUMNS)} from transcript where session_id = %s and "
+    def rows_after(self, session_id: str, after_seq: int) -> builtins.list[Any]:
+        columns = self.kit.ENTRY_COLUMNS
+        cursor = self.db.execute(f"select {', '.join(columns)} from transcript where session_id = %s and "
                                  "seq > %s order by seq", [session_id, after_seq])
-        out = []
-        for row in cursor.fetchall():
-            d = dict(zip(ENTRY_COLUMNS, row, strict=True))
-            out.append(self.kit.TranscriptEntry(
-                kind=d["kind"], turn_index=d["turn_index"], text=d["text"] or "", tool=d["tool"],
-                args=_loads(d["args"]), status=d["status"], reason=d["reason"], reasoning=d["reasoning"],
-                details=_loads(d["details"]), step=d["step"], batch_index=d["batch_index"],
-                created_at=d["created_at"], seq=d["seq"]))
-        return out
+        return [self.kit.entry_of(dict(zip(columns, row, strict=True))) for row in cursor.fetchall()]
 
     def append(self, state: Any, entries: builtins.list[Any], *, save_state: bool = False, guard: Any = None,
                durable: bool = True) -> builtins.list[Any]:
@@ -264,16 +202,12 @@ class PgSessionStore:
             if self._one("select 1 from sessions where id = %s for update", [state.id]) is None:
                 raise self.kit.SessionNotFoundError(state.id)
             stored = self._one("select max(seq) from transcript where session_id = %s", [state.id])[0]
-            held = next((e.seq for e in reversed(state.entries) if e.seq >= 0), -1)
-            next_seq = 1 + max(-1 if stored is None else int(stored), held)
-            stamped = [attrs.evolve(e, seq=next_seq + i, created_at=e.created_at or self.kit.now_iso())
-                       for i, e in enumerate(entries)]
+            stamped = self.kit.stamp_appended(state, entries, stored)
             if stamped:
+                columns = self.kit.ENTRY_COLUMNS
                 handle.cursor().executemany(
-                    f"insert into transcript ({', '.join(ENTRY_COLUMNS)}) values "
-                    f"({', '.join('%s' for _ in ENTRY_COLUMNS)})",
-                    [(state.id, e.seq, e.turn_index, e.kind, e.text, e.tool, _dumps(e.args), e.status, e.reason,
-                      e.reasoning, _dumps(e.details), e.step, e.batch_index, e.created_at) for e in stamped])
+                    f"insert into transcript ({', '.join(columns)}) values ({', '.join('%s' for _ in columns)})",
+                    [self.kit.entry_values(state.id, e, e.seq, e.created_at) for e in stamped])
             if save_state:
                 self._write_state(state)
             else:
@@ -317,11 +251,9 @@ class PgSessionStore:
             [seq if c == "seq" else row[c] for c in columns])
 
     def insert_entry(self, handle: Any, session_id: str, entry: Any, seq: int, created_at: str) -> None:
-        self.db.execute(
-            f"insert into transcript ({', '.join(ENTRY_COLUMNS)}) values ({', '.join('%s' for _ in ENTRY_COLUMNS)})",
-            [session_id, seq, entry.turn_index, entry.kind, entry.text, entry.tool, _dumps(entry.args), entry.status,
-             entry.reason, entry.reasoning, _dumps(entry.details), entry.step, entry.batch_index,
-             entry.created_at or created_at])
+        columns = self.kit.ENTRY_COLUMNS
+        self.db.execute(f"insert into transcript ({', '.join(columns)}) values ({', '.join('%s' for _ in columns)})",
+                        self.kit.entry_values(session_id, entry, seq, entry.created_at or created_at))
 
     def touch(self, handle: Any, session_id: str, now: str) -> None:
         self.db.execute("update sessions set updated_at = %s where id = %s", [now, session_id])

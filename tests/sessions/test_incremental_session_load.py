@@ -160,7 +160,7 @@ def _apply(op: str, mine: SessionStore, other: SessionStore, sid: str, where: Pa
 
 
 def test_a_store_keeps_a_bounded_number_of_transcripts_and_reloads_an_evicted_one(tmp_path: Path) -> None:
-    from atomic_agent.sessions.session_store import CACHED_SESSIONS
+    from atomic_agent.sessions.transcript_cache import CACHED_SESSIONS
 
     store = SessionStore(tmp_path)
     ids = [store.create(tmp_path).id for _ in range(CACHED_SESSIONS + 3)]
