@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -14,6 +14,8 @@ from atomic_agent.runtime.runtime import Runtime
 from atomic_agent.testing.runtime_kit import boot_for_test
 from atomic_agent.testing.scripted_provider import ScriptedProvider
 
+WAIT_S = 30.0  # a safety net for a hung test, never a speed expectation
+
 OBJ = {"type": "object", "properties": {"path": {"type": "string"}, "ms": {"type": "integer"}}, "required": ["path"]}
 
 
@@ -21,17 +23,36 @@ class ToolLog:
     def __init__(self) -> None:
         self.started: list[tuple[str, str, float]] = []
         self.finished: list[tuple[str, str, float]] = []
-        # t.read on a path named here waits until the test sets its event, so a test can act
-        # "while the tool runs" without racing a timer on a loaded machine
+        # t.read on a path named here waits until the test sets its event (instead of its `ms`),
+        # so a test can act "while the tool runs" without racing a timer on a loaded machine
         self.holds: dict[str, asyncio.Event] = {}
+
+    def hold(self, *paths: str) -> asyncio.Event:
+        """Hold t.read on each of `paths` until the test sets the returned event."""
+        release = asyncio.Event()
+        self.holds.update(dict.fromkeys(paths, release))
+        return release
+
+    async def running(self, *paths: str) -> None:
+        """Wait until a tool call on each of `paths` has started."""
+        await until(lambda: set(paths) <= {path for _, path, _ in self.started})
+
+
+async def until(condition: Callable[[], bool]) -> None:
+    """Yield to the loop until `condition()` holds (WAIT_S is only a hung-test net)."""
+    deadline = time.monotonic() + WAIT_S
+    while not condition():
+        assert time.monotonic() < deadline, "condition never held"
+        await asyncio.sleep(0.005)
 
 
 def make_tools(log: ToolLog) -> list[ToolSpec]:
     async def read(args: Mapping[str, Any], ctx: Any) -> ToolResult:
         log.started.append(("t.read", args["path"], time.perf_counter()))
-        await asyncio.sleep(args.get("ms", 0) / 1000)
         if args["path"] in log.holds:
             await log.holds[args["path"]].wait()
+        else:
+            await asyncio.sleep(args.get("ms", 0) / 1000)
         log.finished.append(("t.read", args["path"], time.perf_counter()))
         if args["path"] == "boom":
             raise RuntimeError("disk on fire")
@@ -48,6 +69,7 @@ def make_tools(log: ToolLog) -> list[ToolSpec]:
         return ToolResult.ok("ran") if approved else ToolResult.error("denied")
 
     async def hang(args: Mapping[str, Any], ctx: Any) -> ToolResult:
+        log.started.append(("t.hang", args["path"], time.perf_counter()))
         await asyncio.sleep(3600)
         return ToolResult.ok("never")
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 from pathlib import Path
 
@@ -26,10 +27,15 @@ async def test_one_inference_per_step_for_a_batch(tmp_path: Path):
 
 async def test_pure_reads_fan_out_in_parallel(tmp_path: Path):
     log = ToolLog()
-    provider = ScriptedProvider([calls(*[("t.read", {"path": f"f{i}", "ms": 100}) for i in range(4)]),
+    paths = [f"f{i}" for i in range(4)]
+    release = log.hold(*paths)
+    provider = ScriptedProvider([calls(*[("t.read", {"path": path}) for path in paths]),
                                  calls(("reply", {"text": "ok"}))])
     rt = make_runtime(tmp_path, provider, log)
-    await rt.run_turn("go", working_dir=tmp_path)
+    turn = asyncio.ensure_future(rt.run_turn("go", working_dir=tmp_path))
+    await log.running(*paths)  # all four start while none can finish: serial reads would never get here
+    release.set()
+    await turn
     starts = [t for _, _, t in log.started]
     ends = [t for _, _, t in log.finished]
     assert max(starts) < min(ends)  # every read started before any finished
@@ -202,14 +208,16 @@ async def test_combined_result_cap_trims_oldest_summaries_first(tmp_path: Path):
 
 
 async def test_cross_session_turns_run_in_parallel(tmp_path: Path):
-    import asyncio
-
     log = ToolLog()
-    provider = ScriptedProvider([calls(("t.read", {"path": "s1", "ms": 150})), calls(("t.read", {"path": "s2", "ms": 150}))],
+    release = log.hold("s1", "s2")
+    provider = ScriptedProvider([calls(("t.read", {"path": "s1"})), calls(("t.read", {"path": "s2"}))],
                                 default=calls(("reply", {"text": "ok"})))
     rt = make_runtime(tmp_path, provider, log)
     a, b = rt.open_session(None, tmp_path), rt.open_session(None, tmp_path)
-    await asyncio.gather(rt.run_turn("one", session_id=a.id), rt.run_turn("two", session_id=b.id))
+    turns = asyncio.gather(rt.run_turn("one", session_id=a.id), rt.run_turn("two", session_id=b.id))
+    await log.running("s1", "s2")  # neither read ends before both sessions' have started
+    release.set()
+    await turns
     starts = sorted(t for _, _, t in log.started)
     ends = sorted(t for _, _, t in log.finished)
     assert starts[1] < ends[0]

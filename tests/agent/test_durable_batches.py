@@ -14,7 +14,7 @@ from atomic_agent.hookspecs import hookimpl
 from atomic_agent.sessions.session_store import SessionStore
 from atomic_agent.sessions.unanswered_calls import unanswered_calls
 from atomic_agent.testing.scripted_provider import ScriptedProvider, calls
-from tests.agent.loop_harness import make_runtime
+from tests.agent.loop_harness import ToolLog, make_runtime, until
 
 OBJ = {"type": "object", "properties": {"path": {"type": "string"}}, "required": ["path"]}
 
@@ -101,15 +101,19 @@ async def test_a_batch_of_calls_that_may_run_twice_starts_without_waiting_for_th
 
 
 async def test_results_commit_in_call_order_even_when_a_later_call_finishes_first(tmp_path: Path):
-    provider = ScriptedProvider([calls(("t.read", {"path": "slow", "ms": 300}), ("t.read", {"path": "fast"})),
+    provider = ScriptedProvider([calls(("t.read", {"path": "slow"}), ("t.read", {"path": "fast"})),
                                  calls(("reply", {"text": "ok"}))])
-    rt = make_runtime(tmp_path, provider)
+    log = ToolLog()
+    release = log.hold("slow")
+    rt = make_runtime(tmp_path, provider, log)
     session = rt.open_session(None, tmp_path)
     task = asyncio.ensure_future(rt.run_turn("go", session_id=session.id))
-    await asyncio.sleep(0.15)  # "fast" has finished, "slow" has not
+    await until(lambda: [path for _, path, _ in log.finished] == ["fast"])  # "fast" has finished, "slow" has not
+    await asyncio.sleep(0.05)  # room for a wrong early commit of fast's result to land ("slow" is held: no race)
     other = SessionStore(rt.state_dir)
     mid = other.entries(session.id)
     assert [e.kind for e in mid][-2:] == ["assistant_tool_call", "assistant_tool_call"]  # fast's result waits
+    release.set()
     await task
     results = [e for e in other.entries(session.id) if e.kind == "tool_result"]
     assert [(r.batch_index, r.text) for r in results] == [(0, "contents of slow"), (1, "contents of fast")]
@@ -147,10 +151,12 @@ async def test_failed_turn_settles_its_own_calls_and_leaves_a_failure_note(tmp_p
 
 async def test_task_cancelled_mid_batch_settles_its_calls_as_cancelled(tmp_path: Path):
     provider = ScriptedProvider([calls(("t.hang", {"path": "x"}), ("t.read", {"path": "y"}))])
-    rt = make_runtime(tmp_path, provider)
+    log = ToolLog()
+    rt = make_runtime(tmp_path, provider, log)
     session = rt.open_session(None, tmp_path)
     task = asyncio.ensure_future(rt.run_turn("go", session_id=session.id))
-    await asyncio.sleep(0.2)
+    await log.running("x")
+    await until(lambda: bool(log.finished))  # t.hang runs, the read has finished
     task.cancel()
     await asyncio.gather(task, return_exceptions=True)
     entries = rt.sessions.load(session.id).entries

@@ -8,7 +8,7 @@ from pathlib import Path
 from atomic_agent.api import ProviderError, ProviderUnavailableError
 from atomic_agent.llm.provider_protocol import Completion
 from atomic_agent.testing.scripted_provider import ScriptedProvider, calls
-from tests.agent.loop_harness import make_runtime
+from tests.agent.loop_harness import make_runtime, until
 
 
 async def test_reply_ends_the_turn_and_finish_ends_the_session(tmp_path: Path):
@@ -141,7 +141,7 @@ async def test_cancellation_ends_the_turn_as_cancelled_not_failed(tmp_path: Path
     cancelled = asyncio.Event()
     events: list[dict] = []
     task = asyncio.ensure_future(rt.run_turn("go", working_dir=tmp_path, cancelled=cancelled, on_event=events.append))
-    await asyncio.sleep(0.3)
+    await until(lambda: any(e["type"] == "tool_call_started" for e in events))
     cancelled.set()
     result = await asyncio.wait_for(task, 5)
     assert result.status == "cancelled" and result.reason == "cancelled"

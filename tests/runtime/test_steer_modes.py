@@ -16,7 +16,7 @@ from atomic_agent.config.config_file import load_config
 from atomic_agent.config.migrate_config import CONFIG_VERSION
 from atomic_agent.testing.scripted_provider import ScriptedProvider, calls
 from atomic_agent.turns.steering_inbox import SteerOutcome
-from tests.agent.loop_harness import make_runtime
+from tests.agent.loop_harness import ToolLog, make_runtime
 
 
 def _configure(tmp_path: Path, mode: str | None) -> None:
@@ -28,15 +28,18 @@ def _configure(tmp_path: Path, mode: str | None) -> None:
 async def _steer_twice_during_first_step(tmp_path: Path, mode: str | None) -> tuple[list[dict], list, object]:
     _configure(tmp_path, mode)
     replies = iter(["one", "two", "three"])
-    provider = ScriptedProvider([calls(("t.read", {"path": "a", "ms": 200}))]
+    provider = ScriptedProvider([calls(("t.read", {"path": "a"}))]
                                 + [lambda _req: calls(("reply", {"text": next(replies)}))] * 3)
-    rt = make_runtime(tmp_path, provider)
+    log = ToolLog()
+    release = log.hold("a")
+    rt = make_runtime(tmp_path, provider, log)
     sid = rt.open_session(None, tmp_path).id
     events: list[dict] = []
     task = asyncio.ensure_future(rt.run_turn("start", session_id=sid, on_event=events.append))
-    await asyncio.sleep(0.1)  # the first step's tool is running
+    await log.running("a")  # the first step's tool is running
     assert rt.steer(sid, "first correction") is SteerOutcome.ACCEPTED
     assert rt.steer(sid, "second correction") is SteerOutcome.ACCEPTED
+    release.set()
     result = await task
     entries = rt.sessions.load(sid).entries
     await rt.close()

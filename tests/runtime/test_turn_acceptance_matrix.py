@@ -11,18 +11,22 @@ import pytest
 from atomic_agent.sessions.store_errors import StaleWriterError
 from atomic_agent.sessions.transcript_entry import REPLY, TranscriptEntry
 from atomic_agent.turns.turn_states import response_hash
-from tests.agent.loop_harness import ToolLog, make_runtime
+from tests.agent.loop_harness import ToolLog, make_runtime, until
 from tests.turns.turn_kit import answering_provider, play_dead, replies, users
 
 
 async def test_three_sessions_run_concurrently_while_a_same_session_follow_up_queues_fifo(tmp_path: Path):
     log = ToolLog()
+    release = log.hold(*(f"slow task {i}" for i in range(3)))
     rt = make_runtime(tmp_path, answering_provider(), log)
     ids = [rt.open_session(None, tmp_path).id for _ in range(3)]
     follow_events: list[dict] = []
     runs = [rt.run_turn(f"slow task {i}", session_id=sid) for i, sid in enumerate(ids)]
     follow_up = rt.run_turn("follow-up", session_id=ids[0], on_event=follow_events.append)
-    results = await asyncio.gather(*runs, follow_up)
+    everything = asyncio.gather(*runs, follow_up)
+    await until(lambda: len(log.started) == 3)  # no tool ends before all three sessions' have started
+    release.set()
+    results = await everything
 
     assert [r.state for r in results] == ["completed"] * 4
     queued = next(e for e in follow_events if e["type"] == "turn_queued")
@@ -37,13 +41,16 @@ async def test_three_sessions_run_concurrently_while_a_same_session_follow_up_qu
 
 
 async def test_stop_changes_only_its_lane_while_another_turn_completes(tmp_path: Path):
-    rt = make_runtime(tmp_path, answering_provider())
+    log = ToolLog()
+    release = log.hold("slow other lane")
+    rt = make_runtime(tmp_path, answering_provider(), log)
     a, b = rt.open_session(None, tmp_path).id, rt.open_session(None, tmp_path).id
     hung = asyncio.ensure_future(rt.run_turn("hang here", session_id=a))
     queued_on_a = asyncio.ensure_future(rt.run_turn("after the stop", session_id=a))
     other = asyncio.ensure_future(rt.run_turn("slow other lane", session_id=b))
-    await asyncio.sleep(0.1)
+    await log.running("hang here", "slow other lane")
     assert rt.stop(a) is True
+    release.set()
     stopped, after, completed = await asyncio.gather(hung, queued_on_a, other)
 
     assert (stopped.status, stopped.state) == ("cancelled", "stopped")

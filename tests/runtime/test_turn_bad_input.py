@@ -13,7 +13,7 @@ import pytest
 from atomic_agent.sessions.session_store import SessionNotFoundError
 from atomic_agent.sessions.store_errors import SessionStoreFullError, SessionStoreLockedError
 from atomic_agent.turns.steering_inbox import SteerOutcome
-from tests.agent.loop_harness import make_runtime
+from tests.agent.loop_harness import ToolLog, make_runtime
 from tests.turns.turn_kit import answering_provider, replies, users
 
 
@@ -66,11 +66,14 @@ async def test_a_steer_for_an_unknown_session_is_refused_and_queues_nothing(tmp_
 
 
 async def test_a_one_megabyte_steer_is_refused_as_too_large_and_the_turn_is_untouched(tmp_path: Path):
-    rt = make_runtime(tmp_path, answering_provider())
+    log = ToolLog()
+    release = log.hold("slow work")
+    rt = make_runtime(tmp_path, answering_provider(), log)
     sid = rt.open_session(None, tmp_path).id
     task = asyncio.ensure_future(rt.run_turn("slow work", session_id=sid))
-    await asyncio.sleep(0.1)
+    await log.running("slow work")
     assert rt.steer(sid, "x" * 1_000_000) is SteerOutcome.TOO_LARGE
+    release.set()
     result = await task
     assert result.state == "completed" and result.undelivered == ()
     assert users(rt, sid) == ["slow work"]

@@ -30,11 +30,9 @@ class CrashTools:
     def __init__(self) -> None:
         self.runs: Counter[str] = Counter()
         self.hang = True
-        self.started = asyncio.Event()
 
     async def _run(self, name: str, args: Mapping[str, Any]) -> ToolResult:
         self.runs[name] += 1
-        self.started.set()
         if self.hang:
             await asyncio.Event().wait()  # never set: only a crash or a cancel ends it
         return ToolResult.ok(f"{name} {args['path']} run {self.runs[name]}")

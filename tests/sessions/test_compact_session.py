@@ -13,7 +13,7 @@ from atomic_agent.sessions.compact_session import CompactionError
 from atomic_agent.sessions.session_store import SessionStore
 from atomic_agent.sessions.transcript_entry import USER, TranscriptEntry
 from atomic_agent.testing.scripted_provider import ScriptedProvider, calls
-from tests.agent.loop_harness import make_runtime
+from tests.agent.loop_harness import ToolLog, make_runtime, until
 from tests.sessions.crash_harness import raw_transcript
 
 SUMMARY = "The user asked to read a; it said 'contents of a'."
@@ -75,13 +75,18 @@ async def test_compaction_failure_leaves_history_byte_identical(tmp_path: Path):
 
 
 async def test_compaction_waits_for_the_running_turn(tmp_path: Path):
-    provider = ScriptedProvider([calls(("t.read", {"path": "a", "ms": 200})), calls(("reply", {"text": "done"})),
+    provider = ScriptedProvider([calls(("t.read", {"path": "a"})), calls(("reply", {"text": "done"})),
                                  SUMMARY])
-    rt = make_runtime(tmp_path, provider)
+    log = ToolLog()
+    release = log.hold("a")
+    rt = make_runtime(tmp_path, provider, log)
     session = rt.open_session(None, tmp_path)
     turn = asyncio.ensure_future(rt.run_turn("read a", session_id=session.id))
-    await asyncio.sleep(0.05)
-    result = await rt.compact(session.id)
+    await log.running("a")
+    compaction = asyncio.ensure_future(rt.compact(session.id))
+    await until(lambda: rt.turns.queue_position(session.id) == 2)  # queued behind the running turn
+    release.set()
+    result = await compaction
     assert turn.done() and (await turn).reply == "done"
     assert [e.kind for e in rt.sessions.load(session.id).entries] == ["compaction"]
     assert result.replaced_rows > 0
@@ -113,9 +118,9 @@ async def test_close_rejects_a_compaction_nobody_will_run(tmp_path: Path):
     rt = make_runtime(tmp_path, provider)
     session = rt.open_session(None, tmp_path)
     turn = asyncio.ensure_future(rt.run_turn("hang", session_id=session.id))
-    await asyncio.sleep(0.1)
+    await until(lambda: rt.turns.queue_position(session.id) == 1)
     waiting = asyncio.ensure_future(rt.compact(session.id))  # queued behind the hanging turn
-    await asyncio.sleep(0.05)
+    await until(lambda: rt.turns.queue_position(session.id) == 2)
     before = raw_transcript(rt, session.id)
     rt.compactor.cancel_all()
     with pytest.raises(CompactionError, match="runtime closed"):

@@ -14,6 +14,7 @@ from atomic_agent.sessions.transcript_entry import TOOL_CALL, TURN_STARTED, USER
 from atomic_agent.sessions.unanswered_calls import unanswered_calls
 from atomic_agent.testing.scripted_provider import ScriptedProvider, calls
 from atomic_agent.tools.tool_registry import ToolRegistry
+from tests.agent.loop_harness import until
 from tests.sessions.crash_harness import CrashTools, crash, runtime_with
 
 BATCH = calls(("c.read", {"path": "a"}), ("c.write", {"path": "b"}))
@@ -24,8 +25,7 @@ async def _crashed_mid_batch(tmp_path: Path) -> tuple[CrashTools, str]:
     dead = runtime_with(tmp_path, ScriptedProvider([BATCH]), tools)
     session = dead.open_session(None, tmp_path)
     task = asyncio.ensure_future(dead.run_turn("go", session_id=session.id))
-    await asyncio.wait_for(tools.started.wait(), 5)
-    await asyncio.sleep(0.05)  # both calls are running
+    await until(lambda: len(tools.runs) == 2)  # both calls are running
     await crash(dead, task)
     return tools, session.id
 

@@ -14,7 +14,7 @@ from atomic_agent.turns.turn_controller import SubmissionCancelledError
 from atomic_agent.turns.turn_ledger import TurnLedger
 from atomic_agent.turns.turn_owner import OwnerLease
 from atomic_agent.turns.turn_states import LaneBusy, StartedTurn
-from tests.agent.loop_harness import ToolLog, make_runtime
+from tests.agent.loop_harness import ToolLog, make_runtime, until
 from tests.turns.turn_kit import answering_provider, play_dead, replies, users
 
 
@@ -42,14 +42,17 @@ def test_a_turn_starts_only_as_the_oldest_live_turn_of_its_lane_across_owners(tm
 
 async def test_two_live_owners_never_run_one_session_at_once(tmp_path: Path):
     log = ToolLog()
+    release = log.hold("slow first")
     one = make_runtime(tmp_path, answering_provider(), log)
     two = make_runtime(tmp_path, answering_provider(), log)
     sid = one.open_session(None, tmp_path).id
     first = asyncio.ensure_future(one.run_turn("slow first", session_id=sid))
-    await asyncio.sleep(0.05)  # its 300 ms read is running
+    await log.running("slow first")
     second = asyncio.ensure_future(two.run_turn("second", session_id=sid))
-    await asyncio.sleep(0.1)
+    await until(lambda: len(two.lifecycle.ledger.lane(sid)) == 2)
+    await asyncio.sleep(0.1)  # several of its lane polls
     assert two.lifecycle.ledger.lane(sid)[1].state == "queued"  # waits for the other process's turn
+    release.set()
     assert [(await first).state, (await second).state] == ["completed", "completed"]
     assert users(two, sid) == ["slow first", "second"]
     assert replies(two, sid) == ["re: slow first", "re: second"]
@@ -79,7 +82,7 @@ async def test_a_turn_behind_a_dead_owners_running_turn_interrupts_it_instead_of
     dead = make_runtime(tmp_path, answering_provider(), log)
     sid = dead.open_session(None, tmp_path).id
     zombie = asyncio.ensure_future(dead.run_turn("hang forever", session_id=sid))
-    await asyncio.sleep(0.1)
+    await log.running("hang forever")
     play_dead(dead)
     live = make_runtime(tmp_path, answering_provider())
     result = await asyncio.wait_for(live.run_turn("next", session_id=sid), 5)
@@ -96,17 +99,20 @@ async def test_a_turn_behind_a_dead_owners_running_turn_interrupts_it_instead_of
 
 
 async def test_a_cancel_while_another_owner_holds_the_lane_withdraws_the_turn(tmp_path: Path):
-    one = make_runtime(tmp_path, answering_provider())
+    log = ToolLog()
+    release = log.hold("slow first")
+    one = make_runtime(tmp_path, answering_provider(), log)
     two = make_runtime(tmp_path, answering_provider())
     sid = one.open_session(None, tmp_path).id
     first = asyncio.ensure_future(one.run_turn("slow first", session_id=sid))
-    await asyncio.sleep(0.05)
+    await log.running("slow first")
     cancel = asyncio.Event()
     second = asyncio.ensure_future(two.run_turn("never mind", session_id=sid, cancelled=cancel))
-    await asyncio.sleep(0.05)
+    await until(lambda: len(two.lifecycle.ledger.lane(sid)) == 2)
     cancel.set()
     with pytest.raises(SubmissionCancelledError):
         await second
+    release.set()
     assert (await first).state == "completed"
     assert [t.state for t in two.lifecycle.ledger.lane(sid)] == ["completed", "cancelled"]
     assert users(two, sid) == ["slow first"]

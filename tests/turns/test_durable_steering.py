@@ -16,7 +16,7 @@ from atomic_agent.turns.durable_steering import SteerQueue
 from atomic_agent.turns.request_keys import RequestKey, request_fingerprint
 from atomic_agent.turns.steering_inbox import SteeringInbox, SteerOutcome
 from atomic_agent.turns.turn_ledger import TurnLedger
-from tests.agent.loop_harness import make_runtime
+from tests.agent.loop_harness import ToolLog, make_runtime
 from tests.turns.turn_kit import answering_provider, users
 
 
@@ -26,12 +26,15 @@ def queued_texts(path: Path) -> list[str]:
 
 
 async def test_an_accepted_steer_is_on_disk_before_steer_returns_and_leaves_as_a_user_row(tmp_path: Path):
-    rt = make_runtime(tmp_path, answering_provider())
+    log = ToolLog()
+    release = log.hold("slow start")
+    rt = make_runtime(tmp_path, answering_provider(), log)
     sid = rt.open_session(None, tmp_path).id
     task = asyncio.ensure_future(rt.run_turn("slow start", session_id=sid))
-    await asyncio.sleep(0.1)
+    await log.running("slow start")
     assert rt.steer(sid, "do X instead") is SteerOutcome.ACCEPTED
     assert queued_texts(rt.sessions.path) == ["do X instead"]
+    release.set()
     result = await task
     assert result.undelivered == () and queued_texts(rt.sessions.path) == []
     assert users(rt, sid) == ["slow start", "do X instead"]

@@ -23,10 +23,7 @@ async def _interrupted(tmp_path: Path, text: str = "hang on it") -> tuple[str, a
     first = make_runtime(tmp_path, answering_provider(), started)
     sid = first.open_session(None, tmp_path).id
     zombie = asyncio.ensure_future(first.run_turn(text, session_id=sid))
-    for _ in range(500):  # until its tool runs (a loaded machine may take a while)
-        if started.started:
-            break
-        await asyncio.sleep(0.01)
+    await started.running(text)
     play_dead(first)
     return sid, zombie
 
@@ -120,10 +117,11 @@ async def test_restart_answers_a_message_kept_after_a_compaction(tmp_path: Path)
 
 
 async def test_restart_does_not_answer_a_turn_the_user_stopped(tmp_path: Path):
-    rt = make_runtime(tmp_path, answering_provider())
+    log = ToolLog()
+    rt = make_runtime(tmp_path, answering_provider(), log)
     sid = rt.open_session(None, tmp_path).id
     turn = asyncio.ensure_future(rt.run_turn("hang until stopped", session_id=sid))
-    await asyncio.sleep(0.1)
+    await log.running("hang until stopped")
     assert rt.stop(sid)
     assert (await turn).state == "stopped"
     report = await rt.recover(resume=True)

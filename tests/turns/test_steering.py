@@ -8,7 +8,7 @@ from pathlib import Path
 
 from atomic_agent.testing.scripted_provider import ScriptedProvider, calls
 from atomic_agent.turns.steering_inbox import MAX_PENDING_STEERS, SteeringInbox, SteerOutcome
-from tests.agent.loop_harness import make_runtime
+from tests.agent.loop_harness import ToolLog, make_runtime, until
 
 
 def test_steer_is_refused_when_no_turn_is_running():
@@ -40,13 +40,16 @@ def test_close_and_drain_shuts_the_window_in_the_same_call():
 
 
 async def test_steer_lands_at_the_next_step_as_a_user_turn_with_notice(tmp_path: Path):
-    provider = ScriptedProvider([calls(("t.read", {"path": "a", "ms": 200})), calls(("reply", {"text": "ok"}))])
-    rt = make_runtime(tmp_path, provider)
+    provider = ScriptedProvider([calls(("t.read", {"path": "a"})), calls(("reply", {"text": "ok"}))])
+    log = ToolLog()
+    release = log.hold("a")
+    rt = make_runtime(tmp_path, provider, log)
     session = rt.open_session(None, tmp_path)
     events: list[dict] = []
     task = asyncio.ensure_future(rt.run_turn("start", session_id=session.id, on_event=events.append))
-    await asyncio.sleep(0.1)  # the first step's tool is running
+    await log.running("a")  # the first step's tool is running
     assert rt.steer(session.id, "no, do X instead") is SteerOutcome.ACCEPTED
+    release.set()
     result = await task
     assert result.undelivered == ()
     applied = [e for e in events if e["type"] == "steer_applied"]
@@ -81,16 +84,18 @@ async def test_steer_after_the_final_drain_comes_back_undelivered(tmp_path: Path
 
 
 async def test_three_sessions_run_concurrently_while_same_session_follow_up_queues_fifo(tmp_path: Path):
-    from tests.agent.loop_harness import ToolLog
-
     log = ToolLog()
-    provider = ScriptedProvider([], default=calls(("t.read", {"path": "x", "ms": 100}), ("reply", {"text": "ok"})))
+    release = log.hold("x")
+    provider = ScriptedProvider([], default=calls(("t.read", {"path": "x"}), ("reply", {"text": "ok"})))
     rt = make_runtime(tmp_path, provider, log)
     ids = [rt.open_session(None, tmp_path).id for _ in range(3)]
     queued: list[dict] = []
     runs = [rt.run_turn(f"task {i}", session_id=sid) for i, sid in enumerate(ids)]
     follow_up = rt.run_turn("follow-up", session_id=ids[0], on_event=queued.append)
-    results = await asyncio.gather(*runs, follow_up)
+    everything = asyncio.gather(*runs, follow_up)
+    await until(lambda: len(log.started) == 3)  # no tool ends before all three sessions' have started
+    release.set()
+    results = await everything
     assert all(r.status == "done" for r in results)
     assert next(e for e in queued if e["type"] == "turn_queued")["position"] == 1
     assert results[3].turn_index == 1  # the follow-up ran after the first turn on that session

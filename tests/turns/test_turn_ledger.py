@@ -16,7 +16,7 @@ from atomic_agent.config.config_errors import ConfigError
 from atomic_agent.config.config_file import load_config
 from atomic_agent.config.migrate_config import CONFIG_VERSION
 from atomic_agent.turns.turn_controller import SubmissionCancelledError
-from tests.agent.loop_harness import make_runtime
+from tests.agent.loop_harness import ToolLog, make_runtime, until
 from tests.turns.turn_kit import answering_provider, users
 
 
@@ -37,15 +37,19 @@ async def test_admission_is_on_disk_before_turn_queued_is_announced(tmp_path: Pa
 
 
 async def test_a_submission_cancelled_while_waiting_ends_cancelled_without_running(tmp_path: Path):
-    rt = make_runtime(tmp_path, answering_provider())
+    log = ToolLog()
+    release = log.hold("slow first")
+    rt = make_runtime(tmp_path, answering_provider(), log)
     sid = rt.open_session(None, tmp_path).id
     running = asyncio.ensure_future(rt.run_turn("slow first", session_id=sid))
+    await log.running("slow first")
     cancel = asyncio.Event()
     waiting = asyncio.ensure_future(rt.run_turn("never", session_id=sid, cancelled=cancel))
-    await asyncio.sleep(0.05)
+    await until(lambda: len(rt.lifecycle.ledger.lane(sid)) == 2)  # admitted, waiting behind the first
     cancel.set()
     with pytest.raises(SubmissionCancelledError):
         await waiting
+    release.set()
     await running
     lane = rt.lifecycle.ledger.lane(sid)
     assert [(t.text, t.state) for t in lane] == [("slow first", "completed"), ("never", "cancelled")]
@@ -57,15 +61,16 @@ async def test_send_mode_all_folds_every_queued_send_into_the_next_turn(tmp_path
     (tmp_path / "state").mkdir()
     (tmp_path / "state" / "config.json").write_text(json.dumps({"version": CONFIG_VERSION,
                                                                 "agent": {"sendMode": "all"}}))
-    rt = make_runtime(tmp_path, answering_provider())
+    log = ToolLog()
+    release = log.hold("slow first")
+    rt = make_runtime(tmp_path, answering_provider(), log)
     assert rt.config.agent.send_mode == "all"
     sid = rt.open_session(None, tmp_path).id
     first = asyncio.ensure_future(rt.run_turn("slow first", session_id=sid))
-    for _ in range(1000):  # the first runs (its 300 ms read) before the others are sent
-        if rt.running_turn_id(sid) is not None:
-            break
-        await asyncio.sleep(0.01)
+    await log.running("slow first")  # the others are sent while the first runs
     rest = [asyncio.ensure_future(rt.run_turn(t, session_id=sid)) for t in ("b", "c", "d")]
+    await until(lambda: len(rt.lifecycle.ledger.lane(sid)) == 4)
+    release.set()
     results = await asyncio.gather(first, *rest)
     assert users(rt, sid) == ["slow first", "b", "c", "d"]  # joined in admission order
     host = results[1]

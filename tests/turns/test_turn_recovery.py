@@ -11,15 +11,16 @@ from atomic_agent.turns.durable_steering import SteerQueue
 from atomic_agent.turns.restart_recovery import recover_ledger
 from atomic_agent.turns.turn_ledger import TurnLedger
 from atomic_agent.turns.turn_owner import OwnerLease
-from tests.agent.loop_harness import make_runtime
+from tests.agent.loop_harness import ToolLog, make_runtime
 from tests.turns.turn_kit import answering_provider, play_dead, replies, users
 
 
 async def test_steers_left_by_a_dead_process_become_queued_turns_answered_exactly_once(tmp_path: Path):
-    first = make_runtime(tmp_path, answering_provider())
+    log = ToolLog()
+    first = make_runtime(tmp_path, answering_provider(), log)
     sid = first.open_session(None, tmp_path).id
     zombie = asyncio.ensure_future(first.run_turn("hang first", session_id=sid))
-    await asyncio.sleep(0.1)
+    await log.running("hang first")
     assert first.steer(sid, "steer one").steered and first.steer(sid, "steer two").steered
     play_dead(first)
 

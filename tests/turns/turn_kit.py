@@ -16,7 +16,8 @@ def latest_user_text(prompt: str) -> str:
 
 
 def answering(request: Any) -> str:
-    """Reply `re: <latest user text>`; `slow ...` reads a 300 ms file first, `hang ...` a 60 s one."""
+    """Reply `re: <latest user text>`; `slow ...` reads a 300 ms file first (or, when the test's
+    ToolLog holds that text, one read until released), `hang ...` a 60 s one."""
     prompt = request.prompt
     last = latest_user_text(prompt)
     after_user = prompt[prompt.rfind(f"user: {last}"):]

@@ -6,19 +6,23 @@ first. Liveness comes from the database (the owner lease), not from a host's fil
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 import atomic_agent.plugins.postgresql as postgresql_plugin
 from atomic_agent.api import ScriptedProvider, runtime_for_test
+from atomic_agent.testing.scripted_provider import calls
+from tests.agent.loop_harness import TestToolsPlugin, ToolLog, until
 
 
-async def _host(state: Path, database: Any, delay_s: float = 0.0) -> Any:
+async def _host(state: Path, database: Any, script: Sequence[Any] = (), log: ToolLog | None = None) -> Any:
     server, name = database
-    return await runtime_for_test(state, plugins={"postgresql": postgresql_plugin},
+    plugins = {"postgresql": postgresql_plugin, "tools": TestToolsPlugin(log or ToolLog())}
+    return await runtime_for_test(state, plugins=plugins,
                                   config={"storage": {"url": server.url(name)}},
                                   environ={"ATOMIC_AGENT_STORAGE_PASSWORD": server.password},
-                                  provider=ScriptedProvider([], delay_s=delay_s))
+                                  provider=ScriptedProvider(script))
 
 
 def _said(runtime: Any, session_id: str, kind: str) -> list[str]:
@@ -27,15 +31,19 @@ def _said(runtime: Any, session_id: str, kind: str) -> list[str]:
 
 async def test_a_live_owner_on_another_host_is_waited_for_never_interrupted(tmp_path: Path,
                                                                             postgresql_database: Any):
-    one = await _host(tmp_path / "host-a", postgresql_database, delay_s=1.0)
+    log = ToolLog()
+    release = log.hold("slow")
+    one = await _host(tmp_path / "host-a", postgresql_database, [calls(("t.read", {"path": "slow"}))], log)
     two = await _host(tmp_path / "host-b", postgresql_database)
     try:
         sid = one.open_session(None, tmp_path).id
         first = asyncio.ensure_future(one.run_turn("slow first", session_id=sid))
-        await asyncio.sleep(0.4)  # its model call is under way on host a
+        await log.running("slow")  # its turn is under way on host a
         second = asyncio.ensure_future(two.run_turn("second", session_id=sid))
-        await asyncio.sleep(0.3)
+        await until(lambda: len(two.lifecycle.ledger.lane(sid)) == 2)
+        await asyncio.sleep(0.3)  # several of its lane polls
         assert [t.state for t in two.lifecycle.ledger.lane(sid)] == ["running", "queued"]
+        release.set()
         assert [(await first).state, (await second).state] == ["completed", "completed"]
         assert _said(two, sid, "user") == ["slow first", "second"]
         audit = [(r["turn_id"], r["to_state"]) for r in two.lifecycle.ledger.audit_rows()]

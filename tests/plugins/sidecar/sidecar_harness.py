@@ -17,7 +17,7 @@ from atomic_agent.plugins.sidecar.protocol_router import handle_item
 from atomic_agent.plugins.sidecar.protocol_schema import outgoing_problem
 from atomic_agent.plugins.sidecar.protocol_writer import ProtocolWriter
 from atomic_agent.plugins.sidecar.sidecar_server import DEFAULT_LIMITS, SidecarLimits, SidecarServer
-from tests.agent.loop_harness import make_runtime
+from tests.agent.loop_harness import ToolLog, make_runtime
 
 WAIT_S = 30.0  # a safety net for a hung test, never a speed expectation
 
@@ -47,11 +47,12 @@ class SchemaCheckedSink(io.RawIOBase):
 
 class SidecarHarness:
     def __init__(self, tmp_path: Path, provider: Any, *, limits: SidecarLimits = DEFAULT_LIMITS,
-                 environ: dict[str, str] | None = None, extra: list[tuple[object, str]] = ()) -> None:
+                 environ: dict[str, str] | None = None, extra: list[tuple[object, str]] = (),
+                 log: ToolLog | None = None) -> None:
         self._changed = asyncio.Event()
         self.sink = SchemaCheckedSink(lambda _m: self._changed.set())
         self.server = SidecarServer(ProtocolWriter(self.sink), limits, working_dir=tmp_path)
-        self.runtime = make_runtime(tmp_path, provider, ask=self.server.approvals.ask, environ=environ, extra=extra)
+        self.runtime = make_runtime(tmp_path, provider, log, ask=self.server.approvals.ask, environ=environ, extra=extra)
         self.server.bind(self.runtime)
         self._next_id = 0
 

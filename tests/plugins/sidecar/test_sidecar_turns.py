@@ -3,10 +3,12 @@ same-session turns queue FIFO (visibly), failures carry their category, abort ca
 
 from __future__ import annotations
 
+import asyncio
 from pathlib import Path
 
 from atomic_agent.api import ProviderUnavailableError
 from atomic_agent.testing.scripted_provider import ScriptedProvider, calls
+from tests.agent.loop_harness import ToolLog, until
 from tests.plugins.sidecar.sidecar_harness import SidecarHarness
 
 
@@ -58,12 +60,15 @@ async def test_send_message_without_session_creates_one_in_working_dir(tmp_path:
 
 
 async def test_concurrent_messages_on_one_session_queue_fifo_visibly(tmp_path: Path):
-    provider = ScriptedProvider([calls(("t.read", {"path": "slow", "ms": 100})), calls(("reply", {"text": "one"})),
+    provider = ScriptedProvider([calls(("t.read", {"path": "slow"})), calls(("reply", {"text": "one"})),
                                  calls(("reply", {"text": "two"})), calls(("reply", {"text": "three"}))])
-    sidecar = SidecarHarness(tmp_path, provider)
+    log = ToolLog()
+    release = log.hold("slow")
+    sidecar = SidecarHarness(tmp_path, provider, log=log)
     sid = (await sidecar.ok("create_session"))["session"]["id"]
     turns = [await sidecar.ok("send_message", sessionId=sid, text=f"m{i}") for i in range(3)]
     assert [t["queuePosition"] for t in turns] == [0, 1, 2]
+    release.set()
     for t in turns:
         await sidecar.turn_done(t["turnId"])
     queued = [e["position"] for e in sidecar.events(kind="turn_queued")]
@@ -95,8 +100,10 @@ async def test_a_failed_turn_reports_error_code_and_session_failed_category(tmp_
 
 
 async def test_abort_cancels_the_running_turn_and_a_queued_one_never_runs(tmp_path: Path):
-    provider = ScriptedProvider([calls(("t.read", {"path": "slow", "ms": 300})), calls(("reply", {"text": "late"}))])
-    sidecar = SidecarHarness(tmp_path, provider)
+    provider = ScriptedProvider([calls(("t.read", {"path": "slow"})), calls(("reply", {"text": "late"}))])
+    log = ToolLog()
+    log.hold("slow")  # never released: the abort ends it
+    sidecar = SidecarHarness(tmp_path, provider, log=log)
     sid = (await sidecar.ok("create_session"))["session"]["id"]
     running = await sidecar.ok("send_message", sessionId=sid, text="long job")
     queued = await sidecar.ok("send_message", sessionId=sid, text="after")
@@ -119,15 +126,17 @@ async def test_abort_cancels_the_running_turn_and_a_queued_one_never_runs(tmp_pa
 
 async def test_abort_stops_only_its_own_session(tmp_path: Path):
     provider = ScriptedProvider([], default=lambda request: (calls(("reply", {"text": "done"})) if "tool_result["
-                                                             in request.prompt else calls(("t.read", {"path": "slow",
-                                                                                                      "ms": 300}))))
-    sidecar = SidecarHarness(tmp_path, provider)
+                                                             in request.prompt else calls(("t.read", {"path": "slow"}))))
+    log = ToolLog()
+    release = log.hold("slow")
+    sidecar = SidecarHarness(tmp_path, provider, log=log)
     stopped = (await sidecar.ok("create_session"))["session"]["id"]
     other = (await sidecar.ok("create_session"))["session"]["id"]
     doomed = await sidecar.ok("send_message", sessionId=stopped, text="stop me")
     kept = await sidecar.ok("send_message", sessionId=other, text="keep me")
     await sidecar.wait_for(lambda e: e["type"] == "tool_call_started" and e["turnId"] == doomed["turnId"])
     assert (await sidecar.ok("abort", sessionId=stopped))["aborted"] == [doomed["turnId"]]
+    release.set()  # the other session's read, held until now, finishes
     await sidecar.turn_done(doomed["turnId"])
     assert (await sidecar.turn_done(kept["turnId"]))[-1]["status"] == "done"
     ledger = sidecar.runtime.lifecycle.ledger
@@ -137,12 +146,15 @@ async def test_abort_stops_only_its_own_session(tmp_path: Path):
 
 
 async def test_deleting_a_busy_session_is_refused_then_allowed(tmp_path: Path):
-    provider = ScriptedProvider([calls(("t.read", {"path": "slow", "ms": 100})), calls(("reply", {"text": "ok"}))])
-    sidecar = SidecarHarness(tmp_path, provider)
+    provider = ScriptedProvider([calls(("t.read", {"path": "slow"})), calls(("reply", {"text": "ok"}))])
+    log = ToolLog()
+    release = log.hold("slow")
+    sidecar = SidecarHarness(tmp_path, provider, log=log)
     sid = (await sidecar.ok("create_session", title="doomed"))["session"]["id"]
     turn = await sidecar.ok("send_message", sessionId=sid, text="work")
     busy = await sidecar.request("delete_session", sessionId=sid)
     assert busy["error"]["code"] == "session_busy"
+    release.set()
     await sidecar.turn_done(turn["turnId"])
     listed = (await sidecar.ok("list_sessions"))["sessions"]
     assert [(s["id"], s["title"], s["turns"], s["busy"]) for s in listed] == [(sid, "doomed", 1, False)]
@@ -152,12 +164,17 @@ async def test_deleting_a_busy_session_is_refused_then_allowed(tmp_path: Path):
 
 
 async def test_shutdown_parks_in_flight_turns_at_a_step_boundary_and_refuses_later_requests(tmp_path: Path):
-    provider = ScriptedProvider([calls(("t.read", {"path": "slow", "ms": 200})), calls(("reply", {"text": "x"}))])
-    sidecar = SidecarHarness(tmp_path, provider)
+    provider = ScriptedProvider([calls(("t.read", {"path": "slow"})), calls(("reply", {"text": "x"}))])
+    log = ToolLog()
+    release = log.hold("slow")
+    sidecar = SidecarHarness(tmp_path, provider, log=log)
     turn = await sidecar.ok("send_message", text="work")
     await sidecar.wait_for(lambda e: e["type"] == "tool_call_started")
     assert (await sidecar.ok("shutdown"))["inFlightTurns"] == 1
-    await sidecar.server.shutdown()
+    stopping = asyncio.ensure_future(sidecar.server.shutdown())
+    await until(lambda: sidecar.runtime.stopping)  # the drain began while the step runs
+    release.set()  # the step finishes within the grace period
+    await stopping
     finished = sidecar.events(turn["turnId"], "turn_finished")
     assert finished and finished[0]["status"] == "interrupted"  # parked: the next start answers it
     assert sidecar.events(turn["turnId"], "error")[0]["code"] == "turn_parked"

@@ -83,17 +83,14 @@ async def test_a_crash_after_the_turn_completed_records_it_completed_without_run
 
 async def test_a_kill_during_a_run_never_replays_the_turn_and_records_the_occurrence_interrupted(tmp_path: Path):
     clock = FakeClock()
-    first = await task_runtime(tmp_path, effect_then_hang(), clock, extra_plugins=[(EffectTools(tmp_path), "fx")])
+    log = ToolLog()
+    first = await task_runtime(tmp_path, effect_then_hang(), clock, log=log, extra_plugins=[(EffectTools(tmp_path), "fx")])
     svc = first.service("tasks")
     task = svc.create("send the report", schedule={"kind": "interval", "everyMs": 3_600_000})
     clock.advance(3_600_000)
     zombie = asyncio.ensure_future(svc.runner.run_due())
     effects = tmp_path / EFFECTS
-    for _ in range(500):
-        await asyncio.sleep(0.01)
-        if effects.exists():
-            break
-    await asyncio.sleep(0.05)  # now inside t.hang
+    await log.running("forever")  # the effect is done, t.hang runs
     play_dead(first)  # the kernel drops a killed process's locks
     svc._lease.release()
     second = await task_runtime(tmp_path, answering_provider(), clock, extra_plugins=[(EffectTools(tmp_path), "fx")])

@@ -43,8 +43,7 @@ def held(path: str) -> tuple[ToolLog, asyncio.Event]:
     """A tool log whose t.read on `path` runs until the test sets the returned event, so the
     test acts while the tool runs without racing a timer on a loaded machine."""
     log = ToolLog()
-    log.holds[path] = asyncio.Event()
-    return log, log.holds[path]
+    return log, log.hold(path)
 
 
 async def wait_for(pilot: Any, condition: Callable[[], bool], timeout: float = 5.0) -> None:
