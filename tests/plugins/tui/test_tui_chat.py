@@ -37,8 +37,10 @@ async def test_deny_and_session_grant_reach_the_gate(tmp_path: Path) -> None:
     async with tui_app(tmp_path, script) as (app, pilot, runtime):
         await type_and_send(pilot, app, "go")
         await wait_for(pilot, lambda: isinstance(app.screen, ApprovalModal))
+        first = app.screen
         await pilot.press("n")  # denied: the tool says so
-        await wait_for(pilot, lambda: isinstance(app.screen, ApprovalModal))
+        # the second call's modal, not the answered one still closing
+        await wait_for(pilot, lambda: isinstance(app.screen, ApprovalModal) and app.screen is not first)
         await pilot.click("#answer-s")  # by mouse: a session grant for the shell category
         await wait_for(pilot, lambda: not app.orchestrator.busy)
         assert not isinstance(app.screen, ApprovalModal)  # the third call used the grant: no third modal
@@ -115,7 +117,7 @@ async def test_escape_stops_the_turn_and_holds_the_queue(tmp_path: Path) -> None
         await wait_for(pilot, lambda: "→ t.read" in chat_text(app))
         await type_and_send(pilot, app, "follow up")
         await pilot.press("escape")
-        await wait_for(pilot, lambda: not app.orchestrator.busy, timeout=8)
+        await wait_for(pilot, lambda: not app.orchestrator.busy)
         assert app.orchestrator.last_result.state == "stopped"
         assert app.orchestrator.paused and [p.text for p in app.orchestrator.pending] == ["follow up"]
         await type_and_send(pilot, app, "/queue run")

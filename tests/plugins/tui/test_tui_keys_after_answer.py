@@ -28,7 +28,7 @@ async def test_keys_typed_while_the_answered_modal_closes_do_not_stop_the_turn(t
         await wait_for(pilot, lambda: not isinstance(app.screen, ApprovalModal))
         await wait_for(pilot, lambda: "also say thanks" in chat_text(app))  # sent while t.read still runs
         release.set()
-        await wait_for(pilot, lambda: not app.orchestrator.busy, timeout=10)
+        await wait_for(pilot, lambda: not app.orchestrator.busy)
         result = app.orchestrator.last_result
         assert result.status == "done" and result.reply == "finished", chat_text(app)
         assert runtime.gate.grants_snapshot() == []  # the stray "a" and "s" granted nothing

@@ -85,7 +85,7 @@ async def test_the_selection_window_suspends_reporting_and_comes_back_by_itself(
         assert app.mouse_switch.enabled and not app.mouse_switch.reporting
         await click(pilot, app, "#--content-tab-panel-tools")
         assert active(app) == "chat"  # the terminal owns the mouse during the window
-        await wait_for(pilot, lambda: app.mouse_switch.reporting, timeout=3)
+        await wait_for(pilot, lambda: app.mouse_switch.reporting)
         await click(pilot, app, "#--content-tab-panel-tools")
         assert active(app) == "panel-tools"
 

@@ -49,7 +49,7 @@ async def test_an_approval_raised_elsewhere_is_shown_here_and_the_first_answer_h
     async with tui_app(tmp_path, script, size=(120, 36)) as (app, pilot, runtime):
         phone = Phone()
         session_id, turn = _routed_turn(runtime, tmp_path, phone)
-        await wait_for(pilot, lambda: isinstance(app.screen, ApprovalModal), timeout=10)
+        await wait_for(pilot, lambda: isinstance(app.screen, ApprovalModal))
         modal = app.screen
         assert phone.shown and modal.request.approval_id == phone.shown[0].approval_id
         assert modal.request.session_id == session_id and "build" in modal.request.summary
@@ -69,10 +69,10 @@ async def test_a_record_answered_elsewhere_first_closes_the_modal_and_says_who_a
     async with tui_app(tmp_path, script, size=(120, 36)) as (app, pilot, runtime):
         phone = Phone()
         _session_id, turn = _routed_turn(runtime, tmp_path, phone)
-        await wait_for(pilot, lambda: isinstance(app.screen, ApprovalModal), timeout=10)
+        await wait_for(pilot, lambda: isinstance(app.screen, ApprovalModal))
         approval_id = app.screen.request.approval_id
         runtime.gate.records.answer(approval_id, "deny", principal="operator", surface="telegram")
-        await wait_for(pilot, lambda: not isinstance(app.screen, ApprovalModal), timeout=5)
+        await wait_for(pilot, lambda: not isinstance(app.screen, ApprovalModal))
         result = await asyncio.wait_for(turn, 10)
         assert result.status == "done"
         assert f"approval {approval_id} was answered 'deny' by operator via telegram" in _notices(app)
@@ -84,11 +84,11 @@ async def test_a_late_answer_here_changes_nothing_and_is_told_who_answered_first
     async with tui_app(tmp_path, script, size=(120, 36)) as (app, pilot, runtime):
         phone = Phone()
         _session_id, turn = _routed_turn(runtime, tmp_path, phone)
-        await wait_for(pilot, lambda: isinstance(app.screen, ApprovalModal), timeout=10)
+        await wait_for(pilot, lambda: isinstance(app.screen, ApprovalModal))
         approval_id = app.screen.request.approval_id
         runtime.gate.records.answer(approval_id, "deny", principal="operator", surface="serve")
         await pilot.press("y")  # before the next poll notices: the record refuses the late answer
-        await wait_for(pilot, lambda: "already answered" in _notices(app), timeout=5)
+        await wait_for(pilot, lambda: "already answered" in _notices(app))
         await asyncio.wait_for(turn, 10)
         record = runtime.gate.records.get(approval_id)
         assert (record.decision, record.surface) == ("deny", "serve")
@@ -102,7 +102,7 @@ async def test_the_tuis_own_prompt_closes_when_another_surface_answers_it_first(
         await wait_for(pilot, lambda: isinstance(app.screen, ApprovalModal))
         approval_id = app.screen.request.approval_id
         runtime.gate.records.answer(approval_id, "once", principal="operator", surface="serve")
-        await wait_for(pilot, lambda: not app.orchestrator.busy, timeout=10)
+        await wait_for(pilot, lambda: not app.orchestrator.busy)
         assert not isinstance(app.screen, ApprovalModal)
         assert "ok: ran" in chat_text(app) and app.orchestrator.last_result.reply == "cleaned"
         assert f"approval {approval_id} was answered 'once' by operator via serve" in _notices(app)
@@ -121,16 +121,16 @@ async def test_a_question_of_the_tuis_own_turn_is_answered_by_option_and_esc_put
     script = [calls(("ask_user", QUESTION)), calls(("reply", {"text": "deleted"}))]
     async with tui_app(tmp_path, script, size=(120, 36)) as (app, pilot, runtime):
         await type_and_send(pilot, app, "tidy the backups")
-        await wait_for(pilot, lambda: isinstance(app.screen, QuestionModal), timeout=10)
+        await wait_for(pilot, lambda: isinstance(app.screen, QuestionModal))
         question_id = next(iter(app.shared_approvals.showing))
         await pilot.press("escape")  # not now: it stays open for any surface, and is not shown again at once
         await pilot.pause(2.2)
         assert not isinstance(app.screen, QuestionModal) and app.orchestrator.busy
         assert runtime.gate.records.get(question_id).state == "pending"
         app.shared_approvals.not_now[question_id] = 0.0  # the minute has passed
-        await wait_for(pilot, lambda: isinstance(app.screen, QuestionModal), timeout=5)
+        await wait_for(pilot, lambda: isinstance(app.screen, QuestionModal))
         await pilot.press("2")
-        await wait_for(pilot, lambda: not app.orchestrator.busy, timeout=10)
+        await wait_for(pilot, lambda: not app.orchestrator.busy)
         record = runtime.gate.records.get(question_id)
         assert (record.state, record.decision, record.surface) == ("answered", "delete", "tui")
         assert "the person chose 'delete'" in chat_text(app) and app.orchestrator.last_result.reply == "deleted"
@@ -146,7 +146,7 @@ async def test_a_question_raised_elsewhere_takes_a_typed_answer_here(tmp_path: P
     async with tui_app(tmp_path, script, size=(120, 36)) as (app, pilot, runtime):
         phone = Phone()
         _session_id, turn = _routed_turn(runtime, tmp_path, phone)
-        await wait_for(pilot, lambda: isinstance(app.screen, QuestionModal), timeout=10)
+        await wait_for(pilot, lambda: isinstance(app.screen, QuestionModal))
         assert "Which backup folder?" in str(app.screen.query_one("#question-text").render())
         app.screen.query_one(Input).value = "/srv/backups 2"
         await pilot.press("enter")

@@ -46,8 +46,9 @@ def held(path: str) -> tuple[ToolLog, asyncio.Event]:
     return log, log.hold(path)
 
 
-async def wait_for(pilot: Any, condition: Callable[[], bool], timeout: float = 5.0) -> None:
-    """Pause the pilot until `condition()` holds (a turn runs on the app's own loop)."""
+async def wait_for(pilot: Any, condition: Callable[[], bool], timeout: float = 30.0) -> None:
+    """Pause the pilot until `condition()` holds (a turn runs on the app's own loop). The
+    timeout only catches a hung test: a loaded CI machine may be slow, never wrong."""
     deadline = asyncio.get_running_loop().time() + timeout
     while not condition():
         if asyncio.get_running_loop().time() > deadline:
