@@ -66,8 +66,10 @@ def test_the_tui_binary_asks_approves_and_steers_on_the_real_server(llama_server
                     command], check=True, env=env, timeout=30)
     try:
         tmux.wait(lambda s: "⏎ send" in s and "smollm2" in s.lower(), 60, "the app's first screen")
-        time.sleep(1.0)  # the panels of every plugin finish mounting
         tmux.text("/tool os.fs.trash move note.txt to the trash")
+        # Enter only once the keys are in the chat editor (a panel focusing its list as it
+        # mounts must not have taken them), however long the panels take to mount
+        tmux.wait(lambda s: "move note.txt to the trash" in s, 60, "the typed command in the chat editor")
         tmux.keys("Enter")
         screen = tmux.wait(lambda s: "approval needed" in s, 240, "the approval modal")
         assert "move to trash" in screen and "y  allow this call once" in screen

@@ -27,7 +27,7 @@ from atomic_agent.plugins.openai_compatible.http_errors import network_error as 
 from atomic_agent.reliability.failure_taxonomy import classify_failure
 from atomic_agent.sessions.transcript_entry import FAILURE_NOTE, USER
 from atomic_agent.turns.restart_recovery import owes_answer
-from tests.agent.loop_harness import make_runtime
+from tests.agent.loop_harness import make_runtime, until
 
 TIMEOUT_S = 0.3
 URL_PATH = "/completion"
@@ -118,12 +118,12 @@ async def test_write_timeout_is_provider_timeout_not_cancel(silent_server) -> No
 
 
 async def test_pool_timeout_is_provider_timeout_not_cancel(silent_server) -> None:
-    port, _ = silent_server
+    port, accepted = silent_server
     transport = httpx.AsyncHTTPTransport(limits=httpx.Limits(max_connections=1))
     client = LlamaServerClient(f"http://127.0.0.1:{port}", retries=0, timeout_s=1.5, transport=transport)
     try:
         first = asyncio.ensure_future(_complete(client, stream=False))
-        await asyncio.sleep(0.2)  # the only pooled connection is now taken by a request nobody answers
+        await until(lambda: len(accepted) == 1)  # the only pooled connection is taken by a request nobody answers
         client._http.timeout = httpx.Timeout(1.5, pool=TIMEOUT_S)
         err = await _complete(client, stream=False)
         await first

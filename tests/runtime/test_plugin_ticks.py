@@ -12,7 +12,7 @@ import pytest
 from atomic_agent.hook_records import TickSpec
 from atomic_agent.hookspecs import hookimpl
 from atomic_agent.runtime.background_work import PluginTicks
-from tests.agent.loop_harness import make_runtime
+from tests.agent.loop_harness import make_runtime, until
 from tests.turns.turn_kit import answering_provider
 
 
@@ -43,10 +43,7 @@ async def test_a_failing_tick_is_counted_and_the_timer_keeps_ticking(capsys):
 
     ticks = PluginTicks([TickSpec("flaky", 0.001, flaky, plugin="p")])
     ticks.start()
-    for _ in range(500):
-        await asyncio.sleep(0.002)
-        if calls >= 4:
-            break
+    await until(lambda: calls >= 4)
     await ticks.stop()
     assert calls >= 4 and ticks.errors["flaky"] >= 2 and ticks.active == []
     assert "tick 'flaky' of plugin 'p' failed: RuntimeError: tick broke" in capsys.readouterr().err

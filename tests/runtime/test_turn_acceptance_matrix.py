@@ -93,10 +93,7 @@ async def test_after_restart_queued_turns_drain_and_running_turns_are_not_replay
     running = asyncio.ensure_future(first.run_turn("hang on the first", session_id=sid))
     parked = [asyncio.ensure_future(first.run_turn(text, session_id=sid)) for text in ("second", "third")]
     parked_other = asyncio.ensure_future(first.run_turn("hang elsewhere", session_id=other))
-    for _ in range(500):  # until both hanging tools run (a loaded machine may take a while)
-        if len(log1.started) == 2:
-            break
-        await asyncio.sleep(0.01)
+    await until(lambda: len(log1.started) == 2)  # both hanging tools run
     assert [p for _, p, _ in log1.started] == ["hang on the first", "hang elsewhere"]
     play_dead(first)  # the process is gone; its tasks are zombies from here on
 

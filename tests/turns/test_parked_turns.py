@@ -118,18 +118,15 @@ async def test_a_host_closing_before_anyone_answers_leaves_the_turn_parked_and_i
     from atomic_agent.approval.approval_records import OPERATOR, PENDING
     from atomic_agent.approval.pending_approvals import PendingApprovals
     from atomic_agent.testing.scripted_provider import ScriptedProvider, calls
-    from tests.agent.loop_harness import ToolLog, make_runtime
+    from tests.agent.loop_harness import ToolLog, make_runtime, until
     from tests.turns.turn_kit import play_dead
 
     def host() -> PendingApprovals:
         return PendingApprovals(lambda _e, _t: None, 60.0, lambda: None)
 
     async def shown(approvals: PendingApprovals) -> str:
-        for _ in range(500):
-            if approvals.pending():
-                return str(approvals.pending()[0]["approvalId"])
-            await asyncio.sleep(0.01)
-        raise AssertionError("the approval was never shown")
+        await until(lambda: bool(approvals.pending()))
+        return str(approvals.pending()[0]["approvalId"])
 
     first_host, log = host(), ToolLog()
     first = make_runtime(tmp_path, ScriptedProvider([calls(("t.gated", {"path": "ls"}))]), log, ask=first_host.ask)
@@ -175,7 +172,7 @@ async def test_an_approval_whose_call_was_answered_elsewhere_is_withdrawn_not_le
     from atomic_agent.approval.pending_approvals import PendingApprovals
     from atomic_agent.testing.scripted_provider import ScriptedProvider, calls
     from atomic_agent.turns.restart_recovery import take_over_dead_turn
-    from tests.agent.loop_harness import ToolLog, make_runtime
+    from tests.agent.loop_harness import ToolLog, make_runtime, until
     from tests.turns.turn_kit import play_dead
 
     approvals = PendingApprovals(lambda _e, _t: None, 60.0, lambda: None)
@@ -184,10 +181,7 @@ async def test_an_approval_whose_call_was_answered_elsewhere_is_withdrawn_not_le
     approvals.records = first.gate.records
     sid = first.open_session(None, tmp_path).id
     zombie = asyncio.ensure_future(first.run_turn("run ls", session_id=sid))
-    for _ in range(500):
-        if approvals.pending():
-            break
-        await asyncio.sleep(0.01)
+    await until(lambda: bool(approvals.pending()))
     approval_id = str(approvals.pending()[0]["approvalId"])
     play_dead(first)
     # a live owner finds the lane held by the dead turn and takes it over: the call is answered
@@ -215,24 +209,10 @@ def _approvals_host() -> object:
 
 
 async def _shown(approvals: object) -> str:
-    import asyncio
+    from tests.agent.loop_harness import until
 
-    for _ in range(500):
-        pending = approvals.pending()  # type: ignore[attr-defined]
-        if pending:
-            return str(pending[0]["approvalId"])
-        await asyncio.sleep(0.01)
-    raise AssertionError("the approval was never shown")
-
-
-async def _until(check: object, what: str) -> None:
-    import asyncio
-
-    for _ in range(500):
-        if check():  # type: ignore[operator]
-            return
-        await asyncio.sleep(0.01)
-    raise AssertionError(f"never: {what}")
+    await until(lambda: bool(approvals.pending()))  # type: ignore[attr-defined]
+    return str(approvals.pending()[0]["approvalId"])  # type: ignore[attr-defined]
 
 
 async def test_a_parked_turn_keeps_its_lane_across_processes_until_its_answer_resumes_it(tmp_path: Path) -> None:
@@ -243,7 +223,7 @@ async def test_a_parked_turn_keeps_its_lane_across_processes_until_its_answer_re
 
     from atomic_agent.approval.approval_records import OPERATOR, PENDING
     from atomic_agent.testing.scripted_provider import ScriptedProvider, calls
-    from tests.agent.loop_harness import ToolLog, make_runtime
+    from tests.agent.loop_harness import ToolLog, make_runtime, until
     from tests.turns.turn_kit import play_dead, replies
 
     first_host, log = _approvals_host(), ToolLog()
@@ -268,7 +248,7 @@ async def test_a_parked_turn_keeps_its_lane_across_processes_until_its_answer_re
     other = make_runtime(tmp_path, ScriptedProvider([], default=calls(("reply", {"text": "after the answer"}))), log)
     later = asyncio.ensure_future(other.run_turn("and then?", session_id=sid))
     ledger = other.lifecycle.ledger
-    await _until(lambda: [t.state for t in ledger.lane(sid)][-1:] == ["queued"], "the later turn was admitted")
+    await until(lambda: [t.state for t in ledger.lane(sid)][-1:] == ["queued"])  # the later turn was admitted
     await asyncio.sleep(0.5)  # many lane polls: it must still wait behind the parked turn
     assert [t.state for t in ledger.lane(sid)] == ["parked", "queued"]
     assert not [e for e in other.sessions.entries(sid) if e.kind == "tool_result"]  # not answered as stranded

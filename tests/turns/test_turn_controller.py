@@ -80,9 +80,10 @@ async def test_cancelled_submission_rejects_without_running():
     tc = TurnController()
     ran: list[str] = []
     cancel = asyncio.Event()
+    release = asyncio.Event()
 
     async def long():
-        await asyncio.sleep(0.1)
+        await release.wait()  # still running whatever the machine's speed
 
     async def never():
         ran.append("ran")
@@ -95,6 +96,7 @@ async def test_cancelled_submission_rejects_without_running():
     cancel.set()
     with pytest.raises(SubmissionCancelledError):
         await second
+    release.set()
     await first
     assert ran == [] and not tc.is_busy("s")
 

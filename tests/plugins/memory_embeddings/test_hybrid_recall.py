@@ -12,6 +12,7 @@ import pytest
 from atomic_agent.api import EmbeddingUnavailable
 from atomic_agent.plugins.memory_embeddings.embedding_writer import PROBE_TEXT
 from atomic_agent.testing.scripted_provider import calls
+from tests.agent.loop_harness import until
 from tests.plugins.memory_embeddings.concept_embedder import ConceptEmbedder
 from tests.plugins.memory_embeddings.hybrid_runtime import counter, make_hybrid_runtime
 from tests.plugins.memory_plugins.routing_provider import RoutingProvider
@@ -112,7 +113,7 @@ async def test_embedding_writes_never_block_the_store(tmp_path: Path) -> None:
     runtime.memory_phases  # noqa: B018
     memory = runtime.service("memory")
     stored = memory.note_store().store(GUITAR)  # returns while the daemon has not answered
-    await asyncio.sleep(0.05)
+    await until(lambda: embedder.calls != [])  # the writer asked the daemon, which holds its answer
     assert embedder.calls == [[GUITAR]]
     assert memory.database.query("SELECT count(*) AS n FROM memory_embeddings")[0]["n"] == 0
     assert memory.note_store().recall("guitar", 1)[0].note.id == stored.note.id  # full text works at once

@@ -93,7 +93,7 @@ async def test_a_turn_waiting_on_host_a_is_answered_by_host_b_through_the_fleets
         tmp_path: Path, postgresql_database: Any) -> None:
     from atomic_agent.approval.pending_approvals import PendingApprovals
     from atomic_agent.testing.scripted_provider import ScriptedProvider, calls
-    from tests.agent.loop_harness import ToolLog
+    from tests.agent.loop_harness import ToolLog, until
 
     shown = PendingApprovals(lambda _e, _t: None, 60.0, lambda: None)  # host A's screen: nobody answers there
     log = ToolLog()
@@ -104,10 +104,7 @@ async def test_a_turn_waiting_on_host_a_is_answered_by_host_b_through_the_fleets
     try:
         sid = host_a.open_session(None, tmp_path).id
         turn = asyncio.ensure_future(host_a.run_turn("run ls", session_id=sid))
-        for _ in range(500):
-            if shown.pending():
-                break
-            await asyncio.sleep(0.01)
+        await until(lambda: bool(shown.pending()))
         approval_id = str(shown.pending()[0]["approvalId"])
         (listed,) = host_b.gate.records.find((PENDING,))  # type: ignore[union-attr]
         assert listed.id == approval_id and listed.session_id == sid

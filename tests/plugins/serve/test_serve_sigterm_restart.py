@@ -21,6 +21,7 @@ import pytest
 from atomic_agent.plugins.llama_server.testing.fake_llama_server import Delay, FakeLlamaServer
 from tests.plugins.serve.test_serve_subprocess import ATOMIC_AGENT, WAIT_S, child_env, free_port, wait_until_up
 from tests.turns.answered_once import unanswered_or_doubled
+from tests.turns.ingress_texts import admitted_texts
 
 INFERENCE_S = 1.5  # each scripted completion takes this long: turns are mid-inference at the signal
 
@@ -88,8 +89,11 @@ def test_sigterm_under_load_then_restart_answers_every_accepted_message_once(tmp
                 thread.start()
             deadline = time.monotonic() + WAIT_S
             while len(fake.completion_bodies) < 2 and time.monotonic() < deadline:
-                time.sleep(0.02)  # both sessions' first turns are mid-inference; the other three wait behind
-            time.sleep(0.3)
+                time.sleep(0.02)  # both sessions' first turns are mid-inference
+            # the other three wait behind: admitted, so the stop parks them (a request that came
+            # after the stop began would be refused with server_stopping instead)
+            while sorted(admitted_texts(state)) != texts and time.monotonic() < deadline:
+                time.sleep(0.02)
             assert stop(proc) == 0
             for thread in threads:
                 thread.join(WAIT_S)

@@ -9,6 +9,7 @@ from typing import Any
 from atomic_agent.llm.provider_protocol import ProviderError
 from atomic_agent.plugins.tasks.task_backoff import next_delay_ms
 from atomic_agent.testing.scripted_provider import ScriptedProvider, calls
+from tests.agent.loop_harness import until
 from tests.plugins.tasks.task_kit import FakeClock, runs, task_runtime, turns_with_text
 from tests.turns.turn_kit import answering_provider, replies
 
@@ -98,7 +99,9 @@ async def test_a_tool_failure_blocks_the_task_without_a_retry(tmp_path: Path):
 
 
 class GatedProvider(ScriptedProvider):
-    """Records when each session's inference starts and ends; every answer takes a moment."""
+    """Records when each session's inference starts and ends; a1's answer waits until b1's
+    inference has begun (sessions that run at the same time overlap there, with no timer for
+    a slow machine to outrun; run one after the other, a1 never answers)."""
 
     def __init__(self) -> None:
         super().__init__([])
@@ -109,7 +112,8 @@ class GatedProvider(ScriptedProvider):
 
         text = latest_user_text(request.prompt)
         self.log.append(("enter", text))
-        await asyncio.sleep(0.02)
+        if text == "a1":
+            await until(lambda: ("enter", "b1") in self.log)
         self.log.append(("exit", text))
         self.script.append(calls(("reply", {"text": f"re: {text}"})))
         return await super().complete(request, on_delta)
@@ -159,11 +163,12 @@ async def test_cancelling_a_running_task_ends_its_turn_cancelled(tmp_path: Path)
     svc = rt.service("tasks")
     task = svc.create("hang on a slow read")
     drain = asyncio.ensure_future(svc.runner.run_due())
-    for _ in range(200):
-        await asyncio.sleep(0.01)
-        if svc.store.get(task.id).status == "running" and svc.store.get(task.id).session_id and \
-                rt.lifecycle.ledger.lane(svc.store.get(task.id).session_id):
-            break
+
+    def turn_admitted() -> bool:
+        row = svc.store.get(task.id)
+        return row.status == "running" and bool(row.session_id) and bool(rt.lifecycle.ledger.lane(row.session_id))
+
+    await until(turn_admitted)
     assert svc.cancel(task.id).status == "running"  # asked to stop; the runner records the end
     await drain
     ended = svc.store.get(task.id)
@@ -179,20 +184,14 @@ async def test_stopping_one_firing_of_a_recurring_task_keeps_its_schedule_and_ca
     task = svc.create("hang around hourly", schedule={"kind": "interval", "everyMs": 3_600_000})
     clock.advance(3_600_000)
     drain = asyncio.ensure_future(svc.runner.run_due())
-    for _ in range(300):
-        await asyncio.sleep(0.01)
-        if rt.stop(task.session_id):  # the user pressed stop on this one firing
-            break
+    await until(lambda: rt.stop(task.session_id))  # the user pressed stop on this one firing
     await drain
     after = svc.store.get(task.id)
     assert (after.status, after.due_at) == ("pending", task.due_at + 3_600_000)
     assert [r.status for r in svc.store.runs(task.id)] == ["cancelled"]
     clock.advance(3_600_000)
     drain = asyncio.ensure_future(svc.runner.run_due())
-    for _ in range(300):
-        await asyncio.sleep(0.01)
-        if svc.store.get(task.id).status == "running" and rt.turns.is_busy(task.session_id):
-            break
+    await until(lambda: svc.store.get(task.id).status == "running" and rt.turns.is_busy(task.session_id))
     svc.cancel(task.id)  # the task itself is cancelled: no more firings
     await drain
     assert svc.store.get(task.id).status == "cancelled"
@@ -206,10 +205,7 @@ async def test_a_cancel_written_by_another_process_reaches_the_running_turn(tmp_
     svc.runner.cancel_poll_s = 0.01
     task = svc.create("hang on a slow read")
     drain = asyncio.ensure_future(svc.runner.run_due())
-    for _ in range(200):
-        await asyncio.sleep(0.01)
-        if svc.store.get(task.id).status == "running":
-            break
+    await until(lambda: svc.store.get(task.id).status == "running")
     from atomic_agent.plugins.tasks.task_service import TaskService
 
     other = TaskService(rt.state_dir, svc.config, clock=clock)  # the CLI: no runtime, its own connection
