@@ -60,6 +60,11 @@ class SchemaState:
         return (f"schema version {self.version}" + (f", migrations {', '.join(unknown)}" if unknown else "")
                 + (f", written by atomic-agent {self.writer}" if self.writer else ""))
 
+    def older_than(self, steps: Sequence[Migration]) -> bool:
+        """Whether some of `steps` is not applied yet: the file is an older build's, which the
+        next store opening it migrates."""
+        return self.version < len(steps) or not self.applied.issuperset(step.__name__ for step in steps)
+
 
 def read_schema_state(conn: sqlite3.Connection) -> SchemaState:
     """Read-only: the user_version and recorded migrations (raises sqlite3.DatabaseError on a
@@ -104,8 +109,7 @@ def migrate(conn: sqlite3.Connection, steps: Sequence[Migration]) -> list[str]:
     newer = schema.newer_than(steps)
     if newer is not None:  # never rewrite a newer file's version down to ours
         raise NewerSchemaError(_file_of(conn), newer, len(steps), schema.writer)
-    names = [step.__name__ for step in steps]
-    if schema.version == len(steps) and schema.applied.issuperset(names):
+    if not schema.older_than(steps):
         return []
     from atomic_agent.unused_extras import import_sqlite_utils
 

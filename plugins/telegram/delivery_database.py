@@ -66,8 +66,7 @@ class DeliveryFileLook:
     def older(self) -> bool:
         """An older build's file, which the next store opening it migrates (its tables may
         have their old names): not read as this build's."""
-        names = {step.__name__ for step in MIGRATIONS}
-        return self.schema.version < len(MIGRATIONS) or not self.schema.applied.issuperset(names)
+        return self.schema.older_than(MIGRATIONS)
 
     def write(self) -> AbstractContextManager[Any]:
         raise sqlite3.OperationalError(f"{self.path} is open read-only here (doctor, status look without "

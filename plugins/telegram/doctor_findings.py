@@ -38,21 +38,20 @@ def newer_store_finding(state_dir: Path) -> DoctorFinding | None:
     """telegram.sqlite written by a newer build: the channel refuses it, so say so with what to do
     (whether or not telegram is enabled now: enabling it would fail on it)."""
     from atomic_agent import __version__
-    from atomic_agent.api import DoctorFinding, open_sqlite_read_only, sqlite_migrations
+    from atomic_agent.api import DoctorFinding
 
+    from .delivery_database import DeliveryFileLook
     from .delivery_schema import MIGRATIONS
 
     path = db_path(state_dir)
     if not path.exists():
         return None
     try:
-        conn = open_sqlite_read_only(path)
-        try:
-            schema = sqlite_migrations.read_schema_state(conn)
-        finally:
-            conn.close()
+        look = DeliveryFileLook(path)
     except sqlite3.Error:
         return None  # damage is the generic database check's finding
+    look.close()
+    schema = look.schema
     newer = schema.newer_than(MIGRATIONS)
     if newer is None:
         return None
