@@ -30,7 +30,9 @@ LESSONS_BLOCK = "memoryLessons"  # the memory_notes plugin's switch: no lessons 
 NOTES_BLOCK = "memoryNotes"
 EPISODE_TAG = "episode"
 OUTCOME_METRIC = "agent.memory.lessons.distilled"
-N_PREDICT = 160
+# turn_lesson.gbnf's longest answer is about 690 characters and a token is at least one, so
+# this limit never cuts off a lesson the grammar still allows (a cut line cannot be parsed)
+N_PREDICT = 720
 
 
 @attrs.frozen
