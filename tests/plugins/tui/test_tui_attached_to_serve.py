@@ -18,7 +18,7 @@ from atomic_agent.plugins.tui.serve_attachment import AttachError, ServeAttachme
 from atomic_agent.plugins.tui.tui_app import AtomicTui
 from atomic_agent.testing.scripted_provider import ScriptedProvider, calls
 from tests.plugins.serve.serve_harness import WAIT_S, ServeHarness, ThreadGatedProvider
-from tests.plugins.tui.tui_harness import chat_text, type_and_send, wait_for
+from tests.plugins.tui.tui_harness import chat_text, shown, type_and_send, wait_for
 
 TOKEN = "operator-token-for-the-attach-test-0123456789abcdef"
 OTHER = {"X-Atomic-Client": "another-client-0123456789"}
@@ -78,7 +78,7 @@ async def test_attached_tui_sees_follows_approves_and_sends_into_another_clients
             # its steps arrive live, then the approval it raises is asked here (the operator's surface)
             from atomic_agent.plugins.tui.approval_modal import ApprovalModal
 
-            await wait_for(pilot, lambda: isinstance(app.screen, ApprovalModal), timeout=WAIT_S)
+            await wait_for(pilot, lambda: shown(app, ApprovalModal), timeout=WAIT_S)
             assert "t.gated" in chat_text(app)  # the call's line in the live feed, before it was approved
             request = app.screen.request
             assert (request.tool, request.category, request.session_id) == ("t.gated", "shell", session_id)
@@ -215,7 +215,7 @@ async def test_records_another_process_asks_are_asked_here_and_close_when_answer
             first = records.create(kind="approval", session_id="cli-session", category="shell", level=1,
                                    summary="rm -rf build", frozen=FrozenCall("os.shell", argv=("rm", "-rf", "build")),
                                    ttl_s=600)
-            await wait_for(pilot, lambda: isinstance(app.screen, ApprovalModal), timeout=WAIT_S)
+            await wait_for(pilot, lambda: shown(app, ApprovalModal), timeout=WAIT_S)
             assert app.screen.request.approval_id == first.id
             await pilot.press("y")
             await wait_for(pilot, lambda: records.get(first.id).state != "pending", timeout=WAIT_S)
@@ -224,7 +224,7 @@ async def test_records_another_process_asks_are_asked_here_and_close_when_answer
             second = records.create(kind="approval", session_id="cli-session", category="shell", level=1,
                                     summary="make clean", frozen=FrozenCall("os.shell", argv=("make", "clean")),
                                     ttl_s=600)
-            await wait_for(pilot, lambda: isinstance(app.screen, ApprovalModal)
+            await wait_for(pilot, lambda: shown(app, ApprovalModal)
                            and app.screen.request.approval_id == second.id, timeout=WAIT_S)
             records.answer(second.id, "deny", principal="operator", surface="telegram")
             await wait_for(pilot, lambda: not isinstance(app.screen, ApprovalModal), timeout=WAIT_S)

@@ -8,14 +8,14 @@ import json
 from pathlib import Path
 
 from atomic_agent.plugins.tui.approval_modal import ApprovalModal
-from tests.plugins.tui.tui_harness import calls, chat_text, held, tui_app, type_and_send, wait_for
+from tests.plugins.tui.tui_harness import calls, chat_text, held, shown, tui_app, type_and_send, wait_for
 
 
 async def test_a_full_turn_with_an_approval_answered_once(tmp_path: Path) -> None:
     script = [calls(("t.gated", {"path": "rm -rf build"})), calls(("reply", {"text": "**cleaned** the build"}))]
     async with tui_app(tmp_path, script) as (app, pilot, runtime):
         await type_and_send(pilot, app, "clean the build")
-        await wait_for(pilot, lambda: isinstance(app.screen, ApprovalModal))
+        await wait_for(pilot, lambda: shown(app, ApprovalModal))
         modal = app.screen
         assert modal.request.category == "shell" and "rm -rf build" in modal.request.summary
         assert [a.key for a in modal.keys] == ["y", "s", "n"]  # no command shape: no [a]
@@ -36,11 +36,11 @@ async def test_deny_and_session_grant_reach_the_gate(tmp_path: Path) -> None:
               calls(("t.gated", {"path": "three"})), calls(("reply", {"text": "done"}))]
     async with tui_app(tmp_path, script) as (app, pilot, runtime):
         await type_and_send(pilot, app, "go")
-        await wait_for(pilot, lambda: isinstance(app.screen, ApprovalModal))
+        await wait_for(pilot, lambda: shown(app, ApprovalModal))
         first = app.screen
         await pilot.press("n")  # denied: the tool says so
         # the second call's modal, not the answered one still closing
-        await wait_for(pilot, lambda: isinstance(app.screen, ApprovalModal) and app.screen is not first)
+        await wait_for(pilot, lambda: shown(app, ApprovalModal) and app.screen is not first)
         await pilot.click("#answer-s")  # by mouse: a session grant for the shell category
         await wait_for(pilot, lambda: not app.orchestrator.busy)
         assert not isinstance(app.screen, ApprovalModal)  # the third call used the grant: no third modal

@@ -9,7 +9,7 @@ from pathlib import Path
 from textual import events
 
 from atomic_agent.plugins.tui.approval_modal import ApprovalModal
-from tests.plugins.tui.tui_harness import calls, chat_text, held, tui_app, wait_for
+from tests.plugins.tui.tui_harness import calls, chat_text, held, shown, tui_app, wait_for
 
 
 async def test_keys_typed_while_the_answered_modal_closes_do_not_stop_the_turn(tmp_path: Path) -> None:
@@ -20,7 +20,7 @@ async def test_keys_typed_while_the_answered_modal_closes_do_not_stop_the_turn(t
         editor = app.query_one("#editor")
         editor.insert("go")
         await pilot.press("enter")
-        await wait_for(pilot, lambda: isinstance(app.screen, ApprovalModal))
+        await wait_for(pilot, lambda: shown(app, ApprovalModal))
         # a burst as a terminal delivers it: the answer and the next words in one read
         for char in "yalso say thanks":
             app.post_message(events.Key("space" if char == " " else char, char))

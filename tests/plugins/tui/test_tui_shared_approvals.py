@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from atomic_agent.plugins.tui.approval_modal import ApprovalModal
-from tests.plugins.tui.tui_harness import calls, chat_text, tui_app, type_and_send, wait_for
+from tests.plugins.tui.tui_harness import calls, chat_text, shown, tui_app, type_and_send, wait_for
 
 
 class Phone:
@@ -49,7 +49,7 @@ async def test_an_approval_raised_elsewhere_is_shown_here_and_the_first_answer_h
     async with tui_app(tmp_path, script, size=(120, 36)) as (app, pilot, runtime):
         phone = Phone()
         session_id, turn = _routed_turn(runtime, tmp_path, phone)
-        await wait_for(pilot, lambda: isinstance(app.screen, ApprovalModal))
+        await wait_for(pilot, lambda: shown(app, ApprovalModal))
         modal = app.screen
         assert phone.shown and modal.request.approval_id == phone.shown[0].approval_id
         assert modal.request.session_id == session_id and "build" in modal.request.summary
@@ -69,7 +69,7 @@ async def test_a_record_answered_elsewhere_first_closes_the_modal_and_says_who_a
     async with tui_app(tmp_path, script, size=(120, 36)) as (app, pilot, runtime):
         phone = Phone()
         _session_id, turn = _routed_turn(runtime, tmp_path, phone)
-        await wait_for(pilot, lambda: isinstance(app.screen, ApprovalModal))
+        await wait_for(pilot, lambda: shown(app, ApprovalModal))
         approval_id = app.screen.request.approval_id
         runtime.gate.records.answer(approval_id, "deny", principal="operator", surface="telegram")
         await wait_for(pilot, lambda: not isinstance(app.screen, ApprovalModal))
@@ -84,7 +84,7 @@ async def test_a_late_answer_here_changes_nothing_and_is_told_who_answered_first
     async with tui_app(tmp_path, script, size=(120, 36)) as (app, pilot, runtime):
         phone = Phone()
         _session_id, turn = _routed_turn(runtime, tmp_path, phone)
-        await wait_for(pilot, lambda: isinstance(app.screen, ApprovalModal))
+        await wait_for(pilot, lambda: shown(app, ApprovalModal))
         approval_id = app.screen.request.approval_id
         runtime.gate.records.answer(approval_id, "deny", principal="operator", surface="serve")
         await pilot.press("y")  # before the next poll notices: the record refuses the late answer
@@ -99,7 +99,7 @@ async def test_the_tuis_own_prompt_closes_when_another_surface_answers_it_first(
     script = [calls(("t.gated", {"path": "build"})), calls(("reply", {"text": "cleaned"}))]
     async with tui_app(tmp_path, script, size=(120, 36)) as (app, pilot, runtime):
         await type_and_send(pilot, app, "clean the build")
-        await wait_for(pilot, lambda: isinstance(app.screen, ApprovalModal))
+        await wait_for(pilot, lambda: shown(app, ApprovalModal))
         approval_id = app.screen.request.approval_id
         runtime.gate.records.answer(approval_id, "once", principal="operator", surface="serve")
         await wait_for(pilot, lambda: not app.orchestrator.busy)
@@ -121,14 +121,14 @@ async def test_a_question_of_the_tuis_own_turn_is_answered_by_option_and_esc_put
     script = [calls(("ask_user", QUESTION)), calls(("reply", {"text": "deleted"}))]
     async with tui_app(tmp_path, script, size=(120, 36)) as (app, pilot, runtime):
         await type_and_send(pilot, app, "tidy the backups")
-        await wait_for(pilot, lambda: isinstance(app.screen, QuestionModal))
+        await wait_for(pilot, lambda: shown(app, QuestionModal))
         question_id = next(iter(app.shared_approvals.showing))
         await pilot.press("escape")  # not now: it stays open for any surface, and is not shown again at once
         await pilot.pause(2.2)
         assert not isinstance(app.screen, QuestionModal) and app.orchestrator.busy
         assert runtime.gate.records.get(question_id).state == "pending"
         app.shared_approvals.not_now[question_id] = 0.0  # the minute has passed
-        await wait_for(pilot, lambda: isinstance(app.screen, QuestionModal))
+        await wait_for(pilot, lambda: shown(app, QuestionModal))
         await pilot.press("2")
         await wait_for(pilot, lambda: not app.orchestrator.busy)
         record = runtime.gate.records.get(question_id)
@@ -146,7 +146,7 @@ async def test_a_question_raised_elsewhere_takes_a_typed_answer_here(tmp_path: P
     async with tui_app(tmp_path, script, size=(120, 36)) as (app, pilot, runtime):
         phone = Phone()
         _session_id, turn = _routed_turn(runtime, tmp_path, phone)
-        await wait_for(pilot, lambda: isinstance(app.screen, QuestionModal))
+        await wait_for(pilot, lambda: shown(app, QuestionModal))
         assert "Which backup folder?" in str(app.screen.query_one("#question-text").render())
         app.screen.query_one(Input).value = "/srv/backups 2"
         await pilot.press("enter")

@@ -39,6 +39,13 @@ async def tui_app(tmp_path: Path, script: list[Any], *, config: dict[str, Any] |
         await runtime.close()
 
 
+def shown(app: AtomicTui, screen_type: type) -> bool:
+    """Whether the app shows a screen of `screen_type` that has finished mounting: a pushed
+    screen is on the stack before its widgets exist, and a test that queries or presses keys
+    in between races its compose on a loaded machine."""
+    return isinstance(app.screen, screen_type) and app.screen.is_mounted
+
+
 def held(path: str) -> tuple[ToolLog, asyncio.Event]:
     """A tool log whose t.read on `path` runs until the test sets the returned event, so the
     test acts while the tool runs without racing a timer on a loaded machine."""
