@@ -21,4 +21,6 @@ class ConsolidationConfig:
     min_cluster_size: int = int_field(3, 2, 50)
     max_clusters_per_tick: int = int_field(5, 1, 100)
     distill_timeout_ms: int = int_field(45_000, 100, 600_000)
-    n_predict: int = int_field(160, 32, 1024)
+    # lesson_distill.gbnf's longest answer is about 590 characters and a token is at least one:
+    # a lower limit can cut a lesson mid-line, and a cut lesson cannot be parsed
+    n_predict: int = int_field(640, 32, 1024)
