@@ -212,7 +212,7 @@ async def test_gate_answer_from_another_process_wins_over_the_host(approval_back
         await asyncio.sleep(0.01)
     assert shown[0].approval_id is not None
     approval_backend.open().answer(shown[0].approval_id, "once", principal=OPERATOR, surface="cli")
-    decision = await asyncio.wait_for(asking, 5)
+    decision = await asyncio.wait_for(asking, 30)
     assert decision.approved
     record = approval_backend.open().get(shown[0].approval_id)
     assert record.used_at is not None and record.surface == "cli"
@@ -253,7 +253,7 @@ async def test_pending_approvals_commit_the_answer_and_tell_late_clients(approva
         await asyncio.sleep(0.01)
     approval_id = approvals.pending()[0]["approvalId"]
     assert approvals.answer(approval_id, "once", principal="client:a") is True
-    assert (await asyncio.wait_for(asking, 5)).approved
+    assert (await asyncio.wait_for(asking, 30)).approved
     with pytest.raises(ApprovalNotPendingError) as late:
         approvals.answer(approval_id, "deny")
     assert late.value.reason == "answered" and "by client:a via serve" in late.value.message
@@ -331,7 +331,7 @@ async def test_a_question_answered_elsewhere_first_keeps_that_answer_over_the_te
         await asyncio.sleep(0.01)
     (pending,) = store.find((PENDING,))
     store.answer(pending.id, "no", principal=OPERATOR, surface="telegram")
-    record = await asyncio.wait_for(asking, 5)
+    record = await asyncio.wait_for(asking, 30)
     typed.set()
     assert (record.decision, record.surface) == ("no", "telegram")
     with pytest.raises(AlreadyAnsweredError, match="already answered 'no' by operator via telegram at"):

@@ -36,7 +36,7 @@ async def test_a_waiter_on_one_host_wakes_on_an_answer_given_on_another(postgres
         await asyncio.sleep(0.2)
         assert not waiting.done()
         host_a.approvals().answer(record.id, "once", principal=OPERATOR, surface="telegram")
-        seen = await asyncio.wait_for(waiting, 5)
+        seen = await asyncio.wait_for(waiting, 30)  # a hung-test limit
         assert (seen.state, seen.surface) == (APPROVED, "telegram")
         assert [host_a.approvals().consume(record.id), host_b.approvals().consume(record.id)] == [True, False]
     finally:
