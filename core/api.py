@@ -19,7 +19,7 @@ if TYPE_CHECKING:  # the same names for the type checker (a test keeps this bloc
     from atomic_agent.agent.invoke_tool import compress_result as compress_result
     from atomic_agent.agent.invoke_tool import invoke_tool as invoke_tool
     from atomic_agent.approval import approval_gate as approval_gate
-    from atomic_agent.approval.approval_gate import ApprovalAnswer as ApprovalAnswer
+    from atomic_agent.approval.approval_answers import ApprovalAnswer as ApprovalAnswer
     from atomic_agent.approval.pending_approvals import ApprovalNotPendingError as ApprovalNotPendingError
     from atomic_agent.approval.pending_approvals import InvalidDecisionError as InvalidDecisionError
     from atomic_agent.approval.pending_approvals import PendingApprovals as PendingApprovals
@@ -212,7 +212,7 @@ EMBEDDERS: dict[str, str] = {
     "SessionNotFoundError": "atomic_agent.sessions.session_store",
     "SessionStoreError": "atomic_agent.sessions.session_store",
     # approvals: answers, grants, bindings, audit, level changes, remote prompts, the terminal prompt
-    "ApprovalAnswer": "atomic_agent.approval.approval_gate",
+    "ApprovalAnswer": "atomic_agent.approval.approval_answers",
     "approval_gate": "atomic_agent.approval.approval_gate",
     "stdin_approver": "atomic_agent.approval.stdin_approver",
     "PendingApprovals": "atomic_agent.approval.pending_approvals",

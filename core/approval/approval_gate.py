@@ -12,28 +12,26 @@ appended to the audit log when one is attached.
 Hardline rules (the shell guard) run in the tool before it ever reaches the gate, so no
 level or grant can let them through.
 
-Here too is everything the gate decides with: the answers a host gives, the binding a yes
-is tied to, the session grants, the standard categories and level names, changing the
-level, `bind_request_approval` (a tool's `ctx.request_approval`), and the audit log.
+Here too are the standard categories and level names, checking and changing the level
+(`set_approval_level`), and the callables a tool asks through (`bind_request_approval`,
+`bind_ask_question`). The answers, the binding a yes is tied to, the session grants and
+the audit log are modules beside this one (approval_answers, approval_binding,
+session_grants, approval_audit_log).
 """
 
 from __future__ import annotations
 
 import asyncio
-import enum
-import hashlib
 import json
-import os
-import re
-import threading
 import time
-from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
-from datetime import datetime, timezone
+from collections.abc import Awaitable, Callable, Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
 import attrs
 
+from atomic_agent.approval.approval_answers import ApprovalAnswer, answer_of, normalise_answer
+from atomic_agent.approval.approval_audit_log import clean_summary
 from atomic_agent.approval.approval_records import (
     ANSWERED,
     APPROVAL,
@@ -49,333 +47,19 @@ from atomic_agent.approval.approval_records import (
     canonical_json,
 )
 from atomic_agent.approval.approval_repository import ApprovalAudit, ApprovalRepository
+from atomic_agent.approval.session_grants import CATEGORY, SHAPE, SessionGrant, SessionGrants
 from atomic_agent.config.config_file import save_raw_config, set_key
 from atomic_agent.config.raw_config import config_path, read_raw_config
 from atomic_agent.hook_records import ApprovalCategory
 
-# An append-only log of every approval decision, one JSON object per line.
-#
-# It lives in the state dir (`audit/approvals.ndjson`, mode 0600) and records who decided
-# (the standing level, a session grant, the person, or nobody), what was asked (tool,
-# category, summary, command shape, binding fingerprint), the level in force and the grant
-# used or created. Lines are only ever appended.
-
-AUDIT_DIR = "audit"
-AUDIT_FILE = "approvals.ndjson"
-SUMMARY_CAP = 500
-_CONTROL = re.compile(r"[\x00-\x1f\x7f]|\x1b\[[0-9;?]*[ -/]*[@-~]")
-
-
-def audit_path(state_dir: Path) -> Path:
-    return state_dir / AUDIT_DIR / AUDIT_FILE
-
-
-def _clean(text: str) -> str:
-    text = _CONTROL.sub(" ", text)
-    return text if len(text) <= SUMMARY_CAP else text[:SUMMARY_CAP] + f"…[{len(text) - SUMMARY_CAP} more chars]"
-
-
-def audit_entry(fields: Mapping[str, Any]) -> dict[str, Any]:
-    """One decision as every backend's audit keeps it: the summary (model-written text) without
-    control characters and capped; the time is added by where it is kept."""
-    entry = dict(fields)
-    if isinstance(entry.get("summary"), str):
-        entry["summary"] = _clean(entry["summary"])
-    return entry
-
-
-class ApprovalAuditLog:
-    def __init__(self, path: Path) -> None:
-        self.path = path
-        self._lock = threading.Lock()
-
-    def append(self, **fields: Any) -> None:
-        record = {"ts": datetime.now(timezone.utc).isoformat(timespec="milliseconds"), **audit_entry(fields)}
-        line = (json.dumps(record, ensure_ascii=False, default=str) + "\n").encode("utf-8", "replace")
-        with self._lock:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
-            fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
-            try:
-                os.write(fd, line)
-            finally:
-                os.close(fd)
-
-    def read(self) -> list[dict[str, Any]]:
-        try:
-            lines = self.path.read_text(encoding="utf-8").splitlines()
-        except FileNotFoundError:
-            return []
-        out = []
-        for line in lines:
-            try:
-                out.append(json.loads(line))
-            except json.JSONDecodeError:
-                continue  # a torn last line from a crash is skipped, not fatal
-        return out
-
-
-# What a host answers to an approval prompt: once, this kind for the session, this
-# command shape for the session, or no — optionally with a bound on the grant.
-#
-# Hosts may also answer a plain bool (True = once) or a key string ("y", "s", "a", "n").
-
-class AnswerKind(str, enum.Enum):
-    ONCE = "once"  # [y] this call only
-    SESSION = "session"  # [s] the whole category for this session
-    SHAPE = "shape"  # [a] this command shape (binary) for this session
-    DENY = "deny"  # [n]
-
-
-_KEYS = {"y": AnswerKind.ONCE, "yes": AnswerKind.ONCE, "s": AnswerKind.SESSION, "a": AnswerKind.SHAPE,
-         "n": AnswerKind.DENY, "no": AnswerKind.DENY}
-
-
-@attrs.frozen
-class OfferedAnswer:
-    """One answer a prompt offers: the key a person presses, what it decides, a one-word
-    label (a button) and what it means for this request."""
-
-    key: str
-    kind: AnswerKind
-    word: str
-    meaning: str
-
-
-def offered_answers(request: ApprovalRequest, show: Callable[[str], str] = str) -> list[OfferedAnswer]:
-    """The answers a prompt for `request` offers, in the order shown — the one table every
-    surface that asks with keys (the terminal, the TUI) reads. [s] and [a] appear only when
-    the gate said a grant is possible. `show` makes the command shape (model-written text)
-    safe for the surface's display."""
-    answers = [OfferedAnswer("y", AnswerKind.ONCE, "once", "allow this call once")]
-    if request.can_grant_category:
-        answers.append(OfferedAnswer("s", AnswerKind.SESSION, "session", f"allow every {request.label} this session"))
-    if request.can_grant_shape and request.command_shape:
-        answers.append(OfferedAnswer("a", AnswerKind.SHAPE, "always",
-                                     f"allow all `{show(request.command_shape)}` this session"))
-    answers.append(OfferedAnswer("n", AnswerKind.DENY, "deny", "deny"))
-    return answers
-
-
-def _positive_or_none(_inst: object, attribute: attrs.Attribute[Any], value: object) -> None:
-    if value is None:
-        return
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or value <= 0:
-        raise ValueError(f"{attribute.name} must be a positive number or None, got {value!r}")
-
-
-@attrs.frozen
-class ApprovalAnswer:
-    """A decision; `ttl_s` / `uses` bound a session grant (ignored for once/deny)."""
-
-    kind: AnswerKind
-    ttl_s: float | None = attrs.field(default=None, validator=_positive_or_none)
-    uses: int | None = attrs.field(default=None, validator=_positive_or_none)
-
-    @property
-    def approved(self) -> bool:
-        return self.kind is not AnswerKind.DENY
-
-    @classmethod
-    def once(cls) -> ApprovalAnswer:
-        return cls(AnswerKind.ONCE)
-
-    @classmethod
-    def deny(cls) -> ApprovalAnswer:
-        return cls(AnswerKind.DENY)
-
-    @classmethod
-    def session(cls, ttl_s: float | None = None, uses: int | None = None) -> ApprovalAnswer:
-        return cls(AnswerKind.SESSION, ttl_s, uses)
-
-    @classmethod
-    def shape(cls, ttl_s: float | None = None, uses: int | None = None) -> ApprovalAnswer:
-        return cls(AnswerKind.SHAPE, ttl_s, uses)
-
-
-def normalise_answer(value: object) -> ApprovalAnswer:
-    """Any host answer as an ApprovalAnswer; anything unrecognised is a denial (fail closed)."""
-    if isinstance(value, ApprovalAnswer):
-        return value
-    if isinstance(value, AnswerKind):
-        return ApprovalAnswer(value)
-    if isinstance(value, bool):
-        return ApprovalAnswer.once() if value else ApprovalAnswer.deny()
-    if isinstance(value, str):
-        return ApprovalAnswer(_KEYS.get(value.strip().lower(), AnswerKind.DENY))
-    return ApprovalAnswer.deny()
-
-
-def answer_of(record: ApprovalRecord) -> ApprovalAnswer:
-    """The answer a settled record holds (a grant's bounds ride in its answer text)."""
-    try:
-        kind = AnswerKind(record.decision)  # records keep the decision's value: once, session, shape, deny
-    except ValueError:
-        kind = AnswerKind.ONCE if record.approved else AnswerKind.DENY
-    if kind not in (AnswerKind.SESSION, AnswerKind.SHAPE) or not record.answer_text:
-        return ApprovalAnswer(kind)
-    try:
-        bounds = json.loads(record.answer_text)
-        return ApprovalAnswer(kind, bounds.get("ttlS"), bounds.get("uses"))
-    except (ValueError, TypeError, AttributeError):
-        return ApprovalAnswer.once()  # unreadable bounds: this call only, never a wider grant
-
-
-# Bind an approval to the exact call it was asked for.
-#
-# A binding records the tool, the canonical working dir, the argv (or the canonical targets
-# of a file write) and a SHA-256 of every file whose contents decide what runs (a script).
-# The gate re-captures the binding after the person said yes; when anything changed in
-# between (a script edited, a symlink swapped) the approval no longer applies and the
-# person is asked again.
-
-MISSING = "missing"
-_CHUNK = 1 << 20
-
-
-def _file_digest(path: str) -> str:
-    try:
-        with open(path, "rb") as handle:
-            digest = hashlib.sha256()
-            while chunk := handle.read(_CHUNK):
-                digest.update(chunk)
-        return digest.hexdigest()
-    except OSError:
-        return MISSING
-
-
-def _canonical(path: str | os.PathLike[str]) -> str:
-    try:
-        return os.path.realpath(os.fspath(path))
-    except (OSError, ValueError):
-        return os.fspath(path)
-
-
-@attrs.frozen
-class ApprovalBinding:
-    tool: str
-    cwd: str
-    argv: tuple[str, ...] = ()
-    files: tuple[tuple[str, str], ...] = ()  # (canonical path, sha256 or "missing")
-
-    @classmethod
-    def capture(cls, tool: str, cwd: str | os.PathLike[str], argv: Sequence[str] = (),
-                files: Sequence[str | os.PathLike[str]] = ()) -> ApprovalBinding:
-        paths = [_canonical(f) for f in files]
-        return cls(tool, _canonical(cwd), tuple(str(a) for a in argv), tuple((p, _file_digest(p)) for p in paths))
-
-    def recapture(self) -> ApprovalBinding:
-        return ApprovalBinding.capture(self.tool, self.cwd, self.argv, [p for p, _ in self.files])
-
-    @property
-    def fingerprint(self) -> str:
-        body = json.dumps([self.tool, self.cwd, list(self.argv), [list(f) for f in self.files]],
-                          ensure_ascii=False, separators=(",", ":"))
-        return hashlib.sha256(body.encode("utf-8", "surrogatepass")).hexdigest()[:16]
-
-    def holds(self) -> bool:
-        """True when the call would still run exactly what was approved."""
-        return self.recapture().fingerprint == self.fingerprint
-
-    def changed_files(self) -> list[str]:
-        now = dict(self.recapture().files)
-        return [path for path, digest in self.files if now.get(path) != digest]
-
-
-def binding_for_paths(tool: str, cwd: Path, targets: Sequence[Path]) -> ApprovalBinding:
-    """A binding for a file mutation: the canonical targets stand in for argv."""
-    return ApprovalBinding.capture(tool, cwd, [str(t) for t in targets])
-
-
-# Session grants: in-memory point exceptions over the standing level, keyed by session id.
-#
-# A grant silences one category (`s`) or one command shape (`a`) for the session that made
-# it, never another. It may be bounded by time (`ttl_s`) or by count (`uses`) and then
-# expires by itself. Grants never persist: a new process starts with none.
-
-CATEGORY = "category"
-SHAPE = "shape"
-
-
-@attrs.define
-class SessionGrant:
-    kind: str  # CATEGORY | SHAPE
-    value: str  # the category name, or the normalised binary
-    category: str  # the category the grant was made under (a shape grant is scoped to it too)
-    created_at: float
-    expires_at: float | None = None
-    uses_left: int | None = None
-
-    def live(self, now: float) -> bool:
-        if self.expires_at is not None and now >= self.expires_at:
-            return False
-        return self.uses_left is None or self.uses_left > 0
-
-    def describe(self) -> str:
-        return f"{self.kind}:{self.value}"
-
-    def as_dict(self) -> dict[str, object]:
-        return {"kind": self.kind, "value": self.value, "category": self.category, "expiresAt": self.expires_at,
-                "usesLeft": self.uses_left}
-
-
-class SessionGrants:
-    """Grants per session id; `match` consumes one use of the grant it returns."""
-
-    def __init__(self, clock: Callable[[], float] = time.monotonic) -> None:
-        self._clock = clock
-        self._by_session: dict[str, list[SessionGrant]] = {}
-
-    def add(self, session_id: str, kind: str, value: str, category: str, ttl_s: float | None = None,
-            uses: int | None = None) -> SessionGrant:
-        if kind not in (CATEGORY, SHAPE):
-            raise ValueError(f"grant kind must be {CATEGORY!r} or {SHAPE!r}, got {kind!r}")
-        now = self._clock()
-        grant = SessionGrant(kind, value, category, now, None if ttl_s is None else now + ttl_s, uses)
-        grants = [g for g in self._by_session.get(session_id, []) if (g.kind, g.value) != (kind, value)]
-        grants.append(grant)
-        self._by_session[session_id] = grants
-        return grant
-
-    def match(self, session_id: str, category: str, command_shape: str | None) -> SessionGrant | None:
-        """The grant covering this request in this session (one use consumed), or None."""
-        now = self._clock()
-        grants = [g for g in self._by_session.get(session_id, []) if g.live(now)]
-        self._by_session[session_id] = grants
-        for grant in grants:
-            covers = (grant.kind == CATEGORY and grant.value == category) or (
-                grant.kind == SHAPE and command_shape is not None and grant.value == command_shape
-                and grant.category == category)
-            if covers:
-                if grant.uses_left is not None:
-                    grant.uses_left -= 1
-                return grant
-        return None
-
-    def revoke(self, session_id: str, kind: str, value: str) -> bool:
-        """Drop one grant (as `snapshot` lists it: kind and value); False when there is none."""
-        grants = self._by_session.get(session_id, [])
-        kept = [g for g in grants if (g.kind, g.value) != (kind, value)]
-        if len(kept) == len(grants):
-            return False
-        self._by_session[session_id] = kept
-        return True
-
-    def clear(self, session_id: str | None = None) -> None:
-        """Drop one session's grants (on session change), or every session's."""
-        if session_id is None:
-            self._by_session.clear()
-        else:
-            self._by_session.pop(session_id, None)
-
-    def snapshot(self, session_id: str | None = None) -> list[dict[str, object]]:
-        """Live grants (one session's, or the union over sessions) as plain dicts."""
-        now = self._clock()
-        sessions = [session_id] if session_id is not None else sorted(self._by_session)
-        out: list[dict[str, object]] = []
-        for sid in sessions:
-            out.extend({"sessionId": sid, **g.as_dict()} for g in self._by_session.get(sid, []) if g.live(now))
-        return out
-
+# isort: split
+# re-exported: these are part of the public `approval_gate` namespace of atomic_agent.api (docs/plugin-api.md)
+from atomic_agent.approval.approval_answers import AnswerKind as AnswerKind
+from atomic_agent.approval.approval_answers import ApprovalRequest as ApprovalRequest
+from atomic_agent.approval.approval_answers import offered_answers as offered_answers
+from atomic_agent.approval.approval_audit_log import ApprovalAuditLog as ApprovalAuditLog
+from atomic_agent.approval.approval_audit_log import audit_path as audit_path
+from atomic_agent.approval.approval_binding import ApprovalBinding as ApprovalBinding
 
 # The ten standard categories of the five-level ladder (a product decision, pinned by tests).
 #
@@ -488,26 +172,6 @@ DEFAULT_RECORD_TTL_S = 480.0  # how long a durable approval waits for an answer 
 
 
 @attrs.frozen
-class ApprovalRequest:
-    """What a host shows: why (category + label), what (tool, summary) and what it may grant."""
-
-    session_id: str
-    tool: str
-    category: str
-    label: str
-    summary: str
-    command_shape: str | None = None
-    level: int = 1
-    can_grant_category: bool = False
-    can_grant_shape: bool = False
-    binding: str | None = None  # fingerprint of the exact call
-    note: str = ""  # e.g. why the person is asked again
-    question: dict[str, Any] | None = None  # an ask_user question (prompt, options, allowFreeText, reason)
-    approval_id: str | None = None  # the durable record every surface answers (when the gate keeps records)
-    expires_at: float | None = None  # epoch seconds the record expires at
-
-
-@attrs.frozen
 class ApprovalDecision:
     approved: bool
     reason: str  # "level" | "grant" | "user" | "denied" | "no-host" | "host-error" | "binding-changed" | "expired"
@@ -597,7 +261,7 @@ class ApprovalGate:
 
     def set_level(self, level: int) -> int:
         """Hot-apply a level (an integer 1..5, anything else is refused). Persisting it is
-        `approval_level.set_approval_level`."""
+        `set_approval_level`."""
         self._level = check_level(level)
         return self._level
 
@@ -704,7 +368,7 @@ class ApprovalGate:
                 and r.state != CANCELLED] if key is not None else []
         record = same[-1] if same else records.create(
             kind=QUESTION, session_id=session_id, category=QUESTION, level=self._level,
-            summary=_clean(str(question.get("prompt", ""))), frozen=frozen, ttl_s=self.record_ttl_s, call_key=key,
+            summary=clean_summary(str(question.get("prompt", ""))), frozen=frozen, ttl_s=self.record_ttl_s, call_key=key,
             turn_id=str(call.turn_index) if call is not None else None, answerers=self._answerers.get(session_id, ()),
             question=question)
         cat = self.category(FALLBACK_CATEGORY)
@@ -780,7 +444,7 @@ class ApprovalGate:
             waiting = [r for r in records.for_call(key) if r.state == PENDING and r.category == cat.name
                        and r.fingerprint == frozen.fingerprint] if key is not None else []
             record = waiting[-1] if waiting else records.create(
-                kind=APPROVAL, session_id=session_id, category=cat.name, level=self._level, summary=_clean(summary),
+                kind=APPROVAL, session_id=session_id, category=cat.name, level=self._level, summary=clean_summary(summary),
                 frozen=frozen, ttl_s=self.record_ttl_s, call_key=key,
                 turn_id=str(call.turn_index) if call is not None else None,
                 answerers=self._answerers.get(session_id, ()))

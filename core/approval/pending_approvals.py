@@ -20,7 +20,7 @@ from typing import Any, Literal
 
 import attrs
 
-from atomic_agent.approval.approval_gate import AnswerKind, ApprovalAnswer
+from atomic_agent.approval.approval_answers import AnswerKind, ApprovalAnswer
 from atomic_agent.approval.approval_records import (
     APPROVAL,
     CANCELLED,

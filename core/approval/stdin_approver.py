@@ -19,7 +19,8 @@ import sys
 from collections.abc import Callable, Mapping
 from typing import Any, TextIO
 
-from atomic_agent.approval.approval_gate import LEVEL_NAMES, ApprovalAnswer, ApprovalRequest, offered_answers
+from atomic_agent.approval.approval_answers import ApprovalAnswer, ApprovalRequest, offered_answers
+from atomic_agent.approval.approval_gate import LEVEL_NAMES
 
 # The text of a terminal approval prompt, made safe to show, and parsing the answer.
 #

@@ -13,7 +13,7 @@ seam costs the API no name. The SQLite implementations use the same pieces direc
 from __future__ import annotations
 
 from atomic_agent.approval import approval_records
-from atomic_agent.approval.approval_gate import audit_entry
+from atomic_agent.approval.approval_audit_log import audit_entry
 from atomic_agent.sessions.repair_unanswered_calls import repair_on_load
 from atomic_agent.sessions.session_database import SessionRepository
 from atomic_agent.sessions.session_schema import TERMINAL_TURN_STATES

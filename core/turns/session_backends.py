@@ -32,7 +32,7 @@ def embedded_approvals(state_dir: Path) -> ApprovalRepository:
 
 
 def embedded_approval_audit(state_dir: Path) -> ApprovalAudit:
-    from atomic_agent.approval.approval_gate import ApprovalAuditLog, audit_path
+    from atomic_agent.approval.approval_audit_log import ApprovalAuditLog, audit_path
 
     return ApprovalAuditLog(audit_path(state_dir))
 

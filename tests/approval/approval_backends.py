@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from atomic_agent.approval.approval_gate import ApprovalAuditLog
+from atomic_agent.approval.approval_audit_log import ApprovalAuditLog
 from atomic_agent.approval.approval_records import ApprovalRecords
 from atomic_agent.approval.approval_repository import ApprovalAudit, ApprovalRepository
 

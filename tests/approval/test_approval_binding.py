@@ -2,19 +2,19 @@
 
 from __future__ import annotations
 
-from atomic_agent.api import ApprovalAnswer, approval_gate
+from atomic_agent.api import ApprovalAnswer
+from atomic_agent.approval.approval_binding import ApprovalBinding
 from tests.approval.gate_kit import make_gate
 
 
 def test_binding_covers_tool_cwd_argv_and_file_hashes(tmp_path) -> None:
     script = tmp_path / "deploy.sh"
     script.write_text("echo hi\n")
-    a = approval_gate.ApprovalBinding.capture("os.shell.run", tmp_path, ["sh", str(script)], [script])
+    a = ApprovalBinding.capture("os.shell.run", tmp_path, ["sh", str(script)], [script])
     assert a.holds()
-    capture = approval_gate.ApprovalBinding.capture
+    capture = ApprovalBinding.capture
     assert a.fingerprint != capture("os.shell.run", tmp_path, ["sh", "other"], [script]).fingerprint
-    assert a.fingerprint != approval_gate.ApprovalBinding.capture("os.shell.run", tmp_path / "..", ["sh", str(script)],
-                                                    [script]).fingerprint
+    assert a.fingerprint != capture("os.shell.run", tmp_path / "..", ["sh", str(script)], [script]).fingerprint
     script.write_text("rm -rf ~\n")
     assert not a.holds() and a.changed_files() == [str(script.resolve())]
 
@@ -22,7 +22,7 @@ def test_binding_covers_tool_cwd_argv_and_file_hashes(tmp_path) -> None:
 async def test_script_edited_after_approval_is_asked_again(tmp_path) -> None:
     script = tmp_path / "run.sh"
     script.write_text("echo safe\n")
-    binding = approval_gate.ApprovalBinding.capture("skill.run_script", tmp_path, ["run.sh"], [script])
+    binding = ApprovalBinding.capture("skill.run_script", tmp_path, ["run.sh"], [script])
 
     async def ask_then_tamper(request):
         asked.append(request)
@@ -42,7 +42,7 @@ async def test_unchanged_binding_asks_once(tmp_path) -> None:
     script = tmp_path / "ok.sh"
     script.write_text("true\n")
     gate, asker = make_gate(1, [True])
-    binding = approval_gate.ApprovalBinding.capture("t", tmp_path, ["ok.sh"], [script])
+    binding = ApprovalBinding.capture("t", tmp_path, ["ok.sh"], [script])
     assert (await gate.request("s", "t", "script", "run", binding=binding)).approved
     assert len(asker.requests) == 1 and asker.requests[0].binding == binding.fingerprint
 
@@ -60,5 +60,5 @@ async def test_binding_that_keeps_changing_is_denied(tmp_path) -> None:
     gate, _ = make_gate(1)
     gate.ask = always_tamper
     decision = await gate.request("s", "t", "script", "run",
-                                  binding=approval_gate.ApprovalBinding.capture("t", tmp_path, [], [script]))
+                                  binding=ApprovalBinding.capture("t", tmp_path, [], [script]))
     assert not decision.approved and decision.reason == "binding-changed"

@@ -5,7 +5,8 @@ from __future__ import annotations
 import pytest
 
 from atomic_agent.api import ApprovalAnswer
-from atomic_agent.approval.approval_gate import LEVEL_NAMES, STANDARD_CATEGORIES, ApprovalAuditLog, ApprovalGate
+from atomic_agent.approval.approval_audit_log import ApprovalAuditLog
+from atomic_agent.approval.approval_gate import LEVEL_NAMES, STANDARD_CATEGORIES, ApprovalGate
 from tests.approval.gate_kit import make_gate
 
 # the product decision: from which level each category stops asking (cumulative)

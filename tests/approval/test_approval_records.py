@@ -14,12 +14,8 @@ from pathlib import Path
 
 import pytest
 
-from atomic_agent.approval.approval_gate import (
-    STANDARD_CATEGORIES,
-    ApprovalGate,
-    ApprovalRequest,
-    CallIdentity,
-)
+from atomic_agent.approval.approval_answers import ApprovalRequest
+from atomic_agent.approval.approval_gate import STANDARD_CATEGORIES, ApprovalGate, CallIdentity
 from atomic_agent.approval.approval_records import (
     APPROVAL,
     APPROVED,
@@ -260,7 +256,7 @@ async def test_pending_approvals_commit_the_answer_and_tell_late_clients(approva
 
 
 async def test_a_session_grant_given_through_a_record_is_kept_with_its_bounds(approval_backend: ApprovalBackend) -> None:
-    from atomic_agent.approval.approval_gate import ApprovalAnswer
+    from atomic_agent.approval.approval_answers import ApprovalAnswer
 
     gate = gate_with(approval_backend, lambda _r: _answer(ApprovalAnswer.session(ttl_s=60, uses=2)))
     assert (await gate.request("s1", "os.shell", "shell", "make", call=CallIdentity(0, 1, 0))).approved

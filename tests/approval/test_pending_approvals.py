@@ -10,7 +10,7 @@ import pytest
 
 from atomic_agent.api import ApprovalAnswer, ApprovalNotPendingError, InvalidDecisionError, PendingApprovals
 from atomic_agent.approval import pending_approvals as module
-from atomic_agent.approval.approval_gate import AnswerKind, ApprovalRequest
+from atomic_agent.approval.approval_answers import AnswerKind, ApprovalRequest
 
 
 class Host:

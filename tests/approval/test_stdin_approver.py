@@ -5,7 +5,7 @@ from __future__ import annotations
 import io
 
 from atomic_agent.api import stdin_approver
-from atomic_agent.approval.approval_gate import AnswerKind, ApprovalRequest
+from atomic_agent.approval.approval_answers import AnswerKind, ApprovalRequest
 from atomic_agent.approval.stdin_approver import render_prompt, safe_display
 
 
@@ -99,7 +99,7 @@ async def test_end_of_input_or_three_wrong_answers_withdraw_the_question() -> No
     assert answer == {"cancel": "no valid answer at the terminal in 3 tries"}
 
 def test_the_terminal_and_the_tui_offer_the_same_answers_from_the_gates_one_table() -> None:
-    from atomic_agent.approval.approval_gate import offered_answers
+    from atomic_agent.approval.approval_answers import offered_answers
     from atomic_agent.approval.stdin_approver import choices, parse_answer
     from atomic_agent.plugins.tui.approval_modal import decision_for, offered
 

@@ -13,7 +13,8 @@ from typing import Any
 import pytest
 
 from atomic_agent.api import approval_gate
-from atomic_agent.approval.approval_gate import STANDARD_CATEGORIES, ApprovalAuditLog, ApprovalGate
+from atomic_agent.approval.approval_audit_log import ApprovalAuditLog
+from atomic_agent.approval.approval_gate import STANDARD_CATEGORIES, ApprovalGate
 from atomic_agent.plugins.os.fs_approval.fs_categories import PERSISTENCE, SENSITIVE_READ
 from atomic_agent.plugins.os.fs_approval.persistence_spots import persistence_reason
 from tests.plugins.os.fs_kit import FsWorld, make_world

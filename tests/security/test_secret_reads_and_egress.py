@@ -15,7 +15,8 @@ from typing import Any
 import pytest
 
 from atomic_agent.api import ToolContext, approval_gate
-from atomic_agent.approval.approval_gate import STANDARD_CATEGORIES, ApprovalAuditLog, ApprovalGate
+from atomic_agent.approval.approval_audit_log import ApprovalAuditLog
+from atomic_agent.approval.approval_gate import STANDARD_CATEGORIES, ApprovalGate
 from atomic_agent.plugins.os.fs_approval.credential_stores import credential_store_of, reset_index
 from atomic_agent.plugins.os.fs_approval.fs_categories import PERSISTENCE, SENSITIVE_READ
 from atomic_agent.plugins.os.fs_approval.sensitive_taint import TAINT

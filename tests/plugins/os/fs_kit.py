@@ -15,7 +15,8 @@ from typing import Any
 import attrs
 
 from atomic_agent.api import ApprovalAnswer, ToolContext, ToolResult, approval_gate, make_runtime_view
-from atomic_agent.approval.approval_gate import STANDARD_CATEGORIES, ApprovalAuditLog, ApprovalGate
+from atomic_agent.approval.approval_audit_log import ApprovalAuditLog
+from atomic_agent.approval.approval_gate import STANDARD_CATEGORIES, ApprovalGate
 from atomic_agent.plugins.os.fs import tool_specs
 
 

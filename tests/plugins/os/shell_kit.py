@@ -13,7 +13,8 @@ from typing import Any
 import attrs
 
 from atomic_agent.api import approval_gate, make_runtime_view
-from atomic_agent.approval.approval_gate import STANDARD_CATEGORIES, ApprovalAuditLog, ApprovalGate
+from atomic_agent.approval.approval_audit_log import ApprovalAuditLog
+from atomic_agent.approval.approval_gate import STANDARD_CATEGORIES, ApprovalGate
 from atomic_agent.plugins.os.fs_approval.fs_categories import PERSISTENCE, SENSITIVE_READ
 from atomic_agent.plugins.os.shell import approval_categories
 from atomic_agent.plugins.os.shell.shell_tool import shell_tool_spec

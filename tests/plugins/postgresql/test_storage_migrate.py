@@ -146,7 +146,7 @@ def test_migrate_back_without_storage_url_says_what_to_set(tmp_path: Path):
 def _plugins_state(state: Path) -> dict[str, Any]:
     """Beside the sessions: an approval (and two audit lines), a task with two runs (the
     highest run id deleted), webhook marks and a key, Telegram records, MCP drift approvals."""
-    from atomic_agent.approval.approval_gate import AUDIT_FILE, ApprovalAuditLog
+    from atomic_agent.approval.approval_audit_log import AUDIT_FILE, ApprovalAuditLog
     from atomic_agent.approval.approval_records import ApprovalRecords, FrozenCall
     from atomic_agent.plugins.mcp.drift_file import DriftFile
     from atomic_agent.plugins.serve.webhook_deliveries import WebhookDeliveries
