@@ -13,7 +13,6 @@ import hashlib
 import json
 import os
 from collections.abc import Sequence
-from pathlib import Path
 
 import attrs
 
@@ -69,7 +68,3 @@ class ApprovalBinding:
         now = dict(self.recapture().files)
         return [path for path, digest in self.files if now.get(path) != digest]
 
-
-def binding_for_paths(tool: str, cwd: Path, targets: Sequence[Path]) -> ApprovalBinding:
-    """A binding for a file mutation: the canonical targets stand in for argv."""
-    return ApprovalBinding.capture(tool, cwd, [str(t) for t in targets])
