@@ -50,7 +50,7 @@ def _cancelled_result() -> ToolResult:
 
 
 async def _run_one(index: int, call: ToolCall, run_call: RunCall, cancelled: asyncio.Event,
-                   timeout_s: float | None = None) -> tuple[ToolResult, float]:
+                   timeout_s: float | None, keep: Callable[[ToolResult, float], None]) -> tuple[ToolResult, float]:
     if cancelled.is_set():
         return _cancelled_result(), 0.0
     started = time.perf_counter()
@@ -58,6 +58,15 @@ async def _run_one(index: int, call: ToolCall, run_call: RunCall, cancelled: asy
     stopper = asyncio.ensure_future(cancelled.wait())
     try:
         done, _ = await asyncio.wait({task, stopper}, timeout=timeout_s, return_when=asyncio.FIRST_COMPLETED)
+    except asyncio.CancelledError:
+        # the turn's own task was cancelled: stop the call instead of leaving it running unseen
+        # after its turn settled it, and keep the result of a call that had finished meanwhile,
+        # so the transcript does not call it "cancelled before it finished"
+        task.cancel()
+        await asyncio.gather(task, return_exceptions=True)
+        if not task.cancelled() and task.exception() is None:
+            keep(task.result(), (time.perf_counter() - started) * 1000)
+        raise
     finally:
         stopper.cancel()
     elapsed = (time.perf_counter() - started) * 1000
@@ -96,6 +105,9 @@ async def execute_batch(calls: Sequence[ToolCall], registry: ToolRegistry, track
         if on_outcome is not None:
             on_outcome(outcome)
 
+    def keeper(index: int, call: ToolCall) -> Callable[[ToolResult, float], None]:
+        return lambda result, ms: record(CallOutcome(index, call, result, ms))
+
     signals: list[LoopVerdict] = []
     survivors: list[tuple[int, ToolCall]] = []
     for index, call in body:  # phase 1: the synchronous loop gate
@@ -114,7 +126,7 @@ async def execute_batch(calls: Sequence[ToolCall], registry: ToolRegistry, track
     async def run_group(cls: ResourceClass, members: list[tuple[int, ToolCall]]) -> None:
         if cls is ResourceClass.PURE_READ:
             async def run_read(index: int, call: ToolCall) -> ToolResult:
-                result, ms = await _run_one(index, call, run_call, cancelled, timeout_s)
+                result, ms = await _run_one(index, call, run_call, cancelled, timeout_s, keeper(index, call))
                 record(CallOutcome(index, call, result, ms))  # as soon as it exists, not when the group ends
                 return result
 
@@ -124,7 +136,7 @@ async def execute_batch(calls: Sequence[ToolCall], registry: ToolRegistry, track
                 tracker.record_outcome(call.tool, call.args, result)
             return
         for index, call in members:  # serial within the group
-            result, ms = await _run_one(index, call, run_call, cancelled, timeout_s)
+            result, ms = await _run_one(index, call, run_call, cancelled, timeout_s, keeper(index, call))
             tracker.record_outcome(call.tool, call.args, result)
             record(CallOutcome(index, call, result, ms))
 
