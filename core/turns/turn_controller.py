@@ -117,6 +117,14 @@ class TurnController:
         stop = asyncio.ensure_future(cancelled.wait())
         try:
             await asyncio.wait({acquire, stop}, return_when=asyncio.FIRST_COMPLETED)
+        except asyncio.CancelledError:
+            # the caller's own task was cancelled: the acquire must not go on waiting without it,
+            # or it would take the lock when the earlier turn ends and hold the session forever
+            if acquire.done() and not acquire.cancelled():
+                lock.release()
+            else:
+                acquire.cancel()
+            raise
         finally:
             stop.cancel()
         if cancelled.is_set():

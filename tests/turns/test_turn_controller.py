@@ -101,6 +101,34 @@ async def test_cancelled_submission_rejects_without_running():
     assert ran == [] and not tc.is_busy("s")
 
 
+async def test_a_waiting_submission_whose_task_is_cancelled_does_not_take_the_session_later():
+    tc = TurnController()
+    ran: list[str] = []
+    release = asyncio.Event()
+
+    async def long():
+        await release.wait()
+
+    async def job(name: str):
+        ran.append(name)
+        return name
+
+    first = asyncio.ensure_future(tc.submit("s", long))
+    await asyncio.sleep(0)
+    second = asyncio.ensure_future(tc.submit("s", lambda: job("second"), cancelled=asyncio.Event()))
+    while tc.queue_position("s") < 2:
+        await asyncio.sleep(0.001)
+    third = asyncio.ensure_future(tc.submit("s", lambda: job("third")))
+    while tc.queue_position("s") < 3:
+        await asyncio.sleep(0.001)
+    second.cancel()  # the caller's task itself (a client gone), not its cancel event
+    await asyncio.gather(second, return_exceptions=True)
+    release.set()
+    await first
+    assert await asyncio.wait_for(third, 30) == "third"  # a hung-test limit
+    assert ran == ["third"] and not tc.is_busy("s")
+
+
 async def test_is_busy_and_busy_session_ids():
     tc = TurnController()
     gate = asyncio.Event()
