@@ -106,6 +106,11 @@ async def run_script(argv: Sequence[str], cwd: Path, env: Mapping[str, str], tim
     stop = asyncio.ensure_future(cancelled.wait())
     try:
         done, _ = await asyncio.wait({communicate, stop}, timeout=timeout_s, return_when=asyncio.FIRST_COMPLETED)
+    except asyncio.CancelledError:  # the turn's own task was cancelled: the script must not outlive it
+        _kill_group(proc, signal.SIGKILL)
+        communicate.cancel()
+        await asyncio.gather(communicate, return_exceptions=True)
+        raise
     finally:
         stop.cancel()
     timed_out, was_cancelled = communicate not in done and stop not in done, stop in done and communicate not in done

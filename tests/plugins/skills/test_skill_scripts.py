@@ -138,3 +138,36 @@ async def test_sidecar_capabilities_list_the_enabled_skills(tmp_path: Path) -> N
         assert skill_catalog(bare) == []  # no skills plugin: an empty list, not an error
     finally:
         await bare.close()
+
+
+def _gone_or_zombie(pid: int) -> bool:
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except (FileNotFoundError, ProcessLookupError):
+        return True
+    return state == "Z"
+
+
+async def test_a_script_does_not_outlive_a_cancelled_turn(tmp_path: Path) -> None:
+    import asyncio
+    import sys
+
+    from atomic_agent.plugins.skills.script_runner import run_script
+
+    pid_file = tmp_path / "pid"
+    script = f"import os, time; open({str(pid_file)!r}, 'w').write(str(os.getpid())); time.sleep(60)"
+    running = asyncio.ensure_future(run_script([sys.executable, "-c", script], tmp_path, dict(os.environ), 60.0,
+                                               1000, asyncio.Event()))
+    for _ in range(3000):  # a hung-test limit of 30 s
+        if pid_file.exists() and pid_file.read_text():
+            break
+        await asyncio.sleep(0.01)
+    pid = int(pid_file.read_text())
+    running.cancel()  # the turn's own task, not its cancel event
+    await asyncio.gather(running, return_exceptions=True)
+    assert running.cancelled()
+    for _ in range(500):  # SIGKILL lands at once; allow the kernel a moment
+        if _gone_or_zombie(pid):
+            break
+        await asyncio.sleep(0.01)
+    assert _gone_or_zombie(pid)
