@@ -8,6 +8,8 @@ import asyncio
 from collections.abc import Mapping
 from typing import Any
 
+import pytest
+
 from atomic_agent.agent.batch_executor import CallOutcome, execute_batch
 from atomic_agent.agent.loop_detector import ToolLoopTracker
 from atomic_agent.agent.tool_calls import ToolCall
@@ -25,39 +27,40 @@ def _registry(resource_class: ResourceClass) -> ToolRegistry:
     return ToolRegistry([ToolSpec("t.call", "A call.", OBJ, resource_class, _never)])
 
 
-async def test_a_cancelled_turn_stops_its_running_call_instead_of_leaving_it_running() -> None:
-    for resource_class in (ResourceClass.PURE_READ, ResourceClass.FS_WRITE):
-        started, stopped = asyncio.Event(), asyncio.Event()
+@pytest.mark.parametrize("resource_class", [ResourceClass.PURE_READ, ResourceClass.FS_WRITE])
+async def test_a_cancelled_turn_stops_its_running_call_instead_of_leaving_it_running(
+        resource_class: ResourceClass) -> None:
+    started, stopped = asyncio.Event(), asyncio.Event()
 
-        async def run_call(index: int, call: ToolCall) -> ToolResult:
-            started.set()
-            try:
-                await asyncio.Event().wait()
-            except asyncio.CancelledError:
-                stopped.set()
-                raise
-            return ToolResult.ok("never")
+    async def run_call(index: int, call: ToolCall) -> ToolResult:
+        started.set()
+        try:
+            await asyncio.Event().wait()
+        except asyncio.CancelledError:
+            stopped.set()
+            raise
+        return ToolResult.ok("never")
 
-        batch = asyncio.ensure_future(execute_batch([ToolCall("t.call")], _registry(resource_class), ToolLoopTracker(),
-                                                    run_call, asyncio.Event()))
-        await started.wait()
-        batch.cancel()
-        await asyncio.gather(batch, return_exceptions=True)
-        assert batch.cancelled() and stopped.is_set(), resource_class  # stopped by the time the batch is
+    batch = asyncio.ensure_future(execute_batch([ToolCall("t.call")], _registry(resource_class), ToolLoopTracker(),
+                                                run_call, asyncio.Event()))
+    await started.wait()
+    batch.cancel()
+    await asyncio.gather(batch, return_exceptions=True)
+    assert batch.cancelled() and stopped.is_set()  # stopped by the time the batch is
 
 
-async def test_a_call_that_finished_as_the_turn_was_cancelled_keeps_its_result() -> None:
-    for resource_class in (ResourceClass.PURE_READ, ResourceClass.FS_WRITE):
-        kept: list[CallOutcome] = []
-        batch: asyncio.Future[Any] | None = None
+@pytest.mark.parametrize("resource_class", [ResourceClass.PURE_READ, ResourceClass.FS_WRITE])
+async def test_a_call_that_finished_as_the_turn_was_cancelled_keeps_its_result(resource_class: ResourceClass) -> None:
+    kept: list[CallOutcome] = []
+    batch: asyncio.Future[Any] | None = None
 
-        async def run_call(index: int, call: ToolCall) -> ToolResult:
-            assert batch is not None
-            batch.cancel()  # the cancel lands before the executor sees this call's result
-            return ToolResult.ok("written")
+    async def run_call(index: int, call: ToolCall) -> ToolResult:
+        assert batch is not None
+        batch.cancel()  # the cancel lands before the executor sees this call's result
+        return ToolResult.ok("written")
 
-        batch = asyncio.ensure_future(execute_batch([ToolCall("t.call")], _registry(resource_class), ToolLoopTracker(),
-                                                    run_call, asyncio.Event(), on_outcome=kept.append))
-        await asyncio.gather(batch, return_exceptions=True)
-        assert batch.cancelled(), resource_class
-        assert [(o.index, o.result.status, o.result.summary) for o in kept] == [(0, "ok", "written")], resource_class
+    batch = asyncio.ensure_future(execute_batch([ToolCall("t.call")], _registry(resource_class), ToolLoopTracker(),
+                                                run_call, asyncio.Event(), on_outcome=kept.append))
+    await asyncio.gather(batch, return_exceptions=True)
+    assert batch.cancelled()
+    assert [(o.index, o.result.status, o.result.summary) for o in kept] == [(0, "ok", "written")]
