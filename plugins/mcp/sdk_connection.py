@@ -77,6 +77,12 @@ class SdkConnection:
         try:
             done, _ = await asyncio.wait({waiter, ended}, timeout=self.server.connect_timeout_s,
                                          return_when=asyncio.FIRST_COMPLETED)
+        except asyncio.CancelledError:
+            # the caller's own task was cancelled: the owner must not go on connecting without
+            # it, or a stdio server it starts runs on with nobody left to close it
+            self._owner.cancel()
+            await asyncio.gather(self._owner, return_exceptions=True)
+            raise
         finally:
             waiter.cancel()
             ended.cancel()

@@ -354,6 +354,12 @@ class McpManager:
                                        errlog=entry.errlog)
             await connection.open()
             catalog = await connection.catalog()
+        except asyncio.CancelledError:
+            # the caller's own task was cancelled (a close cancels a reconnect): the connection
+            # is in no entry yet, so nobody else would ever close it and its server would run on
+            if connection is not None:
+                await connection.close()
+            raise
         except Exception as exc:
             entry.status, entry.last_error = DOWN, describe_exception(exc)
             if connection is not None:
@@ -368,9 +374,11 @@ class McpManager:
                                      "drifted": list(entry.drifted)})
 
     async def _disconnect(self, entry: ServerEntry) -> None:
-        for task in (entry.watcher, entry.refreshing, entry.reconnecting):
-            if task is not None and not task.done():
-                task.cancel()
+        tasks = [t for t in (entry.watcher, entry.refreshing, entry.reconnecting) if t is not None and not t.done()]
+        for task in tasks:
+            task.cancel()
+        # a cancelled reconnect closes the connection it was opening: done before this returns
+        await asyncio.gather(*tasks, return_exceptions=True)
         if entry.connection is not None:
             await entry.connection.close()
             entry.connection = None
