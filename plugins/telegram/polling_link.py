@@ -96,8 +96,16 @@ class PollingLink:
         if self.lock.standby:
             self._watch()
             self._awaiting_lease = True
+            acquiring = asyncio.ensure_future(asyncio.to_thread(self.lock.acquire))
             try:
-                await asyncio.to_thread(self.lock.acquire)
+                await asyncio.shield(acquiring)
+            except asyncio.CancelledError:
+                # cancelled (a stop cancels the watch that retries this): the thread cannot be
+                # stopped, and a lease it took after the stop's release would be held by a host
+                # that does not poll, keeping every standby of the fleet out
+                await asyncio.gather(acquiring, return_exceptions=True)
+                self.lock.release()
+                raise
             except LockHeldError as exc:
                 self.set(STANDBY, str(exc))
                 return
