@@ -16,7 +16,7 @@ from __future__ import annotations
 import asyncio
 import re
 import sys
-from collections.abc import Callable, Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from typing import Any, TextIO
 
 from atomic_agent.approval.approval_answers import ApprovalAnswer, ApprovalRequest, offered_answers
@@ -142,26 +142,32 @@ class TerminalPrompt:
     shows_questions = True
 
     def __init__(self, emit: Callable[[dict[str, Any]], None] | None, stdin: TextIO | None,
-                 out: TextIO | None) -> None:
+                 out: TextIO | None, read_line: Callable[[], Awaitable[bytes]] | None = None) -> None:
         self.emit = emit
         self.stdin = stdin
         self.out = out
+        self.read_line = read_line  # the host's own reader of stdin, when it reads stdin too (the REPL)
         self._lock = asyncio.Lock()  # one prompt at a time, even if two sessions ask at once
 
     async def ask(self, request: ApprovalRequest) -> ApprovalAnswer | dict[str, str]:
         if self.emit is not None:
             self.emit(approval_event(request))
         async with self._lock:
-            if request.question is not None:
-                return await self._ask_question(request)
-            for _ in range(MAX_TRIES):
-                line = await self._line(render_prompt(request))
-                if line is None:
-                    return ApprovalAnswer.deny()
-                answer = parse_answer(line, request)
-                if answer is not None:
-                    return answer
-            return ApprovalAnswer.deny()
+            try:
+                if request.question is not None:
+                    return await self._ask_question(request)
+                for _ in range(MAX_TRIES):
+                    line = await self._line(render_prompt(request))
+                    if line is None:
+                        return ApprovalAnswer.deny()
+                    answer = parse_answer(line, request)
+                    if answer is not None:
+                        return answer
+                return ApprovalAnswer.deny()
+            except asyncio.CancelledError:  # the prompt stays on screen: say it takes no answer now
+                print("\n(this prompt is withdrawn: answered elsewhere, or the turn was stopped)",
+                      file=self.out or sys.stderr, flush=True)
+                raise
 
     async def _ask_question(self, request: ApprovalRequest) -> dict[str, str]:
         for _ in range(MAX_TRIES):
@@ -177,13 +183,25 @@ class TerminalPrompt:
         return {"cancel": f"no valid answer at the terminal in {MAX_TRIES} tries"}
 
     async def _line(self, prompt: str, on_eof: str = "(no answer: denied)") -> str | None:
-        return await asyncio.to_thread(_read_line, prompt, self.stdin or sys.stdin, self.out or sys.stderr, on_eof)
+        out = self.out or sys.stderr
+        if self.read_line is None:
+            return await asyncio.to_thread(_read_line, prompt, self.stdin or sys.stdin, out, on_eof)
+        print(prompt, end="", file=out, flush=True)
+        line = (await self.read_line()).decode("utf-8", "replace")
+        if not line:
+            print(on_eof, file=out, flush=True)
+            return None
+        return line
 
 
 def stdin_approver(emit: Callable[[dict[str, Any]], None] | None = None, stdin: TextIO | None = None,
-                   out: TextIO | None = None, fixed: str | None = None) -> Callable[[ApprovalRequest], Any]:
+                   out: TextIO | None = None, fixed: str | None = None,
+                   read_line: Callable[[], Awaitable[bytes]] | None = None) -> Callable[[ApprovalRequest], Any]:
     """Asks on the terminal; `fixed` ("once" or "never", a command's --approve) answers every
-    request that way without asking (questions are then answered on the other surfaces)."""
+    request that way without asking (questions are then answered on the other surfaces).
+    `read_line` (the next line of stdin, b"" at its end) is for a host that reads stdin
+    itself: one reader shared by both, so a withdrawn prompt's pending read does not
+    swallow the host's next line (a worker thread's blocked read cannot be stopped)."""
     if fixed is not None:
         if fixed not in ("once", "never"):
             raise ValueError(f"--approve takes once or never, not {fixed!r}")
@@ -192,7 +210,7 @@ def stdin_approver(emit: Callable[[dict[str, Any]], None] | None = None, stdin: 
             return ApprovalAnswer.once() if fixed == "once" else ApprovalAnswer.deny()
 
         return answer
-    return TerminalPrompt(emit, stdin, out).ask
+    return TerminalPrompt(emit, stdin, out, read_line).ask
 
 
 def _read_line(prompt: str, stdin: TextIO, out: TextIO, on_eof: str = "(no answer: denied)") -> str | None:

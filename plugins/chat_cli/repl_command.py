@@ -20,6 +20,7 @@ def repl_command(
     import asyncio
 
     from atomic_agent.api import SessionNotFoundError, SessionStoreError, text_problem
+    from atomic_agent.plugins.chat_cli.stdin_lines import StdinLines
     from atomic_agent.plugins.chat_cli.turn_runner import event_sink, open_runtime, run_one_turn
 
     state = current_cli_state(ctx)
@@ -27,13 +28,14 @@ def repl_command(
     interactive = sys.stdin.isatty()
 
     async def go() -> None:
-        runtime = await open_runtime(state, emit, no_approval)
+        lines = StdinLines.of_stdin()  # shared with the approval prompt (stdin_lines says why)
+        runtime = await open_runtime(state, emit, no_approval, lines)
         session_id = session
         try:
             while True:
                 if interactive:
                     print("> ", end="", file=sys.stderr, flush=True)
-                raw = await asyncio.to_thread(sys.stdin.buffer.readline)
+                raw = await lines.next_line()
                 if not raw:
                     break
                 text = raw.decode("utf-8", "surrogateescape").strip()  # bad bytes are refused below, not fatal

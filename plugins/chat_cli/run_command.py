@@ -31,6 +31,7 @@ def run_command(
         UnknownToolChoiceError,
         text_problem,
     )
+    from atomic_agent.plugins.chat_cli.stdin_lines import StdinLines
     from atomic_agent.plugins.chat_cli.turn_runner import (
         event_sink,
         exit_code,
@@ -46,7 +47,7 @@ def run_command(
     emit = event_sink(json_out)
 
     async def go() -> int:
-        runtime = await open_runtime(state, emit, no_approval)
+        runtime = await open_runtime(state, emit, no_approval, StdinLines.of_stdin())
         try:
             result = await run_one_turn(runtime, message, session, emit, (cwd or Path.cwd()).resolve(),
                                         tool_choice=tool_choice)

@@ -7,11 +7,15 @@ person sees why it fired. Piped stdin answers too; end of input denies.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from atomic_agent.plugins.chat_cli.stdin_lines import StdinLines
 
 
-def terminal_approver(emit: Any) -> Any:
-    """An `ask` callback for the approval gate that prompts on stderr and reads stdin.
+def terminal_approver(emit: Any, lines: StdinLines) -> Any:
+    """An `ask` callback for the approval gate that prompts on stderr and reads stdin
+    through `lines`, the command's one reader of it.
 
     The `approval_request` event goes to NDJSON hosts (`--json`); the human progress
     printer gets none, because the prompt itself shows the request with its summary made
@@ -20,4 +24,4 @@ def terminal_approver(emit: Any) -> Any:
     from atomic_agent.api import stdin_approver
     from atomic_agent.plugins.chat_cli.progress_printer import ProgressPrinter
 
-    return stdin_approver(None if isinstance(emit, ProgressPrinter) else emit)
+    return stdin_approver(None if isinstance(emit, ProgressPrinter) else emit, read_line=lines.next_line)

@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from atomic_agent.plugins.chat_cli.progress_printer import ProgressPrinter
+from atomic_agent.plugins.chat_cli.stdin_lines import StdinLines
 from atomic_agent.plugins.chat_cli.terminal_approver import terminal_approver
 
 if TYPE_CHECKING:
@@ -29,10 +30,12 @@ def event_sink(json_out: bool) -> Callable[[dict[str, Any]], None]:
     return ProgressPrinter()
 
 
-async def open_runtime(state: Any, emit: Callable[[dict[str, Any]], None], no_approval: bool) -> Any:
+async def open_runtime(state: Any, emit: Callable[[dict[str, Any]], None], no_approval: bool,
+                       lines: StdinLines) -> Any:
     from atomic_agent.api import create_runtime
 
-    runtime = await create_runtime(boot_context=state.require(), ask=terminal_approver(emit), no_approval=no_approval)
+    runtime = await create_runtime(boot_context=state.require(), ask=terminal_approver(emit, lines),
+                                   no_approval=no_approval)
     # settle what a dead process left (interrupted turns, undelivered steers); a one-shot
     # command does not run other people's queued turns — a long-running host resumes those
     await runtime.recover(resume=False)
