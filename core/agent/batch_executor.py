@@ -73,6 +73,8 @@ async def _run_one(index: int, call: ToolCall, run_call: RunCall, cancelled: asy
     if task not in done:
         task.cancel()
         await asyncio.gather(task, return_exceptions=True)
+        if not task.cancelled() and task.exception() is None:
+            return task.result(), elapsed  # it ran to its end despite the stop (a started write): say so
         if cancelled.is_set():
             return _cancelled_result(), elapsed
         return ToolResult.error(f"{call.tool} did not finish within {timeout_s:g} s and was stopped",

@@ -94,8 +94,10 @@ async def invoke_tool(spec: ToolSpec, args: Mapping[str, Any], ctx: ToolContext,
                                           **{INVALID_ARGS: problems})
     else:
         try:
-            running = spec.run(dict(args), ctx)
-            result = await (running if timeout_s is None else asyncio.wait_for(running, timeout_s))
+            # asyncio.timeout, not wait_for: a tool that runs to its end after a stop (a started
+            # write) answers with what it did, which wait_for would drop for a CancelledError
+            async with asyncio.timeout(timeout_s):
+                result = await spec.run(dict(args), ctx)
         except TimeoutError:
             result = ToolResult.error(f"{spec.name} did not finish within {timeout_s:g} s and was stopped",
                                       timedOut=True)

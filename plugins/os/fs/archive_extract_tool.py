@@ -17,6 +17,7 @@ from typing import Any
 from atomic_agent.api import ResourceClass, Tier, ToolContext, ToolResult, ToolSpec
 from atomic_agent.plugins.os.fs.archive_guards import DEFAULT_MAX_BYTES
 from atomic_agent.plugins.os.fs.fs_env import FsEnv
+from atomic_agent.plugins.os.fs.unstoppable_write import write_to_the_end
 from atomic_agent.plugins.os.fs_approval.classify_fs_mutation import EXTRACT, HOME_CATEGORY
 
 NAME = "os.fs.archive.extract"
@@ -76,7 +77,7 @@ def make_archive_extract(env: FsEnv) -> ToolSpec:
         if not approval.approved:
             return ToolResult.error(approval.denied_result_text(NAME), denied=True, category=approval.category)
         try:
-            written = await asyncio.to_thread(extract_members, archive, kind, members, approval.targets[0],
+            written = await write_to_the_end(extract_members, archive, kind, members, approval.targets[0],
                                               bool(args.get("overwrite")), cap)
         except (ArchiveError, UnsafeArchive) as exc:
             return ToolResult.error(str(exc))

@@ -15,6 +15,7 @@ from typing import Any
 
 from atomic_agent.api import ResourceClass, Tier, ToolContext, ToolResult, ToolSpec
 from atomic_agent.plugins.os.fs.fs_env import FsEnv
+from atomic_agent.plugins.os.fs.unstoppable_write import write_to_the_end
 from atomic_agent.plugins.os.fs_approval.classify_fs_mutation import WORKSPACE_CATEGORY, WRITE
 
 NAME = "os.fs.edit"
@@ -92,7 +93,7 @@ def make_edit(env: FsEnv) -> ToolSpec:
         try:
             text = await asyncio.to_thread(_load, target, shown)  # what is on disk now
             updated, count = replaced(text, old, new, replace_all, shown)
-            await asyncio.to_thread(write_file_atomic, target, updated.encode("utf-8"), False)
+            await write_to_the_end(write_file_atomic, target, updated.encode("utf-8"), False)
         except EditError as exc:
             return ToolResult.error(str(exc))
         except OSError as exc:

@@ -18,6 +18,7 @@ import attrs
 
 from atomic_agent.api import ResourceClass, Tier, ToolContext, ToolResult, ToolSpec
 from atomic_agent.plugins.os.fs.fs_env import FsEnv
+from atomic_agent.plugins.os.fs.unstoppable_write import write_to_the_end
 from atomic_agent.plugins.os.fs_approval.classify_fs_mutation import WORKSPACE_CATEGORY, WRITE
 
 if TYPE_CHECKING:
@@ -169,7 +170,7 @@ def make_patch(env: FsEnv) -> ToolSpec:
             return ToolResult.error("the files changed after approval and the patch no longer applies; nothing "
                                     "was written:\n" + "\n".join(problems), problems=problems)
         try:
-            await asyncio.to_thread(write_all, planned)
+            await write_to_the_end(write_all, planned)
         except OSError as exc:
             return ToolResult.error(f"patch not applied ({exc.strerror or exc}); files already written were restored")
         return ToolResult.ok(f"patched {len(planned)} file(s)\n{_listing(planned)}", dryRun=False,

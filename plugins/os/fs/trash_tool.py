@@ -6,13 +6,13 @@ trust files or a directory holding them); restoring asks like a write to the ori
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
 from atomic_agent.api import ResourceClass, Tier, ToolContext, ToolResult, ToolSpec
 from atomic_agent.plugins.os.fs.fs_env import FsEnv
+from atomic_agent.plugins.os.fs.unstoppable_write import write_to_the_end
 from atomic_agent.plugins.os.fs_approval.classify_fs_mutation import TRASH, TRASH_CATEGORY, WRITE
 
 NAME = "os.fs.trash"
@@ -56,7 +56,7 @@ def make_trash(env: FsEnv) -> ToolSpec:
             if not approval.approved:
                 return ToolResult.error(approval.denied_result_text(NAME), denied=True, category=approval.category)
             try:
-                await asyncio.to_thread(store.restore, meta["id"], approval.targets[0])
+                await write_to_the_end(store.restore, meta["id"], approval.targets[0])
             except (TrashError, OSError) as exc:
                 return ToolResult.error(f"not restored: {exc}")
             return ToolResult.ok(f"restored {display_path(original, ctx)} from trash {meta['id']}", id=meta["id"],
@@ -75,7 +75,7 @@ def make_trash(env: FsEnv) -> ToolSpec:
         # a symlink is trashed as the link itself, never the file it points at
         victim = path if path.is_symlink() else approval.targets[0]
         try:
-            meta = await asyncio.to_thread(store.move_in, victim)
+            meta = await write_to_the_end(store.move_in, victim)
         except (TrashError, OSError) as exc:
             return ToolResult.error(f"{shown} not trashed: {exc}")
         return ToolResult.ok(f"moved {shown} to the trash (id {meta['id']}; restore with action=restore)",

@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import Mapping
 from typing import Any
 
 from atomic_agent.api import ResourceClass, Tier, ToolContext, ToolResult, ToolSpec
 from atomic_agent.plugins.os.fs.fs_env import FsEnv
+from atomic_agent.plugins.os.fs.unstoppable_write import write_to_the_end
 from atomic_agent.plugins.os.fs_approval.classify_fs_mutation import WORKSPACE_CATEGORY, WRITE
 
 NAME = "os.fs.write"
@@ -48,7 +48,7 @@ def make_write(env: FsEnv) -> ToolSpec:
             return ToolResult.error(approval.denied_result_text(NAME), denied=True, category=approval.category)
         target = approval.targets[0]
         try:
-            created = await asyncio.to_thread(write_file_atomic, target, data, bool(args.get("createDirs", True)))
+            created = await write_to_the_end(write_file_atomic, target, data, bool(args.get("createDirs", True)))
         except OSError as exc:
             return ToolResult.error(f"{display_path(path, ctx)}: not written ({exc.strerror or exc})")
         return ToolResult.ok(f"{'created' if created else 'wrote'} {display_path(path, ctx)} ({len(data)} bytes)",

@@ -97,3 +97,37 @@ async def test_fs_tools_appear_in_the_prompt_by_tier(tmp_path, monkeypatch) -> N
         assert "os.fs.hash(path" not in prompt
     finally:
         await runtime.close()
+
+
+async def test_a_write_that_started_before_the_stop_is_recorded_as_written_not_cancelled(tmp_path, monkeypatch) -> None:
+    import asyncio
+    import threading
+
+    from atomic_agent.plugins.os.fs import atomic_file_write
+
+    _, ws, state = _world(tmp_path, monkeypatch)
+    started, release = threading.Event(), threading.Event()
+    real_write = atomic_file_write.write_file_atomic
+
+    def slow_write(*args, **kwargs):  # the thread is inside the write when the user stops the turn
+        started.set()
+        release.wait(30)
+        return real_write(*args, **kwargs)
+
+    monkeypatch.setattr(atomic_file_write, "write_file_atomic", slow_write)  # write_tool imports it per call
+    script = [calls(("os.fs.write", {"path": "hello.txt", "content": "hi\n"})), calls(("reply", {"text": "ok"}))]
+    runtime = await os_runtime(state, script, AskRecorder([ApprovalAnswer.once()]))
+    try:
+        stop = asyncio.Event()
+        turn = asyncio.ensure_future(runtime.run_turn("write hello", working_dir=ws, cancelled=stop))
+        await asyncio.to_thread(started.wait, 30)
+        stop.set()  # the user's stop, while the write is under way in its thread
+        await asyncio.sleep(0.05)
+        release.set()
+        result = await asyncio.wait_for(turn, 30)
+        assert result.status == "cancelled" and (ws / "hello.txt").read_text() == "hi\n"
+        (written,) = tool_results(runtime, result.session_id)
+        assert written.status == "ok" and "hello.txt" in written.text  # what happened, not "cancelled"
+    finally:
+        release.set()
+        await runtime.close()
