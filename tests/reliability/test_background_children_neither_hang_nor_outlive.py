@@ -20,7 +20,8 @@ import pytest
 from atomic_agent.plugins.os.shell.exec_config import ExecConfig
 from atomic_agent.plugins.os.shell.process_runner import run_process
 from atomic_agent.plugins.os.shell.shell_tool import run_shell
-from tests.plugins.os.test_shell_run import Asked, alive, gone_soon
+from tests.plugins.os.test_shell_run import Asked
+from tests.process_liveness import alive, gone_soon
 
 TIMEOUT_S = 60.0  # the old behaviour waited this long; a pass must be far below it
 PROMPT_S = 10.0  # generous for a loaded 2-core machine

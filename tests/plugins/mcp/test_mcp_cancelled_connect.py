@@ -11,6 +11,7 @@ from pathlib import Path
 from atomic_agent.plugins.mcp.sdk_connection import SdkConnection
 from atomic_agent.plugins.mcp.server_config import STDIO, ServerConfig, TransportConfig
 from tests.plugins.mcp.mcp_kit import mcp_runtime
+from tests.process_liveness import alive, gone_soon_async
 
 # a stdio server that writes its pid, answers the handshake only when told to, and never
 # answers tools/list (it writes a marker when asked, so the test knows the catalog is underway)
@@ -37,28 +38,12 @@ def _server(tmp_path: Path, mode: str) -> ServerConfig:
                         connect_timeout_s=60, call_timeout_s=60, reconnect_attempts=1)
 
 
-def _gone_or_zombie(pid: int) -> bool:
-    try:
-        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
-    except (FileNotFoundError, ProcessLookupError):
-        return True
-    return state == "Z"
-
-
 async def _until_file(path: Path) -> None:
     for _ in range(3000):  # a hung-test limit of 30 s
         if path.exists() and path.read_text():
             return
         await asyncio.sleep(0.01)
     raise AssertionError(f"{path.name} never appeared")
-
-
-async def _gone(pid: int) -> bool:
-    for _ in range(500):  # the transport's shutdown kills it at once; allow the kernel a moment
-        if _gone_or_zombie(pid):
-            return True
-        await asyncio.sleep(0.01)
-    return False
 
 
 async def test_an_open_whose_task_is_cancelled_mid_handshake_leaves_no_server_running(tmp_path: Path) -> None:
@@ -70,7 +55,7 @@ async def test_an_open_whose_task_is_cancelled_mid_handshake_leaves_no_server_ru
     await asyncio.gather(opening, return_exceptions=True)
     assert opening.cancelled()
     assert connection.closed.is_set()  # its owner task ended with it
-    assert await _gone(pid)
+    assert await gone_soon_async(pid)
 
 
 async def test_a_connect_whose_task_is_cancelled_during_the_catalog_leaves_no_server_running(tmp_path: Path) -> None:
@@ -83,7 +68,7 @@ async def test_a_connect_whose_task_is_cancelled_during_the_catalog_leaves_no_se
         adding.cancel()
         await asyncio.gather(adding, return_exceptions=True)
         assert adding.cancelled()
-        assert await _gone(pid)
+        assert await gone_soon_async(pid)
     finally:
         await runtime.close()
 
@@ -101,6 +86,6 @@ async def test_a_close_during_a_reconnect_leaves_no_server_running_once_it_retur
         await _until_file(tmp_path / "listing")  # the reconnect is fetching the catalog
         pid = int((tmp_path / "pid").read_text())
         await manager.close()
-        assert _gone_or_zombie(pid)  # not some time after close returned
+        assert not alive(pid)  # not some time after close returned
     finally:
         await runtime.close()

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import os
 import sys
 from pathlib import Path
 from typing import Any
@@ -13,30 +12,7 @@ import pytest
 from atomic_agent.api import ToolContext
 from atomic_agent.plugins.os.shell.exec_config import ExecConfig
 from atomic_agent.plugins.os.shell.shell_tool import run_shell, shell_tool_spec
-
-
-def alive(pid: int) -> bool:
-    """Running (a zombie waiting for a non-reaping init to collect it counts as dead)."""
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    stat = Path(f"/proc/{pid}/stat")
-    if stat.exists():
-        return stat.read_text().rsplit(")", 1)[1].split()[0] not in ("Z", "X")
-    return True
-
-
-def gone_soon(pid: int, within_s: float = 10.0) -> bool:
-    """The group was signalled; on a loaded machine the kernel may take a moment to reap it."""
-    import time
-
-    deadline = time.monotonic() + within_s
-    while alive(pid):
-        if time.monotonic() > deadline:
-            return False
-        time.sleep(0.05)
-    return True
+from tests.process_liveness import gone_soon
 
 
 class Asked:

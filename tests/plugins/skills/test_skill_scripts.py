@@ -10,6 +10,7 @@ from pathlib import Path
 import atomic_agent.plugins.skills as skills_plugin
 from atomic_agent.api import approval_gate, make_tool_context, runtime_for_test
 from tests.plugins.skills.skill_fixtures import ENV_SCRIPT, write_skill
+from tests.process_liveness import gone_soon_async
 
 
 class Asker:
@@ -140,14 +141,6 @@ async def test_sidecar_capabilities_list_the_enabled_skills(tmp_path: Path) -> N
         await bare.close()
 
 
-def _gone_or_zombie(pid: int) -> bool:
-    try:
-        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
-    except (FileNotFoundError, ProcessLookupError):
-        return True
-    return state == "Z"
-
-
 async def test_a_script_does_not_outlive_a_cancelled_turn(tmp_path: Path) -> None:
     import asyncio
     import sys
@@ -166,8 +159,4 @@ async def test_a_script_does_not_outlive_a_cancelled_turn(tmp_path: Path) -> Non
     running.cancel()  # the turn's own task, not its cancel event
     await asyncio.gather(running, return_exceptions=True)
     assert running.cancelled()
-    for _ in range(500):  # SIGKILL lands at once; allow the kernel a moment
-        if _gone_or_zombie(pid):
-            break
-        await asyncio.sleep(0.01)
-    assert _gone_or_zombie(pid)
+    assert await gone_soon_async(pid)  # SIGKILL lands at once; allow the kernel a moment

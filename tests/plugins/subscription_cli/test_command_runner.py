@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import asyncio
 import errno
-import os
 
 import pytest
 
@@ -13,20 +12,9 @@ from atomic_agent.plugins.subscription_cli.cli_errors import SubscriptionCliAuth
 from atomic_agent.plugins.subscription_cli.cli_provider import SubscriptionCliProvider
 from atomic_agent.plugins.subscription_cli.command_runner import _feed, run_cli_command
 from atomic_agent.plugins.subscription_cli.subscription_clis import SUBSCRIPTION_CLIS
+from tests.process_liveness import alive
 
 BIG = b"p" * 400_000
-
-
-def alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    try:
-        with open(f"/proc/{pid}/stat") as fh:
-            return fh.read().split(")")[-1].split()[0] != "Z"
-    except FileNotFoundError:
-        return False
 
 
 async def test_a_cli_that_exits_without_reading_stdin_reports_its_exit_code_and_stderr(fake_clis, monkeypatch):
