@@ -38,3 +38,8 @@ class ServerStartError(LlamaServerError):
 
 class ServerStopError(LlamaServerError):
     """The server process could not be stopped."""
+
+
+class WorkStopped(LlamaServerError):
+    """An install or a pull was stopped part-way because the task awaiting it was cancelled
+    (the TUI quit); the message says what was kept and how the next run goes on."""

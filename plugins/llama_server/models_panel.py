@@ -5,11 +5,14 @@ Keys: s starts or stops the server, Enter (or u) makes the selected model the on
 server loads (llama.model), g pulls a model by URL, i installs llama-server (built and proven
 for this machine, the step shown over a progress bar), r reloads. Mouse: the first click on a
 row selects it, a second click on the selected row does what Enter does (the same binding).
+Quitting the TUI stops a running install or pull at its next progress report, quietly (the
+pull's next run resumes from its kept .part file).
 Imported only by the plugin's `TuiPanel.build`, so Textual loads only when the TUI runs.
 """
 
 from __future__ import annotations
 
+import asyncio
 from typing import Any
 
 from rich.text import Text
@@ -24,6 +27,15 @@ from .llama_errors import LlamaServerError
 from .models_panel_orchestrator import ModelsPanelOrchestrator
 
 STATUS_EVERY_S = 5.0
+
+
+def job_cancelled() -> bool:
+    """Whether the job running now was cancelled. The app cancels its jobs only as it quits,
+    when the panel's widgets may be gone already, so a cancelled job neither updates them nor
+    starts a status probe (a query for a widget that is gone fails the job, and the quit would
+    report that failure)."""
+    task = asyncio.current_task()
+    return task is not None and task.cancelling() > 0
 
 
 class PullScreen(ModalScreen[str | None]):
@@ -184,9 +196,10 @@ class ModelsPanel(Widget):
                 return
             finally:
                 self.installing = False
-                bar.remove_class("working")
-                said.remove_class("working")
-                self.refresh_status()
+                if not job_cancelled():
+                    bar.remove_class("working")
+                    said.remove_class("working")
+                    self.refresh_status()
             self.context.notify(f"{said_done}. Press s to start it.")
 
         self.installing = True
@@ -224,8 +237,9 @@ class ModelsPanel(Widget):
                 return
             finally:
                 self.pulling = False
-                bar.remove_class("working")
-                self.action_reload()
+                if not job_cancelled():
+                    bar.remove_class("working")
+                    self.action_reload()
             self.context.notify(f"{row.id}: {'already downloaded' if already else 'downloaded'} ({row.size}); "
                                 "Enter on it makes it the server's model.")
 

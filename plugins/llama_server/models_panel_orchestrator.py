@@ -1,30 +1,35 @@
 """What the TUI's Models panel may do, and the only code of the panel that touches the runtime.
 
-The managed llama-server (status, start, stop — the chat server and, when configured, its
-embedding daemon) and the local models (list, use, pull). Starting, stopping and pulling
-block on processes and the network, so they run in a worker thread (`asyncio.to_thread`);
-a pull reports its progress through the callback it is given, from that thread. `use`
-writes `llama.model` to config.json; the running server keeps its model until restarted.
-Nothing here imports Textual.
+The managed llama-server (status, start, stop, install — the chat server and, when
+configured, its embedding daemon) and the local models (list, use, pull). These block on
+processes and the network, so they run in a worker thread; an install or a pull reports its
+progress through the callback it is given, from that thread, and stops at its next report
+once its task is cancelled (`run_stoppable`). `use` writes `llama.model` to config.json; the
+running server keeps its model until restarted. Nothing here imports Textual.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextvars
+import threading
 from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, ParamSpec, TypeVar
 from urllib.parse import urlsplit
 
 import attrs
 
-from .llama_errors import DownloadError, LlamaServerError
+from .llama_errors import DownloadError, LlamaServerError, WorkStopped
 
 if TYPE_CHECKING:
     from atomic_agent.api import RuntimeView
 
 LLAMA_BLOCK = "llama"
 START_TIMEOUT_S = 120.0
+
+P = ParamSpec("P")
+T = TypeVar("T")
 
 
 @attrs.frozen
@@ -46,6 +51,31 @@ def size_text(n: int) -> str:
             return f"{value:.0f} {unit}" if unit == "B" else f"{value:.1f} {unit}"
         value /= 1024
     return f"{n} B"
+
+
+async def run_stoppable(blocking: Callable[[Callable[P, None]], T], on_progress: Callable[P, None],
+                        stopped: str) -> T:
+    """`blocking(progress)` in a worker thread, `progress` passing each report on to `on_progress`.
+
+    A thread cannot be cancelled, and `asyncio.run` waits for it at exit: left alone, a
+    build or a download cancelled with the TUI would keep the quit waiting until it is done.
+    So a cancel makes the thread's next report raise WorkStopped(`stopped`), and the task
+    ends cancelled only once the thread has ended."""
+    stop = threading.Event()
+
+    def progress(*args: P.args, **kwargs: P.kwargs) -> None:
+        if stop.is_set():
+            raise WorkStopped(stopped)
+        on_progress(*args, **kwargs)
+
+    # the caller's context goes along, as with asyncio.to_thread
+    future = asyncio.get_running_loop().run_in_executor(None, contextvars.copy_context().run, blocking, progress)
+    try:
+        return await asyncio.shield(future)
+    except asyncio.CancelledError:
+        stop.set()
+        await asyncio.gather(future, return_exceptions=True)
+        raise
 
 
 class ModelsPanelOrchestrator:
@@ -125,11 +155,15 @@ class ModelsPanelOrchestrator:
     async def install(self, on_progress: Callable[[str, tuple[int, int] | None], None]) -> str:
         """Build and prove llama-server for this machine, as `atomic-agent llama install` does
         (the starter model first: the proof decodes on it). `on_progress(step, (done, total))`
-        is called from the build thread with each step and each counted compile line."""
+        is called from the build thread with each step and each counted compile line; a cancel
+        stops the build at its next one."""
         if self.config.binary:
             raise LlamaServerError(f"llama.binary points at {self.config.binary}: that build is used as it is and "
                                    "nothing is installed. Clear llama.binary to have one built for this machine.")
-        return await asyncio.to_thread(self._install_blocking, on_progress)
+        return await run_stoppable(self._install_blocking, on_progress,
+                                   "the llama-server install was stopped before it finished and nothing was "
+                                   "installed. The next install starts the build over and removes whatever this "
+                                   "one left in the cache.")
 
     def _install_blocking(self, on_progress: Callable[[str, tuple[int, int] | None], None]) -> str:
         from . import binary_build
@@ -212,13 +246,17 @@ class ModelsPanelOrchestrator:
         return url
 
     async def pull(self, url: str, on_progress: Callable[[int, int | None], None]) -> tuple[ModelRow, bool]:
-        """Download (resumable, checked to be a GGUF) and register; (the row, already present)."""
+        """Download (resumable, checked to be a GGUF) and register; (the row, already present).
+        A cancel stops the download at its next chunk and keeps the partial file."""
         from .cache_locations import models_dir
         from .model_download import pull_model
         from .model_registry import SOURCE_PULLED, register_model
 
         url, cache = self.check_pull_url(url), self.cache()
-        result = await asyncio.to_thread(pull_model, url, models_dir(cache), on_progress=on_progress)
+        dest = models_dir(cache)
+        result = await run_stoppable(lambda progress: pull_model(url, dest, on_progress=progress), on_progress,
+                                     f"the pull of {url} was stopped before it finished; what arrived is kept in "
+                                     f"{dest} as a .part file, and the same pull resumes from there.")
         entry = register_model(self.state_dir, cache, result.path, None, source=SOURCE_PULLED,
                                sha256=result.sha256, url=url)
         return next(r for r in self.models() if r.id == entry.id), result.already_present

@@ -1,15 +1,23 @@
 """The TUI's Models panel against a real runtime with the llama_server plugin: start and stop
 a llama-server stand-in (a small Python HTTP server that talks like it), pull a model from a
 loopback HTTP server with progress, use it (llama.model in config.json), mouse rows, and
-notices for bad input."""
+notices for bad input. A pull or an install whose task is cancelled (the TUI quitting) stops
+its worker thread before the task ends: the download keeps its .part, the compiler is gone,
+and the quit reports no failure."""
 
 from __future__ import annotations
 
+import asyncio
 import json
+import os
+import signal
+import sys
+import threading
 from pathlib import Path
 
 import pytest
 from textual.widgets import DataTable, Input, ProgressBar, Static
+from textual.worker import WorkerState
 
 import atomic_agent.plugins.llama_server as llama_plugin
 from atomic_agent.api import runtime_for_test
@@ -17,7 +25,9 @@ from atomic_agent.plugins.llama_server.server_process import ServerPaths, free_l
 from tests.plugins.llama_server.test_manage_binary_build import fake_cmake  # noqa: F401 (a fixture)
 from tests.plugins.llama_server.test_manage_lifecycle import fake_server_binary  # noqa: F401 (a fixture)
 from tests.plugins.llama_server.test_models_pull import PAYLOAD, ModelHost, model_host  # noqa: F401 (a fixture)
+from tests.plugins.tui.tui_harness import shown, tui_app, type_and_send, wait_for
 from tests.plugins.tui_panel_host import PanelHost, panel_of, row_offset
+from tests.process_liveness import alive, gone_soon_async
 
 
 @pytest.fixture
@@ -198,4 +208,142 @@ async def test_install_shows_each_step_over_a_bar_that_counts_the_compile_and_le
         assert "llama-server is already being installed." in app.messages("warning")
         assert app.messages("error") == []
     finally:
+        await runtime.close()
+
+
+@pytest.fixture
+def download_ended(monkeypatch: pytest.MonkeyPatch) -> threading.Event:
+    """Set once a pull_model call has returned or raised: its thread is done downloading."""
+    from atomic_agent.plugins.llama_server import model_download
+
+    real_pull, ended = model_download.pull_model, threading.Event()
+
+    def pull_model(*args, **kwargs):  # type: ignore[no-untyped-def]
+        try:
+            return real_pull(*args, **kwargs)
+        finally:
+            ended.set()
+
+    monkeypatch.setattr(model_download, "pull_model", pull_model)
+    return ended
+
+
+async def test_a_cancelled_pull_stops_its_download_keeps_the_part_and_the_next_pull_resumes_it(
+        tmp_path: Path, cache: Path, model_host: ModelHost, download_ended: threading.Event) -> None:  # noqa: F811
+    from atomic_agent.plugins.llama_server.models_panel_orchestrator import ModelsPanelOrchestrator
+
+    arrived = threading.Event()
+
+    def progress(done: int, _total: int | None) -> None:
+        if done:
+            arrived.set()
+
+    model_host.hold_after = 64 * 1024  # the rest comes only after the cancel, 1 KiB at a time
+    url = model_host.url("tiny.Q4_0.gguf")
+    part, final = cache / "models" / "tiny.Q4_0.gguf.part", cache / "models" / "tiny.Q4_0.gguf"
+    runtime = await _runtime(tmp_path / "state")
+    try:
+        orchestrator = ModelsPanelOrchestrator(runtime)
+        pulling = asyncio.create_task(orchestrator.pull(url, progress))
+        assert await asyncio.to_thread(arrived.wait, 30)
+        pulling.cancel()
+        await asyncio.sleep(0)  # the task takes the cancel before the server sends on
+        model_host.release.set()
+        await asyncio.wait({pulling}, timeout=30)  # a hung-test limit
+        assert pulling.cancelled() and download_ended.is_set()
+        assert 0 < part.stat().st_size < len(PAYLOAD) and not final.exists()
+        kept = part.stat().st_size
+        row, already = await orchestrator.pull(url, progress)
+        assert model_host.ranges[-1] == f"bytes={kept}-" and not already
+        assert final.read_bytes() == PAYLOAD and not part.exists() and row.id == "tiny.q4_0" and row.present
+    finally:
+        model_host.release.set()
+        await runtime.close()
+
+
+async def test_quitting_the_tui_mid_pull_stops_the_download_and_reports_no_failure(
+        tmp_path: Path, cache: Path, model_host: ModelHost, download_ended: threading.Event) -> None:  # noqa: F811
+    """The real app: quitting cancels its jobs, then takes the panel's widgets down."""
+    from atomic_agent.plugins.llama_server.models_panel import PullScreen
+
+    model_host.hold_after = 64 * 1024
+    part = cache / "models" / "tiny.Q4_0.gguf.part"
+    config = {"llama": {"port": free_loopback_port()}}
+    try:
+        async with tui_app(tmp_path, [], config=config, extra_plugins={"llama_server": llama_plugin},
+                           size=(160, 40)) as (app, pilot, _runtime):
+            await type_and_send(pilot, app, "/tab models")
+            app.query_one("#models-list", DataTable).focus()
+            await pilot.press("g")
+            await wait_for(pilot, lambda: shown(app, PullScreen))
+            url_input = app.screen.query_one(Input)
+            url_input.value = model_host.url("tiny.Q4_0.gguf")
+            url_input.focus()
+            await pilot.press("enter")
+            await wait_for(pilot, lambda: part.exists() and part.stat().st_size > 0)
+            pulling = next(w for w in app.workers if w.group == "jobs")
+        model_host.release.set()  # the app has quit and cancelled the job: the server sends on
+        deadline = asyncio.get_running_loop().time() + 30  # a hung-test limit
+        while not pulling.is_finished and asyncio.get_running_loop().time() < deadline:
+            await asyncio.sleep(0.05)
+        texts = [e.text for e in app.event_log.entries]
+        assert not any("failed" in t or t.startswith("error") for t in texts), texts
+        assert pulling.state == WorkerState.CANCELLED and download_ended.is_set()
+        assert part.stat().st_size < len(PAYLOAD)
+    finally:
+        model_host.release.set()
+
+
+ENDLESS_CMAKE = r"""
+import os, sys, time
+from pathlib import Path
+if "-S" in sys.argv:  # configure: nothing to do
+    sys.exit(0)
+Path(os.environ["FAKE_CMAKE_PID"]).write_text(str(os.getpid()))
+step = 0
+while True:  # a compile that never ends
+    step += 1
+    print(f"[{step}/1000000] Building CXX object step{step}.o", flush=True)
+    time.sleep(0.01)
+"""
+
+
+async def test_a_cancelled_install_stops_its_compiler(tmp_path: Path, cache: Path,
+                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    """The real install with a cmake whose build prints progress lines forever."""
+    from atomic_agent.plugins.llama_server import binary_build
+    from atomic_agent.plugins.llama_server.cache_locations import binaries_root
+    from atomic_agent.plugins.llama_server.models_panel_orchestrator import ModelsPanelOrchestrator
+    from atomic_agent.plugins.llama_server.starter_model import STARTER_SIZE, starter_model_path
+    from tests.plugins.llama_server.test_manage_binary_build import _fake_sdist
+
+    cmake, pid_file = tmp_path / "tools" / "cmake", tmp_path / "cmake.pid"
+    cmake.parent.mkdir()
+    cmake.write_text(f"#!{sys.executable}\n{ENDLESS_CMAKE}")
+    cmake.chmod(0o755)
+    monkeypatch.setenv("PATH", f"{cmake.parent}{os.pathsep}{os.environ['PATH']}")
+    monkeypatch.setenv("CXX", sys.executable)  # the toolchain check wants a compiler; the fake never runs it
+    monkeypatch.setenv("FAKE_CMAKE_PID", str(pid_file))
+    monkeypatch.setattr(binary_build, "fetch_llama_sdist", _fake_sdist)
+    with starter_model_path(cache).open("r+b") as starter:  # the starter model's size: present, nothing fetched
+        starter.truncate(STARTER_SIZE)
+    compiling = threading.Event()
+
+    def progress(_step: str, counted: tuple[int, int] | None) -> None:
+        if counted is not None:
+            compiling.set()
+
+    runtime = await _runtime(tmp_path / "state")
+    try:
+        installing = asyncio.create_task(ModelsPanelOrchestrator(runtime).install(progress))
+        assert await asyncio.to_thread(compiling.wait, 30)
+        pid = int(pid_file.read_text())
+        assert alive(pid)
+        installing.cancel()
+        await asyncio.wait({installing}, timeout=30)  # a hung-test limit
+        assert installing.cancelled() and await gone_soon_async(pid)
+        assert list(binaries_root(cache).glob(".build-*")) == []  # its build dir went with it
+    finally:
+        if pid_file.exists() and alive(int(pid_file.read_text())):  # the build thread only ends with its child
+            os.kill(int(pid_file.read_text()), signal.SIGKILL)
         await runtime.close()

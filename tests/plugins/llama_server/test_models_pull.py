@@ -6,6 +6,7 @@ import hashlib
 import json
 import re
 import threading
+import time
 from collections.abc import Callable, Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
@@ -27,6 +28,8 @@ class ModelHost:
     files: dict[str, bytes] = attrs.field(factory=dict)
     honour_range: bool = True
     cut_after: int | None = None  # close the connection after this many body bytes (once)
+    hold_after: int | None = None  # send this many body bytes, then the rest only after `release`, slowly (once)
+    release: threading.Event = attrs.field(factory=threading.Event)
     ranges: list[str | None] = attrs.field(factory=list)
     base_url: str = ""
 
@@ -68,7 +71,23 @@ def _handler(host: ModelHost) -> type[BaseHTTPRequestHandler]:
                 host.cut_after = None
                 self.close_connection = True
                 return
+            if host.hold_after is not None:
+                self._drip(chunk, host.hold_after)
+                return
             self.wfile.write(chunk)
+
+        def _drip(self, chunk: bytes, hold_after: int) -> None:
+            host.hold_after = None
+            try:
+                self.wfile.write(chunk[:hold_after])
+                self.wfile.flush()
+                host.release.wait(30)
+                for at in range(hold_after, len(chunk), 1024):  # about 2.5 s for the rest of PAYLOAD
+                    self.wfile.write(chunk[at:at + 1024])
+                    self.wfile.flush()
+                    time.sleep(0.01)
+            except (BrokenPipeError, ConnectionResetError):
+                self.close_connection = True  # the client stopped reading: it was cancelled
 
     return Handler
 
