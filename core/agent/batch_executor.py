@@ -49,6 +49,14 @@ def _cancelled_result() -> ToolResult:
     return ToolResult("cancelled", "cancelled before it finished", {"cancelled": True})
 
 
+async def _stop(task: asyncio.Future[ToolResult]) -> ToolResult | None:
+    """Cancel a running call and wait for it to end; its result when it ran to its end all the
+    same (a started write cannot be stopped), None when it stopped or failed."""
+    task.cancel()
+    await asyncio.gather(task, return_exceptions=True)
+    return None if task.cancelled() or task.exception() is not None else task.result()
+
+
 async def _run_one(index: int, call: ToolCall, run_call: RunCall, cancelled: asyncio.Event,
                    timeout_s: float | None, keep: Callable[[ToolResult, float], None]) -> tuple[ToolResult, float]:
     if cancelled.is_set():
@@ -62,19 +70,17 @@ async def _run_one(index: int, call: ToolCall, run_call: RunCall, cancelled: asy
         # the turn's own task was cancelled: stop the call instead of leaving it running unseen
         # after its turn settled it, and keep the result of a call that had finished meanwhile,
         # so the transcript does not call it "cancelled before it finished"
-        task.cancel()
-        await asyncio.gather(task, return_exceptions=True)
-        if not task.cancelled() and task.exception() is None:
-            keep(task.result(), (time.perf_counter() - started) * 1000)
+        finished = await _stop(task)
+        if finished is not None:
+            keep(finished, (time.perf_counter() - started) * 1000)
         raise
     finally:
         stopper.cancel()
     elapsed = (time.perf_counter() - started) * 1000
     if task not in done:
-        task.cancel()
-        await asyncio.gather(task, return_exceptions=True)
-        if not task.cancelled() and task.exception() is None:
-            return task.result(), elapsed  # it ran to its end despite the stop (a started write): say so
+        finished = await _stop(task)
+        if finished is not None:
+            return finished, elapsed  # it ran to its end despite the stop (a started write): say so
         if cancelled.is_set():
             return _cancelled_result(), elapsed
         return ToolResult.error(f"{call.tool} did not finish within {timeout_s:g} s and was stopped",

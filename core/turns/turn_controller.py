@@ -115,21 +115,22 @@ class TurnController:
             raise SubmissionCancelledError("cancelled before the turn started")
         acquire = asyncio.ensure_future(lock.acquire())
         stop = asyncio.ensure_future(cancelled.wait())
+
+        def withdraw() -> None:  # give the lock back, or stop waiting for it
+            if acquire.done() and not acquire.cancelled():
+                lock.release()
+            else:
+                acquire.cancel()
+
         try:
             await asyncio.wait({acquire, stop}, return_when=asyncio.FIRST_COMPLETED)
         except asyncio.CancelledError:
             # the caller's own task was cancelled: the acquire must not go on waiting without it,
             # or it would take the lock when the earlier turn ends and hold the session forever
-            if acquire.done() and not acquire.cancelled():
-                lock.release()
-            else:
-                acquire.cancel()
+            withdraw()
             raise
         finally:
             stop.cancel()
         if cancelled.is_set():
-            if acquire.done() and not acquire.cancelled():
-                lock.release()
-            else:
-                acquire.cancel()
+            withdraw()
             raise SubmissionCancelledError("cancelled while waiting for an earlier turn on the session")
